@@ -1,0 +1,245 @@
+//! String forms of IDs: decimal, hex, Crockford base32 and base58.
+//!
+//! Decimal is written without padding; hex (16 digits), base32 (13) and base58 (11) are written at fixed
+//! width, so they sort as strings exactly as the IDs sort as numbers. Parsing accepts the unpadded forms
+//! too, is case-insensitive for hex and base32 (Crockford's `I`/`L` read as `1`, `O` as `0`), and reports
+//! the first bad character with its position.
+
+use core::fmt;
+
+use crate::error::{Error, ParseErrorKind, Result};
+
+const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const BASE58: &[u8; 58] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+
+/// A string form of an ID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    /// Decimal digits, no padding: `1212161207262208000`.
+    Decimal,
+    /// 16 lowercase hex digits: `10d2a6b3c0001000`. Parsing also accepts a `0x` prefix.
+    Hex,
+    /// 13 Crockford base32 characters: `0Z9AKD7G00400`.
+    Base32,
+    /// 11 base58 characters (Bitcoin alphabet): `3hs6qtU4AFc`.
+    Base58,
+}
+
+/// Every encoding, in the order tools list them.
+pub const ENCODINGS: [Encoding; 4] = [
+    Encoding::Decimal,
+    Encoding::Hex,
+    Encoding::Base32,
+    Encoding::Base58,
+];
+
+impl Encoding {
+    /// `"dec"`, `"hex"`, `"base32"` or `"base58"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Encoding::Decimal => "dec",
+            Encoding::Hex => "hex",
+            Encoding::Base32 => "base32",
+            Encoding::Base58 => "base58",
+        }
+    }
+
+    /// Parses [`Encoding::name`] (also `decimal`).
+    pub fn from_name(s: &str) -> Result<Encoding> {
+        match s {
+            "dec" | "decimal" => Ok(Encoding::Decimal),
+            "hex" => Ok(Encoding::Hex),
+            "base32" => Ok(Encoding::Base32),
+            "base58" => Ok(Encoding::Base58),
+            _ => Err(Error::InvalidArgument {
+                name: "encoding (dec, hex, base32 or base58)",
+                value: 0,
+                max: 0,
+            }),
+        }
+    }
+
+    const fn radix(self) -> u64 {
+        match self {
+            Encoding::Decimal => 10,
+            Encoding::Hex => 16,
+            Encoding::Base32 => 32,
+            Encoding::Base58 => 58,
+        }
+    }
+
+    /// Fixed width of the written form (decimal: its longest, 20).
+    pub const fn width(self) -> usize {
+        match self {
+            Encoding::Decimal => 20,
+            Encoding::Hex => 16,
+            Encoding::Base32 => 13,
+            Encoding::Base58 => 11,
+        }
+    }
+
+    const fn alphabet(self) -> &'static [u8] {
+        match self {
+            Encoding::Decimal | Encoding::Hex => b"0123456789abcdef",
+            Encoding::Base32 => CROCKFORD,
+            Encoding::Base58 => BASE58,
+        }
+    }
+
+    fn digit(self, c: u8) -> Option<u64> {
+        let v = match self {
+            Encoding::Decimal => match c {
+                b'0'..=b'9' => c - b'0',
+                _ => return None,
+            },
+            Encoding::Hex => match c {
+                b'0'..=b'9' => c - b'0',
+                b'a'..=b'f' => c - b'a' + 10,
+                b'A'..=b'F' => c - b'A' + 10,
+                _ => return None,
+            },
+            Encoding::Base32 => match c.to_ascii_uppercase() {
+                b'O' => 0,
+                b'I' | b'L' => 1,
+                u => CROCKFORD.iter().position(|&a| a == u)? as u8,
+            },
+            Encoding::Base58 => BASE58.iter().position(|&a| a == c)? as u8,
+        };
+        Some(v as u64)
+    }
+
+    /// Writes `id` in this form (no allocation).
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    /// assert_eq!(Encoding::Base58.encode(0).as_str(), "11111111111");
+    /// assert_eq!(Encoding::Hex.encode(255).as_str(), "00000000000000ff");
+    /// assert_eq!(Encoding::Decimal.encode(255).as_str(), "255");
+    /// ```
+    pub fn encode(self, id: u64) -> Encoded {
+        let mut bytes = [0u8; 20];
+        let radix = self.radix();
+        let alphabet = self.alphabet();
+        let mut n = id;
+        let mut i = 20;
+        loop {
+            i -= 1;
+            bytes[i] = alphabet[(n % radix) as usize];
+            n /= radix;
+            let written = 20 - i;
+            let done = match self {
+                Encoding::Decimal => n == 0,
+                _ => written == self.width(),
+            };
+            if done {
+                break;
+            }
+        }
+        Encoded {
+            bytes,
+            start: i as u8,
+        }
+    }
+
+    /// Parses an ID written in this form.
+    ///
+    /// ```
+    /// use snowmint::{Encoding, ErrorCode};
+    /// assert_eq!(Encoding::Hex.parse("0xff").unwrap(), 255);
+    /// let err = Encoding::Base58.parse("3hs0qtU4AFc").unwrap_err();
+    /// assert_eq!(err.code(), ErrorCode::Parse);
+    /// assert_eq!(err.to_string(), "invalid character '0' at position 3 for a base58 ID");
+    /// ```
+    pub fn parse(self, s: &str) -> Result<u64> {
+        let parse_err = |kind, position, character| Error::Parse {
+            kind,
+            position,
+            character,
+            encoding: self.name(),
+        };
+        let (body, offset) = match self {
+            Encoding::Hex if s.starts_with("0x") || s.starts_with("0X") => (&s[2..], 2),
+            _ => (s, 0),
+        };
+        if body.is_empty() {
+            return Err(parse_err(ParseErrorKind::Empty, offset, None));
+        }
+        let radix = self.radix();
+        let mut value: u64 = 0;
+        let mut overflow = false;
+        for (i, c) in body.chars().enumerate() {
+            let position = offset + i;
+            let d = if c.is_ascii() {
+                self.digit(c as u8)
+            } else {
+                None
+            };
+            let Some(d) = d else {
+                return Err(parse_err(
+                    ParseErrorKind::InvalidCharacter,
+                    position,
+                    Some(c),
+                ));
+            };
+            if i >= self.width() {
+                return Err(parse_err(ParseErrorKind::TooLong, self.width(), None));
+            }
+            match value.checked_mul(radix).and_then(|v| v.checked_add(d)) {
+                Some(v) => value = v,
+                None => overflow = true,
+            }
+        }
+        if overflow {
+            return Err(parse_err(ParseErrorKind::Overflow, 0, None));
+        }
+        Ok(value)
+    }
+}
+
+/// Parses an ID in any string form, telling them apart by shape: all decimal digits → decimal;
+/// `0x…` or 16 hex digits → hex; 13 characters → base32; 11 characters → base58.
+pub fn parse_any(s: &str) -> Result<u64> {
+    let enc = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        Encoding::Decimal
+    } else if s.starts_with("0x") || s.starts_with("0X") || s.len() == 16 {
+        Encoding::Hex
+    } else if s.len() == 13 {
+        Encoding::Base32
+    } else if s.len() == 11 {
+        Encoding::Base58
+    } else {
+        return Err(Error::Parse {
+            kind: ParseErrorKind::Ambiguous,
+            position: 0,
+            character: None,
+            encoding: "any",
+        });
+    };
+    enc.parse(s)
+}
+
+/// An encoded ID held on the stack.
+#[derive(Clone, Copy)]
+pub struct Encoded {
+    bytes: [u8; 20],
+    start: u8,
+}
+
+impl Encoded {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        core::str::from_utf8(&self.bytes[self.start as usize..]).unwrap_or("")
+    }
+}
+
+impl fmt::Display for Encoded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for Encoded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}

@@ -1,0 +1,336 @@
+//! One error type for the whole product, with codes that are the same in every language.
+
+use core::fmt;
+
+/// The stable, language-neutral code of an [`Error`].
+///
+/// The string form (`"CLOCK_MOVED_BACKWARDS"`) is what Python exceptions, JavaScript `err.code` and the
+/// conformance vectors use; the number is what the C API returns. Numbers are never reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+#[repr(u32)]
+pub enum ErrorCode {
+    /// A layout field is out of range or the fields do not fit together.
+    InvalidLayout = 1,
+    /// A node ID does not fit the layout's node field.
+    NodeIdOutOfRange = 2,
+    /// The clock stepped backwards under the `strict` policy.
+    ClockMovedBackwards = 3,
+    /// The clock reads a time before the layout's epoch.
+    ClockBeforeEpoch = 4,
+    /// Minting now would put logical time further ahead of the clock than `max_ahead` (`fail` policy).
+    TooFarAhead = 5,
+    /// The layout's timestamp field has run out (the clock is past the layout's lifespan).
+    LayoutExhausted = 6,
+    /// A string is not a valid ID in the requested form.
+    Parse = 7,
+    /// The node-ID lease this generator minted under was lost.
+    LeaseLost = 8,
+    /// A clock reading is not a finite, non-negative whole number in range.
+    InvalidClock = 9,
+    /// An ID does not fit the layout (bits set above its width).
+    InvalidId = 10,
+    /// Any other argument is out of range (a sequence number too large, a batch that can never fit …).
+    InvalidArgument = 11,
+    /// A forked child tried to use its parent's generator state.
+    Forked = 12,
+    /// C API: a required pointer argument was NULL.
+    NullPointer = 100,
+    /// C API: an output buffer is too small; the needed length is reported.
+    BufferTooSmall = 101,
+    /// C API: a panic was caught at the boundary (a bug: please report it).
+    Panic = 102,
+}
+
+impl ErrorCode {
+    /// Every code, in numeric order.
+    pub const ALL: [ErrorCode; 15] = [
+        ErrorCode::InvalidLayout,
+        ErrorCode::NodeIdOutOfRange,
+        ErrorCode::ClockMovedBackwards,
+        ErrorCode::ClockBeforeEpoch,
+        ErrorCode::TooFarAhead,
+        ErrorCode::LayoutExhausted,
+        ErrorCode::Parse,
+        ErrorCode::LeaseLost,
+        ErrorCode::InvalidClock,
+        ErrorCode::InvalidId,
+        ErrorCode::InvalidArgument,
+        ErrorCode::Forked,
+        ErrorCode::NullPointer,
+        ErrorCode::BufferTooSmall,
+        ErrorCode::Panic,
+    ];
+
+    /// The code as text, e.g. `"NODE_ID_OUT_OF_RANGE"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidLayout => "INVALID_LAYOUT",
+            ErrorCode::NodeIdOutOfRange => "NODE_ID_OUT_OF_RANGE",
+            ErrorCode::ClockMovedBackwards => "CLOCK_MOVED_BACKWARDS",
+            ErrorCode::ClockBeforeEpoch => "CLOCK_BEFORE_EPOCH",
+            ErrorCode::TooFarAhead => "TOO_FAR_AHEAD",
+            ErrorCode::LayoutExhausted => "LAYOUT_EXHAUSTED",
+            ErrorCode::Parse => "PARSE",
+            ErrorCode::LeaseLost => "LEASE_LOST",
+            ErrorCode::InvalidClock => "INVALID_CLOCK",
+            ErrorCode::InvalidId => "INVALID_ID",
+            ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
+            ErrorCode::Forked => "FORKED",
+            ErrorCode::NullPointer => "NULL_POINTER",
+            ErrorCode::BufferTooSmall => "BUFFER_TOO_SMALL",
+            ErrorCode::Panic => "PANIC",
+        }
+    }
+
+    /// The code as the number the C API returns.
+    pub const fn as_u32(self) -> u32 {
+        self as u32
+    }
+
+    /// The code for a number, if it is one.
+    pub fn from_u32(n: u32) -> Option<ErrorCode> {
+        ErrorCode::ALL.iter().copied().find(|c| c.as_u32() == n)
+    }
+
+    /// The code for its text form, if it is one.
+    pub fn from_name(s: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.iter().copied().find(|c| c.as_str() == s)
+    }
+
+    /// A one-line description of what the code means (the C API's `snowmint_result_message`).
+    pub const fn description(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidLayout => "invalid layout",
+            ErrorCode::NodeIdOutOfRange => "node ID out of range for the layout",
+            ErrorCode::ClockMovedBackwards => "the clock moved backwards (strict policy)",
+            ErrorCode::ClockBeforeEpoch => "the clock reads a time before the layout's epoch",
+            ErrorCode::TooFarAhead => "logical time would run too far ahead of the clock",
+            ErrorCode::LayoutExhausted => "the layout's timestamp field has run out",
+            ErrorCode::Parse => "malformed ID string",
+            ErrorCode::LeaseLost => "the node-ID lease was lost",
+            ErrorCode::InvalidClock => {
+                "the clock reading is not a finite, non-negative whole number in range"
+            }
+            ErrorCode::InvalidId => "the ID does not fit the layout",
+            ErrorCode::InvalidArgument => "invalid argument",
+            ErrorCode::Forked => "generator used in a forked child process",
+            ErrorCode::NullPointer => "a required pointer was NULL",
+            ErrorCode::BufferTooSmall => "the output buffer is too small",
+            ErrorCode::Panic => "internal error (a panic was caught)",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a string could not be parsed as an ID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParseErrorKind {
+    /// The string is empty.
+    Empty,
+    /// A character is not a digit of the encoding.
+    InvalidCharacter,
+    /// The string is longer than the encoding's fixed width.
+    TooLong,
+    /// The value does not fit in 64 bits.
+    Overflow,
+    /// `parse_any` could not tell which encoding the string is in.
+    Ambiguous,
+}
+
+/// Everything that can go wrong, with the data to say exactly what and by how much.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A layout field is out of range; `field` names it, `allowed` says what is accepted.
+    InvalidLayout {
+        /// The offending field, e.g. `"timestamp_bits"`.
+        field: &'static str,
+        /// The value given.
+        value: u64,
+        /// What is allowed, e.g. `"1..=64"`.
+        allowed: &'static str,
+    },
+    /// The node ID (after any `node_id_offset`) does not fit the node field.
+    NodeIdOutOfRange {
+        /// The node ID given (before the offset).
+        node_id: u64,
+        /// The layout's node-ID offset.
+        offset: u64,
+        /// The largest node ID the field holds.
+        max: u64,
+    },
+    /// The clock is behind the last issued ID's tick under the `strict` policy.
+    ClockMovedBackwards {
+        /// How far back, in nanoseconds.
+        by_ns: u64,
+    },
+    /// The clock reads before the layout's epoch.
+    ClockBeforeEpoch {
+        /// The reading, Unix nanoseconds.
+        unix_ns: u64,
+        /// The layout's epoch, Unix milliseconds.
+        epoch_ms: u64,
+    },
+    /// Logical time would run ahead of the clock by more than `max_ahead` (`fail` policy).
+    TooFarAhead {
+        /// How far ahead of the clock the last ID of the request would be, in nanoseconds.
+        ahead_ns: u64,
+        /// How long until the same request would succeed, in nanoseconds.
+        retry_after_ns: u64,
+    },
+    /// The clock (or the logical time) is past the last tick the layout can hold.
+    LayoutExhausted {
+        /// The layout's lifespan end, Unix milliseconds.
+        lifespan_end_ms: u64,
+    },
+    /// A malformed ID string.
+    Parse {
+        /// What was wrong.
+        kind: ParseErrorKind,
+        /// Character position (0-based) of the problem.
+        position: usize,
+        /// The offending character, if any.
+        character: Option<char>,
+        /// The encoding's name, e.g. `"base58"`.
+        encoding: &'static str,
+    },
+    /// The node-ID lease was lost.
+    LeaseLost,
+    /// A clock reading is unusable.
+    InvalidClock {
+        /// Why, e.g. `"not a whole number"`.
+        reason: &'static str,
+    },
+    /// An ID has bits set above the layout's width.
+    InvalidId {
+        /// The ID.
+        id: u64,
+        /// The layout's total width in bits.
+        bits: u32,
+    },
+    /// An argument is out of its range.
+    InvalidArgument {
+        /// The argument's name.
+        name: &'static str,
+        /// The value given.
+        value: u64,
+        /// The largest value allowed.
+        max: u64,
+    },
+    /// The generator was created in a parent process and used in a forked child.
+    Forked,
+}
+
+impl Error {
+    /// The stable code of this error.
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            Error::InvalidLayout { .. } => ErrorCode::InvalidLayout,
+            Error::NodeIdOutOfRange { .. } => ErrorCode::NodeIdOutOfRange,
+            Error::ClockMovedBackwards { .. } => ErrorCode::ClockMovedBackwards,
+            Error::ClockBeforeEpoch { .. } => ErrorCode::ClockBeforeEpoch,
+            Error::TooFarAhead { .. } => ErrorCode::TooFarAhead,
+            Error::LayoutExhausted { .. } => ErrorCode::LayoutExhausted,
+            Error::Parse { .. } => ErrorCode::Parse,
+            Error::LeaseLost => ErrorCode::LeaseLost,
+            Error::InvalidClock { .. } => ErrorCode::InvalidClock,
+            Error::InvalidId { .. } => ErrorCode::InvalidId,
+            Error::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            Error::Forked => ErrorCode::Forked,
+        }
+    }
+
+    /// For [`Error::TooFarAhead`]: milliseconds until a retry would succeed, rounded up (JavaScript's
+    /// `retryAfterMs`). `None` for other errors.
+    pub fn retry_after_ms(&self) -> Option<u64> {
+        match self {
+            Error::TooFarAhead { retry_after_ns, .. } => Some(retry_after_ns.div_ceil(1_000_000)),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Error::InvalidLayout { field, value, allowed } => {
+                write!(f, "invalid layout: {field} is {value}, allowed {allowed}")
+            }
+            Error::NodeIdOutOfRange { node_id, offset, max } => {
+                if offset == 0 {
+                    write!(f, "node ID {node_id} out of range: the layout allows 0..={max}")
+                } else {
+                    write!(
+                        f,
+                        "node ID {node_id} + node_id_offset {offset} out of range: the layout allows 0..={max}"
+                    )
+                }
+            }
+            Error::ClockMovedBackwards { by_ns } => write!(
+                f,
+                "clock moved backwards by {} ms ({by_ns} ns); the strict policy refuses to mint",
+                by_ns.div_ceil(1_000_000)
+            ),
+            Error::ClockBeforeEpoch { unix_ns, epoch_ms } => write!(
+                f,
+                "clock reads Unix {} ms, before the layout's epoch {epoch_ms} ms",
+                unix_ns / 1_000_000
+            ),
+            Error::TooFarAhead { ahead_ns, retry_after_ns } => write!(
+                f,
+                "logical time would be {} ms ahead of the clock, past max_ahead; retry after {} ms",
+                ahead_ns.div_ceil(1_000_000),
+                retry_after_ns.div_ceil(1_000_000)
+            ),
+            Error::LayoutExhausted { lifespan_end_ms } => write!(
+                f,
+                "layout exhausted: its timestamp field ran out at Unix {lifespan_end_ms} ms ({})",
+                crate::time::IsoTime::from_unix_ms(lifespan_end_ms)
+            ),
+            Error::Parse { kind, position, character, encoding } => match (kind, character) {
+                (ParseErrorKind::Empty, _) => write!(f, "cannot parse an empty string as a {encoding} ID"),
+                (ParseErrorKind::InvalidCharacter, Some(c)) => write!(
+                    f,
+                    "invalid character {c:?} at position {position} for a {encoding} ID"
+                ),
+                (ParseErrorKind::TooLong, _) => {
+                    write!(f, "{encoding} ID too long: at most {position} characters")
+                }
+                (ParseErrorKind::Overflow, _) => {
+                    write!(f, "{encoding} ID out of range: the value does not fit in 64 bits")
+                }
+                (ParseErrorKind::Ambiguous, _) => write!(
+                    f,
+                    "cannot tell the encoding of the string; give it as decimal, 0x-hex, 16 hex digits, 13 base32 or 11 base58 characters"
+                ),
+                (ParseErrorKind::InvalidCharacter, None) => {
+                    write!(f, "invalid character at position {position} for a {encoding} ID")
+                }
+            },
+            Error::LeaseLost => write!(f, "the node-ID lease was lost; this generator no longer mints"),
+            Error::InvalidClock { reason } => write!(f, "invalid clock reading: {reason}"),
+            Error::InvalidId { id, bits } => {
+                write!(f, "ID {id} does not fit the layout's {bits} bits")
+            }
+            Error::InvalidArgument { name, value, max } => {
+                write!(f, "{name} is {value}, allowed at most {max}")
+            }
+            Error::Forked => write!(
+                f,
+                "generator used in a forked child: create a new generator with a different node ID in the child"
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}
+
+/// `Result` with snowmint's [`Error`].
+pub type Result<T, E = Error> = core::result::Result<T, E>;

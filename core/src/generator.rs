@@ -1,0 +1,516 @@
+//! Minting: the one rule for clock regression and bursts, and the two generators that apply it.
+//!
+//! A generator keeps one number, the **next free logical position** `tick << sequence_bits | sequence`.
+//! For a clock reading at tick `c` the next ID takes position `max(c << sequence_bits | start(c), next)`:
+//! a clock that stepped back, or a tick whose sequence is used up, simply borrows positions ahead of the
+//! clock (Hazelcast's Flake IDs, RFC 9562 §6.2 method 2). Logical time may run ahead of the clock by at
+//! most `max_ahead`; past that the policy decides: wait (the host sleeps for the returned time), fail, or,
+//! under `strict`, any backwards step of the clock is an error and a used-up tick waits for the next.
+
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+
+/// What to do when minting would put logical time more than `max_ahead` ahead of the clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Policy {
+    /// The host sleeps until the clock catches up (the core returns how long): Rust std, Python, C.
+    Wait,
+    /// Return [`Error::TooFarAhead`] with how long to wait (JavaScript's default).
+    Fail,
+    /// Twitter's original rule: any backwards clock step is [`Error::ClockMovedBackwards`]; logical time
+    /// never runs ahead of the clock, so a used-up tick waits for the next one.
+    Strict,
+}
+
+impl Policy {
+    /// `"wait"`, `"fail"` or `"strict"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Policy::Wait => "wait",
+            Policy::Fail => "fail",
+            Policy::Strict => "strict",
+        }
+    }
+
+    /// Parses [`Policy::name`].
+    pub fn from_name(s: &str) -> Result<Policy> {
+        match s {
+            "wait" => Ok(Policy::Wait),
+            "fail" => Ok(Policy::Fail),
+            "strict" => Ok(Policy::Strict),
+            _ => Err(Error::InvalidArgument {
+                name: "policy (wait, fail or strict)",
+                value: 0,
+                max: 0,
+            }),
+        }
+    }
+}
+
+/// Default `max_ahead`: 15 seconds, as Hazelcast.
+pub const DEFAULT_MAX_AHEAD_NS: u64 = 15_000_000_000;
+
+/// How a generator behaves; every field has a default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// What to do past `max_ahead`.
+    pub policy: Policy,
+    /// How far logical time may run ahead of the clock, in nanoseconds (rounded down to whole ticks).
+    pub max_ahead_ns: u64,
+    /// `Some(seed)`: each tick's sequence starts at a pseudo-random value derived from the seed and the
+    /// tick, so IDs do not reveal how many were minted per tick. Hosts seed it from the OS.
+    pub random_start_seed: Option<u64>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            policy: Policy::Wait,
+            max_ahead_ns: DEFAULT_MAX_AHEAD_NS,
+            random_start_seed: None,
+        }
+    }
+}
+
+/// The outcome of a mint request that did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mint<T> {
+    /// Minted.
+    Ready(T),
+    /// Nothing minted: sleep this many nanoseconds, read the clock again and retry.
+    Wait(u64),
+}
+
+/// splitmix64's finaliser: the per-tick random sequence start, identical in every runtime.
+#[inline]
+pub const fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The rule, without state: shared by the plain and the lock-free generator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Rule {
+    layout: Layout,
+    node_field: u64,
+    policy: Policy,
+    max_ahead_ticks: u64,
+    seed: Option<u64>,
+}
+
+/// Where a request lands: positions `first ..= first + n - 1`, and the new next free position.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    first: u64,
+    next: u64,
+}
+
+impl Rule {
+    fn new(layout: Layout, node_id: u64, options: Options) -> Result<Rule> {
+        let node_field = layout.node_field(node_id)?;
+        let max_ahead_ticks = match options.policy {
+            Policy::Strict => 0,
+            _ => options.max_ahead_ns / layout.tick_ns(),
+        };
+        Ok(Rule {
+            layout,
+            node_field,
+            policy: options.policy,
+            max_ahead_ticks,
+            seed: options.random_start_seed,
+        })
+    }
+
+    #[inline]
+    fn start(&self, tick: u64) -> u64 {
+        match self.seed {
+            None => 0,
+            Some(seed) => {
+                mix64(seed.wrapping_add(tick.wrapping_mul(0x9E37_79B9_7F4A_7C15)))
+                    & self.layout.seq_mask()
+            }
+        }
+    }
+
+    /// Plans `n` (≥ 1) consecutive positions for a clock reading, given the next free position.
+    #[inline]
+    fn plan(&self, next: u64, now_ns: u64, n: u64) -> Result<Mint<Plan>> {
+        let l = &self.layout;
+        let seq_bits = l.sequence_bits();
+        let clock_tick = l.tick_at_ns(now_ns)?;
+        let tick_base = clock_tick << seq_bits;
+        if self.policy == Policy::Strict && next > 0 {
+            let last_tick = (next - 1) >> seq_bits;
+            if clock_tick < last_tick {
+                return Err(Error::ClockMovedBackwards {
+                    by_ns: l.tick_start_ns(last_tick) - now_ns,
+                });
+            }
+        }
+        let at_clock = tick_base | self.start(clock_tick);
+        let mut first = if at_clock > next { at_clock } else { next };
+        let limit_tick = clock_tick.saturating_add(self.max_ahead_ticks);
+        let mut last = match first.checked_add(n - 1) {
+            Some(last) if last <= l.max_position() => last,
+            _ => {
+                return Err(Error::LayoutExhausted {
+                    lifespan_end_ms: l.lifespan_end_ms(),
+                })
+            }
+        };
+        if last >> seq_bits > limit_tick && first == at_clock && at_clock > next {
+            // A random start must never cost capacity: give it up rather than wait.
+            first = if tick_base > next { tick_base } else { next };
+            last = first + (n - 1);
+        }
+        let last_tick = last >> seq_bits;
+        if last_tick > limit_tick {
+            let window = (self.max_ahead_ticks as u128 + 1) * l.ids_per_tick() as u128;
+            if n as u128 > window {
+                return Err(Error::InvalidArgument {
+                    name: "batch size (IDs per tick × (max_ahead ticks + 1))",
+                    value: n,
+                    max: window.min(u64::MAX as u128) as u64,
+                });
+            }
+            let ready_at = l.tick_start_ns(last_tick - self.max_ahead_ticks);
+            let wait_ns = ready_at - now_ns;
+            return match self.policy {
+                Policy::Fail => Err(Error::TooFarAhead {
+                    ahead_ns: l.tick_start_ns(last_tick) - now_ns,
+                    retry_after_ns: wait_ns,
+                }),
+                Policy::Wait | Policy::Strict => Ok(Mint::Wait(wait_ns)),
+            };
+        }
+        Ok(Mint::Ready(Plan {
+            first,
+            next: last + 1,
+        }))
+    }
+
+    #[inline(always)]
+    fn id(&self, position: u64) -> u64 {
+        self.layout.pack(position, self.node_field)
+    }
+
+    /// Writes the IDs of positions `first ..` into `out`, one tick's run at a time.
+    fn fill(&self, first: u64, out: &mut [u64]) {
+        let l = &self.layout;
+        let seq_mask = l.seq_mask();
+        // Within one tick, consecutive positions give IDs a fixed step apart.
+        let step = match (l.family(), l.order()) {
+            (crate::Family::Decimal, _) => 100,
+            (_, crate::Order::TimestampSequenceNode) => 1u64 << l.node_bits(),
+            (_, crate::Order::TimestampNodeSequence) => 1,
+        };
+        let mut pos = first;
+        let mut rest = out;
+        while !rest.is_empty() {
+            let in_tick =
+                ((seq_mask - (pos & seq_mask)) as u128 + 1).min(rest.len() as u128) as usize;
+            let (run, tail) = rest.split_at_mut(in_tick);
+            let base = self.id(pos);
+            for (i, slot) in run.iter_mut().enumerate() {
+                *slot = base + i as u64 * step;
+            }
+            pos += in_tick as u64;
+            rest = tail;
+        }
+    }
+}
+
+/// Calls `attempt` with fresh clock readings, sleeping while it asks to wait. A clock that does not move
+/// between two waits cannot be waited out: that ends in [`Error::TooFarAhead`] instead of a hang.
+fn with_clock<T, C: Clock + ?Sized>(
+    clock: &C,
+    mut sleep: impl FnMut(u64),
+    mut attempt: impl FnMut(u64) -> Result<Mint<T>>,
+) -> Result<T> {
+    let mut previous: Option<u64> = None;
+    // Each wait is at most max_ahead + one tick long; this many waits means the clock is not keeping up.
+    for _ in 0..10_000 {
+        let now = clock.now_ns()?;
+        match attempt(now)? {
+            Mint::Ready(v) => return Ok(v),
+            Mint::Wait(ns) => {
+                if previous.is_some_and(|p| now <= p) {
+                    return Err(Error::TooFarAhead {
+                        ahead_ns: ns,
+                        retry_after_ns: ns,
+                    });
+                }
+                previous = Some(now);
+                sleep(ns);
+            }
+        }
+    }
+    Err(Error::TooFarAhead {
+        ahead_ns: 0,
+        retry_after_ns: 0,
+    })
+}
+
+macro_rules! generator_common {
+    ($($recv:tt)?) => {
+        /// The layout IDs are minted in.
+        pub fn layout(&self) -> &Layout {
+            &self.rule.layout
+        }
+
+        /// The node ID this generator mints for (before any offset).
+        pub fn node_id(&self) -> u64 {
+            self.rule.node_field - self.rule.layout.node_id_offset()
+        }
+
+        /// The policy.
+        pub fn policy(&self) -> Policy {
+            self.rule.policy
+        }
+
+        /// Mints one ID from `clock`, sleeping with `sleep(ns)` while the policy says wait.
+        pub fn next_id_with<C: Clock + ?Sized>(&$($recv)? self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
+            with_clock(clock, sleep, |now| self.next_id_at(now))
+        }
+
+        /// Fills `out` with consecutive IDs from one clock reading, sleeping while the policy says wait.
+        pub fn next_ids_with<C: Clock + ?Sized>(
+            &$($recv)? self,
+            clock: &C,
+            sleep: impl FnMut(u64),
+            out: &mut [u64],
+        ) -> Result<()> {
+            with_clock(clock, sleep, |now| self.next_ids_at(now, out))
+        }
+
+        /// Mints one ID from `clock`; sleeps the thread while the policy says wait.
+        #[cfg(feature = "std")]
+        pub fn next_id_from<C: Clock + ?Sized>(&$($recv)? self, clock: &C) -> Result<u64> {
+            self.next_id_with(clock, crate::clock::sleep_ns)
+        }
+
+        /// Mints one ID from the system clock; sleeps the thread while the policy says wait.
+        ///
+        /// ```
+        /// let gen = snowmint::SharedGenerator::new(snowmint::Layout::twitter(), 7, Default::default()).unwrap();
+        /// let (a, b) = (gen.next_id().unwrap(), gen.next_id().unwrap());
+        /// assert!(b > a);
+        /// ```
+        #[cfg(feature = "std")]
+        pub fn next_id(&$($recv)? self) -> Result<u64> {
+            self.next_id_from(&crate::clock::SystemClock)
+        }
+
+        /// Fills `out` with IDs from one system-clock reading; sleeps while the policy says wait.
+        #[cfg(feature = "std")]
+        pub fn next_ids(&$($recv)? self, out: &mut [u64]) -> Result<()> {
+            self.next_ids_with(&crate::clock::SystemClock, crate::clock::sleep_ns, out)
+        }
+    };
+}
+
+/// A generator owned by one thread (`&mut self`): no atomics, so it works on every target.
+///
+/// ```
+/// use snowmint::{Generator, Layout, Mint, Options};
+/// let mut gen = Generator::new(Layout::twitter(), 7, Options::default()).unwrap();
+/// let now_ns = 1_700_000_000_000 * 1_000_000;
+/// assert_eq!(gen.next_id_at(now_ns).unwrap(), Mint::Ready(1724551110456274944));
+/// assert_eq!(gen.next_id_at(now_ns).unwrap(), Mint::Ready(1724551110456274945));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Generator {
+    rule: Rule,
+    next: u64,
+}
+
+impl Generator {
+    /// A generator for `node_id` under `layout`.
+    pub fn new(layout: Layout, node_id: u64, options: Options) -> Result<Generator> {
+        Ok(Generator {
+            rule: Rule::new(layout, node_id, options)?,
+            next: 0,
+        })
+    }
+
+    /// Mints one ID for a clock reading in Unix nanoseconds.
+    #[inline]
+    pub fn next_id_at(&mut self, now_ns: u64) -> Result<Mint<u64>> {
+        Ok(match self.rule.plan(self.next, now_ns, 1)? {
+            Mint::Ready(p) => {
+                self.next = p.next;
+                Mint::Ready(self.rule.id(p.first))
+            }
+            Mint::Wait(ns) => Mint::Wait(ns),
+        })
+    }
+
+    /// Fills `out` with consecutive IDs for one clock reading (one state update for the whole batch).
+    pub fn next_ids_at(&mut self, now_ns: u64, out: &mut [u64]) -> Result<Mint<()>> {
+        if out.is_empty() {
+            return Ok(Mint::Ready(()));
+        }
+        Ok(match self.rule.plan(self.next, now_ns, out.len() as u64)? {
+            Mint::Ready(p) => {
+                self.next = p.next;
+                self.rule.fill(p.first, out);
+                Mint::Ready(())
+            }
+            Mint::Wait(ns) => Mint::Wait(ns),
+        })
+    }
+
+    /// The next free logical position: persist it as a high-water mark.
+    pub fn state(&self) -> u64 {
+        self.next
+    }
+
+    /// Continues from a persisted high-water mark (never moves backwards).
+    pub fn restore(&mut self, state: u64) {
+        self.next = self.next.max(state);
+    }
+}
+
+// `&mut self` for the plain generator, `&self` for the shared one.
+impl Generator {
+    generator_common!(mut);
+}
+
+/// Holder of a shared generator's state word: the generator's own [`AtomicU64`], or one that lives
+/// elsewhere (a reference into memory the caller provides, such as a memory-mapped file).
+#[cfg(target_has_atomic = "64")]
+pub trait StateWord {
+    /// The word.
+    fn word(&self) -> &AtomicU64;
+}
+
+#[cfg(all(target_has_atomic = "64", not(loom)))]
+use core::sync::atomic::{AtomicU64, Ordering};
+#[cfg(all(target_has_atomic = "64", loom))]
+use loom::sync::atomic::{AtomicU64, Ordering};
+
+#[cfg(target_has_atomic = "64")]
+impl StateWord for AtomicU64 {
+    fn word(&self) -> &AtomicU64 {
+        self
+    }
+}
+
+#[cfg(target_has_atomic = "64")]
+impl StateWord for &AtomicU64 {
+    fn word(&self) -> &AtomicU64 {
+        self
+    }
+}
+
+#[cfg(all(target_has_atomic = "64", feature = "std"))]
+impl StateWord for std::sync::Arc<AtomicU64> {
+    fn word(&self) -> &AtomicU64 {
+        self
+    }
+}
+
+/// A lock-free generator shared by threads (`&self`, `Send + Sync`): each request is one
+/// compare-and-swap on a single 64-bit state word.
+///
+/// ```
+/// use snowmint::{SharedGenerator, Layout, Options};
+/// let gen = SharedGenerator::new(Layout::preset("sonyflake").unwrap(), 1, Options::default()).unwrap();
+/// std::thread::scope(|s| {
+///     for _ in 0..2 {
+///         s.spawn(|| gen.next_id().unwrap());
+///     }
+/// });
+/// ```
+#[cfg(target_has_atomic = "64")]
+#[derive(Debug)]
+pub struct SharedGenerator<S: StateWord = AtomicU64> {
+    rule: Rule,
+    state: S,
+}
+
+#[cfg(target_has_atomic = "64")]
+impl SharedGenerator<AtomicU64> {
+    /// A generator with its own state word.
+    pub fn new(layout: Layout, node_id: u64, options: Options) -> Result<Self> {
+        Ok(SharedGenerator {
+            rule: Rule::new(layout, node_id, options)?,
+            state: AtomicU64::new(0),
+        })
+    }
+}
+
+#[cfg(target_has_atomic = "64")]
+impl<S: StateWord> SharedGenerator<S> {
+    /// A generator whose state word lives in `state` (e.g. shared memory). The word holds the next free
+    /// logical position; zero for a fresh one.
+    pub fn with_state(layout: Layout, node_id: u64, options: Options, state: S) -> Result<Self> {
+        Ok(SharedGenerator {
+            rule: Rule::new(layout, node_id, options)?,
+            state,
+        })
+    }
+
+    #[inline]
+    fn reserve(&self, now_ns: u64, n: u64) -> Result<Mint<u64>> {
+        let word = self.state.word();
+        let mut current = word.load(Ordering::Relaxed);
+        loop {
+            match self.rule.plan(current, now_ns, n)? {
+                Mint::Wait(ns) => return Ok(Mint::Wait(ns)),
+                Mint::Ready(p) => {
+                    // Uniqueness needs only the atomicity of this one read-modify-write.
+                    match word.compare_exchange_weak(
+                        current,
+                        p.next,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => return Ok(Mint::Ready(p.first)),
+                        Err(seen) => current = seen,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Mints one ID for a clock reading in Unix nanoseconds.
+    #[inline]
+    pub fn next_id_at(&self, now_ns: u64) -> Result<Mint<u64>> {
+        Ok(match self.reserve(now_ns, 1)? {
+            Mint::Ready(first) => Mint::Ready(self.rule.id(first)),
+            Mint::Wait(ns) => Mint::Wait(ns),
+        })
+    }
+
+    /// Fills `out` with consecutive IDs for one clock reading, in one compare-and-swap.
+    pub fn next_ids_at(&self, now_ns: u64, out: &mut [u64]) -> Result<Mint<()>> {
+        if out.is_empty() {
+            return Ok(Mint::Ready(()));
+        }
+        Ok(match self.reserve(now_ns, out.len() as u64)? {
+            Mint::Ready(first) => {
+                self.rule.fill(first, out);
+                Mint::Ready(())
+            }
+            Mint::Wait(ns) => Mint::Wait(ns),
+        })
+    }
+
+    /// The next free logical position: persist it as a high-water mark.
+    pub fn state(&self) -> u64 {
+        self.state.word().load(Ordering::Relaxed)
+    }
+
+    /// Continues from a persisted high-water mark (never moves backwards).
+    pub fn restore(&self, state: u64) {
+        self.state.word().fetch_max(state, Ordering::Relaxed);
+    }
+}
+
+#[cfg(target_has_atomic = "64")]
+impl<S: StateWord> SharedGenerator<S> {
+    generator_common!();
+}

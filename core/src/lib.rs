@@ -1,0 +1,58 @@
+//! # snowmint
+//!
+//! Unique, time-ordered 64-bit IDs of the Snowflake family, minted locally with no coordination.
+//!
+//! This crate is the whole algorithm, `#![no_std]`: layouts ([`Layout`]: bit widths, field order, tick,
+//! epoch, and the presets of Twitter, Discord, Instagram, Sonyflake, Hazelcast, snowcast, a 53-bit
+//! JavaScript-safe one and Chronicle-style decimal IDs), generation ([`Generator`] for one thread,
+//! [`SharedGenerator`] lock-free for many), decoding and string forms. The Python, Node, WASM and C
+//! bindings wrap it and emit bit-identical IDs.
+//!
+//! The core never reads a clock and never sleeps: it takes clock readings (Unix nanoseconds) and answers
+//! with an ID, an error, or how long to wait. With the `std` feature (on by default) it also offers the
+//! system clock and methods that sleep for you.
+//!
+//! ```
+//! use snowmint::{Layout, Options, SharedGenerator};
+//!
+//! let gen = SharedGenerator::new(Layout::preset("discord")?, 7, Options::default())?;
+//! let id = gen.next_id()?;
+//! let d = gen.layout().decode(id)?;
+//! assert_eq!(d.node, 7);
+//! println!("{id} minted at {} ({})", d.iso(), snowmint::Encoding::Base58.encode(id));
+//! # Ok::<(), snowmint::Error>(())
+//! ```
+//!
+//! ## The generation rule
+//! For a clock reading at tick `c`, an ID takes logical position `max(c, last + 1)` where a position is
+//! `tick << sequence_bits | sequence`. A backwards clock step or a burst past a tick's sequence borrows
+//! positions ahead of the clock, at most `max_ahead` (default 15 s) ahead; past that the [`Policy`]
+//! decides: `Wait` (sleep for the returned time), `Fail` ([`Error::TooFarAhead`]) or `Strict` (any
+//! backwards step is [`Error::ClockMovedBackwards`], as Twitter's original).
+#![no_std]
+#![warn(missing_docs)]
+
+#[cfg(feature = "std")]
+extern crate std;
+
+mod clock;
+mod decode;
+mod encoding;
+mod error;
+mod generator;
+mod layout;
+mod time;
+
+#[cfg(feature = "std")]
+pub use clock::{sleep_ns, SystemClock};
+pub use clock::{Clock, FixedClock};
+pub use decode::Decoded;
+pub use encoding::{parse_any, Encoded, Encoding, ENCODINGS};
+pub use error::{Error, ErrorCode, ParseErrorKind, Result};
+pub use generator::{mix64, Generator, Mint, Options, Policy, DEFAULT_MAX_AHEAD_NS};
+#[cfg(target_has_atomic = "64")]
+pub use generator::{SharedGenerator, StateWord};
+pub use layout::{
+    whole_f64, ClockUnit, Family, Layout, LayoutConfig, Order, MAX_EPOCH_MS, PRESET_NAMES,
+};
+pub use time::{IsoBuf, IsoTime};
