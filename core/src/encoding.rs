@@ -197,11 +197,12 @@ impl Encoding {
 }
 
 /// Parses an ID in any string form, telling them apart by shape: all decimal digits → decimal;
-/// `0x…` or 16 hex digits → hex; 13 characters → base32; 11 characters → base58.
+/// lowercase `0x…` or 16 characters → hex; 13 characters → base32; 11 characters → base58. (Uppercase
+/// `0X…` of 13 characters is base32, which writes uppercase.)
 pub fn parse_any(s: &str) -> Result<u64> {
     let enc = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         Encoding::Decimal
-    } else if s.starts_with("0x") || s.starts_with("0X") || s.len() == 16 {
+    } else if s.starts_with("0x") || (s.starts_with("0X") && s.len() != 13) || s.len() == 16 {
         Encoding::Hex
     } else if s.len() == 13 {
         Encoding::Base32

@@ -137,7 +137,7 @@ pub struct LayoutConfig {
 }
 
 impl Default for LayoutConfig {
-    /// Twitter's layout.
+    /// Twitter's field widths, tick and epoch (without its datacenter/worker split of the node field).
     fn default() -> Self {
         LayoutConfig {
             timestamp_bits: 41,
@@ -148,7 +148,7 @@ impl Default for LayoutConfig {
             epoch_ms: 1_288_834_974_657,
             node_id_offset: 0,
             use_sign_bit: false,
-            node_split_bits: 5,
+            node_split_bits: 0,
         }
     }
 }
@@ -319,6 +319,7 @@ impl Layout {
                     timestamp_bits: 42,
                     epoch_ms: 1_420_070_400_000,
                     use_sign_bit: true,
+                    node_split_bits: 5,
                     ..base
                 },
             ),
@@ -330,7 +331,6 @@ impl Layout {
                     sequence_bits: 10,
                     epoch_ms: 1_293_840_000_000,
                     use_sign_bit: true,
-                    node_split_bits: 0,
                     ..base
                 },
             ),
@@ -343,7 +343,6 @@ impl Layout {
                     order: Order::TimestampSequenceNode,
                     tick_ns: 10 * NS_PER_MS,
                     epoch_ms: 1_409_529_600_000,
-                    node_split_bits: 0,
                     ..base
                 },
             ),
@@ -355,7 +354,6 @@ impl Layout {
                     node_bits: 4,
                     sequence_bits: 8,
                     epoch_ms: 1_704_067_200_000,
-                    node_split_bits: 0,
                     ..base
                 },
             ),
@@ -378,7 +376,13 @@ impl Layout {
     /// Twitter's layout (the default): 41 timestamp bits of 1 ms since 2010-11-04T01:42:54.657Z,
     /// 10 node bits (5 datacenter + 5 worker), 12 sequence bits.
     pub fn twitter() -> Layout {
-        Layout::named("twitter", LayoutConfig::default())
+        Layout::named(
+            "twitter",
+            LayoutConfig {
+                node_split_bits: 5,
+                ..LayoutConfig::default()
+            },
+        )
     }
 
     /// Hazelcast's Flake ID layout with a `node-id-offset` added to every node ID.
