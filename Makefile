@@ -1,0 +1,23 @@
+# The two commands of the README: `make demo` (mint in every runtime and show they agree) and `make test`
+# (every test of every runtime; what CI runs). Both install what a fresh machine lacks.
+.PHONY: demo test bench test-core test-c test-python test-node test-wasm
+
+demo:
+	bash scripts/demo.sh
+
+test:
+	bash scripts/test-all.sh
+
+bench:
+	bash scripts/bench-all.sh
+
+test-core:
+	bash scripts/test-all.sh core:scripts/test-core.sh
+test-c:
+	bash scripts/test-all.sh c:bindings-c/test.sh
+test-python:
+	bash scripts/test-all.sh python:bindings-python/test.sh
+test-node:
+	bash scripts/test-all.sh node:bindings-node/test.sh
+test-wasm:
+	bash scripts/test-all.sh wasm:bindings-wasm/test.sh

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Every test of every runtime, stage by stage; a timing summary at the end. Exits non-zero if any stage
+# failed (all stages run regardless, so one run shows every failure).
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+stages=(
+  "core:scripts/test-core.sh"
+  "c:bindings-c/test.sh"
+  "python:bindings-python/test.sh"
+  "node:bindings-node/test.sh"
+  "wasm:bindings-wasm/test.sh"
+)
+[ $# -gt 0 ] && stages=("$@")
+summary=(); failed=0; passed=0; start_all=$(date +%s)
+for s in "${stages[@]}"; do
+  name="${s%%:*}"; script="${s#*:}"
+  echo; echo "==================== stage $name ($script) ===================="
+  t0=$(date +%s)
+  if bash "$script"; then status=ok; passed=$((passed + 1)); else status=FAILED; failed=$((failed + 1)); fi
+  summary+=("$(printf '%-8s %-7s %5ss' "$name" "$status" "$(( $(date +%s) - t0 ))")")
+done
+echo; echo "==================== summary ===================="
+printf '%s\n' "${summary[@]}"
+echo "total    $(( $(date +%s) - start_all ))s"
+echo "stages: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The Rust side: formatting, lints, unit/property/stress/conformance tests, CLI tests, doctests, docs,
+# no_std builds for wasm32 and a 32-bit bare-metal target, and the loom model check.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+bash scripts/setup-rust.sh
+set -x
+cargo fmt --all -- --check
+cargo clippy -p snowmint -p snowmint-cli --all-targets -- -D warnings
+cargo test -p snowmint -p snowmint-cli
+RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint --no-deps
+cargo build -p snowmint --no-default-features --target wasm32-unknown-unknown --release
+cargo build -p snowmint --no-default-features --target thumbv7em-none-eabi --release
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$ROOT/target/loom" cargo test -p snowmint --test loom --release
+python3 tests/oracle/vectors.py --check
