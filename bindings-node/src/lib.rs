@@ -1,1 +1,849 @@
-//! Placeholder: the binding is being written.
+//! Node.js binding of snowmint (napi-rs): converts JavaScript values to core types and core errors to
+//! JavaScript `Error`s with a stable `code`. Sequencing, layouts, parsing and formatting all live in the
+//! core crate; nothing here re-implements them.
+//!
+//! Integer inputs are read exactly: a `bigint` must be non-negative and below 2^64, a `number` must be a
+//! whole number no larger than 2^53 - 1 (`snowmint::whole_f64`); anything else is refused, never wrapped
+//! or rounded. Wrong JavaScript types are `TypeError`s, out-of-range values `RangeError`s, both with
+//! `code: 'INVALID_ARGUMENT'` (or `'INVALID_CLOCK'` for a clock reading); core errors are `Error`s with
+//! the core's code.
+#![deny(clippy::all)]
+
+use std::ffi::{c_char, CString};
+use std::ptr;
+
+use napi::bindgen_prelude::{BigUint64Array, Env, Unknown};
+use napi::{sys, JsValue, Status};
+use napi_derive::napi;
+use snowmint::{
+    ClockUnit, Encoding, ErrorCode, LayoutConfig, Mint, Options, Order, Policy, SharedGenerator,
+    SystemClock,
+};
+
+type Result<T> = napi::Result<T>;
+type Raw = sys::napi_value;
+
+// ---------------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Error,
+    Type,
+    Range,
+}
+
+/// Throws a JavaScript error with `code` (and extra numeric properties) and returns the napi error that
+/// tells napi-rs an exception is already pending.
+fn throw(env: sys::napi_env, kind: Kind, code: &str, msg: &str, extra: &[(&str, f64)]) -> napi::Error {
+    unsafe {
+        let mut is_pending = false;
+        sys::napi_is_exception_pending(env, &mut is_pending);
+        if !is_pending {
+            let c = js_str(env, code);
+            let m = js_str(env, msg);
+            let mut err = ptr::null_mut();
+            let status = match kind {
+                Kind::Error => sys::napi_create_error(env, c, m, &mut err),
+                Kind::Type => sys::napi_create_type_error(env, c, m, &mut err),
+                Kind::Range => sys::napi_create_range_error(env, c, m, &mut err),
+            };
+            if status == sys::Status::napi_ok && !err.is_null() {
+                for (name, value) in extra {
+                    let mut v = ptr::null_mut();
+                    sys::napi_create_double(env, *value, &mut v);
+                    if let Ok(name) = CString::new(*name) {
+                        sys::napi_set_named_property(env, err, name.as_ptr(), v);
+                    }
+                }
+                sys::napi_throw(env, err);
+            }
+        }
+    }
+    napi::Error::from_status(Status::PendingException)
+}
+
+/// A core error as a JavaScript `Error` with the core's code; `retryAfterMs` for TOO_FAR_AHEAD,
+/// `position` for PARSE.
+fn core_err(env: sys::napi_env, e: snowmint::Error) -> napi::Error {
+    let msg = e.to_string();
+    let mut extra: Vec<(&str, f64)> = Vec::new();
+    if let Some(ms) = e.retry_after_ms() {
+        extra.push(("retryAfterMs", ms as f64));
+    }
+    if let snowmint::Error::Parse { position, .. } = e {
+        extra.push(("position", position as f64));
+    }
+    throw(env, Kind::Error, e.code().as_str(), &msg, &extra)
+}
+
+fn type_err(env: sys::napi_env, msg: &str) -> napi::Error {
+    throw(env, Kind::Type, ErrorCode::InvalidArgument.as_str(), msg, &[])
+}
+
+fn range_err(env: sys::napi_env, msg: &str) -> napi::Error {
+    throw(env, Kind::Range, ErrorCode::InvalidArgument.as_str(), msg, &[])
+}
+
+trait OrThrow<T> {
+    fn js(self, env: sys::napi_env) -> Result<T>;
+}
+
+impl<T> OrThrow<T> for snowmint::Result<T> {
+    #[inline]
+    fn js(self, env: sys::napi_env) -> Result<T> {
+        self.map_err(|e| core_err(env, e))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reading JavaScript values exactly
+// ---------------------------------------------------------------------------------------------------
+
+fn js_str(env: sys::napi_env, s: &str) -> Raw {
+    let mut v = ptr::null_mut();
+    unsafe { sys::napi_create_string_utf8(env, s.as_ptr() as *const c_char, s.len() as isize, &mut v) };
+    v
+}
+
+fn type_of(env: sys::napi_env, v: Raw) -> sys::napi_valuetype {
+    let mut t = 0;
+    unsafe { sys::napi_typeof(env, v, &mut t) };
+    t
+}
+
+fn is_nullish(env: sys::napi_env, v: Raw) -> bool {
+    v.is_null() || matches!(type_of(env, v), sys::ValueType::napi_undefined | sys::ValueType::napi_null)
+}
+
+fn get_double(env: sys::napi_env, v: Raw) -> f64 {
+    let mut d = 0.0;
+    unsafe { sys::napi_get_value_double(env, v, &mut d) };
+    d
+}
+
+/// A BigInt's value if it is in 0..2^64 (`None` if negative or too large).
+fn get_bigint_u64(env: sys::napi_env, v: Raw) -> Option<u64> {
+    let mut value = 0u64;
+    let mut lossless = false;
+    let status = unsafe { sys::napi_get_value_bigint_uint64(env, v, &mut value, &mut lossless) };
+    if status != sys::Status::napi_ok || !lossless {
+        return None;
+    }
+    Some(value)
+}
+
+fn get_string(env: sys::napi_env, v: Raw) -> Result<String> {
+    let mut len = 0usize;
+    let status = unsafe { sys::napi_get_value_string_utf8(env, v, ptr::null_mut(), 0, &mut len) };
+    if status != sys::Status::napi_ok {
+        return Err(type_err(env, "expected a string"));
+    }
+    let mut buf = vec![0u8; len + 1];
+    unsafe {
+        sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr() as *mut c_char, len + 1, &mut len)
+    };
+    buf.truncate(len);
+    String::from_utf8(buf).map_err(|_| type_err(env, "string is not valid UTF-8"))
+}
+
+/// A whole number from a `number` (≤ 2^53 - 1) or a `bigint` (< 2^64), exactly; `what` names it.
+fn get_u64(env: sys::napi_env, v: Raw, what: &str) -> Result<u64> {
+    match type_of(env, v) {
+        sys::ValueType::napi_number => snowmint::whole_f64(get_double(env, v)).map_err(|e| {
+            let reason = match e {
+                snowmint::Error::InvalidClock { reason } => reason,
+                _ => "out of range",
+            };
+            range_err(env, &format!("{what} must be a whole number in 0..=2^53-1 (got {}: {reason})", fmt_num(get_double(env, v))))
+        }),
+        sys::ValueType::napi_bigint => get_bigint_u64(env, v).ok_or_else(|| {
+            range_err(env, &format!("{what} must be a bigint in 0..2^64 (negative or too large)"))
+        }),
+        _ => Err(type_err(env, &format!("{what} must be a number or a bigint"))),
+    }
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.is_finite() && x == x.trunc() && x.abs() < 1e21 {
+        format!("{x:.0}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// A whole number that must fit in `u32` (bit counts); larger values become `u32::MAX`, which the core
+/// then rejects by field name (every u32-sized field has a limit far below it).
+fn get_u32_saturating(env: sys::napi_env, v: Raw, what: &str) -> Result<u32> {
+    Ok(get_u64(env, v, what)?.min(u32::MAX as u64) as u32)
+}
+
+fn get_bool(env: sys::napi_env, v: Raw, what: &str) -> Result<bool> {
+    if type_of(env, v) != sys::ValueType::napi_boolean {
+        return Err(type_err(env, &format!("{what} must be a boolean")));
+    }
+    let mut b = false;
+    unsafe { sys::napi_get_value_bool(env, v, &mut b) };
+    Ok(b)
+}
+
+/// An options object: checks it is an object whose keys are all in `allowed`.
+struct Opts {
+    env: sys::napi_env,
+    obj: Raw,
+}
+
+impl Opts {
+    fn new(env: sys::napi_env, obj: Raw, what: &str, allowed: &[&str]) -> Result<Opts> {
+        if is_nullish(env, obj) || type_of(env, obj) != sys::ValueType::napi_object {
+            return Err(type_err(env, &format!("{what} must be an object")));
+        }
+        let mut names = ptr::null_mut();
+        unsafe { sys::napi_get_property_names(env, obj, &mut names) };
+        let mut n = 0u32;
+        unsafe { sys::napi_get_array_length(env, names, &mut n) };
+        for i in 0..n {
+            let mut key = ptr::null_mut();
+            unsafe { sys::napi_get_element(env, names, i, &mut key) };
+            let key = get_string(env, key)?;
+            if !allowed.contains(&key.as_str()) {
+                return Err(type_err(
+                    env,
+                    &format!("{what}: unknown option {key:?} (allowed: {})", allowed.join(", ")),
+                ));
+            }
+        }
+        Ok(Opts { env, obj })
+    }
+
+    /// The property, or `None` when absent or undefined.
+    fn get(&self, name: &str) -> Option<Raw> {
+        let name = CString::new(name).ok()?;
+        let mut v = ptr::null_mut();
+        unsafe { sys::napi_get_named_property(self.env, self.obj, name.as_ptr(), &mut v) };
+        if v.is_null() || type_of(self.env, v) == sys::ValueType::napi_undefined {
+            None
+        } else {
+            Some(v)
+        }
+    }
+
+    fn required(&self, name: &str, what: &str) -> Result<Raw> {
+        self.get(name).ok_or_else(|| type_err(self.env, &format!("{what}: {name} is required")))
+    }
+}
+
+/// `string` (a preset name) or a `Layout` instance; `undefined`/`null` is Twitter's layout.
+fn layout_arg(env: sys::napi_env, v: Option<Raw>) -> Result<snowmint::Layout> {
+    let v = match v {
+        Some(v) if !is_nullish(env, v) => v,
+        _ => return Ok(snowmint::Layout::twitter()),
+    };
+    match type_of(env, v) {
+        sys::ValueType::napi_string => snowmint::Layout::preset(&get_string(env, v)?).js(env),
+        sys::ValueType::napi_object => {
+            use napi::bindgen_prelude::{validate_type_tag, TypeTag, ValidateNapiValue};
+            // instanceof, napi_unwrap, then the class's type tag: never a blind cast. The Layout is
+            // copied out at once (it is a small Copy value), so no borrow outlives this call.
+            if unsafe { <&Layout as ValidateNapiValue>::validate(env, v) }.is_ok() {
+                let mut data: *mut std::ffi::c_void = ptr::null_mut();
+                let unwrapped = unsafe { sys::napi_unwrap(env, v, &mut data) } == sys::Status::napi_ok;
+                if unwrapped
+                    && !data.is_null()
+                    && unsafe { validate_type_tag(env, v, &<Layout as TypeTag>::type_tag(), "Layout") }.is_ok()
+                {
+                    return Ok(unsafe { (*(data as *const Layout)).inner });
+                }
+            }
+            let mut pending = false;
+            unsafe { sys::napi_is_exception_pending(env, &mut pending) };
+            if pending {
+                let mut ignored = ptr::null_mut();
+                unsafe { sys::napi_get_and_clear_last_exception(env, &mut ignored) };
+            }
+            Err(type_err(env, "layout must be a preset name or a Layout"))
+        }
+        _ => Err(type_err(env, "layout must be a preset name or a Layout")),
+    }
+}
+
+/// An ID argument: a `bigint`, a safe-integer `number`, or (where `strings` is set) a string in any form.
+fn id_arg(env: sys::napi_env, v: Raw, strings: bool) -> Result<u64> {
+    if strings && type_of(env, v) == sys::ValueType::napi_string {
+        return snowmint::parse_any(&get_string(env, v)?).js(env);
+    }
+    get_u64(env, v, "id")
+}
+
+fn raw_of(v: &Unknown<'_>) -> Raw {
+    v.raw()
+}
+
+fn opt_raw(v: &Option<Unknown<'_>>) -> Option<Raw> {
+    v.as_ref().map(raw_of)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Layout
+// ---------------------------------------------------------------------------------------------------
+
+/// A validated ID layout: bit widths, field order, tick and epoch, with its capacity and lifespan.
+#[napi]
+pub struct Layout {
+    inner: snowmint::Layout,
+}
+
+const LAYOUT_KEYS: [&str; 8] = [
+    "timestampBits",
+    "nodeBits",
+    "sequenceBits",
+    "order",
+    "tickNs",
+    "epochMs",
+    "nodeIdOffset",
+    "useSignBit",
+];
+
+#[napi]
+impl Layout {
+    /// A custom layout. Every field is checked by the core; errors name the field (`INVALID_LAYOUT`).
+    #[napi(
+        constructor,
+        ts_args_type = "config: { timestampBits: number; nodeBits: number; sequenceBits: number; order: 'timestamp_node_sequence' | 'timestamp_sequence_node'; tickNs: number | bigint; epochMs: number | bigint; nodeIdOffset?: number | bigint; useSignBit?: boolean }"
+    )]
+    pub fn new(env: Env, config: Unknown<'_>) -> Result<Self> {
+        let env = env.raw();
+        let o = Opts::new(env, raw_of(&config), "Layout config", &LAYOUT_KEYS)?;
+        let w = "Layout config";
+        let order = o.required("order", w)?;
+        if type_of(env, order) != sys::ValueType::napi_string {
+            return Err(type_err(env, "order must be a string"));
+        }
+        let cfg = LayoutConfig {
+            timestamp_bits: get_u32_saturating(env, o.required("timestampBits", w)?, "timestampBits")?,
+            node_bits: get_u32_saturating(env, o.required("nodeBits", w)?, "nodeBits")?,
+            sequence_bits: get_u32_saturating(env, o.required("sequenceBits", w)?, "sequenceBits")?,
+            order: Order::from_name(&get_string(env, order)?).js(env)?,
+            tick_ns: get_u64(env, o.required("tickNs", w)?, "tickNs")?,
+            epoch_ms: get_u64(env, o.required("epochMs", w)?, "epochMs")?,
+            node_id_offset: match o.get("nodeIdOffset") {
+                Some(v) => get_u64(env, v, "nodeIdOffset")?,
+                None => 0,
+            },
+            use_sign_bit: match o.get("useSignBit") {
+                Some(v) => get_bool(env, v, "useSignBit")?,
+                None => false,
+            },
+            node_split_bits: 0,
+        };
+        Ok(Layout { inner: snowmint::Layout::new(cfg).js(env)? })
+    }
+
+    /// A preset: `twitter`, `discord`, `instagram`, `sonyflake`, `hazelcast`, `js53`, `decimal`.
+    #[napi(factory, ts_args_type = "name: string")]
+    pub fn preset(env: Env, name: Unknown<'_>) -> Result<Layout> {
+        let env = env.raw();
+        if type_of(env, raw_of(&name)) != sys::ValueType::napi_string {
+            return Err(type_err(env, "preset name must be a string"));
+        }
+        Ok(Layout { inner: snowmint::Layout::preset(&get_string(env, raw_of(&name))?).js(env)? })
+    }
+
+    /// snowcast's layout for an epoch (Unix ms) and a node count (128..=8192, rounded up to a power of 2).
+    #[napi(factory, ts_args_type = "epochMs: number | bigint, nodeCount: number | bigint")]
+    pub fn snowcast(env: Env, epoch_ms: Unknown<'_>, node_count: Unknown<'_>) -> Result<Layout> {
+        let env = env.raw();
+        let epoch = get_u64(env, raw_of(&epoch_ms), "epochMs")?;
+        let count = get_u64(env, raw_of(&node_count), "nodeCount")?;
+        Ok(Layout { inner: snowmint::Layout::snowcast(epoch, count).js(env)? })
+    }
+
+    /// Hazelcast's layout with a node-ID offset added to every node ID.
+    #[napi(factory, ts_args_type = "nodeIdOffset: number | bigint")]
+    pub fn hazelcast(env: Env, node_id_offset: Unknown<'_>) -> Result<Layout> {
+        let env = env.raw();
+        let offset = get_u64(env, raw_of(&node_id_offset), "nodeIdOffset")?;
+        Ok(Layout { inner: snowmint::Layout::hazelcast(offset).js(env)? })
+    }
+
+    /// The preset's name, or null for a custom layout.
+    #[napi(getter)]
+    pub fn name(&self) -> Option<&'static str> {
+        self.inner.preset_name()
+    }
+    #[napi(getter)]
+    pub fn timestamp_bits(&self) -> u32 {
+        self.inner.timestamp_bits()
+    }
+    #[napi(getter)]
+    pub fn node_bits(&self) -> u32 {
+        self.inner.node_bits()
+    }
+    #[napi(getter)]
+    pub fn sequence_bits(&self) -> u32 {
+        self.inner.sequence_bits()
+    }
+    /// Total width in bits (64 for decimal IDs).
+    #[napi(getter)]
+    pub fn total_bits(&self) -> u32 {
+        self.inner.total_bits()
+    }
+    #[napi(getter, ts_return_type = "'timestamp_node_sequence' | 'timestamp_sequence_node'")]
+    pub fn order(&self) -> &'static str {
+        self.inner.order().name()
+    }
+    /// Tick length in nanoseconds.
+    #[napi(getter)]
+    pub fn tick_ns(&self) -> u64 {
+        self.inner.tick_ns()
+    }
+    /// Epoch, Unix milliseconds.
+    #[napi(getter)]
+    pub fn epoch_ms(&self) -> u64 {
+        self.inner.epoch_ms()
+    }
+    /// The node-ID offset added to every node ID.
+    #[napi(getter)]
+    pub fn node_id_offset(&self) -> u64 {
+        self.inner.node_id_offset()
+    }
+    /// How many node IDs the node field holds.
+    #[napi(getter)]
+    pub fn node_count(&self) -> u64 {
+        self.inner.node_count()
+    }
+    /// IDs one node can mint per tick.
+    #[napi(getter)]
+    pub fn ids_per_tick(&self) -> u64 {
+        self.inner.ids_per_tick()
+    }
+    /// Largest node ID a generator may be given.
+    #[napi(getter)]
+    pub fn max_node_id(&self) -> u64 {
+        self.inner.max_node_id()
+    }
+    /// Largest tick the timestamp field holds.
+    #[napi(getter)]
+    pub fn max_tick(&self) -> u64 {
+        self.inner.max_tick()
+    }
+    /// The first Unix millisecond the layout cannot represent.
+    #[napi(getter)]
+    pub fn lifespan_end_ms(&self) -> u64 {
+        self.inner.lifespan_end_ms()
+    }
+    /// The lifespan end as ISO-8601 UTC text.
+    #[napi(getter)]
+    pub fn lifespan_end_iso(&self) -> String {
+        self.inner.lifespan_end().to_buf().as_str().to_owned()
+    }
+    /// Unit an injected clock returns: 'ms' (Unix ms), or 'ns' (Unix ns) for sub-millisecond ticks.
+    #[napi(getter, ts_return_type = "'ms' | 'ns'")]
+    pub fn clock_unit(&self) -> &'static str {
+        self.inner.clock_unit().name()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Generator
+// ---------------------------------------------------------------------------------------------------
+
+/// A generator of unique, strictly increasing IDs for one node ID (the core's lock-free
+/// `SharedGenerator`). Instances belong to the JavaScript thread that created them: in `worker_threads`
+/// give each worker its own generator with a distinct node ID, or mint in one thread only.
+#[napi]
+pub struct Generator {
+    gen: SharedGenerator,
+    unit: ClockUnit,
+    /// The injected clock: a reference to a JS function in `env`, or null for the system clock.
+    clock: sys::napi_ref,
+    env: sys::napi_env,
+}
+
+impl Drop for Generator {
+    fn drop(&mut self) {
+        if !self.clock.is_null() {
+            unsafe { sys::napi_delete_reference(self.env, self.clock) };
+        }
+    }
+}
+
+const GENERATOR_KEYS: [&str; 7] =
+    ["nodeId", "layout", "clock", "policy", "maxAheadMs", "randomStart", "randomSeed"];
+
+/// A seed from the OS's randomness (std's hash keys) mixed with the time.
+fn os_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0));
+    h.finish()
+}
+
+impl Generator {
+    /// Reads the injected clock once, in the layout's unit, as Unix nanoseconds. A JS exception thrown by
+    /// the clock is left pending (and reported as `Err(None)`); a bad reading is `Err(Some(core error))`.
+    fn read_clock(&self) -> std::result::Result<u64, Option<snowmint::Error>> {
+        let env = self.env;
+        let mut f = ptr::null_mut();
+        let mut undefined = ptr::null_mut();
+        let mut out = ptr::null_mut();
+        unsafe {
+            sys::napi_get_reference_value(env, self.clock, &mut f);
+            sys::napi_get_undefined(env, &mut undefined);
+            if sys::napi_call_function(env, undefined, f, 0, ptr::null(), &mut out) != sys::Status::napi_ok {
+                return Err(None);
+            }
+        }
+        match type_of(env, out) {
+            sys::ValueType::napi_number => self.unit.f64_to_ns(get_double(env, out)).map_err(Some),
+            sys::ValueType::napi_bigint => match get_bigint_u64(env, out) {
+                Some(r) => self.unit.to_ns(r).map_err(Some),
+                None => Err(Some(snowmint::Error::InvalidClock {
+                    reason: "bigint reading is negative or not below 2^64",
+                })),
+            },
+            _ => Err(Some(snowmint::Error::InvalidClock {
+                reason: "the clock must return a number or a bigint",
+            })),
+        }
+    }
+
+    /// Runs a mint through the core's host loop with the right clock. Under 'wait'/'strict' the core's
+    /// wait is slept on this thread (JavaScript cannot sleep otherwise); a clock that does not move
+    /// between waits ends in TOO_FAR_AHEAD (the core's rule).
+    #[inline]
+    fn mint<T>(
+        &self,
+        run: impl FnOnce(&dyn snowmint::Clock) -> snowmint::Result<T>,
+    ) -> Result<T> {
+        let env = self.env;
+        if self.clock.is_null() {
+            let clock = || snowmint::Clock::now_ns(&SystemClock);
+            return run(&clock).js(env);
+        }
+        let js_threw = std::cell::Cell::new(false);
+        let wrong_type = std::cell::Cell::new(false);
+        let clock = || match self.read_clock() {
+            Ok(ns) => Ok(ns),
+            Err(Some(e)) => {
+                if let snowmint::Error::InvalidClock { reason } = e {
+                    if reason.starts_with("the clock must return") {
+                        wrong_type.set(true);
+                    }
+                }
+                Err(e)
+            }
+            Err(None) => {
+                js_threw.set(true);
+                Err(snowmint::Error::InvalidClock { reason: "the clock threw" })
+            }
+        };
+        match run(&clock) {
+            Ok(v) => Ok(v),
+            Err(_) if js_threw.get() => Err(napi::Error::from_status(Status::PendingException)),
+            Err(e) if wrong_type.get() => {
+                Err(throw(env, Kind::Type, e.code().as_str(), &e.to_string(), &[]))
+            }
+            Err(e) => Err(core_err(env, e)),
+        }
+    }
+}
+
+#[napi]
+impl Generator {
+    /// `new Generator({ nodeId, layout?, clock?, policy?, maxAheadMs?, randomStart?, randomSeed? })`.
+    #[napi(
+        constructor,
+        ts_args_type = "options: { nodeId: number | bigint; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint }"
+    )]
+    pub fn new(env: Env, options: Unknown<'_>) -> Result<Self> {
+        let env = env.raw();
+        let o = Opts::new(env, raw_of(&options), "Generator options", &GENERATOR_KEYS)?;
+        let node_id = get_u64(env, o.required("nodeId", "Generator options")?, "nodeId")?;
+        let layout = layout_arg(env, o.get("layout"))?;
+        let policy = match o.get("policy") {
+            None => Policy::Fail,
+            Some(v) => {
+                if type_of(env, v) != sys::ValueType::napi_string {
+                    return Err(type_err(env, "policy must be 'wait', 'fail' or 'strict'"));
+                }
+                Policy::from_name(&get_string(env, v)?).js(env)?
+            }
+        };
+        let max_ahead_ns = match o.get("maxAheadMs") {
+            None => snowmint::DEFAULT_MAX_AHEAD_NS,
+            Some(v) => {
+                let ms = get_u64(env, v, "maxAheadMs")?;
+                ms.checked_mul(1_000_000)
+                    .ok_or_else(|| range_err(env, "maxAheadMs is too large"))?
+            }
+        };
+        let random_start = match o.get("randomStart") {
+            None => false,
+            Some(v) => get_bool(env, v, "randomStart")?,
+        };
+        let random_start_seed = match o.get("randomSeed") {
+            Some(v) => {
+                if type_of(env, v) != sys::ValueType::napi_bigint {
+                    return Err(type_err(env, "randomSeed must be a bigint"));
+                }
+                Some(get_bigint_u64(env, v).ok_or_else(|| {
+                    range_err(env, "randomSeed must be a bigint in 0..2^64")
+                })?)
+            }
+            None if random_start => Some(os_seed()),
+            None => None,
+        };
+        let clock = match o.get("clock") {
+            None => ptr::null_mut(),
+            Some(v) if type_of(env, v) == sys::ValueType::napi_null => ptr::null_mut(),
+            Some(v) => {
+                if type_of(env, v) != sys::ValueType::napi_function {
+                    return Err(type_err(env, "clock must be a function returning a number or a bigint"));
+                }
+                let mut r = ptr::null_mut();
+                unsafe { sys::napi_create_reference(env, v, 1, &mut r) };
+                r
+            }
+        };
+        let options = Options { policy, max_ahead_ns, random_start_seed };
+        let gen = match SharedGenerator::new(layout, node_id, options) {
+            Ok(g) => g,
+            Err(e) => {
+                if !clock.is_null() {
+                    unsafe { sys::napi_delete_reference(env, clock) };
+                }
+                return Err(core_err(env, e));
+            }
+        };
+        Ok(Generator { unit: layout.clock_unit(), gen, clock, env })
+    }
+
+    /// The next ID.
+    #[napi]
+    pub fn next_id(&self) -> Result<u64> {
+        if self.clock.is_null() && self.gen.policy() == Policy::Fail {
+            // Fast path: the system clock read in Rust, and no waiting under 'fail'.
+            let now = snowmint::Clock::now_ns(&SystemClock).js(self.env)?;
+            return match self.gen.next_id_at(now).js(self.env)? {
+                Mint::Ready(id) => Ok(id),
+                Mint::Wait(_) => unreachable_wait(self.env),
+            };
+        }
+        self.mint(|clock| self.gen.next_id_with(clock, snowmint::sleep_ns))
+    }
+
+    /// The next ID as a decimal string (for JSON).
+    #[napi]
+    pub fn next_id_string(&self) -> Result<String> {
+        let id = self.next_id()?;
+        Ok(Encoding::Decimal.encode(id).as_str().to_owned())
+    }
+
+    /// `n` consecutive IDs from one clock reading, in one atomic step.
+    #[napi(ts_args_type = "n: number")]
+    pub fn next_ids(&self, n: Unknown<'_>) -> Result<BigUint64Array> {
+        let env = self.env;
+        if type_of(env, raw_of(&n)) != sys::ValueType::napi_number {
+            return Err(type_err(env, "n must be a number"));
+        }
+        let n = get_u64(env, raw_of(&n), "n")?;
+        if n > u32::MAX as u64 {
+            return Err(range_err(env, "n must be at most 2^32 - 1"));
+        }
+        let mut out = vec![0u64; n as usize];
+        self.mint(|clock| self.gen.next_ids_with(clock, snowmint::sleep_ns, &mut out))?;
+        Ok(BigUint64Array::new(out))
+    }
+
+    /// The next ID as a Number: only for layouts of at most 53 bits (e.g. `js53`).
+    #[napi]
+    pub fn next_id_number(&self) -> Result<f64> {
+        let bits = self.gen.layout().total_bits();
+        if bits > 53 {
+            return Err(throw(
+                self.env,
+                Kind::Error,
+                ErrorCode::InvalidArgument.as_str(),
+                &format!("nextIdNumber needs a layout of at most 53 bits (this one has {bits}); use nextId() for a bigint or the 'js53' layout"),
+                &[],
+            ));
+        }
+        Ok(self.next_id()? as f64)
+    }
+
+    /// The layout IDs are minted in.
+    #[napi(getter)]
+    pub fn layout(&self) -> Layout {
+        Layout { inner: *self.gen.layout() }
+    }
+
+    /// The node ID (before any offset).
+    #[napi(getter)]
+    pub fn node_id(&self) -> Result<f64> {
+        let id = self.gen.node_id();
+        if id > 9_007_199_254_740_991 {
+            return Err(range_err(self.env, "nodeId is above 2^53 - 1: it cannot be a Number exactly"));
+        }
+        Ok(id as f64)
+    }
+
+    /// 'wait', 'fail' or 'strict'.
+    #[napi(getter, ts_return_type = "'wait' | 'fail' | 'strict'")]
+    pub fn policy(&self) -> &'static str {
+        self.gen.policy().name()
+    }
+}
+
+#[cold]
+fn unreachable_wait(env: sys::napi_env) -> Result<u64> {
+    Err(throw(env, Kind::Error, ErrorCode::Panic.as_str(), "internal error: wait under the fail policy", &[]))
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Free functions
+// ---------------------------------------------------------------------------------------------------
+
+fn set(env: sys::napi_env, obj: Raw, name: &str, v: Raw) {
+    if let Ok(name) = CString::new(name) {
+        unsafe { sys::napi_set_named_property(env, obj, name.as_ptr(), v) };
+    }
+}
+
+fn num(env: sys::napi_env, x: f64) -> Raw {
+    let mut v = ptr::null_mut();
+    unsafe { sys::napi_create_double(env, x, &mut v) };
+    v
+}
+
+fn big(env: sys::napi_env, x: u64) -> Raw {
+    let mut v = ptr::null_mut();
+    unsafe { sys::napi_create_bigint_uint64(env, x, &mut v) };
+    v
+}
+
+/// A field as a Number, refusing (never rounding) values above 2^53 - 1.
+fn safe_num(env: sys::napi_env, x: u64, what: &str) -> Result<Raw> {
+    if x > 9_007_199_254_740_991 {
+        return Err(range_err(env, &format!("{what} {x} is above 2^53 - 1 and cannot be a Number exactly")));
+    }
+    Ok(num(env, x as f64))
+}
+
+/// Takes an ID (a bigint, or a string in any form) apart under a layout (default 'twitter').
+#[napi(
+    ts_args_type = "id: bigint | string, layout?: string | Layout",
+    ts_return_type = "{ id: bigint; timestampTicks: bigint; timestampMs: number; subMsNs: number; date: Date; iso: string; nodeId: number; sequence: number }"
+)]
+pub fn decode(env: Env, id: Unknown<'_>, layout: Option<Unknown<'_>>) -> Result<Unknown<'static>> {
+    let env = env.raw();
+    let id = id_arg(env, raw_of(&id), true)?;
+    let layout = layout_arg(env, opt_raw(&layout))?;
+    let d = layout.decode(id).js(env)?;
+    let mut obj = ptr::null_mut();
+    unsafe { sys::napi_create_object(env, &mut obj) };
+    set(env, obj, "id", big(env, d.id));
+    set(env, obj, "timestampTicks", big(env, d.timestamp_ticks));
+    set(env, obj, "timestampMs", safe_num(env, d.unix_ms, "timestampMs")?);
+    set(env, obj, "subMsNs", num(env, d.sub_ms_ns as f64));
+    let mut date = ptr::null_mut();
+    // Dates hold ±8.64e15 ms; beyond that the Date is invalid (NaN) rather than wrong.
+    let ms = if d.unix_ms <= 8_640_000_000_000_000 { d.unix_ms as f64 } else { f64::NAN };
+    unsafe { sys::napi_create_date(env, ms, &mut date) };
+    set(env, obj, "date", date);
+    set(env, obj, "iso", js_str(env, d.iso().to_buf().as_str()));
+    set(env, obj, "nodeId", safe_num(env, d.node, "nodeId")?);
+    set(env, obj, "sequence", safe_num(env, d.sequence, "sequence")?);
+    Ok(unsafe { Unknown::from_raw_unchecked(env, obj) })
+}
+
+/// Composes an ID from its fields (`nodeId` is the node field as stored, offset included).
+#[napi(
+    ts_args_type = "fields: { timestampTicks: bigint | number; nodeId: number | bigint; sequence: number | bigint }, layout?: string | Layout"
+)]
+pub fn compose(env: Env, fields: Unknown<'_>, layout: Option<Unknown<'_>>) -> Result<u64> {
+    let env = env.raw();
+    let o = Opts::new(env, raw_of(&fields), "compose fields", &["timestampTicks", "nodeId", "sequence"])?;
+    let w = "compose fields";
+    let ticks = get_u64(env, o.required("timestampTicks", w)?, "timestampTicks")?;
+    let node = get_u64(env, o.required("nodeId", w)?, "nodeId")?;
+    let seq = get_u64(env, o.required("sequence", w)?, "sequence")?;
+    let layout = layout_arg(env, opt_raw(&layout))?;
+    layout.compose(ticks, node, seq).js(env)
+}
+
+/// The smallest ID of a layout at or after an instant (a Date, or Unix ms as a number or bigint).
+#[napi(ts_args_type = "at: Date | number | bigint, layout?: string | Layout")]
+pub fn min_id_at(env: Env, at: Unknown<'_>, layout: Option<Unknown<'_>>) -> Result<u64> {
+    let env = env.raw();
+    let v = raw_of(&at);
+    let mut is_date = false;
+    unsafe { sys::napi_is_date(env, v, &mut is_date) };
+    let ms = if is_date {
+        let mut t = 0.0;
+        unsafe { sys::napi_get_date_value(env, v, &mut t) };
+        snowmint::whole_f64(t)
+            .map_err(|_| range_err(env, "the Date is invalid or before 1970"))?
+    } else {
+        get_u64(env, v, "at")?
+    };
+    let layout = layout_arg(env, opt_raw(&layout))?;
+    layout.min_id_at_ms(ms).js(env)
+}
+
+fn encoding_arg(env: sys::napi_env, v: Option<Raw>, allow_any: bool) -> Result<Option<Encoding>> {
+    let v = match v {
+        Some(v) if !is_nullish(env, v) => v,
+        _ => return Ok(if allow_any { None } else { Some(Encoding::Decimal) }),
+    };
+    if type_of(env, v) != sys::ValueType::napi_string {
+        return Err(type_err(env, "encoding must be a string"));
+    }
+    let name = get_string(env, v)?;
+    if allow_any && name == "any" {
+        return Ok(None);
+    }
+    Encoding::from_name(&name).map(Some).js(env)
+}
+
+/// An ID as text: 'dec' (default), 'hex', 'base32' or 'base58'.
+#[napi(ts_args_type = "id: bigint | number, encoding?: 'dec' | 'hex' | 'base32' | 'base58'")]
+pub fn encode(env: Env, id: Unknown<'_>, encoding: Option<Unknown<'_>>) -> Result<String> {
+    let env = env.raw();
+    let id = id_arg(env, raw_of(&id), false)?;
+    let enc = encoding_arg(env, opt_raw(&encoding), false)?.unwrap_or(Encoding::Decimal);
+    Ok(enc.encode(id).as_str().to_owned())
+}
+
+/// Parses an ID from text in one encoding, or 'any' (default: told apart by shape).
+#[napi(ts_args_type = "text: string, encoding?: 'dec' | 'hex' | 'base32' | 'base58' | 'any'")]
+pub fn parse(env: Env, text: Unknown<'_>, encoding: Option<Unknown<'_>>) -> Result<u64> {
+    let env = env.raw();
+    if type_of(env, raw_of(&text)) != sys::ValueType::napi_string {
+        return Err(type_err(env, "text must be a string"));
+    }
+    let s = get_string(env, raw_of(&text))?;
+    match encoding_arg(env, opt_raw(&encoding), true)? {
+        None => snowmint::parse_any(&s).js(env),
+        Some(enc) => enc.parse(&s).js(env),
+    }
+}
+
+const fn error_codes() -> [&'static str; ErrorCode::ALL.len()] {
+    let mut out = [""; ErrorCode::ALL.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = ErrorCode::ALL[i].as_str();
+        i += 1;
+    }
+    out
+}
+
+/// Every error code an `err.code` can hold.
+#[napi]
+pub const ERROR_CODES: [&str; 15] = error_codes();
+
+/// Every preset name `Layout.preset` accepts (snowcast needs `Layout.snowcast`).
+#[napi]
+pub const PRESET_NAMES: [&str; 8] = snowmint::PRESET_NAMES;

@@ -1,0 +1,17 @@
+// ESM entry: re-exports the native binding loaded by the generated CommonJS loader.
+import { createRequire } from 'node:module'
+
+const native = createRequire(import.meta.url)('./index.js')
+
+export const {
+  Generator,
+  Layout,
+  compose,
+  decode,
+  encode,
+  parse,
+  minIdAt,
+  ERROR_CODES,
+  PRESET_NAMES,
+} = native
+export default native
