@@ -1,1 +1,324 @@
-fn main() {}
+//! `snowmint`: mint, inspect and design Snowflake-family 64-bit IDs from the command line.
+//!
+//! A thin shell over the `snowmint` core: it parses the command line, calls the core, and prints. Every
+//! layout check, the generation rule, decoding and the string forms are the core's.
+
+mod args;
+mod error;
+mod help;
+mod layout_args;
+mod render;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use snowmint::{
+    parse_any, Clock, Encoding, Error, ErrorCode, Generator, Options, Policy, SystemClock,
+};
+
+use args::{Args, Item};
+use error::CliError;
+use layout_args::LayoutArgs;
+
+/// The node ID when `--node` is not given.
+const NODE_ENV: &str = "SNOWMINT_NODE_ID";
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let result = run(argv, &mut out).and_then(|()| out.flush().map_err(Failure::Io));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // `snowmint mint -n 1000000 | head`: the reader left; that is not an error.
+        Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Failure::Io(e)) => {
+            eprintln!("error[IO]: cannot write the output: {e}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Cli(e)) => {
+            // Flush what was minted before the failure, then report.
+            let _ = out.flush();
+            eprint!("{}", e.render());
+            ExitCode::from(e.exit as u8)
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Failure {
+    Cli(CliError),
+    Io(io::Error),
+}
+
+impl From<CliError> for Failure {
+    fn from(e: CliError) -> Self {
+        Failure::Cli(e)
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Io(e)
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Cli(CliError::core(e))
+    }
+}
+
+fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
+    let mut argv = argv.into_iter();
+    let Some(command) = argv.next() else {
+        out.write_all(help::MAIN.as_bytes())?;
+        return Ok(());
+    };
+    let rest: Vec<String> = argv.collect();
+    match command.as_str() {
+        "mint" => mint(Args::new(rest, "mint"), out),
+        "inspect" => inspect(Args::new(rest, "inspect"), out),
+        "layout" => layout(Args::new(rest, "layout"), out),
+        "help" | "-h" | "--help" => {
+            let text = match rest.first().map(String::as_str) {
+                None => help::MAIN.to_string(),
+                Some("mint") => help::MINT.to_string(),
+                Some("inspect") => help::INSPECT.to_string(),
+                Some("layout") => help::layout_help(),
+                Some("layouts") => help::layouts_table(),
+                Some(other) => {
+                    return Err(CliError::usage(format!("no help on {other:?}"), "").into())
+                }
+            };
+            out.write_all(text.as_bytes())?;
+            Ok(())
+        }
+        "-V" | "--version" | "version" => {
+            writeln!(out, "snowmint {}", env!("CARGO_PKG_VERSION"))?;
+            Ok(())
+        }
+        other => {
+            let mut e = CliError::usage(format!("unknown command {other:?}"), "");
+            e.detail
+                .insert(0, "commands: mint, inspect, layout, help".to_string());
+            Err(e.into())
+        }
+    }
+}
+
+/// `snowmint mint [-n N] [--node N] [--layout L …] [--format F]`
+fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
+    let mut count: u64 = 1;
+    let mut node: Option<u64> = None;
+    let mut format = Encoding::Decimal;
+    let mut layout_args = LayoutArgs::default();
+    while let Some(item) = args.next_item()? {
+        match item {
+            Item::Flag { name, inline } => match name.as_str() {
+                "-h" | "--help" => {
+                    out.write_all(help::MINT.as_bytes())?;
+                    return Ok(());
+                }
+                "-n" | "--count" => count = args.number(&name, inline)?,
+                "--node" => node = Some(args.number(&name, inline)?),
+                "-f" | "--format" => {
+                    let v = args.value(&name, inline)?;
+                    format = encoding_named(&v, false)?.unwrap_or(Encoding::Decimal);
+                }
+                _ => {
+                    if !layout_args.take(&mut args, &name, inline)? {
+                        return Err(args.unknown(&name).into());
+                    }
+                }
+            },
+            Item::Positional(p) => {
+                return Err(CliError::usage(
+                    format!("unexpected argument {p:?} (the count is given with -n, e.g. -n {p})"),
+                    "mint",
+                )
+                .into())
+            }
+        }
+    }
+    if count == 0 {
+        return Err(CliError::usage("-n is 0; mint at least one ID", "mint").into());
+    }
+    let chosen = layout_args.build("mint")?;
+    let layout = chosen.layout;
+    let (node, source) = match node {
+        Some(n) => (n, "--node"),
+        None => match std::env::var(NODE_ENV) {
+            Ok(text) => (args::parse_number(NODE_ENV, text.trim(), "mint")?, NODE_ENV),
+            Err(_) => (0, "the default node 0"),
+        },
+    };
+    // No running ahead of the clock: a tick's sequence used up waits for the next tick. With the wait
+    // for the last ID's tick below, a following run with the same node never repeats an ID.
+    let options = Options {
+        policy: Policy::Wait,
+        max_ahead_ns: 0,
+        random_start_seed: None,
+    };
+    let mut gen = Generator::new(layout, node, options).map_err(|e| {
+        let hint = format!("node ID from {source}");
+        CliError::core(e).with(hint)
+    })?;
+    let chunk = layout.ids_per_tick().clamp(1, 4096) as usize;
+    let mut buf = vec![0u64; chunk];
+    let mut remaining = count;
+    let mut last = None;
+    while remaining > 0 {
+        let n = (remaining.min(chunk as u64)) as usize;
+        gen.next_ids(&mut buf[..n])?;
+        for &id in &buf[..n] {
+            out.write_all(format.encode(id).as_str().as_bytes())?;
+            out.write_all(b"\n")?;
+        }
+        last = Some(buf[n - 1]);
+        remaining -= n as u64;
+    }
+    out.flush()?;
+    if let Some(last) = last {
+        wait_out_tick(&layout, last);
+    }
+    Ok(())
+}
+
+/// Sleeps until the clock has left the tick of `last`, so that the next process minting for the same node
+/// starts in a later tick. Bounded: a clock stepping back meanwhile does not keep us here.
+fn wait_out_tick(layout: &snowmint::Layout, last: u64) {
+    let Ok(decoded) = layout.decode(last) else {
+        return;
+    };
+    let last_tick = decoded.timestamp_ticks;
+    for _ in 0..100 {
+        let Ok(now) = SystemClock.now_ns() else {
+            return;
+        };
+        match layout.tick_at_ns(now) {
+            Ok(tick) if tick <= last_tick => {
+                let into_tick = now.saturating_sub(layout.epoch_ns()) % layout.tick_ns();
+                snowmint::sleep_ns(layout.tick_ns() - into_tick);
+            }
+            _ => return,
+        }
+    }
+}
+
+/// An encoding by name; `any` (allowed when `any_ok`) gives `None`.
+fn encoding_named(name: &str, any_ok: bool) -> Result<Option<Encoding>, CliError> {
+    if any_ok && name == "any" {
+        return Ok(None);
+    }
+    Encoding::from_name(name).map(Some).map_err(|_| {
+        CliError::rejected(
+            ErrorCode::InvalidArgument,
+            format!(
+                "unknown string form {name:?}: use dec, hex, base32 or base58{}",
+                if any_ok { " (or any)" } else { "" }
+            ),
+        )
+    })
+}
+
+/// `snowmint inspect ID… [--layout L …] [--from ENC]`
+fn inspect(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
+    let mut ids: Vec<String> = Vec::new();
+    let mut from: Option<Encoding> = None;
+    let mut layout_args = LayoutArgs::default();
+    while let Some(item) = args.next_item()? {
+        match item {
+            Item::Flag { name, inline } => match name.as_str() {
+                "-h" | "--help" => {
+                    out.write_all(help::INSPECT.as_bytes())?;
+                    return Ok(());
+                }
+                "--from" => {
+                    let v = args.value(&name, inline)?;
+                    from = encoding_named(&v, true)?;
+                }
+                _ => {
+                    if !layout_args.take(&mut args, &name, inline)? {
+                        return Err(args.unknown(&name).into());
+                    }
+                }
+            },
+            Item::Positional(p) => ids.push(p),
+        }
+    }
+    if ids.is_empty() {
+        return Err(CliError::usage(
+            "give an ID to inspect, e.g. 'snowmint inspect 1212161512043450368'",
+            "inspect",
+        )
+        .into());
+    }
+    let chosen = layout_args.build("inspect")?;
+    let now_ms = SystemClock.now_ns().ok().map(|ns| ns / 1_000_000);
+    for (i, text) in ids.iter().enumerate() {
+        let id = match from {
+            Some(enc) => enc.parse(text),
+            None => parse_any(text),
+        }
+        .map_err(|e| parse_failure(e, text))?;
+        let decoded = chosen.layout.decode(id).map_err(|e| {
+            CliError::core(e).with(format!(
+                "is it an ID of another layout? this is {}; pick one with --layout",
+                chosen.label
+            ))
+        })?;
+        if i > 0 {
+            writeln!(out)?;
+        }
+        out.write_all(render::inspect(&chosen, &decoded, now_ms).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// A parse error with a caret under the bad character.
+fn parse_failure(err: Error, text: &str) -> CliError {
+    let mut e = CliError::core(err);
+    if let Error::Parse { kind, position, .. } = err {
+        use snowmint::ParseErrorKind as K;
+        if kind == K::InvalidCharacter {
+            let pad: String = text.chars().take(position).map(|_| ' ').collect();
+            e = e.with(text.to_string()).with(format!("{pad}^"));
+        }
+        if kind == K::Ambiguous || kind == K::InvalidCharacter {
+            e = e.with("name the form with --from dec|hex|base32|base58 if it is not recognised");
+        }
+    }
+    e
+}
+
+/// `snowmint layout [--preset P | fields …]`
+fn layout(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
+    let mut layout_args = LayoutArgs::default();
+    while let Some(item) = args.next_item()? {
+        match item {
+            Item::Flag { name, inline } => match name.as_str() {
+                "-h" | "--help" => {
+                    out.write_all(help::layout_help().as_bytes())?;
+                    return Ok(());
+                }
+                _ => {
+                    if !layout_args.take(&mut args, &name, inline)? {
+                        return Err(args.unknown(&name).into());
+                    }
+                }
+            },
+            Item::Positional(p) => {
+                return Err(CliError::usage(
+                    format!("unexpected argument {p:?} (name a preset with --preset {p})"),
+                    "layout",
+                )
+                .into())
+            }
+        }
+    }
+    let chosen = layout_args.build("layout")?;
+    let now_ms = SystemClock.now_ns().ok().map(|ns| ns / 1_000_000);
+    out.write_all(render::layout(&chosen, now_ms).as_bytes())?;
+    Ok(())
+}

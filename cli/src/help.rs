@@ -1,0 +1,188 @@
+//! Help texts that teach: what each command does, examples to copy, and what each layout is.
+
+use std::fmt::Write as _;
+
+use snowmint::{Layout, Order};
+
+use crate::render::tick;
+
+pub const MAIN: &str = "\
+snowmint — mint, inspect and design unique 64-bit IDs (the Snowflake family)
+
+A snowmint ID packs a timestamp, a node ID and a per-tick sequence number into one 64-bit
+integer. IDs sort by creation time, and any number of machines mint them without talking to
+each other, as long as each machine (or process) uses its own node ID.
+
+USAGE
+  snowmint mint    [-n N] [--node N] [--layout L] [--format dec|hex|base32|base58]
+  snowmint inspect ID... [--layout L] [--from dec|hex|base32|base58|any]
+  snowmint layout  [--preset L] [--timestamp-bits B] [--node-bits B] [--sequence-bits B]
+                   [--order ORDER] [--tick-ns NS] [--epoch-ms MS] [--node-id-offset N]
+  snowmint help [mint|inspect|layout|layouts]      (or: snowmint COMMAND --help)
+
+EXAMPLES
+  snowmint mint                               one ID: twitter layout, node 0 (or $SNOWMINT_NODE_ID)
+  snowmint mint -n 5 --node 7                 five IDs for node 7, one per line
+  snowmint mint --layout discord --format base58
+  snowmint inspect 1212161512043450368        time, node, sequence and every string form
+  snowmint inspect 3hs6qtU4AFc                any string form is recognised (here base58)
+  snowmint inspect 175928847299117063 --layout discord
+  snowmint layout --preset sonyflake          bit diagram, capacity and when the layout runs out
+  snowmint layout --timestamp-bits 40 --node-bits 8 --sequence-bits 15 --epoch-ms 1704067200000
+
+LAYOUTS (--layout NAME; 'snowmint help layouts' for the full table)
+  twitter (default), discord, instagram, sonyflake, hazelcast, snowcast, js53, decimal,
+  or a custom layout from field options (see 'snowmint layout --help').
+
+ERRORS
+  Bad input prints 'error[CODE]: message' on stderr, with the codes every snowmint library uses
+  (INVALID_LAYOUT, NODE_ID_OUT_OF_RANGE, PARSE, INVALID_ID, INVALID_ARGUMENT, ...), and exits
+  with status 2 for a malformed command line or 1 for a value that was rejected.
+";
+
+pub const MINT: &str = "\
+snowmint mint — mint new IDs from the system clock
+
+USAGE
+  snowmint mint [-n N] [--node N] [--layout L] [--format dec|hex|base32|base58]
+
+OPTIONS
+  -n, --count N     how many IDs (default 1), one per line, strictly increasing
+  --node N          this machine's node ID (default: $SNOWMINT_NODE_ID, else 0). Two minters with
+                    the same node ID and layout can produce the same ID: give each its own.
+  -l, --layout L    twitter (default), discord, instagram, sonyflake, hazelcast, snowcast, js53,
+                    decimal; field options make a custom layout (see 'snowmint layout --help')
+  -f, --format F    dec (default), hex (16 digits), base32 (13 Crockford characters) or base58
+                    (11 characters); the fixed-width forms sort like the numbers
+
+EXAMPLES
+  snowmint mint
+  snowmint mint -n 3 --node 7 --format hex
+  SNOWMINT_NODE_ID=12 snowmint mint --layout sonyflake
+  snowmint mint --layout snowcast --epoch-ms 1704067200000 --node-count 1024 --node 5
+  snowmint mint --layout hazelcast --node-id-offset 100 --node 3
+
+NOTES
+  mint never runs ahead of the clock: when a tick's sequence numbers are used up it waits for the
+  next tick, and before exiting it waits out the tick of its last ID, so a following run with the
+  same node cannot repeat an ID. A clock before the layout's epoch, or past its lifespan, is an
+  error (CLOCK_BEFORE_EPOCH, LAYOUT_EXHAUSTED), never a wrapped ID.
+";
+
+pub const INSPECT: &str = "\
+snowmint inspect — take IDs apart: time, node, sequence and every string form
+
+USAGE
+  snowmint inspect ID... [--layout L] [--from dec|hex|base32|base58|any]
+
+The ID may be written in any string form: decimal digits, hex (16 digits or 0x...), Crockford
+base32 (13 characters) or base58 (11 characters); --from names the form when the shape is
+ambiguous. The layout must be the one the ID was minted with (default twitter): the same 64 bits
+mean a different time under another layout.
+
+OPTIONS
+  --from ENC        the string form of the IDs (default any: told apart by shape)
+  -l, --layout L    the layout the IDs were minted with (and its parameters, or field options)
+
+EXAMPLES
+  snowmint inspect 1212161512043450368
+  snowmint inspect 10d2a6b3c0001000 0x10d2a6b3c0001000
+  snowmint inspect 175928847299117063 --layout discord
+  snowmint inspect 123456 --from hex
+";
+
+const LAYOUT_INTRO: &str = "\
+snowmint layout — design a layout: bit diagram, lifespan and capacity
+
+USAGE
+  snowmint layout [--preset L]                       a preset (default twitter)
+  snowmint layout [--preset L] FIELD OPTIONS...      a custom layout (fields left out keep the
+                                                     preset's values; twitter's by default)
+
+FIELD OPTIONS
+  --timestamp-bits B    bits of the timestamp (1..=64)
+  --node-bits B         bits of the node ID (0..=63)
+  --sequence-bits B     bits of the per-tick sequence (0..=63); the three add up to at most 63
+  --use-sign-bit        allow all 64 bits (IDs may then be negative as signed integers)
+  --order ORDER         timestamp_node_sequence (ts|node|seq) or timestamp_sequence_node (ts|seq|node)
+  --tick-ns NS          tick length in nanoseconds (1000000 = 1 ms)
+  --epoch-ms MS         epoch, Unix milliseconds (the time of timestamp 0)
+  --node-id-offset N    added to every node ID before packing (hazelcast's parameter)
+  --node-split-bits B   high bits of the node field shown as a separate part (twitter: 5 datacenter bits)
+
+PRESET PARAMETERS
+  --preset snowcast --epoch-ms MS --node-count N    (N: 128..=8192, rounded up to a power of two)
+  --preset hazelcast [--node-id-offset N]
+
+EXAMPLES
+  snowmint layout
+  snowmint layout --preset sonyflake
+  snowmint layout --preset snowcast --epoch-ms 1704067200000 --node-count 1024
+  snowmint layout --timestamp-bits 42 --node-bits 6 --sequence-bits 15 --epoch-ms 1704067200000
+  snowmint layout --preset discord --epoch-ms 1704067200000
+
+";
+
+/// What each preset is, in one line.
+const ABOUT: [(&str, &str); 8] = [
+    ("twitter", "Twitter's original Snowflake (2010), the default; node = 5 datacenter + 5 worker bits"),
+    ("discord", "Discord's IDs: Twitter's shape with a 2015 epoch; node = 5 worker + 5 process bits"),
+    ("instagram", "Instagram's sharded IDs: 13-bit shard ID, 10-bit sequence"),
+    ("sonyflake", "Sony's Sonyflake: 10 ms ticks, 16-bit machine ID (often from the private IP), 256 IDs per tick"),
+    ("hazelcast", "Hazelcast Flake IDs: sequence above node; --node-id-offset shifts node IDs"),
+    ("snowcast", "snowcast: your epoch (--epoch-ms) and cluster size (--node-count 128..8192)"),
+    ("js53", "53-bit IDs: JavaScript Numbers and JSON carry them exactly; 16 nodes"),
+    ("decimal", "Chronicle-style decimal IDs: Unix ns in 100 ns steps, last two digits = host 0..99"),
+];
+
+/// The full help of `snowmint layout`, with the preset table.
+pub fn layout_help() -> String {
+    let mut s = LAYOUT_INTRO.to_string();
+    s.push_str(&layouts_table());
+    s
+}
+
+/// Every preset, with its fields as the core defines them.
+pub fn layouts_table() -> String {
+    let mut s = String::from("LAYOUTS\n");
+    let _ = writeln!(
+        s,
+        "  {:<10} {:>5} {:>5} {:>4} {:>6}  {:<14} {:<13} about",
+        "name", "time", "node", "seq", "tick", "order", "epoch"
+    );
+    for (name, about) in ABOUT {
+        let layout = match name {
+            "snowcast" => Layout::snowcast(0, 1024),
+            _ => Layout::preset(name),
+        };
+        let Ok(l) = layout else { continue };
+        let order = match l.order() {
+            Order::TimestampNodeSequence => "ts|node|seq",
+            Order::TimestampSequenceNode => "ts|seq|node",
+        };
+        let (t, n, q, epoch) = match name {
+            "decimal" => ("-".into(), "-".into(), "-".into(), "1970-01-01".to_string()),
+            "snowcast" => (
+                "41".to_string(),
+                "7-13".to_string(),
+                "23-n".to_string(),
+                "--epoch-ms".to_string(),
+            ),
+            _ => (
+                l.timestamp_bits().to_string(),
+                l.node_bits().to_string(),
+                l.sequence_bits().to_string(),
+                snowmint::IsoTime::from_unix_ms(l.epoch_ms())
+                    .to_buf()
+                    .as_str()[..10]
+                    .to_string(),
+            ),
+        };
+        let _ = writeln!(
+            s,
+            "  {name:<10} {t:>5} {n:>5} {q:>4} {:>6}  {order:<14} {epoch:<13} {about}",
+            tick(l.tick_ns())
+        );
+    }
+    s
+}

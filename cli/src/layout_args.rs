@@ -1,0 +1,156 @@
+//! The layout options every command shares: a preset (`--layout`/`--preset`), its parameters
+//! (snowcast's `--epoch-ms` and `--node-count`, hazelcast's `--node-id-offset`) and field overrides for
+//! a custom layout. Every value is validated by the core (`Layout::new`, `Layout::snowcast` …).
+
+use snowmint::{ErrorCode, Layout, LayoutConfig, Order, PRESET_NAMES};
+
+use crate::args::Args;
+use crate::error::CliError;
+
+#[derive(Default, Debug)]
+pub struct LayoutArgs {
+    preset: Option<String>,
+    epoch_ms: Option<u64>,
+    node_count: Option<u64>,
+    node_id_offset: Option<u64>,
+    timestamp_bits: Option<u32>,
+    node_bits: Option<u32>,
+    sequence_bits: Option<u32>,
+    order: Option<String>,
+    tick_ns: Option<u64>,
+    use_sign_bit: bool,
+    node_split_bits: Option<u32>,
+}
+
+/// A built layout and how to call it in output.
+pub struct Chosen {
+    pub layout: Layout,
+    /// `twitter`, or `custom (twitter with changes)`.
+    pub label: String,
+}
+
+impl LayoutArgs {
+    /// Consumes `name` if it is a layout option; `Ok(false)` if it is not one.
+    pub fn take(
+        &mut self,
+        args: &mut Args,
+        name: &str,
+        inline: Option<String>,
+    ) -> Result<bool, CliError> {
+        match name {
+            "--layout" | "--preset" | "-l" => self.preset = Some(args.value(name, inline)?),
+            "--epoch-ms" => self.epoch_ms = Some(args.number(name, inline)?),
+            "--node-count" => self.node_count = Some(args.number(name, inline)?),
+            "--node-id-offset" => self.node_id_offset = Some(args.number(name, inline)?),
+            "--timestamp-bits" => self.timestamp_bits = Some(args.bits(name, inline)?),
+            "--node-bits" => self.node_bits = Some(args.bits(name, inline)?),
+            "--sequence-bits" => self.sequence_bits = Some(args.bits(name, inline)?),
+            "--node-split-bits" => self.node_split_bits = Some(args.bits(name, inline)?),
+            "--order" => self.order = Some(args.value(name, inline)?),
+            "--tick-ns" => self.tick_ns = Some(args.number(name, inline)?),
+            "--use-sign-bit" => {
+                args.no_value(name, inline)?;
+                self.use_sign_bit = true;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Builds the layout; the core validates every field and names the one that is wrong.
+    pub fn build(&self, command: &'static str) -> Result<Chosen, CliError> {
+        let name = self.preset.as_deref().unwrap_or("twitter");
+        let name = if name == "chronicle" { "decimal" } else { name };
+        if self.node_count.is_some() && name != "snowcast" {
+            return Err(CliError::usage(
+                "--node-count is a parameter of the snowcast layout only (--layout snowcast)",
+                command,
+            ));
+        }
+        let base = match name {
+            "snowcast" => {
+                let (Some(epoch_ms), Some(node_count)) = (self.epoch_ms, self.node_count) else {
+                    return Err(CliError::usage(
+                        "the snowcast layout needs --epoch-ms (its epoch, Unix ms) and --node-count (128..8192)",
+                        command,
+                    ));
+                };
+                Layout::snowcast(epoch_ms, node_count)?
+            }
+            "hazelcast" => Layout::hazelcast(self.node_id_offset.unwrap_or(0))?,
+            _ => Layout::preset(name).map_err(|_| {
+                CliError::rejected(
+                    ErrorCode::InvalidLayout,
+                    format!(
+                        "unknown layout {name:?}: use one of {}",
+                        PRESET_NAMES.join(", ")
+                    ),
+                )
+                .with("or give the fields of a custom layout: see 'snowmint layout --help'")
+            })?,
+        };
+        let overrides = self.timestamp_bits.is_some()
+            || self.node_bits.is_some()
+            || self.sequence_bits.is_some()
+            || self.order.is_some()
+            || self.tick_ns.is_some()
+            || self.use_sign_bit
+            || self.node_split_bits.is_some()
+            || (self.epoch_ms.is_some() && name != "snowcast")
+            || (self.node_id_offset.is_some() && name != "hazelcast");
+        if !overrides {
+            return Ok(Chosen {
+                layout: base,
+                label: name.to_string(),
+            });
+        }
+        if name == "decimal" {
+            return Err(CliError::usage(
+                "the decimal layout has no bit fields to change; drop the field options or pick another --layout",
+                command,
+            ));
+        }
+        let mut cfg: LayoutConfig = *base.config();
+        if let Some(v) = self.timestamp_bits {
+            cfg.timestamp_bits = v;
+        }
+        if let Some(v) = self.node_bits {
+            cfg.node_bits = v;
+            // A preset's datacenter/worker split no longer describes a resized node field.
+            cfg.node_split_bits = 0;
+        }
+        if let Some(v) = self.sequence_bits {
+            cfg.sequence_bits = v;
+        }
+        if let Some(v) = self.node_split_bits {
+            cfg.node_split_bits = v;
+        }
+        if let Some(order) = &self.order {
+            cfg.order = Order::from_name(order).map_err(|_| {
+                CliError::rejected(
+                    ErrorCode::InvalidLayout,
+                    format!(
+                        "invalid layout: order {order:?} is not one of timestamp_node_sequence (ts|node|seq) or timestamp_sequence_node (ts|seq|node)"
+                    ),
+                )
+            })?;
+        }
+        if let Some(v) = self.tick_ns {
+            cfg.tick_ns = v;
+        }
+        if let Some(v) = self.epoch_ms {
+            cfg.epoch_ms = v;
+        }
+        if let Some(v) = self.node_id_offset {
+            cfg.node_id_offset = v;
+        }
+        if self.use_sign_bit {
+            cfg.use_sign_bit = true;
+        }
+        let layout = Layout::new(cfg)?;
+        Ok(Chosen {
+            layout,
+            label: format!("custom ({name} with changes)"),
+        })
+    }
+}
