@@ -1,1 +1,985 @@
-//! Placeholder: the binding is being written.
+//! Python binding of snowmint: the native module `snowmint._snowmint`.
+//!
+//! This crate converts types and maps errors; every rule (layouts, sequencing, clock regression,
+//! decoding, string forms) lives in the `snowmint` core. The pure-Python package `python/snowmint/`
+//! re-exports what is defined here and ships the type stubs.
+//!
+//! Design notes:
+//! - `Generator` wraps the core's lock-free [`snowmint::SharedGenerator`]: one compare-and-swap per
+//!   request, `&self`, so the class is `frozen` and safe without the GIL (`gil_used = false`).
+//! - With no injected clock the system clock is read in Rust (no Python call on the fast path). Sleeps
+//!   (the `wait` policy) run with the GIL released.
+//! - Fork rule: a process-wide fork counter is bumped in the child by an `os.register_at_fork` hook;
+//!   each generator remembers the counter it was created under and compares it on every mint (one
+//!   relaxed atomic load). A generator used in a forked child raises `ForkedError` instead of repeating
+//!   the parent's IDs.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+
+use snowmint as sm;
+use snowmint::{Clock, ClockUnit, ErrorCode};
+
+// ---------------------------------------------------------------------------------------------------
+// Exceptions: one class per stable code, all under SnowmintError(ValueError).
+// ---------------------------------------------------------------------------------------------------
+
+pyo3::create_exception!(
+    snowmint,
+    SnowmintError,
+    PyValueError,
+    "Base class of every snowmint error; `.code` is the stable, language-neutral error code."
+);
+pyo3::create_exception!(snowmint, InvalidLayoutError, SnowmintError, "INVALID_LAYOUT: a layout field is out of range (the message names it).");
+pyo3::create_exception!(snowmint, NodeIdOutOfRangeError, SnowmintError, "NODE_ID_OUT_OF_RANGE: the node ID does not fit the layout's node field.");
+pyo3::create_exception!(snowmint, ClockMovedBackwardsError, SnowmintError, "CLOCK_MOVED_BACKWARDS: the clock stepped back under the strict policy.");
+pyo3::create_exception!(snowmint, ClockBeforeEpochError, SnowmintError, "CLOCK_BEFORE_EPOCH: the clock reads a time before the layout's epoch.");
+pyo3::create_exception!(snowmint, TooFarAheadError, SnowmintError, "TOO_FAR_AHEAD: logical time would run more than max_ahead ahead of the clock; `.retry_after_ms` says when a retry succeeds.");
+pyo3::create_exception!(snowmint, LayoutExhaustedError, SnowmintError, "LAYOUT_EXHAUSTED: the layout's timestamp field has run out.");
+pyo3::create_exception!(snowmint, ParseError, SnowmintError, "PARSE: a malformed ID string; `.position` is the 0-based position of the problem.");
+pyo3::create_exception!(snowmint, LeaseLostError, SnowmintError, "LEASE_LOST: the node-ID lease was lost.");
+pyo3::create_exception!(snowmint, InvalidClockError, SnowmintError, "INVALID_CLOCK: a clock reading is not a finite, non-negative whole number in range.");
+pyo3::create_exception!(snowmint, InvalidIdError, SnowmintError, "INVALID_ID: an ID does not fit the layout (or is not a 64-bit unsigned integer).");
+pyo3::create_exception!(snowmint, InvalidArgumentError, SnowmintError, "INVALID_ARGUMENT: an argument is out of range.");
+pyo3::create_exception!(snowmint, ForkedError, SnowmintError, "FORKED: a generator created before os.fork() was used in the child.");
+
+/// The exception class for a code (C-only codes fall back to the base class).
+fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
+    match code {
+        ErrorCode::InvalidLayout => py.get_type::<InvalidLayoutError>(),
+        ErrorCode::NodeIdOutOfRange => py.get_type::<NodeIdOutOfRangeError>(),
+        ErrorCode::ClockMovedBackwards => py.get_type::<ClockMovedBackwardsError>(),
+        ErrorCode::ClockBeforeEpoch => py.get_type::<ClockBeforeEpochError>(),
+        ErrorCode::TooFarAhead => py.get_type::<TooFarAheadError>(),
+        ErrorCode::LayoutExhausted => py.get_type::<LayoutExhaustedError>(),
+        ErrorCode::Parse => py.get_type::<ParseError>(),
+        ErrorCode::LeaseLost => py.get_type::<LeaseLostError>(),
+        ErrorCode::InvalidClock => py.get_type::<InvalidClockError>(),
+        ErrorCode::InvalidId => py.get_type::<InvalidIdError>(),
+        ErrorCode::InvalidArgument => py.get_type::<InvalidArgumentError>(),
+        ErrorCode::Forked => py.get_type::<ForkedError>(),
+        _ => py.get_type::<SnowmintError>(),
+    }
+}
+
+/// An exception of the class for `code` with `message`, carrying `.code` (and any extra attributes).
+fn raise(py: Python<'_>, code: ErrorCode, message: String, extra: &[(&str, u64)]) -> PyErr {
+    let make = || -> PyResult<PyErr> {
+        let value = error_type(py, code).call1((message.clone(),))?;
+        value.setattr("code", code.as_str())?;
+        for (k, v) in extra {
+            value.setattr(*k, *v)?;
+        }
+        Ok(PyErr::from_value(value))
+    };
+    make().unwrap_or_else(|e| e)
+}
+
+/// Maps a core error to its Python exception.
+fn err(py: Python<'_>, e: sm::Error) -> PyErr {
+    let mut extra: Vec<(&str, u64)> = Vec::new();
+    if let Some(ms) = e.retry_after_ms() {
+        extra.push(("retry_after_ms", ms));
+    }
+    if let sm::Error::Parse { position, .. } = e {
+        extra.push(("position", position as u64));
+    }
+    raise(py, e.code(), e.to_string(), &extra)
+}
+
+trait OrRaise<T> {
+    fn or_raise(self, py: Python<'_>) -> PyResult<T>;
+}
+
+impl<T> OrRaise<T> for sm::Result<T> {
+    #[inline]
+    fn or_raise(self, py: Python<'_>) -> PyResult<T> {
+        self.map_err(|e| err(py, e))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Argument conversion: Python int -> u64 that never wraps.
+// ---------------------------------------------------------------------------------------------------
+
+/// A non-negative integer that fits 64 bits. `bool` and non-integers are `TypeError`; an int out of
+/// range (negative, ≥ 2**64) raises `code` with a message naming the argument.
+fn u64_arg(obj: &Bound<'_, PyAny>, name: &str, code: ErrorCode) -> PyResult<u64> {
+    let py = obj.py();
+    if obj.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(format!("{name} must be an int, not bool")));
+    }
+    if !obj.is_instance_of::<PyInt>() && !obj.hasattr("__index__")? {
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be an int, not {}",
+            obj.get_type().name()?
+        )));
+    }
+    match obj.extract::<u64>() {
+        Ok(v) => Ok(v),
+        Err(e) if e.is_instance_of::<PyOverflowError>(py) => Err(raise(
+            py,
+            code,
+            format!("{name} is {obj}, allowed 0..=18446744073709551615 (a 64-bit unsigned integer)"),
+            &[],
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+fn bool_arg(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<bool> {
+    match obj {
+        None => Ok(false),
+        Some(b) => Ok(b
+            .cast::<PyBool>()
+            .map_err(|_| PyTypeError::new_err(format!("{name} must be a bool")))?
+            .is_true()),
+    }
+}
+
+fn str_arg<'a>(obj: &'a Bound<'_, PyAny>, name: &str) -> PyResult<&'a Bound<'a, PyString>> {
+    obj.cast::<PyString>()
+        .map_err(|_| PyTypeError::new_err(format!("{name} must be a str")))
+}
+
+// ---------------------------------------------------------------------------------------------------
+// datetime helpers (the limited API has no datetime C API: go through the Python module).
+// ---------------------------------------------------------------------------------------------------
+
+static UNIX_EPOCH: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static TIMEDELTA: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static ZERO_ARRAY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn unix_epoch(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    UNIX_EPOCH
+        .get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            let dt = py.import("datetime")?;
+            let utc = dt.getattr("timezone")?.getattr("utc")?;
+            let kw = PyDict::new(py);
+            kw.set_item("tzinfo", utc)?;
+            Ok(dt.getattr("datetime")?.call((1970, 1, 1), Some(&kw))?.unbind())
+        })
+        .map(|o| o.bind(py))
+}
+
+fn timedelta(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    TIMEDELTA
+        .get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            Ok(py.import("datetime")?.getattr("timedelta")?.unbind())
+        })
+        .map(|o| o.bind(py))
+}
+
+/// A UTC `datetime` for a Unix instant (microsecond precision: what `datetime` holds).
+fn utc_datetime<'py>(py: Python<'py>, unix_ms: u64, sub_ms_ns: u32, what: &str) -> PyResult<Bound<'py, PyAny>> {
+    let micros = unix_ms as u128 * 1000 + (sub_ms_ns / 1000) as u128;
+    let delta = timedelta(py)?.call1((0, 0, micros))?;
+    unix_epoch(py)?.call_method1("__add__", (delta,)).and_then(|v| {
+        if v.is(py.NotImplemented()) {
+            Err(PyOverflowError::new_err(""))
+        } else {
+            Ok(v)
+        }
+    }).map_err(|e| {
+        if e.is_instance_of::<PyOverflowError>(py) {
+            PyOverflowError::new_err(format!(
+                "{what} (Unix {unix_ms} ms) is past datetime's year 9999; use the _ms or iso form"
+            ))
+        } else {
+            e
+        }
+    })
+}
+
+/// Unix nanoseconds of an aware `datetime` (exact to the microsecond). Naive datetimes are refused.
+fn datetime_to_ns(py: Python<'_>, dt: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if dt.call_method0("utcoffset")?.is_none() {
+        return Err(raise(
+            py,
+            ErrorCode::InvalidArgument,
+            "naive datetime: give a timezone-aware datetime (e.g. tzinfo=datetime.timezone.utc)".into(),
+            &[],
+        ));
+    }
+    let delta = dt.call_method1("__sub__", (unix_epoch(py)?,))?;
+    let one_us = timedelta(py)?.call1((0, 0, 1))?;
+    let micros = delta.call_method1("__floordiv__", (one_us,))?;
+    let micros: i128 = micros.extract()?;
+    if micros < 0 {
+        return Err(raise(
+            py,
+            ErrorCode::ClockBeforeEpoch,
+            format!("{dt} is before the Unix epoch, before the layout's epoch"),
+            &[],
+        ));
+    }
+    // Every datetime (year ≤ 9999) fits in u64 nanoseconds? No: past year 2554 it does not.
+    u64::try_from(micros * 1000).map_err(|_| {
+        raise(
+            py,
+            ErrorCode::InvalidClock,
+            format!("{dt} is out of range (after year 2554)"),
+            &[],
+        )
+    })
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Layout
+// ---------------------------------------------------------------------------------------------------
+
+/// An ID layout: field widths, order, tick and epoch (see `Layout.preset`).
+#[pyclass(frozen, eq, hash, module = "snowmint", name = "Layout")]
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct PyLayout {
+    inner: sm::Layout,
+}
+
+/// A layout argument: a preset name or a `Layout`.
+fn layout_arg(obj: &Bound<'_, PyAny>) -> PyResult<sm::Layout> {
+    if let Ok(l) = obj.cast::<PyLayout>() {
+        return Ok(l.get().inner);
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return sm::Layout::preset(&s.to_cow()?).or_raise(obj.py());
+    }
+    Err(PyTypeError::new_err(format!(
+        "layout must be a preset name (str) or a snowmint.Layout, not {}",
+        obj.get_type().name()?
+    )))
+}
+
+fn layout_u64(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+    u64_arg(obj, field, ErrorCode::InvalidLayout)
+}
+
+fn layout_bits(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<u32> {
+    let v = layout_u64(obj, field)?;
+    // Anything ≥ 2**32 is far out of range: clamp so the core rejects it by name.
+    Ok(u32::try_from(v).unwrap_or(u32::MAX))
+}
+
+#[pymethods]
+impl PyLayout {
+    #[new]
+    #[pyo3(signature = (*, timestamp_bits, node_bits, sequence_bits, order = None, tick_ns = None, epoch_ms, node_id_offset = None, use_sign_bit = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        timestamp_bits: &Bound<'_, PyAny>,
+        node_bits: &Bound<'_, PyAny>,
+        sequence_bits: &Bound<'_, PyAny>,
+        order: Option<&Bound<'_, PyAny>>,
+        tick_ns: Option<&Bound<'_, PyAny>>,
+        epoch_ms: &Bound<'_, PyAny>,
+        node_id_offset: Option<&Bound<'_, PyAny>>,
+        use_sign_bit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let order = match order {
+            None => sm::Order::TimestampNodeSequence,
+            Some(o) => sm::Order::from_name(&str_arg(o, "order")?.to_cow()?).or_raise(py)?,
+        };
+        let use_sign_bit = bool_arg(use_sign_bit, "use_sign_bit")?;
+        let cfg = sm::LayoutConfig {
+            timestamp_bits: layout_bits(timestamp_bits, "timestamp_bits")?,
+            node_bits: layout_bits(node_bits, "node_bits")?,
+            sequence_bits: layout_bits(sequence_bits, "sequence_bits")?,
+            order,
+            tick_ns: match tick_ns {
+                None => 1_000_000,
+                Some(t) => layout_u64(t, "tick_ns")?,
+            },
+            epoch_ms: layout_u64(epoch_ms, "epoch_ms")?,
+            node_id_offset: match node_id_offset {
+                None => 0,
+                Some(o) => layout_u64(o, "node_id_offset")?,
+            },
+            use_sign_bit,
+            node_split_bits: 0,
+        };
+        Ok(PyLayout {
+            inner: sm::Layout::new(cfg).or_raise(py)?,
+        })
+    }
+
+    /// A preset: twitter, discord, instagram, sonyflake, hazelcast, js53, decimal.
+    #[staticmethod]
+    fn preset(py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let name = str_arg(name, "name")?.to_cow()?;
+        Ok(PyLayout {
+            inner: sm::Layout::preset(&name).or_raise(py)?,
+        })
+    }
+
+    /// snowcast's layout for `node_count` nodes (128..=8192, rounded up to a power of two).
+    #[staticmethod]
+    fn snowcast(py: Python<'_>, epoch_ms: &Bound<'_, PyAny>, node_count: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let epoch_ms = layout_u64(epoch_ms, "epoch_ms")?;
+        let node_count = layout_u64(node_count, "node_count")?;
+        Ok(PyLayout {
+            inner: sm::Layout::snowcast(epoch_ms, node_count).or_raise(py)?,
+        })
+    }
+
+    /// Hazelcast's layout with `node_id_offset` added to every node ID.
+    #[staticmethod]
+    #[pyo3(signature = (node_id_offset = None))]
+    fn hazelcast(py: Python<'_>, node_id_offset: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let offset = match node_id_offset {
+            None => 0,
+            Some(o) => layout_u64(o, "node_id_offset")?,
+        };
+        Ok(PyLayout {
+            inner: sm::Layout::hazelcast(offset).or_raise(py)?,
+        })
+    }
+
+    /// Chronicle-style decimal IDs (host ID 0..=99, 100 ns resolution).
+    #[staticmethod]
+    fn decimal() -> Self {
+        PyLayout {
+            inner: sm::Layout::decimal(),
+        }
+    }
+
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.inner.preset_name().unwrap_or("custom")
+    }
+    #[getter]
+    fn family(&self) -> &'static str {
+        match self.inner.family() {
+            sm::Family::Binary => "binary",
+            sm::Family::Decimal => "decimal",
+        }
+    }
+    #[getter]
+    fn timestamp_bits(&self) -> u32 {
+        self.inner.timestamp_bits()
+    }
+    #[getter]
+    fn node_bits(&self) -> u32 {
+        self.inner.node_bits()
+    }
+    #[getter]
+    fn sequence_bits(&self) -> u32 {
+        self.inner.sequence_bits()
+    }
+    #[getter]
+    fn total_bits(&self) -> u32 {
+        self.inner.total_bits()
+    }
+    #[getter]
+    fn order(&self) -> &'static str {
+        self.inner.order().name()
+    }
+    #[getter]
+    fn tick_ns(&self) -> u64 {
+        self.inner.tick_ns()
+    }
+    #[getter]
+    fn epoch_ms(&self) -> u64 {
+        self.inner.epoch_ms()
+    }
+    #[getter]
+    fn node_id_offset(&self) -> u64 {
+        self.inner.node_id_offset()
+    }
+    #[getter]
+    fn use_sign_bit(&self) -> bool {
+        self.inner.config().use_sign_bit
+    }
+    #[getter]
+    fn node_count(&self) -> u64 {
+        self.inner.node_count()
+    }
+    #[getter]
+    fn ids_per_tick(&self) -> u64 {
+        self.inner.ids_per_tick()
+    }
+    #[getter]
+    fn max_node_id(&self) -> u64 {
+        self.inner.max_node_id()
+    }
+    #[getter]
+    fn max_tick(&self) -> u64 {
+        self.inner.max_tick()
+    }
+    #[getter]
+    fn lifespan_end_ms(&self) -> u64 {
+        self.inner.lifespan_end_ms()
+    }
+    #[getter]
+    fn lifespan_end_iso(&self) -> String {
+        self.inner.lifespan_end().to_buf().as_str().to_owned()
+    }
+    /// The lifespan end as an aware UTC datetime (OverflowError past year 9999).
+    #[getter]
+    fn lifespan_end<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        utc_datetime(py, self.inner.lifespan_end_ms(), 0, "lifespan_end")
+    }
+    #[getter]
+    fn clock_unit(&self) -> &'static str {
+        self.inner.clock_unit().name()
+    }
+
+    /// Converts a reading of an injected clock (an int or float in `clock_unit`) into Unix nanoseconds,
+    /// validating it exactly as a generator does (InvalidClockError for NaN, infinities, negatives,
+    /// fractions, floats above 2**53 - 1 and values out of range).
+    fn reading_to_ns(&self, py: Python<'_>, reading: &Bound<'_, PyAny>) -> PyResult<u64> {
+        reading_ns(py, reading, self.inner.clock_unit()).map_err(|e| match e {
+            ReadError::Py(e) => e,
+            ReadError::Core(e) => err(py, e),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        let l = &self.inner;
+        match (l.preset_name(), l.family()) {
+            (_, sm::Family::Decimal) => "Layout.decimal()".to_owned(),
+            (Some("hazelcast"), _) => format!("Layout.hazelcast({})", l.node_id_offset()),
+            (Some("snowcast"), _) => format!("Layout.snowcast({}, {})", l.epoch_ms(), l.node_count()),
+            (Some(name), _) => format!("Layout.preset({name:?})"),
+            (None, _) => format!(
+                "Layout(timestamp_bits={}, node_bits={}, sequence_bits={}, order={:?}, tick_ns={}, epoch_ms={}, node_id_offset={}, use_sign_bit={})",
+                l.timestamp_bits(),
+                l.node_bits(),
+                l.sequence_bits(),
+                l.order().name(),
+                l.tick_ns(),
+                l.epoch_ms(),
+                l.node_id_offset(),
+                if l.config().use_sign_bit { "True" } else { "False" }
+            ),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Clocks
+// ---------------------------------------------------------------------------------------------------
+
+enum ReadError {
+    /// The callable raised, or returned something that is not a number (TypeError).
+    Py(PyErr),
+    /// A number that is not a valid reading.
+    Core(sm::Error),
+}
+
+/// Validates one clock reading (int or float, in `unit`) and converts it to Unix nanoseconds.
+fn reading_ns(py: Python<'_>, v: &Bound<'_, PyAny>, unit: ClockUnit) -> Result<u64, ReadError> {
+    if v.is_instance_of::<PyBool>() {
+        return Err(ReadError::Py(PyTypeError::new_err(
+            "the clock must return an int or a float, not bool",
+        )));
+    }
+    if let Ok(f) = v.cast::<PyFloat>() {
+        return unit.f64_to_ns(f.value()).map_err(ReadError::Core);
+    }
+    if v.is_instance_of::<PyInt>() {
+        return match v.extract::<u64>() {
+            Ok(r) => unit.to_ns(r).map_err(ReadError::Core),
+            Err(e) if e.is_instance_of::<PyOverflowError>(py) => {
+                let negative = v.lt(0).unwrap_or(false);
+                Err(ReadError::Core(sm::Error::InvalidClock {
+                    reason: if negative { "negative" } else { "reading out of range (does not fit 64 bits)" },
+                }))
+            }
+            Err(e) => Err(ReadError::Py(e)),
+        };
+    }
+    let tname = v
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into());
+    Err(ReadError::Py(PyTypeError::new_err(format!(
+        "the clock must return an int or a float (Unix {} ), not {tname}",
+        if unit == ClockUnit::Nanos { "nanoseconds" } else { "milliseconds" }
+    ))))
+}
+
+/// Sleeps with the GIL released (other Python threads keep running).
+#[inline]
+fn sleep_detached(py: Python<'_>, ns: u64) {
+    py.detach(|| sm::sleep_ns(ns));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Fork detection
+// ---------------------------------------------------------------------------------------------------
+
+/// Bumped in every forked child (os.register_at_fork(after_in_child=...)).
+static FORKS: AtomicU64 = AtomicU64::new(0);
+
+#[pyfunction]
+fn _after_fork_in_child() {
+    FORKS.fetch_add(1, Ordering::Relaxed);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Generator
+// ---------------------------------------------------------------------------------------------------
+
+/// A thread-safe, lock-free ID generator (see the package docs).
+#[pyclass(frozen, module = "snowmint", name = "Generator")]
+struct PyGenerator {
+    inner: sm::SharedGenerator,
+    clock: Option<Py<PyAny>>,
+    unit: ClockUnit,
+    forks: u64,
+    max_ahead_ms: u64,
+    random_start: bool,
+}
+
+fn os_random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    // std's RandomState is seeded from the operating system's randomness.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(std::process::id() as u64);
+    h.finish()
+}
+
+impl PyGenerator {
+    #[inline(always)]
+    fn check_fork(&self, py: Python<'_>) -> PyResult<()> {
+        if FORKS.load(Ordering::Relaxed) != self.forks {
+            return Err(err(py, sm::Error::Forked));
+        }
+        Ok(())
+    }
+
+    /// Runs a core host loop with the injected Python clock, passing the callable's own exceptions
+    /// through unchanged.
+    fn with_py_clock<T>(
+        &self,
+        py: Python<'_>,
+        clock: &Py<PyAny>,
+        run: impl FnOnce(&dyn Clock, &mut dyn FnMut(u64)) -> sm::Result<T>,
+    ) -> PyResult<T> {
+        let raised: Cell<Option<PyErr>> = Cell::new(None);
+        let unit = self.unit;
+        let read = || -> sm::Result<u64> {
+            let result = clock
+                .bind(py)
+                .call0()
+                .map_err(ReadError::Py)
+                .and_then(|v| reading_ns(py, &v, unit));
+            match result {
+                Ok(ns) => Ok(ns),
+                Err(ReadError::Core(e)) => Err(e),
+                Err(ReadError::Py(e)) => {
+                    raised.set(Some(e));
+                    Err(sm::Error::InvalidClock {
+                        reason: "the clock callable raised",
+                    })
+                }
+            }
+        };
+        let mut sleep = |ns| sleep_detached(py, ns);
+        match run(&read, &mut sleep) {
+            Ok(v) => Ok(v),
+            Err(e) => Err(raised.take().unwrap_or_else(|| err(py, e))),
+        }
+    }
+
+    fn fill(&self, py: Python<'_>, out: &mut [u64]) -> PyResult<()> {
+        self.check_fork(py)?;
+        match &self.clock {
+            None => self
+                .inner
+                .next_ids_with(&sm::SystemClock, |ns| sleep_detached(py, ns), out)
+                .or_raise(py),
+            Some(c) => self.with_py_clock(py, c, |clock, sleep| self.inner.next_ids_with(clock, sleep, out)),
+        }
+    }
+}
+
+fn batch_len(py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let n = u64_arg(n, "n", ErrorCode::InvalidArgument)?;
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n <= (isize::MAX as usize) / 8)
+        .ok_or_else(|| {
+            raise(
+                py,
+                ErrorCode::InvalidArgument,
+                format!("n is {n}, too large for one batch"),
+                &[],
+            )
+        })
+}
+
+#[pymethods]
+impl PyGenerator {
+    #[new]
+    #[pyo3(signature = (node_id = None, layout = None, *, clock = None, policy = None, max_ahead_ms = None, random_start = None, random_seed = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        node_id: Option<&Bound<'_, PyAny>>,
+        layout: Option<&Bound<'_, PyAny>>,
+        clock: Option<&Bound<'_, PyAny>>,
+        policy: Option<&Bound<'_, PyAny>>,
+        max_ahead_ms: Option<&Bound<'_, PyAny>>,
+        random_start: Option<&Bound<'_, PyAny>>,
+        random_seed: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let node_id = match node_id {
+            None => 7,
+            Some(n) => u64_arg(n, "node_id", ErrorCode::NodeIdOutOfRange)?,
+        };
+        let layout = match layout {
+            None => sm::Layout::twitter(),
+            Some(l) => layout_arg(l)?,
+        };
+        let clock = match clock {
+            None => None,
+            Some(c) if c.is_none() => None,
+            Some(c) if c.is_callable() => Some(c.clone().unbind()),
+            Some(c) => {
+                return Err(PyTypeError::new_err(format!(
+                    "clock must be a callable returning Unix {} (or None for the system clock), not {}",
+                    if layout.clock_unit() == ClockUnit::Nanos { "nanoseconds" } else { "milliseconds" },
+                    c.get_type().name()?
+                )))
+            }
+        };
+        let policy = match policy {
+            None => sm::Policy::Wait,
+            Some(p) => sm::Policy::from_name(&str_arg(p, "policy")?.to_cow()?).or_raise(py)?,
+        };
+        let max_ahead_ms = match max_ahead_ms {
+            None => 15_000,
+            Some(m) => u64_arg(m, "max_ahead_ms", ErrorCode::InvalidArgument)?,
+        };
+        let max_ahead_ns = max_ahead_ms.checked_mul(1_000_000).ok_or_else(|| {
+            raise(
+                py,
+                ErrorCode::InvalidArgument,
+                format!("max_ahead_ms is {max_ahead_ms}, allowed at most {}", u64::MAX / 1_000_000),
+                &[],
+            )
+        })?;
+        let random_start = bool_arg(random_start, "random_start")?;
+        let seed = match random_seed {
+            Some(s) if !s.is_none() => Some(u64_arg(s, "random_seed", ErrorCode::InvalidArgument)?),
+            _ if random_start => Some(os_random_seed()),
+            _ => None,
+        };
+        let options = sm::Options {
+            policy,
+            max_ahead_ns,
+            random_start_seed: seed,
+        };
+        Ok(PyGenerator {
+            inner: sm::SharedGenerator::new(layout, node_id, options).or_raise(py)?,
+            clock,
+            unit: layout.clock_unit(),
+            forks: FORKS.load(Ordering::Relaxed),
+            max_ahead_ms,
+            random_start: seed.is_some(),
+        })
+    }
+
+    /// Mints one ID.
+    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
+        self.check_fork(py)?;
+        match &self.clock {
+            None => self
+                .inner
+                .next_id_with(&sm::SystemClock, |ns| sleep_detached(py, ns))
+                .or_raise(py),
+            Some(c) => self.with_py_clock(py, c, |clock, sleep| self.inner.next_id_with(clock, sleep)),
+        }
+    }
+
+    /// Mints `n` consecutive IDs from one clock reading (one atomic step) as a list of ints.
+    fn next_ids<'py>(&self, py: Python<'py>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let n = batch_len(py, n)?;
+        let mut out: Vec<u64> = Vec::new();
+        out.try_reserve_exact(n)
+            .map_err(|_| PyMemoryError::new_err(format!("cannot allocate {n} IDs")))?;
+        out.resize(n, 0);
+        self.fill(py, &mut out)?;
+        PyList::new(py, out)
+    }
+
+    /// Mints `n` consecutive IDs from one clock reading into a new `array.array('Q')`, written in place.
+    fn next_ids_array<'py>(&self, py: Python<'py>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let n = batch_len(py, n)?;
+        self.check_fork(py)?;
+        // A private one-element array('Q', [0]), repeated n times: one allocation, one pass of writes.
+        let zero = ZERO_ARRAY.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            Ok(py.import("array")?.getattr("array")?.call1(("Q", vec![0u64]))?.unbind())
+        })?;
+        let arr = zero.bind(py).call_method1("__mul__", (n,))?;
+        if n == 0 {
+            return Ok(arr);
+        }
+        let itemsize: usize = arr.getattr("itemsize")?.extract()?;
+        let info = arr.call_method0("buffer_info")?;
+        let info = info.cast::<PyTuple>()?;
+        let addr: usize = info.get_item(0)?.extract()?;
+        let len: usize = info.get_item(1)?.extract()?;
+        if itemsize != 8 || len != n || addr == 0 || addr % std::mem::align_of::<u64>() != 0 {
+            return Err(PyRuntimeError::new_err("array('Q') is not a buffer of 64-bit integers here"));
+        }
+        // SAFETY: the array was created above and no other reference to it exists yet, so nothing can
+        // resize or free its buffer while we write; address, length and item size were checked.
+        let out = unsafe { std::slice::from_raw_parts_mut(addr as *mut u64, n) };
+        self.fill(py, out)?;
+        Ok(arr)
+    }
+
+    /// The layout IDs are minted in.
+    #[getter]
+    fn layout(&self) -> PyLayout {
+        PyLayout {
+            inner: *self.inner.layout(),
+        }
+    }
+    #[getter]
+    fn node_id(&self) -> u64 {
+        self.inner.node_id()
+    }
+    #[getter]
+    fn policy(&self) -> &'static str {
+        self.inner.policy().name()
+    }
+    #[getter]
+    fn max_ahead_ms(&self) -> u64 {
+        self.max_ahead_ms
+    }
+    #[getter]
+    fn random_start(&self) -> bool {
+        self.random_start
+    }
+    /// The injected clock, or None for the system clock.
+    #[getter]
+    fn clock(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.clock.as_ref().map(|c| c.clone_ref(py))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Generator(node_id={}, layout={}, policy={:?})",
+            self.inner.node_id(),
+            PyLayout { inner: *self.inner.layout() }.__repr__(),
+            self.inner.policy().name()
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Decoding, composing, string forms
+// ---------------------------------------------------------------------------------------------------
+
+/// An ID taken apart under a layout.
+#[pyclass(frozen, eq, module = "snowmint", name = "Decoded")]
+#[derive(PartialEq)]
+struct PyDecoded {
+    inner: sm::Decoded,
+}
+
+#[pymethods]
+impl PyDecoded {
+    #[getter]
+    fn id(&self) -> u64 {
+        self.inner.id
+    }
+    #[getter]
+    fn timestamp_ticks(&self) -> u64 {
+        self.inner.timestamp_ticks
+    }
+    /// Unix time of the tick's start, whole milliseconds.
+    #[getter]
+    fn timestamp_ms(&self) -> u64 {
+        self.inner.unix_ms
+    }
+    /// Nanoseconds past `timestamp_ms` (sub-millisecond layouts).
+    #[getter]
+    fn sub_ms_ns(&self) -> u32 {
+        self.inner.sub_ms_ns
+    }
+    /// Unix nanoseconds of the tick's start (None past year 2554).
+    #[getter]
+    fn unix_ns(&self) -> Option<u64> {
+        self.inner.unix_ns()
+    }
+    /// The node field as stored (node ID plus any node_id_offset).
+    #[getter]
+    fn node_id(&self) -> u64 {
+        self.inner.node
+    }
+    #[getter]
+    fn sequence(&self) -> u64 {
+        self.inner.sequence
+    }
+    #[getter]
+    fn iso(&self) -> String {
+        self.inner.iso().to_buf().as_str().to_owned()
+    }
+    #[getter]
+    fn datetime<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        utc_datetime(py, self.inner.unix_ms, self.inner.sub_ms_ns, "the ID's time")
+    }
+    fn __repr__(&self) -> String {
+        let d = &self.inner;
+        format!(
+            "Decoded(id={}, timestamp_ticks={}, timestamp_ms={}, sub_ms_ns={}, node_id={}, sequence={}, iso={:?})",
+            d.id,
+            d.timestamp_ticks,
+            d.unix_ms,
+            d.sub_ms_ns,
+            d.node,
+            d.sequence,
+            d.iso().to_buf().as_str()
+        )
+    }
+}
+
+fn id_arg(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
+    u64_arg(obj, "id", ErrorCode::InvalidId)
+}
+
+/// Takes an ID apart under a layout.
+#[pyfunction]
+#[pyo3(signature = (id, layout = None))]
+fn decode(py: Python<'_>, id: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResult<PyDecoded> {
+    let id = id_arg(id)?;
+    let layout = layout.map(layout_arg).transpose()?.unwrap_or_else(sm::Layout::twitter);
+    Ok(PyDecoded {
+        inner: layout.decode(id).or_raise(py)?,
+    })
+}
+
+/// Composes an ID from its fields (the node field as stored), each checked against the layout.
+#[pyfunction]
+#[pyo3(signature = (timestamp_ticks, node_id, sequence, layout = None))]
+fn compose(
+    py: Python<'_>,
+    timestamp_ticks: &Bound<'_, PyAny>,
+    node_id: &Bound<'_, PyAny>,
+    sequence: &Bound<'_, PyAny>,
+    layout: Option<&Bound<'_, PyAny>>,
+) -> PyResult<u64> {
+    let ticks = u64_arg(timestamp_ticks, "timestamp_ticks", ErrorCode::LayoutExhausted)?;
+    let node = u64_arg(node_id, "node_id", ErrorCode::NodeIdOutOfRange)?;
+    let seq = u64_arg(sequence, "sequence", ErrorCode::InvalidArgument)?;
+    let layout = layout.map(layout_arg).transpose()?.unwrap_or_else(sm::Layout::twitter);
+    layout.compose(ticks, node, seq).or_raise(py)
+}
+
+/// The smallest ID any generator of the layout can mint at or after an instant: an aware `datetime`
+/// or Unix milliseconds (int).
+#[pyfunction]
+#[pyo3(signature = (at, layout = None))]
+fn min_id_at(py: Python<'_>, at: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+    let layout = layout.map(layout_arg).transpose()?.unwrap_or_else(sm::Layout::twitter);
+    if at.is_instance_of::<PyInt>() && !at.is_instance_of::<PyBool>() {
+        let ms = u64_arg(at, "unix_ms", ErrorCode::InvalidArgument)?;
+        return layout.min_id_at_ms(ms).or_raise(py);
+    }
+    let datetime_type = py.import("datetime")?.getattr("datetime")?;
+    if at.is_instance(&datetime_type)? {
+        let ns = datetime_to_ns(py, at)?;
+        return layout.min_id_at_ns(ns).or_raise(py);
+    }
+    Err(PyTypeError::new_err(format!(
+        "min_id_at takes an aware datetime or Unix milliseconds (int), not {}",
+        at.get_type().name()?
+    )))
+}
+
+/// Writes an ID as text: "dec", "hex" (16 digits), "base32" (13, Crockford) or "base58" (11).
+#[pyfunction]
+#[pyo3(signature = (id, encoding = None))]
+fn encode(py: Python<'_>, id: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+    let id = id_arg(id)?;
+    let enc = match encoding {
+        None => sm::Encoding::Decimal,
+        Some(e) => sm::Encoding::from_name(&str_arg(e, "encoding")?.to_cow()?).or_raise(py)?,
+    };
+    Ok(enc.encode(id).as_str().to_owned())
+}
+
+/// Parses an ID from text in one encoding, or "any" (told apart by shape).
+#[pyfunction]
+#[pyo3(signature = (text, encoding = None))]
+fn parse(py: Python<'_>, text: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+    let text = str_arg(text, "text")?.to_cow()?;
+    match encoding {
+        None => sm::parse_any(&text).or_raise(py),
+        Some(e) => {
+            let name = str_arg(e, "encoding")?.to_cow()?;
+            if name == "any" {
+                sm::parse_any(&text).or_raise(py)
+            } else {
+                sm::Encoding::from_name(&name).or_raise(py)?.parse(&text).or_raise(py)
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Module
+// ---------------------------------------------------------------------------------------------------
+
+#[pymodule(gil_used = false)]
+fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<PyLayout>()?;
+    m.add_class::<PyGenerator>()?;
+    m.add_class::<PyDecoded>()?;
+    m.add_function(wrap_pyfunction!(decode, m)?)?;
+    m.add_function(wrap_pyfunction!(compose, m)?)?;
+    m.add_function(wrap_pyfunction!(min_id_at, m)?)?;
+    m.add_function(wrap_pyfunction!(encode, m)?)?;
+    m.add_function(wrap_pyfunction!(parse, m)?)?;
+    let after_fork = wrap_pyfunction!(_after_fork_in_child, m)?;
+    m.add_function(after_fork.clone())?;
+
+    let base = py.get_type::<SnowmintError>();
+    base.setattr("code", py.None())?;
+    m.add("SnowmintError", base)?;
+    let classes: [(&str, ErrorCode); 12] = [
+        ("InvalidLayoutError", ErrorCode::InvalidLayout),
+        ("NodeIdOutOfRangeError", ErrorCode::NodeIdOutOfRange),
+        ("ClockMovedBackwardsError", ErrorCode::ClockMovedBackwards),
+        ("ClockBeforeEpochError", ErrorCode::ClockBeforeEpoch),
+        ("TooFarAheadError", ErrorCode::TooFarAhead),
+        ("LayoutExhaustedError", ErrorCode::LayoutExhausted),
+        ("ParseError", ErrorCode::Parse),
+        ("LeaseLostError", ErrorCode::LeaseLost),
+        ("InvalidClockError", ErrorCode::InvalidClock),
+        ("InvalidIdError", ErrorCode::InvalidId),
+        ("InvalidArgumentError", ErrorCode::InvalidArgument),
+        ("ForkedError", ErrorCode::Forked),
+    ];
+    for (name, code) in classes {
+        let t = error_type(py, code);
+        t.setattr("code", code.as_str())?;
+        m.add(name, t)?;
+    }
+    py.get_type::<TooFarAheadError>().setattr("retry_after_ms", 0)?;
+    py.get_type::<ParseError>().setattr("position", 0)?;
+
+    m.add("PRESET_NAMES", sm::PRESET_NAMES.to_vec())?;
+    m.add("ENCODINGS", sm::ENCODINGS.iter().map(|e| e.name()).collect::<Vec<_>>())?;
+    m.add("ERROR_CODES", ErrorCode::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>())?;
+
+    // The fork rule: count forks in the child; generators compare the count on every mint.
+    let os = py.import("os")?;
+    if os.hasattr("register_at_fork")? {
+        let kw = PyDict::new(py);
+        kw.set_item("after_in_child", after_fork)?;
+        os.getattr("register_at_fork")?.call((), Some(&kw))?;
+    }
+    Ok(())
+}

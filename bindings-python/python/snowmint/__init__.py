@@ -1,0 +1,92 @@
+"""snowmint: unique, time-ordered 64-bit IDs (Snowflake family) from one Rust core.
+
+    >>> import snowmint
+    >>> gen = snowmint.Generator(node_id=7, layout="twitter")
+    >>> a, b = gen.next_id(), gen.next_id()
+    >>> b > a
+    True
+    >>> snowmint.decode(a).node_id
+    7
+
+Every rule (layouts, sequencing, clock regression, decoding, string forms) lives in the Rust core;
+this package converts types and maps errors, so Python emits the same IDs as Rust, Node, WASM and C
+for the same layout, node ID and clock readings.
+
+Errors: every error is a :class:`SnowmintError` (a ``ValueError``) with a stable ``.code`` such as
+``"NODE_ID_OUT_OF_RANGE"``; each code has its own subclass. Wrong argument types raise ``TypeError``.
+
+Forking (gunicorn, multiprocessing with the fork start method): a generator created in a parent
+process raises :class:`ForkedError` when used in a forked child, instead of minting IDs the parent
+may also mint. The check costs one relaxed atomic load per call: ``os.register_at_fork`` bumps a
+process-wide fork counter in the child, and each generator compares it with the count it was created
+under. In the child, create a new ``Generator`` with a node ID of its own (for example the worker
+number added to a base node ID).
+"""
+
+from ._snowmint import (
+    ENCODINGS,
+    ERROR_CODES,
+    PRESET_NAMES,
+    ClockBeforeEpochError,
+    ClockMovedBackwardsError,
+    Decoded,
+    ForkedError,
+    Generator,
+    InvalidArgumentError,
+    InvalidClockError,
+    InvalidIdError,
+    InvalidLayoutError,
+    Layout,
+    LayoutExhaustedError,
+    LeaseLostError,
+    NodeIdOutOfRangeError,
+    ParseError,
+    SnowmintError,
+    TooFarAheadError,
+    compose,
+    decode,
+    encode,
+    min_id_at,
+    parse,
+)
+
+#: Alias of :func:`encode` (the name other runtimes use).
+to_string = encode
+
+
+def DecimalGenerator(host_id, **options):  # noqa: N802 (a factory that reads like a class)
+    """A generator of Chronicle-style decimal IDs: ``Generator(host_id, layout="decimal", **options)``.
+
+    Host IDs are 0..99; an injected clock returns Unix nanoseconds.
+    """
+    return Generator(host_id, "decimal", **options)
+
+
+__all__ = [
+    "ENCODINGS",
+    "ERROR_CODES",
+    "PRESET_NAMES",
+    "ClockBeforeEpochError",
+    "ClockMovedBackwardsError",
+    "DecimalGenerator",
+    "Decoded",
+    "ForkedError",
+    "Generator",
+    "InvalidArgumentError",
+    "InvalidClockError",
+    "InvalidIdError",
+    "InvalidLayoutError",
+    "Layout",
+    "LayoutExhaustedError",
+    "LeaseLostError",
+    "NodeIdOutOfRangeError",
+    "ParseError",
+    "SnowmintError",
+    "TooFarAheadError",
+    "compose",
+    "decode",
+    "encode",
+    "min_id_at",
+    "parse",
+    "to_string",
+]
