@@ -42,6 +42,8 @@ mod error;
 mod generator;
 mod layout;
 mod time;
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod tsc;
 
 #[cfg(feature = "std")]
 pub use clock::{sleep_ns, SystemClock};
@@ -56,3 +58,5 @@ pub use layout::{
     whole_f64, ClockUnit, Family, Layout, LayoutConfig, Order, MAX_EPOCH_MS, PRESET_NAMES,
 };
 pub use time::{IsoBuf, IsoTime};
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+pub use tsc::{FastClock, TscClock, DEFAULT_RESYNC_NS};
