@@ -1,0 +1,471 @@
+/*
+ * API tests: every bad input gives its code and leaves outputs untouched; the good paths work.
+ * Prints "api: N passed, M failed"; exits non-zero on any failure.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snowmint.h"
+
+static int passed, failed;
+
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (cond) {                                                                   \
+            passed++;                                                                 \
+        } else {                                                                      \
+            failed++;                                                                 \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);           \
+        }                                                                             \
+    } while (0)
+
+#define CHECK_RC(call, want) CHECK_RC_((call), (want), #call)
+static void CHECK_RC_(snowmint_result got, snowmint_result want, const char *what) {
+    if (got == want) {
+        passed++;
+    } else {
+        char msg[512];
+        snowmint_last_error_message(msg, sizeof msg, NULL);
+        failed++;
+        fprintf(stderr, "FAIL %s: expected %s, got %s (%s)\n", what, snowmint_result_name(want),
+                snowmint_result_name(got), msg);
+    }
+}
+
+static const char *last_message(void) {
+    static char buf[512];
+    if (snowmint_last_error_message(buf, sizeof buf, NULL) != SNOWMINT_RESULT_OK) buf[0] = 0;
+    return buf;
+}
+
+static const uint64_t SENTINEL = 0x5a5a5a5a5a5a5a5aULL;
+static const uint64_t TWITTER_EPOCH_MS = 1288834974657ULL;
+
+typedef struct {
+    uint64_t now;
+} fixed_clock;
+static uint64_t read_fixed(void *p) { return ((fixed_clock *)p)->now; }
+static double read_nan(void *p) {
+    (void)p;
+    return NAN;
+}
+static double read_fraction(void *p) {
+    (void)p;
+    return 1700000000000.5;
+}
+
+static void test_codes(void) {
+    CHECK(strcmp(snowmint_result_name(SNOWMINT_RESULT_OK), "OK") == 0);
+    CHECK(strcmp(snowmint_result_name(SNOWMINT_RESULT_NODE_ID_OUT_OF_RANGE), "NODE_ID_OUT_OF_RANGE") == 0);
+    CHECK(strcmp(snowmint_result_name(SNOWMINT_RESULT_BUFFER_TOO_SMALL), "BUFFER_TOO_SMALL") == 0);
+    CHECK(strcmp(snowmint_result_name(9999), "unknown result code") == 0);
+    CHECK(strcmp(snowmint_result_message(SNOWMINT_RESULT_PARSE), "malformed ID string") == 0);
+    CHECK(strcmp(snowmint_result_message(SNOWMINT_RESULT_OK), "ok") == 0);
+    CHECK(strcmp(snowmint_result_message(12345), "unknown result code") == 0);
+    CHECK(SNOWMINT_RESULT_INVALID_LAYOUT == 1 && SNOWMINT_RESULT_FORKED == 12 && SNOWMINT_RESULT_PANIC == 102);
+    CHECK(strcmp(snowmint_version(), "0.1.0") == 0);
+}
+
+static void test_null_pointers(void) {
+    snowmint_layout *l = NULL;
+    snowmint_generator *g = NULL;
+    snowmint_shared_generator *sg = NULL;
+    uint64_t id = SENTINEL, buf[4] = {SENTINEL, SENTINEL, SENTINEL, SENTINEL};
+    snowmint_layout_config cfg;
+    snowmint_layout_info info;
+    snowmint_decoded d;
+    char text[32];
+    uint32_t n32 = 77;
+    CHECK_RC(snowmint_layout_new_preset("twitter", &l), SNOWMINT_RESULT_OK);
+
+    CHECK_RC(snowmint_layout_new_preset(NULL, &l), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_layout_new_preset("twitter", NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_layout_new(NULL, &l), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_layout_config_default(&cfg), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_layout_new(&cfg, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_layout_config_default(NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_layout_new_from_preset(0, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_layout_new_snowcast(0, 1024, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_layout_new_hazelcast(0, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_layout_get_info(NULL, &info), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_layout_get_info(l, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_clock_reading_to_ns(NULL, 1.0, &id), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_clock_reading_to_ns(l, 1.0, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_decode(NULL, 1, &d), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_decode(l, 1, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_compose(NULL, 1, 1, 1, &id), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_compose(l, 1, 1, 1, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_min_id_at_ms(NULL, TWITTER_EPOCH_MS, &id), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_min_id_at_ms(l, TWITTER_EPOCH_MS, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_min_id_at_ns(NULL, 0, &id), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_encode(SNOWMINT_ENCODING_HEX, 1, NULL, sizeof text, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_parse(SNOWMINT_ENCODING_HEX, NULL, &id), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_parse(SNOWMINT_ENCODING_HEX, "ff", NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_parse_any(NULL, &id), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_parse_any("12", NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_encoding_from_name(NULL, &n32), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_encoding_from_name("hex", NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_policy_from_name(NULL, &n32), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_order_from_name(NULL, &n32), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_options_default(NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_generator_new(NULL, 1, NULL, &g), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_generator_new(l, 1, NULL, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_shared_generator_new(NULL, 1, NULL, &sg), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_shared_generator_new(l, 1, NULL, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_next_id(NULL, &id), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_next_ids(NULL, buf, 4), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_shared_next_id(NULL, &id), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_shared_next_ids(NULL, buf, 4), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_generator_state(NULL, &id), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_generator_restore(NULL, 5), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_shared_generator_state(NULL, &id), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_shared_generator_restore(NULL, 5), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_last_error_info(NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK(id == SENTINEL && buf[0] == SENTINEL && n32 == 77 && g == NULL && sg == NULL);
+    CHECK(strstr(last_message(), "NULL") != NULL);
+
+    CHECK_RC(snowmint_generator_new(l, 1, NULL, &g), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_shared_generator_new(l, 1, NULL, &sg), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_id(g, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_next_ids(g, NULL, 4), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_next_ids(g, NULL, 0), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_shared_next_id(sg, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_shared_next_ids(sg, NULL, 4), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_shared_next_ids(sg, NULL, 0), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_generator_state(g, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_shared_generator_state(sg, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    /* Freeing NULL is a no-op. */
+    snowmint_layout_free(NULL);
+    snowmint_generator_free(NULL);
+    snowmint_shared_generator_free(NULL);
+    snowmint_generator_free(g);
+    snowmint_shared_generator_free(sg);
+    snowmint_layout_free(l);
+}
+
+static void expect_invalid_layout(snowmint_result r, snowmint_layout **l, const char *field_name) {
+    CHECK_RC(r, SNOWMINT_RESULT_INVALID_LAYOUT);
+    CHECK(*l == NULL);
+    if (!strstr(last_message(), field_name)) {
+        failed++;
+        fprintf(stderr, "FAIL: message \"%s\" does not name %s\n", last_message(), field_name);
+    } else {
+        passed++;
+    }
+}
+
+static void test_invalid_layouts(void) {
+    snowmint_layout_config cfg;
+    snowmint_layout *l = NULL;
+    snowmint_layout_config_default(&cfg);
+    cfg.timestamp_bits = 0;
+    expect_invalid_layout(snowmint_layout_new(&cfg, &l), &l, "timestamp_bits");
+    snowmint_layout_config_default(&cfg);
+    cfg.timestamp_bits = 50;
+    expect_invalid_layout(snowmint_layout_new(&cfg, &l), &l, "timestamp_bits + node_bits + sequence_bits");
+    snowmint_layout_config_default(&cfg);
+    cfg.tick_ns = 0;
+    expect_invalid_layout(snowmint_layout_new(&cfg, &l), &l, "tick_ns");
+    snowmint_layout_config_default(&cfg);
+    cfg.order = 7;
+    expect_invalid_layout(snowmint_layout_new(&cfg, &l), &l, "order");
+    snowmint_layout_config_default(&cfg);
+    cfg.node_split_bits = 11;
+    expect_invalid_layout(snowmint_layout_new(&cfg, &l), &l, "node_split_bits");
+    snowmint_layout_config_default(&cfg);
+    cfg.node_bits = 64;
+    expect_invalid_layout(snowmint_layout_new(&cfg, &l), &l, "node_bits");
+    snowmint_layout_config_default(&cfg);
+    cfg.epoch_ms = UINT64_MAX;
+    expect_invalid_layout(snowmint_layout_new(&cfg, &l), &l, "epoch_ms");
+    expect_invalid_layout(snowmint_layout_new_preset("nope", &l), &l, "preset");
+    expect_invalid_layout(snowmint_layout_new_preset("snowcast", &l), &l, "snowcast");
+    expect_invalid_layout(snowmint_layout_new_preset("tw\xff", &l), &l, "preset");
+    expect_invalid_layout(snowmint_layout_new_from_preset(99, &l), &l, "preset");
+    expect_invalid_layout(snowmint_layout_new_snowcast(0, 100, &l), &l, "node_count");
+    expect_invalid_layout(snowmint_layout_new_hazelcast(70000, &l), &l, "node_id_offset");
+
+    uint32_t n = 77;
+    CHECK_RC(snowmint_order_from_name("sideways", &n), SNOWMINT_RESULT_INVALID_LAYOUT);
+    CHECK_RC(snowmint_policy_from_name("sometimes", &n), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    CHECK_RC(snowmint_encoding_from_name("base64", &n), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    CHECK(n == 77);
+    CHECK_RC(snowmint_policy_from_name("strict", &n), SNOWMINT_RESULT_OK);
+    CHECK(n == SNOWMINT_POLICY_STRICT);
+    CHECK_RC(snowmint_encoding_from_name("base58", &n), SNOWMINT_RESULT_OK);
+    CHECK(n == SNOWMINT_ENCODING_BASE58);
+}
+
+static void test_layout_info(void) {
+    snowmint_layout *l = NULL;
+    snowmint_layout_info info;
+    CHECK_RC(snowmint_layout_new_from_preset(SNOWMINT_PRESET_TWITTER, &l), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_layout_get_info(l, &info), SNOWMINT_RESULT_OK);
+    CHECK(info.total_bits == 63 && info.node_count == 1024 && info.ids_per_tick == 4096 && info.max_node_id == 1023);
+    CHECK(info.epoch_ms == TWITTER_EPOCH_MS && info.clock_unit == SNOWMINT_CLOCK_UNIT_MS);
+    CHECK(strcmp(info.lifespan_end_iso, "2080-07-10T17:30:30.209Z") == 0);
+    snowmint_layout_free(l);
+    CHECK_RC(snowmint_layout_new_from_preset(SNOWMINT_PRESET_DECIMAL, &l), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_layout_get_info(l, &info), SNOWMINT_RESULT_OK);
+    CHECK(info.clock_unit == SNOWMINT_CLOCK_UNIT_NS && info.node_count == 100);
+    snowmint_layout_free(l);
+    CHECK_RC(snowmint_layout_new_snowcast(TWITTER_EPOCH_MS, 1000, &l), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_layout_get_info(l, &info), SNOWMINT_RESULT_OK);
+    CHECK(info.node_count == 1024 && info.node_bits == 10 && info.sequence_bits == 13);
+    snowmint_layout_free(l);
+}
+
+static void test_decode_compose(void) {
+    snowmint_layout *l = NULL;
+    snowmint_decoded d;
+    uint64_t id = SENTINEL;
+    CHECK_RC(snowmint_layout_new_preset("twitter", &l), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_decode(l, 1212161512043450368ULL, &d), SNOWMINT_RESULT_OK);
+    CHECK(d.unix_ms == 1577836800000ULL && d.node == 1 && d.sequence == 0);
+    CHECK(strcmp(d.iso, "2020-01-01T00:00:00.000Z") == 0);
+    memset(&d, 0x5a, sizeof d);
+    CHECK_RC(snowmint_decode(l, UINT64_MAX, &d), SNOWMINT_RESULT_INVALID_ID);
+    CHECK(d.id == SENTINEL);
+    CHECK_RC(snowmint_compose(l, 1, 1024, 0, &id), SNOWMINT_RESULT_NODE_ID_OUT_OF_RANGE);
+    CHECK_RC(snowmint_compose(l, 1, 0, 4096, &id), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    CHECK_RC(snowmint_compose(l, (1ULL << 41), 0, 0, &id), SNOWMINT_RESULT_LAYOUT_EXHAUSTED);
+    CHECK_RC(snowmint_min_id_at_ms(l, 1000, &id), SNOWMINT_RESULT_CLOCK_BEFORE_EPOCH);
+    CHECK_RC(snowmint_min_id_at_ms(l, UINT64_MAX, &id), SNOWMINT_RESULT_INVALID_CLOCK);
+    CHECK(id == SENTINEL);
+    CHECK_RC(snowmint_compose(l, 5, 3, 2, &id), SNOWMINT_RESULT_OK);
+    CHECK(id == ((5ULL << 22) | (3ULL << 12) | 2));
+    CHECK_RC(snowmint_min_id_at_ms(l, TWITTER_EPOCH_MS + 5, &id), SNOWMINT_RESULT_OK);
+    CHECK(id == (5ULL << 22));
+    snowmint_layout_free(l);
+}
+
+static void test_strings(void) {
+    char buf[SNOWMINT_ENCODED_CAPACITY];
+    char small[5] = "abcd";
+    size_t len = 999;
+    uint64_t id = SENTINEL;
+    snowmint_error_info info;
+
+    CHECK_RC(snowmint_encode(SNOWMINT_ENCODING_HEX, 255, buf, sizeof buf, &len), SNOWMINT_RESULT_OK);
+    CHECK(strcmp(buf, "00000000000000ff") == 0 && len == 16);
+    CHECK_RC(snowmint_encode(SNOWMINT_ENCODING_DEC, UINT64_MAX, buf, sizeof buf, &len), SNOWMINT_RESULT_OK);
+    CHECK(strcmp(buf, "18446744073709551615") == 0 && len == 20);
+    CHECK_RC(snowmint_encode(SNOWMINT_ENCODING_BASE58, 0, buf, sizeof buf, NULL), SNOWMINT_RESULT_OK);
+    CHECK(strcmp(buf, "11111111111") == 0);
+    /* Short buffers: untouched, the needed length reported. */
+    len = 999;
+    CHECK_RC(snowmint_encode(SNOWMINT_ENCODING_HEX, 255, small, sizeof small, &len), SNOWMINT_RESULT_BUFFER_TOO_SMALL);
+    CHECK(len == 16 && strcmp(small, "abcd") == 0);
+    CHECK_RC(snowmint_last_error_info(&info), SNOWMINT_RESULT_OK);
+    CHECK(info.result == SNOWMINT_RESULT_BUFFER_TOO_SMALL && info.needed == 17);
+    CHECK_RC(snowmint_encode(SNOWMINT_ENCODING_HEX, 255, small, 16, &len), SNOWMINT_RESULT_BUFFER_TOO_SMALL);
+    len = 0;
+    CHECK_RC(snowmint_encode(SNOWMINT_ENCODING_BASE32, 1, NULL, 0, &len), SNOWMINT_RESULT_BUFFER_TOO_SMALL);
+    CHECK(len == 13);
+    CHECK_RC(snowmint_encode(SNOWMINT_ENCODING_BASE32, 1, buf, 14, &len), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_encode(42, 1, buf, sizeof buf, &len), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    CHECK(strstr(last_message(), "encoding") != NULL);
+
+    /* Malformed strings: the code, the position, the character named. */
+    CHECK_RC(snowmint_parse(SNOWMINT_ENCODING_BASE58, "3hs0qtU4AFc", &id), SNOWMINT_RESULT_PARSE);
+    CHECK_RC(snowmint_last_error_info(&info), SNOWMINT_RESULT_OK);
+    CHECK(info.result == SNOWMINT_RESULT_PARSE && info.position == 3);
+    CHECK(strcmp(last_message(), "invalid character '0' at position 3 for a base58 ID") == 0);
+    CHECK_RC(snowmint_parse(SNOWMINT_ENCODING_DEC, "", &id), SNOWMINT_RESULT_PARSE);
+    CHECK_RC(snowmint_parse(SNOWMINT_ENCODING_DEC, "18446744073709551616", &id), SNOWMINT_RESULT_PARSE);
+    CHECK_RC(snowmint_parse(SNOWMINT_ENCODING_HEX, "0x", &id), SNOWMINT_RESULT_PARSE);
+    CHECK_RC(snowmint_parse(SNOWMINT_ENCODING_DEC, "12\xff", &id), SNOWMINT_RESULT_PARSE);
+    CHECK_RC(snowmint_last_error_info(&info), SNOWMINT_RESULT_OK);
+    CHECK(info.position == 2);
+    CHECK_RC(snowmint_parse_any("hello", &id), SNOWMINT_RESULT_PARSE);
+    CHECK_RC(snowmint_parse(9, "12", &id), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    CHECK(id == SENTINEL);
+    CHECK_RC(snowmint_parse(SNOWMINT_ENCODING_HEX, "0xFF", &id), SNOWMINT_RESULT_OK);
+    CHECK(id == 255);
+    CHECK_RC(snowmint_parse_any("00000000000000ff", &id), SNOWMINT_RESULT_OK);
+    CHECK(id == 255);
+
+    /* The message accessor itself reports short buffers without changing the record. */
+    char tiny[4];
+    len = 0;
+    CHECK_RC(snowmint_last_error_message(tiny, sizeof tiny, &len), SNOWMINT_RESULT_BUFFER_TOO_SMALL);
+    CHECK(len > 4);
+    CHECK_RC(snowmint_last_error_message(NULL, 0, &len), SNOWMINT_RESULT_BUFFER_TOO_SMALL);
+    CHECK_RC(snowmint_last_error_info(&info), SNOWMINT_RESULT_OK);
+    CHECK(info.result == SNOWMINT_RESULT_INVALID_ARGUMENT); /* from snowmint_parse(9, ...) */
+}
+
+static void test_generators(void) {
+    snowmint_layout *l = NULL;
+    snowmint_generator *g = NULL;
+    snowmint_shared_generator *sg = NULL;
+    snowmint_options o;
+    uint64_t id = SENTINEL, prev = 0;
+    CHECK_RC(snowmint_layout_new_preset("twitter", &l), SNOWMINT_RESULT_OK);
+
+    /* Bad node IDs and options. */
+    CHECK_RC(snowmint_generator_new(l, 1024, NULL, &g), SNOWMINT_RESULT_NODE_ID_OUT_OF_RANGE);
+    CHECK(strstr(last_message(), "1024") != NULL && g == NULL);
+    CHECK_RC(snowmint_shared_generator_new(l, UINT64_MAX, NULL, &sg), SNOWMINT_RESULT_NODE_ID_OUT_OF_RANGE);
+    CHECK(sg == NULL);
+    snowmint_options_default(&o);
+    o.policy = 9;
+    CHECK_RC(snowmint_generator_new(l, 1, &o, &g), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    snowmint_options_default(&o);
+    o.sequence_start = 9;
+    CHECK_RC(snowmint_generator_new(l, 1, &o, &g), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    snowmint_options_default(&o);
+    o.clock = read_fixed;
+    o.clock_f64 = read_nan;
+    CHECK_RC(snowmint_shared_generator_new(l, 1, &o, &sg), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    CHECK(g == NULL && sg == NULL);
+
+    /* System clock: increasing IDs for our node. */
+    CHECK_RC(snowmint_generator_new(l, 7, NULL, &g), SNOWMINT_RESULT_OK);
+    int ok = 1;
+    for (int i = 0; i < 10000; i++) {
+        if (snowmint_next_id(g, &id) != SNOWMINT_RESULT_OK || id <= prev) ok = 0;
+        prev = id;
+    }
+    CHECK(ok);
+    snowmint_decoded d;
+    CHECK_RC(snowmint_decode(l, id, &d), SNOWMINT_RESULT_OK);
+    CHECK(d.node == 7);
+    uint64_t batch[5000];
+    CHECK_RC(snowmint_next_ids(g, batch, 5000), SNOWMINT_RESULT_OK);
+    ok = batch[0] > prev;
+    for (int i = 1; i < 5000; i++) ok &= batch[i] > batch[i - 1];
+    CHECK(ok);
+    uint64_t state = 0;
+    CHECK_RC(snowmint_generator_state(g, &state), SNOWMINT_RESULT_OK);
+    CHECK(state > 0);
+    snowmint_generator_free(g);
+    g = NULL;
+
+    /* Restore: a restarted generator never goes below the persisted mark. */
+    CHECK_RC(snowmint_generator_new(l, 7, NULL, &g), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_generator_restore(g, state + 100000), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_OK);
+    CHECK(id > batch[4999]);
+    snowmint_generator_free(g);
+    g = NULL;
+
+    /* Fail policy with a frozen injected clock: capacity, then TOO_FAR_AHEAD with retry_after_ms. */
+    fixed_clock fc = {TWITTER_EPOCH_MS + 1000};
+    snowmint_options_default(&o);
+    o.policy = SNOWMINT_POLICY_FAIL;
+    o.max_ahead_ns = 1000000; /* 1 ms: 2 ticks of 4096 */
+    o.clock = read_fixed;
+    o.clock_userdata = &fc;
+    CHECK_RC(snowmint_shared_generator_new(l, 3, &o, &sg), SNOWMINT_RESULT_OK);
+    uint64_t big[8192];
+    CHECK_RC(snowmint_shared_next_ids(sg, big, 8192), SNOWMINT_RESULT_OK);
+    CHECK(big[0] == (1000ULL << 22 | 3ULL << 12) && big[8191] == (1001ULL << 22 | 3ULL << 12 | 4095));
+    id = SENTINEL;
+    CHECK_RC(snowmint_shared_next_id(sg, &id), SNOWMINT_RESULT_TOO_FAR_AHEAD);
+    CHECK(id == SENTINEL);
+    snowmint_error_info info;
+    CHECK_RC(snowmint_last_error_info(&info), SNOWMINT_RESULT_OK);
+    CHECK(info.result == SNOWMINT_RESULT_TOO_FAR_AHEAD && info.retry_after_ms == 1);
+    CHECK_RC(snowmint_shared_next_ids(sg, big, 20000), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    fc.now += 1;
+    CHECK_RC(snowmint_shared_next_id(sg, &id), SNOWMINT_RESULT_OK);
+    CHECK(id == (1002ULL << 22 | 3ULL << 12));
+    snowmint_shared_generator_free(sg);
+    sg = NULL;
+
+    /* Wait policy with a frozen clock cannot wait forever: TOO_FAR_AHEAD, no hang. */
+    o.policy = SNOWMINT_POLICY_WAIT;
+    CHECK_RC(snowmint_generator_new(l, 3, &o, &g), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_ids(g, big, 8192), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_TOO_FAR_AHEAD);
+    snowmint_generator_free(g);
+    g = NULL;
+
+    /* Strict: any backwards step. Before the epoch: its own code. */
+    o.policy = SNOWMINT_POLICY_STRICT;
+    fc.now = TWITTER_EPOCH_MS + 5000;
+    CHECK_RC(snowmint_generator_new(l, 3, &o, &g), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_OK);
+    fc.now -= 1;
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_CLOCK_MOVED_BACKWARDS);
+    fc.now = 1000;
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_CLOCK_BEFORE_EPOCH);
+    fc.now = UINT64_MAX;
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_INVALID_CLOCK);
+    snowmint_generator_free(g);
+    g = NULL;
+
+    /* Floating-point clocks: NaN and fractions are INVALID_CLOCK, never rounded. */
+    snowmint_options_default(&o);
+    o.clock_f64 = read_nan;
+    CHECK_RC(snowmint_generator_new(l, 3, &o, &g), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_INVALID_CLOCK);
+    snowmint_generator_free(g);
+    g = NULL;
+    o.clock_f64 = read_fraction;
+    CHECK_RC(snowmint_shared_generator_new(l, 3, &o, &sg), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_shared_next_id(sg, &id), SNOWMINT_RESULT_INVALID_CLOCK);
+    CHECK(strstr(last_message(), "whole") != NULL);
+    snowmint_shared_generator_free(sg);
+    sg = NULL;
+    CHECK_RC(snowmint_clock_reading_to_ns(l, 1.5, &id), SNOWMINT_RESULT_INVALID_CLOCK);
+    CHECK_RC(snowmint_clock_reading_to_ns(l, 2.0, &id), SNOWMINT_RESULT_OK);
+    CHECK(id == 2000000);
+
+    /* Random sequence start, seeded: reproducible and still increasing. */
+    snowmint_options_default(&o);
+    o.sequence_start = SNOWMINT_SEQUENCE_START_SEEDED;
+    o.seed = 123;
+    o.clock = read_fixed;
+    o.clock_userdata = &fc;
+    fc.now = TWITTER_EPOCH_MS + 1000;
+    uint64_t a = 0, b = 0;
+    CHECK_RC(snowmint_generator_new(l, 3, &o, &g), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_id(g, &a), SNOWMINT_RESULT_OK);
+    snowmint_generator_free(g);
+    CHECK_RC(snowmint_generator_new(l, 3, &o, &g), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_id(g, &b), SNOWMINT_RESULT_OK);
+    CHECK(a == b);
+    snowmint_generator_free(g);
+    o.sequence_start = SNOWMINT_SEQUENCE_START_RANDOM;
+    CHECK_RC(snowmint_generator_new(l, 3, &o, &g), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_id(g, &a), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_id(g, &b), SNOWMINT_RESULT_OK);
+    CHECK(b > a);
+    snowmint_generator_free(g);
+    g = NULL;
+    snowmint_layout_free(l);
+
+    /* The decimal (Chronicle) generator: Unix ns with the host ID in the last two digits. */
+    CHECK_RC(snowmint_layout_new_preset("decimal", &l), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_generator_new(l, 100, NULL, &g), SNOWMINT_RESULT_NODE_ID_OUT_OF_RANGE);
+    fc.now = 1640700422954100100ULL;
+    snowmint_options_default(&o);
+    o.clock = read_fixed;
+    o.clock_userdata = &fc;
+    CHECK_RC(snowmint_generator_new(l, 28, &o, &g), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_OK);
+    CHECK(id == 1640700422954100128ULL);
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_OK);
+    CHECK(id == 1640700422954100228ULL);
+    CHECK_RC(snowmint_decode(l, 1640700422954100128ULL, &d), SNOWMINT_RESULT_OK);
+    CHECK(d.node == 28 && strcmp(d.iso, "2021-12-28T14:07:02.954100100Z") == 0);
+    snowmint_generator_free(g);
+    snowmint_layout_free(l);
+}
+
+int main(void) {
+    test_codes();
+    test_null_pointers();
+    test_invalid_layouts();
+    test_layout_info();
+    test_decode_compose();
+    test_strings();
+    test_generators();
+    printf("api: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
