@@ -845,6 +845,33 @@ def generate_cases():
     g("batch_larger_than_window_sonyflake", SF, 7, [([T0], B, 257)], policy="fail", max_ahead_ms=9)
     g("batch_larger_than_window_hazelcast", HZ, 7, [([T0], B, 64 * 3 + 1), ([T0], B, 64 * 3)],
       policy="wait", max_ahead_ms=2)
+    # --- IDs at and above 2^63 (64-bit layouts): unsigned everywhere, never negative or rounded
+    top = make_layout(DC).epoch_ms + (1 << 41)
+    g("u64_ids_discord_above_i64_max", DC, 1023, [([top - 1], N, 1), ([top], N, 2), ([top], B, 3)])
+    top_ig = make_layout(IG).epoch_ms + (1 << 40)
+    g("u64_ids_instagram_above_i64_max", IG, 8191, [([top_ig - 1, top_ig], N, 2), ([top_ig], B, 2)])
+    top_sc = make_layout(SC).epoch_ms + (1 << 40)
+    g("u64_ids_snowcast_above_i64_max", SC, 1, [([top_sc], N, 1)])
+    g("u64_ids_discord_last_ms", DC, 1023, [([make_layout(DC).lifespan_end_ms() - 1], B, 4096),
+                                            ([make_layout(DC).lifespan_end_ms() - 1], N, 1)])
+    g("u64_ids_decimal_above_i64_max", DEC, 42, [([9_300_000_000_000_000_000], N, 2)])
+    # --- more tick lengths and orders
+    g("normal_custom_tick_999999ns", C(41, 10, 12, tick_ns=999_999, epoch_ms=T0), 5,
+      [([T0_NS, T0_NS + 999_998, T0_NS + 999_999, T0_NS + 5 * 999_999 + 3], N, 4)])
+    g("burst_custom_sequence_node_order", C(30, 20, 13, TSN, tick_ns=10**9, epoch_ms=T0), 77,
+      [([T0], B, 8193), ([T0 + 999], N, 1), ([T0 + 2000], N, 1)])
+    g("burst_custom_tick_1us_wait", C(50, 5, 8, tick_ns=1000, epoch_ms=T0), 3,
+      [([T0_NS], B, 600), ([T0_NS], B, 256), ([T0_NS, T0_NS + 3000], N, 1)], policy="wait", max_ahead_ms=0)
+    g("frozen_strict_clock_moves_back_during_wait", TW, 7, [([T0], B, 4096), ([T0, T0 - 1], N, 1)],
+      policy="strict")
+    g("frozen_fail_hazelcast_offset_burst", HZ5, 65530, [([T0], N, 64 * 16), ([T0], N, 1)],
+      policy="fail", max_ahead_ms=15)
+    g("random_start_fail_sonyflake_burst", SF, 9, [([T0], N, 300), ([T0 + 10], B, 100)],
+      policy="fail", max_ahead_ms=20, seed=2024)
+    g("random_start_strict_across_ticks", JS, 1, [([T0, T0 + 1, T0 + 2, T0 + 2, T0 + 3], N, 5)],
+      policy="strict", seed=77)
+    g("random_start_discord_seed_large", DC, 5, [([T0, T0 + 1000], N, 2), ([T0 + 1000], B, 5)],
+      seed=0xDEADBEEFCAFEBABE)
     # --- node IDs
     g("node_id_out_of_range_twitter", TW, 1024, [])
     g("node_id_out_of_range_discord", DC, 1024, [])
