@@ -872,6 +872,9 @@ def generate_cases():
       policy="strict", seed=77)
     g("random_start_discord_seed_large", DC, 5, [([T0, T0 + 1000], N, 2), ([T0 + 1000], B, 5)],
       seed=0xDEADBEEFCAFEBABE)
+    g("normal_custom_node_id_offset", C(41, 10, 12, epoch_ms=T0, offset=1000), 23,
+      [([T0, T0 + 1], N, 2), ([T0 + 1], B, 2)])
+    g("node_id_out_of_range_custom_offset", C(41, 10, 12, epoch_ms=T0, offset=1000), 24, [])
     # --- node IDs
     g("node_id_out_of_range_twitter", TW, 1024, [])
     g("node_id_out_of_range_discord", DC, 1024, [])
@@ -994,6 +997,7 @@ def decode_cases():
         d("fields_" + name, spec, lay.compose(t, min(lay.node_max, 7), min(lay.seq_mask, 5)))
         d("last_tick_" + name, spec, lay.compose(lay.max_tick, 0, 0))
     d("hazelcast_offset_node_field", HZ5, make_layout(HZ5).compose(100, 65535, 63))
+    d("custom_offset_node_field", C(41, 10, 12, epoch_ms=T0, offset=1000), (9 << 22) | (1023 << 12) | 4095)
     d("custom_tick_1_5ms_nanos_iso", C(41, 10, 12, tick_ns=1_500_000, epoch_ms=T0), (3 << 22) | (5 << 12) | 1)
     d("custom_tick_1s", C(32, 10, 12, tick_ns=10**9, epoch_ms=T0), (86400 << 22) | 9)
     d("custom_tick_1us", C(50, 5, 8, tick_ns=1000, epoch_ms=T0), (1234567 << 13) | (31 << 8) | 255)
@@ -1064,6 +1068,8 @@ def encodings_cases():
     p("hex_unpadded", "hex", "ff")
     p("hex_uppercase", "hex", "FFFFFFFFFFFFFFFF")
     p("hex_prefix_short", "hex", "0x7")
+    p("hex_prefix_full_width", "hex", "0xffffffffffffffff")
+    p("any_hex_prefix_upper", "any", "0XFF")
     p("base32_lowercase", "base32", encode("base32", 175928847299117063).lower())
     p("base32_crockford_aliases", "base32", "0O0I0L0o0i0l1")
     p("base32_unpadded", "base32", "Z")
@@ -1095,6 +1101,7 @@ def encodings_cases():
     p("base32_overflow", "base32", "G000000000000")
     p("base32_overflow_max", "base32", "ZZZZZZZZZZZZZ")
     p("base32_hyphen", "base32", "00000-0000000")
+    p("base32_hex_prefix", "base32", "0x1")
     p("base58_zero_char", "base58", "3hs0qtU4AFc")
     p("base58_capital_o", "base58", "3hsOqtU4AFc")
     p("base58_capital_i", "base58", "I")
