@@ -1,0 +1,280 @@
+"""Type stubs for snowmint: unique, time-ordered 64-bit IDs (Snowflake family) from one Rust core."""
+
+import array
+import datetime
+from typing import Callable, Final, Literal, Optional, Union
+
+__all__ = [
+    "ENCODINGS",
+    "ERROR_CODES",
+    "PRESET_NAMES",
+    "ClockBeforeEpochError",
+    "ClockMovedBackwardsError",
+    "DecimalGenerator",
+    "Decoded",
+    "ForkedError",
+    "Generator",
+    "InvalidArgumentError",
+    "InvalidClockError",
+    "InvalidIdError",
+    "InvalidLayoutError",
+    "Layout",
+    "LayoutExhaustedError",
+    "LeaseLostError",
+    "NodeIdOutOfRangeError",
+    "ParseError",
+    "SnowmintError",
+    "TooFarAheadError",
+    "compose",
+    "decode",
+    "encode",
+    "min_id_at",
+    "parse",
+    "to_string",
+]
+
+PresetName = Literal["twitter", "discord", "instagram", "sonyflake", "hazelcast", "js53", "decimal", "chronicle"]
+OrderName = Literal["timestamp_node_sequence", "timestamp_sequence_node", "ts|node|seq", "ts|seq|node"]
+PolicyName = Literal["wait", "fail", "strict"]
+EncodingName = Literal["dec", "decimal", "hex", "base32", "base58"]
+#: A layout argument: a preset name or a :class:`Layout`.
+LayoutLike = Union[str, "Layout"]
+#: An injected clock: returns Unix milliseconds (whole), or nanoseconds when ``layout.clock_unit == "ns"``.
+ClockFn = Callable[[], Union[int, float]]
+
+PRESET_NAMES: Final[list[str]]
+ENCODINGS: Final[list[str]]
+ERROR_CODES: Final[list[str]]
+
+class SnowmintError(ValueError):
+    """Base class of every snowmint error. ``code`` is the stable, language-neutral error code."""
+
+    code: str
+
+class InvalidLayoutError(SnowmintError):
+    """``INVALID_LAYOUT``: a layout field is out of range; the message names the field."""
+
+class NodeIdOutOfRangeError(SnowmintError):
+    """``NODE_ID_OUT_OF_RANGE``: the node ID does not fit the layout's node field."""
+
+class ClockMovedBackwardsError(SnowmintError):
+    """``CLOCK_MOVED_BACKWARDS``: the clock stepped back under the ``strict`` policy."""
+
+class ClockBeforeEpochError(SnowmintError):
+    """``CLOCK_BEFORE_EPOCH``: the clock (or an instant) is before the layout's epoch."""
+
+class TooFarAheadError(SnowmintError):
+    """``TOO_FAR_AHEAD``: logical time would run more than ``max_ahead_ms`` ahead of the clock
+    (``fail`` policy, or a clock that does not move while the generator waits)."""
+
+    retry_after_ms: int
+    """Milliseconds until the same request would succeed (rounded up)."""
+
+class LayoutExhaustedError(SnowmintError):
+    """``LAYOUT_EXHAUSTED``: the layout's timestamp field has run out (past its lifespan)."""
+
+class ParseError(SnowmintError):
+    """``PARSE``: a malformed ID string."""
+
+    position: int
+    """0-based character position of the problem."""
+
+class LeaseLostError(SnowmintError):
+    """``LEASE_LOST``: the node-ID lease was lost; the generator no longer mints."""
+
+class InvalidClockError(SnowmintError):
+    """``INVALID_CLOCK``: a clock reading is not a finite, non-negative whole number in range."""
+
+class InvalidIdError(SnowmintError):
+    """``INVALID_ID``: an ID does not fit the layout, or is not a 64-bit unsigned integer."""
+
+class InvalidArgumentError(SnowmintError):
+    """``INVALID_ARGUMENT``: an argument is out of range (a batch too large, an unknown policy …)."""
+
+class ForkedError(SnowmintError):
+    """``FORKED``: a generator created before ``os.fork()`` was used in the child process.
+    Create a new generator with its own node ID in the child."""
+
+class Layout:
+    """An ID layout: field widths, field order, tick length and epoch.
+
+    ``Layout(timestamp_bits=41, node_bits=10, sequence_bits=12, epoch_ms=1288834974657)`` builds a
+    custom one (keyword arguments only); invalid ones raise :class:`InvalidLayoutError` naming the field.
+    """
+
+    def __init__(
+        self,
+        *,
+        timestamp_bits: int,
+        node_bits: int,
+        sequence_bits: int,
+        order: OrderName = "timestamp_node_sequence",
+        tick_ns: int = 1_000_000,
+        epoch_ms: int,
+        node_id_offset: int = 0,
+        use_sign_bit: bool = False,
+    ) -> None: ...
+    @staticmethod
+    def preset(name: str) -> Layout:
+        """A preset: twitter, discord, instagram, sonyflake, hazelcast, js53, decimal."""
+    @staticmethod
+    def snowcast(epoch_ms: int, node_count: int) -> Layout:
+        """snowcast's layout: ``node_count`` in 128..8192 (rounded up to a power of two)."""
+    @staticmethod
+    def hazelcast(node_id_offset: int = 0) -> Layout:
+        """Hazelcast's Flake ID layout with ``node_id_offset`` added to every node ID."""
+    @staticmethod
+    def decimal() -> Layout:
+        """Chronicle-style decimal IDs: Unix nanoseconds (100 ns steps) ending in a host ID 0..99."""
+    @property
+    def name(self) -> str:
+        """The preset's name, or ``"custom"``."""
+    @property
+    def family(self) -> Literal["binary", "decimal"]: ...
+    @property
+    def timestamp_bits(self) -> int: ...
+    @property
+    def node_bits(self) -> int: ...
+    @property
+    def sequence_bits(self) -> int: ...
+    @property
+    def total_bits(self) -> int: ...
+    @property
+    def order(self) -> str:
+        """``"timestamp_node_sequence"`` or ``"timestamp_sequence_node"``."""
+    @property
+    def tick_ns(self) -> int: ...
+    @property
+    def epoch_ms(self) -> int:
+        """Epoch, Unix milliseconds."""
+    @property
+    def node_id_offset(self) -> int: ...
+    @property
+    def use_sign_bit(self) -> bool: ...
+    @property
+    def node_count(self) -> int:
+        """How many values the node field holds."""
+    @property
+    def ids_per_tick(self) -> int:
+        """IDs one node can mint per tick."""
+    @property
+    def max_node_id(self) -> int:
+        """The largest node ID a generator accepts (after any offset)."""
+    @property
+    def max_tick(self) -> int: ...
+    @property
+    def lifespan_end_ms(self) -> int:
+        """The first Unix millisecond the layout cannot represent."""
+    @property
+    def lifespan_end(self) -> datetime.datetime:
+        """The lifespan end as an aware UTC datetime (``OverflowError`` past year 9999)."""
+    @property
+    def lifespan_end_iso(self) -> str: ...
+    @property
+    def clock_unit(self) -> Literal["ms", "ns"]:
+        """The unit an injected clock returns for this layout."""
+    def reading_to_ns(self, reading: Union[int, float]) -> int:
+        """Validates an injected clock's reading and converts it to Unix nanoseconds
+        (:class:`InvalidClockError` for NaN, infinities, negatives, fractions, floats above 2**53 - 1)."""
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class Decoded:
+    """An ID taken apart under a layout."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def timestamp_ticks(self) -> int:
+        """Ticks since the layout's epoch."""
+    @property
+    def timestamp_ms(self) -> int:
+        """Unix time of the tick's start, whole milliseconds."""
+    @property
+    def sub_ms_ns(self) -> int:
+        """Nanoseconds past ``timestamp_ms`` (sub-millisecond layouts)."""
+    @property
+    def unix_ns(self) -> Optional[int]:
+        """Unix nanoseconds of the tick's start (``None`` after year 2554)."""
+    @property
+    def node_id(self) -> int:
+        """The node field as stored (node ID plus any ``node_id_offset``)."""
+    @property
+    def sequence(self) -> int: ...
+    @property
+    def iso(self) -> str:
+        """ISO-8601 UTC, e.g. ``2020-01-01T00:00:00.000Z`` (nanosecond digits for sub-ms layouts)."""
+    @property
+    def datetime(self) -> datetime.datetime:
+        """An aware UTC datetime (microsecond precision; ``OverflowError`` past year 9999)."""
+
+class Generator:
+    """A thread-safe, lock-free generator (one compare-and-swap per request).
+
+    ``clock=None`` reads the system clock in Rust; otherwise ``clock`` is a callable returning Unix
+    milliseconds (whole), or nanoseconds for layouts with ``clock_unit == "ns"``. Under the ``wait``
+    policy the generator sleeps (GIL released) while logical time is more than ``max_ahead_ms`` ahead
+    of the clock; ``fail`` raises :class:`TooFarAheadError`; ``strict`` raises
+    :class:`ClockMovedBackwardsError` on any backwards step. ``random_start=True`` (or a
+    ``random_seed``) starts each tick's sequence at a pseudo-random value.
+    """
+
+    def __init__(
+        self,
+        node_id: int = 7,
+        layout: LayoutLike = "twitter",
+        *,
+        clock: Optional[ClockFn] = None,
+        policy: PolicyName = "wait",
+        max_ahead_ms: int = 15000,
+        random_start: bool = False,
+        random_seed: Optional[int] = None,
+    ) -> None: ...
+    def next_id(self) -> int:
+        """Mints one ID."""
+    def next_ids(self, n: int) -> list[int]:
+        """Mints ``n`` consecutive IDs from one clock reading (one atomic step)."""
+    def next_ids_array(self, n: int) -> array.array[int]:
+        """Mints ``n`` consecutive IDs into a new ``array.array('Q')``, written in place by Rust."""
+    @property
+    def layout(self) -> Layout: ...
+    @property
+    def node_id(self) -> int: ...
+    @property
+    def policy(self) -> PolicyName: ...
+    @property
+    def max_ahead_ms(self) -> int: ...
+    @property
+    def random_start(self) -> bool: ...
+    @property
+    def clock(self) -> Optional[ClockFn]: ...
+
+def DecimalGenerator(
+    host_id: int,
+    *,
+    clock: Optional[ClockFn] = None,
+    policy: PolicyName = "wait",
+    max_ahead_ms: int = 15000,
+    random_start: bool = False,
+    random_seed: Optional[int] = None,
+) -> Generator:
+    """A generator of Chronicle-style decimal IDs (``layout="decimal"``, host IDs 0..99)."""
+
+def decode(id: int, layout: LayoutLike = "twitter") -> Decoded:
+    """Takes an ID apart (:class:`InvalidIdError` if it has bits above the layout's width)."""
+
+def compose(timestamp_ticks: int, node_id: int, sequence: int, layout: LayoutLike = "twitter") -> int:
+    """Composes an ID from its fields (the node field as stored), each checked against the layout."""
+
+def min_id_at(at: Union[datetime.datetime, int], layout: LayoutLike = "twitter") -> int:
+    """The smallest ID of the layout at or after an instant: an aware datetime, or Unix milliseconds."""
+
+def encode(id: int, encoding: EncodingName = "dec") -> str:
+    """The ID as text: ``dec``, ``hex`` (16 digits), ``base32`` (13, Crockford) or ``base58`` (11)."""
+
+def to_string(id: int, encoding: EncodingName = "dec") -> str:
+    """Alias of :func:`encode`."""
+
+def parse(text: str, encoding: Union[EncodingName, Literal["any"]] = "any") -> int:
+    """Parses an ID in one encoding, or ``"any"`` (told apart by shape); :class:`ParseError` names the
+    bad character's position."""
