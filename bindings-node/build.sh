@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the Node addon (napi-rs): installs what a fresh machine lacks (Node/npm, Rust, @napi-rs/cli),
+# then `napi build --platform --release`, which writes snowmint.linux-x64-gnu.node, index.js and
+# index.d.ts into this folder. Fast when up to date (cargo skips the compile).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$HERE"
+
+need_apt=()
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "build.sh: installing ${need_apt[*]} with apt-get" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "build.sh: installing Rust with rustup" >&2
+  command -v curl >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq curl ca-certificates; }
+  curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+  . "$HOME/.cargo/env"
+fi
+
+# @napi-rs/cli (dev dependency). `npm install`, not `npm ci` (see shared/TOOLCHAIN.md).
+if [ ! -x node_modules/.bin/napi ]; then
+  npm install --no-audit --no-fund --loglevel=error
+fi
+
+# --platform names the addon snowmint.<platform>.node, as the generated loader expects.
+node_modules/.bin/napi build --platform --release >&2
+ls -1 "$HERE"/snowmint.*.node >&2

@@ -1,0 +1,347 @@
+// The package as a CommonJS user requires it: every public function, each bad input → its code.
+'use strict'
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const snowmint = require('snowmint')
+const { Generator, Layout, decode, compose, minIdAt, encode, parse, ERROR_CODES } = snowmint
+
+const T0 = 1750000000000 // 2025-06-15T15:06:40Z
+
+/** Asserts fn throws an `Error` of class `cls` with `code`; returns it. */
+function throwsCode(fn, code, cls = Error) {
+  let err
+  try {
+    fn()
+  } catch (e) {
+    err = e
+  }
+  assert.ok(err !== undefined, `expected ${code}, nothing thrown`)
+  assert.ok(err instanceof cls, `expected a ${cls.name}, got ${err && err.constructor && err.constructor.name}: ${err}`)
+  assert.equal(err.code, code, err.message)
+  assert.ok(err.message.length > 0)
+  return err
+}
+
+test('exports and ERROR_CODES', () => {
+  for (const name of ['Generator', 'Layout', 'decode', 'compose', 'minIdAt', 'encode', 'parse']) {
+    assert.equal(typeof snowmint[name], 'function', name)
+  }
+  for (const code of ['INVALID_LAYOUT', 'NODE_ID_OUT_OF_RANGE', 'CLOCK_MOVED_BACKWARDS', 'CLOCK_BEFORE_EPOCH',
+    'TOO_FAR_AHEAD', 'LAYOUT_EXHAUSTED', 'PARSE', 'INVALID_CLOCK', 'INVALID_ID', 'INVALID_ARGUMENT', 'LEASE_LOST']) {
+    assert.ok(ERROR_CODES.includes(code), code)
+  }
+  assert.equal(new Set(ERROR_CODES).size, ERROR_CODES.length)
+})
+
+test('default generator: twitter, policy fail, host clock read in Rust', () => {
+  const gen = new Generator({ nodeId: 7 })
+  assert.equal(gen.layout.name, 'twitter')
+  assert.equal(gen.nodeId, 7)
+  assert.equal(gen.policy, 'fail')
+  const before = Date.now()
+  const id = gen.nextId()
+  const after = Date.now()
+  assert.equal(typeof id, 'bigint')
+  const d = decode(id)
+  assert.equal(d.nodeId, 7)
+  assert.ok(d.timestampMs >= before - 1 && d.timestampMs <= after + 1, `${d.timestampMs} not in [${before}, ${after}]`)
+  assert.ok(d.date instanceof Date)
+  assert.equal(d.iso, d.date.toISOString())
+})
+
+test('10^6 IDs from nextId: no duplicate, strictly increasing', () => {
+  const gen = new Generator({ nodeId: 1 })
+  const n = 1_000_000
+  const ids = new BigUint64Array(n)
+  for (let i = 0; i < n; i++) ids[i] = gen.nextId()
+  for (let i = 1; i < n; i++) {
+    if (!(ids[i] > ids[i - 1])) assert.fail(`not increasing at ${i}: ${ids[i - 1]} then ${ids[i]}`)
+  }
+  // Strictly increasing implies no duplicate; count distinct anyway.
+  assert.equal(new Set(ids).size, n)
+})
+
+test('10^6 IDs from nextIds batches interleaved with nextId: strictly increasing', () => {
+  const gen = new Generator({ nodeId: 2, layout: 'discord' })
+  let last = -1n
+  let count = 0
+  while (count < 1_000_000) {
+    const batch = gen.nextIds(4096)
+    assert.ok(batch instanceof BigUint64Array)
+    assert.equal(batch.length, 4096)
+    for (const id of batch) {
+      if (!(id > last)) assert.fail(`not increasing after ${last}: ${id}`)
+      last = id
+    }
+    const one = gen.nextId()
+    assert.ok(one > last)
+    last = one
+    count += 4097
+  }
+  assert.equal(gen.nextIds(0).length, 0)
+})
+
+test('nextIdString is the decimal form of the next ID', () => {
+  const gen = new Generator({ nodeId: 3, clock: () => T0 })
+  const s = gen.nextIdString()
+  assert.match(s, /^[0-9]+$/)
+  assert.equal(parse(s, 'dec'), BigInt(s))
+  assert.equal(BigInt(gen.nextIdString()), BigInt(s) + 1n)
+  assert.equal(JSON.parse(JSON.stringify({ id: gen.nextIdString() })).id, (BigInt(s) + 2n).toString())
+})
+
+test('nextIdNumber: js53 only, exact Numbers', () => {
+  const gen = new Generator({ nodeId: 15, layout: 'js53' })
+  const a = gen.nextIdNumber()
+  const b = gen.nextIdNumber()
+  assert.ok(Number.isSafeInteger(a) && Number.isSafeInteger(b) && b > a)
+  assert.equal(decode(BigInt(b), 'js53').nodeId, 15)
+  const e = throwsCode(() => new Generator({ nodeId: 1 }).nextIdNumber(), 'INVALID_ARGUMENT')
+  assert.match(e.message, /53 bits/)
+})
+
+test('injected clock: number, bigint, and ns for the decimal layout; same IDs as the core', () => {
+  const n = new Generator({ nodeId: 7, clock: () => T0, policy: 'wait' })
+  const b = new Generator({ nodeId: 7, clock: () => BigInt(T0), policy: 'wait' })
+  assert.equal(n.nextId(), 1934266310456274944n)
+  assert.equal(b.nextId(), 1934266310456274944n)
+  const dec = new Generator({ nodeId: 28, layout: 'decimal', clock: () => 1640700422954100128n })
+  assert.equal(dec.layout.clockUnit, 'ns')
+  assert.equal(dec.nextId(), 1640700422954100128n)
+  assert.equal(decode(1640700422954100128n, 'decimal').iso, '2021-12-28T14:07:02.954100100Z')
+})
+
+test('injected clock: bad readings are INVALID_CLOCK, never rounded', () => {
+  for (const r of [1.5, T0 + 0.25, -1, NaN, Infinity, -Infinity, 2 ** 53, 1e300, -1n, 2n ** 64n]) {
+    const gen = new Generator({ nodeId: 1, clock: () => r })
+    throwsCode(() => gen.nextId(), 'INVALID_CLOCK')
+    throwsCode(() => gen.nextIds(3), 'INVALID_CLOCK')
+  }
+  throwsCode(() => new Generator({ nodeId: 1, clock: () => String(T0) }).nextId(), 'INVALID_CLOCK', TypeError)
+  throwsCode(() => new Generator({ nodeId: 1, clock: () => undefined }).nextId(), 'INVALID_CLOCK', TypeError)
+  // ms readings past year 2554 overflow nanoseconds.
+  throwsCode(() => new Generator({ nodeId: 1, clock: () => 18446744073710 }).nextId(), 'INVALID_CLOCK')
+})
+
+test('injected clock that throws: the same exception reaches the caller', () => {
+  const boom = new RangeError('clock exploded')
+  const gen = new Generator({ nodeId: 1, clock: () => { throw boom } })
+  assert.throws(() => gen.nextId(), (e) => e === boom)
+  assert.throws(() => gen.nextIds(2), (e) => e === boom)
+})
+
+test('clock before the epoch, past the lifespan', () => {
+  throwsCode(() => new Generator({ nodeId: 1, clock: () => 0 }).nextId(), 'CLOCK_BEFORE_EPOCH')
+  const js53 = Layout.preset('js53')
+  const end = Number(js53.lifespanEndMs)
+  throwsCode(() => new Generator({ nodeId: 1, layout: js53, clock: () => end }).nextId(), 'LAYOUT_EXHAUSTED')
+})
+
+test("policy 'fail': TOO_FAR_AHEAD with retryAfterMs; 'strict': CLOCK_MOVED_BACKWARDS", () => {
+  let now = T0
+  const fail = new Generator({ nodeId: 1, clock: () => now, maxAheadMs: 0 })
+  fail.nextIds(4096)
+  const e = throwsCode(() => fail.nextId(), 'TOO_FAR_AHEAD')
+  assert.equal(e.retryAfterMs, 1)
+  now += 1
+  assert.equal(decode(fail.nextId()).timestampMs, T0 + 1)
+
+  const back = new Generator({ nodeId: 1, clock: () => now, policy: 'fail' })
+  back.nextId()
+  now -= 20_000 // 20 s back: further than the default 15 s
+  const e2 = throwsCode(() => back.nextId(), 'TOO_FAR_AHEAD')
+  assert.ok(e2.retryAfterMs > 4000 && e2.retryAfterMs <= 5001, String(e2.retryAfterMs))
+  now -= 0
+  const strict = new Generator({ nodeId: 1, clock: () => now, policy: 'strict' })
+  strict.nextId()
+  now -= 5
+  throwsCode(() => strict.nextId(), 'CLOCK_MOVED_BACKWARDS')
+})
+
+test("policy 'wait': waits for a moving clock; a frozen clock is TOO_FAR_AHEAD, not a hang", () => {
+  const start = Date.now()
+  const moving = new Generator({ nodeId: 1, clock: () => Date.now(), policy: 'wait', maxAheadMs: 0 })
+  const ids = []
+  for (let i = 0; i < 3; i++) ids.push(...moving.nextIds(4096))
+  assert.equal(new Set(ids).size, ids.length)
+  assert.ok(Date.now() - start < 5000)
+  const frozen = new Generator({ nodeId: 1, clock: () => T0, policy: 'wait', maxAheadMs: 0 })
+  frozen.nextIds(4096)
+  throwsCode(() => frozen.nextId(), 'TOO_FAR_AHEAD')
+  // The host clock under 'wait' (read and slept in Rust).
+  const host = new Generator({ nodeId: 1, policy: 'wait', maxAheadMs: 0 })
+  const many = []
+  for (let i = 0; i < 4; i++) many.push(...host.nextIds(4096))
+  for (let i = 1; i < many.length; i++) assert.ok(many[i] > many[i - 1])
+})
+
+test('random start: seeded sequences are reproducible, still strictly increasing', () => {
+  const mk = () => new Generator({ nodeId: 7, clock: () => T0, randomSeed: 11n })
+  const a = mk().nextIds(5)
+  assert.deepEqual(Array.from(mk().nextIds(5)), Array.from(a))
+  assert.notEqual(decode(a[0]).sequence, 0)
+  const r = new Generator({ nodeId: 7, randomStart: true })
+  const ids = r.nextIds(10_000)
+  for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1])
+})
+
+test('Layout: presets, snowcast, hazelcast, custom, getters', () => {
+  const tw = Layout.preset('twitter')
+  assert.equal(tw.name, 'twitter')
+  assert.deepEqual([tw.timestampBits, tw.nodeBits, tw.sequenceBits, tw.totalBits], [41, 10, 12, 63])
+  assert.equal(tw.order, 'timestamp_node_sequence')
+  assert.equal(tw.tickNs, 1000000n)
+  assert.equal(tw.epochMs, 1288834974657n)
+  assert.equal(tw.nodeCount, 1024n)
+  assert.equal(tw.idsPerTick, 4096n)
+  assert.equal(tw.maxNodeId, 1023n)
+  assert.equal(tw.maxTick, 2n ** 41n - 1n)
+  assert.equal(tw.lifespanEndIso, '2080-07-10T17:30:30.209Z')
+  assert.equal(tw.lifespanEndMs, BigInt(Date.parse('2080-07-10T17:30:30.209Z')))
+  assert.equal(tw.clockUnit, 'ms')
+  assert.equal(Layout.preset('sonyflake').order, 'timestamp_sequence_node')
+  const sc = Layout.snowcast(T0, 1000)
+  assert.equal(sc.name, 'snowcast')
+  assert.equal(sc.nodeCount, 1024n)
+  assert.equal(sc.sequenceBits, 13)
+  const hz = Layout.hazelcast(5n)
+  assert.equal(hz.maxNodeId, 65530n)
+  const gen = new Generator({ nodeId: 2, layout: hz, clock: () => T0 })
+  assert.equal(decode(gen.nextId(), hz).nodeId, 7)
+  const custom = new Layout({ timestampBits: 40, nodeBits: 11, sequenceBits: 12, order: 'timestamp_node_sequence', tickNs: 1000000, epochMs: T0 })
+  assert.equal(custom.name, null)
+  assert.equal(custom.nodeCount, 2048n)
+  assert.equal(new Layout({ timestampBits: 32, nodeBits: 16, sequenceBits: 16, order: 'timestamp_sequence_node', tickNs: 10n ** 9n, epochMs: 0n, useSignBit: true, nodeIdOffset: 1n }).nodeIdOffset, 1n)
+})
+
+test('Layout errors name the field', () => {
+  const base = { timestampBits: 41, nodeBits: 10, sequenceBits: 12, order: 'timestamp_node_sequence', tickNs: 1000000, epochMs: 0 }
+  const cases = [
+    [{ ...base, timestampBits: 0 }, 'timestamp_bits'],
+    [{ ...base, timestampBits: 50 }, 'timestamp_bits + node_bits + sequence_bits'],
+    [{ ...base, tickNs: 0 }, 'tick_ns'],
+    [{ ...base, epochMs: 18446744073710n }, 'epoch_ms'],
+    [{ ...base, order: 'node_first' }, 'order'],
+    [{ ...base, nodeIdOffset: 1024 }, 'node_id_offset'],
+  ]
+  for (const [cfg, field] of cases) {
+    const e = throwsCode(() => new Layout(cfg), 'INVALID_LAYOUT')
+    assert.ok(e.message.includes(field), `${e.message} should name ${field}`)
+  }
+  throwsCode(() => Layout.preset('nope'), 'INVALID_LAYOUT')
+  throwsCode(() => Layout.snowcast(T0, 100), 'INVALID_LAYOUT')
+  throwsCode(() => Layout.hazelcast(65536), 'INVALID_LAYOUT')
+})
+
+test('wrong types are TypeErrors, out-of-range numbers RangeErrors, all INVALID_ARGUMENT', () => {
+  const T = TypeError
+  const R = RangeError
+  const cases = [
+    [() => new Generator(), T],
+    [() => new Generator(7), T],
+    [() => new Generator({}), T],
+    [() => new Generator({ nodeId: '7' }), T],
+    [() => new Generator({ nodeId: 7, nodeid: 1 }), T],
+    [() => new Generator({ nodeId: 7, layout: 5 }), T],
+    [() => new Generator({ nodeId: 7, layout: {} }), T],
+    [() => new Generator({ nodeId: 7, layout: new Generator({ nodeId: 1 }) }), T],
+    [() => new Generator({ nodeId: 7, layout: Object.create(Layout.prototype) }), T],
+    [() => new Generator({ nodeId: 7, clock: 5 }), T],
+    [() => new Generator({ nodeId: 7, policy: 1 }), T],
+    [() => new Generator({ nodeId: 7, randomStart: 'yes' }), T],
+    [() => new Generator({ nodeId: 7, randomSeed: 5 }), T],
+    [() => new Generator({ nodeId: -1 }), R],
+    [() => new Generator({ nodeId: 1.5 }), R],
+    [() => new Generator({ nodeId: NaN }), R],
+    [() => new Generator({ nodeId: 2 ** 53 }), R],
+    [() => new Generator({ nodeId: -1n }), R],
+    [() => new Generator({ nodeId: 2n ** 64n }), R],
+    [() => new Generator({ nodeId: 7, maxAheadMs: -5 }), R],
+    [() => new Generator({ nodeId: 7, maxAheadMs: 2n ** 63n }), R],
+    [() => new Generator({ nodeId: 7, randomSeed: 2n ** 64n }), R],
+    [() => new Generator({ nodeId: 7 }).nextIds(-1), R],
+    [() => new Generator({ nodeId: 7 }).nextIds(1.5), R],
+    [() => new Generator({ nodeId: 7 }).nextIds('3'), T],
+    [() => decode(1.5), R],
+    [() => decode(-1n), R],
+    [() => decode(2n ** 64n), R],
+    [() => decode({}), T],
+    [() => decode(1n, 7), T],
+    [() => encode('12'), T],
+    [() => encode(2n ** 64n), R],
+    [() => encode(-1), R],
+    [() => encode(1n, 9), T],
+    [() => parse(12), T],
+    [() => parse('12', 7), T],
+    [() => compose(5), T],
+    [() => compose({ timestampTicks: 1, nodeId: 1 }), T],
+    [() => compose({ timestampTicks: 1, nodeId: 1, sequence: 1, extra: 1 }), T],
+    [() => compose({ timestampTicks: -1, nodeId: 1, sequence: 1 }), R],
+    [() => minIdAt('2020-01-01'), T],
+    [() => minIdAt(new Date(NaN)), R],
+    [() => minIdAt(1.5), R],
+    [() => Layout.preset(5), T],
+    [() => new Layout({ timestampBits: 41 }), T],
+    [() => new Layout({ timestampBits: 41, nodeBits: 10, sequenceBits: 12, order: 'timestamp_node_sequence', tickNs: '1', epochMs: 0 }), T],
+    [() => new Layout({ timestampBits: 41.5, nodeBits: 10, sequenceBits: 12, order: 'timestamp_node_sequence', tickNs: 1, epochMs: 0 }), R],
+  ]
+  cases.forEach(([fn, cls], i) => {
+    const e = throwsCode(fn, 'INVALID_ARGUMENT', cls)
+    assert.ok(!(e instanceof TypeError && cls === RangeError), `case ${i}`)
+  })
+  // Unknown names are core INVALID_ARGUMENT errors (policy, encoding).
+  throwsCode(() => new Generator({ nodeId: 7, policy: 'sometimes' }), 'INVALID_ARGUMENT')
+  throwsCode(() => encode(1n, 'base64'), 'INVALID_ARGUMENT')
+  throwsCode(() => parse('1', 'base64'), 'INVALID_ARGUMENT')
+})
+
+test('core errors: node ID range, invalid ID, parse position', () => {
+  const e = throwsCode(() => new Generator({ nodeId: 1024 }), 'NODE_ID_OUT_OF_RANGE')
+  assert.match(e.message, /0..=1023/)
+  throwsCode(() => new Generator({ nodeId: 16, layout: 'js53' }), 'NODE_ID_OUT_OF_RANGE')
+  throwsCode(() => decode(2n ** 63n), 'INVALID_ID')
+  const p = throwsCode(() => parse('12x4', 'dec'), 'PARSE')
+  assert.equal(p.position, 2)
+  assert.match(p.message, /position 2/)
+  throwsCode(() => decode('not an id'), 'PARSE')
+  throwsCode(() => compose({ timestampTicks: 1, nodeId: 1, sequence: 4096 }), 'INVALID_ARGUMENT')
+  throwsCode(() => minIdAt(0), 'CLOCK_BEFORE_EPOCH')
+})
+
+test('decode, compose, minIdAt, encode, parse agree', () => {
+  const id = 1212161512043450368n
+  const d = decode(id)
+  assert.deepEqual({ ...d, date: d.date.toISOString() }, {
+    id, timestampTicks: 289001825343n, timestampMs: 1577836800000, subMsNs: 0,
+    date: '2020-01-01T00:00:00.000Z', iso: '2020-01-01T00:00:00.000Z', nodeId: 1, sequence: 0,
+  })
+  assert.equal(compose({ timestampTicks: d.timestampTicks, nodeId: 1, sequence: 0 }), id)
+  assert.equal(compose({ timestampTicks: 289001825343, nodeId: 1n, sequence: 0n }, 'twitter'), id)
+  const min = minIdAt(new Date('2020-01-01T00:00:00Z'))
+  assert.equal(min, minIdAt(1577836800000))
+  assert.equal(min, minIdAt(1577836800000n, Layout.preset('twitter')))
+  assert.ok(min <= id && id - min < 1n << 22n)
+  for (const enc of ['dec', 'hex', 'base32', 'base58']) {
+    const s = encode(id, enc)
+    assert.equal(parse(s, enc), id)
+    assert.equal(parse(s), id)
+    assert.equal(decode(s).id, id)
+  }
+  assert.equal(encode(id), '1212161512043450368')
+  assert.equal(encode(255n, 'hex'), '00000000000000ff')
+  assert.equal(encode(255, 'hex'), '00000000000000ff')
+  assert.equal(parse('0xff'), 255n)
+  assert.equal(decode('175928847299117063', 'discord').iso, '2016-04-30T11:18:25.796Z')
+})
+
+test('errors are Error objects, never thrown strings', () => {
+  try {
+    parse('')
+  } catch (e) {
+    assert.ok(e instanceof Error)
+    assert.equal(typeof e.stack, 'string')
+    assert.equal(e.code, 'PARSE')
+    return
+  }
+  assert.fail('no throw')
+})

@@ -1,0 +1,26 @@
+// The package as an ESM user imports it: named exports, the default export, the same classes as CJS.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+import snowmintDefault, { Generator, Layout, decode, encode, parse, compose, minIdAt, ERROR_CODES, PRESET_NAMES } from 'snowmint'
+
+const require = createRequire(import.meta.url)
+
+test('ESM named exports are the CommonJS exports', () => {
+  const cjs = require('snowmint')
+  assert.equal(Generator, cjs.Generator)
+  assert.equal(Layout, cjs.Layout)
+  assert.equal(snowmintDefault.decode, cjs.decode)
+  for (const f of [decode, encode, parse, compose, minIdAt]) assert.equal(typeof f, 'function')
+  assert.ok(ERROR_CODES.includes('TOO_FAR_AHEAD'))
+  assert.ok(PRESET_NAMES.includes('js53'))
+})
+
+test('ESM: mint, decode, errors with codes', () => {
+  const gen = new Generator({ nodeId: 9, layout: Layout.preset('discord') })
+  const id = gen.nextId()
+  assert.equal(decode(id, 'discord').nodeId, 9)
+  assert.equal(parse(encode(id, 'base58'), 'base58'), id)
+  assert.throws(() => new Generator({ nodeId: 1024 }), { code: 'NODE_ID_OUT_OF_RANGE' })
+  assert.throws(() => new Generator({ nodeId: '1' }), (e) => e instanceof TypeError && e.code === 'INVALID_ARGUMENT')
+})

@@ -1,0 +1,21 @@
+// The README's quickstart runs as written (CommonJS) against the installed package.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+
+const project = fileURLToPath(new URL('..', import.meta.url))
+
+test('README quickstart runs', () => {
+  const readme = readFileSync(join(project, 'README.md'), 'utf8')
+  const m = readme.match(/## Quickstart\s+```js\n([\s\S]*?)```/)
+  assert.ok(m, 'no js code block under ## Quickstart')
+  const file = join(project, 'quickstart.cjs')
+  writeFileSync(file, m[1])
+  const r = spawnSync(process.execPath, [file], { cwd: project, encoding: 'utf8', timeout: 60_000 })
+  assert.equal(r.status, 0, r.stderr)
+  assert.match(r.stdout, /NODE_ID_OUT_OF_RANGE/)
+  assert.match(r.stdout, /^\d{4}-\d\d-\d\dT/m)
+})
