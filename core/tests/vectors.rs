@@ -9,6 +9,7 @@
 //! ```text
 //! cargo test -p snowmint --test vectors -- --nocapture
 //! ```
+#![cfg(feature = "std")]
 
 use std::cell::Cell;
 use std::collections::BTreeSet;
@@ -17,8 +18,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use snowmint::{
-    parse_any, sleep_ns, Clock, ClockUnit, Encoding, Error, Generator, Layout, LayoutConfig, Options,
-    Order, Policy, SharedGenerator, ENCODINGS,
+    parse_any, sleep_ns, Clock, ClockUnit, Encoding, Error, Generator, Layout, LayoutConfig,
+    Options, Order, Policy, SharedGenerator, ENCODINGS,
 };
 
 type Obj = Map<String, Value>;
@@ -51,7 +52,8 @@ fn keys(obj: &Obj, required: &[&str], optional: &[&str]) -> Check {
 }
 
 fn obj<'a>(v: &'a Value, what: &str) -> Check<&'a Obj> {
-    v.as_object().ok_or_else(|| format!("{what} is not an object"))
+    v.as_object()
+        .ok_or_else(|| format!("{what} is not an object"))
 }
 
 fn text<'a>(o: &'a Obj, k: &str) -> Check<&'a str> {
@@ -103,7 +105,10 @@ fn expect_code(got: &Error, want: &str) -> Check {
     if got.code().as_str() == want {
         Ok(())
     } else {
-        Err(format!("expected error {want}, got {} ({got})", got.code().as_str()))
+        Err(format!(
+            "expected error {want}, got {} ({got})",
+            got.code().as_str()
+        ))
     }
 }
 
@@ -141,7 +146,14 @@ fn layout_of(v: &Value) -> Check<snowmint::Result<Layout>> {
     }
     keys(
         o,
-        &["timestamp_bits", "node_bits", "sequence_bits", "order", "tick_ns", "epoch_ms"],
+        &[
+            "timestamp_bits",
+            "node_bits",
+            "sequence_bits",
+            "order",
+            "tick_ns",
+            "epoch_ms",
+        ],
         &["node_id_offset", "use_sign_bit"],
     )?;
     let bits = |k: &str| -> Check<u32> {
@@ -198,18 +210,46 @@ fn run_layout(c: &Obj) -> Check {
             &[],
         )?;
         let checks: [(&str, String, String); 8] = [
-            ("total_bits", num(e, "total_bits")?.to_string(), l.total_bits().to_string()),
-            ("node_count", dec(e, "node_count")?.to_string(), l.node_count().to_string()),
-            ("ids_per_tick", dec(e, "ids_per_tick")?.to_string(), l.ids_per_tick().to_string()),
-            ("max_node_id", dec(e, "max_node_id")?.to_string(), l.max_node_id().to_string()),
-            ("max_tick", dec(e, "max_tick")?.to_string(), l.max_tick().to_string()),
-            ("lifespan_end_ms", dec(e, "lifespan_end_ms")?.to_string(), l.lifespan_end_ms().to_string()),
+            (
+                "total_bits",
+                num(e, "total_bits")?.to_string(),
+                l.total_bits().to_string(),
+            ),
+            (
+                "node_count",
+                dec(e, "node_count")?.to_string(),
+                l.node_count().to_string(),
+            ),
+            (
+                "ids_per_tick",
+                dec(e, "ids_per_tick")?.to_string(),
+                l.ids_per_tick().to_string(),
+            ),
+            (
+                "max_node_id",
+                dec(e, "max_node_id")?.to_string(),
+                l.max_node_id().to_string(),
+            ),
+            (
+                "max_tick",
+                dec(e, "max_tick")?.to_string(),
+                l.max_tick().to_string(),
+            ),
+            (
+                "lifespan_end_ms",
+                dec(e, "lifespan_end_ms")?.to_string(),
+                l.lifespan_end_ms().to_string(),
+            ),
             (
                 "lifespan_end_iso",
                 text(e, "lifespan_end_iso")?.to_owned(),
                 l.lifespan_end().to_buf().as_str().to_owned(),
             ),
-            ("clock_unit", text(e, "clock_unit")?.to_owned(), l.clock_unit().name().to_owned()),
+            (
+                "clock_unit",
+                text(e, "clock_unit")?.to_owned(),
+                l.clock_unit().name().to_owned(),
+            ),
         ];
         for (k, want, got) in checks {
             if want != got {
@@ -227,7 +267,9 @@ fn run_layout(c: &Obj) -> Check {
         let field = text(c, "field")?;
         let message = err.to_string();
         if !message.contains(field) {
-            return Err(format!("error message {message:?} does not name the field {field:?}"));
+            return Err(format!(
+                "error message {message:?} does not name the field {field:?}"
+            ));
         }
         Ok(())
     }
@@ -296,11 +338,14 @@ fn run_generate(c: &Obj) -> Check {
         let node_id = dec(c, "node_id")?;
         let opts = options(c)?;
         let result = built.and_then(|l| Generator::new(l, node_id, opts).map(|_| ()));
-        let shared = layout_of(&c["layout"])?.and_then(|l| SharedGenerator::new(l, node_id, opts).map(|_| ()));
+        let shared = layout_of(&c["layout"])?
+            .and_then(|l| SharedGenerator::new(l, node_id, opts).map(|_| ()));
         for (which, r) in [("Generator", result), ("SharedGenerator", shared)] {
             match r {
                 Ok(()) => return Err(format!("{which}: expected an error, got a generator")),
-                Err(e) => expect_code(&e, text(c, "error")?).map_err(|m| format!("{which}: {m}"))?,
+                Err(e) => {
+                    expect_code(&e, text(c, "error")?).map_err(|m| format!("{which}: {m}"))?
+                }
             }
         }
         return Ok(());
@@ -314,8 +359,12 @@ fn run_generate(c: &Obj) -> Check {
         return Err("no steps".into());
     }
     let plain = Generator::new(layout, node_id, opts).map_err(|e| unexpected("a generator", e))?;
-    let shared = SharedGenerator::new(layout, node_id, opts).map_err(|e| unexpected("a generator", e))?;
-    for (which, mut gen) in [("Generator", AnyGenerator::Plain(plain)), ("SharedGenerator", AnyGenerator::Shared(shared))] {
+    let shared =
+        SharedGenerator::new(layout, node_id, opts).map_err(|e| unexpected("a generator", e))?;
+    for (which, mut gen) in [
+        ("Generator", AnyGenerator::Plain(plain)),
+        ("SharedGenerator", AnyGenerator::Shared(shared)),
+    ] {
         let mut previous: Option<u64> = None;
         for (i, step) in steps.iter().enumerate() {
             run_step(&layout, &mut gen, step, &mut previous)
@@ -325,7 +374,12 @@ fn run_generate(c: &Obj) -> Check {
     Ok(())
 }
 
-fn run_step(layout: &Layout, gen: &mut AnyGenerator, step: &Value, previous: &mut Option<u64>) -> Check {
+fn run_step(
+    layout: &Layout,
+    gen: &mut AnyGenerator,
+    step: &Value,
+    previous: &mut Option<u64>,
+) -> Check {
     let s = obj(step, "a step")?;
     let outcome = ["ids", "first", "error"]
         .into_iter()
@@ -345,7 +399,8 @@ fn run_step(layout: &Layout, gen: &mut AnyGenerator, step: &Value, previous: &mu
             if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(format!("bad clock reading {s:?}"));
             }
-            s.parse::<u64>().map_err(|e| format!("clock reading {s:?}: {e}"))
+            s.parse::<u64>()
+                .map_err(|e| format!("clock reading {s:?}: {e}"))
         })
         .collect::<Check<Vec<u64>>>()?;
     if readings.is_empty() {
@@ -382,7 +437,9 @@ fn run_step(layout: &Layout, gen: &mut AnyGenerator, step: &Value, previous: &mu
     }
     for &id in &ids {
         if previous.is_some_and(|p| id <= p) {
-            return Err(format!("IDs do not strictly increase: {id} after {previous:?}"));
+            return Err(format!(
+                "IDs do not strictly increase: {id} after {previous:?}"
+            ));
         }
         *previous = Some(id);
     }
@@ -398,7 +455,10 @@ fn run_step(layout: &Layout, gen: &mut AnyGenerator, step: &Value, previous: &mu
             })
             .collect::<Check<Vec<u64>>>()?;
         if want.len() != count {
-            return Err(format!("\"ids\" lists {} IDs but count is {count}", want.len()));
+            return Err(format!(
+                "\"ids\" lists {} IDs but count is {count}",
+                want.len()
+            ));
         }
         if want != ids {
             return Err(format!("expected IDs {want:?}, got {ids:?}"));
@@ -450,7 +510,11 @@ fn run_clock_reading(c: &Obj) -> Check {
 // ---- decoding and composing ------------------------------------------------------------------------
 
 fn run_decode(c: &Obj) -> Check {
-    let outcome = if c.contains_key("expect") { "expect" } else { "error" };
+    let outcome = if c.contains_key("expect") {
+        "expect"
+    } else {
+        "error"
+    };
     keys(c, &["name", "layout", "id", outcome], &[])?;
     let layout = valid_layout(c)?;
     let got = layout.decode(dec(c, "id")?);
@@ -462,14 +526,45 @@ fn run_decode(c: &Obj) -> Check {
     }
     let d = got.map_err(|e| unexpected("a decoding", e))?;
     let e = obj(&c["expect"], "\"expect\"")?;
-    keys(e, &["timestamp_ticks", "unix_ms", "sub_ms_ns", "node", "sequence", "iso"], &[])?;
+    keys(
+        e,
+        &[
+            "timestamp_ticks",
+            "unix_ms",
+            "sub_ms_ns",
+            "node",
+            "sequence",
+            "iso",
+        ],
+        &[],
+    )?;
     let checks: [(&str, String, String); 6] = [
-        ("timestamp_ticks", dec(e, "timestamp_ticks")?.to_string(), d.timestamp_ticks.to_string()),
-        ("unix_ms", dec(e, "unix_ms")?.to_string(), d.unix_ms.to_string()),
-        ("sub_ms_ns", num(e, "sub_ms_ns")?.to_string(), d.sub_ms_ns.to_string()),
+        (
+            "timestamp_ticks",
+            dec(e, "timestamp_ticks")?.to_string(),
+            d.timestamp_ticks.to_string(),
+        ),
+        (
+            "unix_ms",
+            dec(e, "unix_ms")?.to_string(),
+            d.unix_ms.to_string(),
+        ),
+        (
+            "sub_ms_ns",
+            num(e, "sub_ms_ns")?.to_string(),
+            d.sub_ms_ns.to_string(),
+        ),
         ("node", dec(e, "node")?.to_string(), d.node.to_string()),
-        ("sequence", dec(e, "sequence")?.to_string(), d.sequence.to_string()),
-        ("iso", text(e, "iso")?.to_owned(), d.iso().to_buf().as_str().to_owned()),
+        (
+            "sequence",
+            dec(e, "sequence")?.to_string(),
+            d.sequence.to_string(),
+        ),
+        (
+            "iso",
+            text(e, "iso")?.to_owned(),
+            d.iso().to_buf().as_str().to_owned(),
+        ),
     ];
     for (k, want, got) in checks {
         if want != got {
@@ -483,8 +578,24 @@ fn run_compose(c: &Obj) -> Check {
     let outcome = if c.contains_key("id") { "id" } else { "error" };
     let got = match text(c, "op")? {
         "compose" => {
-            keys(c, &["name", "layout", "op", "timestamp_ticks", "node", "sequence", outcome], &[])?;
-            valid_layout(c)?.compose(dec(c, "timestamp_ticks")?, dec(c, "node")?, dec(c, "sequence")?)
+            keys(
+                c,
+                &[
+                    "name",
+                    "layout",
+                    "op",
+                    "timestamp_ticks",
+                    "node",
+                    "sequence",
+                    outcome,
+                ],
+                &[],
+            )?;
+            valid_layout(c)?.compose(
+                dec(c, "timestamp_ticks")?,
+                dec(c, "node")?,
+                dec(c, "sequence")?,
+            )
         }
         "min_id_at" => {
             keys(c, &["name", "layout", "op", "unix_ms", outcome], &[])?;
@@ -514,14 +625,22 @@ type Encoded = Vec<(u64, [String; 4])>;
 fn run_encoding(c: &Obj, seen: &mut Encoded) -> Check {
     match text(c, "op")? {
         "encode" => {
-            keys(c, &["name", "op", "id", "dec", "hex", "base32", "base58"], &[])?;
+            keys(
+                c,
+                &["name", "op", "id", "dec", "hex", "base32", "base58"],
+                &[],
+            )?;
             let id = dec(c, "id")?;
             let mut forms: [String; 4] = Default::default();
             for (i, enc) in ENCODINGS.into_iter().enumerate() {
                 let want = text(c, enc.name())?;
                 let got = enc.encode(id);
                 if got.as_str() != want {
-                    return Err(format!("{}: expected {want:?}, got {:?}", enc.name(), got.as_str()));
+                    return Err(format!(
+                        "{}: expected {want:?}, got {:?}",
+                        enc.name(),
+                        got.as_str()
+                    ));
                 }
                 match enc.parse(want) {
                     Ok(back) if back == id => {}
@@ -537,7 +656,11 @@ fn run_encoding(c: &Obj, seen: &mut Encoded) -> Check {
             if outcome == "id" {
                 keys(c, &["name", "op", "encoding", "input", "id"], &[])?;
             } else {
-                keys(c, &["name", "op", "encoding", "input", "error", "position"], &[])?;
+                keys(
+                    c,
+                    &["name", "op", "encoding", "input", "error", "position"],
+                    &[],
+                )?;
             }
             let input = text(c, "input")?;
             let got = match text(c, "encoding")? {
@@ -578,7 +701,10 @@ fn check_sort_order(seen: &Encoded) -> Check {
         let mut by_text = by_id.clone();
         by_text.sort_by(|a, b| a.1[i].cmp(&b.1[i]));
         if by_text.iter().map(|e| e.0).ne(by_id.iter().map(|e| e.0)) {
-            return Err(format!("{} strings do not sort like the numbers", enc.name()));
+            return Err(format!(
+                "{} strings do not sort like the numbers",
+                enc.name()
+            ));
         }
     }
     Ok(())
@@ -635,7 +761,10 @@ fn conformance_vectors() {
             };
             if let Err(e) = result {
                 failed += 1;
-                failures.push(format!("{file}: {}: {e}", c["name"].as_str().unwrap_or("?")));
+                failures.push(format!(
+                    "{file}: {}: {e}",
+                    c["name"].as_str().unwrap_or("?")
+                ));
             }
         }
         if file == "encodings.json" {
@@ -650,7 +779,11 @@ fn conformance_vectors() {
             cases.len() - failed
         );
     }
-    report += &format!("vectors: {total} cases in {} files, {} failures\n", found.len(), failures.len());
+    report += &format!(
+        "vectors: {total} cases in {} files, {} failures\n",
+        found.len(),
+        failures.len()
+    );
     // Written to the real stderr (not the captured one) so the counts show in every `cargo test` run.
     let _ = std::io::stderr().write_all(report.as_bytes());
     if !failures.is_empty() {
@@ -658,7 +791,11 @@ fn conformance_vectors() {
         panic!(
             "{} conformance failures{}:\n  {}",
             failures.len(),
-            if failures.len() > 60 { " (first 60)" } else { "" },
+            if failures.len() > 60 {
+                " (first 60)"
+            } else {
+                ""
+            },
             shown.join("\n  ")
         );
     }
