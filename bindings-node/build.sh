@@ -28,6 +28,13 @@ if [ ! -x node_modules/.bin/napi ]; then
   npm install --no-audit --no-fund --loglevel=error
 fi
 
+# Up to date: the addon is newer than every input (this folder's sources and the core's).
+addon="$(ls -t "$HERE"/snowmint.*.node 2>/dev/null | head -1 || true)"
+if [ -n "$addon" ] && [ -f index.js ] && [ -f index.d.ts ] && [ -z "$(find "$HERE/src" "$HERE/Cargo.toml" "$HERE/build.rs" "$HERE/package.json" "$HERE/../core/src" "$HERE/../core/Cargo.toml" "$HERE/../Cargo.lock" -newer "$addon" -print -quit 2>/dev/null)" ]; then
+  echo "build.sh: $(basename "$addon") is up to date" >&2
+  exit 0
+fi
+
 # --platform names the addon snowmint.<platform>.node, as the generated loader expects.
 node_modules/.bin/napi build --platform --release >&2
 ls -1 "$HERE"/snowmint.*.node >&2

@@ -68,7 +68,7 @@ function checkLayoutSpec(spec, what) {
 }
 
 /** Builds a Layout through the public API (may throw the API's coded error). */
-function makeLayout(api, spec) {
+export function makeLayout(api, spec) {
   if ('preset' in spec) {
     if (spec.preset === 'snowcast') return api.Layout.snowcast(u64(spec.epoch_ms, 'epoch_ms'), u64(spec.node_count, 'node_count'))
     if (spec.preset === 'hazelcast' && 'node_id_offset' in spec) return api.Layout.hazelcast(u64(spec.node_id_offset, 'node_id_offset'))
@@ -170,7 +170,7 @@ const layouts = {
 }
 
 /** A reading string as the clock returns it: a Number when exact, else a bigint (both are accepted). */
-function reading(s) {
+export function reading(s) {
   const b = u64(s, 'clock reading')
   return b <= MAX_SAFE ? Number(b) : b
 }
