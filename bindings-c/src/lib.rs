@@ -13,7 +13,8 @@ use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
-use snowmint::{
+use snowmint_core as snowmint;
+use snowmint_core::{
     parse_any, Clock, ClockUnit, Encoding, Error, ErrorCode, Generator, Layout, LayoutConfig,
     Options, Order, ParseErrorKind, Policy, SharedGenerator, SystemClock,
 };

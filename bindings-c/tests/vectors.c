@@ -686,6 +686,7 @@ static void run_file(const char *dir, const char *file) {
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+#ifndef SNOWMINT_VECTORS_NO_MAIN
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s VECTORS_DIR\n", argv[0]);
@@ -716,3 +717,4 @@ int main(int argc, char **argv) {
     printf("vectors: %d passed, %d failed (%zu files)\n", passed, failed, n);
     return failed ? 1 : 0;
 }
+#endif /* SNOWMINT_VECTORS_NO_MAIN */

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Benchmark (≤ 2 minutes): snowmint_next_id from C (plain and shared generator, and batches of 4096),
+# the Rust core's single ID from a Rust binary (examples/core_bench.rs), clock_gettime(CLOCK_REALTIME)
+# alone, and libuuid's uuid_generate_time. The C and Rust programs run alternately for ROUNDS rounds
+# (default 3); each figure is the best over rounds (each round: best of 5). Prints a table with ratios.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+export PATH="$HOME/.cargo/bin:$PATH"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+ROUNDS="${ROUNDS:-3}"
+bash "$HERE/build.sh"
+make -s -C "$HERE" "$TARGET/bindings-c/bench" >&2
+cargo build -q --release -p snowmint-c --example core_bench --manifest-path "$ROOT/Cargo.toml" >&2
+OUTF="$(mktemp)"; trap 'rm -f "$OUTF"' EXIT
+for r in $(seq "$ROUNDS"); do
+  echo "round $r/$ROUNDS" >&2
+  "$TARGET/release/examples/core_bench" >>"$OUTF"
+  "$TARGET/bindings-c/bench" >>"$OUTF"
+done
+python3 - "$OUTF" <<'PY'
+import sys
+best = {}
+for line in open(sys.argv[1]):
+    parts = line.split()
+    if len(parts) == 3 and parts[0] == "RESULT":
+        best[parts[1]] = min(best.get(parts[1], float("inf")), float(parts[2]))
+clock = best["clock_gettime_realtime"]
+rows = [
+    ("clock_gettime(CLOCK_REALTIME) alone", "clock_gettime_realtime", None),
+    ("Rust core: Generator::next_id", "rust_next_id_plain", None),
+    ("C: snowmint_next_id (plain)", "c_next_id_plain", "rust_next_id_plain"),
+    ("Rust core: SharedGenerator::next_id", "rust_next_id_shared", None),
+    ("C: snowmint_shared_next_id", "c_next_id_shared", "rust_next_id_shared"),
+    ("Rust core: next_ids, 4096/batch, per ID", "rust_next_ids_4096_per_id", None),
+    ("C: snowmint_shared_next_ids 4096, per ID", "c_next_ids_4096_per_id", "rust_next_ids_4096_per_id"),
+    ("libuuid uuid_generate_time", "libuuid_generate_time", "c_next_id_shared"),
+]
+print(f"{'benchmark (twitter layout, node 7, system clock)':<50} {'ns/ID':>10} {'vs peer':>18} {'vs clock read':>14}")
+for label, key, peer in rows:
+    v = best[key]
+    ratio = ""
+    if peer:
+        name = "Rust core" if peer.startswith("rust") else "C snowmint"
+        ratio = f"{v / best[peer]:.2f}x {name}"
+    print(f"{label:<50} {v:>10.2f} {ratio:>18} {v / clock:>13.2f}x")
+c, r = best["c_next_id_shared"], best["rust_next_id_shared"]
+print(f"target C <= 1.1x Rust core per ID: shared {c / r:.2f}x, plain {best['c_next_id_plain'] / best['rust_next_id_plain']:.2f}x; "
+      f"batch <= 1 ns/ID: {best['c_next_ids_4096_per_id']:.2f} ns")
+PY

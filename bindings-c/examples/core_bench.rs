@@ -1,0 +1,49 @@
+//! The Rust core's figures for the C benchmark (bench.sh runs this next to bench/bench.c): one ID from
+//! the system clock (plain and shared generator) and batches of 4096, with the same layout, node and
+//! counts. Prints "RESULT name ns" lines (best of 5).
+use std::hint::black_box;
+use std::time::Instant;
+
+use snowmint_core::{Generator, Layout, Options, SharedGenerator};
+
+fn best(f: impl Fn() -> f64) -> f64 {
+    (0..5).map(|_| f()).fold(f64::INFINITY, f64::min)
+}
+
+fn main() {
+    let layout = Layout::twitter();
+    let n = 1_000_000u32;
+    let plain = best(|| {
+        let mut g = Generator::new(layout, 7, Options::default()).unwrap();
+        let t = Instant::now();
+        let mut acc = 0u64;
+        for _ in 0..n {
+            acc ^= g.next_id().unwrap();
+        }
+        black_box(acc);
+        t.elapsed().as_nanos() as f64 / n as f64
+    });
+    let shared = best(|| {
+        let g = SharedGenerator::new(layout, 7, Options::default()).unwrap();
+        let t = Instant::now();
+        let mut acc = 0u64;
+        for _ in 0..n {
+            acc ^= g.next_id().unwrap();
+        }
+        black_box(acc);
+        t.elapsed().as_nanos() as f64 / n as f64
+    });
+    let batch = best(|| {
+        let g = SharedGenerator::new(layout, 7, Options::default()).unwrap();
+        let mut buf = vec![0u64; 4096];
+        let t = Instant::now();
+        for i in 0..250usize {
+            g.next_ids(&mut buf).unwrap();
+            black_box(buf[i & 4095]);
+        }
+        t.elapsed().as_nanos() as f64 / (250.0 * 4096.0)
+    });
+    println!("RESULT rust_next_id_plain {plain:.3}");
+    println!("RESULT rust_next_id_shared {shared:.3}");
+    println!("RESULT rust_next_ids_4096_per_id {batch:.3}");
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Every test of the C binding. Stages: Rust unit tests of the glue (codes match the core), make check
+# (C tests linked statically and against the shared library, under valgrind and ASan/UBSan, the C++
+# header check, the quickstart; the conformance runner over EVERY tests/vectors/*.json case), the
+# conformance runner's self-test (it must reject bad corpora), make install + pkg-config consumer,
+# and the committed header being current. Prints "bindings-c: N passed, M failed"; non-zero on failure.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+export PATH="$HOME/.cargo/bin:$PATH"
+bash "$HERE/build.sh"
+
+passed=0; failed=0; failures=()
+stage() {
+  local name="$1"; shift
+  echo "---- $name"
+  local t0=$SECONDS
+  if "$@"; then passed=$((passed + 1)); echo "---- $name: ok ($((SECONDS - t0))s)"
+  else failed=$((failed + 1)); failures+=("$name"); echo "---- $name: FAILED ($((SECONDS - t0))s)"; fi
+}
+
+stage "rust unit tests" cargo test -q --release -p snowmint-c --lib --manifest-path "$ROOT/Cargo.toml"
+stage "make check" make -s -C "$HERE" check
+stage "runner self-test" bash "$HERE/tests/runner_selftest.sh"
+stage "install + pkg-config" make -s -C "$HERE" install-check
+if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+  stage "header up to date" git -C "$ROOT" diff --exit-code --stat -- bindings-c/include/snowmint.h
+fi
+
+echo "bindings-c: $passed passed, $failed failed${failures:+ (${failures[*]})}"
+[ "$failed" -eq 0 ]
