@@ -1,1 +1,676 @@
-//! Placeholder: the binding is being written.
+//! WebAssembly binding of [`snowmint`]: the same JavaScript API as the native Node package `snowmint`
+//! (`Layout`, `Generator`, `decode`, `compose`, `minIdAt`, `encode`, `parse`, `ERROR_CODES`), for
+//! browsers, bundlers and Node.
+//!
+//! This crate only converts JavaScript values and maps errors; sequencing, layouts, parsing and
+//! formatting all happen in the core. The host clock is `Date.now()` through `js_sys` (`SystemTime`
+//! panics on `wasm32-unknown-unknown`); a JavaScript clock function may be injected instead.
+//!
+//! Errors are real `Error` objects with `err.code` set to the core's stable code; wrong JavaScript types
+//! are `TypeError`s with code `INVALID_ARGUMENT`. Every integer input is checked to be lossless: a bigint
+//! outside `0..2^64`, or a Number that is not a whole number in `0..=2^53-1`, is an error, never wrapped
+//! or rounded.
+#![warn(missing_docs)]
+
+use core::cell::Cell;
+
+#[cfg(target_arch = "wasm32")]
+mod alloc;
+
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: alloc::SizeClasses = alloc::SizeClasses::new();
+
+use js_sys::{Array, Date, Function, Object, Reflect};
+use snowmint::{ClockUnit, Encoding, ErrorCode, Options, Policy, SharedGenerator};
+use wasm_bindgen::convert::TryFromJsValue;
+use wasm_bindgen::prelude::*;
+
+// ---------------------------------------------------------------------------------------------------
+// Errors
+
+/// Concatenates message parts (no `format!`: the formatting machinery costs module size).
+fn cat(parts: &[&str]) -> String {
+    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        s.push_str(p);
+    }
+    s
+}
+
+/// A number as decimal text, by the core's encoder.
+fn dec(n: u64) -> snowmint::Encoded {
+    Encoding::Decimal.encode(n)
+}
+
+fn set(target: &JsValue, key: &str, value: &JsValue) {
+    // Setting a property on an object we just created cannot fail.
+    let _ = Reflect::set(target, &JsValue::from_str(key), value);
+}
+
+/// A core error as a JavaScript `Error` with `code` (and `retryAfterMs`, `position`, `field` when they
+/// apply).
+fn js_err(e: snowmint::Error) -> JsValue {
+    let err: JsValue = js_sys::Error::new(&e.to_string()).into();
+    set(&err, "code", &JsValue::from_str(e.code().as_str()));
+    if let Some(ms) = e.retry_after_ms() {
+        set(&err, "retryAfterMs", &JsValue::from_f64(ms as f64));
+    }
+    match e {
+        snowmint::Error::Parse { position, .. } => {
+            set(&err, "position", &JsValue::from_f64(position as f64))
+        }
+        snowmint::Error::InvalidLayout { field, .. } => {
+            set(&err, "field", &JsValue::from_str(field))
+        }
+        _ => {}
+    }
+    err
+}
+
+fn coded(err: JsValue, code: ErrorCode) -> JsValue {
+    set(&err, "code", &JsValue::from_str(code.as_str()));
+    err
+}
+
+/// A wrong JavaScript type: `TypeError` with code `INVALID_ARGUMENT`.
+fn type_err(msg: &str) -> JsValue {
+    coded(js_sys::TypeError::new(msg).into(), ErrorCode::InvalidArgument)
+}
+
+/// A value of the right type but out of range: `Error` with code `INVALID_ARGUMENT`.
+fn arg_err(msg: &str) -> JsValue {
+    coded(js_sys::Error::new(msg).into(), ErrorCode::InvalidArgument)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Argument conversion (lossless or an error)
+
+const U64_RANGE: &str = "a whole number in 0..=2^53-1 or a bigint in 0n..2^64n";
+
+/// A Number or bigint as `u64`, never wrapped or rounded.
+fn u64_arg(v: &JsValue, name: &str) -> Result<u64, JsValue> {
+    if let Some(x) = v.as_f64() {
+        return snowmint::whole_f64(x).map_err(|e| match e {
+            snowmint::Error::InvalidClock { reason } => {
+                arg_err(&cat(&[name, " must be ", U64_RANGE, ": the number given is ", reason]))
+            }
+            other => js_err(other),
+        });
+    }
+    if v.is_bigint() {
+        return u64::try_from_js_value_ref(v).ok_or_else(|| {
+            arg_err(&cat(&[name, " must be ", U64_RANGE, ": the bigint is outside 0n..2^64n"]))
+        });
+    }
+    Err(type_err(&cat(&[name, " must be a number or a bigint, got ", &type_name(v)])))
+}
+
+/// A bit count: any u64 (the core rejects counts out of range by name); past u32 it cannot be one.
+fn bits_arg(v: &JsValue, name: &str) -> Result<u32, JsValue> {
+    Ok(u32::try_from(u64_arg(v, name)?).unwrap_or(u32::MAX))
+}
+
+fn string_arg(v: &JsValue, name: &str) -> Result<String, JsValue> {
+    v.as_string().ok_or_else(|| {
+        type_err(&cat(&[name, " must be a string, got ", &type_name(v)]))
+    })
+}
+
+fn bool_arg(v: &JsValue, name: &str) -> Result<bool, JsValue> {
+    v.as_bool().ok_or_else(|| {
+        type_err(&cat(&[name, " must be a boolean, got ", &type_name(v)]))
+    })
+}
+
+fn type_name(v: &JsValue) -> String {
+    if v.is_null() {
+        return "null".into();
+    }
+    v.js_typeof().as_string().unwrap_or_default()
+}
+
+fn absent(v: &JsValue) -> bool {
+    v.is_undefined()
+}
+
+/// Reads an options object, rejecting anything that is not a plain object and any unknown key.
+struct Opts {
+    obj: JsValue,
+}
+
+impl Opts {
+    fn new(v: &JsValue, what: &str, allowed: &[&str]) -> Result<Opts, JsValue> {
+        if !v.is_object() || v.is_function() || Array::is_array(v) {
+            return Err(type_err(&cat(&[what, " must be an options object, got ", &type_name(v)])));
+        }
+        let obj: &Object = v.unchecked_ref();
+        for key in Object::keys(obj).iter() {
+            let key = key.as_string().unwrap_or_default();
+            if !allowed.contains(&key.as_str()) {
+                return Err(type_err(&cat(&[what, ": unknown option \"", &key, "\""])));
+            }
+        }
+        Ok(Opts { obj: v.clone() })
+    }
+
+    fn get(&self, key: &str) -> JsValue {
+        Reflect::get(&self.obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    }
+
+    fn required(&self, key: &str, what: &str) -> Result<JsValue, JsValue> {
+        let v = self.get(key);
+        if absent(&v) {
+            return Err(type_err(&cat(&[what, ": option ", key, " is required"])));
+        }
+        Ok(v)
+    }
+}
+
+/// A layout argument: `undefined` (twitter), a preset name, or a `Layout`.
+fn layout_arg(v: &JsValue) -> Result<snowmint::Layout, JsValue> {
+    if absent(v) {
+        return Ok(snowmint::Layout::twitter());
+    }
+    if let Some(name) = v.as_string() {
+        return snowmint::Layout::preset(&name).map_err(js_err);
+    }
+    if v.is_object() {
+        // A `Layout` object: ask it for a copy that Rust may take over (wasm-bindgen's conversion of a
+        // class instance consumes the instance, and the caller's object must stay usable).
+        if let Ok(copy) = Reflect::get(v, &JsValue::from_str("__copy")) {
+            if let Some(copy) = copy.dyn_ref::<Function>() {
+                let copied = copy.call0(v)?;
+                if let Some(layout) = Layout::try_from_js_value_ref(&copied) {
+                    return Ok(layout.inner);
+                }
+            }
+        }
+    }
+    Err(type_err(&cat(&[
+        "layout must be a preset name or a Layout, got ",
+        &type_name(v),
+    ])))
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Layout
+
+/// A validated layout: field widths, order, tick, epoch, and everything derived from them.
+#[wasm_bindgen]
+#[derive(Clone, Copy)]
+pub struct Layout {
+    inner: snowmint::Layout,
+}
+
+const LAYOUT_OPTIONS: &[&str] = &[
+    "timestampBits",
+    "nodeBits",
+    "sequenceBits",
+    "order",
+    "tickNs",
+    "epochMs",
+    "nodeIdOffset",
+    "useSignBit",
+];
+
+#[wasm_bindgen]
+impl Layout {
+    /// A custom layout: `{ timestampBits, nodeBits, sequenceBits, order, tickNs, epochMs,
+    /// nodeIdOffset?, useSignBit? }`. Invalid fields give `INVALID_LAYOUT` naming the field.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<Layout, JsValue> {
+        const WHAT: &str = "Layout options";
+        let o = Opts::new(&options, WHAT, LAYOUT_OPTIONS)?;
+        let order_name = string_arg(&o.required("order", WHAT)?, "order")?;
+        let order = snowmint::Order::from_name(&order_name).map_err(js_err)?;
+        let node_id_offset = match o.get("nodeIdOffset") {
+            v if absent(&v) => 0,
+            v => u64_arg(&v, "nodeIdOffset")?,
+        };
+        let use_sign_bit = match o.get("useSignBit") {
+            v if absent(&v) => false,
+            v => bool_arg(&v, "useSignBit")?,
+        };
+        let cfg = snowmint::LayoutConfig {
+            timestamp_bits: bits_arg(&o.required("timestampBits", WHAT)?, "timestampBits")?,
+            node_bits: bits_arg(&o.required("nodeBits", WHAT)?, "nodeBits")?,
+            sequence_bits: bits_arg(&o.required("sequenceBits", WHAT)?, "sequenceBits")?,
+            order,
+            tick_ns: u64_arg(&o.required("tickNs", WHAT)?, "tickNs")?,
+            epoch_ms: u64_arg(&o.required("epochMs", WHAT)?, "epochMs")?,
+            node_id_offset,
+            use_sign_bit,
+            node_split_bits: 0,
+        };
+        snowmint::Layout::new(cfg).map(|inner| Layout { inner }).map_err(js_err)
+    }
+
+    /// A preset by name: `twitter`, `discord`, `instagram`, `sonyflake`, `hazelcast`, `js53`, `decimal`.
+    pub fn preset(name: JsValue) -> Result<Layout, JsValue> {
+        let name = string_arg(&name, "preset name")?;
+        snowmint::Layout::preset(&name).map(|inner| Layout { inner }).map_err(js_err)
+    }
+
+    /// snowcast's layout for an epoch (Unix ms) and a node count (128..=8192, rounded up to a power of 2).
+    pub fn snowcast(epoch_ms: JsValue, node_count: JsValue) -> Result<Layout, JsValue> {
+        let epoch_ms = u64_arg(&epoch_ms, "epochMs")?;
+        let node_count = u64_arg(&node_count, "nodeCount")?;
+        snowmint::Layout::snowcast(epoch_ms, node_count)
+            .map(|inner| Layout { inner })
+            .map_err(js_err)
+    }
+
+    /// Hazelcast's layout with a node-ID offset added to every node ID.
+    pub fn hazelcast(node_id_offset: JsValue) -> Result<Layout, JsValue> {
+        let offset = u64_arg(&node_id_offset, "nodeIdOffset")?;
+        snowmint::Layout::hazelcast(offset).map(|inner| Layout { inner }).map_err(js_err)
+    }
+
+    /// A copy owned by the caller (used internally to pass a `Layout` without consuming it).
+    #[wasm_bindgen(js_name = "__copy", skip_typescript)]
+    pub fn copy(&self) -> Layout {
+        *self
+    }
+
+    /// The preset's name, or `null` for a custom layout.
+    #[wasm_bindgen(getter)]
+    pub fn name(&self) -> JsValue {
+        match self.inner.preset_name() {
+            Some(n) => JsValue::from_str(n),
+            None => JsValue::NULL,
+        }
+    }
+
+    /// Bits of the timestamp field.
+    #[wasm_bindgen(getter, js_name = timestampBits)]
+    pub fn timestamp_bits(&self) -> u32 {
+        self.inner.timestamp_bits()
+    }
+
+    /// Bits of the node field.
+    #[wasm_bindgen(getter, js_name = nodeBits)]
+    pub fn node_bits(&self) -> u32 {
+        self.inner.node_bits()
+    }
+
+    /// Bits of the sequence field.
+    #[wasm_bindgen(getter, js_name = sequenceBits)]
+    pub fn sequence_bits(&self) -> u32 {
+        self.inner.sequence_bits()
+    }
+
+    /// Total width in bits (64 for decimal IDs).
+    #[wasm_bindgen(getter, js_name = totalBits)]
+    pub fn total_bits(&self) -> u32 {
+        self.inner.total_bits()
+    }
+
+    /// `'timestamp_node_sequence'` or `'timestamp_sequence_node'`.
+    #[wasm_bindgen(getter)]
+    pub fn order(&self) -> String {
+        self.inner.order().name().into()
+    }
+
+    /// Tick length in nanoseconds.
+    #[wasm_bindgen(getter, js_name = tickNs)]
+    pub fn tick_ns(&self) -> u64 {
+        self.inner.tick_ns()
+    }
+
+    /// Epoch, Unix milliseconds.
+    #[wasm_bindgen(getter, js_name = epochMs)]
+    pub fn epoch_ms(&self) -> u64 {
+        self.inner.epoch_ms()
+    }
+
+    /// How many node IDs the node field holds.
+    #[wasm_bindgen(getter, js_name = nodeCount)]
+    pub fn node_count(&self) -> u64 {
+        self.inner.node_count()
+    }
+
+    /// IDs one node can mint per tick.
+    #[wasm_bindgen(getter, js_name = idsPerTick)]
+    pub fn ids_per_tick(&self) -> u64 {
+        self.inner.ids_per_tick()
+    }
+
+    /// Largest node ID a generator may be given.
+    #[wasm_bindgen(getter, js_name = maxNodeId)]
+    pub fn max_node_id(&self) -> u64 {
+        self.inner.max_node_id()
+    }
+
+    /// Largest tick the timestamp field holds.
+    #[wasm_bindgen(getter, js_name = maxTick)]
+    pub fn max_tick(&self) -> u64 {
+        self.inner.max_tick()
+    }
+
+    /// The first Unix millisecond the layout cannot represent.
+    #[wasm_bindgen(getter, js_name = lifespanEndMs)]
+    pub fn lifespan_end_ms(&self) -> u64 {
+        self.inner.lifespan_end_ms()
+    }
+
+    /// The lifespan end as ISO-8601 UTC text.
+    #[wasm_bindgen(getter, js_name = lifespanEndIso)]
+    pub fn lifespan_end_iso(&self) -> String {
+        self.inner.lifespan_end().to_buf().as_str().into()
+    }
+
+    /// The unit of injected clock readings: `'ms'`, or `'ns'` for sub-millisecond ticks.
+    #[wasm_bindgen(getter, js_name = clockUnit)]
+    pub fn clock_unit(&self) -> String {
+        self.inner.clock_unit().name().into()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Generator
+
+const GENERATOR_OPTIONS: &[&str] = &[
+    "nodeId",
+    "layout",
+    "clock",
+    "policy",
+    "maxAheadMs",
+    "randomStart",
+    "randomSeed",
+];
+
+/// Mints unique, strictly increasing IDs for one node.
+#[wasm_bindgen]
+pub struct Generator {
+    inner: SharedGenerator,
+    clock: Option<Function>,
+    unit: ClockUnit,
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// `crypto.getRandomValues` of browsers and Node ≥ 19 (throws where there is no `crypto`).
+    #[wasm_bindgen(js_namespace = crypto, js_name = getRandomValues, catch)]
+    fn get_random_values(buf: &mut [u32]) -> Result<(), JsValue>;
+}
+
+/// 64 random bits from `crypto.getRandomValues`, else (no Web Crypto) from `Math.random`.
+fn random_seed() -> u64 {
+    let mut words = [0u32; 2];
+    if get_random_values(&mut words).is_ok() {
+        (u64::from(words[0]) << 32) | u64::from(words[1])
+    } else {
+        let hi = (js_sys::Math::random() * 4_294_967_296.0) as u64;
+        let lo = (js_sys::Math::random() * 4_294_967_296.0) as u64;
+        (hi << 32) ^ lo ^ (Date::now() as u64)
+    }
+}
+
+/// The `wait` policy's sleep: JavaScript cannot sleep synchronously, so spin on `Date.now()` for the
+/// time the core asked for (at most `max_ahead` plus a tick). A host clock that steps back ends it.
+fn busy_wait(ns: u64) {
+    let start = Date::now();
+    let end = start + ns as f64 / 1_000_000.0;
+    loop {
+        let now = Date::now();
+        if now >= end || now < start {
+            return;
+        }
+    }
+}
+
+impl Generator {
+    /// One reading of the generator's clock in Unix nanoseconds. A JavaScript exception thrown by an
+    /// injected clock is kept in `thrown` and rethrown unchanged by the caller.
+    #[inline]
+    fn read_clock(&self, thrown: &Cell<Option<JsValue>>) -> snowmint::Result<u64> {
+        let Some(clock) = &self.clock else {
+            return ClockUnit::Millis.f64_to_ns(Date::now());
+        };
+        match clock.call0(&JsValue::UNDEFINED) {
+            Ok(v) => {
+                if let Some(x) = v.as_f64() {
+                    self.unit.f64_to_ns(x)
+                } else if let Some(n) = u64::try_from_js_value_ref(&v) {
+                    self.unit.to_ns(n)
+                } else if v.is_bigint() {
+                    Err(snowmint::Error::InvalidClock {
+                        reason: "the clock returned a bigint outside 0n..2^64n",
+                    })
+                } else {
+                    Err(snowmint::Error::InvalidClock {
+                        reason: "the clock must return a number or a bigint",
+                    })
+                }
+            }
+            Err(e) => {
+                thrown.set(Some(e));
+                Err(snowmint::Error::InvalidClock {
+                    reason: "the clock function threw",
+                })
+            }
+        }
+    }
+
+    #[inline]
+    fn mint<T>(
+        &self,
+        f: impl FnOnce(&dyn snowmint::Clock) -> snowmint::Result<T>,
+    ) -> Result<T, JsValue> {
+        let thrown = Cell::new(None);
+        let clock = || self.read_clock(&thrown);
+        f(&clock).map_err(|e| thrown.take().unwrap_or_else(|| js_err(e)))
+    }
+}
+
+#[wasm_bindgen]
+impl Generator {
+    /// `new Generator({ nodeId, layout?, clock?, policy?, maxAheadMs?, randomStart?, randomSeed? })`.
+    ///
+    /// `layout` defaults to `'twitter'`; `clock` returns Unix ms (ns for sub-ms layouts) as a whole
+    /// number or bigint and defaults to `Date.now()`; `policy` defaults to `'fail'`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<Generator, JsValue> {
+        const WHAT: &str = "Generator options";
+        let o = Opts::new(&options, WHAT, GENERATOR_OPTIONS)?;
+        let node_id = u64_arg(&o.required("nodeId", WHAT)?, "nodeId")?;
+        let layout = layout_arg(&o.get("layout"))?;
+        let clock = match o.get("clock") {
+            v if absent(&v) => None,
+            v => Some(v.dyn_into::<Function>().map_err(|v| {
+                type_err(&cat(&["clock must be a function, got ", &type_name(&v)]))
+            })?),
+        };
+        let policy = match o.get("policy") {
+            v if absent(&v) => Policy::Fail,
+            v => Policy::from_name(&string_arg(&v, "policy")?).map_err(js_err)?,
+        };
+        let max_ahead_ns = match o.get("maxAheadMs") {
+            v if absent(&v) => snowmint::DEFAULT_MAX_AHEAD_NS,
+            v => {
+                let ms = u64_arg(&v, "maxAheadMs")?;
+                ms.checked_mul(1_000_000).ok_or_else(|| {
+                    arg_err(&cat(&["maxAheadMs is ", dec(ms).as_str(), ", too large to count in nanoseconds"]))
+                })?
+            }
+        };
+        let random_start = match o.get("randomStart") {
+            v if absent(&v) => None,
+            v => Some(bool_arg(&v, "randomStart")?),
+        };
+        let random_start_seed = match (random_start, o.get("randomSeed")) {
+            (Some(false), seed) if !absent(&seed) => {
+                return Err(arg_err("randomSeed is given but randomStart is false"))
+            }
+            (_, seed) if !absent(&seed) => Some(u64_arg(&seed, "randomSeed")?),
+            (Some(true), _) => Some(random_seed()),
+            _ => None,
+        };
+        let options = Options {
+            policy,
+            max_ahead_ns,
+            random_start_seed,
+        };
+        let inner = SharedGenerator::new(layout, node_id, options).map_err(js_err)?;
+        Ok(Generator {
+            inner,
+            clock,
+            unit: layout.clock_unit(),
+        })
+    }
+
+    /// The next ID as a bigint.
+    #[wasm_bindgen(js_name = nextId)]
+    pub fn next_id(&self) -> Result<u64, JsValue> {
+        self.mint(|clock| self.inner.next_id_with(clock, busy_wait))
+    }
+
+    /// The next ID as decimal text.
+    #[wasm_bindgen(js_name = nextIdString)]
+    pub fn next_id_string(&self) -> Result<String, JsValue> {
+        let id = self.next_id()?;
+        Ok(Encoding::Decimal.encode(id).as_str().into())
+    }
+
+    /// The next ID as a Number: only for layouts of at most 53 bits (e.g. `js53`), whose IDs Numbers
+    /// hold exactly; otherwise an `INVALID_ARGUMENT` error.
+    #[wasm_bindgen(js_name = nextIdNumber)]
+    pub fn next_id_number(&self) -> Result<f64, JsValue> {
+        let bits = self.inner.layout().total_bits();
+        if bits > 53 {
+            return Err(arg_err(&cat(&[
+                "nextIdNumber needs a layout of at most 53 bits (e.g. js53); this one has ",
+                dec(bits.into()).as_str(),
+                ": use nextId()",
+            ])));
+        }
+        Ok(self.next_id()? as f64)
+    }
+
+    /// `n` consecutive IDs from one clock reading (one state update for the whole batch).
+    #[wasm_bindgen(js_name = nextIds)]
+    pub fn next_ids(&self, n: JsValue) -> Result<js_sys::BigUint64Array, JsValue> {
+        let n = u64_arg(&n, "n")?;
+        let len = usize::try_from(n)
+            .ok()
+            .filter(|&len| len <= u32::MAX as usize / 8)
+            .ok_or_else(|| arg_err(&cat(&["n is ", dec(n).as_str(), ", too many IDs for one array"])))?;
+        let mut out: Vec<u64> = Vec::new();
+        out.try_reserve_exact(len)
+            .map_err(|_| arg_err(&cat(&["n is ", dec(n).as_str(), ": cannot allocate that many IDs"])))?;
+        out.resize(len, 0);
+        self.mint(|clock| self.inner.next_ids_with(clock, busy_wait, &mut out))?;
+        Ok(js_sys::BigUint64Array::from(&out[..]))
+    }
+
+    /// The generator's layout.
+    #[wasm_bindgen(getter)]
+    pub fn layout(&self) -> Layout {
+        Layout {
+            inner: *self.inner.layout(),
+        }
+    }
+
+    /// The node ID this generator mints for (before any offset).
+    #[wasm_bindgen(getter, js_name = nodeId)]
+    pub fn node_id(&self) -> f64 {
+        self.inner.node_id() as f64
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Decoding, composing, string forms
+
+/// An ID argument: a bigint, a safe whole Number, or text in any string form.
+fn id_arg(v: &JsValue) -> Result<u64, JsValue> {
+    if let Some(s) = v.as_string() {
+        return snowmint::parse_any(&s).map_err(js_err);
+    }
+    u64_arg(v, "id")
+}
+
+/// Takes an ID (bigint or any string form) apart under a layout (default `'twitter'`):
+/// `{ id, timestampTicks, timestampMs, subMsNs, date, iso, nodeId, sequence }`.
+#[wasm_bindgen]
+pub fn decode(id: JsValue, layout: JsValue) -> Result<Object, JsValue> {
+    let id = id_arg(&id)?;
+    let layout = layout_arg(&layout)?;
+    let d = layout.decode(id).map_err(js_err)?;
+    let out = Object::new();
+    let o: &JsValue = out.as_ref();
+    set(o, "id", &JsValue::from(d.id));
+    set(o, "timestampTicks", &JsValue::from(d.timestamp_ticks));
+    set(o, "timestampMs", &JsValue::from_f64(d.unix_ms as f64));
+    set(o, "subMsNs", &JsValue::from_f64(d.sub_ms_ns as f64));
+    set(
+        o,
+        "date",
+        &Date::new(&JsValue::from_f64(d.unix_ms as f64)).into(),
+    );
+    set(o, "iso", &JsValue::from_str(d.iso().to_buf().as_str()));
+    set(o, "nodeId", &JsValue::from_f64(d.node as f64));
+    set(o, "sequence", &JsValue::from_f64(d.sequence as f64));
+    Ok(out)
+}
+
+/// Composes an ID from `{ timestampTicks, nodeId, sequence }` (each checked against its field).
+#[wasm_bindgen]
+pub fn compose(fields: JsValue, layout: JsValue) -> Result<u64, JsValue> {
+    const WHAT: &str = "compose fields";
+    let o = Opts::new(&fields, WHAT, &["timestampTicks", "nodeId", "sequence"])?;
+    let ticks = u64_arg(&o.required("timestampTicks", WHAT)?, "timestampTicks")?;
+    let node = u64_arg(&o.required("nodeId", WHAT)?, "nodeId")?;
+    let sequence = u64_arg(&o.required("sequence", WHAT)?, "sequence")?;
+    let layout = layout_arg(&layout)?;
+    layout.compose(ticks, node, sequence).map_err(js_err)
+}
+
+/// The smallest ID any generator of the layout can mint at or after `at` (a `Date` or Unix ms).
+#[wasm_bindgen(js_name = minIdAt)]
+pub fn min_id_at(at: JsValue, layout: JsValue) -> Result<u64, JsValue> {
+    let ms = if let Some(date) = at.dyn_ref::<Date>() {
+        let t = date.get_time();
+        if t.is_nan() {
+            return Err(arg_err("at is an invalid Date"));
+        }
+        u64_arg(&JsValue::from_f64(t), "at")?
+    } else {
+        u64_arg(&at, "at")?
+    };
+    let layout = layout_arg(&layout)?;
+    layout.min_id_at_ms(ms).map_err(js_err)
+}
+
+fn encoding_arg(v: &JsValue, default: &str) -> Result<String, JsValue> {
+    if absent(v) {
+        return Ok(default.into());
+    }
+    string_arg(v, "encoding")
+}
+
+/// An ID as text: `'dec'` (default), `'hex'`, `'base32'` or `'base58'`.
+#[wasm_bindgen]
+pub fn encode(id: JsValue, encoding: JsValue) -> Result<String, JsValue> {
+    let id = u64_arg(&id, "id")?;
+    let encoding = Encoding::from_name(&encoding_arg(&encoding, "dec")?).map_err(js_err)?;
+    Ok(encoding.encode(id).as_str().into())
+}
+
+/// Text as an ID: `'dec'`, `'hex'`, `'base32'`, `'base58'` or `'any'` (default: told apart by shape).
+#[wasm_bindgen]
+pub fn parse(text: JsValue, encoding: JsValue) -> Result<u64, JsValue> {
+    let text = string_arg(&text, "text")?;
+    let encoding = encoding_arg(&encoding, "any")?;
+    if encoding == "any" {
+        return snowmint::parse_any(&text).map_err(js_err);
+    }
+    let encoding = Encoding::from_name(&encoding).map_err(js_err)?;
+    encoding.parse(&text).map_err(js_err)
+}
+
+/// Every error code string (the package exports it as `ERROR_CODES`).
+#[wasm_bindgen(js_name = "__errorCodes", skip_typescript)]
+pub fn error_codes() -> Vec<String> {
+    ErrorCode::ALL.iter().map(|c| c.as_str().into()).collect()
+}

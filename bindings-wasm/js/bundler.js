@@ -1,0 +1,5 @@
+// Bundler entry (webpack's asyncWebAssembly, vite-plugin-wasm …): the .wasm is imported as a module.
+import * as wasm from '../dist/bundler/snowmint_wasm.js';
+
+export const { Layout, Generator, decode, compose, minIdAt, encode, parse } = wasm;
+export const ERROR_CODES = Object.freeze(wasm.__errorCodes());

@@ -1,0 +1,7 @@
+// Node (ES module) entry: the same objects as the CommonJS entry.
+import { createRequire } from 'node:module';
+
+const api = createRequire(import.meta.url)('./node.cjs');
+
+export const { Layout, Generator, decode, compose, minIdAt, encode, parse, ERROR_CODES } = api;
+export default api;

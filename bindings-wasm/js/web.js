@@ -1,0 +1,8 @@
+// Browser entry: an ES module that fetches the .wasm next to it (top-level await), so importing it is
+// all a page needs: `import { Generator } from 'snowmint-wasm'`. Serve `.wasm` as application/wasm.
+import init, * as wasm from '../dist/web/snowmint_wasm.js';
+
+await init({ module_or_path: new URL('../dist/web/snowmint_wasm_bg.wasm', import.meta.url) });
+
+export const { Layout, Generator, decode, compose, minIdAt, encode, parse } = wasm;
+export const ERROR_CODES = Object.freeze(wasm.__errorCodes());

@@ -1,0 +1,25 @@
+// Loads the installed package (an `npm pack` tarball installed into a temporary project by test.sh):
+// SNOWMINT_WASM_PROJECT names that project, whose api.mjs / api.cjs import / require 'snowmint-wasm'.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const project = process.env.SNOWMINT_WASM_PROJECT;
+if (!project) throw new Error('SNOWMINT_WASM_PROJECT is not set: run the tests through test.sh');
+
+export const api = await import(pathToFileURL(path.join(project, 'api.mjs')).href);
+export const apiCjs = createRequire(path.join(project, 'api.cjs'))('./api.cjs');
+
+/** Asserts that `fn` throws a real Error (of `type`, default Error) whose `code` is `code`. */
+export function throwsCode(assert, fn, code, type = Error) {
+  let caught;
+  try {
+    fn();
+  } catch (e) {
+    caught = e;
+  }
+  assert.ok(caught !== undefined, `expected an error with code ${code}, nothing was thrown`);
+  assert.ok(caught instanceof type, `expected ${type.name}, got ${Object.prototype.toString.call(caught)}: ${caught}`);
+  assert.equal(caught.code, code, `expected code ${code}, got ${caught.code}: ${caught.message}`);
+  return caught;
+}
