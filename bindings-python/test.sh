@@ -15,12 +15,14 @@ echo "[python test] fresh venv $VENV, installing $(basename "$WHEEL")" >&2
 "$PY" -m venv --clear "$VENV"
 "$VENV/bin/pip" install -q "$WHEEL" "pytest>=7" "mypy>=1.8" >&2
 
-# Run from a directory outside the source tree so `import snowmint` can only find the installed wheel.
-cd "$WORK"
+# The package source lives in python/snowmint, so from this folder `import snowmint` can only find the
+# installed wheel (checked below).
+cd "$HERE"
 "$VENV/bin/python" - "$WHEEL" <<'PY'
 import sys, pathlib, snowmint
 p = pathlib.Path(snowmint.__file__).resolve()
 assert "site-packages" in p.parts, f"snowmint imported from {p}, not from the installed wheel"
 print(f"[python test] snowmint from {p.parent}", file=sys.stderr)
 PY
-exec "$VENV/bin/python" -m pytest -c "$HERE/pyproject.toml" --rootdir "$HERE" -p no:cacheprovider "$HERE/tests" "$@"
+if [ $# -eq 0 ]; then set -- tests; fi
+exec "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"

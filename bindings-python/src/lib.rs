@@ -267,7 +267,10 @@ fn layout_bits(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<u32> {
 #[pymethods]
 impl PyLayout {
     #[new]
-    #[pyo3(signature = (*, timestamp_bits, node_bits, sequence_bits, order = None, tick_ns = None, epoch_ms, node_id_offset = None, use_sign_bit = None))]
+    #[pyo3(
+        signature = (*, timestamp_bits, node_bits, sequence_bits, order = None, tick_ns = None, epoch_ms, node_id_offset = None, use_sign_bit = None),
+        text_signature = "(*, timestamp_bits, node_bits, sequence_bits, order='timestamp_node_sequence', tick_ns=1000000, epoch_ms, node_id_offset=0, use_sign_bit=False)"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -328,7 +331,7 @@ impl PyLayout {
 
     /// Hazelcast's layout with `node_id_offset` added to every node ID.
     #[staticmethod]
-    #[pyo3(signature = (node_id_offset = None))]
+    #[pyo3(signature = (node_id_offset = None), text_signature = "(node_id_offset=0)")]
     fn hazelcast(py: Python<'_>, node_id_offset: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let offset = match node_id_offset {
             None => 0,
@@ -618,7 +621,10 @@ fn batch_len(py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<usize> {
 #[pymethods]
 impl PyGenerator {
     #[new]
-    #[pyo3(signature = (node_id = None, layout = None, *, clock = None, policy = None, max_ahead_ms = None, random_start = None, random_seed = None))]
+    #[pyo3(
+        signature = (node_id = None, layout = None, *, clock = None, policy = None, max_ahead_ms = None, random_start = None, random_seed = None),
+        text_signature = "(node_id=7, layout='twitter', *, clock=None, policy='wait', max_ahead_ms=15000, random_start=False, random_seed=None)"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -850,7 +856,7 @@ fn id_arg(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
 
 /// Takes an ID apart under a layout.
 #[pyfunction]
-#[pyo3(signature = (id, layout = None))]
+#[pyo3(signature = (id, layout = None), text_signature = "(id, layout='twitter')")]
 fn decode(py: Python<'_>, id: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResult<PyDecoded> {
     let id = id_arg(id)?;
     let layout = layout.map(layout_arg).transpose()?.unwrap_or_else(sm::Layout::twitter);
@@ -861,7 +867,7 @@ fn decode(py: Python<'_>, id: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny
 
 /// Composes an ID from its fields (the node field as stored), each checked against the layout.
 #[pyfunction]
-#[pyo3(signature = (timestamp_ticks, node_id, sequence, layout = None))]
+#[pyo3(signature = (timestamp_ticks, node_id, sequence, layout = None), text_signature = "(timestamp_ticks, node_id, sequence, layout='twitter')")]
 fn compose(
     py: Python<'_>,
     timestamp_ticks: &Bound<'_, PyAny>,
@@ -879,7 +885,7 @@ fn compose(
 /// The smallest ID any generator of the layout can mint at or after an instant: an aware `datetime`
 /// or Unix milliseconds (int).
 #[pyfunction]
-#[pyo3(signature = (at, layout = None))]
+#[pyo3(signature = (at, layout = None), text_signature = "(at, layout='twitter')")]
 fn min_id_at(py: Python<'_>, at: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
     let layout = layout.map(layout_arg).transpose()?.unwrap_or_else(sm::Layout::twitter);
     if at.is_instance_of::<PyInt>() && !at.is_instance_of::<PyBool>() {
@@ -899,7 +905,7 @@ fn min_id_at(py: Python<'_>, at: &Bound<'_, PyAny>, layout: Option<&Bound<'_, Py
 
 /// Writes an ID as text: "dec", "hex" (16 digits), "base32" (13, Crockford) or "base58" (11).
 #[pyfunction]
-#[pyo3(signature = (id, encoding = None))]
+#[pyo3(signature = (id, encoding = None), text_signature = "(id, encoding='dec')")]
 fn encode(py: Python<'_>, id: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
     let id = id_arg(id)?;
     let enc = match encoding {
@@ -911,7 +917,7 @@ fn encode(py: Python<'_>, id: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyA
 
 /// Parses an ID from text in one encoding, or "any" (told apart by shape).
 #[pyfunction]
-#[pyo3(signature = (text, encoding = None))]
+#[pyo3(signature = (text, encoding = None), text_signature = "(text, encoding='any')")]
 fn parse(py: Python<'_>, text: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
     let text = str_arg(text, "text")?.to_cow()?;
     match encoding {

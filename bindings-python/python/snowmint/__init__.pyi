@@ -2,7 +2,7 @@
 
 import array
 import datetime
-from typing import Callable, Final, Literal, Optional, Union
+from typing import Callable, Final, Literal, Optional, Union, final
 
 __all__ = [
     "ENCODINGS",
@@ -95,6 +95,7 @@ class ForkedError(SnowmintError):
     """``FORKED``: a generator created before ``os.fork()`` was used in the child process.
     Create a new generator with its own node ID in the child."""
 
+@final
 class Layout:
     """An ID layout: field widths, field order, tick length and epoch.
 
@@ -102,8 +103,8 @@ class Layout:
     custom one (keyword arguments only); invalid ones raise :class:`InvalidLayoutError` naming the field.
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         timestamp_bits: int,
         node_bits: int,
@@ -113,7 +114,7 @@ class Layout:
         epoch_ms: int,
         node_id_offset: int = 0,
         use_sign_bit: bool = False,
-    ) -> None: ...
+    ) -> Layout: ...
     @staticmethod
     def preset(name: str) -> Layout:
         """A preset: twitter, discord, instagram, sonyflake, hazelcast, js53, decimal."""
@@ -176,9 +177,10 @@ class Layout:
     def reading_to_ns(self, reading: Union[int, float]) -> int:
         """Validates an injected clock's reading and converts it to Unix nanoseconds
         (:class:`InvalidClockError` for NaN, infinities, negatives, fractions, floats above 2**53 - 1)."""
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
+@final
 class Decoded:
     """An ID taken apart under a layout."""
 
@@ -208,6 +210,7 @@ class Decoded:
     def datetime(self) -> datetime.datetime:
         """An aware UTC datetime (microsecond precision; ``OverflowError`` past year 9999)."""
 
+@final
 class Generator:
     """A thread-safe, lock-free generator (one compare-and-swap per request).
 
@@ -219,8 +222,8 @@ class Generator:
     ``random_seed``) starts each tick's sequence at a pseudo-random value.
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         node_id: int = 7,
         layout: LayoutLike = "twitter",
         *,
@@ -229,7 +232,7 @@ class Generator:
         max_ahead_ms: int = 15000,
         random_start: bool = False,
         random_seed: Optional[int] = None,
-    ) -> None: ...
+    ) -> Generator: ...
     def next_id(self) -> int:
         """Mints one ID."""
     def next_ids(self, n: int) -> list[int]:
