@@ -112,7 +112,12 @@
     if (!state.layout) return;
     const n = Number(state.layout.nodeCount);
     const p = (k) => 1 - Math.exp(-k * (k - 1) / (2 * n));
-    const pct = (x) => (x * 100 < 0.01 ? '< 0.01' : (x * 100).toPrecision(2)) + ' %';
+    const pct = (x) => {
+      const v = x * 100;
+      if (v < 0.01) return '< 0.01 %';
+      if (v > 99.9) return '> 99.9 %';
+      return (v < 10 ? v.toPrecision(2) : v.toFixed(0)) + ' %';
+    };
     $('odds').textContent = `— for this layout (N = ${n}): 2 pages ${pct(p(2))}, 10 pages ${pct(p(10))}, 100 pages ${pct(p(100))}`;
   }
 

@@ -1,0 +1,2 @@
+// node:path for the browser harness.
+export function join(...parts) { return parts.join('/'); }
