@@ -2,13 +2,13 @@
 # Benchmark (≤ 2 minutes): snowmint_next_id from C (plain and shared generator, and batches of 4096),
 # the Rust core's single ID from a Rust binary (examples/core_bench.rs), clock_gettime(CLOCK_REALTIME)
 # alone, and libuuid's uuid_generate_time. The C and Rust programs run alternately for ROUNDS rounds
-# (default 3); each figure is the best over rounds (each round: best of 5). Prints a table with ratios.
+# (default 6); each figure is the best over rounds (each round: best of 9). Prints a table with ratios.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 export PATH="$HOME/.cargo/bin:$PATH"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
-ROUNDS="${ROUNDS:-3}"
+ROUNDS="${ROUNDS:-6}"
 bash "$HERE/build.sh"
 make -s -C "$HERE" "$TARGET/bindings-c/bench" >&2
 cargo build -q --release -p snowmint-c --example core_bench --manifest-path "$ROOT/Cargo.toml" >&2

@@ -7,12 +7,12 @@ use std::time::Instant;
 use snowmint_core::{Generator, Layout, Options, SharedGenerator};
 
 fn best(f: impl Fn() -> f64) -> f64 {
-    (0..5).map(|_| f()).fold(f64::INFINITY, f64::min)
+    (0..9).map(|_| f()).fold(f64::INFINITY, f64::min)
 }
 
 fn main() {
     let layout = Layout::twitter();
-    let n = 1_000_000u32;
+    let n = 300_000u32;
     let plain = best(|| {
         let mut g = Generator::new(layout, 7, Options::default()).unwrap();
         let t = Instant::now();
@@ -37,11 +37,11 @@ fn main() {
         let g = SharedGenerator::new(layout, 7, Options::default()).unwrap();
         let mut buf = vec![0u64; 4096];
         let t = Instant::now();
-        for i in 0..250usize {
+        for i in 0..100usize {
             g.next_ids(&mut buf).unwrap();
             black_box(buf[i & 4095]);
         }
-        t.elapsed().as_nanos() as f64 / (250.0 * 4096.0)
+        t.elapsed().as_nanos() as f64 / (100.0 * 4096.0)
     });
     println!("RESULT rust_next_id_plain {plain:.3}");
     println!("RESULT rust_next_id_shared {shared:.3}");
