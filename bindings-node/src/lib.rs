@@ -847,3 +847,200 @@ pub const ERROR_CODES: [&str; 15] = error_codes();
 /// Every preset name `Layout.preset` accepts (snowcast needs `Layout.snowcast`).
 #[napi]
 pub const PRESET_NAMES: [&str; 8] = snowmint::PRESET_NAMES;
+
+// ---------------------------------------------------------------------------------------------------
+// Fast paths: the minting methods as plain N-API callbacks
+// ---------------------------------------------------------------------------------------------------
+//
+// napi-rs's generated method glue, and `napi_unwrap` itself (a private-property lookup), each cost more
+// than minting an ID. So after the classes are registered, the minting methods on `Generator.prototype`
+// are replaced by plain N-API callbacks that check `this` in full (the class's type tag, then
+// napi_unwrap: never a blind cast) and then install on that object its own copies of the three methods,
+// created with the generator's address as their N-API `data`. Each copy holds a strong reference to its
+// object (a symbol-keyed property), so the generator outlives every function that can reach it; a copy
+// called with another `this` still mints from its own generator, like a bound method. They call the same
+// Rust methods as the napi-rs versions above and throw the same errors.
+
+const FAST_METHODS: [(&std::ffi::CStr, unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> Raw); 3] = [
+    (c"nextId", fast_next_id),
+    (c"nextIdString", fast_next_id_string),
+    (c"nextIds", fast_next_ids),
+];
+
+/// Installs the generator's own bound copies of the minting methods on `this` (best effort: a frozen
+/// object keeps using the prototype's methods).
+unsafe fn install_bound(env: sys::napi_env, this: Raw, data: *mut std::ffi::c_void) {
+    let mut key = ptr::null_mut();
+    if sys::napi_create_symbol(env, ptr::null_mut(), &mut key) != sys::Status::napi_ok {
+        return;
+    }
+    let mut props = Vec::with_capacity(FAST_METHODS.len());
+    for (name, cb) in FAST_METHODS {
+        let mut f = ptr::null_mut();
+        if sys::napi_create_function(env, name.as_ptr(), name.to_bytes().len() as isize, Some(cb), data, &mut f)
+            != sys::Status::napi_ok
+        {
+            return;
+        }
+        // The function keeps its generator's object alive.
+        let keep = sys::napi_property_descriptor {
+            utf8name: ptr::null(),
+            name: key,
+            method: None,
+            getter: None,
+            setter: None,
+            value: this,
+            attributes: sys::PropertyAttributes::default,
+            data: ptr::null_mut(),
+        };
+        if sys::napi_define_properties(env, f, 1, &keep) != sys::Status::napi_ok {
+            return;
+        }
+        props.push(sys::napi_property_descriptor {
+            utf8name: name.as_ptr(),
+            name: ptr::null_mut(),
+            method: None,
+            getter: None,
+            setter: None,
+            value: f,
+            attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
+            data: ptr::null_mut(),
+        });
+    }
+    if sys::napi_define_properties(env, this, props.len(), props.as_ptr()) != sys::Status::napi_ok {
+        // A frozen or non-extensible object: clear the TypeError, the prototype methods keep working.
+        let mut ignored = ptr::null_mut();
+        sys::napi_get_and_clear_last_exception(env, &mut ignored);
+    }
+}
+
+/// The generator a minting call is for: the function's own `data` (a bound copy), or `this` checked in
+/// full (a prototype method; the bound copies are then installed on it). `None`: an exception is pending.
+unsafe fn target<'a>(env: sys::napi_env, info: sys::napi_callback_info, argv: &mut [Raw]) -> Option<&'a Generator> {
+    use napi::bindgen_prelude::TypeTag;
+    let mut this = ptr::null_mut();
+    let mut data: *mut std::ffi::c_void = ptr::null_mut();
+    let mut argc = argv.len();
+    let argv_ptr = if argv.is_empty() { ptr::null_mut() } else { argv.as_mut_ptr() };
+    if sys::napi_get_cb_info(env, info, &mut argc, argv_ptr, &mut this, &mut data) != sys::Status::napi_ok {
+        return None;
+    }
+    for a in argv.iter_mut().skip(argc) {
+        sys::napi_get_undefined(env, a);
+    }
+    if !data.is_null() {
+        return Some(&*(data as *const Generator));
+    }
+    let mut wrapped: *mut std::ffi::c_void = ptr::null_mut();
+    let mut tagged = false;
+    let tag = <Generator as TypeTag>::type_tag();
+    if this.is_null()
+        || type_of(env, this) != sys::ValueType::napi_object
+        || sys::napi_check_object_type_tag(env, this, &tag, &mut tagged) != sys::Status::napi_ok
+        || !tagged
+        || sys::napi_unwrap(env, this, &mut wrapped) != sys::Status::napi_ok
+        || wrapped.is_null()
+    {
+        type_err(env, "this is not a Generator");
+        return None;
+    }
+    install_bound(env, this, wrapped);
+    Some(&*(wrapped as *const Generator))
+}
+
+/// Runs a callback body, turning a panic into a thrown error (never an unwind across FFI).
+fn guarded(env: sys::napi_env, f: impl FnOnce() -> Option<Raw>) -> Raw {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Some(v)) => v,
+        Ok(None) => ptr::null_mut(),
+        Err(_) => {
+            throw(env, Kind::Error, ErrorCode::Panic.as_str(), "internal error (a panic was caught)", &[]);
+            ptr::null_mut()
+        }
+    }
+}
+
+unsafe extern "C" fn fast_next_id(env: sys::napi_env, info: sys::napi_callback_info) -> Raw {
+    guarded(env, || {
+        let g = unsafe { target(env, info, &mut []) }?;
+        let id = g.next_id().ok()?;
+        Some(big(env, id))
+    })
+}
+
+unsafe extern "C" fn fast_next_id_string(env: sys::napi_env, info: sys::napi_callback_info) -> Raw {
+    guarded(env, || {
+        let g = unsafe { target(env, info, &mut []) }?;
+        let id = g.next_id().ok()?;
+        Some(js_str(env, Encoding::Decimal.encode(id).as_str()))
+    })
+}
+
+unsafe extern "C" fn fast_next_ids(env: sys::napi_env, info: sys::napi_callback_info) -> Raw {
+    guarded(env, || {
+        let mut argv = [ptr::null_mut(); 1];
+        let g = unsafe { target(env, info, &mut argv) }?;
+        let v = argv[0];
+        if type_of(env, v) != sys::ValueType::napi_number {
+            type_err(env, "n must be a number");
+            return None;
+        }
+        let n = get_u64(env, v, "n").ok()?;
+        if n > (u32::MAX as u64) {
+            range_err(env, "n must be at most 2^32 - 1");
+            return None;
+        }
+        // Mint straight into a fresh ArrayBuffer's memory: no copy.
+        let mut data: *mut std::ffi::c_void = ptr::null_mut();
+        let mut buffer = ptr::null_mut();
+        if unsafe { sys::napi_create_arraybuffer(env, n as usize * 8, &mut data, &mut buffer) } != sys::Status::napi_ok {
+            return None;
+        }
+        if n > 0 {
+            let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u64, n as usize) };
+            g.mint(|clock| g.gen.next_ids_with(clock, snowmint::sleep_ns, out)).ok()?;
+        }
+        let mut array = ptr::null_mut();
+        if unsafe {
+            sys::napi_create_typedarray(env, sys::TypedarrayType::biguint64_array, n as usize, buffer, 0, &mut array)
+        } != sys::Status::napi_ok
+        {
+            return None;
+        }
+        Some(array)
+    })
+}
+
+/// After the classes are registered: replace the minting methods of `Generator.prototype`.
+#[napi(module_exports)]
+pub fn install_fast_paths(exports: napi::bindgen_prelude::Object<'_>, env: Env) -> Result<()> {
+    let env = env.raw();
+    let exports = exports.raw();
+    unsafe {
+        let mut ctor = ptr::null_mut();
+        sys::napi_get_named_property(env, exports, c"Generator".as_ptr(), &mut ctor);
+        let mut proto = ptr::null_mut();
+        sys::napi_get_named_property(env, ctor, c"prototype".as_ptr(), &mut proto);
+        for (name, cb) in FAST_METHODS {
+            let mut f = ptr::null_mut();
+            let status = sys::napi_create_function(env, name.as_ptr(), name.to_bytes().len() as isize, Some(cb), ptr::null_mut(), &mut f);
+            if status != sys::Status::napi_ok {
+                return Err(napi::Error::from_reason("cannot create the Generator fast paths"));
+            }
+            let desc = sys::napi_property_descriptor {
+                utf8name: name.as_ptr(),
+                name: ptr::null_mut(),
+                method: None,
+                getter: None,
+                setter: None,
+                value: f,
+                attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
+                data: ptr::null_mut(),
+            };
+            if sys::napi_define_properties(env, proto, 1, &desc) != sys::Status::napi_ok {
+                return Err(napi::Error::from_reason("cannot install the Generator fast paths"));
+            }
+        }
+    }
+    Ok(())
+}

@@ -345,3 +345,34 @@ test('errors are Error objects, never thrown strings', () => {
   }
   assert.fail('no throw')
 })
+
+test('minting methods: bound copies are safe to detach, frozen objects work, wrong `this` is a TypeError', () => {
+  const v8 = require('node:v8')
+  const vm = require('node:vm')
+  v8.setFlagsFromString('--expose-gc')
+  const gc = vm.runInNewContext('gc')
+  let gen = new Generator({ nodeId: 5, clock: () => T0 })
+  const first = gen.nextId() // installs the generator's own copies
+  assert.deepEqual(Object.keys(gen), [])
+  const next = gen.nextId
+  const nextIds = gen.nextIds
+  const nextIdString = gen.nextIdString
+  gen = null
+  for (let i = 0; i < 3; i++) gc()
+  // The detached methods keep their generator alive and keep counting.
+  assert.equal(next(), first + 1n)
+  assert.equal(next.call({}), first + 2n)
+  assert.deepEqual(Array.from(nextIds(2)), [first + 3n, first + 4n])
+  assert.equal(nextIdString(), String(first + 5n))
+  const frozen = Object.freeze(new Generator({ nodeId: 6, clock: () => T0 }))
+  assert.equal(frozen.nextId() + 1n, frozen.nextId())
+  assert.equal(frozen.nextIds(3).length, 3)
+  for (const m of ['nextId', 'nextIdString', 'nextIds']) {
+    for (const bad of [{}, null, undefined, 5, Layout.preset('twitter'), Object.create(Generator.prototype)]) {
+      throwsCode(() => Generator.prototype[m].call(bad, 1), 'INVALID_ARGUMENT', TypeError)
+    }
+  }
+  // Many short-lived generators: each is collected with its methods.
+  for (let i = 0; i < 20000; i++) new Generator({ nodeId: 1 }).nextId()
+  gc()
+})

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Benchmark (≤ 2 minutes): snowmint's Node binding side by side with @sapphire/snowflake, flake-idgen,
+# crypto.randomUUID() and uuid v7 in one process; prints ns/ID, ratios and duplicates over 200k IDs.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+bash "$HERE/build.sh"
+PEERS="$ROOT/target/node-bench"
+mkdir -p "$PEERS"
+if [ ! -f "$PEERS/package.json" ]; then
+  printf '{ "name": "snowmint-bench-peers", "version": "1.0.0", "private": true }\n' > "$PEERS/package.json"
+fi
+if [ ! -d "$PEERS/node_modules/@sapphire/snowflake" ] || [ ! -d "$PEERS/node_modules/flake-idgen" ] || [ ! -d "$PEERS/node_modules/uuid" ]; then
+  (cd "$PEERS" && npm install --no-audit --no-fund --loglevel=error @sapphire/snowflake@3 flake-idgen@1 uuid@latest)
+fi
+echo "peers: $(cd "$PEERS" && node -e "for (const p of ['@sapphire/snowflake','flake-idgen','uuid']) process.stdout.write(p + '@' + JSON.parse(require("fs").readFileSync(require.resolve(p).split("node_modules/" + p)[0] + "node_modules/" + p + "/package.json")).version + ' ')")"
+SNOWMINT_BENCH_PEERS="$PEERS" exec node "$HERE/bench.mjs"
