@@ -603,6 +603,22 @@ impl PyGenerator {
     }
 }
 
+/// The buffer of an `array.array('Q')` of `n` items as a mutable slice.
+///
+/// # Safety
+/// The caller must make sure that nothing resizes or frees the array while the slice is used.
+unsafe fn u64_array_slice<'a>(arr: &Bound<'_, PyAny>, n: usize) -> PyResult<&'a mut [u64]> {
+    let itemsize: usize = arr.getattr("itemsize")?.extract()?;
+    let info = arr.call_method0("buffer_info")?;
+    let info = info.cast::<PyTuple>()?;
+    let addr: usize = info.get_item(0)?.extract()?;
+    let len: usize = info.get_item(1)?.extract()?;
+    if itemsize != 8 || len != n || addr == 0 || addr % std::mem::align_of::<u64>() != 0 {
+        return Err(PyRuntimeError::new_err("array('Q') is not a buffer of 64-bit integers here"));
+    }
+    Ok(std::slice::from_raw_parts_mut(addr as *mut u64, n))
+}
+
 fn batch_len(py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<usize> {
     let n = u64_arg(n, "n", ErrorCode::InvalidArgument)?;
     usize::try_from(n)
@@ -728,19 +744,36 @@ impl PyGenerator {
         if n == 0 {
             return Ok(arr);
         }
-        let itemsize: usize = arr.getattr("itemsize")?.extract()?;
-        let info = arr.call_method0("buffer_info")?;
-        let info = info.cast::<PyTuple>()?;
-        let addr: usize = info.get_item(0)?.extract()?;
-        let len: usize = info.get_item(1)?.extract()?;
-        if itemsize != 8 || len != n || addr == 0 || addr % std::mem::align_of::<u64>() != 0 {
-            return Err(PyRuntimeError::new_err("array('Q') is not a buffer of 64-bit integers here"));
-        }
-        // SAFETY: the array was created above and no other reference to it exists yet, so nothing can
-        // resize or free its buffer while we write; address, length and item size were checked.
-        let out = unsafe { std::slice::from_raw_parts_mut(addr as *mut u64, n) };
+        // SAFETY: the array was created above and no other reference to it exists, so nothing can resize
+        // or free its buffer while we write (not even while the GIL is released during a wait).
+        let out = unsafe { u64_array_slice(&arr, n)? };
         self.fill(py, out)?;
         Ok(arr)
+    }
+
+    /// Fills an existing `array.array('Q')` with consecutive IDs from one clock reading (one atomic
+    /// step), in place: reuse one array for batch after batch with no allocation at all.
+    fn next_ids_into(&self, py: Python<'_>, out: &Bound<'_, PyAny>) -> PyResult<()> {
+        let array_type = py.import("array")?.getattr("array")?;
+        if !out.is_instance(&array_type)? || out.getattr("typecode")?.ne("Q")? {
+            return Err(PyTypeError::new_err("next_ids_into takes an array.array('Q')"));
+        }
+        self.check_fork(py)?;
+        let n: usize = out.len()?;
+        if n == 0 {
+            return Ok(());
+        }
+        // While a memoryview exports the array's buffer, the array cannot be resized or freed (it raises
+        // BufferError), so the address below stays valid even while a wait releases the GIL or an
+        // injected clock runs Python code.
+        let pin = py.import("builtins")?.getattr("memoryview")?.call1((out,))?;
+        // SAFETY: pinned above; length and item size checked by u64_array_slice.
+        let result = match unsafe { u64_array_slice(out, n) } {
+            Ok(slice) => self.fill(py, slice),
+            Err(e) => Err(e),
+        };
+        pin.call_method0("release")?;
+        result
     }
 
     /// The layout IDs are minted in.

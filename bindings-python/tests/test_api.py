@@ -152,6 +152,36 @@ def test_batches() -> None:
     assert len(arr) == 10_001
 
 
+def test_next_ids_into_fills_in_place_and_pins_the_array() -> None:
+    g = snowmint.Generator(5)
+    buf = array.array("Q", bytes(8 * 5000))
+    g.next_ids_into(buf)
+    first = list(buf)
+    assert all(a < b for a, b in zip(first, first[1:])) and first[0] > 0
+    g.next_ids_into(buf)
+    assert buf[0] > first[-1]
+    g.next_ids_into(array.array("Q"))  # empty: nothing to do
+    for bad in (array.array("q", [0]), array.array("L", [0]), [0, 0], bytearray(16)):
+        with pytest.raises(TypeError):
+            g.next_ids_into(bad)  # type: ignore[arg-type]
+
+    # A clock that tries to resize the array while it is being filled finds it pinned.
+    target = array.array("Q", [0] * 10)
+    errors: list[BaseException] = []
+
+    def clock() -> int:
+        try:
+            target.append(1)
+        except BufferError as e:
+            errors.append(e)
+        return 1_750_000_000_000
+
+    snowmint.Generator(1, clock=clock).next_ids_into(target)
+    assert len(errors) == 1 and len(target) == 10 and target[0] > 0
+    target.append(1)  # released afterwards
+    assert len(target) == 11
+
+
 def test_layout_attributes() -> None:
     t = snowmint.Layout.preset("twitter")
     assert (t.name, t.timestamp_bits, t.node_bits, t.sequence_bits, t.total_bits) == ("twitter", 41, 10, 12, 63)

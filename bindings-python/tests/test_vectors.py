@@ -66,9 +66,9 @@ def run_layouts(c: dict[str, Any]) -> None:
 
 
 def run_generate(c: dict[str, Any]) -> None:
-    lists = v.run_generate(c, batch_as_array=False)
-    arrays = v.run_generate(c, batch_as_array=True)
-    assert lists == arrays, "next_ids and next_ids_array disagree"
+    lists = v.run_generate(c, batch="list")
+    assert v.run_generate(c, batch="array") == lists, "next_ids and next_ids_array disagree"
+    assert v.run_generate(c, batch="into") == lists, "next_ids and next_ids_into disagree"
 
 
 def run_clock_readings(c: dict[str, Any]) -> None:

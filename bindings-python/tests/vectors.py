@@ -5,6 +5,7 @@ Every case is checked against the format (unknown fields and duplicate names are
 
 from __future__ import annotations
 
+import array
 import json
 import math
 import os
@@ -224,9 +225,10 @@ def check_generate_shape(where: str, case: dict[str, Any]) -> None:
         small(w, step["count"])
 
 
-def run_generate(case: dict[str, Any], batch_as_array: bool = False) -> list[str]:
+def run_generate(case: dict[str, Any], batch: str = "list") -> list[str]:
     """Runs one generate.json case through the public API and checks it. Returns the printed lines
-    (decimal IDs, or `error CODE`), as demo.sh prints them."""
+    (decimal IDs, or `error CODE`), as demo.sh prints them. `batch` picks the batch API: "list"
+    (next_ids), "array" (next_ids_array) or "into" (next_ids_into a new array('Q'))."""
     where = f"generate.json:{case['name']}"
     check_generate_shape(where, case)
     lines: list[str] = []
@@ -249,10 +251,14 @@ def run_generate(case: dict[str, Any], batch_as_array: bool = False) -> list[str
             if step["op"] == "next":
                 for _ in range(n):
                     ids.append(gen.next_id())
-            elif batch_as_array:
+            elif batch == "array":
                 arr = gen.next_ids_array(n)
                 assert arr.typecode == "Q" and len(arr) == n
                 ids = list(arr)
+            elif batch == "into":
+                buf = array.array("Q", bytes(8 * n))
+                gen.next_ids_into(buf)
+                ids = list(buf)
             else:
                 ids = gen.next_ids(n)
                 assert isinstance(ids, list) and len(ids) == n

@@ -239,6 +239,9 @@ class Generator:
         """Mints ``n`` consecutive IDs from one clock reading (one atomic step)."""
     def next_ids_array(self, n: int) -> array.array[int]:
         """Mints ``n`` consecutive IDs into a new ``array.array('Q')``, written in place by Rust."""
+    def next_ids_into(self, out: array.array[int]) -> None:
+        """Fills an existing ``array.array('Q')`` with consecutive IDs from one clock reading, in place
+        (reuse one array for batch after batch; ``TypeError`` for other typecodes)."""
     @property
     def layout(self) -> Layout: ...
     @property

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Benchmarks the installed wheel side by side with snowflake-id, uuid-utils, uuid.uuid4 and a no-op call
+# (all in one process, one run); prints tables with ratios. Takes about a minute.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+WORK="$TARGET/python"
+PY="${PYTHON:-python3}"
+
+WHEEL="$("$HERE/build.sh" | tail -n1)"
+VENV="$WORK/bench-venv"
+if [ ! -x "$VENV/bin/python" ]; then
+    "$PY" -m venv "$VENV"
+fi
+if [ "$(cat "$VENV/.wheel" 2>/dev/null || true)" != "$(sha256sum "$WHEEL")" ]; then
+    echo "[python bench] installing $(basename "$WHEEL") and the peers into $VENV" >&2
+    "$VENV/bin/pip" install -q --force-reinstall --no-deps "$WHEEL" >&2
+    "$VENV/bin/pip" install -q "snowflake-id>=1,<2" "uuid-utils>=0.9" >&2
+    sha256sum "$WHEEL" > "$VENV/.wheel"
+fi
+cd "$WORK"
+exec "$VENV/bin/python" "$HERE/bench.py" "$@"
