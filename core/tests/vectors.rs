@@ -282,6 +282,23 @@ struct Scripted {
     readings: Vec<u64>,
     unit: ClockUnit,
     next: Cell<usize>,
+    /// Nanoseconds the generator asked to sleep during this step.
+    slept: Cell<u64>,
+}
+
+/// The corpus keeps all waits of a case within 60 ms (README); more means the generator waits for a
+/// clock that cannot move (e.g. it misses a frozen clock), so the runner fails the case. Past the budget
+/// the runner stops really sleeping, so such a bug cannot hang the test.
+const SLEEP_BUDGET_NS: u64 = 100_000_000;
+
+impl Scripted {
+    fn sleep(&self, ns: u64) {
+        let total = self.slept.get().saturating_add(ns);
+        self.slept.set(total);
+        if total <= SLEEP_BUDGET_NS {
+            sleep_ns(ns);
+        }
+    }
 }
 
 impl Clock for Scripted {
@@ -301,15 +318,15 @@ enum AnyGenerator {
 impl AnyGenerator {
     fn next(&mut self, clock: &Scripted) -> snowmint::Result<u64> {
         match self {
-            AnyGenerator::Plain(g) => g.next_id_with(clock, sleep_ns),
-            AnyGenerator::Shared(g) => g.next_id_with(clock, sleep_ns),
+            AnyGenerator::Plain(g) => g.next_id_with(clock, |ns| clock.sleep(ns)),
+            AnyGenerator::Shared(g) => g.next_id_with(clock, |ns| clock.sleep(ns)),
         }
     }
 
     fn batch(&mut self, clock: &Scripted, out: &mut [u64]) -> snowmint::Result<()> {
         match self {
-            AnyGenerator::Plain(g) => g.next_ids_with(clock, sleep_ns, out),
-            AnyGenerator::Shared(g) => g.next_ids_with(clock, sleep_ns, out),
+            AnyGenerator::Plain(g) => g.next_ids_with(clock, |ns| clock.sleep(ns), out),
+            AnyGenerator::Shared(g) => g.next_ids_with(clock, |ns| clock.sleep(ns), out),
         }
     }
 }
@@ -366,20 +383,27 @@ fn run_generate(c: &Obj) -> Check {
         ("SharedGenerator", AnyGenerator::Shared(shared)),
     ] {
         let mut previous: Option<u64> = None;
+        let mut slept = 0u64;
         for (i, step) in steps.iter().enumerate() {
-            run_step(&layout, &mut gen, step, &mut previous)
+            slept += run_step(&layout, &mut gen, step, &mut previous)
                 .map_err(|m| format!("{which}, step {i}: {m}"))?;
+        }
+        if slept > SLEEP_BUDGET_NS {
+            return Err(format!(
+                "{which}: asked to sleep {slept} ns in all, more than the {SLEEP_BUDGET_NS} ns budget"
+            ));
         }
     }
     Ok(())
 }
 
+/// Runs one step; returns the nanoseconds the generator asked to sleep.
 fn run_step(
     layout: &Layout,
     gen: &mut AnyGenerator,
     step: &Value,
     previous: &mut Option<u64>,
-) -> Check {
+) -> Check<u64> {
     let s = obj(step, "a step")?;
     let outcome = ["ids", "first", "error"]
         .into_iter()
@@ -410,6 +434,7 @@ fn run_step(
         readings,
         unit: layout.clock_unit(),
         next: Cell::new(0),
+        slept: Cell::new(0),
     };
     let count = usize::try_from(num(s, "count")?).map_err(|_| "count too large")?;
     if count == 0 {
@@ -428,7 +453,7 @@ fn run_step(
     if outcome == "error" {
         return match result {
             Ok(ids) => Err(unexpected(&format!("error {}", text(s, "error")?), ids)),
-            Err(e) => expect_code(&e, text(s, "error")?),
+            Err(e) => expect_code(&e, text(s, "error")?).map(|()| clock.slept.get()),
         };
     }
     let ids = result.map_err(|e| format!("expected IDs, got error {} ({e})", e.code().as_str()))?;
@@ -473,7 +498,7 @@ fn run_step(
             ));
         }
     }
-    Ok(())
+    Ok(clock.slept.get())
 }
 
 // ---- clock readings --------------------------------------------------------------------------------

@@ -1002,6 +1002,10 @@ def decode_cases():
     d("custom_tick_1s", C(32, 10, 12, tick_ns=10**9, epoch_ms=T0), (86400 << 22) | 9)
     d("custom_tick_1us", C(50, 5, 8, tick_ns=1000, epoch_ms=T0), (1234567 << 13) | (31 << 8) | 255)
     d("custom_year_past_9999", C(41, 10, 12, tick_ns=10**9), ((1 << 41) - 1) << 22)
+    y10k = 253402300800  # 10000-01-01T00:00:00Z in Unix seconds
+    d("custom_year_9999_last_second", C(41, 10, 12, tick_ns=10**9), (y10k - 1) << 22)
+    d("custom_year_10000_first_second", C(41, 10, 12, tick_ns=10**9), y10k << 22)
+    d("custom_year_10000_nanos", C(50, 0, 13, tick_ns=999_999_999), ((y10k * 10**9) // 999_999_999 + 1) << 13)
     d("custom_64_bits_u64_max", C(64, 0, 0, tick_ns=1, sign=True), U64)
     d("custom_sequence_node_order", C(30, 20, 13, TSN, tick_ns=10**9, epoch_ms=T0), (77 << 33) | (8191 << 20) | 1048575)
     d("decimal_u64_max", DEC, U64)
