@@ -526,6 +526,29 @@ impl Generator {
         self.mint(|clock| self.inner.next_id_with(clock, busy_wait))
     }
 
+    /// The fast path of `nextId()` for the default clock, called by the package's JS entry with
+    /// `Date.now()`: a call from wasm out to `Date.now()` and a u64 → bigint return each cost more than
+    /// minting, so the reading comes in as an argument and the ID goes out through [`id_slot`] (read by
+    /// JS through a `BigUint64Array`). Returns false when there is no ID (an injected clock, a wait, an
+    /// error): the caller then takes the full path, `nextId`, which reads the clock again itself.
+    #[wasm_bindgen(js_name = "__mintAt", skip_typescript)]
+    pub fn mint_at(&self, now_ms: f64) -> bool {
+        if self.clock.is_some() {
+            return false;
+        }
+        let Ok(now) = ClockUnit::Millis.f64_to_ns(now_ms) else {
+            return false;
+        };
+        match self.inner.next_id_at(now) {
+            Ok(snowmint::Mint::Ready(id)) => {
+                // SAFETY: wasm32 without threads; the slot is only read by JS right after this call.
+                unsafe { *ID_SLOT.0.get() = id };
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The next ID as decimal text.
     #[wasm_bindgen(js_name = nextIdString)]
     pub fn next_id_string(&self) -> Result<String, JsValue> {
@@ -669,8 +692,34 @@ pub fn parse(text: JsValue, encoding: JsValue) -> Result<u64, JsValue> {
     encoding.parse(&text).map_err(js_err)
 }
 
-/// Every error code string (the package exports it as `ERROR_CODES`).
-#[wasm_bindgen(js_name = "__errorCodes", skip_typescript)]
-pub fn error_codes() -> Vec<String> {
-    ErrorCode::ALL.iter().map(|c| c.as_str().into()).collect()
+/// Where [`Generator::mint_at`] leaves its ID (8-byte aligned, in the module's memory).
+struct Slot(core::cell::UnsafeCell<u64>);
+// wasm32-unknown-unknown without the atomics feature has one thread.
+unsafe impl Sync for Slot {}
+static ID_SLOT: Slot = Slot(core::cell::UnsafeCell::new(0));
+
+/// The address of the ID slot (for the JS entry's fast path).
+#[wasm_bindgen(js_name = "__idSlot", skip_typescript)]
+pub fn id_slot() -> u32 {
+    ID_SLOT.0.get() as usize as u32
 }
+
+/// The module's memory (for the JS entry's fast path).
+#[wasm_bindgen(js_name = "__memory", skip_typescript)]
+pub fn memory() -> JsValue {
+    wasm_bindgen::memory()
+}
+
+/// Every error code, comma-separated (the package exports them as the array `ERROR_CODES`).
+#[wasm_bindgen(js_name = "__errorCodes", skip_typescript)]
+pub fn error_codes() -> String {
+    let mut s = String::new();
+    for c in ErrorCode::ALL {
+        if !s.is_empty() {
+            s.push(',');
+        }
+        s.push_str(c.as_str());
+    }
+    s
+}
+

@@ -136,3 +136,22 @@ test('encode and parse round-trip every form', () => {
   const e = throwsCode(assert, () => parse('12a4', 'dec'), 'PARSE');
   assert.equal(e.position, 2);
 });
+
+test('nextId() fast path survives memory growth and falls back for waits and errors', () => {
+  const g = new Generator({ nodeId: 5 });
+  const a = g.nextId();
+  const big = g.nextIds(3_000_000); // grows the module's memory: the ID slot's view is renewed
+  const b = g.nextId();
+  assert.ok(b > big[big.length - 1] && big[0] > a);
+  assert.equal(decode(b).nodeId, 5);
+  // past max_ahead under 'fail': the fast path declines, the full path throws the coded error
+  const f = new Generator({ nodeId: 5, maxAheadMs: 0 });
+  let err;
+  for (let i = 0; i < 100000 && !err; i++) {
+    try { f.nextId(); } catch (e) { err = e; }
+  }
+  if (err) {
+    assert.equal(err.code, 'TOO_FAR_AHEAD');
+    assert.equal(typeof err.retryAfterMs, 'number');
+  }
+});

@@ -1,0 +1,97 @@
+// nextId() side by side in one Node process: snowmint-wasm, snowmint (native Node binding, when it
+// loads), nodejs-snowflake (Rust compiled to WASM) and @sapphire/snowflake (pure JS).
+//
+// Within layout capacity: every peer mints in bursts of BURST IDs started on a fresh millisecond
+// (4000 < 4096 IDs per ms for a twitter-style 12-bit sequence), so nobody is timed while waiting out a
+// used-up millisecond; only the bursts are timed. Rounds alternate between the peers and the median
+// round is reported.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const wasmDir = path.resolve(here, '..');
+const root = path.resolve(wasmDir, '..');
+const tools = process.env.SNOWMINT_TOOLS || path.join(root, 'target', 'wasm-work', 'tools', 'node_modules');
+const requireTools = createRequire(path.join(tools, 'x.js'));
+const require = createRequire(import.meta.url);
+
+const BURST = 4000;
+const BURSTS_PER_ROUND = 25; // 100k IDs per round
+const ROUNDS = Number(process.env.SNOWMINT_BENCH_ROUNDS || 15);
+const EPOCH = 1288834974657;
+
+const peers = [];
+const notes = [];
+
+const wasm = require(path.join(wasmDir, 'js', 'node.cjs'));
+{
+  const g = new wasm.Generator({ nodeId: 7, layout: 'twitter' });
+  peers.push({ name: 'snowmint-wasm nextId()', fn: () => g.nextId() });
+  const gs = new wasm.Generator({ nodeId: 8, layout: 'twitter' });
+  peers.push({ name: 'snowmint-wasm nextIdString()', fn: () => gs.nextIdString(), extra: true });
+  const gb = new wasm.Generator({ nodeId: 9, layout: 'twitter' });
+  peers.push({ name: 'snowmint-wasm nextIds(1000) per ID', fn: () => gb.nextIds(1000), batch: 1000, extra: true });
+}
+try {
+  const native = require(path.join(root, 'bindings-node', 'index.js'));
+  const g = new native.Generator({ nodeId: 7, layout: 'twitter' });
+  g.nextId();
+  peers.push({ name: 'snowmint native (napi) nextId()', fn: () => g.nextId() });
+} catch (e) {
+  notes.push(`snowmint native Node binding not measured: it did not load (${String(e.message).split('\n')[0]})`);
+}
+{
+  const { Snowflake } = requireTools('nodejs-snowflake');
+  const s = new Snowflake({ custom_epoch: EPOCH, instance_id: 7 });
+  peers.push({ name: 'nodejs-snowflake getUniqueID()', fn: () => s.getUniqueID() });
+}
+{
+  const { Snowflake } = requireTools('@sapphire/snowflake');
+  const s = new Snowflake(EPOCH);
+  peers.push({ name: '@sapphire/snowflake generate()', fn: () => s.generate() });
+}
+
+function nextMs() {
+  const t = Date.now();
+  while (Date.now() === t) { /* spin to a fresh millisecond (not timed) */ }
+}
+
+function round(p) {
+  const calls = p.batch ? BURST / p.batch : BURST;
+  let ns = 0n;
+  let sink = 0n;
+  for (let b = 0; b < BURSTS_PER_ROUND; b++) {
+    nextMs();
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < calls; i++) {
+      const v = p.fn();
+      if (i === 0) sink ^= typeof v === 'bigint' ? v : 1n;
+    }
+    ns += process.hrtime.bigint() - t0;
+  }
+  if (sink === -1n) console.log('unreachable');
+  return Number(ns) / (BURST * BURSTS_PER_ROUND);
+}
+
+// warm up
+for (const p of peers) for (let i = 0; i < 3; i++) round(p);
+const samples = new Map(peers.map((p) => [p, []]));
+for (let r = 0; r < ROUNDS; r++) for (const p of peers) samples.get(p).push(round(p));
+const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)]; };
+
+const base = median(samples.get(peers[0]));
+const rows = peers.map((p) => {
+  const m = median(samples.get(p));
+  return { name: p.name, ns: m, min: Math.min(...samples.get(p)), mops: 1000 / m, ratio: m / base };
+});
+const w = Math.max(...rows.map((r) => r.name.length));
+console.log(`nextId() in Node ${process.version}, twitter layout, bursts of ${BURST} IDs per fresh ms, ` +
+  `${ROUNDS} rounds × ${BURST * BURSTS_PER_ROUND} IDs, median round (min)`);
+console.log(`${'implementation'.padEnd(w)} | ns/ID (min)      | M IDs/s | time vs snowmint-wasm nextId()`);
+console.log(`${'-'.repeat(w)}-|------------------|---------|-------------------------------`);
+for (const r of rows) {
+  const rel = r.ratio >= 1 ? `${r.ratio.toFixed(2)}× (snowmint-wasm ${r.ratio.toFixed(2)}× faster)` : `${r.ratio.toFixed(2)}× (${(1 / r.ratio).toFixed(2)}× faster than snowmint-wasm)`;
+  console.log(`${r.name.padEnd(w)} | ${r.ns.toFixed(1).padStart(6)} (${r.min.toFixed(1).padStart(6)})  | ${r.mops.toFixed(2).padStart(7)} | ${r.name === peers[0].name ? '1.00× (baseline)' : rel}`);
+}
+for (const n of notes) console.log(`note: ${n}`);
