@@ -5,7 +5,17 @@
 //! every fallible function returns a [`snowmint_result`]; outputs go through `*_out` pointers written
 //! only on success; every pointer is NULL-checked; every body runs inside `catch_unwind`, so a panic
 //! becomes `SNOWMINT_RESULT_PANIC` instead of unwinding into C.
+//!
+//! # Safety (every `unsafe extern "C"` function)
+//! Each pointer argument is either NULL (reported as `SNOWMINT_RESULT_NULL_POINTER` where it is
+//! required) or valid for the access the header documents: handles come from the matching `_new`
+//! function and are not yet freed, `*_out` pointers are writable, strings are NUL-terminated, buffers
+//! hold the stated number of elements. A plain `snowmint_generator` is used by one thread at a time.
 #![allow(non_camel_case_types)]
+// The contract above is the header's; repeating it on each function adds nothing for C readers.
+#![allow(clippy::missing_safety_doc)]
+// b"…\0" literals keep the workspace's rust-version (1.75; C-string literals need 1.77).
+#![allow(clippy::manual_c_str_literals)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 use std::cell::Cell;
@@ -120,7 +130,9 @@ impl Fail {
                 format!("the output buffer is too small: {needed} bytes needed (including the NUL)")
             }
             Fail::Argument(what) => (*what).to_string(),
-            Fail::Panic => "internal error: a panic was caught at the C boundary (please report it)".into(),
+            Fail::Panic => {
+                "internal error: a panic was caught at the C boundary (please report it)".into()
+            }
         }
     }
 }
@@ -173,7 +185,10 @@ fn static_text(result: u32, names: bool) -> *const c_char {
     static TABLES: OnceLock<[Vec<std::ffi::CString>; 2]> = OnceLock::new();
     let tables = TABLES.get_or_init(|| {
         let mk = |f: fn(ErrorCode) -> &'static str| {
-            ErrorCode::ALL.iter().map(|c| std::ffi::CString::new(f(*c)).unwrap_or_default()).collect()
+            ErrorCode::ALL
+                .iter()
+                .map(|c| std::ffi::CString::new(f(*c)).unwrap_or_default())
+                .collect()
         };
         [mk(|c| c.description()), mk(|c| c.as_str())]
     });
@@ -223,7 +238,9 @@ pub struct snowmint_error_info {
 /// Like `errno`, the record is only replaced by the next failing call; successful calls leave it.
 /// This function and `snowmint_last_error_message` never change it.
 #[no_mangle]
-pub unsafe extern "C" fn snowmint_last_error_info(info_out: *mut snowmint_error_info) -> snowmint_result {
+pub unsafe extern "C" fn snowmint_last_error_info(
+    info_out: *mut snowmint_error_info,
+) -> snowmint_result {
     let last = LAST.try_with(|c| c.get()).ok().flatten();
     catch_unwind(AssertUnwindSafe(|| {
         if info_out.is_null() {
@@ -281,7 +298,12 @@ pub unsafe extern "C" fn snowmint_last_error_message(
 // ---------------------------------------------------------------------------------------------------
 
 /// Writes `text` + NUL into `buf[..cap]`; reports the length through `len_out` (optional).
-unsafe fn write_text(text: &str, buf: *mut c_char, cap: usize, len_out: *mut usize) -> Result<(), Fail> {
+unsafe fn write_text(
+    text: &str,
+    buf: *mut c_char,
+    cap: usize,
+    len_out: *mut usize,
+) -> Result<(), Fail> {
     let len = text.len();
     if len + 1 > cap {
         if !len_out.is_null() {
@@ -347,7 +369,15 @@ pub enum snowmint_preset {
     Decimal = 6,
 }
 
-const PRESET_BY_NUMBER: [&str; 7] = ["twitter", "discord", "instagram", "sonyflake", "hazelcast", "js53", "decimal"];
+const PRESET_BY_NUMBER: [&str; 7] = [
+    "twitter",
+    "discord",
+    "instagram",
+    "sonyflake",
+    "hazelcast",
+    "js53",
+    "decimal",
+];
 
 /// Field order of a layout (`snowmint_layout_config.order`).
 #[repr(u32)]
@@ -443,12 +473,16 @@ fn policy_number(p: Policy) -> u32 {
 
 /// Looks up `SNOWMINT_ENCODING_*` by name: "dec" (or "decimal"), "hex", "base32", "base58".
 #[no_mangle]
-pub unsafe extern "C" fn snowmint_encoding_from_name(name: *const c_char, encoding_out: *mut u32) -> snowmint_result {
+pub unsafe extern "C" fn snowmint_encoding_from_name(
+    name: *const c_char,
+    encoding_out: *mut u32,
+) -> snowmint_result {
     guard(|| {
         nonnull!(name);
         nonnull!(encoding_out);
         // SAFETY: non-NULL, NUL-terminated by contract.
-        let s = unsafe { c_str(name, "name") }.map_err(|_| Fail::Argument("encoding name is not UTF-8"))?;
+        let s = unsafe { c_str(name, "name") }
+            .map_err(|_| Fail::Argument("encoding name is not UTF-8"))?;
         let e = Encoding::from_name(s)?;
         // SAFETY: non-NULL.
         unsafe { put(encoding_out, encoding_number(e)) };
@@ -458,12 +492,16 @@ pub unsafe extern "C" fn snowmint_encoding_from_name(name: *const c_char, encodi
 
 /// Looks up `SNOWMINT_POLICY_*` by name: "wait", "fail" or "strict".
 #[no_mangle]
-pub unsafe extern "C" fn snowmint_policy_from_name(name: *const c_char, policy_out: *mut u32) -> snowmint_result {
+pub unsafe extern "C" fn snowmint_policy_from_name(
+    name: *const c_char,
+    policy_out: *mut u32,
+) -> snowmint_result {
     guard(|| {
         nonnull!(name);
         nonnull!(policy_out);
         // SAFETY: non-NULL, NUL-terminated by contract.
-        let s = unsafe { c_str(name, "name") }.map_err(|_| Fail::Argument("policy name is not UTF-8"))?;
+        let s = unsafe { c_str(name, "name") }
+            .map_err(|_| Fail::Argument("policy name is not UTF-8"))?;
         let p = Policy::from_name(s)?;
         // SAFETY: non-NULL.
         unsafe { put(policy_out, policy_number(p)) };
@@ -473,12 +511,16 @@ pub unsafe extern "C" fn snowmint_policy_from_name(name: *const c_char, policy_o
 
 /// Looks up `SNOWMINT_ORDER_*` by name: "timestamp_node_sequence" or "timestamp_sequence_node".
 #[no_mangle]
-pub unsafe extern "C" fn snowmint_order_from_name(name: *const c_char, order_out: *mut u32) -> snowmint_result {
+pub unsafe extern "C" fn snowmint_order_from_name(
+    name: *const c_char,
+    order_out: *mut u32,
+) -> snowmint_result {
     guard(|| {
         nonnull!(name);
         nonnull!(order_out);
         // SAFETY: non-NULL, NUL-terminated by contract.
-        let s = unsafe { c_str(name, "name") }.map_err(|_| Fail::Argument("order name is not UTF-8"))?;
+        let s = unsafe { c_str(name, "name") }
+            .map_err(|_| Fail::Argument("order name is not UTF-8"))?;
         let o = Order::from_name(s)?;
         // SAFETY: non-NULL.
         unsafe { put(order_out, order_number(o)) };
@@ -534,7 +576,9 @@ unsafe fn layout_ref<'a>(p: *const snowmint_layout) -> &'a Layout {
 
 /// Writes Twitter's layout fields into `*config_out` (a starting point for custom layouts).
 #[no_mangle]
-pub unsafe extern "C" fn snowmint_layout_config_default(config_out: *mut snowmint_layout_config) -> snowmint_result {
+pub unsafe extern "C" fn snowmint_layout_config_default(
+    config_out: *mut snowmint_layout_config,
+) -> snowmint_result {
     guard(|| {
         nonnull!(config_out);
         let c = LayoutConfig::default();
@@ -726,7 +770,10 @@ pub struct snowmint_layout_info {
 
 fn iso_array(text: &str) -> [c_char; SNOWMINT_ISO_CAPACITY] {
     let mut a = [0 as c_char; SNOWMINT_ISO_CAPACITY];
-    for (slot, b) in a.iter_mut().zip(text.bytes().take(SNOWMINT_ISO_CAPACITY - 1)) {
+    for (slot, b) in a
+        .iter_mut()
+        .zip(text.bytes().take(SNOWMINT_ISO_CAPACITY - 1))
+    {
         *slot = b as c_char;
     }
     a
@@ -783,7 +830,9 @@ pub unsafe extern "C" fn snowmint_clock_reading_to_ns(
         nonnull!(layout);
         nonnull!(ns_out);
         // SAFETY: non-NULL live handle.
-        let ns = unsafe { layout_ref(layout) }.clock_unit().f64_to_ns(reading)?;
+        let ns = unsafe { layout_ref(layout) }
+            .clock_unit()
+            .f64_to_ns(reading)?;
         // SAFETY: non-NULL.
         unsafe { put(ns_out, ns) };
         Ok(())
@@ -924,7 +973,11 @@ pub unsafe extern "C" fn snowmint_encode(
 /// SNOWMINT_RESULT_PARSE; `snowmint_last_error_info` gives the 0-based position and
 /// `snowmint_last_error_message` names the bad character.
 #[no_mangle]
-pub unsafe extern "C" fn snowmint_parse(encoding: u32, text: *const c_char, id_out: *mut u64) -> snowmint_result {
+pub unsafe extern "C" fn snowmint_parse(
+    encoding: u32,
+    text: *const c_char,
+    id_out: *mut u64,
+) -> snowmint_result {
     guard(|| {
         let e = encoding_of(encoding)?;
         nonnull!(text);
@@ -941,7 +994,10 @@ pub unsafe extern "C" fn snowmint_parse(encoding: u32, text: *const c_char, id_o
 /// Parses a NUL-terminated string in any form, told apart by shape: all digits → decimal; 0x… or 16
 /// hex digits → hex; 13 characters → base32; 11 → base58.
 #[no_mangle]
-pub unsafe extern "C" fn snowmint_parse_any(text: *const c_char, id_out: *mut u64) -> snowmint_result {
+pub unsafe extern "C" fn snowmint_parse_any(
+    text: *const c_char,
+    id_out: *mut u64,
+) -> snowmint_result {
     guard(|| {
         nonnull!(text);
         nonnull!(id_out);
@@ -1007,7 +1063,9 @@ impl Default for snowmint_options {
 
 /// Writes the default options into `*options_out`.
 #[no_mangle]
-pub unsafe extern "C" fn snowmint_options_default(options_out: *mut snowmint_options) -> snowmint_result {
+pub unsafe extern "C" fn snowmint_options_default(
+    options_out: *mut snowmint_options,
+) -> snowmint_result {
     guard(|| {
         nonnull!(options_out);
         // SAFETY: non-NULL.
@@ -1055,7 +1113,10 @@ impl Clock for HostClock {
 #[cfg(unix)]
 #[inline(always)]
 fn system_now_ns() -> snowmint::Result<u64> {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: a valid out-pointer; CLOCK_REALTIME always exists.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     if rc != 0 || ts.tv_sec < 0 || !(0..1_000_000_000).contains(&ts.tv_nsec) {
@@ -1081,7 +1142,10 @@ fn os_seed() -> u64 {
 }
 
 /// Converts C options to the core's, plus the host clock.
-unsafe fn convert_options(layout: &Layout, options: *const snowmint_options) -> Result<(Options, HostClock), Fail> {
+unsafe fn convert_options(
+    layout: &Layout,
+    options: *const snowmint_options,
+) -> Result<(Options, HostClock), Fail> {
     let o = if options.is_null() {
         snowmint_options::default()
     } else {
@@ -1092,20 +1156,30 @@ unsafe fn convert_options(layout: &Layout, options: *const snowmint_options) -> 
         0 => Policy::Wait,
         1 => Policy::Fail,
         2 => Policy::Strict,
-        _ => return Err(Fail::Argument("options.policy is not one of SNOWMINT_POLICY_*")),
+        _ => {
+            return Err(Fail::Argument(
+                "options.policy is not one of SNOWMINT_POLICY_*",
+            ))
+        }
     };
     let random_start_seed = match o.sequence_start {
         0 => None,
         1 => Some(os_seed()),
         2 => Some(o.seed),
-        _ => return Err(Fail::Argument("options.sequence_start is not one of SNOWMINT_SEQUENCE_START_*")),
+        _ => {
+            return Err(Fail::Argument(
+                "options.sequence_start is not one of SNOWMINT_SEQUENCE_START_*",
+            ))
+        }
     };
     let source = match (o.clock, o.clock_f64) {
         (None, None) => Source::System,
         (Some(f), None) => Source::Int(f),
         (None, Some(f)) => Source::Float(f),
         (Some(_), Some(_)) => {
-            return Err(Fail::Argument("options.clock and options.clock_f64 are both set; set at most one"))
+            return Err(Fail::Argument(
+                "options.clock and options.clock_f64 are both set; set at most one",
+            ))
         }
     };
     Ok((
@@ -1218,7 +1292,10 @@ pub unsafe extern "C" fn snowmint_shared_generator_free(generator: *mut snowmint
 /// sleeps while logical time is more than max_ahead ahead of the clock; an injected clock that does not
 /// move between two waits gives SNOWMINT_RESULT_TOO_FAR_AHEAD instead of a hang.
 #[no_mangle]
-pub unsafe extern "C" fn snowmint_next_id(generator: *mut snowmint_generator, id_out: *mut u64) -> snowmint_result {
+pub unsafe extern "C" fn snowmint_next_id(
+    generator: *mut snowmint_generator,
+    id_out: *mut u64,
+) -> snowmint_result {
     guard(|| {
         nonnull!(generator);
         nonnull!(id_out);
@@ -1235,7 +1312,11 @@ pub unsafe extern "C" fn snowmint_next_id(generator: *mut snowmint_generator, id
 /// written only on success; `buf` may be NULL when `n` is 0. A batch larger than the layout can ever
 /// hold within max_ahead is SNOWMINT_RESULT_INVALID_ARGUMENT.
 #[no_mangle]
-pub unsafe extern "C" fn snowmint_next_ids(generator: *mut snowmint_generator, buf: *mut u64, n: usize) -> snowmint_result {
+pub unsafe extern "C" fn snowmint_next_ids(
+    generator: *mut snowmint_generator,
+    buf: *mut u64,
+    n: usize,
+) -> snowmint_result {
     guard(|| {
         nonnull!(generator);
         if n == 0 {
@@ -1294,7 +1375,10 @@ pub unsafe extern "C" fn snowmint_shared_next_ids(
 /// The generator's high-water mark (its next free logical position): persist it and pass it to
 /// `snowmint_generator_restore` after a restart so no ID repeats even if the clock went back.
 #[no_mangle]
-pub unsafe extern "C" fn snowmint_generator_state(generator: *const snowmint_generator, state_out: *mut u64) -> snowmint_result {
+pub unsafe extern "C" fn snowmint_generator_state(
+    generator: *const snowmint_generator,
+    state_out: *mut u64,
+) -> snowmint_result {
     guard(|| {
         nonnull!(generator);
         nonnull!(state_out);
@@ -1306,7 +1390,10 @@ pub unsafe extern "C" fn snowmint_generator_state(generator: *const snowmint_gen
 
 /// Continues from a persisted high-water mark (never moves backwards).
 #[no_mangle]
-pub unsafe extern "C" fn snowmint_generator_restore(generator: *mut snowmint_generator, state: u64) -> snowmint_result {
+pub unsafe extern "C" fn snowmint_generator_restore(
+    generator: *mut snowmint_generator,
+    state: u64,
+) -> snowmint_result {
     guard(|| {
         nonnull!(generator);
         // SAFETY: non-NULL live handle, one thread at a time.
@@ -1375,8 +1462,14 @@ mod tests {
         let mut id = 0u64;
         // SAFETY: exercising the NULL checks.
         unsafe {
-            assert_eq!(snowmint_next_id(std::ptr::null_mut(), &mut id), snowmint_result::NullPointer);
-            assert_eq!(snowmint_parse_any(std::ptr::null(), &mut id), snowmint_result::NullPointer);
+            assert_eq!(
+                snowmint_next_id(std::ptr::null_mut(), &mut id),
+                snowmint_result::NullPointer
+            );
+            assert_eq!(
+                snowmint_parse_any(std::ptr::null(), &mut id),
+                snowmint_result::NullPointer
+            );
         }
         assert_eq!(guard(|| panic!("boom")), snowmint_result::Panic);
     }
