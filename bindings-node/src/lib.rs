@@ -36,7 +36,13 @@ enum Kind {
 
 /// Throws a JavaScript error with `code` (and extra numeric properties) and returns the napi error that
 /// tells napi-rs an exception is already pending.
-fn throw(env: sys::napi_env, kind: Kind, code: &str, msg: &str, extra: &[(&str, f64)]) -> napi::Error {
+fn throw(
+    env: sys::napi_env,
+    kind: Kind,
+    code: &str,
+    msg: &str,
+    extra: &[(&str, f64)],
+) -> napi::Error {
     unsafe {
         let mut is_pending = false;
         sys::napi_is_exception_pending(env, &mut is_pending);
@@ -79,11 +85,23 @@ fn core_err(env: sys::napi_env, e: snowmint::Error) -> napi::Error {
 }
 
 fn type_err(env: sys::napi_env, msg: &str) -> napi::Error {
-    throw(env, Kind::Type, ErrorCode::InvalidArgument.as_str(), msg, &[])
+    throw(
+        env,
+        Kind::Type,
+        ErrorCode::InvalidArgument.as_str(),
+        msg,
+        &[],
+    )
 }
 
 fn range_err(env: sys::napi_env, msg: &str) -> napi::Error {
-    throw(env, Kind::Range, ErrorCode::InvalidArgument.as_str(), msg, &[])
+    throw(
+        env,
+        Kind::Range,
+        ErrorCode::InvalidArgument.as_str(),
+        msg,
+        &[],
+    )
 }
 
 trait OrThrow<T> {
@@ -103,7 +121,9 @@ impl<T> OrThrow<T> for snowmint::Result<T> {
 
 fn js_str(env: sys::napi_env, s: &str) -> Raw {
     let mut v = ptr::null_mut();
-    unsafe { sys::napi_create_string_utf8(env, s.as_ptr() as *const c_char, s.len() as isize, &mut v) };
+    unsafe {
+        sys::napi_create_string_utf8(env, s.as_ptr() as *const c_char, s.len() as isize, &mut v)
+    };
     v
 }
 
@@ -114,7 +134,11 @@ fn type_of(env: sys::napi_env, v: Raw) -> sys::napi_valuetype {
 }
 
 fn is_nullish(env: sys::napi_env, v: Raw) -> bool {
-    v.is_null() || matches!(type_of(env, v), sys::ValueType::napi_undefined | sys::ValueType::napi_null)
+    v.is_null()
+        || matches!(
+            type_of(env, v),
+            sys::ValueType::napi_undefined | sys::ValueType::napi_null
+        )
 }
 
 fn get_double(env: sys::napi_env, v: Raw) -> f64 {
@@ -156,12 +180,24 @@ fn get_u64(env: sys::napi_env, v: Raw, what: &str) -> Result<u64> {
                 snowmint::Error::InvalidClock { reason } => reason,
                 _ => "out of range",
             };
-            range_err(env, &format!("{what} must be a whole number in 0..=2^53-1 (got {}: {reason})", fmt_num(get_double(env, v))))
+            range_err(
+                env,
+                &format!(
+                    "{what} must be a whole number in 0..=2^53-1 (got {}: {reason})",
+                    fmt_num(get_double(env, v))
+                ),
+            )
         }),
         sys::ValueType::napi_bigint => get_bigint_u64(env, v).ok_or_else(|| {
-            range_err(env, &format!("{what} must be a bigint in 0..2^64 (negative or too large)"))
+            range_err(
+                env,
+                &format!("{what} must be a bigint in 0..2^64 (negative or too large)"),
+            )
         }),
-        _ => Err(type_err(env, &format!("{what} must be a number or a bigint"))),
+        _ => Err(type_err(
+            env,
+            &format!("{what} must be a number or a bigint"),
+        )),
     }
 }
 
@@ -210,7 +246,10 @@ impl Opts {
             if !allowed.contains(&key.as_str()) {
                 return Err(type_err(
                     env,
-                    &format!("{what}: unknown option {key:?} (allowed: {})", allowed.join(", ")),
+                    &format!(
+                        "{what}: unknown option {key:?} (allowed: {})",
+                        allowed.join(", ")
+                    ),
                 ));
             }
         }
@@ -230,7 +269,8 @@ impl Opts {
     }
 
     fn required(&self, name: &str, what: &str) -> Result<Raw> {
-        self.get(name).ok_or_else(|| type_err(self.env, &format!("{what}: {name} is required")))
+        self.get(name)
+            .ok_or_else(|| type_err(self.env, &format!("{what}: {name} is required")))
     }
 }
 
@@ -248,10 +288,14 @@ fn layout_arg(env: sys::napi_env, v: Option<Raw>) -> Result<snowmint::Layout> {
             // copied out at once (it is a small Copy value), so no borrow outlives this call.
             if unsafe { <&Layout as ValidateNapiValue>::validate(env, v) }.is_ok() {
                 let mut data: *mut std::ffi::c_void = ptr::null_mut();
-                let unwrapped = unsafe { sys::napi_unwrap(env, v, &mut data) } == sys::Status::napi_ok;
+                let unwrapped =
+                    unsafe { sys::napi_unwrap(env, v, &mut data) } == sys::Status::napi_ok;
                 if unwrapped
                     && !data.is_null()
-                    && unsafe { validate_type_tag(env, v, &<Layout as TypeTag>::type_tag(), "Layout") }.is_ok()
+                    && unsafe {
+                        validate_type_tag(env, v, &<Layout as TypeTag>::type_tag(), "Layout")
+                    }
+                    .is_ok()
                 {
                     return Ok(unsafe { (*(data as *const Layout)).inner });
                 }
@@ -321,7 +365,11 @@ impl Layout {
             return Err(type_err(env, "order must be a string"));
         }
         let cfg = LayoutConfig {
-            timestamp_bits: get_u32_saturating(env, o.required("timestampBits", w)?, "timestampBits")?,
+            timestamp_bits: get_u32_saturating(
+                env,
+                o.required("timestampBits", w)?,
+                "timestampBits",
+            )?,
             node_bits: get_u32_saturating(env, o.required("nodeBits", w)?, "nodeBits")?,
             sequence_bits: get_u32_saturating(env, o.required("sequenceBits", w)?, "sequenceBits")?,
             order: Order::from_name(&get_string(env, order)?).js(env)?,
@@ -337,7 +385,9 @@ impl Layout {
             },
             node_split_bits: 0,
         };
-        Ok(Layout { inner: snowmint::Layout::new(cfg).js(env)? })
+        Ok(Layout {
+            inner: snowmint::Layout::new(cfg).js(env)?,
+        })
     }
 
     /// A preset: `twitter`, `discord`, `instagram`, `sonyflake`, `hazelcast`, `js53`, `decimal`.
@@ -347,16 +397,23 @@ impl Layout {
         if type_of(env, raw_of(&name)) != sys::ValueType::napi_string {
             return Err(type_err(env, "preset name must be a string"));
         }
-        Ok(Layout { inner: snowmint::Layout::preset(&get_string(env, raw_of(&name))?).js(env)? })
+        Ok(Layout {
+            inner: snowmint::Layout::preset(&get_string(env, raw_of(&name))?).js(env)?,
+        })
     }
 
     /// snowcast's layout for an epoch (Unix ms) and a node count (128..=8192, rounded up to a power of 2).
-    #[napi(factory, ts_args_type = "epochMs: number | bigint, nodeCount: number | bigint")]
+    #[napi(
+        factory,
+        ts_args_type = "epochMs: number | bigint, nodeCount: number | bigint"
+    )]
     pub fn snowcast(env: Env, epoch_ms: Unknown<'_>, node_count: Unknown<'_>) -> Result<Layout> {
         let env = env.raw();
         let epoch = get_u64(env, raw_of(&epoch_ms), "epochMs")?;
         let count = get_u64(env, raw_of(&node_count), "nodeCount")?;
-        Ok(Layout { inner: snowmint::Layout::snowcast(epoch, count).js(env)? })
+        Ok(Layout {
+            inner: snowmint::Layout::snowcast(epoch, count).js(env)?,
+        })
     }
 
     /// Hazelcast's layout with a node-ID offset added to every node ID.
@@ -364,7 +421,9 @@ impl Layout {
     pub fn hazelcast(env: Env, node_id_offset: Unknown<'_>) -> Result<Layout> {
         let env = env.raw();
         let offset = get_u64(env, raw_of(&node_id_offset), "nodeIdOffset")?;
-        Ok(Layout { inner: snowmint::Layout::hazelcast(offset).js(env)? })
+        Ok(Layout {
+            inner: snowmint::Layout::hazelcast(offset).js(env)?,
+        })
     }
 
     /// The preset's name, or null for a custom layout.
@@ -389,7 +448,10 @@ impl Layout {
     pub fn total_bits(&self) -> u32 {
         self.inner.total_bits()
     }
-    #[napi(getter, ts_return_type = "'timestamp_node_sequence' | 'timestamp_sequence_node'")]
+    #[napi(
+        getter,
+        ts_return_type = "'timestamp_node_sequence' | 'timestamp_sequence_node'"
+    )]
     pub fn order(&self) -> &'static str {
         self.inner.order().name()
     }
@@ -469,14 +531,26 @@ impl Drop for Generator {
     }
 }
 
-const GENERATOR_KEYS: [&str; 7] =
-    ["nodeId", "layout", "clock", "policy", "maxAheadMs", "randomStart", "randomSeed"];
+const GENERATOR_KEYS: [&str; 7] = [
+    "nodeId",
+    "layout",
+    "clock",
+    "policy",
+    "maxAheadMs",
+    "randomStart",
+    "randomSeed",
+];
 
 /// A seed from the OS's randomness (std's hash keys) mixed with the time.
 fn os_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0));
+    h.write_u64(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0),
+    );
     h.finish()
 }
 
@@ -491,7 +565,9 @@ impl Generator {
         unsafe {
             sys::napi_get_reference_value(env, self.clock, &mut f);
             sys::napi_get_undefined(env, &mut undefined);
-            if sys::napi_call_function(env, undefined, f, 0, ptr::null(), &mut out) != sys::Status::napi_ok {
+            if sys::napi_call_function(env, undefined, f, 0, ptr::null(), &mut out)
+                != sys::Status::napi_ok
+            {
                 return Err(None);
             }
         }
@@ -513,10 +589,7 @@ impl Generator {
     /// wait is slept on this thread (JavaScript cannot sleep otherwise); a clock that does not move
     /// between waits ends in TOO_FAR_AHEAD (the core's rule).
     #[inline]
-    fn mint<T>(
-        &self,
-        run: impl FnOnce(&dyn snowmint::Clock) -> snowmint::Result<T>,
-    ) -> Result<T> {
+    fn mint<T>(&self, run: impl FnOnce(&dyn snowmint::Clock) -> snowmint::Result<T>) -> Result<T> {
         let env = self.env;
         if self.clock.is_null() {
             let clock = host_now_ns;
@@ -536,15 +609,21 @@ impl Generator {
             }
             Err(None) => {
                 js_threw.set(true);
-                Err(snowmint::Error::InvalidClock { reason: "the clock threw" })
+                Err(snowmint::Error::InvalidClock {
+                    reason: "the clock threw",
+                })
             }
         };
         match run(&clock) {
             Ok(v) => Ok(v),
             Err(_) if js_threw.get() => Err(napi::Error::from_status(Status::PendingException)),
-            Err(e) if wrong_type.get() => {
-                Err(throw(env, Kind::Type, e.code().as_str(), &e.to_string(), &[]))
-            }
+            Err(e) if wrong_type.get() => Err(throw(
+                env,
+                Kind::Type,
+                e.code().as_str(),
+                &e.to_string(),
+                &[],
+            )),
             Err(e) => Err(core_err(env, e)),
         }
     }
@@ -588,9 +667,10 @@ impl Generator {
                 if type_of(env, v) != sys::ValueType::napi_bigint {
                     return Err(type_err(env, "randomSeed must be a bigint"));
                 }
-                Some(get_bigint_u64(env, v).ok_or_else(|| {
-                    range_err(env, "randomSeed must be a bigint in 0..2^64")
-                })?)
+                Some(
+                    get_bigint_u64(env, v)
+                        .ok_or_else(|| range_err(env, "randomSeed must be a bigint in 0..2^64"))?,
+                )
             }
             None if random_start => Some(os_seed()),
             None => None,
@@ -600,14 +680,21 @@ impl Generator {
             Some(v) if type_of(env, v) == sys::ValueType::napi_null => ptr::null_mut(),
             Some(v) => {
                 if type_of(env, v) != sys::ValueType::napi_function {
-                    return Err(type_err(env, "clock must be a function returning a number or a bigint"));
+                    return Err(type_err(
+                        env,
+                        "clock must be a function returning a number or a bigint",
+                    ));
                 }
                 let mut r = ptr::null_mut();
                 unsafe { sys::napi_create_reference(env, v, 1, &mut r) };
                 r
             }
         };
-        let options = Options { policy, max_ahead_ns, random_start_seed };
+        let options = Options {
+            policy,
+            max_ahead_ns,
+            random_start_seed,
+        };
         let gen = match SharedGenerator::new(layout, node_id, options) {
             Ok(g) => g,
             Err(e) => {
@@ -617,7 +704,12 @@ impl Generator {
                 return Err(core_err(env, e));
             }
         };
-        Ok(Generator { unit: layout.clock_unit(), gen, clock, env })
+        Ok(Generator {
+            unit: layout.clock_unit(),
+            gen,
+            clock,
+            env,
+        })
     }
 
     /// The next ID.
@@ -676,7 +768,9 @@ impl Generator {
     /// The layout IDs are minted in.
     #[napi(getter)]
     pub fn layout(&self) -> Layout {
-        Layout { inner: *self.gen.layout() }
+        Layout {
+            inner: *self.gen.layout(),
+        }
     }
 
     /// The node ID (before any offset).
@@ -684,7 +778,10 @@ impl Generator {
     pub fn node_id(&self) -> Result<f64> {
         let id = self.gen.node_id();
         if id > 9_007_199_254_740_991 {
-            return Err(range_err(self.env, "nodeId is above 2^53 - 1: it cannot be a Number exactly"));
+            return Err(range_err(
+                self.env,
+                "nodeId is above 2^53 - 1: it cannot be a Number exactly",
+            ));
         }
         Ok(id as f64)
     }
@@ -711,12 +808,19 @@ fn host_now_ns() -> snowmint::Result<u64> {
             fn clock_gettime(clock_id: i32, tp: *mut Timespec) -> i32;
         }
         const CLOCK_REALTIME: i32 = 0;
-        let mut ts = Timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut ts = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         // SAFETY: a valid pointer to a timespec of the platform's layout (64-bit Linux targets).
-        if cfg!(target_pointer_width = "64") && unsafe { clock_gettime(CLOCK_REALTIME, &mut ts) } == 0 {
-            if ts.tv_sec >= 0 && (0..1_000_000_000).contains(&ts.tv_nsec) {
-                return Ok((ts.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as u64));
-            }
+        if cfg!(target_pointer_width = "64")
+            && unsafe { clock_gettime(CLOCK_REALTIME, &mut ts) } == 0
+            && ts.tv_sec >= 0
+            && (0..1_000_000_000).contains(&ts.tv_nsec)
+        {
+            return Ok((ts.tv_sec as u64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(ts.tv_nsec as u64));
         }
     }
     snowmint::Clock::now_ns(&SystemClock)
@@ -724,7 +828,13 @@ fn host_now_ns() -> snowmint::Result<u64> {
 
 #[cold]
 fn unreachable_wait(env: sys::napi_env) -> Result<u64> {
-    Err(throw(env, Kind::Error, ErrorCode::Panic.as_str(), "internal error: wait under the fail policy", &[]))
+    Err(throw(
+        env,
+        Kind::Error,
+        ErrorCode::Panic.as_str(),
+        "internal error: wait under the fail policy",
+        &[],
+    ))
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -752,7 +862,10 @@ fn big(env: sys::napi_env, x: u64) -> Raw {
 /// A field as a Number, refusing (never rounding) values above 2^53 - 1.
 fn safe_num(env: sys::napi_env, x: u64, what: &str) -> Result<Raw> {
     if x > 9_007_199_254_740_991 {
-        return Err(range_err(env, &format!("{what} {x} is above 2^53 - 1 and cannot be a Number exactly")));
+        return Err(range_err(
+            env,
+            &format!("{what} {x} is above 2^53 - 1 and cannot be a Number exactly"),
+        ));
     }
     Ok(num(env, x as f64))
 }
@@ -771,11 +884,20 @@ pub fn decode(env: Env, id: Unknown<'_>, layout: Option<Unknown<'_>>) -> Result<
     unsafe { sys::napi_create_object(env, &mut obj) };
     set(env, obj, "id", big(env, d.id));
     set(env, obj, "timestampTicks", big(env, d.timestamp_ticks));
-    set(env, obj, "timestampMs", safe_num(env, d.unix_ms, "timestampMs")?);
+    set(
+        env,
+        obj,
+        "timestampMs",
+        safe_num(env, d.unix_ms, "timestampMs")?,
+    );
     set(env, obj, "subMsNs", num(env, d.sub_ms_ns as f64));
     let mut date = ptr::null_mut();
     // Dates hold ±8.64e15 ms; beyond that the Date is invalid (NaN) rather than wrong.
-    let ms = if d.unix_ms <= 8_640_000_000_000_000 { d.unix_ms as f64 } else { f64::NAN };
+    let ms = if d.unix_ms <= 8_640_000_000_000_000 {
+        d.unix_ms as f64
+    } else {
+        f64::NAN
+    };
     unsafe { sys::napi_create_date(env, ms, &mut date) };
     set(env, obj, "date", date);
     set(env, obj, "iso", js_str(env, d.iso().to_buf().as_str()));
@@ -790,7 +912,12 @@ pub fn decode(env: Env, id: Unknown<'_>, layout: Option<Unknown<'_>>) -> Result<
 )]
 pub fn compose(env: Env, fields: Unknown<'_>, layout: Option<Unknown<'_>>) -> Result<u64> {
     let env = env.raw();
-    let o = Opts::new(env, raw_of(&fields), "compose fields", &["timestampTicks", "nodeId", "sequence"])?;
+    let o = Opts::new(
+        env,
+        raw_of(&fields),
+        "compose fields",
+        &["timestampTicks", "nodeId", "sequence"],
+    )?;
     let w = "compose fields";
     let ticks = get_u64(env, o.required("timestampTicks", w)?, "timestampTicks")?;
     let node = get_u64(env, o.required("nodeId", w)?, "nodeId")?;
@@ -809,8 +936,7 @@ pub fn min_id_at(env: Env, at: Unknown<'_>, layout: Option<Unknown<'_>>) -> Resu
     let ms = if is_date {
         let mut t = 0.0;
         unsafe { sys::napi_get_date_value(env, v, &mut t) };
-        snowmint::whole_f64(t)
-            .map_err(|_| range_err(env, "the Date is invalid or before 1970"))?
+        snowmint::whole_f64(t).map_err(|_| range_err(env, "the Date is invalid or before 1970"))?
     } else {
         get_u64(env, v, "at")?
     };
@@ -821,7 +947,13 @@ pub fn min_id_at(env: Env, at: Unknown<'_>, layout: Option<Unknown<'_>>) -> Resu
 fn encoding_arg(env: sys::napi_env, v: Option<Raw>, allow_any: bool) -> Result<Option<Encoding>> {
     let v = match v {
         Some(v) if !is_nullish(env, v) => v,
-        _ => return Ok(if allow_any { None } else { Some(Encoding::Decimal) }),
+        _ => {
+            return Ok(if allow_any {
+                None
+            } else {
+                Some(Encoding::Decimal)
+            })
+        }
     };
     if type_of(env, v) != sys::ValueType::napi_string {
         return Err(type_err(env, "encoding must be a string"));
@@ -887,7 +1019,10 @@ pub const PRESET_NAMES: [&str; 8] = snowmint::PRESET_NAMES;
 // called with another `this` still mints from its own generator, like a bound method. They call the same
 // Rust methods as the napi-rs versions above and throw the same errors.
 
-const FAST_METHODS: [(&std::ffi::CStr, unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> Raw); 3] = [
+const FAST_METHODS: [(
+    &std::ffi::CStr,
+    unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> Raw,
+); 3] = [
     (c"nextId", fast_next_id),
     (c"nextIdString", fast_next_id_string),
     (c"nextIds", fast_next_ids),
@@ -903,8 +1038,14 @@ unsafe fn install_bound(env: sys::napi_env, this: Raw, data: *mut std::ffi::c_vo
     let mut props = Vec::with_capacity(FAST_METHODS.len());
     for (name, cb) in FAST_METHODS {
         let mut f = ptr::null_mut();
-        if sys::napi_create_function(env, name.as_ptr(), name.to_bytes().len() as isize, Some(cb), data, &mut f)
-            != sys::Status::napi_ok
+        if sys::napi_create_function(
+            env,
+            name.as_ptr(),
+            name.to_bytes().len() as isize,
+            Some(cb),
+            data,
+            &mut f,
+        ) != sys::Status::napi_ok
         {
             return;
         }
@@ -942,13 +1083,23 @@ unsafe fn install_bound(env: sys::napi_env, this: Raw, data: *mut std::ffi::c_vo
 
 /// The generator a minting call is for: the function's own `data` (a bound copy), or `this` checked in
 /// full (a prototype method; the bound copies are then installed on it). `None`: an exception is pending.
-unsafe fn target<'a>(env: sys::napi_env, info: sys::napi_callback_info, argv: &mut [Raw]) -> Option<&'a Generator> {
+unsafe fn target<'a>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    argv: &mut [Raw],
+) -> Option<&'a Generator> {
     use napi::bindgen_prelude::TypeTag;
     let mut this = ptr::null_mut();
     let mut data: *mut std::ffi::c_void = ptr::null_mut();
     let mut argc = argv.len();
-    let argv_ptr = if argv.is_empty() { ptr::null_mut() } else { argv.as_mut_ptr() };
-    if sys::napi_get_cb_info(env, info, &mut argc, argv_ptr, &mut this, &mut data) != sys::Status::napi_ok {
+    let argv_ptr = if argv.is_empty() {
+        ptr::null_mut()
+    } else {
+        argv.as_mut_ptr()
+    };
+    if sys::napi_get_cb_info(env, info, &mut argc, argv_ptr, &mut this, &mut data)
+        != sys::Status::napi_ok
+    {
         return None;
     }
     for a in argv.iter_mut().skip(argc) {
@@ -980,7 +1131,13 @@ fn guarded(env: sys::napi_env, f: impl FnOnce() -> Option<Raw>) -> Raw {
         Ok(Some(v)) => v,
         Ok(None) => ptr::null_mut(),
         Err(_) => {
-            throw(env, Kind::Error, ErrorCode::Panic.as_str(), "internal error (a panic was caught)", &[]);
+            throw(
+                env,
+                Kind::Error,
+                ErrorCode::Panic.as_str(),
+                "internal error (a panic was caught)",
+                &[],
+            );
             ptr::null_mut()
         }
     }
@@ -1019,16 +1176,26 @@ unsafe extern "C" fn fast_next_ids(env: sys::napi_env, info: sys::napi_callback_
         // Mint straight into a fresh ArrayBuffer's memory: no copy.
         let mut data: *mut std::ffi::c_void = ptr::null_mut();
         let mut buffer = ptr::null_mut();
-        if unsafe { sys::napi_create_arraybuffer(env, n as usize * 8, &mut data, &mut buffer) } != sys::Status::napi_ok {
+        if unsafe { sys::napi_create_arraybuffer(env, n as usize * 8, &mut data, &mut buffer) }
+            != sys::Status::napi_ok
+        {
             return None;
         }
         if n > 0 {
             let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u64, n as usize) };
-            g.mint(|clock| g.gen.next_ids_with(clock, snowmint::sleep_ns, out)).ok()?;
+            g.mint(|clock| g.gen.next_ids_with(clock, snowmint::sleep_ns, out))
+                .ok()?;
         }
         let mut array = ptr::null_mut();
         if unsafe {
-            sys::napi_create_typedarray(env, sys::TypedarrayType::biguint64_array, n as usize, buffer, 0, &mut array)
+            sys::napi_create_typedarray(
+                env,
+                sys::TypedarrayType::biguint64_array,
+                n as usize,
+                buffer,
+                0,
+                &mut array,
+            )
         } != sys::Status::napi_ok
         {
             return None;
@@ -1049,9 +1216,18 @@ pub fn install_fast_paths(exports: napi::bindgen_prelude::Object<'_>, env: Env) 
         sys::napi_get_named_property(env, ctor, c"prototype".as_ptr(), &mut proto);
         for (name, cb) in FAST_METHODS {
             let mut f = ptr::null_mut();
-            let status = sys::napi_create_function(env, name.as_ptr(), name.to_bytes().len() as isize, Some(cb), ptr::null_mut(), &mut f);
+            let status = sys::napi_create_function(
+                env,
+                name.as_ptr(),
+                name.to_bytes().len() as isize,
+                Some(cb),
+                ptr::null_mut(),
+                &mut f,
+            );
             if status != sys::Status::napi_ok {
-                return Err(napi::Error::from_reason("cannot create the Generator fast paths"));
+                return Err(napi::Error::from_reason(
+                    "cannot create the Generator fast paths",
+                ));
             }
             let desc = sys::napi_property_descriptor {
                 utf8name: name.as_ptr(),
@@ -1060,11 +1236,14 @@ pub fn install_fast_paths(exports: napi::bindgen_prelude::Object<'_>, env: Env) 
                 getter: None,
                 setter: None,
                 value: f,
-                attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
+                attributes: sys::PropertyAttributes::writable
+                    | sys::PropertyAttributes::configurable,
                 data: ptr::null_mut(),
             };
             if sys::napi_define_properties(env, proto, 1, &desc) != sys::Status::napi_ok {
-                return Err(napi::Error::from_reason("cannot install the Generator fast paths"));
+                return Err(napi::Error::from_reason(
+                    "cannot install the Generator fast paths",
+                ));
             }
         }
     }
