@@ -845,6 +845,19 @@ def generate_cases():
     g("batch_larger_than_window_sonyflake", SF, 7, [([T0], B, 257)], policy="fail", max_ahead_ms=9)
     g("batch_larger_than_window_hazelcast", HZ, 7, [([T0], B, 64 * 3 + 1), ([T0], B, 64 * 3)],
       policy="wait", max_ahead_ms=2)
+    # --- Hazelcast's own unit test (FlakeIdGeneratorProxyTest, see SOURCES.md): node 1234
+    hz_epoch = make_layout(HZ).epoch_ms
+    for name, t, want in (("real_hazelcast_test_time_middle", 1516028439000, 5300086112257234),
+                          ("real_hazelcast_test_time_low_edge", hz_epoch, 1234),
+                          ("real_hazelcast_test_time_high_edge", hz_epoch + (1 << 41) - 1,
+                           9223372036850582738)):
+        case = gen_case(name, HZ, 1234, [([t], B, 10), ([t], N, 1)])
+        assert case["steps"][0]["ids"][0] == str(want), name
+        c.append(case)
+    case = gen_case("real_hazelcast_test_two_ids_same_moment", HZ, 1234, [([1516028439000], N, 2)])
+    assert case["steps"][0]["ids"] == ["5300086112257234", str(5300086112257234 + (1 << 16))]
+    c.append(case)
+    g("real_hazelcast_test_time_after_range", HZ, 1234, [([hz_epoch + (1 << 41)], N, 1)])
     # --- IDs at and above 2^63 (64-bit layouts): unsigned everywhere, never negative or rounded
     top = make_layout(DC).epoch_ms + (1 << 41)
     g("u64_ids_discord_above_i64_max", DC, 1023, [([top - 1], N, 1), ([top], N, 2), ([top], B, 3)])
