@@ -888,6 +888,18 @@ def generate_cases():
     g("normal_custom_node_id_offset", C(41, 10, 12, epoch_ms=T0, offset=1000), 23,
       [([T0, T0 + 1], N, 2), ([T0 + 1], B, 2)])
     g("node_id_out_of_range_custom_offset", C(41, 10, 12, epoch_ms=T0, offset=1000), 24, [])
+    # --- which error wins when several apply
+    g("precedence_strict_back_before_epoch", TW, 7, [([1288834974700], N, 1), ([1288834974600], N, 1)],
+      policy="strict")
+    g("precedence_strict_forward_past_lifespan", TW, 7, [([end_tw - 1], N, 1), ([end_tw], N, 1)],
+      policy="strict")
+    g("precedence_exhausted_before_window", TW, 7, [([end_tw - 1], B, 4097)], policy="strict")
+    g("precedence_window_before_too_far_ahead", TW, 7, [([T0], N, 1), ([T0], B, 8193)],
+      policy="fail", max_ahead_ms=1)
+    g("precedence_invalid_clock_during_wait", TW, 7, [([T0], B, 8192), ([T0, 18446744073710], N, 1),
+                                                      ([T0 + 1], N, 1)], policy="wait", max_ahead_ms=1)
+    g("precedence_before_epoch_during_wait", TW, 7, [([T0], B, 8192), ([T0, 1000], N, 1), ([T0 + 1], N, 1)],
+      policy="wait", max_ahead_ms=1)
     # --- node IDs
     g("node_id_out_of_range_twitter", TW, 1024, [])
     g("node_id_out_of_range_discord", DC, 1024, [])
