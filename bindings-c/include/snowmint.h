@@ -758,7 +758,9 @@ void snowmint_shared_generator_free(struct snowmint_shared_generator *generator)
 /**
  * Mints one ID into `*id_out`, reading the generator's clock. Under the wait policy the calling thread
  * sleeps while logical time is more than max_ahead ahead of the clock; an injected clock that does not
- * move between two waits gives SNOWMINT_RESULT_TOO_FAR_AHEAD instead of a hang.
+ * move between two waits gives SNOWMINT_RESULT_TOO_FAR_AHEAD instead of a hang. A generator created
+ * before fork() and used in the child gives SNOWMINT_RESULT_FORKED (create a new one in the child, with
+ * its own node ID).
  */
 snowmint_result snowmint_next_id(struct snowmint_generator *generator,
                                  uint64_t *id_out);

@@ -1196,11 +1196,44 @@ unsafe fn convert_options(
     ))
 }
 
+// Fork detection (SPEC §2: forked children must not repeat the parent's IDs). A process-wide counter is
+// bumped in every forked child by a pthread_atfork handler; a generator remembers the count it was
+// created under and refuses to mint (SNOWMINT_RESULT_FORKED) when it differs: one relaxed load per call.
+static FORKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+#[cfg(unix)]
+extern "C" fn after_fork_in_child() {
+    FORKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Registers the fork handler once; returns the current fork count.
+fn fork_count() -> u64 {
+    #[cfg(unix)]
+    {
+        static REGISTERED: std::sync::Once = std::sync::Once::new();
+        REGISTERED.call_once(|| {
+            // SAFETY: registers a handler that only touches an atomic; glibc unregisters it if the
+            // shared library is unloaded.
+            unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+        });
+    }
+    FORKS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[inline(always)]
+fn check_fork(created_under: u64) -> Result<(), Fail> {
+    if FORKS.load(std::sync::atomic::Ordering::Relaxed) != created_under {
+        return Err(Fail::Core(Error::Forked));
+    }
+    Ok(())
+}
+
 /// A generator for one thread at a time (no atomics). Create with `snowmint_generator_new`; free with
 /// `snowmint_generator_free`. Do not call it from two threads at once: use `snowmint_shared_generator`.
 pub struct snowmint_generator {
     inner: Generator,
     clock: HostClock,
+    forks: u64,
 }
 
 /// A lock-free generator that many threads may call at once (one compare-and-swap per call). Create
@@ -1209,6 +1242,7 @@ pub struct snowmint_generator {
 pub struct snowmint_shared_generator {
     inner: SharedGenerator,
     clock: HostClock,
+    forks: u64,
 }
 
 /// Creates a single-thread generator minting for `node_id` under `layout` (the layout is copied; the
@@ -1231,7 +1265,11 @@ pub unsafe extern "C" fn snowmint_generator_new(
         // SAFETY: forwarded caller contract.
         let (opts, clock) = unsafe { convert_options(&l, options) }?;
         let g = Generator::new(l, node_id, opts)?;
-        let p = Box::into_raw(Box::new(snowmint_generator { inner: g, clock }));
+        let p = Box::into_raw(Box::new(snowmint_generator {
+            inner: g,
+            clock,
+            forks: fork_count(),
+        }));
         // SAFETY: non-NULL.
         unsafe { put(generator_out, p) };
         Ok(())
@@ -1257,7 +1295,11 @@ pub unsafe extern "C" fn snowmint_shared_generator_new(
         // SAFETY: forwarded caller contract.
         let (opts, clock) = unsafe { convert_options(&l, options) }?;
         let g = SharedGenerator::new(l, node_id, opts)?;
-        let p = Box::into_raw(Box::new(snowmint_shared_generator { inner: g, clock }));
+        let p = Box::into_raw(Box::new(snowmint_shared_generator {
+            inner: g,
+            clock,
+            forks: fork_count(),
+        }));
         // SAFETY: non-NULL.
         unsafe { put(generator_out, p) };
         Ok(())
@@ -1290,7 +1332,9 @@ pub unsafe extern "C" fn snowmint_shared_generator_free(generator: *mut snowmint
 
 /// Mints one ID into `*id_out`, reading the generator's clock. Under the wait policy the calling thread
 /// sleeps while logical time is more than max_ahead ahead of the clock; an injected clock that does not
-/// move between two waits gives SNOWMINT_RESULT_TOO_FAR_AHEAD instead of a hang.
+/// move between two waits gives SNOWMINT_RESULT_TOO_FAR_AHEAD instead of a hang. A generator created
+/// before fork() and used in the child gives SNOWMINT_RESULT_FORKED (create a new one in the child, with
+/// its own node ID).
 #[no_mangle]
 pub unsafe extern "C" fn snowmint_next_id(
     generator: *mut snowmint_generator,
@@ -1301,6 +1345,7 @@ pub unsafe extern "C" fn snowmint_next_id(
         nonnull!(id_out);
         // SAFETY: non-NULL live handle, used by one thread at a time (caller contract).
         let g = unsafe { &mut *generator };
+        check_fork(g.forks)?;
         let id = g.inner.next_id_with(&g.clock, snowmint::sleep_ns)?;
         // SAFETY: non-NULL.
         unsafe { put(id_out, id) };
@@ -1325,6 +1370,7 @@ pub unsafe extern "C" fn snowmint_next_ids(
         nonnull!(buf);
         // SAFETY: non-NULL live handle, one thread at a time (caller contract).
         let g = unsafe { &mut *generator };
+        check_fork(g.forks)?;
         // SAFETY: buf holds n writable u64 (caller contract).
         let out = unsafe { std::slice::from_raw_parts_mut(buf, n) };
         g.inner.next_ids_with(&g.clock, snowmint::sleep_ns, out)?;
@@ -1343,6 +1389,7 @@ pub unsafe extern "C" fn snowmint_shared_next_id(
         nonnull!(id_out);
         // SAFETY: non-NULL live handle; shared access is what this type is for.
         let g = unsafe { &*generator };
+        check_fork(g.forks)?;
         let id = g.inner.next_id_with(&g.clock, snowmint::sleep_ns)?;
         // SAFETY: non-NULL.
         unsafe { put(id_out, id) };
@@ -1365,6 +1412,7 @@ pub unsafe extern "C" fn snowmint_shared_next_ids(
         nonnull!(buf);
         // SAFETY: non-NULL live handle.
         let g = unsafe { &*generator };
+        check_fork(g.forks)?;
         // SAFETY: buf holds n writable u64 (caller contract).
         let out = unsafe { std::slice::from_raw_parts_mut(buf, n) };
         g.inner.next_ids_with(&g.clock, snowmint::sleep_ns, out)?;

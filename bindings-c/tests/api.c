@@ -2,7 +2,11 @@
  * API tests: every bad input gives its code and leaves outputs untouched; the good paths work.
  * Prints "api: N passed, M failed"; exits non-zero on any failure.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -458,6 +462,47 @@ static void test_generators(void) {
     snowmint_layout_free(l);
 }
 
+/* A generator created before fork() refuses to mint in the child (FORKED); a new one works there. */
+static void test_fork(void) {
+    snowmint_layout *l = NULL;
+    snowmint_shared_generator *sg = NULL;
+    snowmint_generator *g = NULL;
+    uint64_t id = 0;
+    CHECK_RC(snowmint_layout_new_preset("twitter", &l), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_shared_generator_new(l, 1, NULL, &sg), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_generator_new(l, 1, NULL, &g), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_shared_next_id(sg, &id), SNOWMINT_RESULT_OK);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int code = 0;
+        uint64_t child_id = 0, buf[2];
+        snowmint_generator *fresh = NULL;
+        if (snowmint_shared_next_id(sg, &child_id) != SNOWMINT_RESULT_FORKED) code |= 1;
+        if (snowmint_next_id(g, &child_id) != SNOWMINT_RESULT_FORKED) code |= 2;
+        if (snowmint_shared_next_ids(sg, buf, 2) != SNOWMINT_RESULT_FORKED) code |= 4;
+        if (snowmint_next_ids(g, buf, 2) != SNOWMINT_RESULT_FORKED) code |= 8;
+        if (snowmint_generator_new(l, 2, NULL, &fresh) != SNOWMINT_RESULT_OK ||
+            snowmint_next_id(fresh, &child_id) != SNOWMINT_RESULT_OK)
+            code |= 16;
+        snowmint_generator_free(fresh);
+        snowmint_generator_free(g);
+        snowmint_shared_generator_free(sg);
+        snowmint_layout_free(l);
+        _exit(code);
+    }
+    int status = -1;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) fprintf(stderr, "fork child status %d\n", status);
+    /* The parent keeps minting. */
+    CHECK_RC(snowmint_shared_next_id(sg, &id), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_OK);
+    snowmint_generator_free(g);
+    snowmint_shared_generator_free(sg);
+    snowmint_layout_free(l);
+}
+
 int main(void) {
     test_codes();
     test_null_pointers();
@@ -466,6 +511,7 @@ int main(void) {
     test_decode_compose();
     test_strings();
     test_generators();
+    test_fork();
     printf("api: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
