@@ -8,9 +8,10 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 command -v cargo >/dev/null || { echo "build.sh: cargo not found (install Rust with rustup)" >&2; exit 1; }
 
-# Debian packages: compilers, valgrind, pkg-config, cJSON (the test runner's JSON reader), libuuid (bench peer).
+# Debian packages: compilers, valgrind, pkg-config, cJSON (the test runner's JSON reader), libuuid (bench
+# peer), python3 (the runner self-test mutates a copy of the corpus).
 need=()
-for p in gcc g++ make valgrind pkg-config libcjson-dev uuid-dev; do
+for p in gcc g++ make valgrind pkg-config libcjson-dev uuid-dev python3; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
