@@ -1074,6 +1074,18 @@ pub unsafe extern "C" fn snowmint_options_default(
     })
 }
 
+/// A batch length that can be a Rust slice of u64 (at most isize::MAX bytes).
+fn checked_len(n: usize) -> Result<usize, Fail> {
+    if n > isize::MAX as usize / std::mem::size_of::<u64>() {
+        return Err(Fail::Core(Error::InvalidArgument {
+            name: "n (batch length)",
+            value: n as u64,
+            max: (isize::MAX as usize / std::mem::size_of::<u64>()) as u64,
+        }));
+    }
+    Ok(n)
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Source {
     System,
@@ -1372,7 +1384,7 @@ pub unsafe extern "C" fn snowmint_next_ids(
         let g = unsafe { &mut *generator };
         check_fork(g.forks)?;
         // SAFETY: buf holds n writable u64 (caller contract).
-        let out = unsafe { std::slice::from_raw_parts_mut(buf, n) };
+        let out = unsafe { std::slice::from_raw_parts_mut(buf, checked_len(n)?) };
         g.inner.next_ids_with(&g.clock, snowmint::sleep_ns, out)?;
         Ok(())
     })
@@ -1414,7 +1426,7 @@ pub unsafe extern "C" fn snowmint_shared_next_ids(
         let g = unsafe { &*generator };
         check_fork(g.forks)?;
         // SAFETY: buf holds n writable u64 (caller contract).
-        let out = unsafe { std::slice::from_raw_parts_mut(buf, n) };
+        let out = unsafe { std::slice::from_raw_parts_mut(buf, checked_len(n)?) };
         g.inner.next_ids_with(&g.clock, snowmint::sleep_ns, out)?;
         Ok(())
     })

@@ -374,7 +374,10 @@ static void test_generators(void) {
     snowmint_error_info info;
     CHECK_RC(snowmint_last_error_info(&info), SNOWMINT_RESULT_OK);
     CHECK(info.result == SNOWMINT_RESULT_TOO_FAR_AHEAD && info.retry_after_ms == 1);
-    CHECK_RC(snowmint_shared_next_ids(sg, big, 20000), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    static uint64_t huge[20000];
+    CHECK_RC(snowmint_shared_next_ids(sg, huge, 20000), SNOWMINT_RESULT_INVALID_ARGUMENT); /* > 2 ticks */
+    CHECK_RC(snowmint_shared_next_ids(sg, big, SIZE_MAX), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    CHECK(big[0] == (1000ULL << 22 | 3ULL << 12));
     fc.now += 1;
     CHECK_RC(snowmint_shared_next_id(sg, &id), SNOWMINT_RESULT_OK);
     CHECK(id == (1002ULL << 22 | 3ULL << 12));
