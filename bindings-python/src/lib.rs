@@ -35,18 +35,73 @@ pyo3::create_exception!(
     PyValueError,
     "Base class of every snowmint error; `.code` is the stable, language-neutral error code."
 );
-pyo3::create_exception!(snowmint, InvalidLayoutError, SnowmintError, "INVALID_LAYOUT: a layout field is out of range (the message names it).");
-pyo3::create_exception!(snowmint, NodeIdOutOfRangeError, SnowmintError, "NODE_ID_OUT_OF_RANGE: the node ID does not fit the layout's node field.");
-pyo3::create_exception!(snowmint, ClockMovedBackwardsError, SnowmintError, "CLOCK_MOVED_BACKWARDS: the clock stepped back under the strict policy.");
-pyo3::create_exception!(snowmint, ClockBeforeEpochError, SnowmintError, "CLOCK_BEFORE_EPOCH: the clock reads a time before the layout's epoch.");
+pyo3::create_exception!(
+    snowmint,
+    InvalidLayoutError,
+    SnowmintError,
+    "INVALID_LAYOUT: a layout field is out of range (the message names it)."
+);
+pyo3::create_exception!(
+    snowmint,
+    NodeIdOutOfRangeError,
+    SnowmintError,
+    "NODE_ID_OUT_OF_RANGE: the node ID does not fit the layout's node field."
+);
+pyo3::create_exception!(
+    snowmint,
+    ClockMovedBackwardsError,
+    SnowmintError,
+    "CLOCK_MOVED_BACKWARDS: the clock stepped back under the strict policy."
+);
+pyo3::create_exception!(
+    snowmint,
+    ClockBeforeEpochError,
+    SnowmintError,
+    "CLOCK_BEFORE_EPOCH: the clock reads a time before the layout's epoch."
+);
 pyo3::create_exception!(snowmint, TooFarAheadError, SnowmintError, "TOO_FAR_AHEAD: logical time would run more than max_ahead ahead of the clock; `.retry_after_ms` says when a retry succeeds.");
-pyo3::create_exception!(snowmint, LayoutExhaustedError, SnowmintError, "LAYOUT_EXHAUSTED: the layout's timestamp field has run out.");
-pyo3::create_exception!(snowmint, ParseError, SnowmintError, "PARSE: a malformed ID string; `.position` is the 0-based position of the problem.");
-pyo3::create_exception!(snowmint, LeaseLostError, SnowmintError, "LEASE_LOST: the node-ID lease was lost.");
-pyo3::create_exception!(snowmint, InvalidClockError, SnowmintError, "INVALID_CLOCK: a clock reading is not a finite, non-negative whole number in range.");
-pyo3::create_exception!(snowmint, InvalidIdError, SnowmintError, "INVALID_ID: an ID does not fit the layout (or is not a 64-bit unsigned integer).");
-pyo3::create_exception!(snowmint, InvalidArgumentError, SnowmintError, "INVALID_ARGUMENT: an argument is out of range.");
-pyo3::create_exception!(snowmint, ForkedError, SnowmintError, "FORKED: a generator created before os.fork() was used in the child.");
+pyo3::create_exception!(
+    snowmint,
+    LayoutExhaustedError,
+    SnowmintError,
+    "LAYOUT_EXHAUSTED: the layout's timestamp field has run out."
+);
+pyo3::create_exception!(
+    snowmint,
+    ParseError,
+    SnowmintError,
+    "PARSE: a malformed ID string; `.position` is the 0-based position of the problem."
+);
+pyo3::create_exception!(
+    snowmint,
+    LeaseLostError,
+    SnowmintError,
+    "LEASE_LOST: the node-ID lease was lost."
+);
+pyo3::create_exception!(
+    snowmint,
+    InvalidClockError,
+    SnowmintError,
+    "INVALID_CLOCK: a clock reading is not a finite, non-negative whole number in range."
+);
+pyo3::create_exception!(
+    snowmint,
+    InvalidIdError,
+    SnowmintError,
+    "INVALID_ID: an ID does not fit the layout (or is not a 64-bit unsigned integer)."
+);
+pyo3::create_exception!(
+    snowmint,
+    InvalidArgumentError,
+    SnowmintError,
+    "INVALID_ARGUMENT: an argument is out of range."
+);
+pyo3::create_exception!(
+    snowmint,
+    ForkedError,
+    SnowmintError,
+    "FORKED: a generator created before os.fork() was used in the child."
+);
 
 /// The exception class for a code (C-only codes fall back to the base class).
 fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
@@ -112,7 +167,9 @@ impl<T> OrRaise<T> for sm::Result<T> {
 fn u64_arg(obj: &Bound<'_, PyAny>, name: &str, code: ErrorCode) -> PyResult<u64> {
     let py = obj.py();
     if obj.is_instance_of::<PyBool>() {
-        return Err(PyTypeError::new_err(format!("{name} must be an int, not bool")));
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be an int, not bool"
+        )));
     }
     if !obj.is_instance_of::<PyInt>() && !obj.hasattr("__index__")? {
         return Err(PyTypeError::new_err(format!(
@@ -125,7 +182,9 @@ fn u64_arg(obj: &Bound<'_, PyAny>, name: &str, code: ErrorCode) -> PyResult<u64>
         Err(e) if e.is_instance_of::<PyOverflowError>(py) => Err(raise(
             py,
             code,
-            format!("{name} is {obj}, allowed 0..=18446744073709551615 (a 64-bit unsigned integer)"),
+            format!(
+                "{name} is {obj}, allowed 0..=18446744073709551615 (a 64-bit unsigned integer)"
+            ),
             &[],
         )),
         Err(e) => Err(e),
@@ -162,7 +221,10 @@ fn unix_epoch(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
             let utc = dt.getattr("timezone")?.getattr("utc")?;
             let kw = PyDict::new(py);
             kw.set_item("tzinfo", utc)?;
-            Ok(dt.getattr("datetime")?.call((1970, 1, 1), Some(&kw))?.unbind())
+            Ok(dt
+                .getattr("datetime")?
+                .call((1970, 1, 1), Some(&kw))?
+                .unbind())
         })
         .map(|o| o.bind(py))
 }
@@ -176,24 +238,32 @@ fn timedelta(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
 }
 
 /// A UTC `datetime` for a Unix instant (microsecond precision: what `datetime` holds).
-fn utc_datetime<'py>(py: Python<'py>, unix_ms: u64, sub_ms_ns: u32, what: &str) -> PyResult<Bound<'py, PyAny>> {
+fn utc_datetime<'py>(
+    py: Python<'py>,
+    unix_ms: u64,
+    sub_ms_ns: u32,
+    what: &str,
+) -> PyResult<Bound<'py, PyAny>> {
     let micros = unix_ms as u128 * 1000 + (sub_ms_ns / 1000) as u128;
     let delta = timedelta(py)?.call1((0, 0, micros))?;
-    unix_epoch(py)?.call_method1("__add__", (delta,)).and_then(|v| {
-        if v.is(py.NotImplemented()) {
-            Err(PyOverflowError::new_err(""))
-        } else {
-            Ok(v)
-        }
-    }).map_err(|e| {
-        if e.is_instance_of::<PyOverflowError>(py) {
-            PyOverflowError::new_err(format!(
+    unix_epoch(py)?
+        .call_method1("__add__", (delta,))
+        .and_then(|v| {
+            if v.is(py.NotImplemented()) {
+                Err(PyOverflowError::new_err(""))
+            } else {
+                Ok(v)
+            }
+        })
+        .map_err(|e| {
+            if e.is_instance_of::<PyOverflowError>(py) {
+                PyOverflowError::new_err(format!(
                 "{what} (Unix {unix_ms} ms) is past datetime's year 9999; use the _ms or iso form"
             ))
-        } else {
-            e
-        }
-    })
+            } else {
+                e
+            }
+        })
 }
 
 /// Unix nanoseconds of an aware `datetime` (exact to the microsecond). Naive datetimes are refused.
@@ -202,7 +272,8 @@ fn datetime_to_ns(py: Python<'_>, dt: &Bound<'_, PyAny>) -> PyResult<u64> {
         return Err(raise(
             py,
             ErrorCode::InvalidArgument,
-            "naive datetime: give a timezone-aware datetime (e.g. tzinfo=datetime.timezone.utc)".into(),
+            "naive datetime: give a timezone-aware datetime (e.g. tzinfo=datetime.timezone.utc)"
+                .into(),
             &[],
         ));
     }
@@ -321,7 +392,11 @@ impl PyLayout {
 
     /// snowcast's layout for `node_count` nodes (128..=8192, rounded up to a power of two).
     #[staticmethod]
-    fn snowcast(py: Python<'_>, epoch_ms: &Bound<'_, PyAny>, node_count: &Bound<'_, PyAny>) -> PyResult<Self> {
+    fn snowcast(
+        py: Python<'_>,
+        epoch_ms: &Bound<'_, PyAny>,
+        node_count: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
         let epoch_ms = layout_u64(epoch_ms, "epoch_ms")?;
         let node_count = layout_u64(node_count, "node_count")?;
         Ok(PyLayout {
@@ -490,7 +565,11 @@ fn reading_ns(py: Python<'_>, v: &Bound<'_, PyAny>, unit: ClockUnit) -> Result<u
             Err(e) if e.is_instance_of::<PyOverflowError>(py) => {
                 let negative = v.lt(0).unwrap_or(false);
                 Err(ReadError::Core(sm::Error::InvalidClock {
-                    reason: if negative { "negative" } else { "reading out of range (does not fit 64 bits)" },
+                    reason: if negative {
+                        "negative"
+                    } else {
+                        "reading out of range (does not fit 64 bits)"
+                    },
                 }))
             }
             Err(e) => Err(ReadError::Py(e)),
@@ -503,7 +582,11 @@ fn reading_ns(py: Python<'_>, v: &Bound<'_, PyAny>, unit: ClockUnit) -> Result<u
         .unwrap_or_else(|_| "?".into());
     Err(ReadError::Py(PyTypeError::new_err(format!(
         "the clock must return an int or a float (Unix {} ), not {tname}",
-        if unit == ClockUnit::Nanos { "nanoseconds" } else { "milliseconds" }
+        if unit == ClockUnit::Nanos {
+            "nanoseconds"
+        } else {
+            "milliseconds"
+        }
     ))))
 }
 
@@ -598,7 +681,9 @@ impl PyGenerator {
                 .inner
                 .next_ids_with(&sm::SystemClock, |ns| sleep_detached(py, ns), out)
                 .or_raise(py),
-            Some(c) => self.with_py_clock(py, c, |clock, sleep| self.inner.next_ids_with(clock, sleep, out)),
+            Some(c) => self.with_py_clock(py, c, |clock, sleep| {
+                self.inner.next_ids_with(clock, sleep, out)
+            }),
         }
     }
 }
@@ -614,7 +699,9 @@ unsafe fn u64_array_slice<'a>(arr: &Bound<'_, PyAny>, n: usize) -> PyResult<&'a 
     let addr: usize = info.get_item(0)?.extract()?;
     let len: usize = info.get_item(1)?.extract()?;
     if itemsize != 8 || len != n || addr == 0 || addr % std::mem::align_of::<u64>() != 0 {
-        return Err(PyRuntimeError::new_err("array('Q') is not a buffer of 64-bit integers here"));
+        return Err(PyRuntimeError::new_err(
+            "array('Q') is not a buffer of 64-bit integers here",
+        ));
     }
     Ok(std::slice::from_raw_parts_mut(addr as *mut u64, n))
 }
@@ -664,13 +751,15 @@ impl PyGenerator {
             None => None,
             Some(c) if c.is_none() => None,
             Some(c) if c.is_callable() => Some(c.clone().unbind()),
-            Some(c) => {
-                return Err(PyTypeError::new_err(format!(
-                    "clock must be a callable returning Unix {} (or None for the system clock), not {}",
-                    if layout.clock_unit() == ClockUnit::Nanos { "nanoseconds" } else { "milliseconds" },
-                    c.get_type().name()?
-                )))
-            }
+            Some(c) => return Err(PyTypeError::new_err(format!(
+                "clock must be a callable returning Unix {} (or None for the system clock), not {}",
+                if layout.clock_unit() == ClockUnit::Nanos {
+                    "nanoseconds"
+                } else {
+                    "milliseconds"
+                },
+                c.get_type().name()?
+            ))),
         };
         let policy = match policy {
             None => sm::Policy::Wait,
@@ -684,7 +773,10 @@ impl PyGenerator {
             raise(
                 py,
                 ErrorCode::InvalidArgument,
-                format!("max_ahead_ms is {max_ahead_ms}, allowed at most {}", u64::MAX / 1_000_000),
+                format!(
+                    "max_ahead_ms is {max_ahead_ms}, allowed at most {}",
+                    u64::MAX / 1_000_000
+                ),
                 &[],
             )
         })?;
@@ -717,12 +809,18 @@ impl PyGenerator {
                 .inner
                 .next_id_with(&sm::SystemClock, |ns| sleep_detached(py, ns))
                 .or_raise(py),
-            Some(c) => self.with_py_clock(py, c, |clock, sleep| self.inner.next_id_with(clock, sleep)),
+            Some(c) => {
+                self.with_py_clock(py, c, |clock, sleep| self.inner.next_id_with(clock, sleep))
+            }
         }
     }
 
     /// Mints `n` consecutive IDs from one clock reading (one atomic step) as a list of ints.
-    fn next_ids<'py>(&self, py: Python<'py>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    fn next_ids<'py>(
+        &self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let n = batch_len(py, n)?;
         let mut out: Vec<u64> = Vec::new();
         out.try_reserve_exact(n)
@@ -733,12 +831,20 @@ impl PyGenerator {
     }
 
     /// Mints `n` consecutive IDs from one clock reading into a new `array.array('Q')`, written in place.
-    fn next_ids_array<'py>(&self, py: Python<'py>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fn next_ids_array<'py>(
+        &self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let n = batch_len(py, n)?;
         self.check_fork(py)?;
         // A private one-element array('Q', [0]), repeated n times: one allocation, one pass of writes.
         let zero = ZERO_ARRAY.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-            Ok(py.import("array")?.getattr("array")?.call1(("Q", vec![0u64]))?.unbind())
+            Ok(py
+                .import("array")?
+                .getattr("array")?
+                .call1(("Q", vec![0u64]))?
+                .unbind())
         })?;
         let arr = zero.bind(py).call_method1("__mul__", (n,))?;
         if n == 0 {
@@ -756,7 +862,9 @@ impl PyGenerator {
     fn next_ids_into(&self, py: Python<'_>, out: &Bound<'_, PyAny>) -> PyResult<()> {
         let array_type = py.import("array")?.getattr("array")?;
         if !out.is_instance(&array_type)? || out.getattr("typecode")?.ne("Q")? {
-            return Err(PyTypeError::new_err("next_ids_into takes an array.array('Q')"));
+            return Err(PyTypeError::new_err(
+                "next_ids_into takes an array.array('Q')",
+            ));
         }
         self.check_fork(py)?;
         let n: usize = out.len()?;
@@ -766,7 +874,10 @@ impl PyGenerator {
         // While a memoryview exports the array's buffer, the array cannot be resized or freed (it raises
         // BufferError), so the address below stays valid even while a wait releases the GIL or an
         // injected clock runs Python code.
-        let pin = py.import("builtins")?.getattr("memoryview")?.call1((out,))?;
+        let pin = py
+            .import("builtins")?
+            .getattr("memoryview")?
+            .call1((out,))?;
         // SAFETY: pinned above; length and item size checked by u64_array_slice.
         let result = match unsafe { u64_array_slice(out, n) } {
             Ok(slice) => self.fill(py, slice),
@@ -809,7 +920,10 @@ impl PyGenerator {
         format!(
             "Generator(node_id={}, layout={}, policy={:?})",
             self.inner.node_id(),
-            PyLayout { inner: *self.inner.layout() }.__repr__(),
+            PyLayout {
+                inner: *self.inner.layout()
+            }
+            .__repr__(),
             self.inner.policy().name()
         )
     }
@@ -866,7 +980,12 @@ impl PyDecoded {
     }
     #[getter]
     fn datetime<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        utc_datetime(py, self.inner.unix_ms, self.inner.sub_ms_ns, "the ID's time")
+        utc_datetime(
+            py,
+            self.inner.unix_ms,
+            self.inner.sub_ms_ns,
+            "the ID's time",
+        )
     }
     fn __repr__(&self) -> String {
         let d = &self.inner;
@@ -890,9 +1009,16 @@ fn id_arg(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
 /// Takes an ID apart under a layout.
 #[pyfunction]
 #[pyo3(signature = (id, layout = None), text_signature = "(id, layout='twitter')")]
-fn decode(py: Python<'_>, id: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResult<PyDecoded> {
+fn decode(
+    py: Python<'_>,
+    id: &Bound<'_, PyAny>,
+    layout: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyDecoded> {
     let id = id_arg(id)?;
-    let layout = layout.map(layout_arg).transpose()?.unwrap_or_else(sm::Layout::twitter);
+    let layout = layout
+        .map(layout_arg)
+        .transpose()?
+        .unwrap_or_else(sm::Layout::twitter);
     Ok(PyDecoded {
         inner: layout.decode(id).or_raise(py)?,
     })
@@ -908,10 +1034,17 @@ fn compose(
     sequence: &Bound<'_, PyAny>,
     layout: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<u64> {
-    let ticks = u64_arg(timestamp_ticks, "timestamp_ticks", ErrorCode::LayoutExhausted)?;
+    let ticks = u64_arg(
+        timestamp_ticks,
+        "timestamp_ticks",
+        ErrorCode::LayoutExhausted,
+    )?;
     let node = u64_arg(node_id, "node_id", ErrorCode::NodeIdOutOfRange)?;
     let seq = u64_arg(sequence, "sequence", ErrorCode::InvalidArgument)?;
-    let layout = layout.map(layout_arg).transpose()?.unwrap_or_else(sm::Layout::twitter);
+    let layout = layout
+        .map(layout_arg)
+        .transpose()?
+        .unwrap_or_else(sm::Layout::twitter);
     layout.compose(ticks, node, seq).or_raise(py)
 }
 
@@ -919,8 +1052,15 @@ fn compose(
 /// or Unix milliseconds (int).
 #[pyfunction]
 #[pyo3(signature = (at, layout = None), text_signature = "(at, layout='twitter')")]
-fn min_id_at(py: Python<'_>, at: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
-    let layout = layout.map(layout_arg).transpose()?.unwrap_or_else(sm::Layout::twitter);
+fn min_id_at(
+    py: Python<'_>,
+    at: &Bound<'_, PyAny>,
+    layout: Option<&Bound<'_, PyAny>>,
+) -> PyResult<u64> {
+    let layout = layout
+        .map(layout_arg)
+        .transpose()?
+        .unwrap_or_else(sm::Layout::twitter);
     if at.is_instance_of::<PyInt>() && !at.is_instance_of::<PyBool>() {
         let ms = u64_arg(at, "unix_ms", ErrorCode::InvalidArgument)?;
         return layout.min_id_at_ms(ms).or_raise(py);
@@ -939,7 +1079,11 @@ fn min_id_at(py: Python<'_>, at: &Bound<'_, PyAny>, layout: Option<&Bound<'_, Py
 /// Writes an ID as text: "dec", "hex" (16 digits), "base32" (13, Crockford) or "base58" (11).
 #[pyfunction]
 #[pyo3(signature = (id, encoding = None), text_signature = "(id, encoding='dec')")]
-fn encode(py: Python<'_>, id: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+fn encode(
+    py: Python<'_>,
+    id: &Bound<'_, PyAny>,
+    encoding: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
     let id = id_arg(id)?;
     let enc = match encoding {
         None => sm::Encoding::Decimal,
@@ -951,7 +1095,11 @@ fn encode(py: Python<'_>, id: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyA
 /// Parses an ID from text in one encoding, or "any" (told apart by shape).
 #[pyfunction]
 #[pyo3(signature = (text, encoding = None), text_signature = "(text, encoding='any')")]
-fn parse(py: Python<'_>, text: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+fn parse(
+    py: Python<'_>,
+    text: &Bound<'_, PyAny>,
+    encoding: Option<&Bound<'_, PyAny>>,
+) -> PyResult<u64> {
     let text = str_arg(text, "text")?.to_cow()?;
     match encoding {
         None => sm::parse_any(&text).or_raise(py),
@@ -960,7 +1108,10 @@ fn parse(py: Python<'_>, text: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, Py
             if name == "any" {
                 sm::parse_any(&text).or_raise(py)
             } else {
-                sm::Encoding::from_name(&name).or_raise(py)?.parse(&text).or_raise(py)
+                sm::Encoding::from_name(&name)
+                    .or_raise(py)?
+                    .parse(&text)
+                    .or_raise(py)
             }
         }
     }
@@ -1006,12 +1157,22 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
         t.setattr("code", code.as_str())?;
         m.add(name, t)?;
     }
-    py.get_type::<TooFarAheadError>().setattr("retry_after_ms", 0)?;
+    py.get_type::<TooFarAheadError>()
+        .setattr("retry_after_ms", 0)?;
     py.get_type::<ParseError>().setattr("position", 0)?;
 
     m.add("PRESET_NAMES", sm::PRESET_NAMES.to_vec())?;
-    m.add("ENCODINGS", sm::ENCODINGS.iter().map(|e| e.name()).collect::<Vec<_>>())?;
-    m.add("ERROR_CODES", ErrorCode::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>())?;
+    m.add(
+        "ENCODINGS",
+        sm::ENCODINGS.iter().map(|e| e.name()).collect::<Vec<_>>(),
+    )?;
+    m.add(
+        "ERROR_CODES",
+        ErrorCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>(),
+    )?;
 
     // The fork rule: count forks in the child; generators compare the count on every mint.
     let os = py.import("os")?;
