@@ -14,6 +14,7 @@ mkdir -p "$WORK" "$DIST"
 
 log() { echo "[python build] $*" >&2; }
 
+export PATH="$HOME/.cargo/bin:$PATH"
 command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup first" >&2; exit 1; }
 if ! command -v "$PY" >/dev/null; then
     log "installing python3"

@@ -201,7 +201,9 @@ def generator_for(where: str, case: dict[str, Any], clock: ScriptedClock) -> sno
     return snowmint.Generator(u64(where, case["node_id"]), layout(where, case["layout"]), **kwargs)
 
 
-def check_generate_shape(where: str, case: dict[str, Any]) -> None:
+def check_generate_shape(where: str, case: dict[str, Any], need_outcome: bool = True) -> None:
+    """Checks a generate.json case. `need_outcome=False` (demo.sh) also accepts steps that state no
+    expected outcome (no ids, first/last or error)."""
     if "error" in case:
         check_keys(where, case, GENERATE_REQUIRED | {"error"}, GENERATE_OPTIONAL)
         error_code(where, case["error"])
@@ -215,9 +217,11 @@ def check_generate_shape(where: str, case: dict[str, Any]) -> None:
             check_keys(w, step, STEP_REQUIRED | {"ids"})
         elif "first" in step or "last" in step:
             check_keys(w, step, STEP_REQUIRED | {"first", "last"})
-        else:
+        elif "error" in step or need_outcome:
             check_keys(w, step, STEP_REQUIRED | {"error"})
             error_code(w, step["error"])
+        else:
+            check_keys(w, step, STEP_REQUIRED)
         if step["op"] not in ("next", "batch"):
             raise FormatError(f"{w}: op must be next or batch")
         if not isinstance(step["clock"], list) or not step["clock"]:
