@@ -8,7 +8,10 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 export PATH="$HOME/.cargo/bin:$PATH"
-bash "$HERE/build.sh"
+if ! bash "$HERE/build.sh"; then
+  echo "bindings-c: 0 passed, 1 failed (build.sh)"
+  exit 1
+fi
 
 passed=0; failed=0; failures=()
 stage() {
