@@ -114,6 +114,13 @@ impl Rule {
             Policy::Strict => 0,
             _ => options.max_ahead_ns / layout.tick_ns(),
         };
+        if options.random_start_seed.is_some() && max_ahead_ticks == 0 {
+            // A tick that starts at sequence r > 0 gives its full capacity only by borrowing r positions of
+            // the next tick; without that room a random start would cost capacity.
+            return Err(Error::InvalidOptions {
+                reason: "a random sequence start needs max_ahead of at least one tick (and a policy other than strict) to keep the full per-tick capacity",
+            });
+        }
         Ok(Rule {
             layout,
             node_field,
@@ -135,7 +142,7 @@ impl Rule {
     }
 
     /// Plans `n` (≥ 1) consecutive positions for a clock reading, given the next free position.
-    #[inline]
+    #[inline(always)]
     fn plan(&self, next: u64, now_ns: u64, n: u64) -> Result<Mint<Plan>> {
         let l = &self.layout;
         let seq_bits = l.sequence_bits();
@@ -224,6 +231,7 @@ impl Rule {
 
 /// Calls `attempt` with fresh clock readings, sleeping while it asks to wait. A clock that does not move
 /// between two waits cannot be waited out: that ends in [`Error::TooFarAhead`] instead of a hang.
+#[inline]
 fn with_clock<T, C: Clock + ?Sized>(
     clock: &C,
     mut sleep: impl FnMut(u64),

@@ -165,6 +165,64 @@ pub const PRESET_NAMES: [&str; 8] = [
     "decimal",
 ];
 
+/// `x / D` as a multiply and shifts, for a constant `D` that is not a power of two (Granlund and
+/// Montgomery 1994, Theorem 4.2): with `D = 2^s · o`, `o` odd, `N = 64 - s` and `l = ceil(log2 o)`,
+/// `m = floor(2^(N+l) / o) + 1` satisfies `2^(N+l) <= m·o <= 2^(N+l) + 2^l`, so for every `x < 2^64`,
+/// `x / D = ((x >> s) · m) >> (N + l)`, exactly. `D` must be even (then `(x >> s) · m < 2^127`).
+struct ConstDiv<const D: u64>;
+
+impl<const D: u64> ConstDiv<D> {
+    const EVEN: () = assert!(D % 2 == 0 && D & (D - 1) != 0, "D must be even and not a power of two");
+    const S: u32 = D.trailing_zeros();
+    const ODD: u64 = D >> Self::S;
+    const SHIFT: u32 = (64 - Self::S) + (64 - (Self::ODD - 1).leading_zeros());
+    const M: u128 = (1u128 << Self::SHIFT) / Self::ODD as u128 + 1;
+
+    #[inline(always)]
+    fn div(x: u64) -> u64 {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::EVEN;
+        (((x >> Self::S) as u128 * Self::M) >> Self::SHIFT) as u64
+    }
+}
+
+#[cfg(test)]
+mod const_div_tests {
+    use super::ConstDiv;
+
+    fn check<const D: u64>() {
+        let exact = |p: u64| assert_eq!(ConstDiv::<D>::div(p), p / D, "{p} / {D}");
+        for p in [0, 1, D - 1, D, D + 1, u64::MAX, u64::MAX - 1, u64::MAX / D * D] {
+            exact(p);
+        }
+        for k in [1u64, 2, 3, 1000, u64::MAX / D] {
+            exact(k * D - 1);
+            exact(k * D);
+            exact(k.saturating_mul(D).saturating_add(1));
+        }
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            exact(x);
+            exact(x >> (x % 64));
+        }
+    }
+
+    #[test]
+    fn matches_division() {
+        check::<100>();
+        check::<1_000_000>();
+        check::<10_000_000>();
+        check::<1_000_000_000>();
+        check::<10>();
+        check::<1_000>();
+        check::<250_000>();
+        check::<86_400_000_000_000>();
+    }
+}
+
 /// A validated layout: field widths, order, tick, epoch, and everything derived from them.
 ///
 /// ```
@@ -268,8 +326,7 @@ impl Layout {
         }
         let max_tick = mask(cfg.timestamp_bits);
         // The lifespan must be expressible in Unix milliseconds.
-        let end_ms =
-            cfg.epoch_ms as u128 + (max_tick as u128 + 1) * cfg.tick_ns as u128 / NS_PER_MS as u128;
+        let end_ms = cfg.epoch_ms as u128 + ((max_tick as u128 + 1) * cfg.tick_ns as u128).div_ceil(NS_PER_MS as u128);
         if end_ms > u64::MAX as u128 {
             return Err(bad(
                 "timestamp_bits",
@@ -531,10 +588,10 @@ impl Layout {
     }
     /// The first Unix millisecond the layout cannot represent (when its timestamp runs out).
     pub const fn lifespan_end_ms(&self) -> u64 {
+        // Rounded up: the millisecond holding the last tick's end is still (partly) representable.
         // Checked at construction to fit.
         (self.cfg.epoch_ms as u128
-            + (self.max_tick as u128 + 1) * self.cfg.tick_ns as u128 / NS_PER_MS as u128)
-            as u64
+            + ((self.max_tick as u128 + 1) * self.cfg.tick_ns as u128).div_ceil(NS_PER_MS as u128)) as u64
     }
     /// The lifespan end as ISO-8601 text.
     pub const fn lifespan_end(&self) -> IsoTime {
@@ -576,13 +633,14 @@ impl Layout {
                 })
             }
         };
-        // Division by a run-time divisor is slow; the common ticks take a constant path.
+        // Division by a run-time divisor is slow; the common ticks take a constant path. (Written as
+        // `since / 1_000_000`, LLVM merges these arms back into the one `div` of the last arm.)
         let tick = match self.cfg.tick_ns {
-            1_000_000 => since / 1_000_000,
-            10_000_000 => since / 10_000_000,
-            100 => since / 100,
+            1_000_000 => ConstDiv::<1_000_000>::div(since),
+            10_000_000 => ConstDiv::<10_000_000>::div(since),
+            100 => ConstDiv::<100>::div(since),
             1 => since,
-            1_000_000_000 => since / 1_000_000_000,
+            1_000_000_000 => ConstDiv::<1_000_000_000>::div(since),
             t => since / t,
         };
         if tick > self.max_tick {
