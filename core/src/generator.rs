@@ -114,13 +114,6 @@ impl Rule {
             Policy::Strict => 0,
             _ => options.max_ahead_ns / layout.tick_ns(),
         };
-        if options.random_start_seed.is_some() && max_ahead_ticks == 0 {
-            // A tick that starts at sequence r > 0 gives its full capacity only by borrowing r positions of
-            // the next tick; without that room a random start would cost capacity.
-            return Err(Error::InvalidOptions {
-                reason: "a random sequence start needs max_ahead of at least one tick (and a policy other than strict) to keep the full per-tick capacity",
-            });
-        }
         Ok(Rule {
             layout,
             node_field,

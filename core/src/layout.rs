@@ -326,7 +326,8 @@ impl Layout {
         }
         let max_tick = mask(cfg.timestamp_bits);
         // The lifespan must be expressible in Unix milliseconds.
-        let end_ms = cfg.epoch_ms as u128 + ((max_tick as u128 + 1) * cfg.tick_ns as u128).div_ceil(NS_PER_MS as u128);
+        let end_ms =
+            cfg.epoch_ms as u128 + (max_tick as u128 + 1) * cfg.tick_ns as u128 / NS_PER_MS as u128;
         if end_ms > u64::MAX as u128 {
             return Err(bad(
                 "timestamp_bits",
@@ -591,7 +592,8 @@ impl Layout {
         // Rounded up: the millisecond holding the last tick's end is still (partly) representable.
         // Checked at construction to fit.
         (self.cfg.epoch_ms as u128
-            + ((self.max_tick as u128 + 1) * self.cfg.tick_ns as u128).div_ceil(NS_PER_MS as u128)) as u64
+            + (self.max_tick as u128 + 1) * self.cfg.tick_ns as u128 / NS_PER_MS as u128)
+            as u64
     }
     /// The lifespan end as ISO-8601 text.
     pub const fn lifespan_end(&self) -> IsoTime {
