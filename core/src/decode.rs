@@ -47,7 +47,12 @@ impl Layout {
     /// ```
     pub fn decode(&self, id: u64) -> Result<Decoded> {
         let (tick, node, sequence) = match self.family() {
-            Family::Decimal => (id / 100, id % 100, 0),
+            Family::Decimal => {
+                if id / 100 > self.max_tick() {
+                    return Err(Error::InvalidId { id, bits: 64 });
+                }
+                (id / 100, id % 100, 0)
+            }
             Family::Binary => {
                 let total = self.total_bits();
                 if total < 64 && id >> total != 0 {

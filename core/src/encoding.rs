@@ -182,7 +182,7 @@ impl Encoding {
                 ));
             };
             if i >= self.width() {
-                return Err(parse_err(ParseErrorKind::TooLong, self.width(), None));
+                return Err(parse_err(ParseErrorKind::TooLong, position, None));
             }
             match value.checked_mul(radix).and_then(|v| v.checked_add(d)) {
                 Some(v) => value = v,

@@ -225,6 +225,11 @@ pub enum Error {
     },
     /// The generator was created in a parent process and used in a forked child.
     Forked,
+    /// Options that cannot be used together (code `INVALID_ARGUMENT`).
+    InvalidOptions {
+        /// What is wrong and what to do instead.
+        reason: &'static str,
+    },
 }
 
 impl Error {
@@ -243,6 +248,7 @@ impl Error {
             Error::InvalidId { .. } => ErrorCode::InvalidId,
             Error::InvalidArgument { .. } => ErrorCode::InvalidArgument,
             Error::Forked => ErrorCode::Forked,
+            Error::InvalidOptions { .. } => ErrorCode::InvalidArgument,
         }
     }
 
@@ -299,9 +305,11 @@ impl fmt::Display for Error {
                     f,
                     "invalid character {c:?} at position {position} for a {encoding} ID"
                 ),
-                (ParseErrorKind::TooLong, _) => {
-                    write!(f, "{encoding} ID too long: at most {position} characters")
-                }
+                (ParseErrorKind::TooLong, _) => write!(
+                    f,
+                    "{encoding} ID too long: position {position} is past the {} characters an ID can have",
+                    crate::Encoding::from_name(encoding).map_or(0, |e| e.width())
+                ),
                 (ParseErrorKind::Overflow, _) => {
                     write!(f, "{encoding} ID out of range: the value does not fit in 64 bits")
                 }
@@ -321,6 +329,7 @@ impl fmt::Display for Error {
             Error::InvalidArgument { name, value, max } => {
                 write!(f, "{name} is {value}, allowed at most {max}")
             }
+            Error::InvalidOptions { reason } => write!(f, "invalid options: {reason}"),
             Error::Forked => write!(
                 f,
                 "generator used in a forked child: create a new generator with a different node ID in the child"

@@ -210,15 +210,32 @@ fn batches_match_single_ids_in_every_order_and_family() {
 fn random_start_hides_counts_but_keeps_full_capacity() {
     let options = Options {
         policy: Policy::Fail,
-        max_ahead_ns: 0,
+        max_ahead_ns: MS,
         random_start_seed: Some(42),
     };
-    let mut g = Generator::new(Layout::twitter(), 7, options).unwrap();
     let now = T0_MS * MS;
-    // A whole tick's worth at once still fits although the tick starts at a random sequence.
+    // A whole tick's worth still fits although the tick starts at a random sequence, one at a time…
+    let mut g = Generator::new(Layout::twitter(), 7, options).unwrap();
+    let ids: Vec<u64> = (0..4096)
+        .map(|_| ready(g.next_id_at(now).unwrap()))
+        .collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    assert_ne!(ids[0] & 0xfff, 0, "seed 42 starts this tick past 0");
+    // …and as one batch.
+    let mut g = Generator::new(Layout::twitter(), 7, options).unwrap();
     let mut out = vec![0; 4096];
     g.next_ids_at(now, &mut out).unwrap();
-    assert!(out.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(out, ids);
+    // Without room to borrow, a random start would cost capacity: refused up front.
+    for (policy, max_ahead_ns) in [(Policy::Strict, 15_000 * MS), (Policy::Wait, MS - 1)] {
+        let no_room = Options {
+            policy,
+            max_ahead_ns,
+            random_start_seed: Some(42),
+        };
+        let err = Generator::new(Layout::twitter(), 7, no_room).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+    }
     // Starts differ from tick to tick and are reproducible from the seed.
     let starts: Vec<u64> = (1..=20)
         .map(|t| {

@@ -113,7 +113,8 @@ class Layout:
 
     # Derived facts
     def lifespan_end_ms(self):
-        return self.epoch_ms + (self.max_tick + 1) * self.tick_ns // NS_PER_MS
+        # Rounded up: the first whole millisecond none of which the layout can represent.
+        return self.epoch_ms + -(-(self.max_tick + 1) * self.tick_ns // NS_PER_MS)
 
     def clock_unit(self):
         return "ns" if self.tick_ns < NS_PER_MS else "ms"
@@ -176,6 +177,8 @@ class Layout:
     def decode(self, id_):
         if self.decimal:
             tick, node, seq = id_ // 100, id_ % 100, 0
+            if tick > self.max_tick:
+                raise Fail("INVALID_ID")
         else:
             if self.total < 64 and id_ >> self.total:
                 raise Fail("INVALID_ID")
@@ -291,6 +294,9 @@ class Generator:
         self.node_field = node_id + layout.offset
         self.policy = policy
         self.ahead = 0 if policy == "strict" else max_ahead_ms * NS_PER_MS // layout.tick_ns
+        if seed is not None and self.ahead == 0:
+            # A random start keeps the full per-tick capacity only by borrowing from the next tick.
+            raise Fail("INVALID_ARGUMENT")
         self.seed = seed
         self.next = 0  # next free logical position
 
@@ -818,22 +824,21 @@ def generate_cases():
     tk = tick_of(TW, T0)
     hi = seed_with_start(TW, tk, 4090)
     g("random_start_high_borrows_next_tick", TW, 7, [([T0], N, 10)], seed=hi)
-    g("random_start_high_batch_retries_at_0_fail", TW, 7, [([T0], B, 4096), ([T0 + 1], N, 1)],
-      policy="fail", max_ahead_ms=0, seed=hi)
-    g("random_start_high_batch_retries_at_0_wait", TW, 7, [([T0], B, 4000)],
-      policy="wait", max_ahead_ms=0, seed=hi)
-    g("random_start_high_strict_tick_capacity", TW, 7, [([T0], N, 4096 - make_start(TW, hi, tk)),
-                                                        ([T0], N, 1), ([T0, T0 + 1], N, 1)],
-      policy="strict", seed=hi)
-    g("random_start_high_fail_max_ahead_0_next", TW, 7, [([T0], N, 4096 - make_start(TW, hi, tk)),
-                                                         ([T0], N, 1)], policy="fail", max_ahead_ms=0, seed=hi)
+    g("random_start_high_batch_retries_at_0_fail", TW, 7, [([T0], B, 8192), ([T0 + 2], N, 1)],
+      policy="fail", max_ahead_ms=1, seed=hi)
+    g("random_start_high_batch_retries_at_0_wait", TW, 7, [([T0], B, 8000)],
+      policy="wait", max_ahead_ms=1, seed=hi)
+    g("random_start_refused_under_strict", TW, 7, [], policy="strict", seed=hi)
+    g("random_start_refused_max_ahead_0", TW, 7, [], policy="fail", max_ahead_ms=0, seed=hi)
+    g("random_start_high_full_tick_capacity_one_at_a_time", TW, 7,
+      [([T0], N, 4096), ([T0], N, 1)], policy="fail", max_ahead_ms=1, seed=hi)
     mid = seed_with_start(TW, tk + 1, 2000, 2100)
     g("random_start_ahead_of_next_position", TW, 7, [([T0], B, 4096 + 50), ([T0 + 1], N, 2)], seed=mid)
     low = seed_with_start(TW, tk + 1, 0, 100)
     g("random_start_below_next_position", TW, 7, [([T0], B, 4096 + 300), ([T0 + 1], N, 2)], seed=low)
     lo = seed_with_start(SF, tick_of(SF, T0), 250)
-    g("random_start_sonyflake_high_retry", SF, 7, [([T0], B, 256), ([T0 + 10], N, 1)],
-      policy="fail", max_ahead_ms=0, seed=lo)
+    g("random_start_sonyflake_high_retry", SF, 7, [([T0], B, 512), ([T0 + 20], N, 1)],
+      policy="fail", max_ahead_ms=10, seed=lo)
     # --- batches larger than the window
     g("batch_larger_than_window_wait_max_ahead_0", TW, 7, [([T0], B, 4097), ([T0], B, 4096)],
       policy="wait", max_ahead_ms=0)
@@ -881,8 +886,8 @@ def generate_cases():
       policy="fail", max_ahead_ms=15)
     g("random_start_fail_sonyflake_burst", SF, 9, [([T0], N, 300), ([T0 + 10], B, 100)],
       policy="fail", max_ahead_ms=20, seed=2024)
-    g("random_start_strict_across_ticks", JS, 1, [([T0, T0 + 1, T0 + 2, T0 + 2, T0 + 3], N, 5)],
-      policy="strict", seed=77)
+    g("random_start_across_ticks_max_ahead_1", JS, 1, [([T0, T0 + 1, T0 + 2, T0 + 2, T0 + 3], N, 5)],
+      policy="fail", max_ahead_ms=1, seed=77)
     g("random_start_discord_seed_large", DC, 5, [([T0, T0 + 1000], N, 2), ([T0 + 1000], B, 5)],
       seed=0xDEADBEEFCAFEBABE)
     g("normal_custom_node_id_offset", C(41, 10, 12, epoch_ms=T0, offset=1000), 23,
@@ -1124,6 +1129,7 @@ def encodings_cases():
     p("hex_bad_char", "hex", "0x12g4")
     p("hex_bad_char_no_prefix", "hex", "12g4")
     p("hex_too_long", "hex", "1" * 17)
+    p("hex_too_long_after_prefix", "hex", "0x" + "1" * 17)
     p("hex_double_prefix", "hex", "0x0x1")
     p("base32_bad_u", "base32", "0000000000U00")
     p("base32_too_long", "base32", "0" * 14)
