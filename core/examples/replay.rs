@@ -35,7 +35,10 @@ fn layout(spec: &Value) -> Result<Layout, snowmint::Error> {
         tick_ns: num(&spec["tick_ns"]),
         epoch_ms: num(&spec["epoch_ms"]),
         node_id_offset: spec.get("node_id_offset").map_or(0, num),
-        use_sign_bit: spec.get("use_sign_bit").and_then(Value::as_bool).unwrap_or(false),
+        use_sign_bit: spec
+            .get("use_sign_bit")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         node_split_bits: 0,
     })
 }
@@ -66,11 +69,14 @@ fn main() {
         }
         return;
     }
-    let text = std::fs::read_to_string(args.first().expect("usage: replay CASE.json | --live N")).unwrap();
+    let text =
+        std::fs::read_to_string(args.first().expect("usage: replay CASE.json | --live N")).unwrap();
     let case: Value = serde_json::from_str(&text).unwrap();
     let result = layout(&case["layout"]).and_then(|layout| {
         let options = Options {
-            policy: Policy::from_name(case.get("policy").and_then(Value::as_str).unwrap_or("wait"))?,
+            policy: Policy::from_name(
+                case.get("policy").and_then(Value::as_str).unwrap_or("wait"),
+            )?,
             max_ahead_ns: case.get("max_ahead_ms").map_or(15_000, num) * 1_000_000,
             random_start_seed: case.get("random_seed").map(num),
         };
@@ -81,11 +87,15 @@ fn main() {
         Err(e) => return println!("error {}", e.code()),
     };
     for step in case["steps"].as_array().into_iter().flatten() {
-        let clock = Script { readings: Cell::new(step["clock"].as_array().unwrap()), unit: gen.layout().clock_unit() };
+        let clock = Script {
+            readings: Cell::new(step["clock"].as_array().unwrap()),
+            unit: gen.layout().clock_unit(),
+        };
         let count = num(&step["count"]) as usize;
         let outcome = if step["op"] == "batch" {
             let mut out = vec![0; count];
-            gen.next_ids_with(&clock, snowmint::sleep_ns, &mut out).map(|()| out)
+            gen.next_ids_with(&clock, snowmint::sleep_ns, &mut out)
+                .map(|()| out)
         } else {
             (0..count).map(|_| gen.next_id_from(&clock)).collect()
         };
