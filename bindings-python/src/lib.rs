@@ -688,6 +688,24 @@ impl PyGenerator {
     }
 }
 
+/// `n` zeros, or None when the memory cannot be had. Zeroed pages come from the allocator untouched
+/// (calloc), so a request the core then refuses (a batch past max_ahead) costs no memory traffic.
+fn zeroed_vec(n: usize) -> Option<Vec<u64>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u64>(n).ok()?;
+    // SAFETY: the layout has a non-zero size; the pointer is checked for null; an all-zero u64 is a
+    // valid value, and the allocation has exactly the layout `Vec<u64>` with capacity n frees.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout) as *mut u64;
+        if ptr.is_null() {
+            return None;
+        }
+        Some(Vec::from_raw_parts(ptr, n, n))
+    }
+}
+
 /// The buffer of an `array.array('Q')` of `n` items as a mutable slice.
 ///
 /// # Safety
@@ -822,10 +840,8 @@ impl PyGenerator {
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let n = batch_len(py, n)?;
-        let mut out: Vec<u64> = Vec::new();
-        out.try_reserve_exact(n)
-            .map_err(|_| PyMemoryError::new_err(format!("cannot allocate {n} IDs")))?;
-        out.resize(n, 0);
+        let mut out = zeroed_vec(n)
+            .ok_or_else(|| PyMemoryError::new_err(format!("cannot allocate {n} IDs")))?;
         self.fill(py, &mut out)?;
         PyList::new(py, out)
     }

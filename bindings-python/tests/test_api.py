@@ -40,6 +40,7 @@ def test_exception_hierarchy_and_codes() -> None:
         (lambda: snowmint.Generator(1).next_ids(2**64), snowmint.InvalidArgumentError),
         (lambda: snowmint.Generator(1).next_ids_array(-1), snowmint.InvalidArgumentError),
         (lambda: snowmint.Generator(1, max_ahead_ms=0).next_ids(4097), snowmint.InvalidArgumentError),
+        (lambda: snowmint.Generator(1).next_ids(10**8), snowmint.InvalidArgumentError),  # past 15 s of ticks
         (lambda: snowmint.Layout.preset("snowcast"), snowmint.InvalidLayoutError),
         (lambda: snowmint.Layout.snowcast(0, 100), snowmint.InvalidLayoutError),
         (lambda: snowmint.Layout.hazelcast(65536), snowmint.InvalidLayoutError),
