@@ -12,7 +12,7 @@
 use std::ffi::{c_char, CString};
 use std::ptr;
 
-use napi::bindgen_prelude::{BigUint64Array, Env, Unknown};
+use napi::bindgen_prelude::{BigUint64Array, Env, This, Unknown};
 use napi::{sys, JsValue, Status};
 use napi_derive::napi;
 use snowmint::{
@@ -564,6 +564,11 @@ impl Generator {
         let mut out = ptr::null_mut();
         unsafe {
             sys::napi_get_reference_value(env, self.clock, &mut f);
+            if f.is_null() {
+                return Err(Some(snowmint::Error::InvalidClock {
+                    reason: "the clock function is gone",
+                }));
+            }
             sys::napi_get_undefined(env, &mut undefined);
             if sys::napi_call_function(env, undefined, f, 0, ptr::null(), &mut out)
                 != sys::Status::napi_ok
@@ -636,8 +641,9 @@ impl Generator {
         constructor,
         ts_args_type = "options: { nodeId: number | bigint; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint }"
     )]
-    pub fn new(env: Env, options: Unknown<'_>) -> Result<Self> {
+    pub fn new(env: Env, this: This<'_>, options: Unknown<'_>) -> Result<Self> {
         let env = env.raw();
+        let this = this.object.raw();
         let o = Opts::new(env, raw_of(&options), "Generator options", &GENERATOR_KEYS)?;
         let node_id = get_u64(env, o.required("nodeId", "Generator options")?, "nodeId")?;
         let layout = layout_arg(env, o.get("layout"))?;
@@ -685,8 +691,29 @@ impl Generator {
                         "clock must be a function returning a number or a bigint",
                     ));
                 }
+                // The generator's object holds the function (under a fresh symbol, fixed); the Rust side
+                // keeps only a weak reference, so a clock that refers back to its generator does not keep
+                // the pair alive forever. The object is alive whenever the generator is used.
                 let mut r = ptr::null_mut();
-                unsafe { sys::napi_create_reference(env, v, 1, &mut r) };
+                unsafe {
+                    let mut key = ptr::null_mut();
+                    sys::napi_create_symbol(env, ptr::null_mut(), &mut key);
+                    let keep = sys::napi_property_descriptor {
+                        utf8name: ptr::null(),
+                        name: key,
+                        method: None,
+                        getter: None,
+                        setter: None,
+                        value: v,
+                        attributes: sys::PropertyAttributes::default,
+                        data: ptr::null_mut(),
+                    };
+                    if sys::napi_define_properties(env, this, 1, &keep) != sys::Status::napi_ok
+                        || sys::napi_create_reference(env, v, 0, &mut r) != sys::Status::napi_ok
+                    {
+                        return Err(napi::Error::from_status(Status::PendingException));
+                    }
+                }
                 r
             }
         };

@@ -376,3 +376,26 @@ test('minting methods: bound copies are safe to detach, frozen objects work, wro
   for (let i = 0; i < 20000; i++) new Generator({ nodeId: 1 }).nextId()
   gc()
 })
+
+test('an injected clock stays alive with its generator, and a generator whose clock refers to it is collected', async () => {
+  const v8 = require('node:v8')
+  const vm = require('node:vm')
+  v8.setFlagsFromString('--expose-gc')
+  const gc = vm.runInNewContext('gc')
+  let ms = T0
+  const gen = new Generator({ nodeId: 1, clock: () => ms })
+  for (let i = 0; i < 3; i++) gc()
+  assert.equal(decode(gen.nextId()).timestampMs, T0)
+  let collected = 0
+  const registry = new FinalizationRegistry(() => { collected++ })
+  for (let i = 0; i < 200; i++) {
+    const self = new Generator({ nodeId: 2, clock: () => (self ? T0 : T0) })
+    self.nextId()
+    registry.register(self, i)
+  }
+  for (let round = 0; round < 20 && collected === 0; round++) {
+    gc()
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  assert.ok(collected > 0, 'no self-referencing generator was collected')
+})
