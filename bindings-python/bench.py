@@ -1,7 +1,8 @@
 """Side-by-side benchmark of snowmint's Python binding against Python peers, in one process and one run.
 
-A careful timeit harness: every candidate is timed in interleaved rounds (so machine noise hits all of
-them alike), each round on a fresh generator, and the best and median round are reported per ID. Ratios
+A careful timeit harness: single-ID candidates are timed in many short interleaved rounds (so machine
+noise hits all of them alike), batch candidates in consecutive rounds (their steady state); each round
+runs on a fresh generator, and the best and median round are reported per ID. Ratios
 are peer time / snowmint time (higher = snowmint faster).
 
 Why a fresh generator per round: a generator cannot mint faster than its layout's capacity for long
@@ -62,7 +63,7 @@ BATCHES = [
 ]
 
 
-def calibrate(fn: Callable[[], Any], target_s: float = 0.02) -> int:
+def calibrate(fn: Callable[[], Any], target_s: float = 0.005) -> int:
     number = 1000
     while True:
         t = timeit.timeit(fn, number=number)
@@ -71,22 +72,27 @@ def calibrate(fn: Callable[[], Any], target_s: float = 0.02) -> int:
         number *= 4
 
 
-def run(cands: list[dict[str, Any]], rounds: int) -> None:
+def run(cands: list[dict[str, Any]], rounds: int, interleave: bool) -> None:
+    """Times every candidate `rounds` times. Interleaved: round r of every candidate, then round r + 1
+    (machine noise hits all alike). Not interleaved: each candidate's rounds back to back (its steady
+    state: e.g. an allocator that reuses the memory of the previous batch)."""
     for c in cands:
         c["samples"] = []
         if c["kind"] == "call":
             c["number"] = calibrate(c["setup"]())
-    for _ in range(rounds):
-        for c in cands:  # interleaved: each round times every candidate once
-            fn = c["setup"]()
+    order = (
+        [c for _ in range(rounds) for c in cands] if interleave else [c for c in cands for _ in range(rounds)]
+    )
+    for c in order:
+        fn = c["setup"]()
+        if c["kind"] == "call":
+            t = timeit.timeit(fn, number=c["number"]) / c["number"]
+        else:
             gc.collect()
-            if c["kind"] == "call":
-                t = timeit.timeit(fn, number=c["number"]) / c["number"]
-            else:
-                t0 = time.perf_counter()
-                fn()
-                t = (time.perf_counter() - t0) / c["n"]
-            c["samples"].append(t * 1e9)
+            t0 = time.perf_counter()
+            fn()
+            t = (time.perf_counter() - t0) / c["n"]
+        c["samples"].append(t * 1e9)
     for c in cands:
         c["best"] = min(c["samples"])
         c["median"] = statistics.median(c["samples"])
@@ -108,10 +114,12 @@ def main() -> None:
     start = time.monotonic()
     print(f"snowmint Python benchmark - Python {platform.python_version()} ({sys.implementation.name}), "
           f"{platform.machine()}, timeit harness, interleaved rounds")
-    run(CALLS, rounds=40)
-    table("Single IDs (ns per call; ratio = candidate time / snowmint next_id time)", CALLS, "snowmint Generator.next_id()")
-    run(BATCHES, rounds=15)
-    table("Batches (ns per ID; ratio = candidate time / snowmint next_ids list time)", BATCHES, "snowmint next_ids(10**6) -> list")
+    run(CALLS, rounds=200, interleave=True)
+    table("Single IDs (ns per call, 200 interleaved rounds of ~5 ms; ratio = candidate time / snowmint next_id time)",
+          CALLS, "snowmint Generator.next_id()")
+    run(BATCHES, rounds=20, interleave=False)
+    table("Batches (ns per ID, 20 consecutive rounds each; ratio = candidate time / snowmint next_ids list time)",
+          BATCHES, "snowmint next_ids(10**6) -> list")
     nid = next(c for c in CALLS if c["label"].startswith("snowmint"))["best"]
     sf = next(c for c in CALLS if c["label"].startswith("snowflake-id"))["best"]
     u7 = next(c for c in CALLS if c["label"].startswith("uuid-utils"))["best"]
@@ -122,7 +130,7 @@ def main() -> None:
     print(f"  next_id()            {nid:7.1f} ns   target <= 70 ns   {sf / nid:5.2f}x faster than snowflake-id (target >= 6x), "
           f"{u7 / nid:5.2f}x faster than uuid-utils uuid7 (target >= 2.5x)")
     print(f"  next_ids(10**6) list {lst:7.2f} ns/ID  target <= 25 ns/ID")
-    print(f"  next_ids_array       {arr:7.2f} ns/ID  target <= 2 ns/ID (a new array each call: allocation and page faults)")
+    print(f"  next_ids_array       {arr:7.2f} ns/ID  target <= 2 ns/ID (a new array per call)")
     print(f"  next_ids_into        {into:7.2f} ns/ID  target <= 2 ns/ID (a reused array)")
     print(f"  (benchmark took {time.monotonic() - start:.0f} s)")
 
