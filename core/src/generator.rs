@@ -114,6 +114,13 @@ impl Rule {
             Policy::Strict => 0,
             _ => options.max_ahead_ns / layout.tick_ns(),
         };
+        if options.random_start_seed.is_some() && max_ahead_ticks == 0 {
+            // A tick that starts at sequence r > 0 gives its full capacity only by borrowing r positions of
+            // the next tick; without that room a random start would cost capacity.
+            return Err(Error::InvalidOptions {
+                reason: "a random sequence start needs max_ahead of at least one tick (and a policy other than strict) to keep the full per-tick capacity",
+            });
+        }
         Ok(Rule {
             layout,
             node_field,
@@ -224,7 +231,7 @@ impl Rule {
 
 /// Calls `attempt` with fresh clock readings, sleeping while it asks to wait. A clock that does not move
 /// between two waits cannot be waited out: that ends in [`Error::TooFarAhead`] instead of a hang.
-#[inline]
+#[inline(always)]
 fn with_clock<T, C: Clock + ?Sized>(
     clock: &C,
     mut sleep: impl FnMut(u64),
@@ -337,7 +344,7 @@ impl Generator {
     }
 
     /// Mints one ID for a clock reading in Unix nanoseconds.
-    #[inline]
+    #[inline(always)]
     pub fn next_id_at(&mut self, now_ns: u64) -> Result<Mint<u64>> {
         Ok(match self.rule.plan(self.next, now_ns, 1)? {
             Mint::Ready(p) => {
@@ -454,7 +461,7 @@ impl<S: StateWord> SharedGenerator<S> {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn reserve(&self, now_ns: u64, n: u64) -> Result<Mint<u64>> {
         let word = self.state.word();
         let mut current = word.load(Ordering::Relaxed);
@@ -478,7 +485,7 @@ impl<S: StateWord> SharedGenerator<S> {
     }
 
     /// Mints one ID for a clock reading in Unix nanoseconds.
-    #[inline]
+    #[inline(always)]
     pub fn next_id_at(&self, now_ns: u64) -> Result<Mint<u64>> {
         Ok(match self.reserve(now_ns, 1)? {
             Mint::Ready(first) => Mint::Ready(self.rule.id(first)),

@@ -172,7 +172,10 @@ pub const PRESET_NAMES: [&str; 8] = [
 struct ConstDiv<const D: u64>;
 
 impl<const D: u64> ConstDiv<D> {
-    const EVEN: () = assert!(D % 2 == 0 && D & (D - 1) != 0, "D must be even and not a power of two");
+    const EVEN: () = assert!(
+        D % 2 == 0 && D & (D - 1) != 0,
+        "D must be even and not a power of two"
+    );
     const S: u32 = D.trailing_zeros();
     const ODD: u64 = D >> Self::S;
     const SHIFT: u32 = (64 - Self::S) + (64 - (Self::ODD - 1).leading_zeros());
@@ -192,7 +195,16 @@ mod const_div_tests {
 
     fn check<const D: u64>() {
         let exact = |p: u64| assert_eq!(ConstDiv::<D>::div(p), p / D, "{p} / {D}");
-        for p in [0, 1, D - 1, D, D + 1, u64::MAX, u64::MAX - 1, u64::MAX / D * D] {
+        for p in [
+            0,
+            1,
+            D - 1,
+            D,
+            D + 1,
+            u64::MAX,
+            u64::MAX - 1,
+            u64::MAX / D * D,
+        ] {
             exact(p);
         }
         for k in [1u64, 2, 3, 1000, u64::MAX / D] {
@@ -326,8 +338,8 @@ impl Layout {
         }
         let max_tick = mask(cfg.timestamp_bits);
         // The lifespan must be expressible in Unix milliseconds.
-        let end_ms =
-            cfg.epoch_ms as u128 + (max_tick as u128 + 1) * cfg.tick_ns as u128 / NS_PER_MS as u128;
+        let end_ms = cfg.epoch_ms as u128
+            + ((max_tick as u128 + 1) * cfg.tick_ns as u128).div_ceil(NS_PER_MS as u128);
         if end_ms > u64::MAX as u128 {
             return Err(bad(
                 "timestamp_bits",
@@ -592,7 +604,7 @@ impl Layout {
         // Rounded up: the millisecond holding the last tick's end is still (partly) representable.
         // Checked at construction to fit.
         (self.cfg.epoch_ms as u128
-            + (self.max_tick as u128 + 1) * self.cfg.tick_ns as u128 / NS_PER_MS as u128)
+            + ((self.max_tick as u128 + 1) * self.cfg.tick_ns as u128).div_ceil(NS_PER_MS as u128))
             as u64
     }
     /// The lifespan end as ISO-8601 text.
