@@ -9,8 +9,8 @@
 //!   request, `&self`, so the class is `frozen` and safe without the GIL (`gil_used = false`).
 //! - With no injected clock the system clock is read in Rust (no Python call on the fast path). Sleeps
 //!   (the `wait` policy) run with the GIL released.
-//! - Fork rule: a process-wide fork counter is bumped in the child by an `os.register_at_fork` hook;
-//!   each generator remembers the counter it was created under and compares it on every mint (one
+//! - Fork rule: a process-wide fork counter is bumped in the child by an `os.register_at_fork` hook
+//!   (and a `pthread_atfork` handler, for forks that bypass `os.fork`); each generator remembers the counter it was created under and compares it on every mint (one
 //!   relaxed atomic load). A generator used in a forked child raises `ForkedError` instead of repeating
 //!   the parent's IDs.
 
@@ -608,6 +608,28 @@ fn _after_fork_in_child() {
     FORKS.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Also counts forks that bypass Python's `os.fork` (a C extension calling `fork()`): the same counter,
+/// bumped by a `pthread_atfork` child handler (one atomic add: async-signal-safe).
+#[cfg(unix)]
+fn register_pthread_atfork() {
+    extern "C" fn child() {
+        FORKS.fetch_add(1, Ordering::Relaxed);
+    }
+    extern "C" {
+        fn pthread_atfork(
+            prepare: Option<extern "C" fn()>,
+            parent: Option<extern "C" fn()>,
+            child: Option<extern "C" fn()>,
+        ) -> std::os::raw::c_int;
+    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: registers a handler that only touches a static atomic; extension modules are never
+    // unloaded, so the function stays valid for the life of the process.
+    ONCE.call_once(|| unsafe {
+        pthread_atfork(None, None, Some(child));
+    });
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Generator
 // ---------------------------------------------------------------------------------------------------
@@ -769,7 +791,8 @@ impl PyGenerator {
             None => None,
             Some(c) if c.is_none() => None,
             Some(c) if c.is_callable() => Some(c.clone().unbind()),
-            Some(c) => return Err(PyTypeError::new_err(format!(
+            Some(c) => {
+                return Err(PyTypeError::new_err(format!(
                 "clock must be a callable returning Unix {} (or None for the system clock), not {}",
                 if layout.clock_unit() == ClockUnit::Nanos {
                     "nanoseconds"
@@ -777,7 +800,8 @@ impl PyGenerator {
                     "milliseconds"
                 },
                 c.get_type().name()?
-            ))),
+            )))
+            }
         };
         let policy = match policy {
             None => sm::Policy::Wait,
@@ -1191,6 +1215,8 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
 
     // The fork rule: count forks in the child; generators compare the count on every mint.
+    #[cfg(unix)]
+    register_pthread_atfork();
     let os = py.import("os")?;
     if os.hasattr("register_at_fork")? {
         let kw = PyDict::new(py);

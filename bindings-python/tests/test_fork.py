@@ -54,6 +54,33 @@ def test_parent_generator_refuses_to_mint_in_forked_child() -> None:
     assert gen.next_ids(3) and len(gen.next_ids_array(3)) == 3
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="libc fork through ctypes")
+def test_fork_that_bypasses_os_fork_is_detected_too() -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    gen = snowmint.Generator(3)
+    gen.next_id()
+    r, w = os.pipe()
+    pid = libc.fork()  # no os.register_at_fork hooks run: only pthread_atfork handlers
+    assert pid >= 0
+    if pid == 0:  # child
+        try:
+            try:
+                gen.next_id()
+                msg = b"minted"
+            except snowmint.ForkedError:
+                msg = b"FORKED"
+            os.write(w, msg)
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        msg = f.read()
+    os.waitpid(pid, 0)
+    assert msg == b"FORKED"
+
+
 def _mp_worker(gen: snowmint.Generator, q: "multiprocessing.Queue[str]") -> None:
     try:
         gen.next_ids(10)

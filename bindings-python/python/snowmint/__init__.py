@@ -17,9 +17,9 @@ Errors: every error is a :class:`SnowmintError` (a ``ValueError``) with a stable
 
 Forking (gunicorn, multiprocessing with the fork start method): a generator created in a parent
 process raises :class:`ForkedError` when used in a forked child, instead of minting IDs the parent
-may also mint. The check costs one relaxed atomic load per call: ``os.register_at_fork`` bumps a
-process-wide fork counter in the child, and each generator compares it with the count it was created
-under. In the child, create a new ``Generator`` with a node ID of its own (for example the worker
+may also mint. The check costs one relaxed atomic load per call: ``os.register_at_fork`` (and a
+``pthread_atfork`` handler, for forks that bypass ``os.fork``) bumps a process-wide fork counter in the
+child, and each generator compares it with the count it was created under. In the child, create a new ``Generator`` with a node ID of its own (for example the worker
 number added to a base node ID).
 """
 
