@@ -68,7 +68,8 @@ FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-e
           --enable-mutable-globals --enable-reference-types --enable-multivalue)
 for t in nodejs web bundler no-modules; do
   wasm-bindgen --target "$t" --out-dir "$HERE/dist/$t" --out-name snowmint_wasm "$RAW"
-  "$WASM_OPT" -Oz --converge --strip-producers --strip-target-features "${FEATURES[@]}" "$HERE/dist/$t/snowmint_wasm_bg.wasm" -o "$HERE/dist/$t/snowmint_wasm_bg.wasm"
+  # -Oz, then flatten + rereloop + -Oz again: 600 bytes smaller, same speed.
+  "$WASM_OPT" -Oz --flatten --rereloop -Oz --converge --strip-producers --strip-target-features "${FEATURES[@]}" "$HERE/dist/$t/snowmint_wasm_bg.wasm" -o "$HERE/dist/$t/snowmint_wasm_bg.wasm"
 done
 # The page works from file:// too: a classic script (no-modules build) with the module inlined as base64.
 cp "$HERE/dist/no-modules/snowmint_wasm.js" "$HERE/www/pkg/snowmint_wasm.js"
