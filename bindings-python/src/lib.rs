@@ -18,9 +18,11 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use pyo3::PyTraverseError;
 
 use snowmint as sm;
 use snowmint::{Clock, ClockUnit, ErrorCode};
@@ -925,6 +927,16 @@ impl PyGenerator {
         };
         pin.call_method0("release")?;
         result
+    }
+
+    /// Lets the garbage collector see the injected clock, so a cycle through it (a clock that is a
+    /// method of an object holding this generator) is collected. The reference is immutable: objects
+    /// on the cycle with mutable references (the object's `__dict__`, a closure's cell) break it.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Some(c) = &self.clock {
+            visit.call(c)?;
+        }
+        Ok(())
     }
 
     /// The layout IDs are minted in.

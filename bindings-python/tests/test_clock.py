@@ -149,3 +149,22 @@ def test_reading_to_ns() -> None:
             t.reading_to_ns(bad)
     with pytest.raises(TypeError):
         t.reading_to_ns("1")  # type: ignore[arg-type]
+
+
+def test_cycle_through_injected_clock_is_collected() -> None:
+    import gc
+    import weakref
+
+    class Service:
+        def __init__(self) -> None:
+            self.gen = snowmint.Generator(1, clock=self.now)
+
+        def now(self) -> int:
+            return T0
+
+    s = Service()
+    assert s.gen.next_id() > 0
+    ref = weakref.ref(s)
+    del s
+    gc.collect()
+    assert ref() is None, "the Service <-> Generator cycle leaked"
