@@ -610,10 +610,77 @@ fn paired_runs(tsc: &FastClock) -> HashMap<&'static str, (f64, f64)> {
         ),
     ];
     out.extend(paired(60, 100_000, &mut threads));
+    drop(threads);
+    // Peers on the twitter layout: each round mints BURST IDs (within one tick's 4096) on a generator
+    // built before the clock starts.
+    let twitter = Layout::twitter();
+    let mut peers: Vec<(&'static str, Box<dyn FnMut(u64) -> Duration + '_>)> = vec![
+        (
+            "peer/snowmint_shared",
+            Box::new(|n| {
+                let g = shared(twitter);
+                timed(n, || {
+                    black_box(g.next_id().unwrap());
+                })
+            }),
+        ),
+        (
+            "peer/snowmint_plain",
+            Box::new(|n| {
+                let mut g = plain(twitter);
+                timed(n, || {
+                    black_box(g.next_id().unwrap());
+                })
+            }),
+        ),
+        (
+            "peer/snowmint_shared_tsc",
+            Box::new(|n| {
+                let g = shared(twitter);
+                timed(n, || {
+                    black_box(g.next_id_from(tsc).unwrap());
+                })
+            }),
+        ),
+        (
+            "peer/snowflaked",
+            Box::new(|n| {
+                let mut g = snowflaked::Generator::new(0);
+                timed(n, || {
+                    black_box(g.generate::<u64>());
+                })
+            }),
+        ),
+        (
+            "peer/rs_snowflake",
+            Box::new(|n| {
+                let mut g = snowflake::SnowflakeIdGenerator::new(0, 0);
+                timed(n, || {
+                    black_box(g.real_time_generate());
+                })
+            }),
+        ),
+        (
+            "peer/uuid_v7",
+            Box::new(|n| {
+                timed(n, || {
+                    black_box(uuid::Uuid::now_v7());
+                })
+            }),
+        ),
+        (
+            "peer/ulid",
+            Box::new(|n| {
+                let mut g = ulid::Generator::new();
+                timed(n, || {
+                    black_box(g.generate().unwrap());
+                })
+            }),
+        ),
+    ];
+    out.extend(paired(300, BURST, &mut peers));
     out
 }
-
-type Est = Option<(f64, f64)>;
 
 struct Table<'a> {
     pairs: &'a HashMap<&'static str, (f64, f64)>,
@@ -851,20 +918,21 @@ fn summary(
         );
     }
     println!();
-    println!(
-        "peers, twitter layout, criterion (at most 4000 IDs per fresh generator, built untimed)"
-    );
+    println!("peers, twitter layout: at most 4000 IDs (of 4096 a tick) per fresh generator, built untimed");
     println!(
         "{:<52} {:>9} {:>9}  ratio",
-        "generator", "median", "fastest"
+        "generator", "criterion", "fastest"
     );
-    let base: Est = estimate("peer/snowmint_shared", 1);
     for (key, label) in [
         (
             "peer/snowmint_shared",
             "snowmint SharedGenerator (lock-free, &self)",
         ),
         ("peer/snowmint_plain", "snowmint Generator (&mut self)"),
+        (
+            "peer/snowmint_shared_tsc",
+            "snowmint SharedGenerator + TscClock",
+        ),
         ("peer/snowflaked", "snowflaked::Generator (&mut self)"),
         (
             "peer/rs_snowflake",
@@ -873,15 +941,18 @@ fn summary(
         ("peer/uuid_v7", "uuid::Uuid::now_v7 (128-bit)"),
         ("peer/ulid", "ulid::Generator::generate (128-bit)"),
     ] {
-        let v: Est = estimate(key, 1);
-        let (med, fast) = v
-            .map(|(f, m)| (format!("{m:>9.2}"), format!("{f:>9.2}")))
-            .unwrap_or_else(|| (format!("{:>9}", "-"), format!("{:>9}", "-")));
-        let r = match (v, base) {
-            (Some((f, _)), Some((b, _))) => format!("{:.2}x snowmint SharedGenerator", f / b),
-            _ => String::new(),
+        let crit = if key.ends_with("_tsc") {
+            None
+        } else {
+            Some(key)
         };
-        println!("{label:<52} {med} {fast}  {r}");
+        t.row(
+            label,
+            crit,
+            key,
+            Some(("peer/snowmint_shared", "snowmint SharedGenerator")),
+            None,
+        );
     }
 }
 

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs snowmint's criterion benchmark (core/benches/generate.rs) and prints its ratio table:
+# clock read, CAS, single ID (plain, shared, system clock and TscClock), two threads, batches of 4096,
+# sustained 2 s capacity, and peers (snowflaked, rs-snowflake, uuid v7, ulid), all in one run.
+# The run takes about 90 s after the build; extra arguments go to criterion (e.g. a filter regex).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "bench.sh: cargo is not installed (install Rust with rustup)" >&2
+    exit 1
+fi
+cargo bench -p snowmint --bench generate -- "$@"
