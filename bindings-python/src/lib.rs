@@ -247,25 +247,16 @@ fn utc_datetime<'py>(
     what: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let micros = unix_ms as u128 * 1000 + (sub_ms_ns / 1000) as u128;
-    let delta = timedelta(py)?.call1((0, 0, micros))?;
-    unix_epoch(py)?
-        .call_method1("__add__", (delta,))
-        .and_then(|v| {
-            if v.is(py.NotImplemented()) {
-                Err(PyOverflowError::new_err(""))
-            } else {
-                Ok(v)
-            }
-        })
-        .map_err(|e| {
-            if e.is_instance_of::<PyOverflowError>(py) {
-                PyOverflowError::new_err(format!(
+    let datetime = || unix_epoch(py)?.add(timedelta(py)?.call1((0, 0, micros))?);
+    datetime().map_err(|e| {
+        if e.is_instance_of::<PyOverflowError>(py) {
+            PyOverflowError::new_err(format!(
                 "{what} (Unix {unix_ms} ms) is past datetime's year 9999; use the _ms or iso form"
             ))
-            } else {
-                e
-            }
-        })
+        } else {
+            e
+        }
+    })
 }
 
 /// Unix nanoseconds of an aware `datetime` (exact to the microsecond). Naive datetimes are refused.
@@ -279,9 +270,8 @@ fn datetime_to_ns(py: Python<'_>, dt: &Bound<'_, PyAny>) -> PyResult<u64> {
             &[],
         ));
     }
-    let delta = dt.call_method1("__sub__", (unix_epoch(py)?,))?;
     let one_us = timedelta(py)?.call1((0, 0, 1))?;
-    let micros = delta.call_method1("__floordiv__", (one_us,))?;
+    let micros = dt.sub(unix_epoch(py)?)?.floor_div(one_us)?;
     let micros: i128 = micros.extract()?;
     if micros < 0 {
         return Err(raise(

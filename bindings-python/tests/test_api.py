@@ -222,6 +222,13 @@ def test_lifespan_past_year_9999() -> None:
     assert slow.lifespan_end_iso.startswith("+")
     with pytest.raises(OverflowError, match="lifespan_end"):
         slow.lifespan_end
+    far = snowmint.decode(2**64 - 1, snowmint.Layout(
+        timestamp_bits=64, node_bits=0, sequence_bits=0, epoch_ms=0, tick_ns=1, use_sign_bit=True))
+    assert far.iso.startswith("2554-")
+    huge = snowmint.decode(2**63 - 1, snowmint.Layout(
+        timestamp_bits=63, node_bits=0, sequence_bits=0, epoch_ms=0, tick_ns=1_000_000))
+    with pytest.raises(OverflowError, match="year 9999"):
+        huge.datetime
 
 
 def test_decode_fields_and_datetime() -> None:
