@@ -279,6 +279,7 @@ macro_rules! generator_common {
         }
 
         /// Mints one ID from `clock`, sleeping with `sleep(ns)` while the policy says wait.
+        #[inline]
         pub fn next_id_with<C: Clock + ?Sized>(&$($recv)? self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
             with_clock(clock, sleep, |now| self.next_id_at(now))
         }
@@ -295,6 +296,7 @@ macro_rules! generator_common {
 
         /// Mints one ID from `clock`; sleeps the thread while the policy says wait.
         #[cfg(feature = "std")]
+        #[inline]
         pub fn next_id_from<C: Clock + ?Sized>(&$($recv)? self, clock: &C) -> Result<u64> {
             self.next_id_with(clock, crate::clock::sleep_ns)
         }
@@ -307,6 +309,7 @@ macro_rules! generator_common {
         /// assert!(b > a);
         /// ```
         #[cfg(feature = "std")]
+        #[inline]
         pub fn next_id(&$($recv)? self) -> Result<u64> {
             self.next_id_from(&crate::clock::SystemClock)
         }
