@@ -9,7 +9,7 @@ ROOT="$(cd "$HERE/.." && pwd)"
 # The native peer: build it if its own build script is there and it does not load yet (bounded).
 if ! node -e "require('$ROOT/bindings-node/index.js')" >/dev/null 2>&1 && [ -f "$ROOT/bindings-node/build.sh" ]; then
   echo "[bench-wasm] building the native Node binding for comparison" >&2
-  timeout 100 bash "$ROOT/bindings-node/build.sh" >&2 || echo "[bench-wasm] native binding did not build: measured without it" >&2
+  timeout 60 bash "$ROOT/bindings-node/build.sh" >&2 || echo "[bench-wasm] native binding did not build: measured without it" >&2
 fi
 echo "peers: $(cd "$ROOT/target/wasm-work/tools" && node -e "for (const p of ['nodejs-snowflake','@sapphire/snowflake']) process.stdout.write(p + '@' + require('./node_modules/' + p + '/package.json').version + ' ')")"
 node "$HERE/bench/bench.mjs"
