@@ -373,6 +373,9 @@ fn sustained<C: Clock>(clock: &C, run: Duration) -> Sustained {
     }
 }
 
+/// A named routine for [`paired`]: `f(n)` mints `n` IDs and returns the time it took.
+type Routine<'a> = (&'static str, Box<dyn FnMut(u64) -> Duration + 'a>);
+
 /// Interleaved short rounds, for ratios that hold on a busy machine: the routines take turns, each
 /// minting `n` IDs per round, and each keeps its fastest round. A round of a fraction of a millisecond
 /// usually runs undisturbed even when other processes share the cores; a criterion sample of ~50 ms
@@ -380,7 +383,7 @@ fn sustained<C: Clock>(clock: &C, run: Duration) -> Sustained {
 fn paired(
     rounds: usize,
     n: u64,
-    routines: &mut [(&'static str, Box<dyn FnMut(u64) -> Duration + '_>)],
+    routines: &mut [Routine<'_>],
 ) -> HashMap<&'static str, (f64, f64)> {
     let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); routines.len()];
     for _ in 0..rounds {
@@ -448,7 +451,7 @@ fn paired_runs(tsc: &FastClock) -> HashMap<&'static str, (f64, f64)> {
                 .is_ok(),
         );
     };
-    let mut singles: Vec<(&'static str, Box<dyn FnMut(u64) -> Duration + '_>)> = vec![
+    let mut singles: Vec<Routine<'_>> = vec![
         (
             "clock/system",
             Box::new(|n| {
@@ -575,7 +578,7 @@ fn paired_runs(tsc: &FastClock) -> HashMap<&'static str, (f64, f64)> {
         shared(layout),
         shared(layout),
     );
-    let mut threads: Vec<(&'static str, Box<dyn FnMut(u64) -> Duration + '_>)> = vec![
+    let mut threads: Vec<Routine<'_>> = vec![
         (
             "threads/1/system",
             Box::new(|n| {
@@ -614,7 +617,7 @@ fn paired_runs(tsc: &FastClock) -> HashMap<&'static str, (f64, f64)> {
     // Peers on the twitter layout: each round mints BURST IDs (within one tick's 4096) on a generator
     // built before the clock starts.
     let twitter = Layout::twitter();
-    let mut peers: Vec<(&'static str, Box<dyn FnMut(u64) -> Duration + '_>)> = vec![
+    let mut peers: Vec<Routine<'_>> = vec![
         (
             "peer/snowmint_shared",
             Box::new(|n| {
