@@ -15,7 +15,7 @@ each other, as long as each machine (or process) uses its own node ID.
 
 USAGE
   snowmint mint    [-n N] [--node N] [--layout L] [--format dec|hex|base32|base58]
-  snowmint inspect ID... [--layout L] [--from dec|hex|base32|base58|any]
+  snowmint inspect ID...|- [--layout L] [--from dec|hex|base32|base58|any]
   snowmint layout  [--preset L] [--timestamp-bits B] [--node-bits B] [--sequence-bits B]
                    [--order ORDER] [--tick-ns NS] [--epoch-ms MS] [--node-id-offset N]
   snowmint help [mint|inspect|layout|layouts]      (or: snowmint COMMAND --help)
@@ -26,6 +26,7 @@ EXAMPLES
   snowmint mint --layout discord --format base58
   snowmint inspect 1212161512043450368        time, node, sequence and every string form
   snowmint inspect 3hs6qtU4AFc                any string form is recognised (here base58)
+  snowmint mint -n 2 | snowmint inspect -     inspect IDs read from standard input
   snowmint inspect 175928847299117063 --layout discord
   snowmint layout --preset sonyflake          bit diagram, capacity and when the layout runs out
   snowmint layout --timestamp-bits 40 --node-bits 8 --sequence-bits 15 --epoch-ms 1704067200000
@@ -77,8 +78,9 @@ USAGE
 
 The ID may be written in any string form: decimal digits, hex (16 digits or 0x...), Crockford
 base32 (13 characters) or base58 (11 characters); --from names the form when the shape is
-ambiguous. The layout must be the one the ID was minted with (default twitter): the same 64 bits
-mean a different time under another layout.
+ambiguous. '-' reads IDs, separated by white space, from standard input. The layout must be the
+one the ID was minted with (default twitter): the same 64 bits mean a different time under
+another layout.
 
 OPTIONS
   --from ENC        the string form of the IDs (default any: told apart by shape)
@@ -89,6 +91,7 @@ EXAMPLES
   snowmint inspect 10d2a6b3c0001000 0x10d2a6b3c0001000
   snowmint inspect 175928847299117063 --layout discord
   snowmint inspect 123456 --from hex
+  snowmint mint -n 3 --node 7 | snowmint inspect -
 ";
 
 const LAYOUT_INTRO: &str = "\

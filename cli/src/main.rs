@@ -255,6 +255,25 @@ fn inspect(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
         .into());
     }
     let chosen = layout_args.build("inspect")?;
+    if ids.iter().any(|s| s == "-") {
+        // `snowmint mint -n 3 | snowmint inspect -`: IDs from stdin, separated by white space.
+        let mut input = String::new();
+        io::Read::read_to_string(&mut io::stdin(), &mut input)?;
+        let from_stdin: Vec<String> = input.split_whitespace().map(str::to_string).collect();
+        ids = ids
+            .into_iter()
+            .flat_map(|s| {
+                if s == "-" {
+                    from_stdin.clone()
+                } else {
+                    vec![s]
+                }
+            })
+            .collect();
+        if ids.is_empty() {
+            return Err(CliError::usage("no ID on standard input", "inspect").into());
+        }
+    }
     let now_ms = SystemClock.now_ns().ok().map(|ns| ns / 1_000_000);
     for (i, text) in ids.iter().enumerate() {
         let id = match from {

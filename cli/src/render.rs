@@ -56,7 +56,9 @@ pub fn span(ms: u128) -> String {
 /// `in 3.2 years` / `5.1 days ago` relative to now.
 fn relative(then_ms: u64, now_ms: Option<u64>) -> Option<String> {
     let now = now_ms?;
-    Some(if then_ms >= now {
+    Some(if then_ms == now {
+        "now".to_string()
+    } else if then_ms > now {
         format!("in {}", span((then_ms - now).into()))
     } else {
         format!("{} ago", span((now - then_ms).into()))

@@ -538,3 +538,44 @@ fn broken_pipe_is_quiet() {
     );
     assert!(out.stderr.is_empty());
 }
+
+#[test]
+fn inspect_reads_standard_input() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let minted = ok(&["mint", "-n", "3", "--node", "5", "--format", "base58"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snowmint"))
+        .args(["inspect", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(minted.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.matches("under the twitter layout").count(),
+        3,
+        "{text}"
+    );
+    assert_eq!(text.matches("node       5 ").count(), 3, "{text}");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_snowmint"))
+        .args(["inspect", "-"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error[INVALID_ARGUMENT]"));
+}
