@@ -579,10 +579,22 @@ impl Generator {
             .ok()
             .filter(|&len| len <= u32::MAX as usize / 8)
             .ok_or_else(|| arg_err(&cat(&["n is ", dec(n).as_str(), ", too many IDs for one array"])))?;
-        let mut out: Vec<u64> = Vec::new();
-        out.try_reserve_exact(len)
-            .map_err(|_| arg_err(&cat(&["n is ", dec(n).as_str(), ": cannot allocate that many IDs"])))?;
-        out.resize(len, 0);
+        // Allocated by hand so that running out of memory is an error, not an abort (and no Vec
+        // growth code lands in the module).
+        let mut out: Vec<u64> = if len == 0 {
+            Vec::new()
+        } else {
+            let bytes = core::alloc::Layout::array::<u64>(len).map_err(|_| arg_err("n is too large"))?;
+            // SAFETY: `bytes` is non-zero-sized; a non-null result is `len` zeroed, aligned u64s owned
+            // by the global allocator, as `Vec::from_raw_parts` requires.
+            unsafe {
+                let p = std::alloc::alloc_zeroed(bytes) as *mut u64;
+                if p.is_null() {
+                    return Err(arg_err(&cat(&["n is ", dec(n).as_str(), ": cannot allocate that many IDs"])));
+                }
+                Vec::from_raw_parts(p, len, len)
+            }
+        };
         self.mint(|clock| self.inner.next_ids_with(clock, busy_wait, &mut out))?;
         Ok(js_sys::BigUint64Array::from(&out[..]))
     }
