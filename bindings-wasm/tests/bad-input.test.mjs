@@ -141,6 +141,8 @@ test('batch sizes', () => {
   for (const n of [-1, 1.5, NaN, -1n]) throwsCode(assert, () => g.nextIds(n), 'INVALID_ARGUMENT');
   throwsCode(assert, () => g.nextIds('3'), 'INVALID_ARGUMENT', TypeError);
   throwsCode(assert, () => g.nextIds(2 ** 40), 'INVALID_ARGUMENT');
+  throwsCode(assert, () => g.nextIds(2 ** 29 - 1), 'INVALID_ARGUMENT'); // more than wasm32 memory
+  assert.equal(g.nextIds(2).length, 2);
   // more than the max_ahead window can ever hold
   throwsCode(assert, () => new Generator({ nodeId: 1, clock: () => T0, maxAheadMs: 0 }).nextIds(4097), 'INVALID_ARGUMENT');
 });
