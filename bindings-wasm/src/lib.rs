@@ -75,7 +75,10 @@ fn coded(err: JsValue, code: ErrorCode) -> JsValue {
 
 /// A wrong JavaScript type: `TypeError` with code `INVALID_ARGUMENT`.
 fn type_err(msg: &str) -> JsValue {
-    coded(js_sys::TypeError::new(msg).into(), ErrorCode::InvalidArgument)
+    coded(
+        js_sys::TypeError::new(msg).into(),
+        ErrorCode::InvalidArgument,
+    )
 }
 
 /// A value of the right type but out of range: `Error` with code `INVALID_ARGUMENT`.
@@ -92,18 +95,31 @@ const U64_RANGE: &str = "a whole number in 0..=2^53-1 or a bigint in 0n..2^64n";
 fn u64_arg(v: &JsValue, name: &str) -> Result<u64, JsValue> {
     if let Some(x) = v.as_f64() {
         return snowmint::whole_f64(x).map_err(|e| match e {
-            snowmint::Error::InvalidClock { reason } => {
-                arg_err(&cat(&[name, " must be ", U64_RANGE, ": the number given is ", reason]))
-            }
+            snowmint::Error::InvalidClock { reason } => arg_err(&cat(&[
+                name,
+                " must be ",
+                U64_RANGE,
+                ": the number given is ",
+                reason,
+            ])),
             other => js_err(other),
         });
     }
     if v.is_bigint() {
         return u64::try_from_js_value_ref(v).ok_or_else(|| {
-            arg_err(&cat(&[name, " must be ", U64_RANGE, ": the bigint is outside 0n..2^64n"]))
+            arg_err(&cat(&[
+                name,
+                " must be ",
+                U64_RANGE,
+                ": the bigint is outside 0n..2^64n",
+            ]))
         });
     }
-    Err(type_err(&cat(&[name, " must be a number or a bigint, got ", &type_name(v)])))
+    Err(type_err(&cat(&[
+        name,
+        " must be a number or a bigint, got ",
+        &type_name(v),
+    ])))
 }
 
 /// A bit count: any u64 (the core rejects counts out of range by name); past u32 it cannot be one.
@@ -112,15 +128,13 @@ fn bits_arg(v: &JsValue, name: &str) -> Result<u32, JsValue> {
 }
 
 fn string_arg(v: &JsValue, name: &str) -> Result<String, JsValue> {
-    v.as_string().ok_or_else(|| {
-        type_err(&cat(&[name, " must be a string, got ", &type_name(v)]))
-    })
+    v.as_string()
+        .ok_or_else(|| type_err(&cat(&[name, " must be a string, got ", &type_name(v)])))
 }
 
 fn bool_arg(v: &JsValue, name: &str) -> Result<bool, JsValue> {
-    v.as_bool().ok_or_else(|| {
-        type_err(&cat(&[name, " must be a boolean, got ", &type_name(v)]))
-    })
+    v.as_bool()
+        .ok_or_else(|| type_err(&cat(&[name, " must be a boolean, got ", &type_name(v)])))
 }
 
 fn type_name(v: &JsValue) -> String {
@@ -142,7 +156,11 @@ struct Opts {
 impl Opts {
     fn new(v: &JsValue, what: &str, allowed: &[&str]) -> Result<Opts, JsValue> {
         if !v.is_object() || v.is_function() || Array::is_array(v) {
-            return Err(type_err(&cat(&[what, " must be an options object, got ", &type_name(v)])));
+            return Err(type_err(&cat(&[
+                what,
+                " must be an options object, got ",
+                &type_name(v),
+            ])));
         }
         let obj: &Object = v.unchecked_ref();
         for key in Object::keys(obj).iter() {
@@ -243,13 +261,17 @@ impl Layout {
             use_sign_bit,
             node_split_bits: 0,
         };
-        snowmint::Layout::new(cfg).map(|inner| Layout { inner }).map_err(js_err)
+        snowmint::Layout::new(cfg)
+            .map(|inner| Layout { inner })
+            .map_err(js_err)
     }
 
     /// A preset by name: `twitter`, `discord`, `instagram`, `sonyflake`, `hazelcast`, `js53`, `decimal`.
     pub fn preset(name: JsValue) -> Result<Layout, JsValue> {
         let name = string_arg(&name, "preset name")?;
-        snowmint::Layout::preset(&name).map(|inner| Layout { inner }).map_err(js_err)
+        snowmint::Layout::preset(&name)
+            .map(|inner| Layout { inner })
+            .map_err(js_err)
     }
 
     /// snowcast's layout for an epoch (Unix ms) and a node count (128..=8192, rounded up to a power of 2).
@@ -264,7 +286,9 @@ impl Layout {
     /// Hazelcast's layout with a node-ID offset added to every node ID.
     pub fn hazelcast(node_id_offset: JsValue) -> Result<Layout, JsValue> {
         let offset = u64_arg(&node_id_offset, "nodeIdOffset")?;
-        snowmint::Layout::hazelcast(offset).map(|inner| Layout { inner }).map_err(js_err)
+        snowmint::Layout::hazelcast(offset)
+            .map(|inner| Layout { inner })
+            .map_err(js_err)
     }
 
     /// A copy owned by the caller (used internally to pass a `Layout` without consuming it).
@@ -491,7 +515,11 @@ impl Generator {
             v => {
                 let ms = u64_arg(&v, "maxAheadMs")?;
                 ms.checked_mul(1_000_000).ok_or_else(|| {
-                    arg_err(&cat(&["maxAheadMs is ", dec(ms).as_str(), ", too large to count in nanoseconds"]))
+                    arg_err(&cat(&[
+                        "maxAheadMs is ",
+                        dec(ms).as_str(),
+                        ", too large to count in nanoseconds",
+                    ]))
                 })?
             }
         };
@@ -578,19 +606,30 @@ impl Generator {
         let len = usize::try_from(n)
             .ok()
             .filter(|&len| len <= u32::MAX as usize / 8)
-            .ok_or_else(|| arg_err(&cat(&["n is ", dec(n).as_str(), ", too many IDs for one array"])))?;
+            .ok_or_else(|| {
+                arg_err(&cat(&[
+                    "n is ",
+                    dec(n).as_str(),
+                    ", too many IDs for one array",
+                ]))
+            })?;
         // Allocated by hand so that running out of memory is an error, not an abort (and no Vec
         // growth code lands in the module).
         let mut out: Vec<u64> = if len == 0 {
             Vec::new()
         } else {
-            let bytes = core::alloc::Layout::array::<u64>(len).map_err(|_| arg_err("n is too large"))?;
+            let bytes =
+                core::alloc::Layout::array::<u64>(len).map_err(|_| arg_err("n is too large"))?;
             // SAFETY: `bytes` is non-zero-sized; a non-null result is `len` zeroed, aligned u64s owned
             // by the global allocator, as `Vec::from_raw_parts` requires.
             unsafe {
                 let p = std::alloc::alloc_zeroed(bytes) as *mut u64;
                 if p.is_null() {
-                    return Err(arg_err(&cat(&["n is ", dec(n).as_str(), ": cannot allocate that many IDs"])));
+                    return Err(arg_err(&cat(&[
+                        "n is ",
+                        dec(n).as_str(),
+                        ": cannot allocate that many IDs",
+                    ])));
                 }
                 Vec::from_raw_parts(p, len, len)
             }
@@ -734,4 +773,3 @@ pub fn error_codes() -> String {
     }
     s
 }
-
