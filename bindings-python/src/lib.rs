@@ -757,13 +757,13 @@ fn batch_len(py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<usize> {
 impl PyGenerator {
     #[new]
     #[pyo3(
-        signature = (node_id = None, layout = None, *, clock = None, policy = None, max_ahead_ms = None, random_start = None, random_seed = None),
-        text_signature = "(node_id=7, layout='twitter', *, clock=None, policy='wait', max_ahead_ms=15000, random_start=False, random_seed=None)"
+        signature = (node_id, layout = None, *, clock = None, policy = None, max_ahead_ms = None, random_start = None, random_seed = None),
+        text_signature = "(node_id, layout='twitter', *, clock=None, policy='wait', max_ahead_ms=15000, random_start=False, random_seed=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        node_id: Option<&Bound<'_, PyAny>>,
+        node_id: &Bound<'_, PyAny>,
         layout: Option<&Bound<'_, PyAny>>,
         clock: Option<&Bound<'_, PyAny>>,
         policy: Option<&Bound<'_, PyAny>>,
@@ -771,10 +771,8 @@ impl PyGenerator {
         random_start: Option<&Bound<'_, PyAny>>,
         random_seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let node_id = match node_id {
-            None => 7,
-            Some(n) => u64_arg(n, "node_id", ErrorCode::NodeIdOutOfRange)?,
-        };
+        // No default: two processes left on one default node ID would mint the same IDs.
+        let node_id = u64_arg(node_id, "node_id", ErrorCode::NodeIdOutOfRange)?;
         let layout = match layout {
             None => sm::Layout::twitter(),
             Some(l) => layout_arg(l)?,

@@ -126,7 +126,9 @@ def test_index_objects_are_ints() -> None:
 
 
 def test_generator_defaults_and_attributes() -> None:
-    g = snowmint.Generator()
+    with pytest.raises(TypeError):
+        snowmint.Generator()  # type: ignore[call-arg]  # no default node ID: it must be chosen
+    g = snowmint.Generator(7)
     assert g.node_id == 7 and g.policy == "wait" and g.max_ahead_ms == 15000
     assert g.layout == snowmint.Layout.preset("twitter") and g.clock is None and g.random_start is False
     a, b = g.next_id(), g.next_id()

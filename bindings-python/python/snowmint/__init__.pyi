@@ -224,7 +224,7 @@ class Generator:
 
     def __new__(
         cls,
-        node_id: int = 7,
+        node_id: int,
         layout: LayoutLike = "twitter",
         *,
         clock: Optional[ClockFn] = None,
