@@ -10,6 +10,7 @@ cargo fmt --all -- --check
 cargo clippy -p snowmint -p snowmint-cli --all-targets -- -D warnings
 cargo test -p snowmint -p snowmint-cli
 RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint --no-deps
+cargo package -p snowmint --allow-dirty
 cargo build -p snowmint --no-default-features --target wasm32-unknown-unknown --release
 cargo build -p snowmint --no-default-features --target thumbv7em-none-eabi --release
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$ROOT/target/loom" cargo test -p snowmint --test loom --release
