@@ -25,9 +25,9 @@ def run(cmd, *args):
 def inspect(id_text):
     """Decodes with the CLI: returns (iso, node, sequence)."""
     fields = {}
-    for line in run([CLI, "inspect", id_text, "--layout", "twitter"]):
-        key, _, value = line.partition(":")
-        fields[key.strip().lower()] = value.strip()
+    for line in run([CLI, "inspect", id_text, "--layout", "twitter"])[1:]:
+        key, _, value = line.strip().partition(" ")
+        fields[key] = value.strip().split("  ")[0]
     return fields
 
 
@@ -44,19 +44,19 @@ def main():
     names = [n for n, _ in RUNTIMES]
     # Rows to show: every ID of the small steps, the first and last two of the burst.
     rows, index = [], 0
-    for step in case["steps"]:
+    for number, step in enumerate(case["steps"], 1):
         n = step["count"]
         shown = range(n) if n <= 4 else [0, 1, n - 2, n - 1]
-        rows += [index + k for k in shown]
+        rows += [(index + k, number) for k in shown]
         index += n
     print()
-    print(f"{'#':>5}  " + "  ".join(f"{n:<20}" for n in names) + "  decoded (twitter)")
-    for r in rows:
+    print(f"{'step':>4} {'#':>5}  " + "  ".join(f"{n:<20}" for n in names) + "  decoded (twitter)")
+    for r, number in rows:
         ids = [results[n][r] if r < len(results[n]) else "-" for n in names]
         d = inspect(reference[r])
         mark = "" if len(set(ids)) == 1 else "   <-- DIFFERENT"
-        decoded = f"{d.get('time', d.get('iso', '?'))} node {d.get('node', '?')} seq {d.get('sequence', '?')}"
-        print(f"{r:>5}  " + "  ".join(f"{i:<20}" for i in ids) + f"  {decoded}{mark}")
+        decoded = f"{d['time']} node {d['node']} seq {d['sequence']}"
+        print(f"{number:>4} {r:>5}  " + "  ".join(f"{i:<20}" for i in ids) + f"  {decoded}{mark}")
     differ = [n for n in names if results[n] != reference]
     total = len(reference)
     print()
@@ -74,7 +74,7 @@ def main():
     for name, cmd in RUNTIMES:
         for id_text in run(cmd, "--live", "2"):
             d = inspect(id_text)
-            print(f"  {name:<7} {id_text:<20} {d.get('time', d.get('iso', '?'))}  node {d.get('node', '?')}  base58 {d.get('base58', '?')}")
+            print(f"  {name:<7} {id_text:<20} {d['time']}  node {d['node']}  base58 {d['base58']}")
 
 
 if __name__ == "__main__":
