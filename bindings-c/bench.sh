@@ -19,7 +19,7 @@ for r in $(seq "$ROUNDS"); do
   "$TARGET/bindings-c/bench" >>"$OUTF"
 done
 python3 - "$OUTF" <<'PY'
-import sys
+import json, os, sys
 best = {}
 for line in open(sys.argv[1]):
     parts = line.split()
@@ -45,6 +45,24 @@ for label, key, peer in rows:
         ratio = f"{v / best[peer]:.2f}x {name}"
     print(f"{label:<50} {v:>10.2f} {ratio:>18} {v / clock:>13.2f}x")
 c, r = best["c_next_id_shared"], best["rust_next_id_shared"]
+out = os.environ.get("SNOWMINT_BENCH_JSON")
+if out:
+    # Machine-readable summary for scripts/bench-all.sh: the figures of the table above. The first
+    # snowmint single, snowmint batch and floor rows are the headline figures.
+    spec = [
+        ("C: snowmint_shared_next_id", "snowmint", "single", "c_next_id_shared"),
+        ("C: snowmint_next_id (plain)", "snowmint", "single", "c_next_id_plain"),
+        ("Rust core: SharedGenerator::next_id", "snowmint", "single", "rust_next_id_shared"),
+        ("Rust core: Generator::next_id", "snowmint", "single", "rust_next_id_plain"),
+        ("C: snowmint_shared_next_ids 4096, per ID", "snowmint", "batch", "c_next_ids_4096_per_id"),
+        ("Rust core: next_ids, 4096/batch, per ID", "snowmint", "batch", "rust_next_ids_4096_per_id"),
+        ("clock_gettime(CLOCK_REALTIME) alone", "floor", "clock", "clock_gettime_realtime"),
+        ("libuuid uuid_generate_time", "peer", "single", "libuuid_generate_time"),
+    ]
+    rows = [{"name": n, "kind": k, "what": w, "ns_per_id": best[key]} for n, k, w, key in spec]
+    with open(out, "w") as f:
+        json.dump({"runtime": "c", "rows": rows}, f, indent=1)
+        f.write("\n")
 print(f"target C <= 1.1x Rust core per ID: shared {c / r:.2f}x, plain {best['c_next_id_plain'] / best['rust_next_id_plain']:.2f}x; "
       f"batch <= 1 ns/ID: {best['c_next_ids_4096_per_id']:.2f} ns")
 PY

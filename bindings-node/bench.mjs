@@ -128,4 +128,11 @@ const batch = byName['snowmint nextIds(4096) per ID']
 console.log(`targets: nextId() ${base.toFixed(1)} ns (target ≤ 60 ns: ${base <= 60 ? 'met' : 'NOT met'}); ` +
   `vs @sapphire/snowflake ${(byName['@sapphire/snowflake generate()'].ns / base).toFixed(2)}× (target ≥ 3×: ${byName['@sapphire/snowflake generate()'].ns / base >= 3 ? 'met' : 'NOT met'}); ` +
   `nextIds(4096) ${batch.ns.toFixed(2)} ns/ID (target ≤ 2 ns: ${batch.ns <= 2 ? 'met' : 'NOT met'}); snowmint duplicates: ${rows[0].dups + batch.dups}`)
+// The machine-readable summary for scripts/bench-all.sh: the medians of the table above (the first
+// snowmint single and snowmint batch rows are the headline figures; this bench has no floor).
+if (process.env.SNOWMINT_BENCH_JSON) {
+  const { writeFileSync } = await import('node:fs')
+  const out = rows.map((r) => ({ name: r.name, kind: r.peer ? 'peer' : 'snowmint', what: r.perCall ? 'batch' : 'single', ns_per_id: r.ns }))
+  writeFileSync(process.env.SNOWMINT_BENCH_JSON, JSON.stringify({ runtime: 'node', rows: out }, null, 1) + '\n')
+}
 void sink

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import array
 import gc
+import json
+import os
 import platform
 import statistics
 import sys
@@ -133,6 +135,39 @@ def main() -> None:
     print(f"  next_ids_array       {arr:7.2f} ns/ID  target <= 2 ns/ID (a new array per call)")
     print(f"  next_ids_into        {into:7.2f} ns/ID  target <= 2 ns/ID (a reused array)")
     print(f"  (benchmark took {time.monotonic() - start:.0f} s)")
+    out = os.environ.get("SNOWMINT_BENCH_JSON")
+    if out:
+        write_json(out)
+
+
+# Kind and what of each candidate in the machine-readable summary (the first snowmint single, snowmint
+# batch and floor rows are the headline figures).
+KINDS = {
+    "snowmint Generator.next_id()": ("snowmint", "single"),
+    "no-op Python call (reference)": ("floor", "call"),
+    "snowflake-id next(SnowflakeGenerator)": ("peer", "single"),
+    "uuid-utils uuid7()": ("peer", "single"),
+    "stdlib uuid.uuid4()": ("peer", "single"),
+    "snowmint next_ids(10**6) -> list": ("snowmint", "batch"),
+    "snowmint next_ids_array(10**6) -> array('Q')": ("snowmint", "batch"),
+    "snowmint next_ids_into(reused array('Q', 10**6))": ("snowmint", "batch"),
+    "snowmint [next_id() for 10**5]": ("snowmint", "batch"),
+    "reference: list(range(2**62, 2**62 + 10**6))": ("floor", "batch"),
+    "snowflake-id [next() for 10**5]": ("peer", "batch"),
+    "uuid-utils [uuid7() for 10**5]": ("peer", "batch"),
+}
+
+
+def write_json(path: str) -> None:
+    """The machine-readable summary for scripts/bench-all.sh: the best rounds the tables above printed."""
+    cands = sorted(CALLS + BATCHES, key=lambda c: KINDS[c["label"]][0] != "snowmint")
+    rows = [
+        {"name": c["label"], "kind": KINDS[c["label"]][0], "what": KINDS[c["label"]][1], "ns_per_id": c["best"]}
+        for c in cands
+    ]
+    with open(path, "w") as f:
+        json.dump({"runtime": "python", "rows": rows}, f, indent=1)
+        f.write("\n")
 
 
 if __name__ == "__main__":

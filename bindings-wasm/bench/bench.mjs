@@ -98,3 +98,16 @@ for (const r of rows) {
   console.log(`${r.name.padEnd(w)} | ${r.ns.toFixed(1).padStart(6)} (${r.min.toFixed(1).padStart(6)})  | ${r.mops.toFixed(2).padStart(7)} | ${r.name === peers[0].name ? '1.00× (baseline)' : rel}`);
 }
 for (const n of notes) console.log(`note: ${n}`);
+// The machine-readable summary for scripts/bench-all.sh: the medians of the table above (the first
+// snowmint single and batch rows are the headline figures; this bench has no floor). The native Node
+// binding is listed as a peer of snowmint-wasm. chromium.mjs adds its rows (group "chromium") after.
+if (process.env.SNOWMINT_BENCH_JSON) {
+  const fs = await import('node:fs');
+  const out = peers.map((p, i) => ({
+    name: p.name,
+    kind: p.name.startsWith('snowmint-wasm') ? 'snowmint' : 'peer',
+    what: p.batch ? 'batch' : 'single',
+    ns_per_id: rows[i].ns,
+  }));
+  fs.writeFileSync(process.env.SNOWMINT_BENCH_JSON, JSON.stringify({ runtime: 'wasm', rows: out }, null, 1) + '\n');
+}

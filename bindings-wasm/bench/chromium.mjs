@@ -47,6 +47,17 @@ try {
   console.log(`snowmint-wasm nextId()          | ${wasmNs.toFixed(1).padStart(5)} | 1.00× (baseline)`);
   console.log(`@sapphire/snowflake generate()  | ${sapphireNs.toFixed(1).padStart(5)} | ${(sapphireNs / wasmNs).toFixed(2)}×`);
   console.log('(performance.now() is coarsened in the page; the runs are long enough for it not to matter.)');
+  // Appended to bench.mjs's machine-readable summary (same run of bench.sh), as group "chromium": their
+  // ratios are taken against each other, not against the figures measured in Node.
+  const out = process.env.SNOWMINT_BENCH_JSON;
+  if (out) {
+    const doc = JSON.parse(fs.readFileSync(out, 'utf8'));
+    doc.rows.push(
+      { name: 'snowmint-wasm nextId() in Chromium', kind: 'snowmint', what: 'single', ns_per_id: wasmNs, group: 'chromium' },
+      { name: '@sapphire/snowflake generate() in Chromium', kind: 'peer', what: 'single', ns_per_id: sapphireNs, group: 'chromium' },
+    );
+    fs.writeFileSync(out, JSON.stringify(doc, null, 1) + '\n');
+  }
 } finally {
   await context.close();
   await server.close();

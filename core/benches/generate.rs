@@ -973,4 +973,45 @@ fn main() {
     let sys = sustained(&SystemClock, run);
     let fast = sustained(&tsc, run);
     summary(&tsc, &mut pairs, sys, fast);
+    if let Some(path) = std::env::var_os("SNOWMINT_BENCH_JSON") {
+        write_json(&pairs, tsc.is_tsc(), &path);
+    }
+}
+
+/// The machine-readable summary for `scripts/bench-all.sh`: the 'fastest' figures the table above
+/// printed (ns per ID, this run). The first snowmint single, snowmint batch and floor rows are the
+/// headline figures; single IDs are on the twitter layout, like the peers and the other runtimes.
+fn write_json(pairs: &HashMap<&'static str, (f64, f64)>, is_tsc: bool, path: &std::ffi::OsStr) {
+    let tsc = if is_tsc { "TscClock" } else { "FastClock" };
+    let rows: Vec<(String, &str, &str, &str)> = [
+        ("SharedGenerator::next_id (twitter, system clock)", "snowmint", "single", "peer/snowmint_shared"),
+        ("Generator::next_id (twitter, system clock)", "snowmint", "single", "peer/snowmint_plain"),
+        ("SharedGenerator::next_id_from (twitter, TSC)", "snowmint", "single", "peer/snowmint_shared_tsc"),
+        ("SharedGenerator::next_id (2^22/ms layout, system clock)", "snowmint", "single", "single/shared/system"),
+        ("Generator::next_id (2^22/ms layout, system clock)", "snowmint", "single", "single/plain/system"),
+        ("SharedGenerator::next_id_at (reading passed in)", "snowmint", "single", "single/shared/given"),
+        ("SharedGenerator::next_ids (4096/batch, per ID)", "snowmint", "batch", "batch/shared"),
+        ("Generator::next_ids (4096/batch, per ID)", "snowmint", "batch", "batch/plain"),
+        ("SystemTime read + CAS (measured apart, summed)", "floor", "cas", "floor/sum"),
+        ("SystemTime read", "floor", "clock", "clock/system"),
+        ("TSC read", "floor", "clock", "clock/tsc"),
+        ("AtomicU64 load + compare_exchange", "floor", "cas", "cas"),
+        ("snowflaked::Generator::generate", "peer", "single", "peer/snowflaked"),
+        ("rs-snowflake real_time_generate", "peer", "single", "peer/rs_snowflake"),
+        ("uuid::Uuid::now_v7 (128-bit)", "peer", "single", "peer/uuid_v7"),
+        ("ulid::Generator::generate (128-bit)", "peer", "single", "peer/ulid"),
+    ]
+    .into_iter()
+    .map(|(n, k, w, key)| (n.replace("TSC", tsc), k, w, key))
+    .collect();
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .filter_map(|(name, kind, what, key)| {
+            pairs.get(key).map(|p| {
+                serde_json::json!({"name": name, "kind": kind, "what": what, "ns_per_id": p.0})
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({"runtime": "rust", "rows": rows});
+    std::fs::write(path, format!("{doc:#}\n")).expect("cannot write SNOWMINT_BENCH_JSON");
 }

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Builds the one benchmark table of `make bench` from the summaries the runtimes' benches wrote.
+
+Usage: bench_report.py DIR [RUNTIME ...]   (reads DIR/<runtime>.json, writes DIR/report.md, prints it)
+
+Each summary is {"runtime": ..., "rows": [{"name", "kind", "what", "ns_per_id"[, "group"]}, ...]} with
+kind snowmint|peer|floor and what single|batch|clock|cas|call. Within a runtime (and group: rows measured
+somewhere else, e.g. WASM inside Chromium, carry a "group" and get a table row of their own) the FIRST
+snowmint single row, the FIRST snowmint batch row and the FIRST floor row are the headline figures. A
+peer's ratio is peer ÷ snowmint of the same `what` (single or batch), so > 1 means snowmint is faster.
+Every number comes from the summary files, i.e. from the one run that wrote them. Exits non-zero when a
+runtime's summary is missing or malformed (its row then says why).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import platform
+import sys
+
+RUNTIMES = ["rust", "c", "python", "node", "wasm"]
+KINDS = {"snowmint", "peer", "floor"}
+WHATS = {"single", "batch", "clock", "cas", "call"}
+ROW_KEYS = {"name", "kind", "what", "ns_per_id"}
+OPTIONAL_ROW_KEYS = {"group"}
+DASH = "—"
+
+
+class Malformed(Exception):
+    pass
+
+
+def load(path: str, runtime: str) -> list[dict]:
+    def no_duplicates(pairs):
+        keys = [k for k, _ in pairs]
+        dup = {k for k in keys if keys.count(k) > 1}
+        if dup:
+            raise Malformed(f"duplicate key(s) {sorted(dup)}")
+        return dict(pairs)
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f, object_pairs_hook=no_duplicates)
+    except FileNotFoundError:
+        raise Malformed("no summary written") from None
+    except ValueError as e:
+        raise Malformed(f"not JSON: {e}") from None
+    if not isinstance(doc, dict) or set(doc) != {"runtime", "rows"}:
+        raise Malformed('top level must be exactly {"runtime", "rows"}')
+    if doc["runtime"] != runtime:
+        raise Malformed(f"runtime is {doc['runtime']!r}, expected {runtime!r}")
+    rows = doc["rows"]
+    if not isinstance(rows, list) or not rows:
+        raise Malformed("rows must be a non-empty list")
+    names = set()
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict) or not ROW_KEYS <= set(r) or set(r) - ROW_KEYS - OPTIONAL_ROW_KEYS:
+            raise Malformed(f"row {i}: keys must be {sorted(ROW_KEYS)} (+ optional group), got {r!r}")
+        if not isinstance(r["name"], str) or not r["name"]:
+            raise Malformed(f"row {i}: empty name")
+        key = (r.get("group"), r["name"])
+        if key in names:
+            raise Malformed(f"row {i}: duplicate name {r['name']!r}")
+        names.add(key)
+        if r["kind"] not in KINDS or r["what"] not in WHATS:
+            raise Malformed(f"row {i} ({r['name']}): kind {r['kind']!r} / what {r['what']!r} unknown")
+        v = r["ns_per_id"]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+            raise Malformed(f"row {i} ({r['name']}): ns_per_id must be a positive number, got {v!r}")
+        if "group" in r and (not isinstance(r["group"], str) or not r["group"]):
+            raise Malformed(f"row {i} ({r['name']}): group must be a non-empty string")
+    return rows
+
+
+def first(rows: list[dict], kind: str, what: str | None = None) -> dict | None:
+    return next((r for r in rows if r["kind"] == kind and (what is None or r["what"] == what)), None)
+
+
+def ns(v: float) -> str:
+    return f"{v:.2f}" if v < 100 else f"{v:.1f}"
+
+
+def headline(rows: list[dict]) -> dict:
+    return {
+        "single": first(rows, "snowmint", "single"),
+        "batch": first(rows, "snowmint", "batch"),
+        "floor": first(rows, "floor"),
+    }
+
+
+def peer_cell(rows: list[dict], head: dict) -> str:
+    parts = []
+    for r in rows:
+        if r["kind"] != "peer":
+            continue
+        base = head.get(r["what"])
+        ratio = f" ({r['ns_per_id'] / base['ns_per_id']:.2f}×)" if base else ""
+        tag = " [batch]" if r["what"] == "batch" else ""
+        parts.append(f"{r['name']}{tag} {ns(r['ns_per_id'])}{ratio}")
+    return "; ".join(parts) or DASH
+
+
+def main() -> int:
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out_dir = sys.argv[1]
+    runtimes = sys.argv[2:] or RUNTIMES
+    bad = 0
+    table = [
+        "| runtime | snowmint single ID (ns) | batch (ns/ID) | floor (ns) | single ÷ floor | peers: ns/ID (peer ÷ snowmint) |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    details = []
+    for rt in runtimes:
+        try:
+            rows = load(os.path.join(out_dir, f"{rt}.json"), rt)
+        except Malformed as e:
+            bad += 1
+            status = ""
+            try:
+                with open(os.path.join(out_dir, f"{rt}.status"), encoding="utf-8") as f:
+                    status = f.read().strip()
+            except OSError:
+                pass
+            why = f"{status}: {e}" if status and status != "ok" else str(e)
+            table.append(f"| {rt} | {why} (see target/bench/{rt}.log) | | | | |")
+            continue
+        groups = []
+        for r in rows:
+            if r.get("group") not in groups:
+                groups.append(r.get("group"))
+        for g in groups:
+            grows = [r for r in rows if r.get("group") == g]
+            head = headline(grows)
+            s, b, fl = head["single"], head["batch"], head["floor"]
+            ratio = f"{s['ns_per_id'] / fl['ns_per_id']:.2f}×" if s and fl else DASH
+            floor = f"{ns(fl['ns_per_id'])} ({fl['name']})" if fl else DASH
+            single = f"{ns(s['ns_per_id'])} ({s['name']})" if s else DASH
+            batch = ns(b["ns_per_id"]) if b else DASH
+            label = rt if g is None else f"{rt} ({g})"
+            table.append(f"| {label} | {single} | {batch} | {floor} | {ratio} | {peer_cell(grows, head)} |")
+            details.append(f"\n### {label}\n")
+            details.append("| measurement | kind | what | ns/ID | ratio |")
+            details.append("|---|---|---|---:|---|")
+            for r in grows:
+                base = head.get(r["what"]) if r["kind"] != "floor" else None
+                if r is s or r is b or r is fl:
+                    rel = "headline"
+                elif base is not None:
+                    rel = f"{r['ns_per_id'] / base['ns_per_id']:.2f}× snowmint {r['what']}"
+                elif fl is not None and r["kind"] != "floor":
+                    rel = f"{r['ns_per_id'] / fl['ns_per_id']:.2f}× floor"
+                else:
+                    rel = ""
+                details.append(f"| {r['name']} | {r['kind']} | {r['what']} | {ns(r['ns_per_id'])} | {rel} |")
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    report = "\n".join(
+        [
+            "# snowmint benchmark report",
+            "",
+            f"`make bench`, {when}, {platform.machine()}, {os.cpu_count()} CPUs, Linux {platform.release()}. "
+            "Every figure is from this one run; each runtime's bench measured its snowmint figures, its floor and "
+            "its peers side by side in one process (one script for Rust/C), twitter layout. "
+            "Single ID: the first snowmint single-ID figure of that bench; batch: its first batch figure, per ID; "
+            "floor: Rust = a SystemTime read + a CAS, C = clock_gettime(CLOCK_REALTIME), Python = a no-op call, "
+            f"Node/WASM = none ({DASH}). Peer ratios are peer ÷ snowmint (single vs single, [batch] vs batch): "
+            "above 1 means snowmint is faster. Full output: target/bench/<runtime>.log; all rows below.",
+            "",
+            *table,
+            "",
+            "## All rows",
+            *details,
+            "",
+        ]
+    )
+    with open(os.path.join(out_dir, "report.md"), "w", encoding="utf-8") as f:
+        f.write(report)
+    print(report)
+    print(f"(written to {os.path.join(out_dir, 'report.md')})")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
