@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Node addon (napi-rs): installs what a fresh machine lacks (Node/npm, Rust, @napi-rs/cli),
 # then `napi build --platform --release`, which writes snowmint.linux-x64-gnu.node, index.js and
-# index.d.ts into this folder. Fast when up to date (cargo skips the compile).
+# index.d.ts into this folder, and copies the addon into its platform package npm/linux-x64-gnu/.
+# Fast when up to date (cargo skips the compile).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE"
@@ -32,9 +33,23 @@ fi
 addon="$(ls -t "$HERE"/snowmint.*.node 2>/dev/null | head -1 || true)"
 if [ -n "$addon" ] && [ -f index.js ] && [ -f index.d.ts ] && [ -z "$(find "$HERE/src" "$HERE/Cargo.toml" "$HERE/build.rs" "$HERE/package.json" "$HERE/../core/src" "$HERE/../core/Cargo.toml" "$HERE/../Cargo.lock" -newer "$addon" -print -quit 2>/dev/null)" ]; then
   echo "build.sh: $(basename "$addon") is up to date" >&2
-  exit 0
+else
+  # --platform names the addon snowmint.<platform>.node, as the generated loader expects.
+  node_modules/.bin/napi build --platform --release --no-const-enum >&2
+  ls -1 "$HERE"/snowmint.*.node >&2
 fi
 
-# --platform names the addon snowmint.<platform>.node, as the generated loader expects.
-node_modules/.bin/napi build --platform --release >&2
-ls -1 "$HERE"/snowmint.*.node >&2
+# The napi-rs platform-package layout: npm/<platform>/ is the package `snowmint-<platform>` that holds
+# the binary (made by `napi create-npm-dirs`, committed); the main package ships only the loader and
+# names each platform package in optionalDependencies. `napi artifacts` copies the built addon into
+# its platform package; one directory per entry of napi.targets in package.json.
+for dir in "$HERE"/npm/*/; do
+  platform="$(basename "$dir")"
+  if [ ! -f "$HERE/snowmint.$platform.node" ]; then
+    echo "build.sh: npm/$platform has no built addon on this machine (snowmint.$platform.node)" >&2
+    continue
+  fi
+  if ! cmp -s "$HERE/snowmint.$platform.node" "$dir/snowmint.$platform.node"; then
+    node_modules/.bin/napi artifacts --output-dir . --npm-dir npm >&2
+  fi
+done

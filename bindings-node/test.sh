@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Tests the Node package as a user installs it: build, `npm pack`, `npm install` of the tarball into a
-# fresh project under target/, then `node --test` over: every conformance vector (tests/js/conformance.mjs),
-# the API and its error table (CommonJS), ESM imports, worker_threads, the README quickstart, and
-# `tsc --noEmit` of examples/example.ts against the generated index.d.ts.
+# Tests the Node package as users install it, in the napi-rs platform-package layout: build, `npm pack`
+# of the platform package (npm/linux-x64-gnu → snowmint-linux-x64-gnu, which holds the .node) and of the
+# main package (snowmint: the loader, index.mjs, index.d.ts, no binary), `npm install` of BOTH tarballs
+# into a fresh project under target/, then `node --test` from that project over: where everything was
+# loaded from (the platform package, nothing from this folder), every conformance vector
+# (tests/js/conformance.mjs), the API and its error table (CommonJS), ESM imports, worker_threads, the
+# README quickstart, and `tsc --noEmit` of examples/example.ts against the shipped index.d.ts.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -10,32 +13,46 @@ ROOT="$(cd "$HERE/.." && pwd)"
 bash "$HERE/build.sh"
 
 WORK="$ROOT/target/node-test"
+PACK="$WORK/pack"
+TOOLS="$WORK/tools"            # TypeScript, installed once (the project itself is fresh every run)
 PROJECT="$WORK/project"
-mkdir -p "$WORK" "$PROJECT"
-rm -f "$WORK"/snowmint-*.tgz
-(cd "$HERE" && npm pack --silent --pack-destination "$WORK" >/dev/null)
-TARBALL="$(ls "$WORK"/snowmint-*.tgz)"
-echo "test.sh: packed $(basename "$TARBALL") ($(tar -tzf "$TARBALL" | tr '\n' ' '))"
+rm -rf "$PACK" "$PROJECT"
+mkdir -p "$PACK" "$TOOLS" "$PROJECT"
 
+# --- the tarballs ---------------------------------------------------------------------------------
+PLATFORM_TGZ="$PACK/$(cd "$HERE/npm/linux-x64-gnu" && npm pack --silent --pack-destination "$PACK" | tail -n 1)"
+MAIN_TGZ="$PACK/$(cd "$HERE" && npm pack --silent --pack-destination "$PACK" | tail -n 1)"
+echo "test.sh: packed $(basename "$PLATFORM_TGZ") ($(tar -tzf "$PLATFORM_TGZ" | tr '\n' ' '))"
+echo "test.sh: packed $(basename "$MAIN_TGZ") ($(tar -tzf "$MAIN_TGZ" | tr '\n' ' '))"
+if tar -tzf "$MAIN_TGZ" | grep -q '\.node$'; then
+  echo "test.sh: the main package must not ship a .node (it belongs in the platform package)" >&2
+  exit 1
+fi
+tar -tzf "$PLATFORM_TGZ" | grep -qx 'package/snowmint.linux-x64-gnu.node' \
+  || { echo "test.sh: the platform package lacks snowmint.linux-x64-gnu.node" >&2; exit 1; }
+
+# --- TypeScript (a tool, kept between runs) -------------------------------------------------------
+if [ ! -x "$TOOLS/node_modules/.bin/tsc" ]; then
+  [ -f "$TOOLS/package.json" ] || echo '{ "name": "snowmint-node-test-tools", "private": true }' > "$TOOLS/package.json"
+  (cd "$TOOLS" && npm install --no-audit --no-fund --loglevel=error "typescript@^5")
+fi
+
+# --- a fresh project with both tarballs installed -------------------------------------------------
 cd "$PROJECT"
-if [ ! -f package.json ]; then
-  printf '{ "name": "snowmint-user", "version": "1.0.0", "private": true }\n' > package.json
-fi
-if [ ! -x node_modules/.bin/tsc ]; then
-  npm install --no-audit --no-fund --loglevel=error --save-dev "typescript@^5"
-fi
-# A fresh install of the tarball every run (the same version number, new contents).
-rm -rf node_modules/snowmint
-npm install --no-audit --no-fund --loglevel=error "$TARBALL"
-
-rm -rf tests examples
+printf '{ "name": "snowmint-user", "version": "1.0.0", "private": true }\n' > package.json
+npm install --no-audit --no-fund --loglevel=error "$PLATFORM_TGZ" "$MAIN_TGZ"
 cp -r "$HERE/tests" "$HERE/examples" .
 cp "$HERE/README.md" README.md
 
 export SNOWMINT_VECTORS="${SNOWMINT_VECTORS:-$ROOT/tests/vectors}"
 export SNOWMINT_CONFORMANCE="$ROOT/tests/js/conformance.mjs"
+export SNOWMINT_TSC="$TOOLS/node_modules/.bin/tsc"
+export SNOWMINT_NODE_SRC="$HERE"            # the tests assert that nothing is loaded from here
+export SNOWMINT_CARGO_TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 status=0
-node --test --test-reporter=spec tests/ > "$WORK/last-run.txt" 2>&1 || status=$?
+# No NODE_PATH and no napi override: the package must resolve from the project's node_modules alone.
+env -u NODE_PATH -u NAPI_RS_NATIVE_LIBRARY_PATH -u NAPI_RS_FORCE_WASI \
+  node --test --test-reporter=spec tests/ > "$WORK/last-run.txt" 2>&1 || status=$?
 # Per-case lines of the conformance files are indented: show the top-level results only.
 grep -vE '^\s+(✔|▶|ℹ)' "$WORK/last-run.txt" | grep -vE '^\s*$' | grep -E '^(✔|✖|▶|ℹ)' || true
 # The runner's closing counts, then a plain summary line.

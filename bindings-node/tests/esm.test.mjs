@@ -2,6 +2,8 @@
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import snowmintDefault, { Generator, Layout, decode, encode, parse, compose, minIdAt, ERROR_CODES, PRESET_NAMES } from 'snowmint'
 
 const require = createRequire(import.meta.url)
@@ -23,4 +25,13 @@ test('ESM: mint, decode, errors with codes', () => {
   assert.equal(parse(encode(id, 'base58'), 'base58'), id)
   assert.throws(() => new Generator({ nodeId: 1024 }), { code: 'NODE_ID_OUT_OF_RANGE' })
   assert.throws(() => new Generator({ nodeId: '1' }), (e) => e instanceof TypeError && e.code === 'INVALID_ARGUMENT')
+})
+
+test('ESM: import "snowmint" resolves to the installed package (index.mjs, then its loader and platform package)', async () => {
+  const project = fileURLToPath(new URL('..', import.meta.url))
+  const resolved = fileURLToPath(import.meta.resolve('snowmint'))
+  assert.equal(resolved, join(project, 'node_modules', 'snowmint', 'index.mjs'))
+  await import('snowmint')
+  const nodes = Object.keys(require.cache).filter((f) => f.endsWith('.node'))
+  assert.deepEqual(nodes, [join(project, 'node_modules', 'snowmint-linux-x64-gnu', 'snowmint.linux-x64-gnu.node')])
 })

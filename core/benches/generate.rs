@@ -982,28 +982,33 @@ fn main() {
 /// printed (ns per ID, this run). The first snowmint single, snowmint batch and floor rows are the
 /// headline figures; single IDs are on the twitter layout, like the peers and the other runtimes.
 fn write_json(pairs: &HashMap<&'static str, (f64, f64)>, is_tsc: bool, path: &std::ffi::OsStr) {
+    // key | kind | what | name
+    const ROWS: &str = "
+        peer/snowmint_shared     | snowmint | single | SharedGenerator::next_id (twitter, system clock)
+        peer/snowmint_plain      | snowmint | single | Generator::next_id (twitter, system clock)
+        peer/snowmint_shared_tsc | snowmint | single | SharedGenerator::next_id_from (twitter, TSC)
+        single/shared/system     | snowmint | single | SharedGenerator::next_id (2^22/ms layout, system clock)
+        single/plain/system      | snowmint | single | Generator::next_id (2^22/ms layout, system clock)
+        single/shared/given      | snowmint | single | SharedGenerator::next_id_at (reading passed in)
+        batch/shared             | snowmint | batch  | SharedGenerator::next_ids (4096/batch, per ID)
+        batch/plain              | snowmint | batch  | Generator::next_ids (4096/batch, per ID)
+        floor/sum                | floor    | cas    | SystemTime read + CAS (measured apart, summed)
+        clock/system             | floor    | clock  | SystemTime read
+        clock/tsc                | floor    | clock  | TSC read
+        cas                      | floor    | cas    | AtomicU64 load + compare_exchange
+        peer/snowflaked          | peer     | single | snowflaked::Generator::generate
+        peer/rs_snowflake        | peer     | single | rs-snowflake real_time_generate
+        peer/uuid_v7             | peer     | single | uuid::Uuid::now_v7 (128-bit)
+        peer/ulid                | peer     | single | ulid::Generator::generate (128-bit)";
     let tsc = if is_tsc { "TscClock" } else { "FastClock" };
-    let rows: Vec<(String, &str, &str, &str)> = [
-        ("SharedGenerator::next_id (twitter, system clock)", "snowmint", "single", "peer/snowmint_shared"),
-        ("Generator::next_id (twitter, system clock)", "snowmint", "single", "peer/snowmint_plain"),
-        ("SharedGenerator::next_id_from (twitter, TSC)", "snowmint", "single", "peer/snowmint_shared_tsc"),
-        ("SharedGenerator::next_id (2^22/ms layout, system clock)", "snowmint", "single", "single/shared/system"),
-        ("Generator::next_id (2^22/ms layout, system clock)", "snowmint", "single", "single/plain/system"),
-        ("SharedGenerator::next_id_at (reading passed in)", "snowmint", "single", "single/shared/given"),
-        ("SharedGenerator::next_ids (4096/batch, per ID)", "snowmint", "batch", "batch/shared"),
-        ("Generator::next_ids (4096/batch, per ID)", "snowmint", "batch", "batch/plain"),
-        ("SystemTime read + CAS (measured apart, summed)", "floor", "cas", "floor/sum"),
-        ("SystemTime read", "floor", "clock", "clock/system"),
-        ("TSC read", "floor", "clock", "clock/tsc"),
-        ("AtomicU64 load + compare_exchange", "floor", "cas", "cas"),
-        ("snowflaked::Generator::generate", "peer", "single", "peer/snowflaked"),
-        ("rs-snowflake real_time_generate", "peer", "single", "peer/rs_snowflake"),
-        ("uuid::Uuid::now_v7 (128-bit)", "peer", "single", "peer/uuid_v7"),
-        ("ulid::Generator::generate (128-bit)", "peer", "single", "peer/ulid"),
-    ]
-    .into_iter()
-    .map(|(n, k, w, key)| (n.replace("TSC", tsc), k, w, key))
-    .collect();
+    let rows: Vec<(String, &str, &str, &str)> = ROWS
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('|').map(str::trim).collect();
+            (f[3].replace("TSC", tsc), f[1], f[2], f[0])
+        })
+        .collect();
     let rows: Vec<serde_json::Value> = rows
         .iter()
         .filter_map(|(name, kind, what, key)| {

@@ -735,6 +735,39 @@ fn check_sort_order(seen: &Encoded) -> Check {
     Ok(())
 }
 
+// ---- the record of cases run -------------------------------------------------------------------------
+
+/// When `SNOWMINT_CONFORMANCE_DIR` is set, one line `file.json<TAB>case name<TAB>pass|fail` per case run
+/// is appended to `$SNOWMINT_CONFORMANCE_DIR/rust.txt` (checked by `scripts/check-conformance.py`).
+struct Record(Option<std::fs::File>);
+
+impl Record {
+    fn from_env() -> Record {
+        let Some(dir) = std::env::var_os("SNOWMINT_CONFORMANCE_DIR").filter(|d| !d.is_empty()) else {
+            return Record(None);
+        };
+        let dir = PathBuf::from(dir);
+        let path = dir.join("rust.txt");
+        let file = std::fs::create_dir_all(&dir)
+            .and_then(|()| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path)
+            })
+            .unwrap_or_else(|e| panic!("cannot append to {}: {e}", path.display()));
+        Record(Some(file))
+    }
+
+    fn case(&mut self, file: &str, name: &str, passed: bool) {
+        if let Some(f) = &mut self.0 {
+            let line = format!("{file}\t{name}\t{}\n", if passed { "pass" } else { "fail" });
+            f.write_all(line.as_bytes())
+                .unwrap_or_else(|e| panic!("cannot write the conformance record: {e}"));
+        }
+    }
+}
+
 // ---- the test ----------------------------------------------------------------------------------------
 
 const FILES: [&str; 6] = [
@@ -764,6 +797,7 @@ fn conformance_vectors() {
     }
     let mut report = String::new();
     let mut total = 0;
+    let mut record = Record::from_env();
     for file in &found {
         let cases = match load(&dir.join(file)) {
             Ok(c) => c,
@@ -784,12 +818,11 @@ fn conformance_vectors() {
                 "encodings.json" => run_encoding(c, &mut seen),
                 _ => Err("no runner knows this file".to_owned()),
             };
+            let name = c["name"].as_str().unwrap_or("?");
+            record.case(file, name, result.is_ok());
             if let Err(e) = result {
                 failed += 1;
-                failures.push(format!(
-                    "{file}: {}: {e}",
-                    c["name"].as_str().unwrap_or("?")
-                ));
+                failures.push(format!("{file}: {name}: {e}"));
             }
         }
         if file == "encodings.json" {
