@@ -743,7 +743,8 @@ struct Record(Option<std::fs::File>);
 
 impl Record {
     fn from_env() -> Record {
-        let Some(dir) = std::env::var_os("SNOWMINT_CONFORMANCE_DIR").filter(|d| !d.is_empty()) else {
+        let Some(dir) = std::env::var_os("SNOWMINT_CONFORMANCE_DIR").filter(|d| !d.is_empty())
+        else {
             return Record(None);
         };
         let dir = PathBuf::from(dir);
