@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Builds snowmint-wasm, packs it (npm pack), installs the tarball into a fresh temporary project, and runs
-# every test: node --test (API, bad input, 10^6 unique IDs, every conformance vector) and the real-browser
-# tests (headless Debian Chromium via playwright-core: vectors inside the page, the playground driven).
+# every test: node --test (API, bad input, 10^6 unique IDs, every conformance vector), tests/installed/ run
+# inside that project as user code (CommonJS require, ESM import, `tsc --noEmit` of examples/ with
+# @ts-expect-error negatives; asserting that the glue and the .wasm come from node_modules, not this folder)
+# and the real-browser tests (headless Debian Chromium via playwright-core: vectors inside the page, the
+# playground driven).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
+# Conformance record (scripts/check-conformance.py): passed on, as an absolute path, only when set.
+if [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ]; then
+  mkdir -p "$SNOWMINT_CONFORMANCE_DIR"; export SNOWMINT_CONFORMANCE_DIR="$(cd "$SNOWMINT_CONFORMANCE_DIR" && pwd)"
+fi
 WORK="$ROOT/target/wasm-work"
 "$HERE/build.sh"
 
@@ -21,12 +28,30 @@ export SNOWMINT_WASM_PROJECT="$PROJECT"
 export SNOWMINT_VECTORS_DIR="$ROOT/tests/vectors"
 export SNOWMINT_TOOLS="$WORK/tools/node_modules"
 
+# TypeScript for the type check (a tool kept between runs; the project itself is fresh every run).
+if [ ! -x "$WORK/tools/node_modules/.bin/tsc" ]; then
+  (cd "$WORK/tools" && npm install --no-audit --no-fund --loglevel=error "typescript@^5")
+fi
+# Tests that run INSIDE the project, as a user's code: require / import 'snowmint-wasm', tsc --noEmit.
+cp -r "$HERE/tests/installed" "$PROJECT/tests"
+cp -r "$HERE/examples" "$PROJECT/examples"
+
 status=0
 echo "== node --test (the nodejs build, from the installed tarball)"
-node --test --test-reporter=spec "$HERE"/tests/*.test.mjs || status=1
+node --test --test-reporter=spec "$HERE"/tests/*.test.mjs 2>&1 | tee "$WORK/run-node.txt" || status=1
+
+echo "== node --test in the installed project (CommonJS require, ESM import, TypeScript tsc --noEmit)"
+(cd "$PROJECT" && env -u NODE_PATH SNOWMINT_WASM_SRC="$HERE" SNOWMINT_TSC="$WORK/tools/node_modules/.bin/tsc" \
+  node --test --test-reporter=spec tests/) 2>&1 | tee "$WORK/run-installed.txt" || status=1
 
 echo "== browser tests (headless Chromium)"
-node --test --test-reporter=spec "$HERE/tests/browser/browser.test.mjs" || status=1
+node --test --test-reporter=spec "$HERE/tests/browser/browser.test.mjs" 2>&1 | tee "$WORK/run-browser.txt" || status=1
+
+# One summary line over the three runs.
+sum() { cat "$WORK"/run-node.txt "$WORK"/run-installed.txt "$WORK"/run-browser.txt | awk -v k="$1" '$1 == "ℹ" && $2 == k { n += $3 } END { print n + 0 }'; }
+passed=$(sum pass); failed=$(sum fail)
+echo "snowmint-wasm: $passed passed, $failed failed"
+[ "$failed" = "0" ] && [ "$passed" -gt 0 ] || status=1
 
 if [ "$status" -ne 0 ]; then
   echo "snowmint-wasm: SOME TESTS FAILED" >&2
