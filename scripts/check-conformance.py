@@ -120,7 +120,9 @@ def check(results: Path, vectors: Path, runtimes: tuple[str, ...], out=sys.stdou
         missing = [k for k in expected if k not in records]
         unknown = sorted(k for k in records if k[0] not in corpus or k[1] not in corpus[k[0]])
         runs = {len(v) for v in records.values()}
-        extra = f" ({min(runs)}-{max(runs)} runs per case)" if runs and max(runs) > 1 else ""
+        extra = ""
+        if runs and max(runs) > 1:
+            extra = f" ({max(runs)} runs per case)" if len(runs) == 1 else f" ({min(runs)} to {max(runs)} runs per case)"
         print(f"{rt}: {len(passed)} passed, {len(failed)} failed, {len(missing)} missing{extra}", file=out)
         for label, items in (("failed", failed), ("missing", missing), ("not in the corpus", unknown)):
             for f, name in items[:SHOWN]:

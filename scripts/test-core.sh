@@ -3,6 +3,10 @@
 # no_std builds for wasm32 and a 32-bit bare-metal target, and the loom model check.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# Conformance record (scripts/check-conformance.py): passed on, as an absolute path, only when set.
+if [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ]; then
+  mkdir -p "$SNOWMINT_CONFORMANCE_DIR"; export SNOWMINT_CONFORMANCE_DIR="$(cd "$SNOWMINT_CONFORMANCE_DIR" && pwd)"
+fi
 cd "$ROOT"
 bash scripts/setup-rust.sh
 set -x
@@ -15,3 +19,4 @@ cargo build -p snowmint --no-default-features --target wasm32-unknown-unknown --
 cargo build -p snowmint --no-default-features --target thumbv7em-none-eabi --release
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$ROOT/target/loom" cargo test -p snowmint --test loom --release
 python3 tests/oracle/vectors.py --check
+python3 scripts/check-conformance.py --self-test

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "snowmint.h"
 
@@ -608,6 +609,31 @@ static int run_encoding_case(const cJSON *c) {
 
 static int passed, failed;
 
+/* With SNOWMINT_CONFORMANCE_DIR set, appends "file<TAB>case<TAB>pass|fail" to $SNOWMINT_CONFORMANCE_DIR/c.txt
+ * (checked by scripts/check-conformance.py; the runs of several builds append to the same file). A record
+ * that cannot be written is a failure. */
+static void record_case(const char *file, const char *name, int ok) {
+    const char *dir = getenv("SNOWMINT_CONFORMANCE_DIR");
+    if (!dir || !*dir) return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/c.txt", dir);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "FAIL cannot create %s: %s\n", dir, strerror(errno));
+        failed++;
+        return;
+    }
+    FILE *f = fopen(path, "a");
+    int bad = !f;
+    if (f) {
+        bad = fprintf(f, "%s\t%s\t%s\n", file, name, ok ? "pass" : "fail") < 0;
+        bad |= fclose(f) != 0;
+    }
+    if (bad) {
+        fprintf(stderr, "FAIL cannot append to %s: %s\n", path, strerror(errno));
+        failed++;
+    }
+}
+
 static int run_case(const char *file, const cJSON *c) {
     if (strcmp(file, "layouts.json") == 0) return run_layout_case(c);
     if (strcmp(file, "generate.json") == 0) {
@@ -669,6 +695,7 @@ static void run_file(const char *dir, const char *file) {
                 if (cJSON_IsString(other) && strcmp(other->valuestring, cur_case) == 0) fail("duplicate case name");
             }
             if (!case_failed) run_case(file, c);
+            record_case(file, cur_case, !case_failed);
             if (case_failed) {
                 fprintf(stderr, "FAIL %s / %s: %s\n", file, cur_case, fail_text);
                 file_failed++;
