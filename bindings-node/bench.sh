@@ -13,5 +13,5 @@ fi
 if [ ! -d "$PEERS/node_modules/@sapphire/snowflake" ] || [ ! -d "$PEERS/node_modules/flake-idgen" ] || [ ! -d "$PEERS/node_modules/uuid" ]; then
   (cd "$PEERS" && npm install --no-audit --no-fund --loglevel=error @sapphire/snowflake@3 flake-idgen@1 uuid@latest)
 fi
-echo "peers: $(cd "$PEERS" && node -e "for (const p of ['@sapphire/snowflake','flake-idgen','uuid']) process.stdout.write(p + '@' + JSON.parse(require("fs").readFileSync(require.resolve(p).split("node_modules/" + p)[0] + "node_modules/" + p + "/package.json")).version + ' ')")"
+echo "peers: $(cd "$PEERS" && node -e 'for (const p of ["@sapphire/snowflake", "flake-idgen", "uuid"]) process.stdout.write(p + "@" + require("./node_modules/" + p + "/package.json").version + " ")')"
 SNOWMINT_BENCH_PEERS="$PEERS" exec node "$HERE/bench.mjs"

@@ -7,7 +7,8 @@ Each summary is {"runtime": ..., "rows": [{"name", "kind", "what", "ns_per_id"[,
 kind snowmint|peer|floor and what single|batch|clock|cas|call. Within a runtime (and group: rows measured
 somewhere else, e.g. WASM inside Chromium, carry a "group" and get a table row of their own) the FIRST
 snowmint single row, the FIRST snowmint batch row and the FIRST floor row are the headline figures. A
-peer's ratio is peer ÷ snowmint of the same `what` (single or batch), so > 1 means snowmint is faster.
+peer's ratio is peer ÷ snowmint of the same `what` (single or batch), so > 1 means snowmint is faster;
+the main table lists the single-ID peers.
 Every number comes from the summary files, i.e. from the one run that wrote them. Exits non-zero when a
 runtime's summary is missing or malformed (its row then says why).
 """
@@ -92,14 +93,13 @@ def headline(rows: list[dict]) -> dict:
 
 
 def peer_cell(rows: list[dict], head: dict) -> str:
+    """Single-ID peers with peer ÷ snowmint single (other peer rows are in the detail tables)."""
+    base = head["single"]
     parts = []
     for r in rows:
-        if r["kind"] != "peer":
-            continue
-        base = head.get(r["what"])
-        ratio = f" ({r['ns_per_id'] / base['ns_per_id']:.2f}×)" if base else ""
-        tag = " [batch]" if r["what"] == "batch" else ""
-        parts.append(f"{r['name']}{tag} {ns(r['ns_per_id'])}{ratio}")
+        if r["kind"] == "peer" and r["what"] == "single":
+            ratio = f" ({r['ns_per_id'] / base['ns_per_id']:.2f}×)" if base else ""
+            parts.append(f"{r['name']} {ns(r['ns_per_id'])}{ratio}")
     return "; ".join(parts) or DASH
 
 
@@ -111,7 +111,7 @@ def main() -> int:
     runtimes = sys.argv[2:] or RUNTIMES
     bad = 0
     table = [
-        "| runtime | snowmint single ID (ns) | batch (ns/ID) | floor (ns) | single ÷ floor | peers: ns/ID (peer ÷ snowmint) |",
+        "| runtime | snowmint single ID (ns) | batch (ns/ID) | floor (ns) | single ÷ floor | peers, single ID: ns (peer ÷ snowmint) |",
         "|---|---:|---:|---:|---:|---|",
     ]
     details = []
@@ -140,7 +140,7 @@ def main() -> int:
             ratio = f"{s['ns_per_id'] / fl['ns_per_id']:.2f}×" if s and fl else DASH
             floor = f"{ns(fl['ns_per_id'])} ({fl['name']})" if fl else DASH
             single = f"{ns(s['ns_per_id'])} ({s['name']})" if s else DASH
-            batch = ns(b["ns_per_id"]) if b else DASH
+            batch = f"{ns(b['ns_per_id'])} ({b['name']})" if b else DASH
             label = rt if g is None else f"{rt} ({g})"
             table.append(f"| {label} | {single} | {batch} | {floor} | {ratio} | {peer_cell(grows, head)} |")
             details.append(f"\n### {label}\n")
@@ -165,10 +165,12 @@ def main() -> int:
             f"`make bench`, {when}, {platform.machine()}, {os.cpu_count()} CPUs, Linux {platform.release()}. "
             "Every figure is from this one run; each runtime's bench measured its snowmint figures, its floor and "
             "its peers side by side in one process (one script for Rust/C), twitter layout. "
-            "Single ID: the first snowmint single-ID figure of that bench; batch: its first batch figure, per ID; "
+            "Single ID: the first snowmint single-ID figure of that bench; batch: its first batch figure, per ID "
+            "(Python: next_ids_array, a new array('Q') per call, like nextIds' BigUint64Array in Node/WASM); "
             "floor: Rust = a SystemTime read + a CAS, C = clock_gettime(CLOCK_REALTIME), Python = a no-op call, "
-            f"Node/WASM = none ({DASH}). Peer ratios are peer ÷ snowmint (single vs single, [batch] vs batch): "
-            "above 1 means snowmint is faster. Full output: target/bench/<runtime>.log; all rows below.",
+            f"Node/WASM = none ({DASH}). Peer ratios are peer ÷ snowmint single ID (in the detail tables, "
+            "batch rows ÷ snowmint batch): above 1 means snowmint is faster. Each bench has its own protocol "
+            "(see its script), so compare ratios within a row rather than figures across rows. Full output: target/bench/<runtime>.log; all rows below.",
             "",
             *table,
             "",

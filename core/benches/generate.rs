@@ -1011,10 +1011,9 @@ fn write_json(pairs: &HashMap<&'static str, (f64, f64)>, is_tsc: bool, path: &st
         .collect();
     let rows: Vec<serde_json::Value> = rows
         .iter()
-        .filter_map(|(name, kind, what, key)| {
-            pairs.get(key).map(|p| {
-                serde_json::json!({"name": name, "kind": kind, "what": what, "ns_per_id": p.0})
-            })
+        .map(|(name, kind, what, key)| {
+            let ns = pairs[*key].0;
+            serde_json::json!({"name": name, "kind": kind, "what": what, "ns_per_id": ns})
         })
         .collect();
     let doc = serde_json::json!({"runtime": "rust", "rows": rows});
