@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable
 
 import pytest
@@ -216,8 +217,23 @@ def _all_cases() -> list[Any]:
     return params
 
 
+def record(topic: str, name: str, passed: bool) -> None:
+    """With SNOWMINT_CONFORMANCE_DIR set, appends `file.json<TAB>case name<TAB>pass|fail` to
+    $SNOWMINT_CONFORMANCE_DIR/python.txt (checked by scripts/check-conformance.py)."""
+    d = os.environ.get("SNOWMINT_CONFORMANCE_DIR")
+    if d:
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "python.txt"), "a", encoding="utf-8") as f:
+            f.write(f"{topic}.json\t{name}\t{'pass' if passed else 'fail'}\n")
+
+
 @pytest.mark.parametrize("topic,case", _all_cases())
 def test_case(topic: str, case: dict[str, Any]) -> None:
     runner = RUNNERS.get(topic)
-    assert runner is not None, f"no runner for {topic}.json"
-    runner(case)
+    try:
+        assert runner is not None, f"no runner for {topic}.json"
+        runner(case)
+    except BaseException:
+        record(topic, case["name"], False)
+        raise
+    record(topic, case["name"], True)
