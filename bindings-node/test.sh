@@ -9,6 +9,10 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
+# Conformance record (scripts/check-conformance.py): passed on, as an absolute path, only when set.
+if [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ]; then
+  mkdir -p "$SNOWMINT_CONFORMANCE_DIR"; export SNOWMINT_CONFORMANCE_DIR="$(cd "$SNOWMINT_CONFORMANCE_DIR" && pwd)"
+fi
 
 bash "$HERE/build.sh"
 

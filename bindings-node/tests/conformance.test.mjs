@@ -8,4 +8,4 @@ const vectorsDir = process.env.SNOWMINT_VECTORS
 const runner = process.env.SNOWMINT_CONFORMANCE
 if (!vectorsDir || !runner) throw new Error('set SNOWMINT_VECTORS and SNOWMINT_CONFORMANCE (test.sh does)')
 const { runConformance } = await import(pathToFileURL(runner).href)
-await runConformance(api, { test, assert, vectorsDir })
+await runConformance(api, { test, assert, vectorsDir, runtime: 'node' })

@@ -6,13 +6,18 @@
 //   import assert from 'node:assert/strict'
 //   import * as api from 'snowmint'
 //   import { runConformance } from '.../tests/js/conformance.mjs'
-//   await runConformance(api, { test, assert, vectorsDir: '.../tests/vectors' })
+//   await runConformance(api, { test, assert, vectorsDir: '.../tests/vectors', runtime: 'node' })
+//
+// Record of cases run: with `runtime` given and SNOWMINT_CONFORMANCE_DIR set (Node), every case appends
+// `file.json<TAB>case name<TAB>pass|fail` to $SNOWMINT_CONFORMANCE_DIR/<runtime>.txt, which
+// scripts/check-conformance.py checks; or pass `record(file, name, passed)` (the browser harness does).
 //
 // Strictness (tests/vectors/README.md): unknown fields and duplicate names are errors, a file with no
 // case is an error, an unknown file is an error, and no case is ever skipped. The format is validated
 // before any subtest is registered, so a malformed corpus fails loudly rather than shrinking silently.
 
 import { readdirSync, readFileSync } from 'node:fs'
+import * as fs from 'node:fs'
 import { join } from 'node:path'
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER)
@@ -437,10 +442,27 @@ const HANDLERS = {
 }
 
 /**
+ * The recorder for `runtime` when SNOWMINT_CONFORMANCE_DIR is set (in Node), else null: appends one
+ * line `file.json<TAB>case name<TAB>pass|fail` per case to $SNOWMINT_CONFORMANCE_DIR/<runtime>.txt.
+ */
+export function envRecorder(runtime) {
+  const dir = globalThis.process?.env?.SNOWMINT_CONFORMANCE_DIR
+  if (!dir || !runtime) return null
+  if (!/^[a-z][a-z0-9-]*$/.test(runtime)) throw new Error(`bad runtime name ${JSON.stringify(runtime)}`)
+  fs.mkdirSync(dir, { recursive: true })
+  const path = join(dir, `${runtime}.txt`)
+  return (file, name, passed) => fs.appendFileSync(path, `${file}\t${name}\t${passed ? 'pass' : 'fail'}\n`)
+}
+
+/**
  * Registers one node:test subtest per vector case (grouped per file) and returns the number of cases.
  * `api` is the package's module object; `test` and `assert` are node:test's and node:assert/strict's.
  */
-export async function runConformance(api, { test, assert, vectorsDir }) {
+export async function runConformance(api, { test, assert, vectorsDir, runtime, record }) {
+  if (!record && !runtime && globalThis.process?.env?.SNOWMINT_CONFORMANCE_DIR) {
+    throw new Error('SNOWMINT_CONFORMANCE_DIR is set: runConformance needs a runtime name to record under')
+  }
+  record = record ?? envRecorder(runtime)
   const files = readdirSync(vectorsDir).filter((f) => f.endsWith('.json')).sort()
   if (files.length === 0) throw new Error(`no vector files in ${vectorsDir}`)
   const plan = files.map((file) => {
@@ -465,7 +487,13 @@ export async function runConformance(api, { test, assert, vectorsDir }) {
     await test(`conformance ${file} (${cases.length} cases)`, async (t) => {
       for (const c of cases) {
         await t.test(c.name, () => {
-          handler.run(api, assert, c)
+          try {
+            handler.run(api, assert, c)
+          } catch (e) {
+            record?.(file, c.name, false)
+            throw e
+          }
+          record?.(file, c.name, true)
           ran++
         })
       }
