@@ -10,5 +10,5 @@ import { runConformance } from '../../tests/js/conformance.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const vectorsDir = process.env.SNOWMINT_VECTORS_DIR || path.join(here, '..', '..', 'tests', 'vectors');
 
-const total = await runConformance(api, { test, assert, vectorsDir });
+const total = await runConformance(api, { test, assert, vectorsDir, runtime: 'wasm-node' });
 test(`conformance corpus is not empty (${total} cases)`, () => assert.ok(total > 0));

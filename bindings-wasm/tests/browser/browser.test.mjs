@@ -70,6 +70,13 @@ test('every conformance vector passes inside Chromium (shared runner, web build)
   const page = await open(`${server.url}/harness/conformance.html`);
   await page.waitForFunction(() => window.__conformance !== undefined, null, { timeout: 120000 });
   const r = await page.evaluate(() => window.__conformance);
+  const recordDir = process.env.SNOWMINT_CONFORMANCE_DIR;
+  if (recordDir) {
+    // One line per case the page ran, for scripts/check-conformance.py.
+    fs.mkdirSync(recordDir, { recursive: true });
+    fs.appendFileSync(path.join(recordDir, 'wasm-browser.txt'),
+      r.records.map(([file, name, passed]) => `${file}\t${name}\t${passed ? 'pass' : 'fail'}\n`).join(''));
+  }
   console.log(`# in-browser conformance: ${r.passed} passed, ${r.failed} failed, ${r.cases} cases in ${r.files.length} files, ${Math.round(r.ms)} ms (${r.userAgent})`);
   assert.deepEqual(r.failures, []);
   assert.equal(r.failed, 0);

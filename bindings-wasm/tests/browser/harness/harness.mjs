@@ -19,7 +19,9 @@ const assert = {
 };
 assert.deepStrictEqual = assert.deepEqual;
 
-const results = { total: 0, passed: 0, failed: 0, failures: [], files: [] };
+// records: [file, case name, passed] per vector case the runner ran (written to
+// $SNOWMINT_CONFORMANCE_DIR/wasm-browser.txt by browser.test.mjs for scripts/check-conformance.py).
+const results = { total: 0, passed: 0, failed: 0, failures: [], files: [], records: [] };
 
 async function runTest(name, fn, depth) {
   const children = [];
@@ -49,7 +51,9 @@ try {
   const api = await import('/pkg/js/web.js');
   const { runConformance } = await import('/tests/js/conformance.mjs');
   const t0 = performance.now();
-  results.cases = await runConformance(api, { test, assert, vectorsDir: '/tests/vectors' });
+  results.cases = await runConformance(api, {
+    test, assert, vectorsDir: '/tests/vectors', record: (file, name, passed) => results.records.push([file, name, passed]),
+  });
   results.ms = performance.now() - t0;
   results.userAgent = navigator.userAgent;
 } catch (e) {
