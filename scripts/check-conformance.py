@@ -14,10 +14,12 @@ Usage:
     scripts/check-conformance.py [DIR]      DIR defaults to $SNOWMINT_CONFORMANCE_DIR, else target/conformance
         --vectors DIR                       the corpus (default tests/vectors)
         --runtimes a,b,c                    the runtimes required (default all six)
-    scripts/check-conformance.py --self-test
+    scripts/check-conformance.py --self-test [DIR]
         builds a complete result directory from the corpus, checks that it passes, then that each of a
         set of damaged copies (one case removed from one runtime, a case failed, a runtime missing, a
-        record for a case the corpus lacks, a malformed line) makes the checker fail.
+        record for a case the corpus lacks, a malformed line) makes the checker fail; with DIR (the
+        results of a passing run), also that a copy of it with one case removed from one runtime's
+        file fails, for each runtime in turn.
 
 Prints per runtime `name: N passed, M failed, K missing` and a final `conformance: N passed, N failed`
 line counting runtimes; exits 1 if any runtime is missing, skipped a case or failed one (2 on bad usage
@@ -145,8 +147,9 @@ def check(results: Path, vectors: Path, runtimes: tuple[str, ...], out=sys.stdou
 # ---- self-test ---------------------------------------------------------------------------------------
 
 
-def self_test(vectors: Path) -> int:
-    """The checker must pass a complete result set and fail each damaged copy of it."""
+def self_test(vectors: Path, real: Path | None = None) -> int:
+    """The checker must pass a complete result set and fail each damaged copy of it; with `real` (a
+    results directory of a passing run), also copies of the real results with one case removed."""
     import io
 
     corpus = load_corpus(vectors)
@@ -227,6 +230,28 @@ def self_test(vectors: Path) -> int:
         else:
             failed += 1
             print(f"FAIL command line exit {r.returncode}:\n{r.stdout}{r.stderr}")
+        # Copies of real results (a passing run of the runners): one case removed from each runtime's
+        # file in turn must make the check fail.
+        if real is not None:
+            buf = io.StringIO()
+            if check(real, vectors, RUNTIMES, out=buf) != 0:
+                failed += 1
+                print(f"FAIL the real results in {real} do not pass, so they cannot be damaged:\n{buf.getvalue()}")
+            else:
+                for rt in RUNTIMES:
+                    d = Path(tmp) / f"real-{rt}"
+                    shutil.copytree(real, d)
+                    records, _ = read_records(d / f"{rt}.txt")
+                    key = sorted(records)[len(records) // 2]
+                    drop_case(d, rt, key)
+                    buf = io.StringIO()
+                    rc = check(d, vectors, RUNTIMES, out=buf)
+                    if rc == 1 and f"{rt}: {len(records) - 1} passed, 0 failed, 1 missing" in buf.getvalue():
+                        passed += 1
+                        print(f"ok   fails on the real results with one case removed from {rt} ({key[0]}: {key[1]})")
+                    else:
+                        failed += 1
+                        print(f"FAIL accepted the real results with {key} removed from {rt} (exit {rc}):\n{buf.getvalue()}")
     print(f"check-conformance self-test: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
@@ -240,7 +265,7 @@ def main() -> int:
     a = ap.parse_args()
     vectors = Path(a.vectors)
     if a.self_test:
-        return self_test(vectors)
+        return self_test(vectors, Path(a.dir) if a.dir else None)
     runtimes = tuple(r for r in a.runtimes.split(",") if r)
     if not runtimes:
         ap.error("--runtimes is empty")
