@@ -47,7 +47,7 @@ for rt in "${runtimes[@]}"; do
     else status="FAILED (no $json written)"; fi
     rm -f "$json"
   fi
-  echo "$status" > "$status_file"
+  printf '%s\n%s\n' "$status" "$secs" > "$status_file"
   summary+=("$(printf '%-8s %-34s %5ss' "$rt" "$status" "$secs")")
 done
 

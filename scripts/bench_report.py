@@ -103,6 +103,16 @@ def peer_cell(rows: list[dict], head: dict) -> str:
     return "; ".join(parts) or DASH
 
 
+def read_status(out_dir: str, rt: str) -> tuple[str, str]:
+    """bench-all.sh's record of a bench: (status, seconds), empty when absent."""
+    try:
+        with open(os.path.join(out_dir, f"{rt}.status"), encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return "", ""
+    return (lines + ["", ""])[0], (lines + ["", ""])[1]
+
+
 def main() -> int:
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -120,12 +130,7 @@ def main() -> int:
             rows = load(os.path.join(out_dir, f"{rt}.json"), rt)
         except Malformed as e:
             bad += 1
-            status = ""
-            try:
-                with open(os.path.join(out_dir, f"{rt}.status"), encoding="utf-8") as f:
-                    status = f.read().strip()
-            except OSError:
-                pass
+            status = read_status(out_dir, rt)[0]
             why = f"{status}: {e}" if status and status != "ok" else str(e)
             table.append(f"| {rt} | {why} (see target/bench/{rt}.log) | | | | |")
             continue
@@ -173,6 +178,10 @@ def main() -> int:
             "(see its script), so compare ratios within a row rather than figures across rows. Full output: target/bench/<runtime>.log; all rows below.",
             "",
             *table,
+            "",
+            "Bench times (s, builds included): "
+            + ", ".join(f"{rt} {read_status(out_dir, rt)[1] or '?'}" for rt in runtimes)
+            + ".",
             "",
             "## All rows",
             *details,
