@@ -3,7 +3,7 @@
 # its part's build.sh, or cargo for the core), collects the machine-readable summary each writes to
 # $SNOWMINT_BENCH_JSON under target/bench/, and prints and writes target/bench/report.md: one table, one
 # row per runtime, every ratio from this same run. The full output of each bench goes to
-# target/bench/<runtime>.log. About 6 minutes on 2 cores when the builds are up to date.
+# target/bench/<runtime>.log. About 1.5–2 minutes on 2 cores when the builds are up to date.
 # Arguments: runtimes to run (rust c python node wasm; default all). Each bench is bounded by
 # SNOWMINT_BENCH_TIMEOUT seconds (default 300). Exits non-zero if any bench failed (the report still
 # shows the others).
