@@ -24,10 +24,10 @@ for s in "${stages[@]}"; do
   t0=$(date +%s)
   case "$script" in *.py) run=(python3 "$script") ;; *) run=(bash "$script") ;; esac
   if "${run[@]}"; then status=ok; passed=$((passed + 1)); else status=FAILED; failed=$((failed + 1)); fi
-  summary+=("$(printf '%-8s %-7s %5ss' "$name" "$status" "$(( $(date +%s) - t0 ))")")
+  summary+=("$(printf '%-12s %-7s %5ss' "$name" "$status" "$(( $(date +%s) - t0 ))")")
 done
 echo; echo "==================== summary ===================="
 printf '%s\n' "${summary[@]}"
-echo "total    $(( $(date +%s) - start_all ))s"
+echo "total        $(( $(date +%s) - start_all ))s"
 echo "stages: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
