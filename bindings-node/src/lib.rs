@@ -15,9 +15,11 @@ use std::ptr;
 use napi::bindgen_prelude::{BigUint64Array, Env, This, Unknown};
 use napi::{sys, JsValue, Status};
 use napi_derive::napi;
+use std::cell::{Cell, UnsafeCell};
+
 use snowmint::{
-    ClockUnit, Encoding, ErrorCode, LayoutConfig, Mint, Options, Order, Policy, SharedGenerator,
-    SystemClock,
+    ClockUnit, Encoding, ErrorCode, FastClock, LayoutConfig, Options, Order, Policy,
+    SharedGenerator,
 };
 
 type Result<T> = napi::Result<T>;
@@ -521,12 +523,21 @@ pub struct Generator {
     /// The injected clock: a reference to a JS function in `env`, or null for the system clock.
     clock: sys::napi_ref,
     env: sys::napi_env,
+    /// The environment's fast-path table this generator is registered in (`__register`), or null.
+    fast: Cell<*const Fast>,
+    /// Its index there.
+    index: Cell<u32>,
 }
 
 impl Drop for Generator {
     fn drop(&mut self) {
         if !self.clock.is_null() {
             unsafe { sys::napi_delete_reference(self.env, self.clock) };
+        }
+        let fast = self.fast.get();
+        if !fast.is_null() {
+            // SAFETY: a registered generator holds a reference on its table, so the table is alive.
+            unsafe { Fast::unregister(fast, self.index.get()) };
         }
     }
 }
@@ -597,8 +608,7 @@ impl Generator {
     fn mint<T>(&self, run: impl FnOnce(&dyn snowmint::Clock) -> snowmint::Result<T>) -> Result<T> {
         let env = self.env;
         if self.clock.is_null() {
-            let clock = host_now_ns;
-            return run(&clock).js(env);
+            return run(&FastClock).js(env);
         }
         let js_threw = std::cell::Cell::new(false);
         let wrong_type = std::cell::Cell::new(false);
@@ -698,16 +708,7 @@ impl Generator {
                 unsafe {
                     let mut key = ptr::null_mut();
                     sys::napi_create_symbol(env, ptr::null_mut(), &mut key);
-                    let keep = sys::napi_property_descriptor {
-                        utf8name: ptr::null(),
-                        name: key,
-                        method: None,
-                        getter: None,
-                        setter: None,
-                        value: v,
-                        attributes: sys::PropertyAttributes::default,
-                        data: ptr::null_mut(),
-                    };
+                    let keep = hidden(key, v);
                     if sys::napi_define_properties(env, this, 1, &keep) != sys::Status::napi_ok
                         || sys::napi_create_reference(env, v, 0, &mut r) != sys::Status::napi_ok
                     {
@@ -736,19 +737,20 @@ impl Generator {
             gen,
             clock,
             env,
+            fast: Cell::new(ptr::null()),
+            index: Cell::new(0),
         })
     }
 
     /// The next ID.
     #[napi]
     pub fn next_id(&self) -> Result<u64> {
-        if self.clock.is_null() && self.gen.policy() == Policy::Fail {
-            // Fast path: the system clock read in Rust, and no waiting under 'fail'.
-            let now = host_now_ns().js(self.env)?;
-            return match self.gen.next_id_at(now).js(self.env)? {
-                Mint::Ready(id) => Ok(id),
-                Mint::Wait(_) => unreachable_wait(self.env),
-            };
+        if self.clock.is_null() {
+            // The host clock, statically dispatched (under 'fail' the core never asks to wait).
+            return self
+                .gen
+                .next_id_with(&FastClock, snowmint::sleep_ns)
+                .js(self.env);
         }
         self.mint(|clock| self.gen.next_id_with(clock, snowmint::sleep_ns))
     }
@@ -818,50 +820,6 @@ impl Generator {
     pub fn policy(&self) -> &'static str {
         self.gen.policy().name()
     }
-}
-
-/// The host clock, Unix nanoseconds: `clock_gettime(CLOCK_REALTIME)` directly on Linux (the
-/// `SystemTime` round trip costs a noticeable share of a mint), the core's `SystemClock` elsewhere.
-#[inline]
-fn host_now_ns() -> snowmint::Result<u64> {
-    #[cfg(target_os = "linux")]
-    {
-        #[repr(C)]
-        struct Timespec {
-            tv_sec: i64,
-            tv_nsec: i64,
-        }
-        extern "C" {
-            fn clock_gettime(clock_id: i32, tp: *mut Timespec) -> i32;
-        }
-        const CLOCK_REALTIME: i32 = 0;
-        let mut ts = Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: a valid pointer to a timespec of the platform's layout (64-bit Linux targets).
-        if cfg!(target_pointer_width = "64")
-            && unsafe { clock_gettime(CLOCK_REALTIME, &mut ts) } == 0
-            && ts.tv_sec >= 0
-            && (0..1_000_000_000).contains(&ts.tv_nsec)
-        {
-            return Ok((ts.tv_sec as u64)
-                .saturating_mul(1_000_000_000)
-                .saturating_add(ts.tv_nsec as u64));
-        }
-    }
-    snowmint::Clock::now_ns(&SystemClock)
-}
-
-#[cold]
-fn unreachable_wait(env: sys::napi_env) -> Result<u64> {
-    Err(throw(
-        env,
-        Kind::Error,
-        ErrorCode::Panic.as_str(),
-        "internal error: wait under the fail policy",
-        &[],
-    ))
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1040,72 +998,216 @@ pub const PRESET_NAMES: [&str; 8] = snowmint::PRESET_NAMES;
 // napi-rs's generated method glue, and `napi_unwrap` itself (a private-property lookup), each cost more
 // than minting an ID. So after the classes are registered, the minting methods on `Generator.prototype`
 // are replaced by plain N-API callbacks that check `this` in full (the class's type tag, then
-// napi_unwrap: never a blind cast) and then install on that object its own copies of the three methods,
+// napi_unwrap: never a blind cast) and then install on that object its own copies of the methods,
 // created with the generator's address as their N-API `data`. Each copy holds a strong reference to its
 // object (a symbol-keyed property), so the generator outlives every function that can reach it; a copy
 // called with another `this` still mints from its own generator, like a bound method. They call the same
 // Rust methods as the napi-rs versions above and throw the same errors.
+//
+// One step further for `nextId`, with the package's `index.js`. N-API's `napi_create_bigint_uint64`
+// costs more than the rest of a mint, while JavaScript reads a bigint out of a BigUint64Array in a few
+// nanoseconds. And V8 calls a native function quickly only when its optimizing compiler knows which
+// function it is; a per-generator function (as above) is called through a generic path that costs more
+// than the mint. So each JavaScript environment gets one table (`Fast`): an ID cell, and the generators
+// registered at construction (`__register` returns the generator's index). `index.js` calls the one
+// `__mintAt(index)` function, which mints into the cell, and reads the cell through a BigUint64Array
+// over it (`__idSlot`). JavaScript runs one thread per environment, so a mint's write and the read that
+// follows it cannot interleave with another mint.
 
-const FAST_METHODS: [(
-    &std::ffi::CStr,
-    unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> Raw,
-); 3] = [
+type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> Raw;
+
+const FAST_METHODS: [(&std::ffi::CStr, Callback); 3] = [
     (c"nextId", fast_next_id),
     (c"nextIdString", fast_next_id_string),
     (c"nextIds", fast_next_ids),
 ];
 
-/// Installs the generator's own bound copies of the minting methods on `this` (best effort: a frozen
-/// object keeps using the prototype's methods).
-unsafe fn install_bound(env: sys::napi_env, this: Raw, data: *mut std::ffi::c_void) {
+/// One JavaScript environment's fast-path table: its ID cell and its registered generators. Used only on
+/// the environment's thread. Reference-counted by the environment (released by its cleanup hook), by
+/// each `__idSlot` buffer over the cell (released by the buffer's finalizer) and by each registered
+/// generator (released when it is dropped): freed by whichever comes last.
+struct Fast {
+    cell: UnsafeCell<u64>,
+    generators: UnsafeCell<Vec<*const Generator>>,
+    free: UnsafeCell<Vec<u32>>,
+    refs: Cell<usize>,
+}
+
+impl Fast {
+    /// A new table with one reference (the environment's).
+    fn new() -> *const Fast {
+        Box::into_raw(Box::new(Fast {
+            cell: UnsafeCell::new(0),
+            generators: UnsafeCell::new(Vec::new()),
+            free: UnsafeCell::new(Vec::new()),
+            refs: Cell::new(1),
+        }))
+    }
+
+    /// Drops one reference; the last one frees the table.
+    ///
+    /// # Safety
+    /// `fast` came from `Fast::new` and the caller owns one of its references.
+    unsafe fn release(fast: *const Fast) {
+        let refs = (*fast).refs.get() - 1;
+        (*fast).refs.set(refs);
+        if refs == 0 {
+            drop(Box::from_raw(fast as *mut Fast));
+        }
+    }
+
+    /// Registers `g` (once: a registered generator keeps its index); the generator holds a reference.
+    ///
+    /// # Safety
+    /// `fast` is alive; `g` is a live, wrapped generator of this environment.
+    unsafe fn register(fast: *const Fast, g: &Generator) -> u32 {
+        if !g.fast.get().is_null() {
+            return g.index.get();
+        }
+        let (generators, free) = (&mut *(*fast).generators.get(), &mut *(*fast).free.get());
+        let index = match free.pop() {
+            Some(i) => {
+                generators[i as usize] = g;
+                i
+            }
+            None => {
+                generators.push(g);
+                (generators.len() - 1) as u32
+            }
+        };
+        (*fast).refs.set((*fast).refs.get() + 1);
+        g.fast.set(fast);
+        g.index.set(index);
+        index
+    }
+
+    /// Removes generator `index` and drops its reference.
+    ///
+    /// # Safety
+    /// `fast` is alive and `index` was returned by `register` for a generator now being dropped.
+    unsafe fn unregister(fast: *const Fast, index: u32) {
+        let (generators, free) = (&mut *(*fast).generators.get(), &mut *(*fast).free.get());
+        generators[index as usize] = ptr::null();
+        free.push(index);
+        Fast::release(fast);
+    }
+
+    /// The registered generator at `index`, if any.
+    ///
+    /// # Safety
+    /// `fast` is alive; called on its environment's thread.
+    unsafe fn get<'a>(fast: *const Fast, index: u32) -> Option<&'a Generator> {
+        let generators = &*(*fast).generators.get();
+        let p = *generators.get(index as usize)?;
+        (!p.is_null()).then(|| &*p)
+    }
+}
+
+/// A native function named `name` that calls `cb` with `data`.
+unsafe fn create_function(
+    env: sys::napi_env,
+    name: &std::ffi::CStr,
+    cb: Callback,
+    data: *mut std::ffi::c_void,
+) -> Option<Raw> {
+    let mut f = ptr::null_mut();
+    (sys::napi_create_function(
+        env,
+        name.as_ptr(),
+        name.to_bytes().len() as isize,
+        Some(cb),
+        data,
+        &mut f,
+    ) == sys::Status::napi_ok)
+        .then_some(f)
+}
+
+/// A fixed, hidden property: symbol `key` holding `value` (read-only, not enumerable).
+fn hidden(key: Raw, value: Raw) -> sys::napi_property_descriptor {
+    sys::napi_property_descriptor {
+        utf8name: ptr::null(),
+        name: key,
+        method: None,
+        getter: None,
+        setter: None,
+        value,
+        attributes: sys::PropertyAttributes::default,
+        data: ptr::null_mut(),
+    }
+}
+
+/// A method property `name` (writable, configurable, not enumerable) holding `f`.
+fn method(name: &std::ffi::CStr, f: Raw) -> sys::napi_property_descriptor {
+    sys::napi_property_descriptor {
+        utf8name: name.as_ptr(),
+        name: ptr::null_mut(),
+        method: None,
+        getter: None,
+        setter: None,
+        value: f,
+        attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
+        data: ptr::null_mut(),
+    }
+}
+
+/// A function calling `cb` with `data`, holding `keep` alive (under the symbol `key`).
+unsafe fn bound_function(
+    env: sys::napi_env,
+    name: &std::ffi::CStr,
+    cb: Callback,
+    data: *mut std::ffi::c_void,
+    key: Raw,
+    keep: Raw,
+) -> Option<Raw> {
+    let f = create_function(env, name, cb, data)?;
+    let keep = hidden(key, keep);
+    (sys::napi_define_properties(env, f, 1, &keep) == sys::Status::napi_ok).then_some(f)
+}
+
+/// Installs the generator's own bound copies of `methods` on `this` (best effort: a frozen object keeps
+/// using the prototype's methods).
+unsafe fn install_bound(
+    env: sys::napi_env,
+    this: Raw,
+    data: *mut std::ffi::c_void,
+    methods: &[(&std::ffi::CStr, Callback)],
+) {
     let mut key = ptr::null_mut();
     if sys::napi_create_symbol(env, ptr::null_mut(), &mut key) != sys::Status::napi_ok {
         return;
     }
-    let mut props = Vec::with_capacity(FAST_METHODS.len());
-    for (name, cb) in FAST_METHODS {
-        let mut f = ptr::null_mut();
-        if sys::napi_create_function(
-            env,
-            name.as_ptr(),
-            name.to_bytes().len() as isize,
-            Some(cb),
-            data,
-            &mut f,
-        ) != sys::Status::napi_ok
-        {
+    let mut props = Vec::with_capacity(methods.len());
+    for &(name, cb) in methods {
+        let Some(f) = bound_function(env, name, cb, data, key, this) else {
             return;
-        }
-        // The function keeps its generator's object alive.
-        let keep = sys::napi_property_descriptor {
-            utf8name: ptr::null(),
-            name: key,
-            method: None,
-            getter: None,
-            setter: None,
-            value: this,
-            attributes: sys::PropertyAttributes::default,
-            data: ptr::null_mut(),
         };
-        if sys::napi_define_properties(env, f, 1, &keep) != sys::Status::napi_ok {
-            return;
-        }
-        props.push(sys::napi_property_descriptor {
-            utf8name: name.as_ptr(),
-            name: ptr::null_mut(),
-            method: None,
-            getter: None,
-            setter: None,
-            value: f,
-            attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
-            data: ptr::null_mut(),
-        });
+        props.push(method(name, f));
     }
     if sys::napi_define_properties(env, this, props.len(), props.as_ptr()) != sys::Status::napi_ok {
         // A frozen or non-extensible object: clear the TypeError, the prototype methods keep working.
         let mut ignored = ptr::null_mut();
         sys::napi_get_and_clear_last_exception(env, &mut ignored);
     }
+}
+
+/// The `Generator` wrapped by `obj`, checked in full (the class's type tag, then `napi_unwrap`); a
+/// TypeError is thrown for anything else.
+unsafe fn unwrap_generator(env: sys::napi_env, obj: Raw) -> Option<*mut std::ffi::c_void> {
+    use napi::bindgen_prelude::TypeTag;
+    let mut wrapped: *mut std::ffi::c_void = ptr::null_mut();
+    let mut tagged = false;
+    let tag = <Generator as TypeTag>::type_tag();
+    if obj.is_null()
+        || type_of(env, obj) != sys::ValueType::napi_object
+        || sys::napi_check_object_type_tag(env, obj, &tag, &mut tagged) != sys::Status::napi_ok
+        || !tagged
+        || sys::napi_unwrap(env, obj, &mut wrapped) != sys::Status::napi_ok
+        || wrapped.is_null()
+    {
+        type_err(env, "this is not a Generator");
+        return None;
+    }
+    Some(wrapped)
 }
 
 /// The generator a minting call is for: the function's own `data` (a bound copy), or `this` checked in
@@ -1115,7 +1217,6 @@ unsafe fn target<'a>(
     info: sys::napi_callback_info,
     argv: &mut [Raw],
 ) -> Option<&'a Generator> {
-    use napi::bindgen_prelude::TypeTag;
     let mut this = ptr::null_mut();
     let mut data: *mut std::ffi::c_void = ptr::null_mut();
     let mut argc = argv.len();
@@ -1135,20 +1236,8 @@ unsafe fn target<'a>(
     if !data.is_null() {
         return Some(&*(data as *const Generator));
     }
-    let mut wrapped: *mut std::ffi::c_void = ptr::null_mut();
-    let mut tagged = false;
-    let tag = <Generator as TypeTag>::type_tag();
-    if this.is_null()
-        || type_of(env, this) != sys::ValueType::napi_object
-        || sys::napi_check_object_type_tag(env, this, &tag, &mut tagged) != sys::Status::napi_ok
-        || !tagged
-        || sys::napi_unwrap(env, this, &mut wrapped) != sys::Status::napi_ok
-        || wrapped.is_null()
-    {
-        type_err(env, "this is not a Generator");
-        return None;
-    }
-    install_bound(env, this, wrapped);
+    let wrapped = unwrap_generator(env, this)?;
+    install_bound(env, this, wrapped, &FAST_METHODS);
     Some(&*(wrapped as *const Generator))
 }
 
@@ -1231,47 +1320,166 @@ unsafe extern "C" fn fast_next_ids(env: sys::napi_env, info: sys::napi_callback_
     })
 }
 
+/// The calling function's `data` (the environment's `Fast`) and its first `argv.len()` arguments
+/// (`undefined` for missing ones). `None`: an exception is pending.
+unsafe fn fast_call(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    argv: &mut [Raw],
+) -> Option<*const Fast> {
+    let mut argc = argv.len();
+    let mut data: *mut std::ffi::c_void = ptr::null_mut();
+    if sys::napi_get_cb_info(
+        env,
+        info,
+        &mut argc,
+        argv.as_mut_ptr(),
+        ptr::null_mut(),
+        &mut data,
+    ) != sys::Status::napi_ok
+        || data.is_null()
+    {
+        return None;
+    }
+    for a in argv.iter_mut().skip(argc) {
+        sys::napi_get_undefined(env, a);
+    }
+    Some(data as *const Fast)
+}
+
+/// `__idSlot()`: a BigUint64Array of one element over the environment's ID cell, or null where the
+/// runtime refuses external buffers (the package then keeps N-API's `nextId`).
+unsafe extern "C" fn id_slot_array(env: sys::napi_env, info: sys::napi_callback_info) -> Raw {
+    guarded(env, || unsafe {
+        let fast = fast_call(env, info, &mut [])?;
+        unsafe extern "C" fn finalize(
+            _env: sys::napi_env,
+            _data: *mut std::ffi::c_void,
+            hint: *mut std::ffi::c_void,
+        ) {
+            // SAFETY: the buffer held one reference on its table.
+            unsafe { Fast::release(hint as *const Fast) };
+        }
+        let mut buffer = ptr::null_mut();
+        let mut array = ptr::null_mut();
+        if sys::napi_create_external_arraybuffer(
+            env,
+            (*fast).cell.get() as *mut std::ffi::c_void,
+            8,
+            Some(finalize),
+            fast as *mut std::ffi::c_void,
+            &mut buffer,
+        ) == sys::Status::napi_ok
+        {
+            (*fast).refs.set((*fast).refs.get() + 1);
+            if sys::napi_create_typedarray(
+                env,
+                sys::TypedarrayType::biguint64_array,
+                1,
+                buffer,
+                0,
+                &mut array,
+            ) == sys::Status::napi_ok
+            {
+                return Some(array);
+            }
+        }
+        let mut ignored = ptr::null_mut();
+        let mut null = ptr::null_mut();
+        sys::napi_get_and_clear_last_exception(env, &mut ignored);
+        sys::napi_get_null(env, &mut null);
+        Some(null)
+    })
+}
+
+/// `__register(generator)`: registers the generator in the environment's table, installs its own
+/// `nextIdString` and `nextIds`, and returns its index. A TypeError for anything but a Generator.
+unsafe extern "C" fn register(env: sys::napi_env, info: sys::napi_callback_info) -> Raw {
+    guarded(env, || unsafe {
+        let mut argv = [ptr::null_mut(); 1];
+        let fast = fast_call(env, info, &mut argv)?;
+        let wrapped = unwrap_generator(env, argv[0])?;
+        let index = Fast::register(fast, &*(wrapped as *const Generator));
+        install_bound(env, argv[0], wrapped, &FAST_METHODS[1..]);
+        let mut v = ptr::null_mut();
+        sys::napi_create_uint32(env, index, &mut v);
+        Some(v)
+    })
+}
+
+/// `__mintAt(index)`: mints from registered generator `index` into the environment's ID cell and returns
+/// undefined; throws exactly as `nextId` does.
+unsafe extern "C" fn mint_at(env: sys::napi_env, info: sys::napi_callback_info) -> Raw {
+    guarded(env, || unsafe {
+        let mut argv = [ptr::null_mut(); 1];
+        let fast = fast_call(env, info, &mut argv)?;
+        let mut index = u32::MAX;
+        sys::napi_get_value_uint32(env, argv[0], &mut index);
+        let Some(g) = Fast::get(fast, index) else {
+            type_err(env, "not the index of a live Generator");
+            return None;
+        };
+        let id = g.next_id().ok()?;
+        *(*fast).cell.get() = id;
+        None
+    })
+}
+
+/// Internal exports for the package's `index.js`, each with the environment's table as its `data`.
+const INTERNAL_EXPORTS: [(&std::ffi::CStr, Callback); 3] = [
+    (c"__idSlot", id_slot_array),
+    (c"__register", register),
+    (c"__mintAt", mint_at),
+];
+
+/// The environment's cleanup hook: drops the environment's reference on its table.
+unsafe extern "C" fn release_fast(arg: *mut std::ffi::c_void) {
+    // SAFETY: registered with the environment's reference, once.
+    unsafe { Fast::release(arg as *const Fast) };
+}
+
 /// After the classes are registered: replace the minting methods of `Generator.prototype`.
 #[napi(module_exports)]
 pub fn install_fast_paths(exports: napi::bindgen_prelude::Object<'_>, env: Env) -> Result<()> {
     let env = env.raw();
     let exports = exports.raw();
+    let fail = |what: &str| napi::Error::from_reason(format!("cannot install {what}"));
     unsafe {
         let mut ctor = ptr::null_mut();
         sys::napi_get_named_property(env, exports, c"Generator".as_ptr(), &mut ctor);
         let mut proto = ptr::null_mut();
         sys::napi_get_named_property(env, ctor, c"prototype".as_ptr(), &mut proto);
-        for (name, cb) in FAST_METHODS {
-            let mut f = ptr::null_mut();
-            let status = sys::napi_create_function(
-                env,
-                name.as_ptr(),
-                name.to_bytes().len() as isize,
-                Some(cb),
-                ptr::null_mut(),
-                &mut f,
-            );
-            if status != sys::Status::napi_ok {
-                return Err(napi::Error::from_reason(
-                    "cannot create the Generator fast paths",
-                ));
-            }
-            let desc = sys::napi_property_descriptor {
-                utf8name: name.as_ptr(),
-                name: ptr::null_mut(),
-                method: None,
-                getter: None,
-                setter: None,
-                value: f,
-                attributes: sys::PropertyAttributes::writable
-                    | sys::PropertyAttributes::configurable,
-                data: ptr::null_mut(),
-            };
-            if sys::napi_define_properties(env, proto, 1, &desc) != sys::Status::napi_ok {
-                return Err(napi::Error::from_reason(
-                    "cannot install the Generator fast paths",
-                ));
-            }
+        let methods = FAST_METHODS
+            .iter()
+            .map(|&(name, cb)| {
+                create_function(env, name, cb, ptr::null_mut()).map(|f| method(name, f))
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| fail("the Generator fast paths"))?;
+        if sys::napi_define_properties(env, proto, methods.len(), methods.as_ptr())
+            != sys::Status::napi_ok
+        {
+            return Err(fail("the Generator fast paths"));
+        }
+        let fast = Fast::new();
+        if sys::napi_add_env_cleanup_hook(env, Some(release_fast), fast as *mut std::ffi::c_void)
+            != sys::Status::napi_ok
+        {
+            Fast::release(fast);
+            return Err(fail("the environment's cleanup hook"));
+        }
+        let internal = INTERNAL_EXPORTS
+            .iter()
+            .map(|&(name, cb)| {
+                create_function(env, name, cb, fast as *mut std::ffi::c_void)
+                    .map(|f| method(name, f))
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| fail("the internal exports"))?;
+        if sys::napi_define_properties(env, exports, internal.len(), internal.as_ptr())
+            != sys::Status::napi_ok
+        {
+            return Err(fail("the internal exports"));
         }
     }
     Ok(())

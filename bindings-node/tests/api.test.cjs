@@ -44,9 +44,24 @@ test('default generator: twitter, policy fail, host clock read in Rust', () => {
   assert.equal(typeof id, 'bigint')
   const d = decode(id)
   assert.equal(d.nodeId, 7)
-  assert.ok(d.timestampMs >= before - 1 && d.timestampMs <= after + 1, `${d.timestampMs} not in [${before}, ${after}]`)
+  assert.ok(d.timestampMs >= before && d.timestampMs <= after, `${d.timestampMs} not in [${before}, ${after}]`)
   assert.ok(d.date instanceof Date)
   assert.equal(d.iso, d.date.toISOString())
+})
+
+test('host clock: every ID names the millisecond Date.now() shows around it (the TSC-gated clock is exact)', () => {
+  // 2^22 IDs a millisecond: the generator never has to run ahead of the clock here.
+  const wide = new Layout({ timestampBits: 41, nodeBits: 0, sequenceBits: 22, order: 'timestamp_node_sequence', tickNs: 1000000, epochMs: T0 })
+  const gen = new Generator({ nodeId: 0, layout: wide })
+  const start = Date.now()
+  let n = 0
+  for (; n < 3_000_000 && Date.now() - start < 1500; n++) {
+    const before = Date.now()
+    const ms = decode(gen.nextId(), wide).timestampMs
+    const after = Date.now()
+    if (ms < before || ms > after) assert.fail(`ID ${n} names ${ms}, outside [${before}, ${after}]`)
+  }
+  assert.ok(n > 10_000, `${n} IDs`)
 })
 
 test('10^6 IDs from nextId: no duplicate, strictly increasing', () => {
@@ -375,6 +390,61 @@ test('minting methods: bound copies are safe to detach, frozen objects work, wro
   // Many short-lived generators: each is collected with its methods.
   for (let i = 0; i < 20000; i++) new Generator({ nodeId: 1 }).nextId()
   gc()
+})
+
+test('nextId fast path: each generator has its own bound nextId over the shared ID cell', () => {
+  const gen = new Generator({ nodeId: 3 })
+  const own = Object.getOwnPropertyDescriptor(gen, 'nextId')
+  assert.ok(own && typeof own.value === 'function' && !own.enumerable, 'nextId is an own, non-enumerable method')
+  // The class's own prototype method (N-API, used for other receivers) gives the same sequence.
+  const proto = Object.getPrototypeOf(Generator.prototype).nextId
+  const a = gen.nextId()
+  const b = proto.call(gen)
+  const c = gen.nextId()
+  assert.ok(a < b && b < c, `${a} ${b} ${c}`)
+  for (const id of [a, b, c]) assert.equal(decode(id).nodeId, 3)
+})
+
+test('nextId fast path: thousands of generators, collected and replaced, each mints from itself', () => {
+  const v8 = require('node:v8')
+  const vm = require('node:vm')
+  v8.setFlagsFromString('--expose-gc')
+  const gc = vm.runInNewContext('gc')
+  const js53 = Layout.preset('js53')
+  for (let round = 0; round < 4; round++) {
+    // 16 node IDs of js53; table slots freed by collected generators are reused by new ones.
+    const gens = Array.from({ length: 2000 }, (_, i) => new Generator({ nodeId: i % 16, layout: js53, clock: () => T0 + round }))
+    const last = new Array(gens.length).fill(-1n)
+    for (let k = 0; k < 3; k++) {
+      for (let i = gens.length - 1; i >= 0; i--) {
+        const id = gens[i].nextId()
+        const d = decode(id, js53)
+        assert.equal(d.nodeId, i % 16)
+        assert.ok(id > last[i])
+        last[i] = id
+      }
+    }
+    // Each generator's IDs are its own sequence: 0, 1, 2 at the clock's tick.
+    assert.equal(decode(last[5], js53).sequence, 2)
+    gens.length = 0
+    gc()
+  }
+})
+
+test('nextId fast path: a clock that mints from another generator does not disturb the ID cell', () => {
+  const inner = new Generator({ nodeId: 2, clock: () => T0 })
+  let innerIds = []
+  const outer = new Generator({ nodeId: 1, clock: () => { innerIds.push(inner.nextId()); return T0 } })
+  const ids = [outer.nextId(), outer.nextId()]
+  assert.deepEqual(ids.map((id) => decode(id).nodeId), [1, 1])
+  assert.deepEqual(innerIds.map((id) => decode(id).nodeId), [2, 2])
+  assert.equal(ids[1], ids[0] + 1n)
+  // A clock that throws on the second call: the error reaches the caller, the next call works.
+  let n = 0
+  const flaky = new Generator({ nodeId: 4, clock: () => { if (n++ === 1) throw new RangeError('flaky'); return T0 } })
+  const first = flaky.nextId()
+  assert.throws(() => flaky.nextId(), (e) => e instanceof RangeError && e.message === 'flaky')
+  assert.equal(flaky.nextId(), first + 1n)
 })
 
 test('an injected clock stays alive with its generator, and a generator whose clock refers to it is collected', async () => {

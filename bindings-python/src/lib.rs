@@ -693,7 +693,7 @@ impl PyGenerator {
         match &self.clock {
             None => self
                 .inner
-                .next_ids_with(&sm::SystemClock, |ns| sleep_detached(py, ns), out)
+                .next_ids_with(&sm::FastClock, |ns| sleep_detached(py, ns), out)
                 .or_raise(py),
             Some(c) => self.with_py_clock(py, c, |clock, sleep| {
                 self.inner.next_ids_with(clock, sleep, out)
@@ -839,7 +839,7 @@ impl PyGenerator {
         match &self.clock {
             None => self
                 .inner
-                .next_id_with(&sm::SystemClock, |ns| sleep_detached(py, ns))
+                .next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
                 .or_raise(py),
             Some(c) => {
                 self.with_py_clock(py, c, |clock, sleep| self.inner.next_id_with(clock, sleep))

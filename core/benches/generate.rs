@@ -110,7 +110,7 @@ fn bursts<G>(iters: u64, mut make: impl FnMut() -> G, mut mint: impl FnMut(&mut 
     total
 }
 
-fn benches(c: &mut Criterion, tsc: &FastClock) {
+fn benches(c: &mut Criterion) {
     let layout = bench_layout();
 
     let mut g = c.benchmark_group("clock");
@@ -122,10 +122,10 @@ fn benches(c: &mut Criterion, tsc: &FastClock) {
         }
         start.elapsed()
     });
-    bench(&mut g, "clock/tsc", "tsc", |iters| {
+    bench(&mut g, "clock/fast", "fast", |iters| {
         let start = Instant::now();
         for _ in 0..iters {
-            black_box(tsc.now_ns().unwrap());
+            black_box(FastClock.now_ns_same_ms().unwrap().0);
         }
         start.elapsed()
     });
@@ -153,7 +153,7 @@ fn benches(c: &mut Criterion, tsc: &FastClock) {
     bench(&mut g, "single/shared/system", "shared/system", |iters| {
         let start = Instant::now();
         for _ in 0..iters {
-            black_box(s.next_id().unwrap());
+            black_box(s.next_id_from(&SystemClock).unwrap());
         }
         start.elapsed()
     });
@@ -161,23 +161,23 @@ fn benches(c: &mut Criterion, tsc: &FastClock) {
     bench(&mut g, "single/plain/system", "plain/system", |iters| {
         let start = Instant::now();
         for _ in 0..iters {
-            black_box(p.next_id().unwrap());
+            black_box(p.next_id_from(&SystemClock).unwrap());
         }
         start.elapsed()
     });
     let s = shared(layout);
-    bench(&mut g, "single/shared/tsc", "shared/tsc", |iters| {
+    bench(&mut g, "single/shared/fast", "shared/fast", |iters| {
         let start = Instant::now();
         for _ in 0..iters {
-            black_box(s.next_id_from(tsc).unwrap());
+            black_box(s.next_id().unwrap());
         }
         start.elapsed()
     });
     let mut p = plain(layout);
-    bench(&mut g, "single/plain/tsc", "plain/tsc", |iters| {
+    bench(&mut g, "single/plain/fast", "plain/fast", |iters| {
         let start = Instant::now();
         for _ in 0..iters {
-            black_box(p.next_id_from(tsc).unwrap());
+            black_box(p.next_id().unwrap());
         }
         start.elapsed()
     });
@@ -200,20 +200,20 @@ fn benches(c: &mut Criterion, tsc: &FastClock) {
 
     let mut g = c.benchmark_group("threads");
     g.throughput(Throughput::Elements(1));
-    for (key, name, use_tsc) in [
+    for (key, name, use_fast) in [
         ("threads/2/system", "shared_2_threads/system", false),
-        ("threads/2/tsc", "shared_2_threads/tsc", true),
+        ("threads/2/fast", "shared_2_threads/fast", true),
     ] {
         let s = shared(layout);
         bench(&mut g, key, name, |iters| {
             // Aggregate: wall time for `iters` IDs minted by two threads sharing one generator.
-            if use_tsc {
+            if use_fast {
                 two_threads(iters, || {
-                    black_box(s.next_id_from(tsc).unwrap());
+                    black_box(s.next_id().unwrap());
                 })
             } else {
                 two_threads(iters, || {
-                    black_box(s.next_id().unwrap());
+                    black_box(s.next_id_from(&SystemClock).unwrap());
                 })
             }
         });
@@ -437,7 +437,7 @@ fn two_threads(n: u64, mint: impl Fn() + Sync) -> Duration {
     end - start
 }
 
-fn paired_runs(tsc: &FastClock) -> HashMap<&'static str, (f64, f64)> {
+fn paired_runs() -> HashMap<&'static str, (f64, f64)> {
     let layout = bench_layout();
     let (s1, s2, s3) = (shared(layout), shared(layout), shared(layout));
     let (mut p1, mut p2) = (plain(layout), plain(layout));
@@ -461,10 +461,10 @@ fn paired_runs(tsc: &FastClock) -> HashMap<&'static str, (f64, f64)> {
             }),
         ),
         (
-            "clock/tsc",
+            "clock/fast",
             Box::new(|n| {
                 timed(n, || {
-                    black_box(tsc.now_ns().unwrap());
+                    black_box(FastClock.now_ns_same_ms().unwrap().0);
                 })
             }),
         ),
@@ -497,10 +497,10 @@ fn paired_runs(tsc: &FastClock) -> HashMap<&'static str, (f64, f64)> {
             }),
         ),
         (
-            "floor/tsc",
+            "floor/fast",
             Box::new(|n| {
                 timed(n, || {
-                    black_box(tsc.now_ns().unwrap());
+                    black_box(FastClock.now_ns_same_ms().unwrap().0);
                     cas();
                 })
             }),
@@ -509,7 +509,7 @@ fn paired_runs(tsc: &FastClock) -> HashMap<&'static str, (f64, f64)> {
             "single/shared/system",
             Box::new(|n| {
                 timed(n, || {
-                    black_box(s1.next_id().unwrap());
+                    black_box(s1.next_id_from(&SystemClock).unwrap());
                 })
             }),
         ),
@@ -517,23 +517,23 @@ fn paired_runs(tsc: &FastClock) -> HashMap<&'static str, (f64, f64)> {
             "single/plain/system",
             Box::new(|n| {
                 timed(n, || {
-                    black_box(p1.next_id().unwrap());
+                    black_box(p1.next_id_from(&SystemClock).unwrap());
                 })
             }),
         ),
         (
-            "single/shared/tsc",
+            "single/shared/fast",
             Box::new(|n| {
                 timed(n, || {
-                    black_box(s2.next_id_from(tsc).unwrap());
+                    black_box(s2.next_id().unwrap());
                 })
             }),
         ),
         (
-            "single/plain/tsc",
+            "single/plain/fast",
             Box::new(|n| {
                 timed(n, || {
-                    black_box(p2.next_id_from(tsc).unwrap());
+                    black_box(p2.next_id().unwrap());
                 })
             }),
         ),
@@ -583,7 +583,7 @@ fn paired_runs(tsc: &FastClock) -> HashMap<&'static str, (f64, f64)> {
             "threads/1/system",
             Box::new(|n| {
                 timed(n, || {
-                    black_box(t1.next_id().unwrap());
+                    black_box(t1.next_id_from(&SystemClock).unwrap());
                 })
             }),
         ),
@@ -591,23 +591,23 @@ fn paired_runs(tsc: &FastClock) -> HashMap<&'static str, (f64, f64)> {
             "threads/2/system",
             Box::new(|n| {
                 two_threads(n, || {
-                    black_box(t2.next_id().unwrap());
+                    black_box(t2.next_id_from(&SystemClock).unwrap());
                 })
             }),
         ),
         (
-            "threads/1/tsc",
+            "threads/1/fast",
             Box::new(|n| {
                 timed(n, || {
-                    black_box(t3.next_id_from(tsc).unwrap());
+                    black_box(t3.next_id().unwrap());
                 })
             }),
         ),
         (
-            "threads/2/tsc",
+            "threads/2/fast",
             Box::new(|n| {
                 two_threads(n, || {
-                    black_box(t4.next_id_from(tsc).unwrap());
+                    black_box(t4.next_id().unwrap());
                 })
             }),
         ),
@@ -637,11 +637,11 @@ fn paired_runs(tsc: &FastClock) -> HashMap<&'static str, (f64, f64)> {
             }),
         ),
         (
-            "peer/snowmint_shared_tsc",
+            "peer/snowmint_shared_system",
             Box::new(|n| {
                 let g = shared(twitter);
                 timed(n, || {
-                    black_box(g.next_id_from(tsc).unwrap());
+                    black_box(g.next_id_from(&SystemClock).unwrap());
                 })
             }),
         ),
@@ -741,26 +741,21 @@ impl Table<'_> {
     }
 }
 
-fn summary(
-    tsc: &FastClock,
-    pairs: &mut HashMap<&'static str, (f64, f64)>,
-    sys: Sustained,
-    fast: Sustained,
-) {
+fn summary(pairs: &mut HashMap<&'static str, (f64, f64)>, sys: Sustained, fast: Sustained) {
     // The floors of the targets: a clock read plus a CAS, each measured alone.
     for (sum, clock) in [
         ("floor/sum", "clock/system"),
-        ("floor/tsc/sum", "clock/tsc"),
+        ("floor/fast/sum", "clock/fast"),
     ] {
         if let (Some(c), Some(a)) = (pairs.get(clock).copied(), pairs.get("cas").copied()) {
             pairs.insert(sum, (c.0 + a.0, c.1 + a.1));
         }
     }
     let t = Table { pairs };
-    let tsc_name = if tsc.is_tsc() {
-        "TscClock"
+    let fast_name = if FastClock::is_gated() {
+        "FastClock (TSC-gated)"
     } else {
-        "FastClock (system clock: no invariant TSC)"
+        "FastClock (not gated here: system reads)"
     };
     println!();
     println!("snowmint speed summary (ns per ID, this run). 'criterion' is the median of criterion's samples;");
@@ -780,9 +775,9 @@ fn summary(
         None,
     );
     t.row(
-        &format!("clock read: {tsc_name}"),
-        Some("clock/tsc"),
-        "clock/tsc",
+        &format!("clock read: {fast_name}"),
+        Some("clock/fast"),
+        "clock/fast",
         Some(("clock/system", "SystemTime read")),
         None,
     );
@@ -836,31 +831,31 @@ fn summary(
         None,
     );
     t.row(
-        &format!("TSC floor = {tsc_name} read + CAS"),
+        &format!("fast floor = {fast_name} read + CAS"),
         None,
-        "floor/tsc/sum",
+        "floor/fast/sum",
         Some(("floor/sum", "floor")),
         None,
     );
     t.row(
-        &format!("single ID: SharedGenerator, {tsc_name}"),
-        Some("single/shared/tsc"),
-        "single/shared/tsc",
-        Some(("floor/tsc/sum", "TSC floor")),
+        &format!("single ID: SharedGenerator, {fast_name}"),
+        Some("single/shared/fast"),
+        "single/shared/fast",
+        Some(("floor/fast/sum", "fast floor")),
         None,
     );
     t.row(
         "  the same, against the SystemTime floor",
         None,
-        "single/shared/tsc",
+        "single/shared/fast",
         floor,
         None,
     );
     t.row(
-        &format!("single ID: Generator (plain), {tsc_name}"),
-        Some("single/plain/tsc"),
-        "single/plain/tsc",
-        Some(("floor/tsc/sum", "TSC floor")),
+        &format!("single ID: Generator (plain), {fast_name}"),
+        Some("single/plain/fast"),
+        "single/plain/fast",
+        Some(("floor/fast/sum", "fast floor")),
         None,
     );
     t.row(
@@ -878,17 +873,17 @@ fn summary(
         Some((1.2, "<= 1.20x 1 thread")),
     );
     t.row(
-        &format!("1 thread, SharedGenerator, {tsc_name}"),
+        &format!("1 thread, SharedGenerator, {fast_name}"),
         None,
-        "threads/1/tsc",
+        "threads/1/fast",
         None,
         None,
     );
     t.row(
-        &format!("2 threads, one SharedGenerator, {tsc_name}"),
-        Some("threads/2/tsc"),
-        "threads/2/tsc",
-        Some(("threads/1/tsc", "1 thread")),
+        &format!("2 threads, one SharedGenerator, {fast_name}"),
+        Some("threads/2/fast"),
+        "threads/2/fast",
+        Some(("threads/1/fast", "1 thread")),
         Some((1.2, "<= 1.20x 1 thread")),
     );
     t.row(
@@ -905,7 +900,7 @@ fn summary(
         None,
         Some((1.0, "<= 1 ns per ID")),
     );
-    for (label, s) in [("SystemClock", sys), (tsc_name, fast)] {
+    for (label, s) in [("SystemClock", sys), (fast_name, fast)] {
         let ok = if s.fraction >= 0.99 { "met" } else { "MISSED" };
         println!(
             "{:<52} {:>18.2}%  {:<26} >= 99% of capacity: {ok}",
@@ -933,8 +928,8 @@ fn summary(
         ),
         ("peer/snowmint_plain", "snowmint Generator (&mut self)"),
         (
-            "peer/snowmint_shared_tsc",
-            "snowmint SharedGenerator + TscClock",
+            "peer/snowmint_shared_system",
+            "snowmint SharedGenerator, from SystemClock",
         ),
         ("peer/snowflaked", "snowflaked::Generator (&mut self)"),
         (
@@ -944,7 +939,7 @@ fn summary(
         ("peer/uuid_v7", "uuid::Uuid::now_v7 (128-bit)"),
         ("peer/ulid", "ulid::Generator::generate (128-bit)"),
     ] {
-        let crit = if key.ends_with("_tsc") {
+        let crit = if key.ends_with("_system") {
             None
         } else {
             Some(key)
@@ -965,48 +960,50 @@ fn main() {
         .warm_up_time(Duration::from_millis(400))
         .measurement_time(Duration::from_millis(1600))
         .configure_from_args();
-    let tsc = FastClock::new();
-    benches(&mut c, &tsc);
+    // Start the clock's calibration (~10 ms) before anything is timed.
+    let _ = FastClock.now_ns_same_ms();
+    std::thread::sleep(Duration::from_millis(20));
+    let _ = FastClock.now_ns_same_ms();
+    benches(&mut c);
     c.final_summary();
     let run = Duration::from_secs(2);
-    let mut pairs = paired_runs(&tsc);
+    let mut pairs = paired_runs();
     let sys = sustained(&SystemClock, run);
-    let fast = sustained(&tsc, run);
-    summary(&tsc, &mut pairs, sys, fast);
+    let fast = sustained(&FastClock, run);
+    summary(&mut pairs, sys, fast);
     if let Some(path) = std::env::var_os("SNOWMINT_BENCH_JSON") {
-        write_json(&pairs, tsc.is_tsc(), &path);
+        write_json(&pairs, &path);
     }
 }
 
 /// The machine-readable summary for `scripts/bench-all.sh`: the 'fastest' figures the table above
 /// printed (ns per ID, this run). The first snowmint single, snowmint batch and floor rows are the
 /// headline figures; single IDs are on the twitter layout, like the peers and the other runtimes.
-fn write_json(pairs: &HashMap<&'static str, (f64, f64)>, is_tsc: bool, path: &std::ffi::OsStr) {
+fn write_json(pairs: &HashMap<&'static str, (f64, f64)>, path: &std::ffi::OsStr) {
     // key | kind | what | name
     const ROWS: &str = "
-        peer/snowmint_shared     | snowmint | single | SharedGenerator::next_id (twitter, system clock)
-        peer/snowmint_plain      | snowmint | single | Generator::next_id (twitter, system clock)
-        peer/snowmint_shared_tsc | snowmint | single | SharedGenerator::next_id_from (twitter, TSC)
-        single/shared/system     | snowmint | single | SharedGenerator::next_id (2^22/ms layout, system clock)
-        single/plain/system      | snowmint | single | Generator::next_id (2^22/ms layout, system clock)
+        peer/snowmint_shared        | snowmint | single | SharedGenerator::next_id (twitter, FastClock)
+        peer/snowmint_plain         | snowmint | single | Generator::next_id (twitter, FastClock)
+        peer/snowmint_shared_system | snowmint | single | SharedGenerator::next_id_from (twitter, SystemClock)
+        single/shared/system        | snowmint | single | SharedGenerator::next_id_from (2^22/ms layout, SystemClock)
+        single/plain/system         | snowmint | single | Generator::next_id_from (2^22/ms layout, SystemClock)
         single/shared/given      | snowmint | single | SharedGenerator::next_id_at (reading passed in)
         batch/shared             | snowmint | batch  | SharedGenerator::next_ids (4096/batch, per ID)
         batch/plain              | snowmint | batch  | Generator::next_ids (4096/batch, per ID)
         floor/sum                | floor    | cas    | SystemTime read + CAS (measured apart, summed)
         clock/system             | floor    | clock  | SystemTime read
-        clock/tsc                | floor    | clock  | TSC read
+        clock/fast               | floor    | clock  | FastClock same-millisecond read
         cas                      | floor    | cas    | AtomicU64 load + compare_exchange
         peer/snowflaked          | peer     | single | snowflaked::Generator::generate
         peer/rs_snowflake        | peer     | single | rs-snowflake real_time_generate
         peer/uuid_v7             | peer     | single | uuid::Uuid::now_v7 (128-bit)
         peer/ulid                | peer     | single | ulid::Generator::generate (128-bit)";
-    let tsc = if is_tsc { "TscClock" } else { "FastClock" };
     let rows: Vec<(String, &str, &str, &str)> = ROWS
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             let f: Vec<&str> = l.split('|').map(str::trim).collect();
-            (f[3].replace("TSC", tsc), f[1], f[2], f[0])
+            (f[3].to_string(), f[1], f[2], f[0])
         })
         .collect();
     let rows: Vec<serde_json::Value> = rows

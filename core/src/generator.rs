@@ -98,6 +98,9 @@ struct Rule {
     policy: Policy,
     max_ahead_ticks: u64,
     seed: Option<u64>,
+    /// Ticks are whole milliseconds, so every tick boundary is a millisecond boundary: any reading in the
+    /// present millisecond gives the present tick ([`Clock::now_ns_same_ms`]).
+    ms_ticks: bool,
 }
 
 /// Where a request lands: positions `first ..= first + n - 1`, and the new next free position.
@@ -127,6 +130,7 @@ impl Rule {
             policy: options.policy,
             max_ahead_ticks,
             seed: options.random_start_seed,
+            ms_ticks: layout.tick_ns() % 1_000_000 == 0,
         })
     }
 
@@ -232,11 +236,38 @@ impl Rule {
 /// Calls `attempt` with fresh clock readings, sleeping while it asks to wait. A clock that does not move
 /// between two waits cannot be waited out: that ends in [`Error::TooFarAhead`] instead of a hang.
 ///
+/// With `ms_ticks`, the first reading may be an earlier one of the present millisecond
+/// ([`Clock::now_ns_same_ms`]): it gives the same tick, so a minted ID is exactly the one a fresh reading
+/// gives; any other outcome is decided again on a fresh reading, so errors and waits always describe the
+/// present (and a clock that is always exact, such as an injected one, is read once per attempt).
+///
 /// The first attempt stands outside any loop: with no loop to hoist them out of, the generator's fields
 /// are read after the clock, not loaded before it and spilled across the call (about 1 ns per ID for the
 /// `&mut self` generator). Waiting is the cold path.
 #[inline(always)]
 fn with_clock<T, C: Clock + ?Sized>(
+    clock: &C,
+    ms_ticks: bool,
+    sleep: impl FnMut(u64),
+    mut attempt: impl FnMut(u64) -> Result<Mint<T>>,
+) -> Result<T> {
+    let (now, exact) = if ms_ticks {
+        clock.now_ns_same_ms()?
+    } else {
+        (clock.now_ns()?, true)
+    };
+    match attempt(now) {
+        Ok(Mint::Ready(v)) => Ok(v),
+        _ if !exact => decide_on_fresh_reading(clock, sleep, attempt),
+        Ok(Mint::Wait(ns)) => wait_then_retry(clock, sleep, attempt, now, ns),
+        Err(e) => Err(e),
+    }
+}
+
+/// An attempt on a cached reading did not mint: decide on a fresh, exact reading.
+#[cold]
+#[inline(never)]
+fn decide_on_fresh_reading<T, C: Clock + ?Sized>(
     clock: &C,
     sleep: impl FnMut(u64),
     mut attempt: impl FnMut(u64) -> Result<Mint<T>>,
@@ -302,7 +333,7 @@ macro_rules! generator_common {
         /// Mints one ID from `clock`, sleeping with `sleep(ns)` while the policy says wait.
         #[inline]
         pub fn next_id_with<C: Clock + ?Sized>(&$($recv)? self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
-            with_clock(clock, sleep, #[inline(always)] |now| self.next_id_at(now))
+            with_clock(clock, self.rule.ms_ticks, sleep, #[inline(always)] |now| self.next_id_at(now))
         }
 
         /// Fills `out` with consecutive IDs from one clock reading, sleeping while the policy says wait.
@@ -312,7 +343,7 @@ macro_rules! generator_common {
             sleep: impl FnMut(u64),
             out: &mut [u64],
         ) -> Result<()> {
-            with_clock(clock, sleep, #[inline(always)] |now| self.next_ids_at(now, out))
+            with_clock(clock, self.rule.ms_ticks, sleep, #[inline(always)] |now| self.next_ids_at(now, out))
         }
 
         /// Mints one ID from `clock`; sleeps the thread while the policy says wait.
@@ -322,7 +353,8 @@ macro_rules! generator_common {
             self.next_id_with(clock, crate::clock::sleep_ns)
         }
 
-        /// Mints one ID from the system clock; sleeps the thread while the policy says wait.
+        /// Mints one ID from the system clock (read as [`FastClock`](crate::FastClock)); sleeps the thread
+        /// while the policy says wait.
         ///
         /// ```
         /// let gen = snowmint::SharedGenerator::new(snowmint::Layout::twitter(), 7, Default::default()).unwrap();
@@ -332,13 +364,14 @@ macro_rules! generator_common {
         #[cfg(feature = "std")]
         #[inline]
         pub fn next_id(&$($recv)? self) -> Result<u64> {
-            self.next_id_from(&crate::clock::SystemClock)
+            self.next_id_from(&crate::FastClock)
         }
 
-        /// Fills `out` with IDs from one system-clock reading; sleeps while the policy says wait.
+        /// Fills `out` with IDs from one system-clock reading (as [`FastClock`](crate::FastClock)); sleeps
+        /// while the policy says wait.
         #[cfg(feature = "std")]
         pub fn next_ids(&$($recv)? self, out: &mut [u64]) -> Result<()> {
-            self.next_ids_with(&crate::clock::SystemClock, crate::clock::sleep_ns, out)
+            self.next_ids_with(&crate::FastClock, crate::clock::sleep_ns, out)
         }
     };
 }

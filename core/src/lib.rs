@@ -39,11 +39,11 @@ mod clock;
 mod decode;
 mod encoding;
 mod error;
+#[cfg(feature = "std")]
+mod fast_clock;
 mod generator;
 mod layout;
 mod time;
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-mod tsc;
 
 #[cfg(feature = "std")]
 pub use clock::{sleep_ns, SystemClock};
@@ -51,6 +51,8 @@ pub use clock::{Clock, FixedClock};
 pub use decode::Decoded;
 pub use encoding::{parse_any, Encoded, Encoding, ENCODINGS};
 pub use error::{Error, ErrorCode, ParseErrorKind, Result};
+#[cfg(feature = "std")]
+pub use fast_clock::FastClock;
 pub use generator::{mix64, Generator, Mint, Options, Policy, DEFAULT_MAX_AHEAD_NS};
 #[cfg(target_has_atomic = "64")]
 pub use generator::{SharedGenerator, StateWord};
@@ -58,5 +60,3 @@ pub use layout::{
     whole_f64, ClockUnit, Family, Layout, LayoutConfig, Order, MAX_EPOCH_MS, PRESET_NAMES,
 };
 pub use time::{IsoBuf, IsoTime};
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-pub use tsc::{FastClock, TscClock, DEFAULT_RESYNC_NS};
