@@ -25,8 +25,8 @@ use std::sync::OnceLock;
 
 use snowmint_core as snowmint;
 use snowmint_core::{
-    parse_any, Clock, ClockUnit, Encoding, Error, ErrorCode, Generator, Layout, LayoutConfig,
-    Options, Order, ParseErrorKind, Policy, SharedGenerator, SystemClock,
+    parse_any, Clock, ClockUnit, Encoding, Error, ErrorCode, FastClock, Generator, Layout,
+    LayoutConfig, Options, Order, ParseErrorKind, Policy, SharedGenerator,
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -1111,39 +1111,23 @@ impl Clock for HostClock {
     #[inline(always)]
     fn now_ns(&self) -> snowmint::Result<u64> {
         match self.source {
-            Source::System => system_now_ns(),
+            Source::System => FastClock.now_ns(),
             // SAFETY: a C callback given by the caller, with its own userdata.
             Source::Int(f) => self.unit.to_ns(unsafe { f(self.userdata) }),
             // SAFETY: as above.
             Source::Float(f) => self.unit.f64_to_ns(unsafe { f(self.userdata) }),
         }
     }
-}
 
-/// The host clock: Unix nanoseconds from `clock_gettime(CLOCK_REALTIME)` (the source `SystemClock` reads,
-/// without the `SystemTime` round trip, which costs ~7 ns per ID when called across the staticlib).
-#[cfg(unix)]
-#[inline(always)]
-fn system_now_ns() -> snowmint::Result<u64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid out-pointer; CLOCK_REALTIME always exists.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    if rc != 0 || ts.tv_sec < 0 || !(0..1_000_000_000).contains(&ts.tv_nsec) {
-        // Before 1970 or unreadable: the same answer as SystemClock.
-        return SystemClock.now_ns();
+    /// The system clock as the core's `FastClock` (a cached reading where the TSC proves the millisecond
+    /// is still the same); a C callback is always read.
+    #[inline(always)]
+    fn now_ns_same_ms(&self) -> snowmint::Result<(u64, bool)> {
+        match self.source {
+            Source::System => FastClock.now_ns_same_ms(),
+            _ => Ok((self.now_ns()?, true)),
+        }
     }
-    Ok((ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64))
-}
-
-#[cfg(not(unix))]
-#[inline(always)]
-fn system_now_ns() -> snowmint::Result<u64> {
-    SystemClock.now_ns()
 }
 
 fn os_seed() -> u64 {

@@ -17,7 +17,7 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -702,24 +702,6 @@ impl PyGenerator {
     }
 }
 
-/// `n` zeros, or None when the memory cannot be had. Zeroed pages come from the allocator untouched
-/// (calloc), so a request the core then refuses (a batch past max_ahead) costs no memory traffic.
-fn zeroed_vec(n: usize) -> Option<Vec<u64>> {
-    if n == 0 {
-        return Some(Vec::new());
-    }
-    let layout = std::alloc::Layout::array::<u64>(n).ok()?;
-    // SAFETY: the layout has a non-zero size; the pointer is checked for null; an all-zero u64 is a
-    // valid value, and the allocation has exactly the layout `Vec<u64>` with capacity n frees.
-    unsafe {
-        let ptr = std::alloc::alloc_zeroed(layout) as *mut u64;
-        if ptr.is_null() {
-            return None;
-        }
-        Some(Vec::from_raw_parts(ptr, n, n))
-    }
-}
-
 /// The buffer of an `array.array('Q')` of `n` items as a mutable slice.
 ///
 /// # Safety
@@ -848,16 +830,43 @@ impl PyGenerator {
     }
 
     /// Mints `n` consecutive IDs from one clock reading (one atomic step) as a list of ints.
+    ///
+    /// The IDs go straight from the core's reservation into new ints, with no buffer in between. The
+    /// core refuses an impossible batch before anything is reserved; a list that cannot be allocated
+    /// raises MemoryError after the reservation (those IDs are skipped, never repeated).
     fn next_ids<'py>(
         &self,
         py: Python<'py>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let n = batch_len(py, n)?;
-        let mut out = zeroed_vec(n)
-            .ok_or_else(|| PyMemoryError::new_err(format!("cannot allocate {n} IDs")))?;
-        self.fill(py, &mut out)?;
-        PyList::new(py, out)
+        self.check_fork(py)?;
+        let ids = match &self.clock {
+            None => self
+                .inner
+                .next_ids_iter_with(&sm::FastClock, |ns| sleep_detached(py, ns), n as u64)
+                .or_raise(py)?,
+            Some(c) => self.with_py_clock(py, c, |clock, sleep| {
+                self.inner.next_ids_iter_with(clock, sleep, n as u64)
+            })?,
+        };
+        // SAFETY: a new list of n NULL slots, owned here; PyErr::fetch reports why it could not be made.
+        let list = unsafe {
+            Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(n as pyo3::ffi::Py_ssize_t))?
+                .cast_into_unchecked::<PyList>()
+        };
+        for (i, id) in ids.enumerate() {
+            // SAFETY: i < n, the list's length, and the slot is empty; PyList_SetItem steals the new int.
+            // On a failed allocation the partly filled list is dropped (its empty slots are NULL).
+            unsafe {
+                let v = pyo3::ffi::PyLong_FromUnsignedLongLong(id);
+                if v.is_null() {
+                    return Err(PyErr::fetch(py));
+                }
+                pyo3::ffi::PyList_SetItem(list.as_ptr(), i as pyo3::ffi::Py_ssize_t, v);
+            }
+        }
+        Ok(list)
     }
 
     /// Mints `n` consecutive IDs from one clock reading into a new `array.array('Q')`, written in place.

@@ -233,6 +233,52 @@ impl Rule {
     }
 }
 
+/// The IDs of one batch request, computed as they are taken (no buffer): exactly the IDs that
+/// `next_ids_*` would write for the same request, in order. The request itself (one state update, one
+/// compare-and-swap for the shared generator) is already done when this is returned.
+///
+/// ```
+/// use snowmint::{Generator, Layout, Mint, Options};
+/// let mut a = Generator::new(Layout::twitter(), 7, Options::default()).unwrap();
+/// let mut b = a.clone();
+/// let now_ns = 1_700_000_000_000 * 1_000_000;
+/// let mut buf = [0u64; 5];
+/// assert_eq!(a.next_ids_at(now_ns, &mut buf).unwrap(), Mint::Ready(()));
+/// let Mint::Ready(ids) = b.next_ids_iter_at(now_ns, 5).unwrap() else { unreachable!() };
+/// assert!(ids.eq(buf));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Ids<'a> {
+    rule: &'a Rule,
+    position: u64,
+    left: u64,
+}
+
+impl Iterator for Ids<'_> {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        if self.left == 0 {
+            return None;
+        }
+        let id = self.rule.id(self.position);
+        self.position += 1;
+        self.left -= 1;
+        Some(id)
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = usize::try_from(self.left).unwrap_or(usize::MAX);
+        (n, usize::try_from(self.left).ok())
+    }
+}
+
+impl ExactSizeIterator for Ids<'_> {}
+
+impl core::iter::FusedIterator for Ids<'_> {}
+
 /// Calls `attempt` with fresh clock readings, sleeping while it asks to wait. A clock that does not move
 /// between two waits cannot be waited out: that ends in [`Error::TooFarAhead`] instead of a hang.
 ///
@@ -346,6 +392,34 @@ macro_rules! generator_common {
             with_clock(clock, self.rule.ms_ticks, sleep, #[inline(always)] |now| self.next_ids_at(now, out))
         }
 
+        /// Requests `n` consecutive IDs from one clock reading (one state update), sleeping with
+        /// `sleep(ns)` while the policy says wait; the IDs are computed as the iterator is taken.
+        pub fn next_ids_iter_with<C: Clock + ?Sized>(
+            &$($recv)? self,
+            clock: &C,
+            sleep: impl FnMut(u64),
+            n: u64,
+        ) -> Result<Ids<'_>> {
+            let position = if n == 0 {
+                0
+            } else {
+                with_clock(clock, self.rule.ms_ticks, sleep, #[inline(always)] |now| self.reserve(now, n))?
+            };
+            Ok(Ids { rule: &self.rule, position, left: n })
+        }
+
+        /// Requests `n` consecutive IDs from one clock reading (one state update); the IDs are computed as
+        /// the iterator is taken. `n == 0` changes nothing.
+        pub fn next_ids_iter_at(&$($recv)? self, now_ns: u64, n: u64) -> Result<Mint<Ids<'_>>> {
+            if n == 0 {
+                return Ok(Mint::Ready(Ids { rule: &self.rule, position: 0, left: 0 }));
+            }
+            Ok(match self.reserve(now_ns, n)? {
+                Mint::Ready(position) => Mint::Ready(Ids { rule: &self.rule, position, left: n }),
+                Mint::Wait(ns) => Mint::Wait(ns),
+            })
+        }
+
         /// Mints one ID from `clock`; sleeps the thread while the policy says wait.
         #[cfg(feature = "std")]
         #[inline]
@@ -400,14 +474,23 @@ impl Generator {
         })
     }
 
+    /// Takes `n` (≥ 1) positions for a clock reading: the first one.
+    #[inline(always)]
+    fn reserve(&mut self, now_ns: u64, n: u64) -> Result<Mint<u64>> {
+        Ok(match self.rule.plan(self.next, now_ns, n)? {
+            Mint::Ready(p) => {
+                self.next = p.next;
+                Mint::Ready(p.first)
+            }
+            Mint::Wait(ns) => Mint::Wait(ns),
+        })
+    }
+
     /// Mints one ID for a clock reading in Unix nanoseconds.
     #[inline(always)]
     pub fn next_id_at(&mut self, now_ns: u64) -> Result<Mint<u64>> {
-        Ok(match self.rule.plan(self.next, now_ns, 1)? {
-            Mint::Ready(p) => {
-                self.next = p.next;
-                Mint::Ready(self.rule.id(p.first))
-            }
+        Ok(match self.reserve(now_ns, 1)? {
+            Mint::Ready(first) => Mint::Ready(self.rule.id(first)),
             Mint::Wait(ns) => Mint::Wait(ns),
         })
     }
@@ -417,10 +500,9 @@ impl Generator {
         if out.is_empty() {
             return Ok(Mint::Ready(()));
         }
-        Ok(match self.rule.plan(self.next, now_ns, out.len() as u64)? {
-            Mint::Ready(p) => {
-                self.next = p.next;
-                self.rule.fill(p.first, out);
+        Ok(match self.reserve(now_ns, out.len() as u64)? {
+            Mint::Ready(first) => {
+                self.rule.fill(first, out);
                 Mint::Ready(())
             }
             Mint::Wait(ns) => Mint::Wait(ns),

@@ -53,7 +53,7 @@ pub use encoding::{parse_any, Encoded, Encoding, ENCODINGS};
 pub use error::{Error, ErrorCode, ParseErrorKind, Result};
 #[cfg(feature = "std")]
 pub use fast_clock::FastClock;
-pub use generator::{mix64, Generator, Mint, Options, Policy, DEFAULT_MAX_AHEAD_NS};
+pub use generator::{mix64, Generator, Ids, Mint, Options, Policy, DEFAULT_MAX_AHEAD_NS};
 #[cfg(target_has_atomic = "64")]
 pub use generator::{SharedGenerator, StateWord};
 pub use layout::{

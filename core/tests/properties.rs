@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 use snowmint::{
     parse_any, Encoding, ErrorCode, Generator, Layout, LayoutConfig, Mint, Options, Order, Policy,
-    ENCODINGS,
+    SharedGenerator, ENCODINGS,
 };
 
 fn any_layout() -> impl Strategy<Value = Layout> {
@@ -133,4 +133,50 @@ proptest! {
             }
         }
     }
+
+    #[test]
+    fn an_ids_iterator_gives_exactly_what_a_batch_writes(
+        layout in prop_oneof![
+            any_layout(),
+            Just(Layout::preset("decimal").unwrap()),
+            Just(Layout::preset("sonyflake").unwrap()),
+        ],
+        seed in prop::option::of(any::<u64>()),
+        steps in prop::collection::vec((0u64..20_000, 0usize..300), 1..12),
+    ) {
+        let options = Options { random_start_seed: seed, ..Options::default() };
+        let Ok(mut a) = Generator::new(layout, 0, options) else { return Ok(()) };
+        let mut b = a.clone();
+        let shared = SharedGenerator::new(layout, 0, options).unwrap();
+        let base_ns = 1_700_000_000_000u64 * 1_000_000;
+        let mut out = vec![0u64; 300];
+        for (offset_us, n) in steps {
+            let now = base_ns + offset_us * 1_000;
+            let written = a.next_ids_at(now, &mut out[..n]);
+            let iterated = collected(b.next_ids_iter_at(now, n as u64));
+            match (&written, &iterated) {
+                (Ok(Mint::Ready(())), Ok(Mint::Ready(ids))) => prop_assert_eq!(&ids[..], &out[..n]),
+                (Ok(Mint::Wait(x)), Ok(Mint::Wait(y))) => prop_assert_eq!(x, y),
+                (Err(x), Err(y)) => prop_assert_eq!(x.code(), y.code()),
+                (x, y) => prop_assert!(false, "batch {x:?}, iterator {y:?}"),
+            }
+            let from_shared = collected(shared.next_ids_iter_at(now, n as u64));
+            prop_assert_eq!(format!("{from_shared:?}"), format!("{iterated:?}"));
+            prop_assert_eq!(a.state(), b.state());
+            prop_assert_eq!(a.state(), shared.state());
+        }
+    }
+}
+
+/// An iterator's IDs, collected (checking its exact length on the way).
+fn collected(r: snowmint::Result<Mint<snowmint::Ids<'_>>>) -> snowmint::Result<Mint<Vec<u64>>> {
+    r.map(|m| match m {
+        Mint::Ready(ids) => {
+            let n = ids.len();
+            let v: Vec<u64> = ids.collect();
+            assert_eq!(v.len(), n);
+            Mint::Ready(v)
+        }
+        Mint::Wait(ns) => Mint::Wait(ns),
+    })
 }
