@@ -1122,9 +1122,9 @@ impl Clock for HostClock {
     /// The system clock as the core's `FastClock` (a cached reading where the TSC proves the millisecond
     /// is still the same); a C callback is always read.
     #[inline(always)]
-    fn now_ns_same_ms(&self) -> snowmint::Result<(u64, bool)> {
+    fn now_ns_within(&self, window_ns: u64) -> snowmint::Result<(u64, bool)> {
         match self.source {
-            Source::System => FastClock.now_ns_same_ms(),
+            Source::System => FastClock.now_ns_within(window_ns),
             _ => Ok((self.now_ns()?, true)),
         }
     }

@@ -478,13 +478,27 @@ impl Generator {
     }
 
     #[inline]
-    fn mint<T>(
-        &self,
-        f: impl FnOnce(&dyn snowmint::Clock) -> snowmint::Result<T>,
-    ) -> Result<T, JsValue> {
+    fn mint<T>(&self, f: impl FnOnce(&JsClock<'_>) -> snowmint::Result<T>) -> Result<T, JsValue> {
         let thrown = Cell::new(None);
-        let clock = || self.read_clock(&thrown);
+        let clock = JsClock {
+            gen: self,
+            thrown: &thrown,
+        };
         f(&clock).map_err(|e| thrown.take().unwrap_or_else(|| js_err(e)))
+    }
+}
+
+/// A generator's clock as a concrete type (not `dyn Clock`): every reading is exact, and the core's
+/// generic code, knowing that, leaves out its path for cached readings (module size).
+struct JsClock<'a> {
+    gen: &'a Generator,
+    thrown: &'a Cell<Option<JsValue>>,
+}
+
+impl snowmint::Clock for JsClock<'_> {
+    #[inline]
+    fn now_ns(&self) -> snowmint::Result<u64> {
+        self.gen.read_clock(self.thrown)
     }
 }
 

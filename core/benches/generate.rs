@@ -125,7 +125,7 @@ fn benches(c: &mut Criterion) {
     bench(&mut g, "clock/fast", "fast", |iters| {
         let start = Instant::now();
         for _ in 0..iters {
-            black_box(FastClock.now_ns_same_ms().unwrap().0);
+            black_box(FastClock.now_ns_within(1_000_000).unwrap().0);
         }
         start.elapsed()
     });
@@ -464,7 +464,7 @@ fn paired_runs() -> HashMap<&'static str, (f64, f64)> {
             "clock/fast",
             Box::new(|n| {
                 timed(n, || {
-                    black_box(FastClock.now_ns_same_ms().unwrap().0);
+                    black_box(FastClock.now_ns_within(1_000_000).unwrap().0);
                 })
             }),
         ),
@@ -500,7 +500,7 @@ fn paired_runs() -> HashMap<&'static str, (f64, f64)> {
             "floor/fast",
             Box::new(|n| {
                 timed(n, || {
-                    black_box(FastClock.now_ns_same_ms().unwrap().0);
+                    black_box(FastClock.now_ns_within(1_000_000).unwrap().0);
                     cas();
                 })
             }),
@@ -961,9 +961,9 @@ fn main() {
         .measurement_time(Duration::from_millis(1600))
         .configure_from_args();
     // Start the clock's calibration (~10 ms) before anything is timed.
-    let _ = FastClock.now_ns_same_ms();
+    let _ = FastClock.now_ns_within(1_000_000);
     std::thread::sleep(Duration::from_millis(20));
-    let _ = FastClock.now_ns_same_ms();
+    let _ = FastClock.now_ns_within(1_000_000);
     benches(&mut c);
     c.final_summary();
     let run = Duration::from_secs(2);

@@ -8,16 +8,18 @@ pub trait Clock {
     /// The current Unix time in nanoseconds.
     fn now_ns(&self) -> Result<u64>;
 
-    /// A reading for a generator whose ticks are whole milliseconds: `(now_ns()?, true)`, or
-    /// `(earlier, false)`, an earlier reading of this clock that the clock has *proved* lies in the same
-    /// Unix millisecond as the present. Both give the same tick, so a generator mints exactly the ID a
-    /// fresh reading would give; for any other outcome (an error, a wait) it reads [`Clock::now_ns`]
-    /// again, so error details and waits are always computed from the present.
+    /// A reading for a caller that needs only the `window_ns`-aligned window of Unix time the present
+    /// lies in (a generator whose tick boundaries are all multiples of `window_ns`):
+    /// `(now_ns()?, true)`, or `(earlier, false)`, an earlier reading of this clock that the clock has
+    /// *proved* lies in the present's window. Both give the same tick, so a generator mints exactly the
+    /// ID a fresh reading would give; for any other outcome (an error, a wait) it reads
+    /// [`Clock::now_ns`] again, so error details and waits are always computed from the present.
     ///
-    /// The default is exact. [`FastClock`](crate::FastClock) overrides it with a cached reading checked
-    /// against the CPU's time-stamp counter.
+    /// The default is exact. [`FastClock`](crate::FastClock) overrides it for whole-millisecond windows
+    /// with a cached reading checked against the CPU's time-stamp counter.
     #[inline(always)]
-    fn now_ns_same_ms(&self) -> Result<(u64, bool)> {
+    fn now_ns_within(&self, window_ns: u64) -> Result<(u64, bool)> {
+        let _ = window_ns;
         Ok((self.now_ns()?, true))
     }
 }

@@ -27,15 +27,15 @@ use crate::error::Result;
 
 /// The system clock, read cheaply where the caller needs only the millisecond (see the module docs).
 ///
-/// [`Clock::now_ns`] is an ordinary system reading. [`Clock::now_ns_same_ms`], which generators use when
-/// their ticks are whole milliseconds, returns a cached system reading whenever the CPU's time-stamp
-/// counter proves the present is still in its millisecond. Every generator method that takes no clock
+/// [`Clock::now_ns`] is an ordinary system reading. [`Clock::now_ns_within`] a window of whole
+/// milliseconds, which generators ask for when their ticks are whole milliseconds, returns a cached
+/// system reading whenever the CPU's time-stamp counter proves the present is still in its millisecond. Every generator method that takes no clock
 /// (`next_id()`, `next_ids()`) uses this clock, and so do the bindings' default clocks.
 ///
 /// ```
 /// use snowmint::{Clock, FastClock, SystemClock};
 /// let before = SystemClock.now_ns()? / 1_000_000;
-/// let (ns, _exact) = FastClock.now_ns_same_ms()?;
+/// let (ns, _exact) = FastClock.now_ns_within(1_000_000)?;
 /// let after = SystemClock.now_ns()? / 1_000_000;
 /// assert!(before <= ns / 1_000_000 && ns / 1_000_000 <= after);
 /// # Ok::<(), snowmint::Error>(())
@@ -64,19 +64,19 @@ impl Clock for FastClock {
         system_now_ns()
     }
 
+    /// For windows of whole milliseconds, a cached reading of the present millisecond where the counter
+    /// proves it; otherwise an exact reading.
     #[inline(always)]
-    fn now_ns_same_ms(&self) -> Result<(u64, bool)> {
+    fn now_ns_within(&self, window_ns: u64) -> Result<(u64, bool)> {
         #[cfg(all(feature = "std", target_os = "linux", target_arch = "x86_64"))]
-        {
+        if window_ns % 1_000_000 == 0 {
             if let Some(ns) = gate::GATE.cached(gate::rdtsc()) {
                 return Ok((ns, false));
             }
-            gate::GATE.refresh().map(|ns| (ns, true))
+            return gate::GATE.refresh().map(|ns| (ns, true));
         }
-        #[cfg(not(all(feature = "std", target_os = "linux", target_arch = "x86_64")))]
-        {
-            Ok((system_now_ns()?, true))
-        }
+        let _ = window_ns;
+        Ok((system_now_ns()?, true))
     }
 }
 
@@ -380,7 +380,7 @@ mod tests {
             let (mut cached, mut n) = (0, 0);
             while n < max && start.elapsed() < Duration::from_millis(1500) {
                 let before = SystemClock.now_ns().unwrap() / MS;
-                let (ns, exact) = FastClock.now_ns_same_ms().unwrap();
+                let (ns, exact) = FastClock.now_ns_within(MS).unwrap();
                 let after = SystemClock.now_ns().unwrap() / MS;
                 assert!(
                     before <= ns / MS && ns / MS <= after,

@@ -98,9 +98,10 @@ struct Rule {
     policy: Policy,
     max_ahead_ticks: u64,
     seed: Option<u64>,
-    /// Ticks are whole milliseconds, so every tick boundary is a millisecond boundary: any reading in the
-    /// present millisecond gives the present tick ([`Clock::now_ns_same_ms`]).
-    ms_ticks: bool,
+    /// Every tick boundary is a multiple of this (1 ms for ticks of whole milliseconds, as epochs are in
+    /// milliseconds; else 1 ns): any reading in the present window gives the present tick
+    /// ([`Clock::now_ns_within`]).
+    window_ns: u64,
 }
 
 /// Where a request lands: positions `first ..= first + n - 1`, and the new next free position.
@@ -130,7 +131,11 @@ impl Rule {
             policy: options.policy,
             max_ahead_ticks,
             seed: options.random_start_seed,
-            ms_ticks: layout.tick_ns() % 1_000_000 == 0,
+            window_ns: if layout.tick_ns() % 1_000_000 == 0 {
+                1_000_000
+            } else {
+                1
+            },
         })
     }
 
@@ -282,8 +287,8 @@ impl core::iter::FusedIterator for Ids<'_> {}
 /// Calls `attempt` with fresh clock readings, sleeping while it asks to wait. A clock that does not move
 /// between two waits cannot be waited out: that ends in [`Error::TooFarAhead`] instead of a hang.
 ///
-/// With `ms_ticks`, the first reading may be an earlier one of the present millisecond
-/// ([`Clock::now_ns_same_ms`]): it gives the same tick, so a minted ID is exactly the one a fresh reading
+/// The first reading may be an earlier one of the present `window_ns` window
+/// ([`Clock::now_ns_within`]): it gives the same tick, so a minted ID is exactly the one a fresh reading
 /// gives; any other outcome is decided again on a fresh reading, so errors and waits always describe the
 /// present (and a clock that is always exact, such as an injected one, is read once per attempt).
 ///
@@ -293,15 +298,11 @@ impl core::iter::FusedIterator for Ids<'_> {}
 #[inline(always)]
 fn with_clock<T, C: Clock + ?Sized>(
     clock: &C,
-    ms_ticks: bool,
+    window_ns: u64,
     sleep: impl FnMut(u64),
     mut attempt: impl FnMut(u64) -> Result<Mint<T>>,
 ) -> Result<T> {
-    let (now, exact) = if ms_ticks {
-        clock.now_ns_same_ms()?
-    } else {
-        (clock.now_ns()?, true)
-    };
+    let (now, exact) = clock.now_ns_within(window_ns)?;
     match attempt(now) {
         Ok(Mint::Ready(v)) => Ok(v),
         _ if !exact => decide_on_fresh_reading(clock, sleep, attempt),
@@ -379,7 +380,7 @@ macro_rules! generator_common {
         /// Mints one ID from `clock`, sleeping with `sleep(ns)` while the policy says wait.
         #[inline]
         pub fn next_id_with<C: Clock + ?Sized>(&$($recv)? self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
-            with_clock(clock, self.rule.ms_ticks, sleep, #[inline(always)] |now| self.next_id_at(now))
+            with_clock(clock, self.rule.window_ns, sleep, #[inline(always)] |now| self.next_id_at(now))
         }
 
         /// Fills `out` with consecutive IDs from one clock reading, sleeping while the policy says wait.
@@ -389,7 +390,7 @@ macro_rules! generator_common {
             sleep: impl FnMut(u64),
             out: &mut [u64],
         ) -> Result<()> {
-            with_clock(clock, self.rule.ms_ticks, sleep, #[inline(always)] |now| self.next_ids_at(now, out))
+            with_clock(clock, self.rule.window_ns, sleep, #[inline(always)] |now| self.next_ids_at(now, out))
         }
 
         /// Requests `n` consecutive IDs from one clock reading (one state update), sleeping with
@@ -403,7 +404,7 @@ macro_rules! generator_common {
             let position = if n == 0 {
                 0
             } else {
-                with_clock(clock, self.rule.ms_ticks, sleep, #[inline(always)] |now| self.reserve(now, n))?
+                with_clock(clock, self.rule.window_ns, sleep, #[inline(always)] |now| self.reserve(now, n))?
             };
             Ok(Ids { rule: &self.rule, position, left: n })
         }

@@ -536,3 +536,63 @@ fn decimal_ids_read_as_timestamps() {
         ErrorCode::NodeIdOutOfRange
     );
 }
+
+/// A clock whose window readings come from a cache (as `FastClock`'s do): `cached` for whole-millisecond
+/// windows, while `now_ns` reads `fresh`. Counts the exact reads.
+struct CachingClock {
+    cached: u64,
+    fresh: std::cell::Cell<u64>,
+    exact_reads: std::cell::Cell<u32>,
+}
+
+impl snowmint::Clock for CachingClock {
+    fn now_ns(&self) -> snowmint::Result<u64> {
+        self.exact_reads.set(self.exact_reads.get() + 1);
+        Ok(self.fresh.get())
+    }
+    fn now_ns_within(&self, window_ns: u64) -> snowmint::Result<(u64, bool)> {
+        if window_ns % MS == 0 {
+            Ok((self.cached, false))
+        } else {
+            Ok((self.now_ns()?, true))
+        }
+    }
+}
+
+#[test]
+fn a_cached_reading_mints_and_anything_else_is_decided_on_a_fresh_reading() {
+    let clock = CachingClock {
+        cached: T0_MS * MS + 100,
+        fresh: std::cell::Cell::new(T0_MS * MS + 900_000),
+        exact_reads: std::cell::Cell::new(0),
+    };
+    let sleep = |_: u64| panic!("no wait expected");
+    // Ready: the cached reading (same millisecond) mints, with no exact read.
+    let mut g = gen(Policy::Fail, 1);
+    assert_eq!(
+        g.next_id_with(&clock, sleep).unwrap(),
+        twitter_id(T0_MS, 7, 0)
+    );
+    assert_eq!(clock.exact_reads.get(), 0);
+    // Past max_ahead: the error is computed from one fresh reading, not from the cached one.
+    let mut full = [0u64; 2 * 4096 - 1];
+    g.next_ids_with(&clock, sleep, &mut full).unwrap();
+    let e = g.next_id_with(&clock, sleep).unwrap_err();
+    assert_eq!(clock.exact_reads.get(), 1);
+    match e {
+        Error::TooFarAhead { retry_after_ns, .. } => assert_eq!(retry_after_ns, MS - 900_000),
+        other => panic!("{other}"),
+    }
+    // A fresh reading that has moved on mints where the cached one could not.
+    clock.fresh.set((T0_MS + 1) * MS);
+    assert_eq!(
+        g.next_id_with(&clock, sleep).unwrap(),
+        twitter_id(T0_MS + 2, 7, 0)
+    );
+    assert_eq!(clock.exact_reads.get(), 2);
+    // Sub-millisecond ticks never get a cached reading.
+    let mut fine =
+        Generator::new(Layout::preset("decimal").unwrap(), 5, Options::default()).unwrap();
+    fine.next_id_with(&clock, sleep).unwrap();
+    assert_eq!(clock.exact_reads.get(), 3);
+}
