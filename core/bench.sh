@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs snowmint's criterion benchmark (core/benches/generate.rs) and prints its ratio table:
-# clock read, CAS, single ID (plain, shared, system clock and TscClock), two threads, batches of 4096,
+# clock read, CAS, single ID (plain, shared; SystemClock and the default FastClock), two threads, batches of 4096,
 # sustained 2 s capacity, and peers (snowflaked, rs-snowflake, uuid v7, ulid), all in one run.
 # The run takes about 90 s after the build; extra arguments go to criterion (e.g. a filter regex).
 set -euo pipefail

@@ -1380,6 +1380,7 @@ unsafe extern "C" fn id_slot_array(env: sys::napi_env, info: sys::napi_callback_
                 0,
                 &mut array,
             ) == sys::Status::napi_ok
+                && views_cell(env, fast, array)
             {
                 return Some(array);
             }
@@ -1390,6 +1391,26 @@ unsafe extern "C" fn id_slot_array(env: sys::napi_env, info: sys::napi_callback_
         sys::napi_get_null(env, &mut null);
         Some(null)
     })
+}
+
+/// Whether `array[0]` reads the table's cell. A runtime may implement external buffers by copying the
+/// data (some N-API implementations outside Node do); the view would then never see a minted ID.
+///
+/// # Safety
+/// `fast` is alive; `array` is a BigUint64Array of at least one element.
+unsafe fn views_cell(env: sys::napi_env, fast: *const Fast, array: Raw) -> bool {
+    [0x0123_4567_89ab_cdef_u64, 0xfedc_ba98_7654_3210]
+        .iter()
+        .all(|&marker| {
+            *(*fast).cell.get() = marker;
+            let mut v = ptr::null_mut();
+            let (mut seen, mut lossless) = (0u64, false);
+            sys::napi_get_element(env, array, 0, &mut v) == sys::Status::napi_ok
+                && sys::napi_get_value_bigint_uint64(env, v, &mut seen, &mut lossless)
+                    == sys::Status::napi_ok
+                && lossless
+                && seen == marker
+        })
 }
 
 /// `__register(generator)`: registers the generator in the environment's table, installs its own
