@@ -1107,6 +1107,14 @@ unsafe impl Send for HostClock {}
 // SAFETY: as above.
 unsafe impl Sync for HostClock {}
 
+impl HostClock {
+    /// Whether this is the system clock (no C callback).
+    #[inline(always)]
+    fn is_system(&self) -> bool {
+        matches!(self.source, Source::System)
+    }
+}
+
 impl Clock for HostClock {
     #[inline(always)]
     fn now_ns(&self) -> snowmint::Result<u64> {
@@ -1342,7 +1350,12 @@ pub unsafe extern "C" fn snowmint_next_id(
         // SAFETY: non-NULL live handle, used by one thread at a time (caller contract).
         let g = unsafe { &mut *generator };
         check_fork(g.forks)?;
-        let id = g.inner.next_id_with(&g.clock, snowmint::sleep_ns)?;
+        // The system clock as the core's own FastClock, statically dispatched (what Rust's next_id() does).
+        let id = if g.clock.is_system() {
+            g.inner.next_id_with(&FastClock, snowmint::sleep_ns)?
+        } else {
+            g.inner.next_id_with(&g.clock, snowmint::sleep_ns)?
+        };
         // SAFETY: non-NULL.
         unsafe { put(id_out, id) };
         Ok(())
@@ -1386,7 +1399,12 @@ pub unsafe extern "C" fn snowmint_shared_next_id(
         // SAFETY: non-NULL live handle; shared access is what this type is for.
         let g = unsafe { &*generator };
         check_fork(g.forks)?;
-        let id = g.inner.next_id_with(&g.clock, snowmint::sleep_ns)?;
+        // The system clock as the core's own FastClock, statically dispatched (what Rust's next_id() does).
+        let id = if g.clock.is_system() {
+            g.inner.next_id_with(&FastClock, snowmint::sleep_ns)?
+        } else {
+            g.inner.next_id_with(&g.clock, snowmint::sleep_ns)?
+        };
         // SAFETY: non-NULL.
         unsafe { put(id_out, id) };
         Ok(())
