@@ -10,7 +10,8 @@
 //!
 //! The core never reads a clock and never sleeps: it takes clock readings (Unix nanoseconds) and answers
 //! with an ID, an error, or how long to wait. With the `std` feature (on by default) it also offers the
-//! system clock and methods that sleep for you.
+//! system clock ([`SystemClock`], and [`FastClock`]: the same clock, exact at the millisecond, mostly read
+//! through the CPU's time-stamp counter; the default of `next_id()`) and methods that sleep for you.
 //!
 //! ```
 //! use snowmint::{Layout, Options, SharedGenerator};
