@@ -844,10 +844,10 @@ impl PyGenerator {
         let ids = match &self.clock {
             None => self
                 .inner
-                .next_ids_iter_with(&sm::FastClock, |ns| sleep_detached(py, ns), n as u64)
+                .next_ids_iter_with(&sm::FastClock, |ns| sleep_detached(py, ns), n)
                 .or_raise(py)?,
             Some(c) => self.with_py_clock(py, c, |clock, sleep| {
-                self.inner.next_ids_iter_with(clock, sleep, n as u64)
+                self.inner.next_ids_iter_with(clock, sleep, n)
             })?,
         };
         // SAFETY: a new list of n NULL slots, owned here; PyErr::fetch reports why it could not be made.

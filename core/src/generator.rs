@@ -256,7 +256,7 @@ impl Rule {
 pub struct Ids<'a> {
     rule: &'a Rule,
     position: u64,
-    left: u64,
+    left: usize,
 }
 
 impl Iterator for Ids<'_> {
@@ -275,8 +275,7 @@ impl Iterator for Ids<'_> {
 
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = usize::try_from(self.left).unwrap_or(usize::MAX);
-        (n, usize::try_from(self.left).ok())
+        (self.left, Some(self.left))
     }
 }
 
@@ -399,23 +398,23 @@ macro_rules! generator_common {
             &$($recv)? self,
             clock: &C,
             sleep: impl FnMut(u64),
-            n: u64,
+            n: usize,
         ) -> Result<Ids<'_>> {
             let position = if n == 0 {
                 0
             } else {
-                with_clock(clock, self.rule.window_ns, sleep, #[inline(always)] |now| self.reserve(now, n))?
+                with_clock(clock, self.rule.window_ns, sleep, #[inline(always)] |now| self.reserve(now, n as u64))?
             };
             Ok(Ids { rule: &self.rule, position, left: n })
         }
 
         /// Requests `n` consecutive IDs from one clock reading (one state update); the IDs are computed as
         /// the iterator is taken. `n == 0` changes nothing.
-        pub fn next_ids_iter_at(&$($recv)? self, now_ns: u64, n: u64) -> Result<Mint<Ids<'_>>> {
+        pub fn next_ids_iter_at(&$($recv)? self, now_ns: u64, n: usize) -> Result<Mint<Ids<'_>>> {
             if n == 0 {
                 return Ok(Mint::Ready(Ids { rule: &self.rule, position: 0, left: 0 }));
             }
-            Ok(match self.reserve(now_ns, n)? {
+            Ok(match self.reserve(now_ns, n as u64)? {
                 Mint::Ready(position) => Mint::Ready(Ids { rule: &self.rule, position, left: n }),
                 Mint::Wait(ns) => Mint::Wait(ns),
             })

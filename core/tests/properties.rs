@@ -153,14 +153,14 @@ proptest! {
         for (offset_us, n) in steps {
             let now = base_ns + offset_us * 1_000;
             let written = a.next_ids_at(now, &mut out[..n]);
-            let iterated = collected(b.next_ids_iter_at(now, n as u64));
+            let iterated = collected(b.next_ids_iter_at(now, n));
             match (&written, &iterated) {
                 (Ok(Mint::Ready(())), Ok(Mint::Ready(ids))) => prop_assert_eq!(&ids[..], &out[..n]),
                 (Ok(Mint::Wait(x)), Ok(Mint::Wait(y))) => prop_assert_eq!(x, y),
                 (Err(x), Err(y)) => prop_assert_eq!(x.code(), y.code()),
                 (x, y) => prop_assert!(false, "batch {x:?}, iterator {y:?}"),
             }
-            let from_shared = collected(shared.next_ids_iter_at(now, n as u64));
+            let from_shared = collected(shared.next_ids_iter_at(now, n));
             prop_assert_eq!(format!("{from_shared:?}"), format!("{iterated:?}"));
             prop_assert_eq!(a.state(), b.state());
             prop_assert_eq!(a.state(), shared.state());
