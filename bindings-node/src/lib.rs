@@ -1362,6 +1362,8 @@ unsafe extern "C" fn id_slot_array(env: sys::napi_env, info: sys::napi_callback_
         }
         let mut buffer = ptr::null_mut();
         let mut array = ptr::null_mut();
+        // The buffer's reference is taken first: a runtime may run the finalizer at any time after.
+        (*fast).refs.set((*fast).refs.get() + 1);
         if sys::napi_create_external_arraybuffer(
             env,
             (*fast).cell.get() as *mut std::ffi::c_void,
@@ -1369,21 +1371,21 @@ unsafe extern "C" fn id_slot_array(env: sys::napi_env, info: sys::napi_callback_
             Some(finalize),
             fast as *mut std::ffi::c_void,
             &mut buffer,
-        ) == sys::Status::napi_ok
+        ) != sys::Status::napi_ok
         {
-            (*fast).refs.set((*fast).refs.get() + 1);
-            if sys::napi_create_typedarray(
-                env,
-                sys::TypedarrayType::biguint64_array,
-                1,
-                buffer,
-                0,
-                &mut array,
-            ) == sys::Status::napi_ok
-                && views_cell(env, fast, array)
-            {
-                return Some(array);
-            }
+            // No buffer, so no finalizer: give the reference back (the environment still holds one).
+            Fast::release(fast);
+        } else if sys::napi_create_typedarray(
+            env,
+            sys::TypedarrayType::biguint64_array,
+            1,
+            buffer,
+            0,
+            &mut array,
+        ) == sys::Status::napi_ok
+            && views_cell(env, fast, array)
+        {
+            return Some(array);
         }
         let mut ignored = ptr::null_mut();
         let mut null = ptr::null_mut();
