@@ -511,6 +511,7 @@ typedef struct snowmint_options {
    * An injected clock, or NULL. At most one of `clock` and `clock_f64` may be set; with neither the
    * generator reads the system clock (CLOCK_REALTIME). Called with `clock_userdata`, on the thread
    * that mints; for a shared generator used by several threads it must be thread-safe.
+   * It must not unwind (throw): see `snowmint_clock_fn`.
    */
   uint64_t (*clock)(void *userdata);
   /**
@@ -526,6 +527,12 @@ typedef struct snowmint_options {
 /**
  * An injected clock: returns the current Unix time in the layout's clock unit (whole milliseconds, or
  * nanoseconds for layouts with sub-millisecond ticks; see `snowmint_layout_info.clock_unit`).
+ *
+ * A clock callback must not unwind: no C++ exception, no `longjmp` out of it. Catch inside the
+ * callback and report a failure as a reading snowmint refuses (NaN from a `snowmint_clock_f64_fn`
+ * gives SNOWMINT_RESULT_INVALID_CLOCK). An exception that escapes anyway is not undefined behaviour
+ * (the callback type is declared `C-unwind` on the Rust side): it stops at the API function's panic
+ * boundary, which cannot catch a foreign exception, and the process aborts.
  */
 typedef uint64_t (*snowmint_clock_fn)(void *userdata);
 
@@ -533,6 +540,8 @@ typedef uint64_t (*snowmint_clock_fn)(void *userdata);
  * An injected clock returning a floating-point reading in the layout's clock unit. A reading that is
  * not a finite, non-negative whole number ≤ 2^53 - 1 makes the call fail with
  * SNOWMINT_RESULT_INVALID_CLOCK (never rounded).
+ *
+ * Like every callback, it must not unwind (see `snowmint_clock_fn`).
  */
 typedef double (*snowmint_clock_f64_fn)(void *userdata);
 

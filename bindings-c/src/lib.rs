@@ -1016,12 +1016,20 @@ pub unsafe extern "C" fn snowmint_parse_any(
 
 /// An injected clock: returns the current Unix time in the layout's clock unit (whole milliseconds, or
 /// nanoseconds for layouts with sub-millisecond ticks; see `snowmint_layout_info.clock_unit`).
-pub type snowmint_clock_fn = unsafe extern "C" fn(userdata: *mut c_void) -> u64;
+///
+/// A clock callback must not unwind: no C++ exception, no `longjmp` out of it. Catch inside the
+/// callback and report a failure as a reading snowmint refuses (NaN from a `snowmint_clock_f64_fn`
+/// gives SNOWMINT_RESULT_INVALID_CLOCK). An exception that escapes anyway is not undefined behaviour
+/// (the callback type is declared `C-unwind` on the Rust side): it stops at the API function's panic
+/// boundary, which cannot catch a foreign exception, and the process aborts.
+pub type snowmint_clock_fn = unsafe extern "C-unwind" fn(userdata: *mut c_void) -> u64;
 
 /// An injected clock returning a floating-point reading in the layout's clock unit. A reading that is
 /// not a finite, non-negative whole number ≤ 2^53 - 1 makes the call fail with
 /// SNOWMINT_RESULT_INVALID_CLOCK (never rounded).
-pub type snowmint_clock_f64_fn = unsafe extern "C" fn(userdata: *mut c_void) -> f64;
+///
+/// Like every callback, it must not unwind (see `snowmint_clock_fn`).
+pub type snowmint_clock_f64_fn = unsafe extern "C-unwind" fn(userdata: *mut c_void) -> f64;
 
 /// How a generator behaves. Initialise with `snowmint_options_default`, then change fields; or pass
 /// NULL for the defaults (wait policy, max_ahead 15 s, sequence start 0, the system clock).
@@ -1039,9 +1047,10 @@ pub struct snowmint_options {
     /// An injected clock, or NULL. At most one of `clock` and `clock_f64` may be set; with neither the
     /// generator reads the system clock (CLOCK_REALTIME). Called with `clock_userdata`, on the thread
     /// that mints; for a shared generator used by several threads it must be thread-safe.
-    pub clock: Option<unsafe extern "C" fn(userdata: *mut c_void) -> u64>,
+    /// It must not unwind (throw): see `snowmint_clock_fn`.
+    pub clock: Option<unsafe extern "C-unwind" fn(userdata: *mut c_void) -> u64>,
     /// An injected floating-point clock, or NULL.
-    pub clock_f64: Option<unsafe extern "C" fn(userdata: *mut c_void) -> f64>,
+    pub clock_f64: Option<unsafe extern "C-unwind" fn(userdata: *mut c_void) -> f64>,
     /// Passed to the clock callback; snowmint never dereferences it.
     pub clock_userdata: *mut c_void,
 }

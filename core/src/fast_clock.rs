@@ -9,18 +9,35 @@
 //! becomes the new anchor. Nothing is interpolated: every value returned is a real system-clock reading,
 //! and the millisecond it names is the one the system clock shows now.
 //!
-//! Why "provably": the window is converted from nanoseconds to cycles with a counter rate calibrated
-//! against `CLOCK_MONOTONIC` (which runs at the real-time clock's rate) and then lowered by one eighth,
-//! more than NTP can ever change the clock's rate (±0.05 %) or the kernel's tick adjustment can (±10 %).
-//! The window also ends 1 µs before the millisecond does, which covers a counter read that the CPU
-//! executed slightly early (`rdtsc` is not serialising) and tiny differences between cores' counters.
-//! A step of the system clock (someone setting the time) is seen at the next anchor, at most one
-//! millisecond later, exactly as if the step had happened a moment later.
+//! Why "provably": the window is converted from nanoseconds to cycles with a counter rate measured
+//! against `CLOCK_MONOTONIC` (which runs at the real-time clock's rate) and then lowered by a quarter,
+//! more than the clock's rate can change between two measurements: NTP slews by at most ±0.05 %, the
+//! kernel's tick adjustment by at most ±10 % (a rate measured at −10 % and used at +10 % is 1.22× the
+//! true one; 3/4 of it is still short). The window also ends 1 µs before the millisecond does, which
+//! covers a counter read that the CPU executed slightly early (`rdtsc` is not serialising) and tiny
+//! differences between cores' counters. A step of the system clock (someone setting the time) is seen
+//! at the next anchor, at most one millisecond later, exactly as if the step had happened a moment later.
 //!
 //! The gate is used only where the operating system itself trusts the counter as its clock: Linux on
 //! x86-64 with the `tsc` clocksource (synchronised across cores and constant-rate, checked by the
-//! kernel). Anywhere else, or with the environment variable `SNOWMINT_FAST_CLOCK=0`, every reading asks
-//! the operating system, as [`SystemClock`](crate::SystemClock) does.
+//! kernel). Anywhere else, under Miri, or with the environment variable `SNOWMINT_FAST_CLOCK=0`, every
+//! reading asks the operating system, as [`SystemClock`](crate::SystemClock) does, and the counter is
+//! never read.
+//!
+//! ## Upkeep, and what it cannot see
+//! The refresh path (a system reading, about once per millisecond under load) keeps the gate honest at
+//! a low, bounded rate: every 50 ms it measures the counter's rate against `CLOCK_MONOTONIC` again — a
+//! counter that paused while time moved on (a VM paused or restored from a snapshot), jumped, or now
+//! runs at another rate (a live migration) by more than a quarter drops the anchor and is calibrated
+//! from scratch (10 ms of plain system readings); a smaller change becomes the new rate. Every second it
+//! reads the kernel's clocksource again: a kernel that stopped trusting the TSC turns the gate off for
+//! good. What remains: between a pause and the next refresh, the gate can serve the pre-pause
+//! millisecond for at most one window (less than a millisecond of counter time), and a migration to a
+//! slower counter can make windows too long until the next check (at most 50 ms).
+//!
+//! These limits affect only how exactly an ID's timestamp names the present millisecond, never
+//! uniqueness: a generator takes `max(clock, last + 1)` whatever the clock says, so a stale or early
+//! reading can only place an ID a millisecond off, never repeat one.
 
 use crate::clock::{system_now_ns, Clock};
 use crate::error::Result;
@@ -47,11 +64,21 @@ impl FastClock {
     /// Whether readings are being served from the time-stamp counter: the gate is allowed here and its
     /// calibration (about 10 ms after the first reading) is done.
     pub fn is_gated() -> bool {
-        #[cfg(all(feature = "std", target_os = "linux", target_arch = "x86_64"))]
+        #[cfg(all(
+            feature = "std",
+            target_os = "linux",
+            target_arch = "x86_64",
+            not(miri)
+        ))]
         {
             gate::GATE.is_calibrated()
         }
-        #[cfg(not(all(feature = "std", target_os = "linux", target_arch = "x86_64")))]
+        #[cfg(not(all(
+            feature = "std",
+            target_os = "linux",
+            target_arch = "x86_64",
+            not(miri)
+        )))]
         {
             false
         }
@@ -68,19 +95,26 @@ impl Clock for FastClock {
     /// proves it; otherwise an exact reading.
     #[inline(always)]
     fn now_ns_within(&self, window_ns: u64) -> Result<(u64, bool)> {
-        #[cfg(all(feature = "std", target_os = "linux", target_arch = "x86_64"))]
+        #[cfg(all(
+            feature = "std",
+            target_os = "linux",
+            target_arch = "x86_64",
+            not(miri)
+        ))]
         if window_ns % 1_000_000 == 0 {
-            if let Some(ns) = gate::GATE.cached(gate::rdtsc()) {
-                return Ok((ns, false));
-            }
-            return gate::GATE.refresh().map(|ns| (ns, true));
+            return gate::GATE.now_ns_within(gate::rdtsc);
         }
         let _ = window_ns;
         Ok((system_now_ns()?, true))
     }
 }
 
-#[cfg(all(feature = "std", target_os = "linux", target_arch = "x86_64"))]
+#[cfg(all(
+    feature = "std",
+    target_os = "linux",
+    target_arch = "x86_64",
+    not(miri)
+))]
 pub(crate) mod gate {
     use core::sync::atomic::{fence, AtomicU64, AtomicU8, Ordering};
     use std::sync::Mutex;
@@ -95,6 +129,11 @@ pub(crate) mod gate {
     pub(crate) const CALIBRATION_NS: u64 = 10 * MS;
     /// Each calibration sample's counter window, times this, must fit in the interval (error < 1 %).
     const CALIBRATION_PRECISION: u64 = 128;
+    /// How often (system-clock time, on the refresh path) the rate is checked against
+    /// `CLOCK_MONOTONIC`: a pause, a jump or a new rate of the counter is noticed at the next check.
+    pub(crate) const CHECK_NS: u64 = 50 * MS;
+    /// How often (system-clock time, on the refresh path) the kernel's clocksource is read again.
+    pub(crate) const SOURCE_CHECK_NS: u64 = 1_000 * MS;
 
     /// The process's gate: all `FastClock`s share one anchor and one calibration.
     pub(crate) static GATE: Gate = Gate::new();
@@ -108,6 +147,12 @@ pub(crate) mod gate {
         }
     }
 
+    /// Whether the kernel's current clocksource is the TSC.
+    fn kernel_uses_tsc() -> bool {
+        std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+            .is_ok_and(|s| s.trim() == "tsc")
+    }
+
     /// One calibration sample: the counter around a monotonic-clock reading.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub(crate) struct Sample {
@@ -119,18 +164,43 @@ pub(crate) mod gate {
         pub(crate) mono_ns: u64,
     }
 
+    impl Sample {
+        fn take(counter: &impl Fn() -> u64) -> Option<Sample> {
+            let c0 = counter();
+            let mono_ns = monotonic_ns()?;
+            let c1 = counter();
+            Some(Sample {
+                tsc: c0.wrapping_add(c1.wrapping_sub(c0) / 2),
+                width: c1.wrapping_sub(c0),
+                mono_ns,
+            })
+        }
+    }
+
     const UNDECIDED: u8 = 0;
     const ALLOWED: u8 = 1;
     const OFF: u8 = 2;
 
-    /// The anchor (a seqlock of three words) and the calibration.
+    /// What the refresh path keeps to calibrate and check the counter (one thread at a time).
+    #[derive(Debug)]
+    struct Upkeep {
+        /// Until calibrated: the first sample. After: the sample of the last check.
+        last: Option<Sample>,
+        /// The measured rate (cycles per ns × 2^32, not lowered); 0 until calibrated.
+        measured: u64,
+        /// System-clock time of the last clocksource check.
+        source_checked_ns: u64,
+    }
+
+    /// The anchor (a seqlock of three words), the rate and its upkeep.
     #[derive(Debug)]
     pub(crate) struct Gate {
         /// Even: the anchor is stable; odd: a writer is replacing it.
         seq: AtomicU64,
         /// The counter read just before the anchor's system reading.
         anchor_tsc: AtomicU64,
-        /// Cycles after `anchor_tsc` during which the present is provably in the anchor's millisecond.
+        /// Cycles after `anchor_tsc` during which the present is provably in the anchor's millisecond;
+        /// 0: no anchor (the counter is not even read).
         span: AtomicU64,
         /// The anchor: a system reading, Unix nanoseconds.
         anchor_ns: AtomicU64,
@@ -138,8 +208,11 @@ pub(crate) mod gate {
         rate: AtomicU64,
         /// UNDECIDED, ALLOWED or OFF.
         mode: AtomicU8,
-        /// The first calibration sample, until `rate` is set.
-        first: Mutex<Option<Sample>>,
+        /// System-clock time of the last rate check.
+        checked_ns: AtomicU64,
+        upkeep: Mutex<Upkeep>,
+        /// How many times the counter was found paused, jumped or at a new rate, and recalibrated.
+        resets: AtomicU64,
     }
 
     impl Gate {
@@ -151,48 +224,62 @@ pub(crate) mod gate {
                 anchor_ns: AtomicU64::new(0),
                 rate: AtomicU64::new(0),
                 mode: AtomicU8::new(UNDECIDED),
-                first: Mutex::new(None),
+                checked_ns: AtomicU64::new(0),
+                upkeep: Mutex::new(Upkeep {
+                    last: None,
+                    measured: 0,
+                    source_checked_ns: 0,
+                }),
+                resets: AtomicU64::new(0),
             }
         }
 
-        /// The anchor, if counter value `tsc` proves the present is still in its millisecond.
+        /// A reading of the present's millisecond: the anchor where the counter proves it, else a system
+        /// reading (which becomes the anchor). `(ns, exact)` as [`Clock::now_ns_within`].
+        ///
+        /// [`Clock::now_ns_within`]: crate::Clock::now_ns_within
         #[inline(always)]
-        pub(crate) fn cached(&self, tsc: u64) -> Option<u64> {
+        pub(crate) fn now_ns_within(&self, counter: impl Fn() -> u64) -> Result<(u64, bool)> {
+            if let Some(ns) = self.cached(&counter) {
+                return Ok((ns, false));
+            }
+            self.refresh(&counter).map(|ns| (ns, true))
+        }
+
+        /// The anchor, if the counter proves the present is still in its millisecond. With no anchor (the
+        /// gate off, or not calibrated yet) the counter is not read.
+        #[inline(always)]
+        pub(crate) fn cached(&self, counter: &impl Fn() -> u64) -> Option<u64> {
             let s1 = self.seq.load(Ordering::Acquire);
             let anchor_tsc = self.anchor_tsc.load(Ordering::Relaxed);
             let span = self.span.load(Ordering::Relaxed);
             let ns = self.anchor_ns.load(Ordering::Relaxed);
             fence(Ordering::Acquire);
             let s2 = self.seq.load(Ordering::Relaxed);
-            // A counter below the anchor's wraps to a huge distance: not cached.
-            if s1 == s2 && s1 & 1 == 0 && tsc.wrapping_sub(anchor_tsc) < span {
-                Some(ns)
-            } else {
-                None
+            if s1 != s2 || s1 & 1 == 1 || span == 0 {
+                return None;
             }
+            // A counter below the anchor's wraps to a huge distance: not cached.
+            (counter().wrapping_sub(anchor_tsc) < span).then_some(ns)
         }
 
-        /// A system reading, which becomes the anchor (and, until calibrated, feeds the calibration).
+        /// A system reading, which becomes the anchor; with the gate off, only a system reading.
         #[cold]
         #[inline(never)]
-        pub(crate) fn refresh(&self) -> Result<u64> {
-            let t0 = rdtsc();
-            let ns = system_now_ns()?;
-            if self.allowed() {
-                if self.rate.load(Ordering::Relaxed) == 0 {
-                    let c0 = rdtsc();
-                    let mono_ns = monotonic_ns();
-                    let c1 = rdtsc();
-                    if let Some(mono_ns) = mono_ns {
-                        self.calibrate(Sample {
-                            tsc: c0 + c1.wrapping_sub(c0) / 2,
-                            width: c1.wrapping_sub(c0),
-                            mono_ns,
-                        });
-                    }
-                }
-                self.anchor(t0, ns);
+        pub(crate) fn refresh(&self, counter: &impl Fn() -> u64) -> Result<u64> {
+            if !self.allowed() {
+                return system_now_ns();
             }
+            let t0 = counter();
+            let ns = system_now_ns()?;
+            if self.rate.load(Ordering::Relaxed) == 0
+                || ns.wrapping_sub(self.checked_ns.load(Ordering::Relaxed)) >= CHECK_NS
+            {
+                if let Some(sample) = Sample::take(counter) {
+                    self.upkeep(sample, ns, kernel_uses_tsc);
+                }
+            }
+            self.anchor(t0, ns);
             Ok(ns)
         }
 
@@ -205,6 +292,21 @@ pub(crate) mod gate {
             }
             let left = (MS - ns % MS).saturating_sub(GUARD_NS);
             let span = ((left as u128 * rate as u128) >> 32).min(u64::MAX as u128) as u64;
+            self.write_anchor(t0, span, ns);
+        }
+
+        /// Drops the anchor: nothing is served from the counter until the next one.
+        fn drop_anchor(&self) {
+            // Retried: a writer that is busy would otherwise leave its anchor in place.
+            for _ in 0..1_000 {
+                if self.write_anchor(0, 0, 0) {
+                    return;
+                }
+                std::thread::yield_now();
+            }
+        }
+
+        fn write_anchor(&self, t0: u64, span: u64, ns: u64) -> bool {
             let s = self.seq.load(Ordering::Relaxed);
             // Another thread is writing: its anchor is as good as ours.
             if s & 1 == 1
@@ -213,58 +315,96 @@ pub(crate) mod gate {
                     .compare_exchange(s, s + 1, Ordering::Acquire, Ordering::Relaxed)
                     .is_err()
             {
-                return;
+                return false;
             }
             fence(Ordering::Release);
             self.anchor_tsc.store(t0, Ordering::Relaxed);
             self.span.store(span, Ordering::Relaxed);
             self.anchor_ns.store(ns, Ordering::Relaxed);
             self.seq.store(s + 2, Ordering::Release);
+            true
         }
 
-        /// Calibrates the counter's rate from two samples at least `CALIBRATION_NS` apart whose windows are
-        /// narrow enough; a wider first sample is replaced by a narrower later one.
-        pub(crate) fn calibrate(&self, s: Sample) {
-            let Ok(mut first) = self.first.try_lock() else {
-                return; // another thread is calibrating
+        /// The refresh path's upkeep, for one thread at a time (others go on): the first calibration;
+        /// then, every [`CHECK_NS`], the rate measured again against `CLOCK_MONOTONIC` (a counter that
+        /// paused, jumped or changed its rate by more than a quarter — a VM paused, restored or migrated —
+        /// drops the anchor and calibrates from scratch; a smaller change, such as the kernel's tick
+        /// adjustment, becomes the new rate); every [`SOURCE_CHECK_NS`], the kernel's clocksource (no
+        /// longer `tsc`: the gate is off for good).
+        pub(crate) fn upkeep(&self, s: Sample, ns: u64, uses_tsc: impl FnOnce() -> bool) {
+            let Ok(mut u) = self.upkeep.try_lock() else {
+                return;
             };
-            let f = match *first {
-                None => {
-                    *first = Some(s);
+            self.checked_ns.store(ns, Ordering::Relaxed);
+            if ns.wrapping_sub(u.source_checked_ns) >= SOURCE_CHECK_NS {
+                u.source_checked_ns = ns;
+                if !uses_tsc() {
+                    self.mode.store(OFF, Ordering::Relaxed);
+                    self.rate.store(0, Ordering::Relaxed);
+                    self.drop_anchor();
                     return;
                 }
-                Some(f) => f,
+            }
+            let Some(f) = u.last else {
+                u.last = Some(s);
+                return;
             };
             let (Some(dns), Some(dc)) =
                 (s.mono_ns.checked_sub(f.mono_ns), s.tsc.checked_sub(f.tsc))
             else {
-                *first = Some(s); // a clock went backwards: start again
+                // A counter (or, impossibly, the monotonic clock) that went backwards.
+                self.reset(&mut u, s);
                 return;
             };
             if dns < CALIBRATION_NS {
                 return;
             }
-            if (f.width + s.width).saturating_mul(CALIBRATION_PRECISION) > dc {
-                if s.width < f.width {
-                    *first = Some(s);
+            let slack = f.width + s.width;
+            if u.measured != 0 {
+                let expected = ((dns as u128 * u.measured as u128) >> 32) as u64;
+                if dc.saturating_add(slack) < expected - expected / 4
+                    || dc.saturating_sub(slack) > expected + expected / 4
+                {
+                    self.reset(&mut u, s);
+                    return;
+                }
+            }
+            if slack.saturating_mul(CALIBRATION_PRECISION) > dc {
+                // Not precise enough (a thread preempted while sampling): keep the narrower sample.
+                if u.measured == 0 && s.width < f.width {
+                    u.last = Some(s);
                 }
                 return;
             }
             // Plausible counters run at 100 MHz ..= 20 GHz.
             if dc.saturating_mul(10) < dns || dc > dns.saturating_mul(20) {
-                *first = Some(s);
+                self.reset(&mut u, s);
                 return;
             }
-            // Cycles per ns × 2^32, times 7/8: the safety margin.
-            let rate = ((dc as u128) << 32) / dns as u128 * 7 / 8;
-            self.rate.store(rate as u64, Ordering::Relaxed);
+            let measured = (((dc as u128) << 32) / dns as u128).min(u64::MAX as u128) as u64;
+            u.measured = measured;
+            u.last = Some(s);
+            self.rate.store(lowered(measured), Ordering::Relaxed);
+        }
+
+        fn reset(&self, u: &mut Upkeep, s: Sample) {
+            let was_calibrated = u.measured != 0;
+            u.measured = 0;
+            u.last = Some(s);
+            self.rate.store(0, Ordering::Relaxed);
+            self.drop_anchor();
+            if was_calibrated {
+                self.resets.fetch_add(1, Ordering::Relaxed);
+            }
         }
 
         pub(crate) fn is_calibrated(&self) -> bool {
             self.allowed() && self.rate.load(Ordering::Relaxed) != 0
         }
 
-        /// Whether the counter may gate readings here (decided once per process).
+        /// Whether the counter may gate readings here: decided at the first reading from
+        /// `SNOWMINT_FAST_CLOCK` and the kernel's clocksource; turned off for good when a later check
+        /// finds another clocksource.
         fn allowed(&self) -> bool {
             match self.mode.load(Ordering::Relaxed) {
                 ALLOWED => true,
@@ -272,13 +412,15 @@ pub(crate) mod gate {
                 _ => {
                     let allowed = std::env::var_os("SNOWMINT_FAST_CLOCK")
                         .map_or(true, |v| v != "0")
-                        && std::fs::read_to_string(
-                            "/sys/devices/system/clocksource/clocksource0/current_clocksource",
-                        )
-                        .is_ok_and(|s| s.trim() == "tsc");
-                    self.mode
-                        .store(if allowed { ALLOWED } else { OFF }, Ordering::Relaxed);
-                    allowed
+                        && kernel_uses_tsc();
+                    // A concurrent check that turned the gate off wins.
+                    let _ = self.mode.compare_exchange(
+                        UNDECIDED,
+                        if allowed { ALLOWED } else { OFF },
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    );
+                    self.mode.load(Ordering::Relaxed) == ALLOWED
                 }
             }
         }
@@ -292,10 +434,36 @@ pub(crate) mod gate {
             g
         }
 
+        /// For tests: a gate that is off.
+        #[cfg(test)]
+        pub(crate) fn off() -> Gate {
+            let g = Gate::new();
+            g.mode.store(OFF, Ordering::Relaxed);
+            g
+        }
+
         #[cfg(test)]
         pub(crate) fn rate(&self) -> u64 {
             self.rate.load(Ordering::Relaxed)
         }
+
+        #[cfg(test)]
+        pub(crate) fn resets(&self) -> u64 {
+            self.resets.load(Ordering::Relaxed)
+        }
+
+        #[cfg(test)]
+        pub(crate) fn is_off(&self) -> bool {
+            self.mode.load(Ordering::Relaxed) == OFF
+        }
+    }
+
+    /// The rate windows are computed with: the measured one lowered by a quarter. Between two checks the
+    /// kernel may move the clock's rate by its whole tick-adjustment range (±10 %, so a rate measured at
+    /// −10 % meets a clock running at +10 %: 1.22× as many cycles per nanosecond measured as there are);
+    /// 3/4 × 1.22 < 1 keeps even that window inside its millisecond. NTP's ±0.05 % is far inside it.
+    pub(crate) const fn lowered(measured: u64) -> u64 {
+        (measured as u128 * 3 / 4) as u64
     }
 
     /// `CLOCK_MONOTONIC`, nanoseconds (it runs at the real-time clock's rate, but never steps).
@@ -305,16 +473,26 @@ pub(crate) mod gate {
     }
 }
 
-#[cfg(all(test, feature = "std", target_os = "linux", target_arch = "x86_64"))]
+#[cfg(all(
+    test,
+    feature = "std",
+    target_os = "linux",
+    target_arch = "x86_64",
+    not(miri)
+))]
 mod tests {
-    use super::gate::{Gate, Sample, CALIBRATION_NS, GUARD_NS};
+    use super::gate::{lowered, Gate, Sample, CALIBRATION_NS, GUARD_NS, SOURCE_CHECK_NS};
     use super::*;
     use crate::SystemClock;
     use std::time::{Duration, Instant};
 
     const MS: u64 = 1_000_000;
-    /// 2.5 cycles per ns, × 2^32, lowered by the 7/8 margin (what calibration stores for a 2.5 GHz TSC).
-    const RATE: u64 = (5u64 << 32) / 2 * 7 / 8;
+    /// 2.5 cycles per ns, × 2^32, lowered by the margin (what calibration stores for a 2.5 GHz TSC).
+    const RATE: u64 = lowered((5u64 << 32) / 2);
+
+    fn tsc(v: u64) -> impl Fn() -> u64 {
+        move || v
+    }
 
     #[test]
     fn window_is_the_rest_of_the_millisecond_at_the_lowered_rate() {
@@ -322,52 +500,181 @@ mod tests {
         let t0 = 1_000_000_000;
         let ns = 1_700_000_000_000 * MS + 400_000; // 400 µs into its millisecond
         g.anchor(t0, ns);
-        // 599 µs left less the 1 µs guard, at 2.5 × 7/8 cycles per ns.
+        // 599 µs left less the 1 µs guard, at 2.5 × 3/4 cycles per ns.
         let span = (((600_000 - GUARD_NS) as u128 * RATE as u128) >> 32) as u64;
-        assert_eq!(g.cached(t0), Some(ns));
-        assert_eq!(g.cached(t0 + span - 1), Some(ns));
-        assert_eq!(g.cached(t0 + span), None);
-        // Even at the true rate (8/7 faster than the lowered one) the window ends before the millisecond.
+        assert_eq!(g.cached(&tsc(t0)), Some(ns));
+        assert_eq!(g.cached(&tsc(t0 + span - 1)), Some(ns));
+        assert_eq!(g.cached(&tsc(t0 + span)), None);
+        // Even at the true rate (4/3 faster than the lowered one) the window ends before the millisecond.
         let true_cycles_to_boundary = 600_000 * 5 / 2;
-        assert!(span < true_cycles_to_boundary * 7 / 8 + 1);
+        assert!(span < true_cycles_to_boundary * 3 / 4 + 1);
         // A counter below the anchor's (another core's, or wrapped) proves nothing.
-        assert_eq!(g.cached(t0 - 1), None);
+        assert_eq!(g.cached(&tsc(t0 - 1)), None);
+    }
+
+    /// The margin covers the kernel's whole tick-adjustment range: a rate measured while the clock ran
+    /// 10 % slow, used while it runs 10 % fast, still gives windows inside the millisecond.
+    #[test]
+    fn the_margin_covers_the_tick_adjustment_range() {
+        let true_cycles_per_ns = 2.5f64;
+        // Measured against a clock at 0.9× speed: 1/0.9 as many cycles per clock nanosecond.
+        let measured = ((true_cycles_per_ns / 0.9) * (1u64 << 32) as f64) as u64;
+        let g = Gate::with_rate(lowered(measured));
+        let t0 = 1_000;
+        g.anchor(t0, 5 * MS); // the start of a millisecond: a whole window
+        assert!(g.cached(&tsc(t0 + 1)).is_some());
+        // The clock now runs at 1.1× speed: its millisecond ends after 1 ms / 1.1 of real time, and from
+        // that counter value on nothing may be served.
+        let cycles_to_boundary = ((MS as f64 / 1.1) * true_cycles_per_ns) as u64;
+        assert_eq!(g.cached(&tsc(t0 + cycles_to_boundary)), None);
     }
 
     #[test]
     fn no_window_at_the_end_of_a_millisecond_or_before_calibration() {
         let g = Gate::with_rate(RATE);
         g.anchor(5, 7 * MS + MS - GUARD_NS); // exactly at the guard: nothing left
-        assert_eq!(g.cached(5), None);
+        assert_eq!(g.cached(&tsc(5)), None);
         let uncalibrated = Gate::with_rate(0);
         uncalibrated.anchor(5, 7 * MS);
-        assert_eq!(uncalibrated.cached(5), None);
+        assert_eq!(uncalibrated.cached(&tsc(5)), None);
+    }
+
+    fn s(tsc: u64, width: u64, mono_ns: u64) -> Sample {
+        Sample {
+            tsc,
+            width,
+            mono_ns,
+        }
+    }
+
+    /// `upkeep` with the kernel's clocksource still `tsc`.
+    fn upkeep(g: &Gate, sample: Sample) {
+        g.upkeep(sample, sample.mono_ns, || true);
     }
 
     #[test]
     fn calibration_needs_distance_and_narrow_windows() {
         let g = Gate::with_rate(0);
-        let s = |tsc, width, mono_ns| Sample {
-            tsc,
-            width,
-            mono_ns,
-        };
-        g.calibrate(s(1_000, 100, 0));
+        upkeep(&g, s(1_000, 100, 0));
         // Too soon.
-        g.calibrate(s(1_000 + 25_000_000, 100, CALIBRATION_NS - 1));
+        upkeep(&g, s(1_000 + 25_000_000, 100, CALIBRATION_NS - 1));
         assert_eq!(g.rate(), 0);
         // Far enough, but the windows are too wide for < 1 % error: a narrower sample replaces the first.
-        g.calibrate(s(25_001_000, 200_000, CALIBRATION_NS));
+        upkeep(&g, s(25_001_000, 200_000, CALIBRATION_NS));
         assert_eq!(g.rate(), 0);
         // 2.5 GHz over 10 ms with 100-cycle windows.
-        g.calibrate(s(1_000 + 25_000_000, 100, CALIBRATION_NS));
-        let expected = ((25_000_000u128 << 32) / CALIBRATION_NS as u128 * 7 / 8) as u64;
+        upkeep(&g, s(1_000 + 25_000_000, 100, CALIBRATION_NS));
+        let expected = lowered(((25_000_000u128 << 32) / CALIBRATION_NS as u128) as u64);
         assert_eq!(g.rate(), expected);
         // Implausible rates are refused.
         let slow = Gate::with_rate(0);
-        slow.calibrate(s(0, 1, 0));
-        slow.calibrate(s(100_000, 1, CALIBRATION_NS)); // 10 MHz
+        upkeep(&slow, s(0, 1, 0));
+        upkeep(&slow, s(100_000, 1, CALIBRATION_NS)); // 10 MHz
         assert_eq!(slow.rate(), 0);
+    }
+
+    /// A calibrated gate at 2.5 GHz, anchored at the start of a millisecond.
+    fn calibrated() -> Gate {
+        let g = Gate::with_rate(0);
+        upkeep(&g, s(0, 100, 0));
+        upkeep(&g, s(25_000_000, 100, CALIBRATION_NS));
+        assert_ne!(g.rate(), 0);
+        g.anchor(25_000_000, 7 * MS);
+        assert!(g.cached(&tsc(25_000_001)).is_some());
+        g
+    }
+
+    #[test]
+    fn a_paused_counter_is_noticed_at_the_next_check_and_recalibrated() {
+        let g = calibrated();
+        // A VM paused for 5 s with its counter stopped: monotonic time moved on, the counter did not.
+        upkeep(&g, s(25_000_000 + 1_000, 100, CALIBRATION_NS + 5_000 * MS));
+        assert_eq!(g.rate(), 0, "rate dropped");
+        assert_eq!(g.cached(&tsc(25_000_001)), None, "anchor dropped");
+        assert_eq!(g.resets(), 1);
+        // Calibrated again from the next samples.
+        upkeep(
+            &g,
+            s(
+                25_001_000 + 25_000_000,
+                100,
+                2 * CALIBRATION_NS + 5_000 * MS,
+            ),
+        );
+        assert_ne!(g.rate(), 0);
+    }
+
+    #[test]
+    fn a_counter_at_a_new_rate_is_recalibrated_and_a_small_change_is_tracked() {
+        // Migrated to a host whose counter runs 30 % slower: noticed, recalibrated.
+        let g = calibrated();
+        upkeep(
+            &g,
+            s(25_000_000 + 35_000_000, 100, CALIBRATION_NS + 20 * MS),
+        );
+        assert_eq!(g.rate(), 0);
+        assert_eq!(g.resets(), 1);
+        // A jump forward (a restore onto a host whose counter is ahead): the same.
+        let g = calibrated();
+        upkeep(
+            &g,
+            s(25_000_000 + 500_000_000, 100, CALIBRATION_NS + 20 * MS),
+        );
+        assert_eq!(g.rate(), 0);
+        // The clock's rate moved by 10 % (the kernel's tick adjustment): tracked, no reset.
+        let g = calibrated();
+        upkeep(
+            &g,
+            s(25_000_000 + 55_000_000, 100, CALIBRATION_NS + 20 * MS),
+        );
+        let expected = lowered(((55_000_000u128 << 32) / (20 * MS) as u128) as u64);
+        assert_eq!(g.rate(), expected);
+        assert_eq!(g.resets(), 0);
+    }
+
+    #[test]
+    fn a_clocksource_other_than_tsc_turns_the_gate_off_for_good() {
+        let g = calibrated();
+        // The first upkeep checked the source (at time 0); the next check is a second later.
+        g.upkeep(
+            s(25_000_000 + 25_000_000, 100, 2 * CALIBRATION_NS),
+            2 * CALIBRATION_NS,
+            || panic!("not due yet"),
+        );
+        g.upkeep(
+            s(25_000_000 + 2_500_000_000, 100, SOURCE_CHECK_NS),
+            SOURCE_CHECK_NS,
+            || false,
+        );
+        assert!(g.is_off());
+        assert_eq!(g.rate(), 0);
+        assert_eq!(g.cached(&tsc(25_000_001)), None);
+    }
+
+    /// With the gate off the counter is never read: only the system clock.
+    #[test]
+    fn with_the_gate_off_the_counter_is_never_read() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let reads = AtomicU64::new(0);
+        let counter = || {
+            reads.fetch_add(1, Ordering::Relaxed);
+            rdtsc_for_tests()
+        };
+        let g = Gate::off();
+        for _ in 0..1_000 {
+            let before = SystemClock.now_ns().unwrap();
+            let (ns, exact) = g.now_ns_within(counter).unwrap();
+            assert!(exact && ns >= before && ns <= SystemClock.now_ns().unwrap());
+        }
+        assert_eq!(reads.load(Ordering::Relaxed), 0);
+        // An allowed gate does read it.
+        let on = Gate::with_rate(0);
+        on.now_ns_within(counter).unwrap();
+        assert!(reads.load(Ordering::Relaxed) > 0);
+    }
+
+    fn rdtsc_for_tests() -> u64 {
+        super::gate::rdtsc()
     }
 
     /// The property that matters: a same-ms reading names the millisecond that the system clock shows

@@ -57,6 +57,18 @@ pub struct Options {
     /// What to do past `max_ahead`.
     pub policy: Policy,
     /// How far logical time may run ahead of the clock, in nanoseconds (rounded down to whole ticks).
+    ///
+    /// One clock glitch of X seconds ahead moves logical time X seconds ahead; when the clock comes back,
+    /// [`Policy::Wait`] stops minting for X − `max_ahead` (as Hazelcast: with the default 15 s, a 10-minute
+    /// glitch is a 9¾-minute stall). Choose [`Policy::Fail`] to get [`Error::TooFarAhead`] at once instead
+    /// (with how long until a retry succeeds), or a larger `max_ahead` to mint through longer glitches at
+    /// the cost of timestamps that far in the future:
+    ///
+    /// ```
+    /// use snowmint::{Options, Policy};
+    /// let options = Options { policy: Policy::Fail, max_ahead_ns: 600_000_000_000, ..Options::default() };
+    /// # let _ = options;
+    /// ```
     pub max_ahead_ns: u64,
     /// `Some(seed)`: each tick's sequence starts at a pseudo-random value derived from the seed and the
     /// tick, so IDs do not reveal how many were minted per tick. Hosts seed it from the OS.
@@ -245,14 +257,16 @@ impl Rule {
 /// ```
 /// use snowmint::{Generator, Layout, Mint, Options};
 /// let mut a = Generator::new(Layout::twitter(), 7, Options::default()).unwrap();
-/// let mut b = a.clone();
+/// let mut b = Generator::new(Layout::twitter(), 7, Options::default()).unwrap();
 /// let now_ns = 1_700_000_000_000 * 1_000_000;
 /// let mut buf = [0u64; 5];
 /// assert_eq!(a.next_ids_at(now_ns, &mut buf).unwrap(), Mint::Ready(()));
 /// let Mint::Ready(ids) = b.next_ids_iter_at(now_ns, 5).unwrap() else { unreachable!() };
 /// assert!(ids.eq(buf));
 /// ```
-#[derive(Clone, Debug)]
+///
+/// Not `Clone`: a copy would hand out the same IDs a second time.
+#[derive(Debug)]
 pub struct Ids<'a> {
     rule: &'a Rule,
     position: u64,
@@ -291,66 +305,68 @@ impl core::iter::FusedIterator for Ids<'_> {}
 /// gives; any other outcome is decided again on a fresh reading, so errors and waits always describe the
 /// present (and a clock that is always exact, such as an injected one, is read once per attempt).
 ///
+/// `strict`'s [`Error::ClockMovedBackwards`] is reported only when the clock really went back: the
+/// reading must have been taken *after* the state it is compared with was loaded. A thread that reads
+/// the clock, is preempted, and finds that another thread has meanwhile minted in a newer tick has a
+/// stale reading, not a clock that stepped back. So that error is decided in [`settle`] on a reading
+/// taken after `snapshot()` (the state word, or a constant for a generator that only one thread can
+/// touch) and only when the state has not moved since.
+///
 /// The first attempt stands outside any loop: with no loop to hoist them out of, the generator's fields
 /// are read after the clock, not loaded before it and spilled across the call (about 1 ns per ID for the
-/// `&mut self` generator). Waiting is the cold path.
+/// `&mut self` generator). Everything else is the cold path.
 #[inline(always)]
 fn with_clock<T, C: Clock + ?Sized>(
     clock: &C,
     window_ns: u64,
+    snapshot: impl Fn() -> u64,
     sleep: impl FnMut(u64),
     mut attempt: impl FnMut(u64) -> Result<Mint<T>>,
 ) -> Result<T> {
     let (now, exact) = clock.now_ns_within(window_ns)?;
     match attempt(now) {
         Ok(Mint::Ready(v)) => Ok(v),
-        _ if !exact => decide_on_fresh_reading(clock, sleep, attempt),
-        Ok(Mint::Wait(ns)) => wait_then_retry(clock, sleep, attempt, now, ns),
-        Err(e) => Err(e),
+        Ok(Mint::Wait(ns)) if exact => settle(clock, snapshot, sleep, attempt, Some((now, ns))),
+        Err(e) if exact && !matches!(e, Error::ClockMovedBackwards { .. }) => Err(e),
+        _ => settle(clock, snapshot, sleep, attempt, None),
     }
 }
 
-/// An attempt on a cached reading did not mint: decide on a fresh, exact reading.
+/// The cold path of [`with_clock`]: waits (after `pending`, a reading and the wait it asked for), fresh
+/// readings, and the judgement of a backwards step.
 #[cold]
 #[inline(never)]
-fn decide_on_fresh_reading<T, C: Clock + ?Sized>(
+fn settle<T, C: Clock + ?Sized>(
     clock: &C,
-    sleep: impl FnMut(u64),
-    mut attempt: impl FnMut(u64) -> Result<Mint<T>>,
-) -> Result<T> {
-    let now = clock.now_ns()?;
-    match attempt(now)? {
-        Mint::Ready(v) => Ok(v),
-        Mint::Wait(ns) => wait_then_retry(clock, sleep, attempt, now, ns),
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn wait_then_retry<T, C: Clock + ?Sized>(
-    clock: &C,
+    snapshot: impl Fn() -> u64,
     mut sleep: impl FnMut(u64),
     mut attempt: impl FnMut(u64) -> Result<Mint<T>>,
-    first_reading: u64,
-    first_wait_ns: u64,
+    mut pending: Option<(u64, u64)>,
 ) -> Result<T> {
-    let mut previous = first_reading;
-    sleep(first_wait_ns);
-    // Each wait is at most max_ahead + one tick long; this many waits means the clock is not keeping up.
-    for _ in 1..10_000 {
+    // Each wait is at most max_ahead + one tick long, and a stale reading needs another thread to mint
+    // in a newer tick between this thread's load and its reading: this many rounds means the clock is
+    // not keeping up.
+    for _ in 0..10_000 {
+        let previous = pending.map(|(reading, ns)| {
+            sleep(ns);
+            reading
+        });
+        let before = snapshot();
         let now = clock.now_ns()?;
-        match attempt(now)? {
-            Mint::Ready(v) => return Ok(v),
-            Mint::Wait(ns) => {
-                if now <= previous {
+        match attempt(now) {
+            Ok(Mint::Ready(v)) => return Ok(v),
+            Ok(Mint::Wait(ns)) => {
+                if previous.is_some_and(|p| now <= p) {
                     return Err(Error::TooFarAhead {
                         ahead_ns: ns,
                         retry_after_ns: ns,
                     });
                 }
-                previous = now;
-                sleep(ns);
+                pending = Some((now, ns));
             }
+            // The state moved after this reading was taken: the reading is stale; read again.
+            Err(Error::ClockMovedBackwards { .. }) if snapshot() != before => pending = None,
+            Err(e) => return Err(e),
         }
     }
     Err(Error::TooFarAhead {
@@ -379,7 +395,7 @@ macro_rules! generator_common {
         /// Mints one ID from `clock`, sleeping with `sleep(ns)` while the policy says wait.
         #[inline]
         pub fn next_id_with<C: Clock + ?Sized>(&$($recv)? self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
-            with_clock(clock, self.rule.window_ns, sleep, #[inline(always)] |now| self.next_id_at(now))
+            with_clock(clock, self.rule.window_ns, self.snapshot_fn(), sleep, #[inline(always)] |now| self.next_id_at(now))
         }
 
         /// Fills `out` with consecutive IDs from one clock reading, sleeping while the policy says wait.
@@ -389,7 +405,7 @@ macro_rules! generator_common {
             sleep: impl FnMut(u64),
             out: &mut [u64],
         ) -> Result<()> {
-            with_clock(clock, self.rule.window_ns, sleep, #[inline(always)] |now| self.next_ids_at(now, out))
+            with_clock(clock, self.rule.window_ns, self.snapshot_fn(), sleep, #[inline(always)] |now| self.next_ids_at(now, out))
         }
 
         /// Requests `n` consecutive IDs from one clock reading (one state update), sleeping with
@@ -403,7 +419,7 @@ macro_rules! generator_common {
             let position = if n == 0 {
                 0
             } else {
-                with_clock(clock, self.rule.window_ns, sleep, #[inline(always)] |now| self.reserve(now, n as u64))?
+                with_clock(clock, self.rule.window_ns, self.snapshot_fn(), sleep, #[inline(always)] |now| self.reserve(now, n as u64))?
             };
             Ok(Ids { rule: &self.rule, position, left: n })
         }
@@ -459,7 +475,16 @@ macro_rules! generator_common {
 /// assert_eq!(gen.next_id_at(now_ns).unwrap(), Mint::Ready(1724551110456274944));
 /// assert_eq!(gen.next_id_at(now_ns).unwrap(), Mint::Ready(1724551110456274945));
 /// ```
-#[derive(Clone, Debug)]
+///
+/// A generator is deliberately not `Clone`: two copies of one state mint the same IDs. To hand a
+/// generator's state to another one (a restart, a new owner), persist [`Generator::state`] and
+/// [`Generator::restore`] it, and stop using the old one.
+///
+/// ```compile_fail
+/// let gen = snowmint::Generator::new(snowmint::Layout::twitter(), 7, Default::default()).unwrap();
+/// let copy = gen.clone(); // error: a generator cannot be duplicated
+/// ```
+#[derive(Debug)]
 pub struct Generator {
     rule: Rule,
     next: u64,
@@ -512,6 +537,13 @@ impl Generator {
     /// The next free logical position: persist it as a high-water mark.
     pub fn state(&self) -> u64 {
         self.next
+    }
+
+    /// Nothing but the caller (`&mut self`) changes this generator's state between its clock reading and
+    /// its check: every `strict` backwards step it sees is real.
+    #[inline(always)]
+    fn snapshot_fn(&self) -> impl Fn() -> u64 {
+        || 0
     }
 
     /// Continues from a persisted high-water mark (never moves backwards).
@@ -649,6 +681,12 @@ impl<S: StateWord> SharedGenerator<S> {
     /// The next free logical position: persist it as a high-water mark.
     pub fn state(&self) -> u64 {
         self.state.word().load(Ordering::Relaxed)
+    }
+
+    /// The state word, loaded before a clock reading that is to be judged against it (`strict`).
+    #[inline(always)]
+    fn snapshot_fn(&self) -> impl Fn() -> u64 + '_ {
+        || self.state.word().load(Ordering::Acquire)
     }
 
     /// Continues from a persisted high-water mark (never moves backwards).

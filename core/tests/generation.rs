@@ -596,3 +596,82 @@ fn a_cached_reading_mints_and_anything_else_is_decided_on_a_fresh_reading() {
     fine.next_id_with(&clock, sleep).unwrap();
     assert_eq!(clock.exact_reads.get(), 3);
 }
+
+/// `strict` judges a backwards step on a reading taken after the state it is compared with: a thread
+/// that read the clock and was held up while another thread minted in a newer tick has a stale reading,
+/// not a clock that went back. Thread A's clock is held 2 ms after every other reading (the first
+/// attempt of each ID); thread B mints from the system clock meanwhile. Every call of A would fail
+/// without that rule.
+#[test]
+fn strict_reports_no_backwards_step_for_a_stale_reading_under_threads() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::time::Duration;
+    let layout = Layout::twitter();
+    let opts = Options {
+        policy: Policy::Strict,
+        ..Options::default()
+    };
+    let shared = SharedGenerator::new(layout, 5, opts).unwrap();
+    let done = AtomicBool::new(false);
+    let reads = AtomicU64::new(0);
+    let held = || -> snowmint::Result<u64> {
+        let t = snowmint::Clock::now_ns(&snowmint::SystemClock);
+        if reads.fetch_add(1, Ordering::Relaxed) % 2 == 0 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        t
+    };
+    let (a_ids, b_ids) = std::thread::scope(|s| {
+        let b = s.spawn(|| {
+            let mut ids = Vec::new();
+            while !done.load(Ordering::Relaxed) && ids.len() < 20_000_000 {
+                ids.push(shared.next_id_from(&snowmint::SystemClock).unwrap());
+            }
+            ids
+        });
+        let mut ids = Vec::new();
+        for _ in 0..100 {
+            ids.push(
+                shared
+                    .next_id_from(&held)
+                    .expect("no false CLOCK_MOVED_BACKWARDS"),
+            );
+        }
+        done.store(true, Ordering::Relaxed);
+        (ids, b.join().unwrap())
+    });
+    assert!(a_ids.windows(2).all(|w| w[0] < w[1]));
+    assert!(b_ids.len() > 100, "thread B minted meanwhile");
+    let mut all: Vec<u64> = a_ids.iter().chain(&b_ids).copied().collect();
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "duplicate ID");
+}
+
+/// A real backwards step is still an error under `strict`, for the shared generator too, whether the
+/// reading comes from an exact clock or is found out on a fresh one.
+#[test]
+fn strict_still_reports_a_real_backwards_step_on_a_shared_generator() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let t0 = 1_700_000_000_000 * MS;
+    let opts = Options {
+        policy: Policy::Strict,
+        ..Options::default()
+    };
+    let shared = SharedGenerator::new(Layout::twitter(), 5, opts).unwrap();
+    let now = AtomicU64::new(t0);
+    let clock = || -> snowmint::Result<u64> { Ok(now.load(Ordering::Relaxed)) };
+    shared.next_id_from(&clock).unwrap();
+    now.store(t0 - 5 * MS, Ordering::Relaxed);
+    let e = shared.next_id_from(&clock).unwrap_err();
+    assert_eq!(e, Error::ClockMovedBackwards { by_ns: 5 * MS });
+    let mut plain = Generator::new(Layout::twitter(), 5, opts).unwrap();
+    now.store(t0, Ordering::Relaxed);
+    plain.next_id_from(&clock).unwrap();
+    now.store(t0 - 5 * MS, Ordering::Relaxed);
+    assert_eq!(
+        plain.next_id_from(&clock).unwrap_err(),
+        Error::ClockMovedBackwards { by_ns: 5 * MS }
+    );
+}

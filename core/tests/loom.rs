@@ -58,3 +58,39 @@ fn three_threads_one_id_each() {
 fn two_threads_three_ids_each_borrowing_ticks() {
     check(2, 3, 0);
 }
+
+/// `strict` under threads: a monotonic clock (each reading is the next tick, in the order the readings
+/// happen) never yields CLOCK_MOVED_BACKWARDS, in any interleaving of the readings, loads and
+/// compare-and-swaps — even where one thread reads the clock, another reads a newer tick and mints, and
+/// only then the first loads the state.
+#[test]
+fn strict_never_reports_a_step_back_of_a_monotonic_clock() {
+    use loom::sync::atomic::{AtomicU64, Ordering};
+    loom::model(|| {
+        let layout = Layout::new(LayoutConfig {
+            sequence_bits: 1,
+            ..LayoutConfig::default()
+        })
+        .unwrap();
+        let opts = Options {
+            policy: snowmint::Policy::Strict,
+            ..Options::default()
+        };
+        let gen = Arc::new(SharedGenerator::new(layout, 3, opts).unwrap());
+        let ticks = Arc::new(AtomicU64::new(0));
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let (gen, ticks) = (gen.clone(), ticks.clone());
+                thread::spawn(move || {
+                    let clock = move || -> snowmint::Result<u64> {
+                        Ok(NOW + ticks.fetch_add(1, Ordering::SeqCst) * 1_000_000)
+                    };
+                    gen.next_id_with(&clock, |_| loom::thread::yield_now())
+                        .expect("no backwards step: the clock is monotonic")
+                })
+            })
+            .collect();
+        let ids: Vec<u64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert_ne!(ids[0], ids[1]);
+    });
+}

@@ -41,8 +41,20 @@ fn any_layout() -> impl Strategy<Value = Layout> {
         })
 }
 
+/// 2000 cases each, unless `PROPTEST_CASES` says otherwise (the Miri stage runs a few).
+fn config() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    ProptestConfig {
+        cases,
+        ..ProptestConfig::default()
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(config())]
 
     #[test]
     fn compose_then_decode_gives_the_fields_back(layout in any_layout(), t in any::<u64>(), n in any::<u64>(), s in any::<u64>()) {
@@ -146,7 +158,7 @@ proptest! {
     ) {
         let options = Options { random_start_seed: seed, ..Options::default() };
         let Ok(mut a) = Generator::new(layout, 0, options) else { return Ok(()) };
-        let mut b = a.clone();
+        let mut b = Generator::new(layout, 0, options).unwrap();
         let shared = SharedGenerator::new(layout, 0, options).unwrap();
         let base_ns = 1_700_000_000_000u64 * 1_000_000;
         let mut out = vec![0u64; 300];
