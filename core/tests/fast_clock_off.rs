@@ -20,5 +20,5 @@ fn snowmint_fast_clock_0_reads_the_system_clock_every_time() {
         n += 1;
     }
     assert!(!FastClock::is_gated());
-    assert!(n > 100);
+    assert!(n > if cfg!(miri) { 0 } else { 100 });
 }

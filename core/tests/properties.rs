@@ -41,6 +41,19 @@ fn any_layout() -> impl Strategy<Value = Layout> {
         })
 }
 
+/// IDs per step and steps per case of the generation properties (Miri, which interprets every step,
+/// runs smaller cases).
+const MAX_RUN: usize = if cfg!(miri) { 20 } else { 300 };
+const MAX_STEPS: usize = if cfg!(miri) { 8 } else { 60 };
+
+/// Any text of up to 24 characters; under Miri, where building the whole Unicode class costs minutes,
+/// printable ASCII with some multi-byte characters.
+const ARBITRARY_TEXT: &str = if cfg!(miri) {
+    "[ -~é€😀]{0,24}"
+} else {
+    "\\PC{0,24}"
+};
+
 /// 2000 cases each, unless `PROPTEST_CASES` says otherwise (the Miri stage runs a few).
 fn config() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
@@ -99,7 +112,7 @@ proptest! {
     }
 
     #[test]
-    fn parsing_arbitrary_text_never_panics(s in "\\PC{0,24}") {
+    fn parsing_arbitrary_text_never_panics(s in ARBITRARY_TEXT) {
         for enc in ENCODINGS {
             if let Err(e) = enc.parse(&s) {
                 prop_assert_eq!(e.code(), ErrorCode::Parse);
@@ -110,7 +123,7 @@ proptest! {
 
     #[test]
     fn generated_ids_strictly_increase_under_any_clock(
-        steps in proptest::collection::vec((0u64..40_000, 1usize..300), 1..60),
+        steps in proptest::collection::vec((0u64..40_000, 1usize..MAX_RUN), 1..MAX_STEPS),
         policy in prop_oneof![Just(Policy::Wait), Just(Policy::Fail), Just(Policy::Strict)],
         seed in proptest::option::of(any::<u64>()),
     ) {
@@ -124,7 +137,7 @@ proptest! {
         let base_ns = 1_700_000_000_000u64 * 1_000_000;
         let mut last = None::<u64>;
         let mut latest = 0u64;
-        let mut out = vec![0u64; 300];
+        let mut out = vec![0u64; MAX_RUN];
         for (offset_us, n) in steps {
             let now = base_ns + offset_us * 1_000;
             latest = latest.max(now);
@@ -154,14 +167,14 @@ proptest! {
             Just(Layout::preset("sonyflake").unwrap()),
         ],
         seed in prop::option::of(any::<u64>()),
-        steps in prop::collection::vec((0u64..20_000, 0usize..300), 1..12),
+        steps in prop::collection::vec((0u64..20_000, 0usize..MAX_RUN), 1..12),
     ) {
         let options = Options { random_start_seed: seed, ..Options::default() };
         let Ok(mut a) = Generator::new(layout, 0, options) else { return Ok(()) };
         let mut b = Generator::new(layout, 0, options).unwrap();
         let shared = SharedGenerator::new(layout, 0, options).unwrap();
         let base_ns = 1_700_000_000_000u64 * 1_000_000;
-        let mut out = vec![0u64; 300];
+        let mut out = vec![0u64; MAX_RUN];
         for (offset_us, n) in steps {
             let now = base_ns + offset_us * 1_000;
             let written = a.next_ids_at(now, &mut out[..n]);
