@@ -44,6 +44,8 @@ mod error;
 mod fast_clock;
 mod generator;
 mod layout;
+#[cfg(all(feature = "std", unix, target_has_atomic = "64", not(loom)))]
+pub mod state_file;
 mod time;
 
 #[cfg(feature = "std")]
@@ -51,7 +53,7 @@ pub use clock::{sleep_ns, SystemClock};
 pub use clock::{Clock, FixedClock};
 pub use decode::Decoded;
 pub use encoding::{parse_any, Encoded, Encoding, ENCODINGS};
-pub use error::{Error, ErrorCode, ParseErrorKind, Result};
+pub use error::{Error, ErrorCode, ParseErrorKind, Result, StateFileProblem};
 #[cfg(feature = "std")]
 pub use fast_clock::FastClock;
 pub use generator::{mix64, Generator, Ids, Mint, Options, Policy, DEFAULT_MAX_AHEAD_NS};
@@ -60,4 +62,6 @@ pub use generator::{SharedGenerator, StateWord};
 pub use layout::{
     whole_f64, ClockUnit, Family, Layout, LayoutConfig, Order, MAX_EPOCH_MS, PRESET_NAMES,
 };
+#[cfg(all(feature = "std", unix, target_has_atomic = "64", not(loom)))]
+pub use state_file::StateFile;
 pub use time::{IsoBuf, IsoTime};
