@@ -52,6 +52,7 @@
 //! durable: call it where you need that (at shutdown, or periodically).
 
 use core::sync::atomic::{AtomicU64, Ordering};
+use std::boxed::Box;
 use std::ffi::{c_int, c_long, c_void};
 use std::format;
 use std::fs::{self, File, OpenOptions};
@@ -517,5 +518,73 @@ impl SharedGenerator<StateFile> {
     /// [`StateFile::flush`]: makes the present state durable.
     pub fn flush(&self) -> Result<()> {
         self.state_file().flush()
+    }
+}
+
+/// The state word of a host's shared generator, in process memory or in a state file: one type, so
+/// bindings run the same code on the hot path for both (the word is reached through a pointer, with
+/// no branch on where it lives).
+///
+/// ```
+/// use snowmint::{state_file::SharedState, Layout, Options, SharedGenerator};
+/// let gen = SharedGenerator::with_state(Layout::twitter(), 7, Options::default(), SharedState::memory())?;
+/// assert!(gen.state_holder().state_file().is_none());
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct SharedState {
+    word: NonNull<AtomicU64>,
+    owner: Owner,
+}
+
+#[derive(Debug)]
+enum Owner {
+    // Read through `word`, never by name: the Box keeps the word alive and in place.
+    Memory(#[allow(dead_code)] Box<Padded>),
+    File(StateFile),
+}
+
+/// A word alone on its pair of cache lines (as in a state file).
+#[derive(Debug)]
+#[repr(C, align(128))]
+struct Padded(AtomicU64);
+
+// SAFETY: `word` points into `owner` (a Box or a mapping that lives as long as `self`) and is only used
+// through atomics.
+unsafe impl Send for SharedState {}
+unsafe impl Sync for SharedState {}
+
+impl SharedState {
+    /// A word in process memory, starting at zero (a fresh generator).
+    pub fn memory() -> SharedState {
+        let boxed = Box::new(Padded(AtomicU64::new(0)));
+        SharedState {
+            word: NonNull::from(&boxed.0),
+            owner: Owner::Memory(boxed),
+        }
+    }
+
+    /// The word of a state file.
+    pub fn file(file: StateFile) -> SharedState {
+        SharedState {
+            word: NonNull::from(file.word()),
+            owner: Owner::File(file),
+        }
+    }
+
+    /// The state file, if the word lives in one.
+    pub fn state_file(&self) -> Option<&StateFile> {
+        match &self.owner {
+            Owner::File(f) => Some(f),
+            Owner::Memory(_) => None,
+        }
+    }
+}
+
+impl StateWord for SharedState {
+    #[inline(always)]
+    fn word(&self) -> &AtomicU64 {
+        // SAFETY: see the Send/Sync impls: the pointee lives as long as `self`.
+        unsafe { self.word.as_ref() }
     }
 }
