@@ -9,6 +9,11 @@
  *  - another layout or node ID, a truncated file, random bytes, a directory, a read-only place: each
  *    SNOWMINT_RESULT_STATE_FILE_MISMATCH with a message saying which.
  * Prints "state_file: N passed, M failed".
+ *
+ * `state_file --mint PATH LAYOUT NODE N OUT` is a worker for the cross-runtime tests (Python and Node
+ * processes minting on the same file at the same time): it mints N IDs from the state file at PATH and
+ * writes them to OUT as little-endian uint64 (exit status 0 on success); with SNOWMINT_START_AT_MS set it
+ * starts minting at that Unix millisecond.
  */
 #define _DEFAULT_SOURCE
 #include <errno.h>
@@ -271,7 +276,34 @@ static void bad_files(void) {
     snowmint_layout_free(decimal);
 }
 
+static int mint_worker(char **argv) {
+    snowmint_layout *layout = NULL;
+    snowmint_shared_generator *g = NULL;
+    if (snowmint_layout_new_preset(argv[3], &layout) != SNOWMINT_RESULT_OK) return 2;
+    snowmint_result r = snowmint_shared_generator_open_file(argv[2], layout, strtoull(argv[4], NULL, 10), NULL, &g);
+    if (r != SNOWMINT_RESULT_OK) {
+        char msg[512] = "";
+        snowmint_last_error_message(msg, sizeof msg, NULL);
+        fprintf(stderr, "state_file --mint: %s: %s\n", snowmint_result_name(r), msg);
+        return 3;
+    }
+    const char *start_at = getenv("SNOWMINT_START_AT_MS"); /* start with the other runtimes' workers */
+    while (start_at && now_ms() < strtoull(start_at, NULL, 10)) usleep(1000);
+    size_t n = strtoull(argv[5], NULL, 10);
+    uint64_t *ids = malloc(n * sizeof *ids + 1);
+    if (!ids) return 4;
+    for (size_t i = 0; i < n; i++)
+        if (snowmint_shared_next_id(g, &ids[i]) != SNOWMINT_RESULT_OK) return 5;
+    FILE *f = fopen(argv[6], "wb");
+    if (!f || fwrite(ids, sizeof *ids, n, f) != n || fclose(f) != 0) return 6; /* x86-64/aarch64: LE */
+    free(ids);
+    snowmint_shared_generator_free(g);
+    snowmint_layout_free(layout);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 7 && strcmp(argv[1], "--mint") == 0) return mint_worker(argv);
     size_t per_process = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
     snprintf(dir, sizeof dir, "%s/snowmint-c-state-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) return 1;
