@@ -740,9 +740,17 @@ impl Generator {
             .and_then(|_| {
                 let state = match &state_file {
                     None => SharedState::memory(),
-                    Some(path) => SharedState::file(StateFile::open(path, &layout, node_id).map_err(
-                        |e| throw(env, Kind::Error, e.code().as_str(), &format!("{path}: {e}"), &[]),
-                    )?),
+                    Some(path) => {
+                        SharedState::file(StateFile::open(path, &layout, node_id).map_err(|e| {
+                            throw(
+                                env,
+                                Kind::Error,
+                                e.code().as_str(),
+                                &format!("{path}: {e}"),
+                                &[],
+                            )
+                        })?)
+                    }
                 };
                 SharedGenerator::with_state(layout, node_id, options, state)
                     .map_err(|e| core_err(env, e))
