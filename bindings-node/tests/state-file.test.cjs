@@ -202,6 +202,8 @@ test("the README's Node cluster recipe: 4 workers on one state file", async () =
   const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8')
   const m = readme.match(/```js title=cluster\.js\n([\s\S]*?)```/)
   assert.ok(m, 'the README shows cluster.js')
+  const top = fs.readFileSync(path.join(process.env.SNOWMINT_NODE_SRC, '..', 'README.md'), 'utf8')
+  assert.ok(top.includes(m[0]), 'the repository README shows the same recipe')
   const dir = tempDir()
   const state = path.join(dir, 'orders.snowmint')
   const script = path.join(__dirname, '..', 'cluster-recipe.cjs') // beside node_modules, as a user's app

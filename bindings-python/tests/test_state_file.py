@@ -248,6 +248,8 @@ def test_readme_gunicorn_recipe(tmp_path: Path) -> None:
     app = re.search(r"```python title=app\.py\n(.*?)```", text, re.S)
     cmd = re.search(r"```sh title=gunicorn\n(.*?)```", text, re.S)
     assert app and cmd, "the README shows app.py and the gunicorn command"
+    top = (README.parents[1] / "README.md").read_text(encoding="utf-8")
+    assert app.group(0) in top and cmd.group(0) in top, "the repository README shows the same recipe"
     state = str(tmp_path / "orders.snowmint")
     (tmp_path / "app.py").write_text(app.group(1).replace("/dev/shm/orders.snowmint", state))
     port = _free_port()

@@ -238,14 +238,17 @@ pub enum Error {
         /// What is wrong and what to do instead.
         reason: &'static str,
     },
-    /// A state file cannot be used by this generator (code `STATE_FILE_MISMATCH`).
+    /// A state file cannot be used by this generator (code `STATE_FILE_MISMATCH`). Only with the
+    /// `std` feature, like state files themselves (a `no_std` build keeps none of this text).
+    #[cfg(feature = "std")]
     StateFile {
         /// What is wrong with it.
         problem: StateFileProblem,
     },
 }
 
-/// What is wrong with a state file ([`Error::StateFile`], code `STATE_FILE_MISMATCH`).
+/// What is wrong with a state file (`Error::StateFile`, code `STATE_FILE_MISMATCH`).
+#[cfg(feature = "std")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StateFileProblem {
@@ -306,6 +309,7 @@ pub enum StateFileProblem {
     },
 }
 
+#[cfg(feature = "std")]
 /// The usual name of an OS error number (Linux numbering; also right for these on the BSDs and macOS).
 fn errno_name(errno: i32) -> &'static str {
     match errno {
@@ -325,6 +329,7 @@ fn errno_name(errno: i32) -> &'static str {
     }
 }
 
+#[cfg(feature = "std")]
 impl fmt::Display for StateFileProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -388,6 +393,7 @@ impl Error {
             Error::InvalidArgument { .. } => ErrorCode::InvalidArgument,
             Error::Forked => ErrorCode::Forked,
             Error::InvalidOptions { .. } => ErrorCode::InvalidArgument,
+            #[cfg(feature = "std")]
             Error::StateFile { .. } => ErrorCode::StateFileMismatch,
         }
     }
@@ -470,6 +476,7 @@ impl fmt::Display for Error {
                 write!(f, "{name} is {value}, allowed at most {max}")
             }
             Error::InvalidOptions { reason } => write!(f, "invalid options: {reason}"),
+            #[cfg(feature = "std")]
             Error::StateFile { problem } => write!(f, "state file: {problem}"),
             Error::Forked => write!(
                 f,

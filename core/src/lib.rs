@@ -53,7 +53,9 @@ pub use clock::{sleep_ns, SystemClock};
 pub use clock::{Clock, FixedClock};
 pub use decode::Decoded;
 pub use encoding::{parse_any, Encoded, Encoding, ENCODINGS};
-pub use error::{Error, ErrorCode, ParseErrorKind, Result, StateFileProblem};
+pub use error::{Error, ErrorCode, ParseErrorKind, Result};
+#[cfg(feature = "std")]
+pub use error::StateFileProblem;
 #[cfg(feature = "std")]
 pub use fast_clock::FastClock;
 pub use generator::{mix64, Generator, Ids, Mint, Options, Policy, DEFAULT_MAX_AHEAD_NS};
