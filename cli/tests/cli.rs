@@ -687,6 +687,25 @@ fn mint_from_a_state_file_shared_with_other_runs() {
         1,
     );
     assert!(e.contains("truncated"), "{e}");
+    // A read-only place (root writes anywhere but sysfs).
+    let ro = if std::fs::metadata("/proc/self")
+        .ok()
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        == Some(0)
+    {
+        std::path::PathBuf::from("/sys/snowmint-cli-test.state")
+    } else {
+        let d = dir.join("ro");
+        std::fs::create_dir(&d).unwrap();
+        std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o555)).unwrap();
+        d.join("s")
+    };
+    let e = fails(
+        &["mint", "--state-file", ro.to_str().unwrap()],
+        "STATE_FILE_MISMATCH",
+        1,
+    );
+    assert!(e.contains("create failed"), "{e}");
     fails(&["mint", "--state-file"], "INVALID_ARGUMENT", 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -24,6 +24,12 @@
 //! # Ok::<(), snowmint::Error>(())
 //! ```
 //!
+//! ## One node ID for many processes
+//! With `std` on Unix, [`SharedGenerator::open_file`] keeps the state word in a memory-mapped
+//! [`StateFile`] shared by every process that opens the same path (Chronicle style): the workers of one
+//! service mint under one node ID with no duplicates, a restarted process continues after the last ID,
+//! and a forked child is safe by construction. See [`state_file`] for the format, errors and durability.
+//!
 //! ## The generation rule
 //! For a clock reading at tick `c`, an ID takes logical position `max(c, last + 1)` where a position is
 //! `tick << sequence_bits | sequence`. A backwards clock step or a burst past a tick's sequence borrows
@@ -53,9 +59,9 @@ pub use clock::{sleep_ns, SystemClock};
 pub use clock::{Clock, FixedClock};
 pub use decode::Decoded;
 pub use encoding::{parse_any, Encoded, Encoding, ENCODINGS};
-pub use error::{Error, ErrorCode, ParseErrorKind, Result};
 #[cfg(feature = "std")]
 pub use error::StateFileProblem;
+pub use error::{Error, ErrorCode, ParseErrorKind, Result};
 #[cfg(feature = "std")]
 pub use fast_clock::FastClock;
 pub use generator::{mix64, Generator, Ids, Mint, Options, Policy, DEFAULT_MAX_AHEAD_NS};

@@ -36,9 +36,10 @@
 //! If the file is deleted (or replaced by `mv`) while processes have it mapped, they keep minting from
 //! the old inode while a process that opens the path gets a new file: two states, duplicate IDs. On
 //! Linux every open therefore looks, after mapping its file, at the mappings of every process it may
-//! read (`/proc/*/maps`: the same user, or all for root) for another file mapped under the same path
-//! (or this one, unlinked) and refuses with [`StateFileProblem::Replaced`] /
-//! [`StateFileProblem::Unlinked`]. Since each open maps before it looks, of two processes that map
+//! read (`/proc/*/maps`: the same user, or all for root) for another file of the same file system
+//! mapped under the same path (or this one, unlinked) and refuses with [`StateFileProblem::Replaced`] /
+//! [`StateFileProblem::Unlinked`] (a file of another file system under the same name belongs to another
+//! mount namespace, such as a container's own `/dev/shm`, and is left alone). Since each open maps before it looks, of two processes that map
 //! different files under one path the later one always sees the earlier one. Processes of other users
 //! or in other PID namespaces are not visible; on other Unix systems the scan is skipped.
 //! [`StateFile::verify`] checks a running generator's file is still the one at its path.
@@ -471,13 +472,16 @@ impl StateFile {
                         u64::from_str_radix(b, 16).ok()?,
                     ))
                 }) == Some((major, minor));
-                let same_inode = inode.parse::<u64>().ok() == Some(self.ino);
-                if same_dev && same_inode {
-                    if is_deleted {
-                        return Err(problem(StateFileProblem::Unlinked));
-                    }
-                } else {
+                if !same_dev {
+                    // Another file system under the same name: another mount namespace (a container
+                    // with its own /dev/shm), not a file that replaced ours.
+                    continue;
+                }
+                if inode.parse::<u64>().ok() != Some(self.ino) {
                     return Err(problem(StateFileProblem::Replaced { pid }));
+                }
+                if is_deleted {
+                    return Err(problem(StateFileProblem::Unlinked));
                 }
             }
         }
