@@ -245,6 +245,9 @@ pub struct StateFile {
     map: NonNull<u8>,
     file: File,
     path: PathBuf,
+    /// The absolute path without symbolic links, taken at open: what `verify` and the mapping scan
+    /// compare with, whatever the working directory later becomes.
+    canonical: PathBuf,
     dev: u64,
     ino: u64,
     header: Header,
@@ -348,6 +351,8 @@ impl StateFile {
         let state_file = StateFile {
             map: NonNull::new(ptr.cast()).expect("checked above"),
             path: path.to_path_buf(),
+            // Unlinked since it was opened: verify below reports it.
+            canonical: fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
             dev: meta.dev(),
             ino: meta.ino(),
             header,
@@ -412,7 +417,7 @@ impl StateFile {
         if ours.nlink() == 0 {
             return Err(problem(StateFileProblem::Unlinked));
         }
-        match fs::metadata(&self.path) {
+        match fs::metadata(&self.canonical) {
             Ok(m) if m.dev() == self.dev && m.ino() == self.ino => Ok(()),
             Ok(_) => Err(problem(StateFileProblem::Replaced { pid: 0 })),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -426,11 +431,7 @@ impl StateFile {
     /// this path (or this one, unlinked).
     #[cfg(target_os = "linux")]
     fn scan_mappings(&self) -> Result<()> {
-        let canonical = match fs::canonicalize(&self.path) {
-            Ok(p) => p,
-            Err(_) => return Err(problem(StateFileProblem::Unlinked)),
-        };
-        let Some(name) = canonical.to_str() else {
+        let Some(name) = self.canonical.to_str() else {
             return Ok(()); // /proc shows non-UTF-8 names escaped; nothing to compare with
         };
         let deleted = format!("{name} (deleted)");

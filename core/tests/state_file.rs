@@ -383,7 +383,16 @@ fn an_unlinked_or_replaced_file_is_detected_on_the_next_open() {
     drop(old);
     // With the old mapping gone, the (new) file at the path is usable.
     let fresh = open(&path, Layout::twitter(), 3).unwrap();
-    drop(fresh);
+    // verify() holds on to the file's absolute path: a relative path and a later change of the working
+    // directory do not make it see another file.
+    let here = std::env::current_dir().unwrap();
+    std::env::set_current_dir(&dir.0).unwrap();
+    let relative = SharedGenerator::open_file("s", Layout::twitter(), 3, Options::default());
+    std::env::set_current_dir(&here).unwrap();
+    let relative = relative.unwrap();
+    relative.state_file().verify().unwrap();
+    assert_eq!(relative.state_file().path(), Path::new("s"));
+    drop((fresh, relative));
 
     // In another process: it holds the file while the path is replaced with another state file.
     let mut holder = child(
