@@ -3,6 +3,7 @@
 # the Rust core's single ID from a Rust binary (examples/core_bench.rs), clock_gettime(CLOCK_REALTIME)
 # alone, and libuuid's uuid_generate_time. The C and Rust programs run alternately for ROUNDS rounds
 # (default 6); each figure is the best over rounds (each round: best of 9). Prints a table with ratios.
+# Then the state-file bench (bench/state_file.c).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -66,3 +67,9 @@ if out:
 print(f"target C <= 1.1x Rust core per ID: shared {c / r:.2f}x, plain {best['c_next_id_plain'] / best['rust_next_id_plain']:.2f}x; "
       f"batch <= 1 ns/ID: {best['c_next_ids_4096_per_id']:.2f} ns")
 PY
+
+# The state file (SPEC §4a): single ID on a file vs in process, 2 processes on one file vs 2 threads.
+make -s -C "$HERE" "$TARGET/bindings-c/bench-state-file" >&2
+SF="$(mktemp)"; trap 'rm -f "$OUTF" "$SF"' EXIT
+"$TARGET/bindings-c/bench-state-file" | tee "$SF"
+python3 "$ROOT/scripts/bench_statefile.py" c "$SF" ${SNOWMINT_BENCH_JSON:+"$SNOWMINT_BENCH_JSON"}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark (≤ 2 minutes): snowmint's Node binding side by side with @sapphire/snowflake, flake-idgen,
-# crypto.randomUUID() and uuid v7 in one process; prints ns/ID, ratios and duplicates over 200k IDs.
+# crypto.randomUUID() and uuid v7 in one process; prints ns/ID, ratios and duplicates over 200k IDs;
+# then the state-file bench (bench-state-file.mjs).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -14,4 +15,8 @@ if [ ! -d "$PEERS/node_modules/@sapphire/snowflake" ] || [ ! -d "$PEERS/node_mod
   (cd "$PEERS" && npm install --no-audit --no-fund --loglevel=error @sapphire/snowflake@3 flake-idgen@1 uuid@latest)
 fi
 echo "peers: $(cd "$PEERS" && node -e 'for (const p of ["@sapphire/snowflake", "flake-idgen", "uuid"]) process.stdout.write(p + "@" + require("./node_modules/" + p + "/package.json").version + " ")')"
-SNOWMINT_BENCH_PEERS="$PEERS" exec node "$HERE/bench.mjs"
+SNOWMINT_BENCH_PEERS="$PEERS" node "$HERE/bench.mjs"
+# The state file (SPEC §4a): single ID on a file vs in process, 2 processes on one file vs 2 threads.
+SF="$(mktemp)"; trap 'rm -f "$SF"' EXIT
+node "$HERE/bench-state-file.mjs" | tee "$SF"
+python3 "$ROOT/scripts/bench_statefile.py" node "$SF" ${SNOWMINT_BENCH_JSON:+"$SNOWMINT_BENCH_JSON"}

@@ -15,8 +15,13 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  * give each worker its own generator with a distinct node ID, or mint in one thread only.
  */
 export declare class Generator {
-  /** `new Generator({ nodeId, layout?, clock?, policy?, maxAheadMs?, randomStart?, randomSeed? })`. */
-  constructor(options: { nodeId: number | bigint; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint })
+  /**
+   * `new Generator({ nodeId, layout?, clock?, policy?, maxAheadMs?, randomStart?, randomSeed?,
+   * stateFile? })`. `stateFile` (a path, e.g. `/dev/shm/orders.snowmint`) keeps the state word in a
+   * memory-mapped file shared by every process that opens it with the same layout and node ID (else
+   * `STATE_FILE_MISMATCH`): Node cluster workers mint under one node ID with no duplicates.
+   */
+  constructor(options: { nodeId: number | bigint; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint; stateFile?: string | null })
   /** The next ID. */
   nextId(): bigint
   /** The next ID as a decimal string (for JSON). */
@@ -31,6 +36,18 @@ export declare class Generator {
   get nodeId(): number
   /** 'wait', 'fail' or 'strict'. */
   get policy(): 'wait' | 'fail' | 'strict'
+  /** The state file's path, or null (the state is in this process). */
+  get stateFile(): string | null
+  /**
+   * Writes the state file to the storage device and waits for it (msync): after this a crash or
+   * power loss cannot take the file back past the present state. `INVALID_ARGUMENT` without a file.
+   */
+  flush(): void
+  /**
+   * Throws `STATE_FILE_MISMATCH` if the state file was unlinked or replaced while in use (processes
+   * that open the path now would get another file). `INVALID_ARGUMENT` without a file.
+   */
+  verifyStateFile(): void
 }
 
 /** A validated ID layout: bit widths, field order, tick and epoch, with its capacity and lifespan. */

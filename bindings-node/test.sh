@@ -4,7 +4,8 @@
 # main package (snowmint: the loader, index.mjs, index.d.ts, no binary), `npm install` of BOTH tarballs
 # into a fresh project under target/, then `node --test` from that project over: where everything was
 # loaded from (the platform package, nothing from this folder), every conformance vector
-# (tests/js/conformance.mjs), the API and its error table (CommonJS), ESM imports, worker_threads, the
+# (tests/js/conformance.mjs), the API and its error table (CommonJS), ESM imports, worker_threads, state
+# files shared by child processes (with C processes on the same file, and the README's cluster recipe), the
 # README quickstart, and `tsc --noEmit` of examples/example.ts against the shipped index.d.ts.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -53,6 +54,11 @@ export SNOWMINT_CONFORMANCE="$ROOT/tests/js/conformance.mjs"
 export SNOWMINT_TSC="$TOOLS/node_modules/.bin/tsc"
 export SNOWMINT_NODE_SRC="$HERE"            # the tests assert that nothing is loaded from here
 export SNOWMINT_CARGO_TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+# The C binding's state-file worker: C processes minting on the same state file as Node ones
+# (tests/state-file.test.cjs). Quick when the C stage has built it already.
+bash "$ROOT/bindings-c/build.sh"
+make -s -C "$ROOT/bindings-c" "$SNOWMINT_CARGO_TARGET/bindings-c/static/state_file" >&2
+export SNOWMINT_C_STATE_WORKER="$SNOWMINT_CARGO_TARGET/bindings-c/static/state_file"
 status=0
 # No NODE_PATH and no napi override: the package must resolve from the project's node_modules alone.
 env -u NODE_PATH -u NAPI_RS_NATIVE_LIBRARY_PATH -u NAPI_RS_FORCE_WASI \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks the installed wheel side by side with snowflake-id, uuid-utils, uuid.uuid4 and a no-op call
-# (all in one process, one run); prints tables with ratios. Takes about a minute.
+# (all in one process, one run); prints tables with ratios; then the state-file bench
+# (bench_state_file.py). Takes about a minute.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -20,4 +21,8 @@ if [ "$(cat "$VENV/.wheel" 2>/dev/null || true)" != "$(sha256sum "$WHEEL")" ]; t
     sha256sum "$WHEEL" > "$VENV/.wheel"
 fi
 cd "$WORK"
-exec "$VENV/bin/python" "$HERE/bench.py" "$@"
+"$VENV/bin/python" "$HERE/bench.py" "$@"
+# The state file (SPEC §4a): single ID on a file vs in process, 2 processes on one file vs 2 threads.
+SF="$(mktemp)"; trap 'rm -f "$SF"' EXIT
+"$VENV/bin/python" "$HERE/bench_state_file.py" | tee "$SF"
+python3 "$ROOT/scripts/bench_statefile.py" python "$SF" ${SNOWMINT_BENCH_JSON:+"$SNOWMINT_BENCH_JSON"}

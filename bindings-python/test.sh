@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the wheel, installs it with pip into a FRESH venv, and runs the whole pytest suite against it
-# (conformance vectors, API and error tests, threads, fork, injected clocks, README quickstart, and a
-# mypy --strict check of the type stubs).
+# (conformance vectors, API and error tests, threads, fork, injected clocks, state files shared by
+# processes (with C processes on the same file and the README's gunicorn recipe), README quickstart,
+# and a mypy --strict check of the type stubs).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -17,7 +18,13 @@ WHEEL="$("$HERE/build.sh" | tail -n1)"
 VENV="$WORK/test-venv"
 echo "[python test] fresh venv $VENV, installing $(basename "$WHEEL")" >&2
 "$PY" -m venv --clear "$VENV"
-"$VENV/bin/pip" install -q "$WHEEL" "pytest>=7" "mypy>=1.8" >&2
+"$VENV/bin/pip" install -q "$WHEEL" "pytest>=7" "mypy>=1.8" "gunicorn>=21" >&2
+
+# The C binding's state-file worker: C processes minting on the same state file as Python ones
+# (tests/test_state_file.py). Quick when the C stage has built it already.
+bash "$ROOT/bindings-c/build.sh"
+make -s -C "$ROOT/bindings-c" "$TARGET/bindings-c/static/state_file" >&2
+export SNOWMINT_C_STATE_WORKER="$TARGET/bindings-c/static/state_file"
 
 # The package source lives in python/snowmint, so from this folder `import snowmint` can only find the
 # installed wheel (checked below).

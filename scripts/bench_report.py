@@ -26,7 +26,8 @@ RUNTIMES = ["rust", "c", "python", "node", "wasm"]
 KINDS = {"snowmint", "peer", "floor"}
 WHATS = {"single", "batch", "clock", "cas", "call"}
 ROW_KEYS = {"name", "kind", "what", "ns_per_id"}
-OPTIONAL_ROW_KEYS = {"group"}
+OPTIONAL_ROW_KEYS = {"group", "statefile"}
+STATEFILE_KEYS = ["memory", "file", "threads2", "processes2"]
 DASH = "—"
 
 
@@ -73,6 +74,8 @@ def load(path: str, runtime: str) -> list[dict]:
             raise Malformed(f"row {i} ({r['name']}): ns_per_id must be a positive number, got {v!r}")
         if "group" in r and (not isinstance(r["group"], str) or not r["group"]):
             raise Malformed(f"row {i} ({r['name']}): group must be a non-empty string")
+        if "statefile" in r and r["statefile"] not in STATEFILE_KEYS:
+            raise Malformed(f"row {i} ({r['name']}): statefile must be one of {STATEFILE_KEYS}")
     return rows
 
 
@@ -103,6 +106,19 @@ def peer_cell(rows: list[dict], head: dict) -> str:
     return "; ".join(parts) or DASH
 
 
+def statefile_row(rt: str, rows: list[dict]) -> str | None:
+    """The state-file table's row for a runtime (SPEC §4a), or None when its bench measured none."""
+    got = {r["statefile"]: r for r in rows if "statefile" in r}
+    if not got:
+        return None
+    cell = lambda k: f"{ns(got[k]['ns_per_id'])} ({got[k]['name']})" if k in got else DASH  # noqa: E731
+    ratio = lambda a, b: f"{got[a]['ns_per_id'] / got[b]['ns_per_id']:.2f}×" if a in got and b in got else DASH  # noqa: E731
+    return (
+        f"| {rt} | {cell('memory')} | {cell('file')} | {ratio('file', 'memory')} | {cell('threads2')} "
+        f"| {cell('processes2')} | {ratio('processes2', 'threads2')} |"
+    )
+
+
 def read_status(out_dir: str, rt: str) -> tuple[str, str]:
     """bench-all.sh's record of a bench: (status, seconds), empty when absent."""
     try:
@@ -125,6 +141,11 @@ def main() -> int:
         "|---|---:|---:|---:|---:|---|",
     ]
     details = []
+    statefile = [
+        "| runtime | single ID, in-process shared generator (ns) | single ID, on a state file (ns) | file ÷ memory "
+        "| 2 threads, one generator (ns/ID) | 2 processes, one state file (ns/ID) | processes ÷ threads |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for rt in runtimes:
         try:
             rows = load(os.path.join(out_dir, f"{rt}.json"), rt)
@@ -134,6 +155,9 @@ def main() -> int:
             why = f"{status}: {e}" if status and status != "ok" else str(e)
             table.append(f"| {rt} | {why} (see target/bench/{rt}.log) | | | | |")
             continue
+        sf = statefile_row(rt, rows)
+        if sf:
+            statefile.append(sf)
         groups = []
         for r in rows:
             if r.get("group") not in groups:
@@ -182,6 +206,15 @@ def main() -> int:
             "Bench times (s, builds included): "
             + ", ".join(f"{rt} {read_status(out_dir, rt)[1] or '?'}" for rt in runtimes)
             + ".",
+            "",
+            "## State file (SPEC §4a)",
+            "",
+            "One node ID shared by processes through a memory-mapped state word, measured in the same run as "
+            "the in-process shared generator (target: file ÷ memory ≤ 1.10×). The 2-thread and 2-process "
+            "figures are wall time per ID with both minting at once from one shared word (each runtime's "
+            "bench says what its threads are).",
+            "",
+            *statefile,
             "",
             "## All rows",
             *details,

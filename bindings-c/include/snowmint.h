@@ -95,6 +95,11 @@ enum snowmint_result
    */
   SNOWMINT_RESULT_FORKED = 12,
   /**
+   * A state file cannot be used: another layout or node ID, not a state file, damaged, truncated,
+   * unlinked or replaced while in use, or refused by the OS (the message says which).
+   */
+  SNOWMINT_RESULT_STATE_FILE_MISMATCH = 17,
+  /**
    * A required pointer argument was NULL.
    */
   SNOWMINT_RESULT_NULL_POINTER = 100,
@@ -315,8 +320,9 @@ typedef struct snowmint_layout snowmint_layout;
 
 /**
  * A lock-free generator that many threads may call at once (one compare-and-swap per call). Create
- * with `snowmint_shared_generator_new`; free with `snowmint_shared_generator_free` once no thread
- * uses it.
+ * with `snowmint_shared_generator_new` (its state in this process) or
+ * `snowmint_shared_generator_open_file` (its state in a file shared by every process that opens it);
+ * free with `snowmint_shared_generator_free` once no thread uses it.
  */
 typedef struct snowmint_shared_generator snowmint_shared_generator;
 
@@ -753,6 +759,43 @@ snowmint_result snowmint_shared_generator_new(const struct snowmint_layout *layo
                                               uint64_t node_id,
                                               const struct snowmint_options *options,
                                               struct snowmint_shared_generator **generator_out);
+
+/**
+ * Opens a thread-safe, lock-free generator whose state word lives in the state file at `path` (a
+ * NUL-terminated path), shared by every process and thread that opens the same file: workers of one
+ * service mint under one node ID with no duplicates. The file is created (atomically) if it is missing.
+ * A process that restarts continues after the last ID any process minted; a child forked after this
+ * call may keep using the handle (no SNOWMINT_RESULT_FORKED: the file is shared by construction).
+ *
+ * SNOWMINT_RESULT_STATE_FILE_MISMATCH when the file was made for another layout or node ID, is not a
+ * state file (wrong size, magic or checksum: truncated, foreign or damaged), is a directory, cannot be
+ * created or opened for writing (a read-only path, no permission), or another process still maps a
+ * file that was unlinked or replaced at this path; `snowmint_last_error_message` says which. A file
+ * that does not check out is never changed. Unix only; see the README for the file format, what
+ * survives a reboot (tmpfs or disk) and `snowmint_shared_generator_flush`.
+ *
+ * On success `*generator_out` is a new handle: free it with `snowmint_shared_generator_free`.
+ */
+snowmint_result snowmint_shared_generator_open_file(const char *path,
+                                                    const struct snowmint_layout *layout,
+                                                    uint64_t node_id,
+                                                    const struct snowmint_options *options,
+                                                    struct snowmint_shared_generator **generator_out);
+
+/**
+ * Writes a file-backed generator's state to the storage device and waits for it (`msync(MS_SYNC)`):
+ * after this, a crash or power loss cannot take the file back past the present state (on tmpfs the
+ * file does not survive a reboot at all). SNOWMINT_RESULT_INVALID_ARGUMENT for a generator without a
+ * state file.
+ */
+snowmint_result snowmint_shared_generator_flush(const struct snowmint_shared_generator *generator);
+
+/**
+ * Checks that a file-backed generator's file is still the one at its path:
+ * SNOWMINT_RESULT_STATE_FILE_MISMATCH if it was unlinked or replaced (processes that open the path now
+ * would get another file). SNOWMINT_RESULT_INVALID_ARGUMENT for a generator without a state file.
+ */
+snowmint_result snowmint_shared_generator_verify(const struct snowmint_shared_generator *generator);
 
 /**
  * Frees a generator. NULL is ignored.

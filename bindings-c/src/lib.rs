@@ -19,11 +19,12 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 use std::cell::Cell;
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, c_void, CStr, OsStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
 use snowmint_core as snowmint;
+use snowmint_core::state_file::{SharedState, StateFile};
 use snowmint_core::{
     parse_any, Clock, ClockUnit, Encoding, Error, ErrorCode, FastClock, Generator, Layout,
     LayoutConfig, Options, Order, ParseErrorKind, Policy, SharedGenerator,
@@ -64,6 +65,9 @@ pub enum snowmint_result {
     InvalidArgument = 11,
     /// A generator was used in a forked child process.
     Forked = 12,
+    /// A state file cannot be used: another layout or node ID, not a state file, damaged, truncated,
+    /// unlinked or replaced while in use, or refused by the OS (the message says which).
+    StateFileMismatch = 17,
     /// A required pointer argument was NULL.
     NullPointer = 100,
     /// An output buffer is too small; the needed length is reported.
@@ -88,6 +92,7 @@ impl snowmint_result {
             ErrorCode::InvalidId => R::InvalidId,
             ErrorCode::InvalidArgument => R::InvalidArgument,
             ErrorCode::Forked => R::Forked,
+            ErrorCode::StateFileMismatch => R::StateFileMismatch,
             ErrorCode::NullPointer => R::NullPointer,
             ErrorCode::BufferTooSmall => R::BufferTooSmall,
             // A code added to the core later: the unit test `codes_match_core` fails until it is here.
@@ -1250,12 +1255,33 @@ pub struct snowmint_generator {
 }
 
 /// A lock-free generator that many threads may call at once (one compare-and-swap per call). Create
-/// with `snowmint_shared_generator_new`; free with `snowmint_shared_generator_free` once no thread
-/// uses it.
+/// with `snowmint_shared_generator_new` (its state in this process) or
+/// `snowmint_shared_generator_open_file` (its state in a file shared by every process that opens it);
+/// free with `snowmint_shared_generator_free` once no thread uses it.
 pub struct snowmint_shared_generator {
-    inner: SharedGenerator,
+    inner: SharedGenerator<SharedState>,
     clock: HostClock,
     forks: u64,
+}
+
+impl snowmint_shared_generator {
+    /// FORKED for a generator whose state is in this process's memory, used in a forked child. A state
+    /// file is shared with the parent by construction (MAP_SHARED): safe in the child.
+    #[inline(always)]
+    fn check_fork(&self) -> Result<(), Fail> {
+        if FORKS.load(std::sync::atomic::Ordering::Relaxed) != self.forks
+            && self.inner.state_holder().state_file().is_none()
+        {
+            return Err(Fail::Core(Error::Forked));
+        }
+        Ok(())
+    }
+
+    fn state_file(&self) -> Result<&StateFile, Fail> {
+        self.inner.state_holder().state_file().ok_or(Fail::Argument(
+            "the generator has no state file (made with snowmint_shared_generator_new)",
+        ))
+    }
 }
 
 /// Creates a single-thread generator minting for `node_id` under `layout` (the layout is copied; the
@@ -1307,7 +1333,7 @@ pub unsafe extern "C" fn snowmint_shared_generator_new(
         let l = *unsafe { layout_ref(layout) };
         // SAFETY: forwarded caller contract.
         let (opts, clock) = unsafe { convert_options(&l, options) }?;
-        let g = SharedGenerator::new(l, node_id, opts)?;
+        let g = SharedGenerator::with_state(l, node_id, opts, SharedState::memory())?;
         let p = Box::into_raw(Box::new(snowmint_shared_generator {
             inner: g,
             clock,
@@ -1315,6 +1341,89 @@ pub unsafe extern "C" fn snowmint_shared_generator_new(
         }));
         // SAFETY: non-NULL.
         unsafe { put(generator_out, p) };
+        Ok(())
+    })
+}
+
+/// Opens a thread-safe, lock-free generator whose state word lives in the state file at `path` (a
+/// NUL-terminated path), shared by every process and thread that opens the same file: workers of one
+/// service mint under one node ID with no duplicates. The file is created (atomically) if it is missing.
+/// A process that restarts continues after the last ID any process minted; a child forked after this
+/// call may keep using the handle (no SNOWMINT_RESULT_FORKED: the file is shared by construction).
+///
+/// SNOWMINT_RESULT_STATE_FILE_MISMATCH when the file was made for another layout or node ID, is not a
+/// state file (wrong size, magic or checksum: truncated, foreign or damaged), is a directory, cannot be
+/// created or opened for writing (a read-only path, no permission), or another process still maps a
+/// file that was unlinked or replaced at this path; `snowmint_last_error_message` says which. A file
+/// that does not check out is never changed. Unix only; see the README for the file format, what
+/// survives a reboot (tmpfs or disk) and `snowmint_shared_generator_flush`.
+///
+/// On success `*generator_out` is a new handle: free it with `snowmint_shared_generator_free`.
+#[no_mangle]
+pub unsafe extern "C" fn snowmint_shared_generator_open_file(
+    path: *const c_char,
+    layout: *const snowmint_layout,
+    node_id: u64,
+    options: *const snowmint_options,
+    generator_out: *mut *mut snowmint_shared_generator,
+) -> snowmint_result {
+    guard(|| {
+        nonnull!(path);
+        nonnull!(layout);
+        nonnull!(generator_out);
+        // SAFETY: non-NULL, NUL-terminated (caller contract).
+        let path = unsafe { CStr::from_ptr(path) };
+        let path = std::path::Path::new(<OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(
+            path.to_bytes(),
+        ));
+        // SAFETY: non-NULL live handle.
+        let l = *unsafe { layout_ref(layout) };
+        // SAFETY: forwarded caller contract.
+        let (opts, clock) = unsafe { convert_options(&l, options) }?;
+        // Bad options are refused before the file system is touched.
+        SharedGenerator::new(l, node_id, opts)?;
+        let file = StateFile::open(path, &l, node_id)?;
+        let g = SharedGenerator::with_state(l, node_id, opts, SharedState::file(file))?;
+        let p = Box::into_raw(Box::new(snowmint_shared_generator {
+            inner: g,
+            clock,
+            forks: fork_count(),
+        }));
+        // SAFETY: non-NULL.
+        unsafe { put(generator_out, p) };
+        Ok(())
+    })
+}
+
+/// Writes a file-backed generator's state to the storage device and waits for it (`msync(MS_SYNC)`):
+/// after this, a crash or power loss cannot take the file back past the present state (on tmpfs the
+/// file does not survive a reboot at all). SNOWMINT_RESULT_INVALID_ARGUMENT for a generator without a
+/// state file.
+#[no_mangle]
+pub unsafe extern "C" fn snowmint_shared_generator_flush(
+    generator: *const snowmint_shared_generator,
+) -> snowmint_result {
+    guard(|| {
+        nonnull!(generator);
+        // SAFETY: non-NULL live handle.
+        let g = unsafe { &*generator };
+        g.state_file()?.flush()?;
+        Ok(())
+    })
+}
+
+/// Checks that a file-backed generator's file is still the one at its path:
+/// SNOWMINT_RESULT_STATE_FILE_MISMATCH if it was unlinked or replaced (processes that open the path now
+/// would get another file). SNOWMINT_RESULT_INVALID_ARGUMENT for a generator without a state file.
+#[no_mangle]
+pub unsafe extern "C" fn snowmint_shared_generator_verify(
+    generator: *const snowmint_shared_generator,
+) -> snowmint_result {
+    guard(|| {
+        nonnull!(generator);
+        // SAFETY: non-NULL live handle.
+        let g = unsafe { &*generator };
+        g.state_file()?.verify()?;
         Ok(())
     })
 }
@@ -1407,7 +1516,7 @@ pub unsafe extern "C" fn snowmint_shared_next_id(
         nonnull!(id_out);
         // SAFETY: non-NULL live handle; shared access is what this type is for.
         let g = unsafe { &*generator };
-        check_fork(g.forks)?;
+        g.check_fork()?;
         // The system clock as the core's own FastClock, statically dispatched (what Rust's next_id() does).
         let id = if g.clock.is_system() {
             g.inner.next_id_with(&FastClock, snowmint::sleep_ns)?
@@ -1435,7 +1544,7 @@ pub unsafe extern "C" fn snowmint_shared_next_ids(
         nonnull!(buf);
         // SAFETY: non-NULL live handle.
         let g = unsafe { &*generator };
-        check_fork(g.forks)?;
+        g.check_fork()?;
         // SAFETY: buf holds n writable u64 (caller contract).
         let out = unsafe { std::slice::from_raw_parts_mut(buf, checked_len(n)?) };
         g.inner.next_ids_with(&g.clock, snowmint::sleep_ns, out)?;

@@ -17,6 +17,7 @@ use napi::{sys, JsValue, Status};
 use napi_derive::napi;
 use std::cell::{Cell, UnsafeCell};
 
+use snowmint::state_file::{SharedState, StateFile};
 use snowmint::{
     ClockUnit, Encoding, ErrorCode, FastClock, LayoutConfig, Options, Order, Policy,
     SharedGenerator,
@@ -518,7 +519,7 @@ impl Layout {
 /// give each worker its own generator with a distinct node ID, or mint in one thread only.
 #[napi]
 pub struct Generator {
-    gen: SharedGenerator,
+    gen: SharedGenerator<SharedState>,
     unit: ClockUnit,
     /// The injected clock: a reference to a JS function in `env`, or null for the system clock.
     clock: sys::napi_ref,
@@ -542,7 +543,7 @@ impl Drop for Generator {
     }
 }
 
-const GENERATOR_KEYS: [&str; 7] = [
+const GENERATOR_KEYS: [&str; 8] = [
     "nodeId",
     "layout",
     "clock",
@@ -550,6 +551,7 @@ const GENERATOR_KEYS: [&str; 7] = [
     "maxAheadMs",
     "randomStart",
     "randomSeed",
+    "stateFile",
 ];
 
 /// A seed from the OS's randomness (std's hash keys) mixed with the time.
@@ -646,10 +648,13 @@ impl Generator {
 
 #[napi]
 impl Generator {
-    /// `new Generator({ nodeId, layout?, clock?, policy?, maxAheadMs?, randomStart?, randomSeed? })`.
+    /// `new Generator({ nodeId, layout?, clock?, policy?, maxAheadMs?, randomStart?, randomSeed?,
+    /// stateFile? })`. `stateFile` (a path, e.g. `/dev/shm/orders.snowmint`) keeps the state word in a
+    /// memory-mapped file shared by every process that opens it with the same layout and node ID (else
+    /// `STATE_FILE_MISMATCH`): Node cluster workers mint under one node ID with no duplicates.
     #[napi(
         constructor,
-        ts_args_type = "options: { nodeId: number | bigint; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint }"
+        ts_args_type = "options: { nodeId: number | bigint; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint; stateFile?: string | null }"
     )]
     pub fn new(env: Env, this: This<'_>, options: Unknown<'_>) -> Result<Self> {
         let env = env.raw();
@@ -691,6 +696,12 @@ impl Generator {
             None if random_start => Some(os_seed()),
             None => None,
         };
+        let state_file = match o.get("stateFile") {
+            None => None,
+            Some(v) if type_of(env, v) == sys::ValueType::napi_null => None,
+            Some(v) if type_of(env, v) == sys::ValueType::napi_string => Some(get_string(env, v)?),
+            Some(_) => return Err(type_err(env, "stateFile must be a path string")),
+        };
         let clock = match o.get("clock") {
             None => ptr::null_mut(),
             Some(v) if type_of(env, v) == sys::ValueType::napi_null => ptr::null_mut(),
@@ -723,13 +734,34 @@ impl Generator {
             max_ahead_ns,
             random_start_seed,
         };
-        let gen = match SharedGenerator::new(layout, node_id, options) {
+        // Bad options are refused before the file system is touched.
+        let built = SharedGenerator::new(layout, node_id, options)
+            .map_err(|e| core_err(env, e))
+            .and_then(|_| {
+                let state = match &state_file {
+                    None => SharedState::memory(),
+                    Some(path) => {
+                        SharedState::file(StateFile::open(path, &layout, node_id).map_err(|e| {
+                            throw(
+                                env,
+                                Kind::Error,
+                                e.code().as_str(),
+                                &format!("{path}: {e}"),
+                                &[],
+                            )
+                        })?)
+                    }
+                };
+                SharedGenerator::with_state(layout, node_id, options, state)
+                    .map_err(|e| core_err(env, e))
+            });
+        let gen = match built {
             Ok(g) => g,
             Err(e) => {
                 if !clock.is_null() {
                     unsafe { sys::napi_delete_reference(env, clock) };
                 }
-                return Err(core_err(env, e));
+                return Err(e);
             }
         };
         Ok(Generator {
@@ -819,6 +851,43 @@ impl Generator {
     #[napi(getter, ts_return_type = "'wait' | 'fail' | 'strict'")]
     pub fn policy(&self) -> &'static str {
         self.gen.policy().name()
+    }
+
+    /// The state file's path, or null (the state is in this process).
+    #[napi(getter)]
+    pub fn state_file(&self) -> Option<String> {
+        self.gen
+            .state_holder()
+            .state_file()
+            .map(|f| f.path().to_string_lossy().into_owned())
+    }
+
+    /// Writes the state file to the storage device and waits for it (msync): after this a crash or
+    /// power loss cannot take the file back past the present state. `INVALID_ARGUMENT` without a file.
+    #[napi]
+    pub fn flush(&self) -> Result<()> {
+        self.file()?.flush().js(self.env)
+    }
+
+    /// Throws `STATE_FILE_MISMATCH` if the state file was unlinked or replaced while in use (processes
+    /// that open the path now would get another file). `INVALID_ARGUMENT` without a file.
+    #[napi]
+    pub fn verify_state_file(&self) -> Result<()> {
+        self.file()?.verify().js(self.env)
+    }
+}
+
+impl Generator {
+    fn file(&self) -> Result<&StateFile> {
+        self.gen.state_holder().state_file().ok_or_else(|| {
+            throw(
+                self.env,
+                Kind::Error,
+                ErrorCode::InvalidArgument.as_str(),
+                "this generator has no state file (pass stateFile)",
+                &[],
+            )
+        })
     }
 }
 
@@ -985,7 +1054,7 @@ const fn error_codes() -> [&'static str; ErrorCode::ALL.len()] {
 
 /// Every error code an `err.code` can hold.
 #[napi]
-pub const ERROR_CODES: [&str; 15] = error_codes();
+pub const ERROR_CODES: [&str; ErrorCode::ALL.len()] = error_codes();
 
 /// Every preset name `Layout.preset` accepts (snowcast needs `Layout.snowcast`).
 #[napi]

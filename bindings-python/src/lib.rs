@@ -25,6 +25,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyT
 use pyo3::PyTraverseError;
 
 use snowmint as sm;
+use snowmint::state_file::{SharedState, StateFile};
 use snowmint::{Clock, ClockUnit, ErrorCode};
 
 // ---------------------------------------------------------------------------------------------------
@@ -104,6 +105,12 @@ pyo3::create_exception!(
     SnowmintError,
     "FORKED: a generator created before os.fork() was used in the child."
 );
+pyo3::create_exception!(
+    snowmint,
+    StateFileMismatchError,
+    SnowmintError,
+    "STATE_FILE_MISMATCH: the state file belongs to another layout or node ID, is not a state file (truncated, foreign, damaged), was unlinked or replaced while in use, or cannot be opened (the message says which)."
+);
 
 /// The exception class for a code (C-only codes fall back to the base class).
 fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
@@ -120,6 +127,7 @@ fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
         ErrorCode::InvalidId => py.get_type::<InvalidIdError>(),
         ErrorCode::InvalidArgument => py.get_type::<InvalidArgumentError>(),
         ErrorCode::Forked => py.get_type::<ForkedError>(),
+        ErrorCode::StateFileMismatch => py.get_type::<StateFileMismatchError>(),
         _ => py.get_type::<SnowmintError>(),
     }
 }
@@ -629,7 +637,7 @@ fn register_pthread_atfork() {
 /// A thread-safe, lock-free ID generator (see the package docs).
 #[pyclass(frozen, module = "snowmint", name = "Generator")]
 struct PyGenerator {
-    inner: sm::SharedGenerator,
+    inner: sm::SharedGenerator<SharedState>,
     clock: Option<Py<PyAny>>,
     unit: ClockUnit,
     forks: u64,
@@ -648,7 +656,10 @@ fn os_random_seed() -> u64 {
 impl PyGenerator {
     #[inline(always)]
     fn check_fork(&self, py: Python<'_>) -> PyResult<()> {
-        if FORKS.load(Ordering::Relaxed) != self.forks {
+        // A state file is shared with the parent by construction (MAP_SHARED): safe in the child.
+        if FORKS.load(Ordering::Relaxed) != self.forks
+            && self.inner.state_holder().state_file().is_none()
+        {
             return Err(err(py, sm::Error::Forked));
         }
         Ok(())
@@ -686,6 +697,17 @@ impl PyGenerator {
             Ok(v) => Ok(v),
             Err(e) => Err(raised.take().unwrap_or_else(|| err(py, e))),
         }
+    }
+
+    fn file_or_raise(&self, py: Python<'_>) -> PyResult<&StateFile> {
+        self.inner.state_holder().state_file().ok_or_else(|| {
+            raise(
+                py,
+                ErrorCode::InvalidArgument,
+                "this generator has no state file (pass state_file=...)".into(),
+                &[],
+            )
+        })
     }
 
     fn fill(&self, py: Python<'_>, out: &mut [u64]) -> PyResult<()> {
@@ -739,8 +761,8 @@ fn batch_len(py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<usize> {
 impl PyGenerator {
     #[new]
     #[pyo3(
-        signature = (node_id, layout = None, *, clock = None, policy = None, max_ahead_ms = None, random_start = None, random_seed = None),
-        text_signature = "(node_id, layout='twitter', *, clock=None, policy='wait', max_ahead_ms=15000, random_start=False, random_seed=None)"
+        signature = (node_id, layout = None, *, clock = None, policy = None, max_ahead_ms = None, random_start = None, random_seed = None, state_file = None),
+        text_signature = "(node_id, layout='twitter', *, clock=None, policy='wait', max_ahead_ms=15000, random_start=False, random_seed=None, state_file=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -752,6 +774,7 @@ impl PyGenerator {
         max_ahead_ms: Option<&Bound<'_, PyAny>>,
         random_start: Option<&Bound<'_, PyAny>>,
         random_seed: Option<&Bound<'_, PyAny>>,
+        state_file: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         // No default: two processes left on one default node ID would mint the same IDs.
         let node_id = u64_arg(node_id, "node_id", ErrorCode::NodeIdOutOfRange)?;
@@ -805,8 +828,28 @@ impl PyGenerator {
             max_ahead_ns,
             random_start_seed: seed,
         };
+        // Bad options are refused before the file system is touched.
+        sm::SharedGenerator::new(layout, node_id, options).or_raise(py)?;
+        let state = match state_file {
+            Some(p) if !p.is_none() => {
+                let path: std::path::PathBuf = p.extract().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "state_file must be a path (str or os.PathLike), not {}",
+                        p.get_type()
+                            .name()
+                            .map(|n| n.to_string())
+                            .unwrap_or_default()
+                    ))
+                })?;
+                let file = py
+                    .detach(|| StateFile::open(&path, &layout, node_id))
+                    .map_err(|e| raise(py, e.code(), format!("{}: {e}", path.display()), &[]))?;
+                SharedState::file(file)
+            }
+            _ => SharedState::memory(),
+        };
         Ok(PyGenerator {
-            inner: sm::SharedGenerator::new(layout, node_id, options).or_raise(py)?,
+            inner: sm::SharedGenerator::with_state(layout, node_id, options, state).or_raise(py)?,
             clock,
             unit: layout.clock_unit(),
             forks: FORKS.load(Ordering::Relaxed),
@@ -959,6 +1002,28 @@ impl PyGenerator {
     fn random_start(&self) -> bool {
         self.random_start
     }
+    /// The path of the state file this generator shares, or None (its state is in this process).
+    #[getter]
+    fn state_file(&self) -> Option<std::ffi::OsString> {
+        self.inner
+            .state_holder()
+            .state_file()
+            .map(|f| f.path().as_os_str().to_owned())
+    }
+
+    /// Writes the state file to the storage device and waits for it (msync): after this a crash or power
+    /// loss cannot take the file back past the present state. ValueError without a state file.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let file = self.file_or_raise(py)?;
+        py.detach(|| file.flush()).or_raise(py)
+    }
+
+    /// Checks that the state file is still the one at its path: StateFileMismatchError if it was
+    /// unlinked or replaced (processes that open the path now would get another file).
+    fn verify_state_file(&self, py: Python<'_>) -> PyResult<()> {
+        self.file_or_raise(py)?.verify().or_raise(py)
+    }
+
     /// The injected clock, or None for the system clock.
     #[getter]
     fn clock(&self, py: Python<'_>) -> Option<Py<PyAny>> {
@@ -966,8 +1031,12 @@ impl PyGenerator {
     }
 
     fn __repr__(&self) -> String {
+        let file = match self.inner.state_holder().state_file() {
+            Some(f) => format!(", state_file={:?}", f.path().display().to_string()),
+            None => String::new(),
+        };
         format!(
-            "Generator(node_id={}, layout={}, policy={:?})",
+            "Generator(node_id={}, layout={}, policy={:?}{file})",
             self.inner.node_id(),
             PyLayout {
                 inner: *self.inner.layout()
@@ -1187,7 +1256,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let base = py.get_type::<SnowmintError>();
     base.setattr("code", py.None())?;
     m.add("SnowmintError", base)?;
-    let classes: [(&str, ErrorCode); 12] = [
+    let classes: [(&str, ErrorCode); 13] = [
         ("InvalidLayoutError", ErrorCode::InvalidLayout),
         ("NodeIdOutOfRangeError", ErrorCode::NodeIdOutOfRange),
         ("ClockMovedBackwardsError", ErrorCode::ClockMovedBackwards),
@@ -1200,6 +1269,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("InvalidIdError", ErrorCode::InvalidId),
         ("InvalidArgumentError", ErrorCode::InvalidArgument),
         ("ForkedError", ErrorCode::Forked),
+        ("StateFileMismatchError", ErrorCode::StateFileMismatch),
     ];
     for (name, code) in classes {
         let t = error_type(py, code);

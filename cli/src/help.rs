@@ -14,7 +14,7 @@ integer. IDs sort by creation time, and any number of machines mint them without
 each other, as long as each machine (or process) uses its own node ID.
 
 USAGE
-  snowmint mint    [-n N] [--node N] [--layout L] [--format dec|hex|base32|base58]
+  snowmint mint    [-n N] [--node N] [--layout L] [--format dec|hex|base32|base58] [--state-file PATH]
   snowmint inspect ID...|- [--layout L] [--from dec|hex|base32|base58|any]
   snowmint layout  [--preset L] [--timestamp-bits B] [--node-bits B] [--sequence-bits B]
                    [--order ORDER] [--tick-ns NS] [--epoch-ms MS] [--node-id-offset N]
@@ -45,7 +45,7 @@ pub const MINT: &str = "\
 snowmint mint — mint new IDs from the system clock
 
 USAGE
-  snowmint mint [-n N] [--node N] [--layout L] [--format dec|hex|base32|base58]
+  snowmint mint [-n N] [--node N] [--layout L] [--format dec|hex|base32|base58] [--state-file PATH]
 
 OPTIONS
   -n, --count N     how many IDs (default 1), one per line, strictly increasing
@@ -55,6 +55,11 @@ OPTIONS
                     decimal; field options make a custom layout (see 'snowmint layout --help')
   -f, --format F    dec (default), hex (16 digits), base32 (13 Crockford characters) or base58
                     (11 characters); the fixed-width forms sort like the numbers
+  --state-file PATH mint from the generator state shared through this file by every process that
+                    opens it with the same layout and node ID (e.g. /dev/shm/orders.snowmint, the
+                    file a service's workers use): no ID repeats between them or across runs.
+                    Created if missing; another layout or node ID, or a damaged file, is
+                    STATE_FILE_MISMATCH. The state is flushed to storage (msync) before exiting.
 
 EXAMPLES
   snowmint mint
@@ -62,11 +67,13 @@ EXAMPLES
   SNOWMINT_NODE_ID=12 snowmint mint --layout sonyflake
   snowmint mint --layout snowcast --epoch-ms 1704067200000 --node-count 1024 --node 5
   snowmint mint --layout hazelcast --node-id-offset 100 --node 3
+  snowmint mint -n 10 --node 3 --state-file /dev/shm/orders.snowmint
 
 NOTES
   mint never runs ahead of the clock: when a tick's sequence numbers are used up it waits for the
   next tick, and before exiting it waits out the tick of its last ID, so a following run with the
-  same node cannot repeat an ID. A clock before the layout's epoch, or past its lifespan, is an
+  same node cannot repeat an ID (with --state-file the file carries the state instead, and mint
+  may run up to 15 s ahead of the clock as every generator may). A clock before the layout's epoch, or past its lifespan, is an
   error (CLOCK_BEFORE_EPOCH, LAYOUT_EXHAUSTED), never a wrapped ID.
 ";
 

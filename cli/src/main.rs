@@ -13,7 +13,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use snowmint::{
-    parse_any, Clock, Encoding, Error, ErrorCode, Generator, Options, Policy, SystemClock,
+    parse_any, Clock, Encoding, Error, ErrorCode, Generator, Options, Policy, SharedGenerator,
+    SystemClock,
 };
 
 use args::{Args, Item};
@@ -107,10 +108,11 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     }
 }
 
-/// `snowmint mint [-n N] [--node N] [--layout L …] [--format F]`
+/// `snowmint mint [-n N] [--node N] [--layout L …] [--format F] [--state-file PATH]`
 fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
     let mut count: u64 = 1;
     let mut node: Option<u64> = None;
+    let mut state_file: Option<String> = None;
     let mut format = Encoding::Decimal;
     let mut layout_args = LayoutArgs::default();
     while let Some(item) = args.next_item()? {
@@ -122,6 +124,7 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                 }
                 "-n" | "--count" => count = args.number(&name, inline)?,
                 "--node" => node = Some(args.number(&name, inline)?),
+                "--state-file" => state_file = Some(args.value(&name, inline)?),
                 "-f" | "--format" => {
                     let v = args.value(&name, inline)?;
                     format = encoding_named(&v, false)?.unwrap_or(Encoding::Decimal);
@@ -153,6 +156,23 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
             Err(_) => (0, "the default node 0"),
         },
     };
+    let chunk = layout.ids_per_tick().clamp(1, 4096) as usize;
+    if let Some(path) = state_file {
+        // The state word lives in the file, shared with every process on it: runs of this command and
+        // the service's own workers continue after each other's last ID, running ahead of the clock as
+        // any generator may (the default max_ahead, waiting past it).
+        let gen =
+            SharedGenerator::open_file(&path, layout, node, Options::default()).map_err(|e| {
+                let hint = match e.code() {
+                    ErrorCode::StateFileMismatch => format!("state file {path}"),
+                    _ => format!("node ID from {source}"),
+                };
+                CliError::core(e).with(hint)
+            })?;
+        emit(count, chunk, format, out, |buf| gen.next_ids(buf))?;
+        gen.flush()?;
+        return Ok(());
+    }
     // No running ahead of the clock: a tick's sequence used up waits for the next tick. With the wait
     // for the last ID's tick below, a following run with the same node never repeats an ID.
     let options = Options {
@@ -164,13 +184,27 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
         let hint = format!("node ID from {source}");
         CliError::core(e).with(hint)
     })?;
-    let chunk = layout.ids_per_tick().clamp(1, 4096) as usize;
+    let last = emit(count, chunk, format, out, |buf| gen.next_ids(buf))?;
+    if let Some(last) = last {
+        wait_out_tick(&layout, last);
+    }
+    Ok(())
+}
+
+/// Mints `count` IDs in batches of at most `chunk` with `fill` and prints them; returns the last one.
+fn emit(
+    count: u64,
+    chunk: usize,
+    format: Encoding,
+    out: &mut impl Write,
+    mut fill: impl FnMut(&mut [u64]) -> Result<(), Error>,
+) -> Result<Option<u64>, Failure> {
     let mut buf = vec![0u64; chunk];
     let mut remaining = count;
     let mut last = None;
     while remaining > 0 {
         let n = (remaining.min(chunk as u64)) as usize;
-        gen.next_ids(&mut buf[..n])?;
+        fill(&mut buf[..n])?;
         for &id in &buf[..n] {
             out.write_all(format.encode(id).as_str().as_bytes())?;
             out.write_all(b"\n")?;
@@ -179,10 +213,7 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
         remaining -= n as u64;
     }
     out.flush()?;
-    if let Some(last) = last {
-        wait_out_tick(&layout, last);
-    }
-    Ok(())
+    Ok(last)
 }
 
 /// Sleeps until the clock has left the tick of `last`, so that the next process minting for the same node

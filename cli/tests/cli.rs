@@ -579,3 +579,133 @@ fn inspect_reads_standard_input() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("error[INVALID_ARGUMENT]"));
 }
+
+#[test]
+fn mint_from_a_state_file_shared_with_other_runs() {
+    let dir = std::env::temp_dir().join(format!("snowmint-cli-state-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("orders.snowmint");
+    let path = file.to_str().unwrap();
+    // Two runs at the same time on one file, then one more: no ID repeats, each run increasing.
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_snowmint"))
+            .args(["mint", "-n", "200000", "--node", "3", "--state-file", path])
+            .output()
+            .unwrap()
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(spawn);
+        let b = s.spawn(spawn);
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let mut all = Vec::new();
+    for out in [a, b] {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v = ids(&String::from_utf8(out.stdout).unwrap());
+        assert_eq!(v.len(), 200_000);
+        assert!(v.windows(2).all(|w| w[0] < w[1]));
+        all.extend(v);
+    }
+    let later = ids(&ok(&[
+        "mint",
+        "-n",
+        "5",
+        "--node",
+        "3",
+        "--state-file",
+        path,
+    ]));
+    assert!(
+        later[0] > *all.iter().max().unwrap(),
+        "a later run continues after both"
+    );
+    all.extend(later);
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "duplicate IDs");
+    // Decimal layouts work too (their own file).
+    let dec = dir.join("decimal");
+    let d = ids(&ok(&[
+        "mint",
+        "-n",
+        "3",
+        "--layout",
+        "decimal",
+        "--node",
+        "28",
+        "--state-file",
+        dec.to_str().unwrap(),
+    ]));
+    assert!(d.iter().all(|id| id % 100 == 28));
+
+    // Another node ID, another layout, a directory, random bytes: STATE_FILE_MISMATCH, status 1.
+    let e = fails(
+        &["mint", "--node", "4", "--state-file", path],
+        "STATE_FILE_MISMATCH",
+        1,
+    );
+    assert!(
+        e.contains("made for node ID 3, not 4") && e.contains(path),
+        "{e}"
+    );
+    fails(
+        &[
+            "mint",
+            "--node",
+            "3",
+            "--layout",
+            "discord",
+            "--state-file",
+            path,
+        ],
+        "STATE_FILE_MISMATCH",
+        1,
+    );
+    let e = fails(
+        &["mint", "--node", "3", "--state-file", dir.to_str().unwrap()],
+        "STATE_FILE_MISMATCH",
+        1,
+    );
+    assert!(e.contains("not a regular file"), "{e}");
+    let junk = dir.join("junk");
+    std::fs::write(&junk, [7u8; 256]).unwrap();
+    let e = fails(
+        &["mint", "--state-file", junk.to_str().unwrap()],
+        "STATE_FILE_MISMATCH",
+        1,
+    );
+    assert!(e.contains("not a snowmint state file"), "{e}");
+    std::fs::write(&junk, [7u8; 10]).unwrap();
+    let e = fails(
+        &["mint", "--state-file", junk.to_str().unwrap()],
+        "STATE_FILE_MISMATCH",
+        1,
+    );
+    assert!(e.contains("truncated"), "{e}");
+    // A read-only place (root writes anywhere but sysfs).
+    let ro = if std::fs::metadata("/proc/self")
+        .ok()
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        == Some(0)
+    {
+        std::path::PathBuf::from("/sys/snowmint-cli-test.state")
+    } else {
+        let d = dir.join("ro");
+        std::fs::create_dir(&d).unwrap();
+        std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o555)).unwrap();
+        d.join("s")
+    };
+    let e = fails(
+        &["mint", "--state-file", ro.to_str().unwrap()],
+        "STATE_FILE_MISMATCH",
+        1,
+    );
+    assert!(e.contains("create failed"), "{e}");
+    fails(&["mint", "--state-file"], "INVALID_ARGUMENT", 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -34,6 +34,9 @@ pub enum ErrorCode {
     InvalidArgument = 11,
     /// A forked child tried to use its parent's generator state.
     Forked = 12,
+    /// A state file (a generator's state word shared through a memory-mapped file) cannot be used:
+    /// another layout or node ID, not a state file, damaged, truncated, replaced, or refused by the OS.
+    StateFileMismatch = 17,
     /// C API: a required pointer argument was NULL.
     NullPointer = 100,
     /// C API: an output buffer is too small; the needed length is reported.
@@ -44,7 +47,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         ErrorCode::InvalidLayout,
         ErrorCode::NodeIdOutOfRange,
         ErrorCode::ClockMovedBackwards,
@@ -57,6 +60,7 @@ impl ErrorCode {
         ErrorCode::InvalidId,
         ErrorCode::InvalidArgument,
         ErrorCode::Forked,
+        ErrorCode::StateFileMismatch,
         ErrorCode::NullPointer,
         ErrorCode::BufferTooSmall,
         ErrorCode::Panic,
@@ -77,6 +81,7 @@ impl ErrorCode {
             ErrorCode::InvalidId => "INVALID_ID",
             ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
             ErrorCode::Forked => "FORKED",
+            ErrorCode::StateFileMismatch => "STATE_FILE_MISMATCH",
             ErrorCode::NullPointer => "NULL_POINTER",
             ErrorCode::BufferTooSmall => "BUFFER_TOO_SMALL",
             ErrorCode::Panic => "PANIC",
@@ -115,6 +120,9 @@ impl ErrorCode {
             ErrorCode::InvalidId => "the ID does not fit the layout",
             ErrorCode::InvalidArgument => "invalid argument",
             ErrorCode::Forked => "generator used in a forked child process",
+            ErrorCode::StateFileMismatch => {
+                "the state file does not belong to this generator or cannot be used"
+            }
             ErrorCode::NullPointer => "a required pointer was NULL",
             ErrorCode::BufferTooSmall => "the output buffer is too small",
             ErrorCode::Panic => "internal error (a panic was caught)",
@@ -230,6 +238,142 @@ pub enum Error {
         /// What is wrong and what to do instead.
         reason: &'static str,
     },
+    /// A state file cannot be used by this generator (code `STATE_FILE_MISMATCH`). Only with the
+    /// `std` feature, like state files themselves (a `no_std` build keeps none of this text).
+    #[cfg(feature = "std")]
+    StateFile {
+        /// What is wrong with it.
+        problem: StateFileProblem,
+    },
+}
+
+/// What is wrong with a state file (`Error::StateFile`, code `STATE_FILE_MISMATCH`).
+#[cfg(feature = "std")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StateFileProblem {
+    /// The operating system refused an operation on the path (a read-only directory, no permission …).
+    Os {
+        /// The operation, e.g. `"open"`.
+        op: &'static str,
+        /// The OS error number (`errno`).
+        errno: i32,
+    },
+    /// The path is a directory or another kind of file that is not a regular file.
+    NotAFile,
+    /// The file does not have the size of a state file (truncated, or not a state file).
+    Size {
+        /// Its size in bytes.
+        len: u64,
+        /// A state file's size.
+        expected: u64,
+    },
+    /// The file does not start with the state file's magic number: it is something else.
+    NotAStateFile,
+    /// A state file of a format version this build does not read.
+    Version {
+        /// The file's version.
+        found: u32,
+        /// The version this build reads.
+        supported: u32,
+    },
+    /// The header's checksum does not match its contents: the file is damaged.
+    Checksum,
+    /// The file was made for another layout (fingerprints of the layouts differ).
+    Layout {
+        /// The file's layout fingerprint.
+        file: u64,
+        /// This generator's layout fingerprint.
+        ours: u64,
+    },
+    /// The file was made for another node ID.
+    NodeId {
+        /// The file's node ID.
+        file: u64,
+        /// This generator's node ID.
+        ours: u64,
+    },
+    /// The state word holds a position past the layout's lifespan: the file is damaged.
+    StateOutOfRange {
+        /// The word's value.
+        state: u64,
+    },
+    /// The mapped file has been unlinked from its path (processes that open the path now get another
+    /// file: two states).
+    Unlinked,
+    /// Another file is mapped under the same path by another process (or by this one): the path was
+    /// unlinked or replaced while in use, which would split the state between two files.
+    Replaced {
+        /// A process that maps the other file (0 when not known).
+        pid: u32,
+    },
+}
+
+#[cfg(feature = "std")]
+/// The usual name of an OS error number (Linux numbering; also right for these on the BSDs and macOS).
+fn errno_name(errno: i32) -> &'static str {
+    match errno {
+        1 => "operation not permitted",
+        2 => "no such file or directory",
+        5 => "input/output error",
+        12 => "out of memory",
+        13 => "permission denied",
+        17 => "file exists",
+        20 => "a path component is not a directory",
+        21 => "is a directory",
+        22 => "invalid argument",
+        24 => "too many open files",
+        28 => "no space left on device",
+        30 => "read-only file system",
+        _ => "OS error",
+    }
+}
+
+#[cfg(feature = "std")]
+impl fmt::Display for StateFileProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            StateFileProblem::Os { op, errno } => {
+                write!(f, "{op} failed: {} (os error {errno})", errno_name(errno))
+            }
+            StateFileProblem::NotAFile => f.write_str("not a regular file (a directory?)"),
+            StateFileProblem::Size { len, expected } => write!(
+                f,
+                "{len} bytes long, a state file has {expected}: truncated, or not a state file"
+            ),
+            StateFileProblem::NotAStateFile => {
+                f.write_str("not a snowmint state file (wrong magic number)")
+            }
+            StateFileProblem::Version { found, supported } => write!(
+                f,
+                "format version {found}, this build reads version {supported}"
+            ),
+            StateFileProblem::Checksum => {
+                f.write_str("damaged: the header's checksum does not match its contents")
+            }
+            StateFileProblem::Layout { file, ours } => write!(
+                f,
+                "made for another layout (fingerprint {file:016x}, this generator's is {ours:016x})"
+            ),
+            StateFileProblem::NodeId { file, ours } => {
+                write!(f, "made for node ID {file}, not {ours}")
+            }
+            StateFileProblem::StateOutOfRange { state } => write!(
+                f,
+                "damaged: its state word {state} is past the layout's last position"
+            ),
+            StateFileProblem::Unlinked => f.write_str(
+                "unlinked from its path while mapped: new processes would open another file and split the state; stop every process using it, then start again",
+            ),
+            StateFileProblem::Replaced { pid: 0 } => f.write_str(
+                "another file now has this path (the state file was replaced while in use): two files would split the state; stop every process using either, then start again",
+            ),
+            StateFileProblem::Replaced { pid } => write!(
+                f,
+                "process {pid} maps another file under this path (the state file was unlinked or replaced while in use): two files would split the state; stop the processes using the old file first"
+            ),
+        }
+    }
 }
 
 impl Error {
@@ -249,6 +393,8 @@ impl Error {
             Error::InvalidArgument { .. } => ErrorCode::InvalidArgument,
             Error::Forked => ErrorCode::Forked,
             Error::InvalidOptions { .. } => ErrorCode::InvalidArgument,
+            #[cfg(feature = "std")]
+            Error::StateFile { .. } => ErrorCode::StateFileMismatch,
         }
     }
 
@@ -330,6 +476,8 @@ impl fmt::Display for Error {
                 write!(f, "{name} is {value}, allowed at most {max}")
             }
             Error::InvalidOptions { reason } => write!(f, "invalid options: {reason}"),
+            #[cfg(feature = "std")]
+            Error::StateFile { problem } => write!(f, "state file: {problem}"),
             Error::Forked => write!(
                 f,
                 "generator used in a forked child: create a new generator with a different node ID in the child"

@@ -693,6 +693,11 @@ impl<S: StateWord> SharedGenerator<S> {
     pub fn restore(&self, state: u64) {
         self.state.word().fetch_max(state, Ordering::Relaxed);
     }
+
+    /// What holds the state word (e.g. a [`StateFile`](crate::StateFile)).
+    pub fn state_holder(&self) -> &S {
+        &self.state
+    }
 }
 
 #[cfg(target_has_atomic = "64")]

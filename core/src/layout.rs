@@ -541,6 +541,40 @@ impl Layout {
     pub const fn node_bits(&self) -> u32 {
         self.cfg.node_bits
     }
+    /// A 64-bit fingerprint of everything that decides which ID a logical position and node give
+    /// (family, field widths, order, tick, epoch, node-ID offset, sign bit): two layouts mint the same
+    /// IDs exactly when their fingerprints are equal (up to a 2^-64 chance). Stable across versions and
+    /// runtimes; a state file records it. The node field's informational split does not count.
+    ///
+    /// ```
+    /// use snowmint::Layout;
+    /// assert_eq!(Layout::twitter().fingerprint(), Layout::preset("twitter").unwrap().fingerprint());
+    /// assert_ne!(Layout::twitter().fingerprint(), Layout::preset("discord").unwrap().fingerprint());
+    /// ```
+    pub const fn fingerprint(&self) -> u64 {
+        let c = &self.cfg;
+        let words = [
+            match self.family {
+                Family::Binary => 1,
+                Family::Decimal => 2,
+            },
+            c.timestamp_bits as u64 | (c.node_bits as u64) << 16 | (c.sequence_bits as u64) << 32,
+            match c.order {
+                Order::TimestampNodeSequence => 1,
+                Order::TimestampSequenceNode => 2,
+            } | (c.use_sign_bit as u64) << 8,
+            c.tick_ns,
+            c.epoch_ms,
+            c.node_id_offset,
+        ];
+        let mut h: u64 = 0x736e_6f77_6d69_6e74; // "snowmint"
+        let mut i = 0;
+        while i < words.len() {
+            h = crate::generator::mix64(h ^ words[i]).wrapping_add(i as u64);
+            i += 1;
+        }
+        h
+    }
     /// Bits of the sequence field.
     pub const fn sequence_bits(&self) -> u32 {
         self.cfg.sequence_bits

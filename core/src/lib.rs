@@ -24,6 +24,12 @@
 //! # Ok::<(), snowmint::Error>(())
 //! ```
 //!
+//! ## One node ID for many processes
+//! With `std` on Unix, [`SharedGenerator::open_file`] keeps the state word in a memory-mapped
+//! [`StateFile`] shared by every process that opens the same path (Chronicle style): the workers of one
+//! service mint under one node ID with no duplicates, a restarted process continues after the last ID,
+//! and a forked child is safe by construction. See [`state_file`] for the format, errors and durability.
+//!
 //! ## The generation rule
 //! For a clock reading at tick `c`, an ID takes logical position `max(c, last + 1)` where a position is
 //! `tick << sequence_bits | sequence`. A backwards clock step or a burst past a tick's sequence borrows
@@ -44,6 +50,8 @@ mod error;
 mod fast_clock;
 mod generator;
 mod layout;
+#[cfg(all(feature = "std", unix, target_has_atomic = "64", not(loom)))]
+pub mod state_file;
 mod time;
 
 #[cfg(feature = "std")]
@@ -51,6 +59,8 @@ pub use clock::{sleep_ns, SystemClock};
 pub use clock::{Clock, FixedClock};
 pub use decode::Decoded;
 pub use encoding::{parse_any, Encoded, Encoding, ENCODINGS};
+#[cfg(feature = "std")]
+pub use error::StateFileProblem;
 pub use error::{Error, ErrorCode, ParseErrorKind, Result};
 #[cfg(feature = "std")]
 pub use fast_clock::FastClock;
@@ -60,4 +70,6 @@ pub use generator::{SharedGenerator, StateWord};
 pub use layout::{
     whole_f64, ClockUnit, Family, Layout, LayoutConfig, Order, MAX_EPOCH_MS, PRESET_NAMES,
 };
+#[cfg(all(feature = "std", unix, target_has_atomic = "64", not(loom)))]
+pub use state_file::StateFile;
 pub use time::{IsoBuf, IsoTime};

@@ -21,6 +21,12 @@ may also mint. The check costs one relaxed atomic load per call: ``os.register_a
 ``pthread_atfork`` handler, for forks that bypass ``os.fork``) bumps a process-wide fork counter in the
 child, and each generator compares it with the count it was created under. In the child, create a new ``Generator`` with a node ID of its own (for example the worker
 number added to a base node ID).
+
+One node ID for many processes: ``Generator(node_id=3, state_file="/dev/shm/orders.snowmint")`` keeps
+the generator's state word in a memory-mapped file shared by every process that opens it (the same
+layout and node ID, else :class:`StateFileMismatchError`), so gunicorn workers mint under one node ID
+with no duplicates; a generator on a state file is safe in a forked child and never raises
+:class:`ForkedError`.
 """
 
 from ._snowmint import (
@@ -42,6 +48,7 @@ from ._snowmint import (
     NodeIdOutOfRangeError,
     ParseError,
     SnowmintError,
+    StateFileMismatchError,
     TooFarAheadError,
     compose,
     decode,
@@ -82,6 +89,7 @@ __all__ = [
     "NodeIdOutOfRangeError",
     "ParseError",
     "SnowmintError",
+    "StateFileMismatchError",
     "TooFarAheadError",
     "compose",
     "decode",

@@ -2,6 +2,7 @@
 
 import array
 import datetime
+import os
 from typing import Callable, Final, Literal, Optional, Union, final
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "NodeIdOutOfRangeError",
     "ParseError",
     "SnowmintError",
+    "StateFileMismatchError",
     "TooFarAheadError",
     "compose",
     "decode",
@@ -94,6 +96,10 @@ class InvalidArgumentError(SnowmintError):
 class ForkedError(SnowmintError):
     """``FORKED``: a generator created before ``os.fork()`` was used in the child process.
     Create a new generator with its own node ID in the child."""
+
+class StateFileMismatchError(SnowmintError):
+    """``STATE_FILE_MISMATCH``: the state file belongs to another layout or node ID, is not a state
+    file (truncated, foreign, damaged), was unlinked or replaced while in use, or cannot be opened."""
 
 @final
 class Layout:
@@ -220,6 +226,11 @@ class Generator:
     of the clock; ``fail`` raises :class:`TooFarAheadError`; ``strict`` raises
     :class:`ClockMovedBackwardsError` on any backwards step. ``random_start=True`` (or a
     ``random_seed``) starts each tick's sequence at a pseudo-random value.
+
+    ``state_file`` (a path, e.g. ``"/dev/shm/orders.snowmint"``) keeps the state word in a memory-mapped
+    file shared by every process that opens it with the same layout and node ID (else
+    :class:`StateFileMismatchError`), created if missing: gunicorn workers share one node ID with no
+    duplicates, a restarted process continues after the last ID, a forked child is safe.
     """
 
     def __new__(
@@ -232,6 +243,7 @@ class Generator:
         max_ahead_ms: int = 15000,
         random_start: bool = False,
         random_seed: Optional[int] = None,
+        state_file: Optional[Union[str, os.PathLike[str]]] = None,
     ) -> Generator: ...
     def next_id(self) -> int:
         """Mints one ID."""
@@ -254,6 +266,13 @@ class Generator:
     def random_start(self) -> bool: ...
     @property
     def clock(self) -> Optional[ClockFn]: ...
+    @property
+    def state_file(self) -> Optional[str]:
+        """The state file's path, or None (the state is in this process)."""
+    def flush(self) -> None:
+        """Makes the state file durable (msync); :class:`InvalidArgumentError` without a state file."""
+    def verify_state_file(self) -> None:
+        """:class:`StateFileMismatchError` if the state file was unlinked or replaced while in use."""
 
 def DecimalGenerator(
     host_id: int,
