@@ -132,7 +132,9 @@ impl ErrorCode {
             ErrorCode::InvalidArgument => "invalid argument",
             ErrorCode::Forked => "generator used in a forked child process",
             ErrorCode::NodeIdsExhausted => "every node ID of the sequencer is held",
-            ErrorCode::SequencerConflict => "a sequencer of this name exists with another configuration",
+            ErrorCode::SequencerConflict => {
+                "a sequencer of this name exists with another configuration"
+            }
             ErrorCode::SequencerDestroyed => "the sequencer was destroyed",
             ErrorCode::StoreUnavailable => "the coordination store is unavailable",
             ErrorCode::NullPointer => "a required pointer was NULL",
