@@ -34,6 +34,14 @@ pub enum ErrorCode {
     InvalidArgument = 11,
     /// A forked child tried to use its parent's generator state.
     Forked = 12,
+    /// Every node ID of the sequencer is held by another live holder.
+    NodeIdsExhausted = 13,
+    /// A sequencer of this name exists with another configuration.
+    SequencerConflict = 14,
+    /// The sequencer was destroyed; its handles never mint again.
+    SequencerDestroyed = 15,
+    /// The coordination store cannot be reached, refused the request or holds unreadable data.
+    StoreUnavailable = 16,
     /// C API: a required pointer argument was NULL.
     NullPointer = 100,
     /// C API: an output buffer is too small; the needed length is reported.
@@ -44,7 +52,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 19] = [
         ErrorCode::InvalidLayout,
         ErrorCode::NodeIdOutOfRange,
         ErrorCode::ClockMovedBackwards,
@@ -57,6 +65,10 @@ impl ErrorCode {
         ErrorCode::InvalidId,
         ErrorCode::InvalidArgument,
         ErrorCode::Forked,
+        ErrorCode::NodeIdsExhausted,
+        ErrorCode::SequencerConflict,
+        ErrorCode::SequencerDestroyed,
+        ErrorCode::StoreUnavailable,
         ErrorCode::NullPointer,
         ErrorCode::BufferTooSmall,
         ErrorCode::Panic,
@@ -77,6 +89,10 @@ impl ErrorCode {
             ErrorCode::InvalidId => "INVALID_ID",
             ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
             ErrorCode::Forked => "FORKED",
+            ErrorCode::NodeIdsExhausted => "NODE_IDS_EXHAUSTED",
+            ErrorCode::SequencerConflict => "SEQUENCER_CONFLICT",
+            ErrorCode::SequencerDestroyed => "SEQUENCER_DESTROYED",
+            ErrorCode::StoreUnavailable => "STORE_UNAVAILABLE",
             ErrorCode::NullPointer => "NULL_POINTER",
             ErrorCode::BufferTooSmall => "BUFFER_TOO_SMALL",
             ErrorCode::Panic => "PANIC",
@@ -115,6 +131,12 @@ impl ErrorCode {
             ErrorCode::InvalidId => "the ID does not fit the layout",
             ErrorCode::InvalidArgument => "invalid argument",
             ErrorCode::Forked => "generator used in a forked child process",
+            ErrorCode::NodeIdsExhausted => "every node ID of the sequencer is held",
+            ErrorCode::SequencerConflict => {
+                "a sequencer of this name exists with another configuration"
+            }
+            ErrorCode::SequencerDestroyed => "the sequencer was destroyed",
+            ErrorCode::StoreUnavailable => "the coordination store is unavailable",
             ErrorCode::NullPointer => "a required pointer was NULL",
             ErrorCode::BufferTooSmall => "the output buffer is too small",
             ErrorCode::Panic => "internal error (a panic was caught)",
