@@ -13,6 +13,9 @@ mod error;
 pub mod store;
 pub mod time;
 
+#[cfg(feature = "etcd")]
+pub mod etcd;
+
 pub use error::{Error, Result};
 pub use store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
