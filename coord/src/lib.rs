@@ -15,6 +15,8 @@ pub mod time;
 
 #[cfg(feature = "etcd")]
 pub mod etcd;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 
 pub use error::{Error, Result};
 pub use store::{
