@@ -10,10 +10,18 @@
 #![warn(missing_docs)]
 
 mod error;
+pub mod file;
+pub mod lease;
+pub mod memory;
+pub mod sequencer;
+pub mod source;
 pub mod store;
 pub mod time;
 
 pub use error::{Error, Result};
+pub use file::FileStore;
+pub use lease::{Lease, LeaseOptions, LeaseState, DEFAULT_TTL};
+pub use memory::MemoryStore;
 pub use store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };
