@@ -115,6 +115,8 @@ pub type CeiledGenerator = SharedGenerator<Arc<AtomicU64>, Arc<AtomicU64>>;
 pub struct Lease {
     shared: Arc<Shared>,
     generator: CeiledGenerator,
+    /// The generator's state word (the next free position), also read by the keeper.
+    state_word: Arc<AtomicU64>,
     keeper: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -395,7 +397,10 @@ impl Lease {
         let keeper_shared = shared.clone();
         let keeper = std::thread::Builder::new()
             .name(format!("snowmint-lease-{}", claim.node_id))
-            .spawn(move || keeper(keeper_shared, move || state_word.load(Ordering::Relaxed)))
+            .spawn({
+                let state_word = state_word.clone();
+                move || keeper(keeper_shared, move || state_word.load(Ordering::Relaxed))
+            })
             .map_err(|e| {
                 release_on_error(Error::unavailable(format!(
                     "cannot start the lease keeper: {e}"
@@ -404,6 +409,7 @@ impl Lease {
         Ok(Lease {
             shared,
             generator,
+            state_word,
             keeper: Some(keeper),
         })
     }
@@ -494,10 +500,13 @@ impl Lease {
         e: snowmint::Error,
         mut again: impl FnMut(&CeiledGenerator) -> snowmint::Result<T>,
     ) -> Result<T> {
-        if e.code() != ErrorCode::LeaseLost {
-            return Err(e.into());
-        }
         let s = &self.shared;
+        match s.state() {
+            LeaseState::Destroyed => return Err(self.destroyed()),
+            LeaseState::Lost => return Err(self.lost()),
+            LeaseState::Held if e.code() != ErrorCode::LeaseLost => return Err(e.into()),
+            LeaseState::Held => {}
+        }
         let bound = s.options.wait_bound.unwrap_or(s.options.ttl);
         let deadline = deadline_after(&*s.time, bound);
         loop {
@@ -562,11 +571,27 @@ impl Lease {
 
     /// Stops the keeper and releases the claim now (also done on drop). Minting then fails with
     /// `LEASE_LOST`.
+    ///
+    /// A clean release first lowers the stored reservation to the last position actually minted (the
+    /// generator is sealed first, so nothing is minted after it is read), so that the next holder of the
+    /// node ID starts right after it rather than `reserve_ahead` later.
     pub fn release(&mut self) -> Result<()> {
         self.stop_keeper();
+        let held = self.shared.state() == LeaseState::Held;
         self.shared.set_state(LOST);
         self.shared.ceiling.store(0, Ordering::SeqCst);
-        self.shared.store.release(&self.shared.claim())
+        // Any compare-and-swap of a mint that passed the old ceiling either landed before this swap
+        // (and is counted in `next`) or fails against the changed word and then meets the new ceiling.
+        let next = self.state_word.swap(u64::MAX, Ordering::SeqCst);
+        let claim = self.shared.claim();
+        if held && next > 0 {
+            // Best effort: on failure the higher reservation stays, which is safe.
+            let _ = self
+                .shared
+                .store
+                .reserve(&claim, &self.shared.reservation_for(next - 1));
+        }
+        self.shared.store.release(&claim)
     }
 
     fn stop_keeper(&mut self) {

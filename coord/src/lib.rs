@@ -22,6 +22,8 @@ pub use error::{Error, Result};
 pub use file::FileStore;
 pub use lease::{Lease, LeaseOptions, LeaseState, DEFAULT_TTL};
 pub use memory::MemoryStore;
+pub use sequencer::{NodeGenerator, Sequencer, SequencerState};
+pub use source::{NodeSource, StoreUrl};
 pub use store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };
