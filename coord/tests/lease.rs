@@ -109,10 +109,22 @@ fn new_holder_starts_after_reservation_even_with_clock_behind() {
         assert_eq!(r.position, pos(*ids_a.last().unwrap()));
         // Ten seconds behind (inside max_ahead): waits are short enough to mint.
         let behind: Arc<dyn Time> = Arc::new(OffsetTime::new(-10_000_000_000));
-        let b = acquire(&store, behind, 1, Options { policy: Policy::Wait, ..Options::default() }).unwrap();
+        let b = acquire(
+            &store,
+            behind,
+            1,
+            Options {
+                policy: Policy::Wait,
+                ..Options::default()
+            },
+        )
+        .unwrap();
         assert!(b.fencing_token() > token_a);
         let first_b = b.next_id().unwrap();
-        assert!(first_b > *ids_a.last().unwrap(), "B starts after A's reservation");
+        assert!(
+            first_b > *ids_a.last().unwrap(),
+            "B starts after A's reservation"
+        );
         drop(b);
         // Minutes behind with the fail policy: TOO_FAR_AHEAD, never an old ID.
         let minutes: Arc<dyn Time> = Arc::new(OffsetTime::new(-300_000_000_000));
