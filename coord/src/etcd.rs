@@ -76,6 +76,11 @@ struct Kv {
     lease: i64,
 }
 
+/// Opens the etcd store of a parsed `etcd://` URL (the node-source dispatch, [`crate::source::open_store`]).
+pub fn open(url: &crate::source::EtcdUrl) -> Result<std::sync::Arc<dyn Store>> {
+    Ok(std::sync::Arc::new(EtcdStore::connect(&url.endpoints, &url.prefix)?))
+}
+
 impl EtcdStore {
     /// Connection timeout per endpoint.
     pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);

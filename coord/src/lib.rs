@@ -10,6 +10,11 @@
 #![warn(missing_docs)]
 
 mod error;
+pub mod file;
+pub mod lease;
+pub mod memory;
+pub mod sequencer;
+pub mod source;
 pub mod store;
 pub mod time;
 
@@ -19,6 +24,11 @@ pub mod etcd;
 pub mod postgres;
 
 pub use error::{Error, Result};
+pub use file::FileStore;
+pub use lease::{Lease, LeaseOptions, LeaseState, DEFAULT_TTL};
+pub use memory::MemoryStore;
+pub use sequencer::{NodeGenerator, Sequencer, SequencerState};
+pub use source::{NodeSource, StoreUrl};
 pub use store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };

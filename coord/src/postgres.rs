@@ -187,6 +187,12 @@ fn big(v: u64) -> i64 {
     v as i64
 }
 
+/// Opens the PostgreSQL store of a parsed `postgres://` URL (the node-source dispatch,
+/// [`crate::source::open_store`]).
+pub fn open(url: &crate::source::PostgresUrl) -> Result<std::sync::Arc<dyn Store>> {
+    Ok(std::sync::Arc::new(PostgresStore::connect(&url.url)?))
+}
+
 impl PostgresStore {
     /// Connection timeout (TCP connect, TLS-less startup and authentication).
     pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
