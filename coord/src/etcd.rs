@@ -27,7 +27,6 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use snowmint::ErrorCode;
 
 use crate::error::{Error, Result};
 use crate::store::{
@@ -78,7 +77,10 @@ struct Kv {
 
 /// Opens the etcd store of a parsed `etcd://` URL (the node-source dispatch, [`crate::source::open_store`]).
 pub fn open(url: &crate::source::EtcdUrl) -> Result<std::sync::Arc<dyn Store>> {
-    Ok(std::sync::Arc::new(EtcdStore::connect(&url.endpoints, &url.prefix)?))
+    Ok(std::sync::Arc::new(EtcdStore::connect(
+        &url.endpoints,
+        &url.prefix,
+    )?))
 }
 
 impl EtcdStore {
@@ -386,14 +388,8 @@ impl Store for EtcdStore {
                 if existing.config == *config {
                     return Ok(existing);
                 }
-                return Err(Error::new(
-                    ErrorCode::SequencerConflict,
-                    format!(
-                        "sequencer {name} on {} exists with another configuration ({} nodes, layout {}); asked \
-                         for {} nodes, layout {}",
-                        self.described, existing.config.nodes, existing.config.layout, config.nodes, config.layout
-                    ),
-                ));
+                return Err(crate::sequencer::conflict(name, &existing.config, config)
+                    .context(&self.described));
             }
         }
         Err(Error::unavailable(format!(
@@ -713,6 +709,7 @@ fn unescape(segment: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use snowmint::ErrorCode;
 
     #[test]
     fn names_escape_into_one_segment_and_back() {

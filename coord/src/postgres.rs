@@ -151,9 +151,11 @@ RETURNING name, layout, nodes, incarnation, created_unix_ms";
 SELECT n.oid IS NOT NULL, coalesce(pg_get_userbyid(n.nspowner), ''),
        coalesce(has_schema_privilege(n.oid, 'USAGE'), false), coalesce(has_schema_privilege(n.oid, 'CREATE'), false),
        current_user::text, current_database()::text,
-       to_regclass(format('%I.nodes', $1::text)) IS NOT NULL
+       CASE WHEN n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') THEN
+         to_regclass(format('%I.nodes', $1::text)) IS NOT NULL
          AND to_regclass(format('%I.sequencers', $1::text)) IS NOT NULL
          AND to_regclass(format('%I.incarnations', $1::text)) IS NOT NULL
+       ELSE false END
 FROM (SELECT 1) one LEFT JOIN pg_namespace n ON n.nspname = $1::text";
 
     pub const CREATE_SCHEMA: &str = "
@@ -218,12 +220,18 @@ impl PostgresStore {
         for param in params.split('&').filter(|p| !p.is_empty()) {
             match param.split_once('=').unwrap_or((param, "")) {
                 ("schema", value) if !value.is_empty() => schema = value.to_string(),
-                ("schema", _) => return Err(Error::invalid(format!("{}: an empty schema", redact(url)))),
+                ("schema", _) => {
+                    return Err(Error::invalid(format!("{}: an empty schema", redact(url))))
+                }
                 ("sequencer" | "ttl", _) => {}
                 _ => passed.push(param),
             }
         }
-        let libpq_url = if passed.is_empty() { base.to_string() } else { format!("{base}?{}", passed.join("&")) };
+        let libpq_url = if passed.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", passed.join("&"))
+        };
         let described = redact(&libpq_url);
         let mut config: tokio_postgres::Config = libpq_url
             .parse()
@@ -235,11 +243,17 @@ impl PostgresStore {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| Error::unavailable(format!("{described}: cannot start an I/O runtime: {e}")))?;
+            .map_err(|e| {
+                Error::unavailable(format!("{described}: cannot start an I/O runtime: {e}"))
+            })?;
         let store = PostgresStore {
             config,
             schema: format!("\"{}\"", schema.replace('"', "\"\"")),
-            described: if schema == "snowmint" { described } else { format!("{described}?schema={schema}") },
+            described: if schema == "snowmint" {
+                described
+            } else {
+                format!("{described}?schema={schema}")
+            },
             connect_timeout,
             request_timeout,
             inner: Mutex::new(Inner {
@@ -258,8 +272,11 @@ impl PostgresStore {
 
     fn ensure_schema(&self, name: &str) -> Result<()> {
         let state = self.query_text(sql::SCHEMA_STATE, &[&name])?;
-        let row = state.first().ok_or_else(|| self.unreadable("no answer about the schema"))?;
-        let (exists, owner, usage, create): (bool, String, bool, bool) = (row.get(0), row.get(1), row.get(2), row.get(3));
+        let row = state
+            .first()
+            .ok_or_else(|| self.unreadable("no answer about the schema"))?;
+        let (exists, owner, usage, create): (bool, String, bool, bool) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
         let (user, database, tables): (String, String, bool) = (row.get(4), row.get(5), row.get(6));
         if exists && !usage {
             return Err(self.foreign_schema(name, &owner, &user, &database, "USAGE"));
@@ -270,7 +287,9 @@ impl PostgresStore {
         if exists && !create {
             return Err(self.foreign_schema(name, &owner, &user, &database, "CREATE"));
         }
-        let batch = self.sql(sql::CREATE_SCHEMA).replace("SCHEMA_NAME", &name.replace('\'', "''"));
+        let batch = self
+            .sql(sql::CREATE_SCHEMA)
+            .replace("SCHEMA_NAME", &name.replace('\'', "''"));
         self.with_client("creating the schema", |rt, client, _| {
             rt.block_on(async { tokio::time::timeout(self.request_timeout, client.batch_execute(&batch)).await })
         })
@@ -289,7 +308,14 @@ impl PostgresStore {
         })
     }
 
-    fn foreign_schema(&self, name: &str, owner: &str, user: &str, database: &str, missing: &str) -> Error {
+    fn foreign_schema(
+        &self,
+        name: &str,
+        owner: &str,
+        user: &str,
+        database: &str,
+        missing: &str,
+    ) -> Error {
         Error::unavailable(format!(
             "{}: the schema {name} in database {database} belongs to role {owner}, and role {user} has no {missing} \
              privilege on it (the snowmint tables are missing or unusable): ask its owner for GRANT USAGE, CREATE \
@@ -311,7 +337,10 @@ impl PostgresStore {
             &tokio::runtime::Runtime,
             &Client,
             &mut HashMap<&'static str, Statement>,
-        ) -> std::result::Result<std::result::Result<T, tokio_postgres::Error>, tokio::time::error::Elapsed>,
+        ) -> std::result::Result<
+            std::result::Result<T, tokio_postgres::Error>,
+            tokio::time::error::Elapsed,
+        >,
     ) -> Result<T> {
         let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let inner = &mut *guard;
@@ -349,7 +378,11 @@ impl PostgresStore {
 
     fn open(&self, runtime: &tokio::runtime::Runtime) -> Result<Client> {
         let connected = runtime.block_on(async {
-            tokio::time::timeout(self.connect_timeout + self.request_timeout, self.config.connect(NoTls)).await
+            tokio::time::timeout(
+                self.connect_timeout + self.request_timeout,
+                self.config.connect(NoTls),
+            )
+            .await
         });
         match connected {
             Ok(Ok((client, connection))) => {
@@ -381,7 +414,10 @@ impl PostgresStore {
             }
         };
         let hint = if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) {
-            format!(" (the role lacks a privilege on the schema {} or its tables)", self.schema)
+            format!(
+                " (the role lacks a privilege on the schema {} or its tables)",
+                self.schema
+            )
         } else {
             String::new()
         };
@@ -389,7 +425,12 @@ impl PostgresStore {
     }
 
     /// Runs a prepared statement (prepared once per connection) and returns its rows.
-    fn query(&self, what: &str, text: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+    fn query(
+        &self,
+        what: &str,
+        text: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>> {
         let sql = self.sql(text);
         self.with_client(what, |rt, client, statements| {
             rt.block_on(async {
@@ -412,7 +453,9 @@ impl PostgresStore {
     /// Runs a statement without preparing it (used once, before the schema exists).
     fn query_text(&self, text: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
         self.with_client("reading the schema", |rt, client, _| {
-            rt.block_on(async { tokio::time::timeout(self.request_timeout, client.query(text, params)).await })
+            rt.block_on(async {
+                tokio::time::timeout(self.request_timeout, client.query(text, params)).await
+            })
         })
     }
 
@@ -441,25 +484,28 @@ impl Store for PostgresStore {
         self.described.clone()
     }
 
-    fn create_sequencer(&self, name: &str, config: &SequencerConfig, now_unix_ms: u64) -> Result<SequencerRecord> {
+    fn create_sequencer(
+        &self,
+        name: &str,
+        config: &SequencerConfig,
+        now_unix_ms: u64,
+    ) -> Result<SequencerRecord> {
         // A record destroyed between our failed insert and our read: try again (bounded).
         for _ in 0..8 {
-            let params: [&(dyn ToSql + Sync); 4] = [&name, &config.layout, &big(config.nodes), &big(now_unix_ms)];
-            if let Some(row) = self.query("creating a sequencer", sql::CREATE_SEQUENCER, &params)?.first() {
+            let params: [&(dyn ToSql + Sync); 4] =
+                [&name, &config.layout, &big(config.nodes), &big(now_unix_ms)];
+            if let Some(row) = self
+                .query("creating a sequencer", sql::CREATE_SEQUENCER, &params)?
+                .first()
+            {
                 return Ok(Self::record(row));
             }
             if let Some(existing) = self.sequencer(name)? {
                 if existing.config == *config {
                     return Ok(existing);
                 }
-                return Err(Error::new(
-                    ErrorCode::SequencerConflict,
-                    format!(
-                        "sequencer {name} on {} exists with another configuration ({} nodes, layout {}); asked \
-                         for {} nodes, layout {}",
-                        self.described, existing.config.nodes, existing.config.layout, config.nodes, config.layout
-                    ),
-                ));
+                return Err(crate::sequencer::conflict(name, &existing.config, config)
+                    .context(&self.described));
             }
         }
         Err(Error::unavailable(format!(
@@ -469,17 +515,26 @@ impl Store for PostgresStore {
     }
 
     fn sequencer(&self, name: &str) -> Result<Option<SequencerRecord>> {
-        Ok(self.query("reading a sequencer", sql::SEQUENCER, &[&name])?.first().map(Self::record))
+        Ok(self
+            .query("reading a sequencer", sql::SEQUENCER, &[&name])?
+            .first()
+            .map(Self::record))
     }
 
     fn sequencers(&self) -> Result<Vec<SequencerRecord>> {
-        Ok(self.query("listing sequencers", sql::SEQUENCERS, &[])?.iter().map(Self::record).collect())
+        Ok(self
+            .query("listing sequencers", sql::SEQUENCERS, &[])?
+            .iter()
+            .map(Self::record)
+            .collect())
     }
 
     fn destroy_sequencer(&self, name: &str) -> Result<bool> {
         let rows = self.with_client("destroying a sequencer", |rt, client, _| {
             let sql = self.sql(sql::DESTROY);
-            rt.block_on(async { tokio::time::timeout(self.request_timeout, client.execute(&sql, &[&name])).await })
+            rt.block_on(async {
+                tokio::time::timeout(self.request_timeout, client.execute(&sql, &[&name])).await
+            })
         })?;
         Ok(rows > 0)
     }
@@ -495,8 +550,12 @@ impl Store for PostgresStore {
         // picked first": count to tell them apart, and try again (bounded; each retry follows another
         // process's successful claim).
         for _ in 0..64 {
-            let params: [&(dyn ToSql + Sync); 5] = [&request.sequencer, &nodes, &start, &request.holder, &ttl];
-            if let Some(row) = self.query("claiming a node ID", sql::CLAIM, &params)?.first() {
+            let params: [&(dyn ToSql + Sync); 5] =
+                [&request.sequencer, &nodes, &start, &request.holder, &ttl];
+            if let Some(row) = self
+                .query("claiming a node ID", sql::CLAIM, &params)?
+                .first()
+            {
                 return Ok(Some(Claim {
                     sequencer: request.sequencer.to_string(),
                     node_id: row.get::<_, i64>(0) as u64,
@@ -505,7 +564,11 @@ impl Store for PostgresStore {
                 }));
             }
             let held: i64 = self
-                .query("counting held node IDs", sql::HELD_COUNT, &[&request.sequencer, &nodes])?
+                .query(
+                    "counting held node IDs",
+                    sql::HELD_COUNT,
+                    &[&request.sequencer, &nodes],
+                )?
                 .first()
                 .map(|r| r.get(0))
                 .unwrap_or(0);
@@ -520,8 +583,12 @@ impl Store for PostgresStore {
     }
 
     fn renew(&self, claim: &Claim, ttl_ms: u64, _now_unix_ms: u64) -> Result<Claim> {
-        let params: [&(dyn ToSql + Sync); 4] =
-            [&claim.sequencer, &big(claim.node_id), &big(claim.token), &big(ttl_ms.max(1))];
+        let params: [&(dyn ToSql + Sync); 4] = [
+            &claim.sequencer,
+            &big(claim.node_id),
+            &big(claim.token),
+            &big(ttl_ms.max(1)),
+        ];
         match self.query("renewing a claim", sql::RENEW, &params)?.first() {
             Some(row) => Ok(Claim {
                 expires_unix_ms: row.get::<_, i64>(0) as u64,
@@ -532,13 +599,18 @@ impl Store for PostgresStore {
     }
 
     fn release(&self, claim: &Claim) -> Result<()> {
-        let params: [&(dyn ToSql + Sync); 3] = [&claim.sequencer, &big(claim.node_id), &big(claim.token)];
+        let params: [&(dyn ToSql + Sync); 3] =
+            [&claim.sequencer, &big(claim.node_id), &big(claim.token)];
         self.query("releasing a claim", sql::RELEASE, &params)?;
         Ok(())
     }
 
     fn reservation(&self, sequencer: &str, node_id: u64) -> Result<Option<Reservation>> {
-        let rows = self.query("reading a reservation", sql::RESERVATION, &[&sequencer, &big(node_id)])?;
+        let rows = self.query(
+            "reading a reservation",
+            sql::RESERVATION,
+            &[&sequencer, &big(node_id)],
+        )?;
         Ok(rows.first().map(|row| Reservation {
             position: row.get::<_, i64>(0) as u64,
             layout_fingerprint: row.get::<_, i64>(1) as u64,
@@ -557,7 +629,9 @@ impl Store for PostgresStore {
             &big(reservation.until_unix_ms),
         ];
         let updated = self.with_client("writing a reservation", |rt, client, _| {
-            rt.block_on(async { tokio::time::timeout(self.request_timeout, client.execute(&sql, &params)).await })
+            rt.block_on(async {
+                tokio::time::timeout(self.request_timeout, client.execute(&sql, &params)).await
+            })
         })?;
         if updated == 1 {
             Ok(())
@@ -597,7 +671,9 @@ impl Store for PostgresStore {
 
 /// `url` without its password (for messages).
 fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
     let authority_end = rest.find('/').unwrap_or(rest.len());
     let (authority, path) = rest.split_at(authority_end);
     match authority.rsplit_once('@') {
@@ -615,10 +691,14 @@ mod tests {
 
     #[test]
     fn passwords_never_reach_messages() {
-        assert_eq!(redact("postgres://u:secret@h:5432/db"), "postgres://u@h:5432/db");
+        assert_eq!(
+            redact("postgres://u:secret@h:5432/db"),
+            "postgres://u@h:5432/db"
+        );
         assert_eq!(redact("postgres://u@h/db?x=1"), "postgres://u@h/db?x=1");
         assert_eq!(redact("postgres://h/db"), "postgres://h/db");
-        let e = PostgresStore::connect("postgres://u:secret@127.0.0.1:1/db?sequencer=s&ttl=3s").unwrap_err();
+        let e = PostgresStore::connect("postgres://u:secret@127.0.0.1:1/db?sequencer=s&ttl=3s")
+            .unwrap_err();
         assert!(!e.message().contains("secret"), "{e}");
     }
 
@@ -629,9 +709,14 @@ mod tests {
             l.local_addr().unwrap().port()
         };
         let t0 = std::time::Instant::now();
-        let e = PostgresStore::connect(&format!("postgres://u@127.0.0.1:{port}/db?sequencer=s")).unwrap_err();
+        let e = PostgresStore::connect(&format!("postgres://u@127.0.0.1:{port}/db?sequencer=s"))
+            .unwrap_err();
         assert_eq!(e.code(), ErrorCode::StoreUnavailable);
-        assert!(e.message().starts_with(&format!("postgres://u@127.0.0.1:{port}/db: ")), "{e}");
+        assert!(
+            e.message()
+                .starts_with(&format!("postgres://u@127.0.0.1:{port}/db: ")),
+            "{e}"
+        );
         assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
         // A server that accepts but never answers (a stopped process): bounded too.
         let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
