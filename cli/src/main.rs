@@ -220,7 +220,7 @@ fn mint_leased(
         policy: Policy::Wait,
         ..Options::default()
     };
-    let mut gen = NodeGenerator::open(source, layout, options).map_err(sequencer::cli_error)?;
+    let gen = NodeGenerator::open(source, layout, options).map_err(sequencer::cli_error)?;
     let chunk = layout.ids_per_tick().clamp(1, 4096) as usize;
     let mut buf = vec![0u64; chunk];
     let mut remaining = count;

@@ -44,6 +44,22 @@ fn name(test: &str) -> String {
     )
 }
 
+/// Creates a sequencer of `nodes` node IDs (twitter layout) through the CLI; returns its name.
+fn create(store: &str, test: &str, nodes: u32) -> String {
+    let seq = name(test);
+    let nodes = nodes.to_string();
+    cli_ok(&[
+        "sequencer",
+        "create",
+        &seq,
+        "--store",
+        store,
+        "--nodes",
+        &nodes,
+    ]);
+    seq
+}
+
 fn source(store: &str, sequencer: &str, ttl: &str) -> String {
     let sep = if store.contains('?') { '&' } else { '?' };
     format!("{store}{sep}sequencer={sequencer}&ttl={ttl}")
@@ -336,16 +352,7 @@ fn assert_unique(ids: &[u64]) {
 #[test]
 fn sixteen_processes_distinct_node_ids_unique_ids() {
     for store in stores() {
-        let seq = name("sixteen");
-        cli_ok(&[
-            "sequencer",
-            "create",
-            &seq,
-            "--store",
-            &store,
-            "--nodes",
-            "32",
-        ]);
+        let seq = create(&store, "sixteen", 32);
         let src = source(&store, &seq, "10s");
         let mut holders: Vec<Proc> = (0..16).map(|_| Proc::hold(&src, &[])).collect();
         let nodes: HashSet<u64> = holders.iter().map(|p| p.node()).collect();
@@ -403,16 +410,7 @@ fn sixteen_processes_distinct_node_ids_unique_ids() {
 #[test]
 fn sigkill_and_restart_never_repeats() {
     for store in stores() {
-        let seq = name("kill");
-        cli_ok(&[
-            "sequencer",
-            "create",
-            &seq,
-            "--store",
-            &store,
-            "--nodes",
-            "1",
-        ]);
+        let seq = create(&store, "kill", 1);
         let src = source(&store, &seq, "1s");
         let mut a = Proc::hold(&src, &[]);
         assert_eq!(a.node(), 0);
@@ -461,16 +459,7 @@ fn sigkill_and_restart_never_repeats() {
 #[test]
 fn clock_behind_never_repeats() {
     for store in stores() {
-        let seq = name("behind");
-        cli_ok(&[
-            "sequencer",
-            "create",
-            &seq,
-            "--store",
-            &store,
-            "--nodes",
-            "1",
-        ]);
+        let seq = create(&store, "behind", 1);
         let src = source(&store, &seq, "2s");
         let mut a = Proc::hold(&src, &[]);
         a.node();
@@ -513,16 +502,7 @@ fn clock_behind_never_repeats() {
 #[test]
 fn sequencer_lifecycle() {
     for store in stores() {
-        let seq = name("life");
-        cli_ok(&[
-            "sequencer",
-            "create",
-            &seq,
-            "--store",
-            &store,
-            "--nodes",
-            "4",
-        ]);
+        let seq = create(&store, "life", 4);
         // The same configuration again is the existing sequencer; another is a conflict.
         cli_ok(&[
             "sequencer",
@@ -743,16 +723,7 @@ fn bad_input() {
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("error[NODE_ID_OUT_OF_RANGE]"));
 
     // A full node space.
-    let seq = name("full");
-    cli_ok(&[
-        "sequencer",
-        "create",
-        &seq,
-        "--store",
-        &store,
-        "--nodes",
-        "1",
-    ]);
+    let seq = create(&store, "full", 1);
     let src = source(&store, &seq, "10s");
     let holder = Proc::hold(&src, &[]);
     holder.node();
@@ -760,4 +731,57 @@ fn bad_input() {
     assert!(e.contains("all 1 node IDs"), "{e}");
     holder.exit();
     cli_ok(&["mint", "--node", &src]);
+}
+
+/// A holder stopped (SIGSTOP) longer than its TTL. Server stores: another process takes the node ID and
+/// mints; the first resumes and mints only below its old reservation or fails with LEASE_LOST, never an
+/// ID of the other. Embedded store: the lock outlives the pause, so the node ID stays taken.
+#[test]
+fn paused_past_the_ttl_never_duplicates() {
+    for store in stores() {
+        let seq = create(&store, "pause", 1);
+        let src = source(&store, &seq, "1s");
+        let mut a = Proc::hold(&src, &[]);
+        a.node();
+        let (mut ids_a, err) = a.mint(1000);
+        assert_eq!(err, None);
+        let pid = a.child.id() as i32;
+        // SAFETY: plain signals to our own child.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+        std::thread::sleep(Duration::from_millis(2500));
+        let b = Proc::hold(&src, &[]);
+        let first = b.line(Duration::from_secs(30));
+        let mut ids_b = Vec::new();
+        if embedded(&store) {
+            assert_eq!(
+                first, "err NODE_IDS_EXHAUSTED",
+                "the embedded claim is an OS lock: a pause keeps it"
+            );
+        } else {
+            assert!(
+                first.starts_with("node "),
+                "after the TTL the node ID is free: {first}"
+            );
+            let mut b = b;
+            let (ids, err) = b.mint(5000);
+            assert_eq!(err, None);
+            ids_b = ids;
+            b.exit();
+        }
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+        let (more, err) = a.mint(200_000);
+        if !embedded(&store) {
+            assert!(
+                err.as_deref() == Some("LEASE_LOST")
+                    || more.iter().all(|id| ids_b.iter().all(|b| id < b)),
+                "{err:?}"
+            );
+        } else {
+            assert_eq!(err, None);
+        }
+        ids_a.extend(more);
+        ids_a.extend(&ids_b);
+        assert_unique(&ids_a);
+        a.exit();
+    }
 }
