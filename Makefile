@@ -1,6 +1,6 @@
 # The two commands of the README: `make demo` (mint in every runtime and show they agree) and `make test`
 # (every test of every runtime; what CI runs). Both install what a fresh machine lacks.
-.PHONY: demo test bench test-core test-c test-python test-node test-wasm
+.PHONY: demo test bench test-core test-coord test-c test-python test-node test-wasm
 
 demo:
 	bash scripts/demo.sh
@@ -13,6 +13,8 @@ bench:
 
 test-core:
 	bash scripts/test-all.sh core:scripts/test-core.sh
+test-coord:
+	bash scripts/test-all.sh coord:coord/test.sh
 test-c:
 	bash scripts/test-all.sh c:bindings-c/test.sh
 test-python:

@@ -156,7 +156,8 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
         Some(text) => match text.trim().parse::<u64>() {
             Ok(n) => (n, "--node"),
             Err(_) => {
-                let parsed = NodeSource::parse(&text).map_err(sequencer::cli_error)?;
+                let parsed =
+                    NodeSource::parse(&text).map_err(|e| sequencer::malformed(e, "mint"))?;
                 if let NodeSource::Lease(_) = parsed {
                     return mint_leased(&text, layout, count, format, out);
                 }
@@ -219,7 +220,7 @@ fn mint_leased(
         policy: Policy::Wait,
         ..Options::default()
     };
-    let mut gen = NodeGenerator::open(source, layout, options).map_err(sequencer::cli_error)?;
+    let gen = NodeGenerator::open(source, layout, options).map_err(sequencer::cli_error)?;
     let chunk = layout.ids_per_tick().clamp(1, 4096) as usize;
     let mut buf = vec![0u64; chunk];
     let mut remaining = count;

@@ -19,6 +19,13 @@ pub fn cli_error(e: snowmint_coord::Error) -> CliError {
     CliError::rejected(e.code(), e.message())
 }
 
+/// A malformed node source or store URL on the command line (exit status 2, like any usage error).
+pub fn malformed(e: snowmint_coord::Error, command: &str) -> CliError {
+    let mut c = CliError::usage(e.message(), command);
+    c.code = e.code();
+    c
+}
+
 pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     let mut args = Args::new(argv, "sequencer");
     let mut positionals = Vec::new();
@@ -61,7 +68,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             CliError::usage(format!("'sequencer {action}' needs a NAME"), "sequencer")
         })
     };
-    let url = parse_store_url(&store_url).map_err(cli_error)?;
+    let url = parse_store_url(&store_url).map_err(|e| malformed(e, "sequencer"))?;
     let store: Arc<dyn Store> = open_store(&url).map_err(cli_error)?;
     match action.as_str() {
         "create" => {

@@ -117,7 +117,7 @@ pub struct Lease {
     generator: CeiledGenerator,
     /// The generator's state word (the next free position), also read by the keeper.
     state_word: Arc<AtomicU64>,
-    keeper: Option<std::thread::JoinHandle<()>>,
+    keeper: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 fn ms(ns: u64) -> u64 {
@@ -410,7 +410,7 @@ impl Lease {
             shared,
             generator,
             state_word,
-            keeper: Some(keeper),
+            keeper: Mutex::new(Some(keeper)),
         })
     }
 
@@ -575,7 +575,7 @@ impl Lease {
     /// A clean release first lowers the stored reservation to the last position actually minted (the
     /// generator is sealed first, so nothing is minted after it is read), so that the next holder of the
     /// node ID starts right after it rather than `reserve_ahead` later.
-    pub fn release(&mut self) -> Result<()> {
+    pub fn release(&self) -> Result<()> {
         self.stop_keeper();
         let held = self.shared.state() == LeaseState::Held;
         self.shared.set_state(LOST);
@@ -594,13 +594,15 @@ impl Lease {
         self.shared.store.release(&claim)
     }
 
-    fn stop_keeper(&mut self) {
+    fn stop_keeper(&self) {
         {
             let mut w = self.shared.wake.lock().unwrap_or_else(|p| p.into_inner());
             w.stop = true;
             self.shared.wake_cv.notify_all();
         }
-        if let Some(k) = self.keeper.take() {
+        let keeper = self.keeper.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(k) = keeper {
+            // The keeper never joins itself: it runs no user code that could drop the lease.
             let _ = k.join();
         }
     }
@@ -615,7 +617,8 @@ impl Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        if self.keeper.is_some() {
+        let running = self.keeper.get_mut().map_or(true, |k| k.is_some());
+        if running {
             let _ = self.release();
         }
     }

@@ -280,11 +280,8 @@ impl Sequencer {
     pub fn detach(&self) -> Result<()> {
         let lease = self.lease.write().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(lease) = lease {
-            match Arc::try_unwrap(lease) {
-                Ok(mut l) => l.release()?,
-                // Someone still holds the Arc (a minting thread): it is released when they drop it.
-                Err(_) => {}
-            }
+            // Released now, even if a minting thread still holds the Arc: it then gets LEASE_LOST.
+            lease.release()?;
         }
         Ok(())
     }
@@ -456,8 +453,8 @@ impl NodeGenerator {
     }
 
     /// Releases the lease now (also done on drop); nothing for a fixed node ID.
-    pub fn release(&mut self) -> Result<()> {
-        match &mut self.inner {
+    pub fn release(&self) -> Result<()> {
+        match &self.inner {
             Inner::Fixed(_) => Ok(()),
             Inner::Leased(l) => l.release(),
         }
