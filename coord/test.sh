@@ -2,7 +2,9 @@
 # Coordination: lints, unit and in-process tests of snowmint-coord (in-memory and embedded stores,
 # injected clocks), docs, then the multi-process lease and sequencer tests (cli/tests/leases.rs) against
 # every store URL in SNOWMINT_TEST_STORES (space-separated). The embedded store always runs, in a
-# throw-away directory; server stores add their URLs to STORES below.
+# throw-away directory; etcd and PostgreSQL run as real servers (scripts/servers.sh), and the server
+# stores' own tests (coord/tests/servers*.rs: store contract, pause past the TTL, SIGKILL, the store
+# stopped or paused while a holder mints, etcd failover, a foreign schema) run against them.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 cd "$ROOT"
@@ -10,6 +12,14 @@ bash scripts/setup-rust.sh
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 STORES="file://$work/embedded"
+# The server stores, real servers on free 127.0.0.1 ports (scripts/servers.sh: etcd-server installed if
+# missing, a 3-member etcd cluster so every test also crosses failover paths, PostgreSQL 15), stopped on
+# every exit path. The server tests of snowmint-coord (tests/servers*.rs) must not skip here.
+source scripts/servers.sh
+etcd_start 3
+pg_start
+export SNOWMINT_REQUIRE_SERVERS=1
+STORES+=" $SNOWMINT_TEST_ETCD_URL $SNOWMINT_TEST_POSTGRES_URL"
 set -x
 cargo clippy -p snowmint-coord --all-targets -- -D warnings
 cargo test -p snowmint-coord

@@ -3,7 +3,8 @@
 # ports with a throw-away data directory, stopped on every exit path.
 #
 #   source scripts/servers.sh
-#   servers_init                 # temp dir + EXIT/INT/TERM trap (done once, by the start functions too)
+#   servers_init                 # temp dir + EXIT/INT/TERM trap (done once, by the start functions too;
+#                                # an EXIT trap the caller set before still runs, after the stop)
 #   etcd_start [MEMBERS]         # a cluster of MEMBERS (default 1) members; exports
 #                                #   SNOWMINT_TEST_ETCD_ENDPOINTS  127.0.0.1:P1[,127.0.0.1:P2...]
 #                                #   SNOWMINT_TEST_ETCD_URL        etcd://ENDPOINTS/snowmint-test
@@ -29,7 +30,11 @@ servers_init() {
   SERVERS_DIR="$(mktemp -d /tmp/snowmint-servers.XXXXXX)"
   chmod 755 "$SERVERS_DIR"
   export SERVERS_DIR
-  trap 'servers_stop' EXIT
+  # Keep the caller's EXIT trap (e.g. removing its own temp dir): run it after stopping the servers.
+  local previous; previous="$(trap -p EXIT)"
+  SERVERS_PREVIOUS_EXIT=""
+  if [ -n "$previous" ]; then eval "set -- $previous"; SERVERS_PREVIOUS_EXIT="$3"; fi
+  trap 'servers_stop; eval "$SERVERS_PREVIOUS_EXIT"' EXIT
   trap 'servers_stop; exit 130' INT
   trap 'servers_stop; exit 143' TERM
 }

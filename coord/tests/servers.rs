@@ -1,5 +1,5 @@
 //! The etcd and PostgreSQL stores against REAL servers (started by `scripts/servers.sh`; run through
-//! `coord/test-servers.sh`): the store contract, the lease algorithm on them, and many processes.
+//! `coord/test.sh`): the store contract, the lease algorithm on them, and many processes.
 //! Tests that stop or pause a server live in `servers_outage.rs`.
 
 mod support;

@@ -1,9 +1,11 @@
 //! The server stores when the server goes away (stopped, paused) or one etcd member fails, against
-//! REAL servers started by `scripts/servers.sh` (run through `coord/test-servers.sh`, one test at a
-//! time: these tests stop and restart the servers every other test uses).
+//! REAL servers started by `scripts/servers.sh` (run through `coord/test.sh`). These tests stop and
+//! restart the servers, so they run one at a time (a lock), and in a test binary of their own (cargo
+//! runs test binaries one after another), apart from every test that needs the servers up.
 
 mod support;
 
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use snowmint_coord::SystemTime;
@@ -16,6 +18,12 @@ fn holder_child() {
     holder_main();
 }
 
+/// Held by each test: one server outage at a time.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn now_ms() -> u64 {
     SystemTime.unix_ns() / 1_000_000
 }
@@ -24,6 +32,7 @@ fn now_ms() -> u64 {
 /// reservation, then fails with LEASE_LOST within a bounded time (never hangs, never mints past it);
 /// once the store is back, a new claim mints again, after everything minted before.
 fn store_gone_then_back(kind: Kind, how: &str, back: &str) {
+    let _one = one_at_a_time();
     let url = fresh_url(kind, "outage");
     open(&url)
         .create_sequencer("one", &twitter_config(1), now_ms())
@@ -128,6 +137,7 @@ fn etcd_fails_over_between_endpoints() {
     if !servers().contains(&Kind::Etcd) {
         return;
     }
+    let _one = one_at_a_time();
     let endpoints = std::env::var("SNOWMINT_TEST_ETCD_ENDPOINTS").unwrap();
     assert!(
         endpoints.split(',').count() >= 3,

@@ -57,10 +57,12 @@ pub fn servers() -> Vec<Kind> {
     }
     let required = std::env::var("SNOWMINT_REQUIRE_SERVERS").is_ok_and(|v| v == "1");
     if required && kinds.len() < 2 {
-        panic!("SNOWMINT_REQUIRE_SERVERS=1 but the harness exported {kinds:?} only (run coord/test-servers.sh)");
+        panic!("SNOWMINT_REQUIRE_SERVERS=1 but the harness exported {kinds:?} only (run coord/test.sh)");
     }
     if kinds.is_empty() {
-        eprintln!("no servers (source scripts/servers.sh and start them, or run coord/test-servers.sh): skipped");
+        eprintln!(
+            "no servers (source scripts/servers.sh and start them, or run coord/test.sh): skipped"
+        );
     }
     kinds
 }
