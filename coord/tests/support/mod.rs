@@ -154,7 +154,7 @@ pub fn holder_main() {
         let _ = out.flush();
     };
     let t0 = Instant::now();
-    let mut generator = match NodeGenerator::open_with(
+    let generator = match NodeGenerator::open_with(
         &source,
         Layout::twitter(),
         Options::default(),
