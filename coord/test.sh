@@ -25,3 +25,8 @@ cargo clippy -p snowmint-coord --all-targets -- -D warnings
 cargo test -p snowmint-coord
 RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint-coord --no-deps
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test leases
+# The README's embedded example, as written.
+cargo build -p snowmint-cli
+awk '/<!-- coord-example/{f=1;next} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' README.md > "$work/example.sh"
+test -s "$work/example.sh"
+TMPDIR="$work" PATH="$ROOT/target/debug:$PATH" bash -euo pipefail "$work/example.sh"

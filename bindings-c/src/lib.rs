@@ -64,6 +64,14 @@ pub enum snowmint_result {
     InvalidArgument = 11,
     /// A generator was used in a forked child process.
     Forked = 12,
+    /// Every node ID of the sequencer is held by another live holder.
+    NodeIdsExhausted = 13,
+    /// A sequencer of this name exists with another configuration.
+    SequencerConflict = 14,
+    /// The sequencer was destroyed; its handles never mint again.
+    SequencerDestroyed = 15,
+    /// The coordination store cannot be reached, refused the request or holds unreadable data.
+    StoreUnavailable = 16,
     /// A required pointer argument was NULL.
     NullPointer = 100,
     /// An output buffer is too small; the needed length is reported.
@@ -88,6 +96,10 @@ impl snowmint_result {
             ErrorCode::InvalidId => R::InvalidId,
             ErrorCode::InvalidArgument => R::InvalidArgument,
             ErrorCode::Forked => R::Forked,
+            ErrorCode::NodeIdsExhausted => R::NodeIdsExhausted,
+            ErrorCode::SequencerConflict => R::SequencerConflict,
+            ErrorCode::SequencerDestroyed => R::SequencerDestroyed,
+            ErrorCode::StoreUnavailable => R::StoreUnavailable,
             ErrorCode::NullPointer => R::NullPointer,
             ErrorCode::BufferTooSmall => R::BufferTooSmall,
             // A code added to the core later: the unit test `codes_match_core` fails until it is here.

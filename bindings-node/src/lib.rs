@@ -985,7 +985,7 @@ const fn error_codes() -> [&'static str; ErrorCode::ALL.len()] {
 
 /// Every error code an `err.code` can hold.
 #[napi]
-pub const ERROR_CODES: [&str; 15] = error_codes();
+pub const ERROR_CODES: [&str; ErrorCode::ALL.len()] = error_codes();
 
 /// Every preset name `Layout.preset` accepts (snowcast needs `Layout.snowcast`).
 #[napi]

@@ -105,6 +105,31 @@ pyo3::create_exception!(
     "FORKED: a generator created before os.fork() was used in the child."
 );
 
+pyo3::create_exception!(
+    snowmint,
+    NodeIdsExhaustedError,
+    SnowmintError,
+    "NODE_IDS_EXHAUSTED: every node ID of the sequencer is held by another live holder."
+);
+pyo3::create_exception!(
+    snowmint,
+    SequencerConflictError,
+    SnowmintError,
+    "SEQUENCER_CONFLICT: a sequencer of this name exists with another configuration."
+);
+pyo3::create_exception!(
+    snowmint,
+    SequencerDestroyedError,
+    SnowmintError,
+    "SEQUENCER_DESTROYED: the sequencer was destroyed; its handles never mint again."
+);
+pyo3::create_exception!(
+    snowmint,
+    StoreUnavailableError,
+    SnowmintError,
+    "STORE_UNAVAILABLE: the coordination store cannot be reached, refused the request or holds unreadable data."
+);
+
 /// The exception class for a code (C-only codes fall back to the base class).
 fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
     match code {
@@ -120,6 +145,10 @@ fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
         ErrorCode::InvalidId => py.get_type::<InvalidIdError>(),
         ErrorCode::InvalidArgument => py.get_type::<InvalidArgumentError>(),
         ErrorCode::Forked => py.get_type::<ForkedError>(),
+        ErrorCode::NodeIdsExhausted => py.get_type::<NodeIdsExhaustedError>(),
+        ErrorCode::SequencerConflict => py.get_type::<SequencerConflictError>(),
+        ErrorCode::SequencerDestroyed => py.get_type::<SequencerDestroyedError>(),
+        ErrorCode::StoreUnavailable => py.get_type::<StoreUnavailableError>(),
         _ => py.get_type::<SnowmintError>(),
     }
 }
@@ -1187,7 +1216,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let base = py.get_type::<SnowmintError>();
     base.setattr("code", py.None())?;
     m.add("SnowmintError", base)?;
-    let classes: [(&str, ErrorCode); 12] = [
+    let classes: [(&str, ErrorCode); 16] = [
         ("InvalidLayoutError", ErrorCode::InvalidLayout),
         ("NodeIdOutOfRangeError", ErrorCode::NodeIdOutOfRange),
         ("ClockMovedBackwardsError", ErrorCode::ClockMovedBackwards),
@@ -1200,6 +1229,10 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("InvalidIdError", ErrorCode::InvalidId),
         ("InvalidArgumentError", ErrorCode::InvalidArgument),
         ("ForkedError", ErrorCode::Forked),
+        ("NodeIdsExhaustedError", ErrorCode::NodeIdsExhausted),
+        ("SequencerConflictError", ErrorCode::SequencerConflict),
+        ("SequencerDestroyedError", ErrorCode::SequencerDestroyed),
+        ("StoreUnavailableError", ErrorCode::StoreUnavailable),
     ];
     for (name, code) in classes {
         let t = error_type(py, code);

@@ -3,8 +3,8 @@
 //! ```text
 //! DIR/sequencers/NAME.seq           the live record of NAME (absent once destroyed)
 //! DIR/sequencers/NAME.incarnation   the last incarnation of NAME (survives destroy)
-//! DIR/nodes/NAME/N.lock             claim of node ID N: an OS lock on this file; holder, token, expiry inside
-//! DIR/nodes/NAME/N.token            the last fencing token of node ID N
+//! DIR/nodes/NAME/N.lock             claim of node ID N: an OS lock on this file; the last holder,
+//!                                   its fencing token and expiry inside
 //! DIR/nodes/NAME/N.reservation      the reservation of node ID N
 //! DIR/.lock                         serialises sequencer create/destroy
 //! ```
@@ -112,9 +112,13 @@ fn write_atomic(path: &Path, content: &str) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// `key=value` lines.
+/// `key=value` lines (the first of each key counts).
 fn fields(text: &str) -> HashMap<&str, &str> {
-    text.lines().filter_map(|l| l.split_once('=')).collect()
+    let mut out = HashMap::new();
+    for (k, v) in text.lines().filter_map(|l| l.split_once('=')) {
+        out.entry(k).or_insert(v);
+    }
+    out
 }
 
 fn read_opt(path: &Path) -> std::io::Result<Option<String>> {
@@ -222,6 +226,18 @@ impl FileStore {
         Ok(f)
     }
 
+    /// The token recorded with the reservation of a node ID (0 if none).
+    fn reservation_token(&self, name: &str, node_id: u64) -> Result<u64> {
+        let path = self.node_path(name, node_id, "reservation");
+        let text =
+            read_opt(&path).map_err(|e| self.fail(format!("cannot read {}", path.display()), e))?;
+        Ok(text
+            .as_deref()
+            .map(fields)
+            .and_then(|f| f.get("token").and_then(|t| t.parse().ok()))
+            .unwrap_or(0))
+    }
+
     fn write_holder(
         &self,
         file: &mut File,
@@ -229,11 +245,13 @@ impl FileStore {
         token: u64,
         expires_unix_ms: u64,
     ) -> std::io::Result<()> {
-        // Informational (for `holders`); the lock is the claim, so no fsync is needed.
+        // The token line comes first and is rewritten in place before the file is cut to length, so a
+        // crash halfway leaves the new token readable (and at worst stale text after it).
+        let holder = holder.replace('\n', " ");
         let text = format!("token={token}\nexpires_unix_ms={expires_unix_ms}\nholder={holder}\n");
-        file.set_len(0)?;
         file.rewind()?;
-        file.write_all(text.as_bytes())
+        file.write_all(text.as_bytes())?;
+        file.set_len(text.len() as u64)
     }
 }
 
@@ -319,9 +337,6 @@ impl Store for FileStore {
     }
 
     fn claim(&self, r: &ClaimRequest<'_>) -> Result<Option<Claim>> {
-        let dir = self.node_dir(r.sequencer);
-        fs::create_dir_all(&dir)
-            .map_err(|e| self.fail(format!("cannot create {}", dir.display()), e))?;
         for i in 0..r.nodes {
             let node_id = (r.start + i) % r.nodes;
             if self
@@ -331,23 +346,43 @@ impl Store for FileStore {
                 continue;
             }
             let path = self.node_path(r.sequencer, node_id, "lock");
-            let mut file = OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .read(true)
-                .write(true)
-                .open(&path)
-                .map_err(|e| self.fail(format!("cannot open {}", path.display()), e))?;
+            let open = || {
+                OpenOptions::new()
+                    .create(true)
+                    .truncate(false)
+                    .read(true)
+                    .write(true)
+                    .open(&path)
+            };
+            let opened = match open() {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    let dir = self.node_dir(r.sequencer);
+                    fs::create_dir_all(&dir)
+                        .map_err(|e| self.fail(format!("cannot create {}", dir.display()), e))?;
+                    open()
+                }
+                other => other,
+            };
+            let mut file =
+                opened.map_err(|e| self.fail(format!("cannot open {}", path.display()), e))?;
             match try_lock(&file, false)
                 .map_err(|e| self.fail(format!("cannot lock {}", path.display()), e))?
             {
                 Lock::Busy => continue,
                 Lock::Taken => {}
             }
-            let token_path = self.node_path(r.sequencer, node_id, "token");
-            let token = self.read_u64(&token_path)?.unwrap_or(0) + 1;
-            write_atomic(&token_path, &format!("{token}\n"))
-                .map_err(|e| self.fail("cannot write the fencing token", e))?;
+            // The lock file keeps the last token of the node ID (each holder writes its own there, under
+            // the lock, without fsync: a claim costs well under a millisecond). The reservation, written
+            // durably before anything is minted, records its token too, so even after a power loss the
+            // next token exceeds that of every holder that minted.
+            let mut text = String::new();
+            file.read_to_string(&mut text)
+                .map_err(|e| self.fail(format!("cannot read {}", path.display()), e))?;
+            let last = fields(&text)
+                .get("token")
+                .and_then(|t| t.parse::<u64>().ok())
+                .unwrap_or(0);
+            let token = last.max(self.reservation_token(r.sequencer, node_id)?) + 1;
             let expires_unix_ms = r.now_unix_ms.saturating_add(r.ttl_ms);
             self.write_holder(&mut file, r.holder, token, expires_unix_ms)
                 .map_err(|e| self.fail(format!("cannot write {}", path.display()), e))?;

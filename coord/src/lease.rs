@@ -117,6 +117,8 @@ pub struct Lease {
     generator: CeiledGenerator,
     /// The generator's state word (the next free position), also read by the keeper.
     state_word: Arc<AtomicU64>,
+    /// `Time::is_system`, read once: minting then reads the clock as the core's `FastClock`.
+    system_time: bool,
     keeper: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
@@ -407,6 +409,7 @@ impl Lease {
                 )))
             })?;
         Ok(Lease {
+            system_time: shared.time.is_system(),
             shared,
             generator,
             state_word,
@@ -457,7 +460,7 @@ impl Lease {
     /// Mints one ID under the lease.
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
-        let r = if self.shared.time.is_system() {
+        let r = if self.system_time {
             self.generator.next_id()
         } else {
             let time = &*self.shared.time;

@@ -10,6 +10,9 @@
 #![warn(missing_docs)]
 
 mod error;
+// The server stores (`etcd.rs`, `postgres.rs`) are declared here as `#[cfg(feature = "etcd")] pub mod
+// etcd;` / `#[cfg(feature = "postgres")] pub mod postgres;` by the change that adds their files (rustfmt
+// needs every declared module to exist); `source::open_store` dispatches to their `open` functions.
 pub mod file;
 pub mod lease;
 pub mod memory;
