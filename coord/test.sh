@@ -30,3 +30,11 @@ cargo build -p snowmint-cli
 awk '/<!-- coord-example/{f=1;next} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' README.md > "$work/example.sh"
 test -s "$work/example.sh"
 TMPDIR="$work" PATH="$ROOT/target/debug:$PATH" bash -euo pipefail "$work/example.sh"
+# The README's etcd and PostgreSQL examples, as written, against this run's servers.
+for kind in etcd postgres; do
+  awk -v k="<!-- coord-server-example: $kind " 'index($0,k)==1{f=1;next} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' \
+    README.md > "$work/example-$kind.sh"
+  test -s "$work/example-$kind.sh"
+  case $kind in etcd) url="$SNOWMINT_TEST_ETCD_URL" ;; postgres) url="$SNOWMINT_TEST_POSTGRES_URL" ;; esac
+  STORE="$url" PATH="$ROOT/target/debug:$PATH" bash -euo pipefail "$work/example-$kind.sh"
+done
