@@ -29,6 +29,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
+use crate::remote::Created;
 use crate::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };
@@ -366,8 +367,7 @@ impl Store for EtcdStore {
     ) -> Result<SequencerRecord> {
         let key = base64_encode(&self.seq_key(name));
         let value = json!({ "layout": config.layout, "nodes": config.nodes, "created_unix_ms": now_unix_ms });
-        // A record destroyed between our failed create and our read: try again (bounded).
-        for _ in 0..8 {
+        crate::remote::create_or_existing(&self.described, name, config, || {
             let v = self.txn(
                 "creating a sequencer",
                 json!([{ "key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0" }]),
@@ -375,27 +375,18 @@ impl Store for EtcdStore {
                 json!([{ "request_range": { "key": key } }]),
             )?;
             if v["succeeded"].as_bool().unwrap_or(false) {
-                return Ok(SequencerRecord {
+                return Ok(Created::New(SequencerRecord {
                     name: name.to_string(),
                     config: config.clone(),
                     incarnation: int(&v["header"]["revision"]) as u64,
                     created_unix_ms: now_unix_ms,
-                });
+                }));
             }
             let kvs = self.kvs(&v["responses"][0]["response_range"]["kvs"])?;
-            if let Some(kv) = kvs.first() {
-                let existing = self.record(name, kv)?;
-                if existing.config == *config {
-                    return Ok(existing);
-                }
-                return Err(crate::sequencer::conflict(name, &existing.config, config)
-                    .context(&self.described));
-            }
-        }
-        Err(Error::unavailable(format!(
-            "etcd store {}: sequencer {name} was created and destroyed concurrently too many times",
-            self.described
-        )))
+            Ok(Created::Exists(
+                kvs.first().map(|kv| self.record(name, kv)).transpose()?,
+            ))
+        })
     }
 
     fn sequencer(&self, name: &str) -> Result<Option<SequencerRecord>> {

@@ -25,6 +25,8 @@ pub mod time;
 pub mod etcd;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(any(feature = "etcd", feature = "postgres"))]
+mod remote;
 
 pub use error::{Error, Result};
 pub use file::FileStore;

@@ -52,6 +52,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, Row, Statement};
 
 use crate::error::{Error, Result};
+use crate::remote::Created;
 use crate::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };
@@ -490,28 +491,17 @@ impl Store for PostgresStore {
         config: &SequencerConfig,
         now_unix_ms: u64,
     ) -> Result<SequencerRecord> {
-        // A record destroyed between our failed insert and our read: try again (bounded).
-        for _ in 0..8 {
+        crate::remote::create_or_existing(&self.described, name, config, || {
             let params: [&(dyn ToSql + Sync); 4] =
                 [&name, &config.layout, &big(config.nodes), &big(now_unix_ms)];
-            if let Some(row) = self
+            match self
                 .query("creating a sequencer", sql::CREATE_SEQUENCER, &params)?
                 .first()
             {
-                return Ok(Self::record(row));
+                Some(row) => Ok(Created::New(Self::record(row))),
+                None => Ok(Created::Exists(self.sequencer(name)?)),
             }
-            if let Some(existing) = self.sequencer(name)? {
-                if existing.config == *config {
-                    return Ok(existing);
-                }
-                return Err(crate::sequencer::conflict(name, &existing.config, config)
-                    .context(&self.described));
-            }
-        }
-        Err(Error::unavailable(format!(
-            "{}: sequencer {name} was created and destroyed concurrently too many times",
-            self.described
-        )))
+        })
     }
 
     fn sequencer(&self, name: &str) -> Result<Option<SequencerRecord>> {

@@ -312,28 +312,14 @@ fn sixteen_processes_claim_distinct_node_ids() {
 #[test]
 fn a_holder_paused_past_its_ttl_never_mints_an_id_twice() {
     for kind in servers() {
-        let url = fresh_url(kind, "pause");
-        open(&url)
-            .create_sequencer("one", &twitter_config(1), now_ms())
-            .unwrap();
-        let source = with_params(&url, "sequencer=one&ttl=2s");
+        let source = one_node_source(kind, "pause");
         let mut a = spawn_holder(&source).unwrap();
         let mut ids_a = a.mint(3000).ids;
         assert_eq!(ids_a.len(), 3000);
         a.signal(libc::SIGSTOP);
         let t0 = Instant::now();
         // B waits for the node ID: free once A's claim expired (the store's clock, not A's).
-        let mut b = loop {
-            match spawn_holder(&source) {
-                Ok(b) => break b,
-                Err((code, _)) => assert_eq!(code, "NODE_IDS_EXHAUSTED", "{kind:?}"),
-            }
-            assert!(
-                t0.elapsed() < Duration::from_secs(15),
-                "{kind:?}: A's claim never expired"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        };
+        let mut b = holder_when_free(&source, Duration::from_secs(15), &["NODE_IDS_EXHAUSTED"]);
         eprintln!(
             "{kind:?}: B took node {} {:?} after A was stopped",
             b.node_id,
@@ -377,11 +363,7 @@ fn a_holder_paused_past_its_ttl_never_mints_an_id_twice() {
 #[test]
 fn a_killed_holder_frees_its_node_id_after_the_ttl() {
     for kind in servers() {
-        let url = fresh_url(kind, "kill");
-        open(&url)
-            .create_sequencer("one", &twitter_config(1), now_ms())
-            .unwrap();
-        let source = with_params(&url, "sequencer=one&ttl=2s");
+        let source = one_node_source(kind, "kill");
         let mut a = spawn_holder(&source).unwrap();
         let ids_a = a.mint(2000).ids;
         a.signal(libc::SIGKILL);
@@ -390,16 +372,7 @@ fn a_killed_holder_frees_its_node_id_after_the_ttl() {
             .err()
             .expect("still held right after the kill");
         assert_eq!(code, "NODE_IDS_EXHAUSTED");
-        let mut b = loop {
-            if let Ok(b) = spawn_holder(&source) {
-                break b;
-            }
-            assert!(
-                t0.elapsed() < Duration::from_secs(10),
-                "{kind:?}: never freed"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        };
+        let mut b = holder_when_free(&source, Duration::from_secs(10), &["NODE_IDS_EXHAUSTED"]);
         let freed = t0.elapsed();
         eprintln!("{kind:?}: node ID free {freed:?} after SIGKILL (TTL 2 s)");
         assert!(

@@ -8,8 +8,6 @@ mod support;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use snowmint_coord::SystemTime;
-use snowmint_coord::Time;
 use support::*;
 
 /// The child side of [`support::spawn_holder`].
@@ -24,20 +22,12 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn now_ms() -> u64 {
-    SystemTime.unix_ns() / 1_000_000
-}
-
 /// A holder's claim renewals and reservations cannot reach the store: it mints on up to its durable
 /// reservation, then fails with LEASE_LOST within a bounded time (never hangs, never mints past it);
 /// once the store is back, a new claim mints again, after everything minted before.
 fn store_gone_then_back(kind: Kind, how: &str, back: &str) {
     let _one = one_at_a_time();
-    let url = fresh_url(kind, "outage");
-    open(&url)
-        .create_sequencer("one", &twitter_config(1), now_ms())
-        .unwrap();
-    let source = with_params(&url, "sequencer=one&ttl=2s");
+    let source = one_node_source(kind, "outage");
     let mut a = spawn_holder(&source).unwrap();
     let mut ids = a.mint(1000).ids;
     a.send("run 30000");
@@ -70,20 +60,8 @@ fn store_gone_then_back(kind: Kind, how: &str, back: &str) {
     assert_eq!(again.error.map(|e| e.0).as_deref(), Some("LEASE_LOST"));
     server(&format!("{}_{back}", kind.script()));
     let back_at = Instant::now();
-    let mut b = loop {
-        match spawn_holder(&source) {
-            Ok(b) => break b,
-            Err((code, message)) => assert!(
-                code == "NODE_IDS_EXHAUSTED" || code == "STORE_UNAVAILABLE",
-                "{kind:?}/{how}: {code} {message}"
-            ),
-        }
-        assert!(
-            back_at.elapsed() < Duration::from_secs(20),
-            "{kind:?}/{how}: no claim after the store came back"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let allowed = ["NODE_IDS_EXHAUSTED", "STORE_UNAVAILABLE"];
+    let mut b = holder_when_free(&source, Duration::from_secs(20), &allowed);
     eprintln!(
         "{kind:?}/{how}: a new holder claimed {:?} after the store came back",
         back_at.elapsed()

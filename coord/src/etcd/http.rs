@@ -282,30 +282,28 @@ mod tests {
             let mut buf = [0u8; 4096];
             let _ = s.read(&mut buf);
             s.write_all(reply).unwrap();
-            // Keep the socket open for a moment so reads end by framing, not by EOF.
             std::thread::sleep(Duration::from_millis(300));
         });
         addr
     }
 
+    /// One POST to a server that answers `reply` (then keeps the socket open for a moment, so that
+    /// reads end by framing, not by EOF).
+    fn post_to(reply: &'static [u8]) -> io::Result<Response> {
+        let t = Duration::from_secs(2);
+        Connection::open(&serve(reply), t)?.post("/p", b"{}", t)
+    }
+
     #[test]
     fn reads_chunked_responses_with_trailers_and_content_length() {
-        let t = Duration::from_secs(2);
-        let addr = serve(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X\r\n\r\n5\r\nhello\r\n1;ext\r\n!\r\n0\r\nX: y\r\n\r\n");
-        let r = Connection::open(&addr, t)
-            .unwrap()
-            .post("/p", b"{}", t)
-            .unwrap();
+        let r = post_to(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X\r\n\r\n5\r\nhello\r\n1;ext\r\n!\r\n0\r\nX: y\r\n\r\n").unwrap();
         assert_eq!(
             (r.status, r.body.as_slice(), r.close),
             (200, &b"hello!"[..], false)
         );
-        let addr =
-            serve(b"HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
-        let r = Connection::open(&addr, t)
-            .unwrap()
-            .post("/p", b"{}", t)
-            .unwrap();
+        let r =
+            post_to(b"HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+                .unwrap();
         assert_eq!(
             (r.status, r.body.as_slice(), r.close),
             (404, &b"{}"[..], true)
@@ -332,18 +330,14 @@ mod tests {
 
     #[test]
     fn malformed_responses_are_errors() {
-        let t = Duration::from_secs(2);
-        let addr = serve(b"SMTP ready\r\n\r\n");
-        let e = Connection::open(&addr, t)
-            .unwrap()
-            .post("/p", b"{}", t)
-            .unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
-        let addr = serve(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
-        let e = Connection::open(&addr, t)
-            .unwrap()
-            .post("/p", b"{}", t)
-            .unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        for reply in [
+            &b"SMTP ready\r\n\r\n"[..],
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        ] {
+            assert_eq!(
+                post_to(reply).unwrap_err().kind(),
+                io::ErrorKind::InvalidData
+            );
+        }
     }
 }

@@ -128,6 +128,36 @@ pub fn server(command: &str) {
     assert!(status.success(), "servers.sh {command} failed");
 }
 
+/// A fresh namespace of `kind` with a one-node sequencer `one`; the node source for it (TTL 2 s).
+pub fn one_node_source(kind: Kind, tag: &str) -> String {
+    let url = fresh_url(kind, tag);
+    let now_ms = snowmint_coord::Time::unix_ns(&SystemTime) / 1_000_000;
+    open(&url)
+        .create_sequencer("one", &twitter_config(1), now_ms)
+        .unwrap();
+    with_params(&url, "sequencer=one&ttl=2s")
+}
+
+/// A holder on `source`, retried every 100 ms until the store lets one claim, at most `within`; every
+/// refusal meanwhile must have a code in `allowed`.
+pub fn holder_when_free(source: &str, within: Duration, allowed: &[&str]) -> Holder {
+    let t0 = Instant::now();
+    loop {
+        match spawn_holder(source) {
+            Ok(h) => return h,
+            Err((code, message)) => assert!(
+                allowed.contains(&code.as_str()),
+                "{source}: {code} {message}"
+            ),
+        }
+        assert!(
+            t0.elapsed() < within,
+            "{source}: no claim within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 pub fn assert_unique(ids: &[u64]) {
     let mut seen = HashSet::with_capacity(ids.len());
     for id in ids {
