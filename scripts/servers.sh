@@ -59,6 +59,7 @@ _etcd_count() { cat "$SERVERS_DIR/etcd-members" 2>/dev/null || echo 0; }
 
 etcd_install() {
   command -v etcd >/dev/null 2>&1 || apt_install etcd-server
+  command -v curl >/dev/null 2>&1 || apt_install curl   # readiness checks
 }
 
 _etcd_member_start() {
@@ -156,6 +157,7 @@ _pg_psql() { _pg "$SNOWMINT_PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SERVERS_D
 pg_start() {
   servers_init
   [ -x "$SNOWMINT_PG_BIN/initdb" ] || apt_install postgresql-15
+  command -v pgrep >/dev/null 2>&1 || apt_install procps
   _pg_running && pg_stop && rm -rf "$SERVERS_DIR/pg" "$SERVERS_DIR/pg-sock"
   local port; port="$(servers_free_port)"; echo "$port" >"$SERVERS_DIR/pg-port"
   mkdir -p "$SERVERS_DIR/pg" "$SERVERS_DIR/pg-sock"

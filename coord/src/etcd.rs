@@ -23,6 +23,7 @@
 mod http;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -49,6 +50,8 @@ pub struct EtcdStore {
     connect_timeout: Duration,
     request_timeout: Duration,
     conn: Mutex<Current>,
+    /// The shortest claim TTL asked of this store, ms (0: none yet); see [`EtcdStore::answer_timeout`].
+    shortest_ttl_ms: AtomicU64,
     /// The etcd lease of each claim this store made, by (sequencer, node ID, token).
     leases: Mutex<HashMap<(String, u64, u64), i64>>,
 }
@@ -125,6 +128,7 @@ impl EtcdStore {
             connect_timeout,
             request_timeout,
             conn: Mutex::new(Current::default()),
+            shortest_ttl_ms: AtomicU64::new(0),
             leases: Mutex::new(HashMap::new()),
         };
         store.range(&store.seq_prefix(), true, Some(1))?;
@@ -152,6 +156,27 @@ impl EtcdStore {
 
     /// Sends one request, failing over between endpoints.
     fn call(&self, path: &str, body: &Value) -> std::result::Result<Value, Failure> {
+        self.call_within(path, body, self.answer_timeout())
+    }
+
+    /// The answer timeout: [`EtcdStore::REQUEST_TIMEOUT`], or a quarter of the shortest TTL this store
+    /// has claimed with (at least 200 ms), so that a keeper round (sequencer check, renewal, reservation)
+    /// that meets a stopped or partitioned member moves on to a live one well inside the TTL.
+    fn answer_timeout(&self) -> Duration {
+        match self.shortest_ttl_ms.load(Ordering::Relaxed) {
+            0 => self.request_timeout,
+            ttl => Duration::from_millis(ttl / 4)
+                .clamp(Duration::from_millis(200), self.request_timeout),
+        }
+    }
+
+    /// [`EtcdStore::call`] with `timeout` for each endpoint's answer.
+    fn call_within(
+        &self,
+        path: &str,
+        body: &Value,
+        timeout: Duration,
+    ) -> std::result::Result<Value, Failure> {
         let body = body.to_string().into_bytes();
         let mut current = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         let mut reasons = Vec::new();
@@ -176,7 +201,7 @@ impl EtcdStore {
                     }
                 }
                 let connection = current.connection.as_mut().expect("connected above");
-                match connection.post(path, &body, self.request_timeout) {
+                match connection.post(path, &body, timeout) {
                     Ok(response) => {
                         if response.close {
                             current.connection = None;
@@ -235,7 +260,7 @@ impl EtcdStore {
                  answer): {reasons}",
                 self.described,
                 self.connect_timeout.as_millis(),
-                self.request_timeout.as_millis()
+                self.answer_timeout().as_millis()
             )),
             Failure::Server(code, message) => Error::unavailable(format!(
                 "etcd store {}: {what}: the cluster refused (gRPC code {code}): {message}",
@@ -328,6 +353,15 @@ impl EtcdStore {
             .into_iter()
             .find(|kv| kv.create_revision == claim.token && kv.lease != 0)
             .map(|kv| kv.lease))
+    }
+
+    fn note_ttl(&self, ttl_ms: u64) {
+        let ttl_ms = ttl_ms.max(1);
+        let _ = self
+            .shortest_ttl_ms
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
+                (t == 0 || ttl_ms < t).then_some(ttl_ms)
+            });
     }
 
     fn forget(&self, claim: &Claim) {
@@ -489,6 +523,7 @@ impl Store for EtcdStore {
         })();
         match &result {
             Ok(Some(claim)) => {
+                self.note_ttl(request.ttl_ms);
                 self.leases
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -502,7 +537,7 @@ impl Store for EtcdStore {
         result
     }
 
-    fn renew(&self, claim: &Claim, _ttl_ms: u64, now_unix_ms: u64) -> Result<Claim> {
+    fn renew(&self, claim: &Claim, ttl_ms: u64, now_unix_ms: u64) -> Result<Claim> {
         let lost = |why: &str| {
             Error::lease_lost(format!(
                 "node ID {} of sequencer {} on {}: {why}",
@@ -512,6 +547,7 @@ impl Store for EtcdStore {
         let Some(lease) = self.lease_of(claim)? else {
             return Err(lost("the claim key is gone or belongs to another claim"));
         };
+        self.note_ttl(ttl_ms);
         let v = match self.call("/v3/lease/keepalive", &json!({ "ID": lease.to_string() })) {
             Ok(v) => v,
             Err(Failure::Server(GRPC_NOT_FOUND, _)) => {
