@@ -370,7 +370,10 @@ fn store_outage_stops_at_the_ceiling_then_resumes() {
     // The keeper gives the claim up once a TTL has passed since its last renewal.
     let t1 = Instant::now();
     while a.state() == LeaseState::Held {
-        assert!(t1.elapsed() < Duration::from_millis(1000), "the keeper declares the claim lost");
+        assert!(
+            t1.elapsed() < Duration::from_millis(1000),
+            "the keeper declares the claim lost"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(a.state(), LeaseState::Lost);
