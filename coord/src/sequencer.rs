@@ -427,6 +427,11 @@ impl NodeGenerator {
         }
     }
 
+    /// The lease's state (`None` for a fixed node ID, which never changes).
+    pub fn state(&self) -> Option<LeaseState> {
+        self.lease().map(Lease::state)
+    }
+
     /// The layout.
     pub fn layout(&self) -> &Layout {
         match &self.inner {
