@@ -70,9 +70,51 @@ pub struct PostgresStore {
 
 #[derive(Debug)]
 struct Inner {
-    runtime: tokio::runtime::Runtime,
+    /// Always `Some` until dropped.
+    runtime: Option<tokio::runtime::Runtime>,
     client: Option<Client>,
     statements: HashMap<&'static str, Statement>,
+}
+
+impl Inner {
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        self.runtime.as_ref().expect("the runtime lives until drop")
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.client = None;
+        // Dropping a runtime blocks, which panics inside a caller's async runtime; this does not.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// One unit of work on a connected client, bounded by a timeout.
+trait Operation<T>:
+    Fn(
+        &tokio::runtime::Runtime,
+        &Client,
+        &mut HashMap<&'static str, Statement>,
+    ) -> std::result::Result<
+        std::result::Result<T, tokio_postgres::Error>,
+        tokio::time::error::Elapsed,
+    > + Sync
+{
+}
+
+impl<T, F> Operation<T> for F where
+    F: Fn(
+            &tokio::runtime::Runtime,
+            &Client,
+            &mut HashMap<&'static str, Statement>,
+        ) -> std::result::Result<
+            std::result::Result<T, tokio_postgres::Error>,
+            tokio::time::error::Elapsed,
+        > + Sync
+{
 }
 
 /// The statements, with `{S}` standing for the quoted schema.
@@ -258,7 +300,7 @@ impl PostgresStore {
             connect_timeout,
             request_timeout,
             inner: Mutex::new(Inner {
-                runtime,
+                runtime: Some(runtime),
                 client: None,
                 statements: HashMap::new(),
             }),
@@ -331,28 +373,32 @@ impl PostgresStore {
 
     /// Runs `op` on a connected client (connecting first if needed); a connection found broken is
     /// dropped and, once, opened again and `op` retried.
-    fn with_client<T>(
-        &self,
-        what: &str,
-        op: impl Fn(
-            &tokio::runtime::Runtime,
-            &Client,
-            &mut HashMap<&'static str, Statement>,
-        ) -> std::result::Result<
-            std::result::Result<T, tokio_postgres::Error>,
-            tokio::time::error::Elapsed,
-        >,
-    ) -> Result<T> {
+    ///
+    /// Called from inside an async runtime (a caller's tokio worker), the work runs on a scoped thread of
+    /// its own: the store's private runtime cannot block inside another one.
+    fn with_client<T: Send>(&self, what: &str, op: impl Operation<T>) -> Result<T> {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return std::thread::scope(|s| s.spawn(|| self.with_client_here(what, &op)).join())
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        }
+        self.with_client_here(what, &op)
+    }
+
+    fn with_client_here<T>(&self, what: &str, op: &impl Operation<T>) -> Result<T> {
         let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let inner = &mut *guard;
         for attempt in 0..2 {
             let fresh = inner.client.is_none();
             if fresh {
                 inner.statements.clear();
-                inner.client = Some(self.open(&inner.runtime)?);
+                inner.client = Some(self.open(inner.runtime())?);
             }
             let client = inner.client.as_ref().expect("connected above");
-            match op(&inner.runtime, client, &mut inner.statements) {
+            let runtime = inner
+                .runtime
+                .as_ref()
+                .expect("the runtime lives until drop");
+            match op(runtime, client, &mut inner.statements) {
                 Ok(Ok(v)) => return Ok(v),
                 Ok(Err(e)) => {
                     let broken = e.is_closed() || client.is_closed() || e.code().is_none();
@@ -721,6 +767,23 @@ mod tests {
         assert_eq!(e.code(), ErrorCode::StoreUnavailable);
         assert!(e.message().contains("no answer within 600 ms"), "{e}");
         assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    }
+
+    #[test]
+    fn usable_and_droppable_inside_an_async_runtime() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let e =
+                PostgresStore::connect(&format!("postgres://u@127.0.0.1:{port}/db")).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::StoreUnavailable, "{e}");
+        });
     }
 
     #[test]

@@ -452,3 +452,22 @@ fn a_schema_owned_by_someone_else_is_a_clear_error() {
         "{e}"
     );
 }
+
+/// Opened, used and dropped on an async runtime's thread (an async service calling the blocking API):
+/// no "runtime inside a runtime" panic from the PostgreSQL store's private runtime.
+#[test]
+fn server_stores_work_inside_an_async_runtime() {
+    for kind in servers() {
+        let source = with_params(&fresh_url(kind, "async"), "sequencer=a&ttl=5s");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let g = NodeGenerator::open(&source, Layout::twitter(), Options::default()).unwrap();
+            let (a, b) = (g.next_id().unwrap(), g.next_id().unwrap());
+            assert!(b > a, "{kind:?}");
+            drop(g);
+        });
+    }
+}
