@@ -475,8 +475,9 @@ impl Store for EtcdStore {
         };
         let result = (|| {
             let mut held = held_in(&self.range(&prefix, true, None)?);
-            // Each failed transaction finds one more node ID held; bounded by the node count.
-            loop {
+            // Each failed transaction means another claimer took a node ID since our last look; claims
+            // that keep expiring under us could go on forever, so the tries are bounded.
+            for _ in 0..request.nodes.saturating_mul(2).saturating_add(16) {
                 let Some(node) = (0..request.nodes)
                     .map(|i| (request.start % request.nodes + i) % request.nodes)
                     .find(|n| !held.contains(n))
@@ -520,6 +521,10 @@ impl Store for EtcdStore {
                     expires_unix_ms: request.now_unix_ms.saturating_add(granted_ttl_ms),
                 }));
             }
+            Err(Error::unavailable(format!(
+                "etcd store {}: claiming a node ID of {name}: lost too many races to concurrent claimers",
+                self.described
+            )))
         })();
         match &result {
             Ok(Some(claim)) => {

@@ -279,6 +279,12 @@ impl PostgresStore {
         let mut config: tokio_postgres::Config = libpq_url
             .parse()
             .map_err(|e| Error::invalid(format!("{described}: not a PostgreSQL URL: {e}")))?;
+        if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
+            return Err(Error::invalid(format!(
+                "{described}: sslmode=require asks for TLS, which this PostgreSQL store does not speak yet; \
+                 connect over a private network or a TLS-terminating proxy (sslmode=disable or prefer)"
+            )));
+        }
         if config.get_application_name().is_none() {
             config.application_name("snowmint");
         }
@@ -788,7 +794,11 @@ mod tests {
 
     #[test]
     fn bad_urls_are_invalid_arguments() {
-        for url in ["postgres://u@h:notaport/db", "postgres://u@h/db?schema="] {
+        for url in [
+            "postgres://u@h:notaport/db",
+            "postgres://u@h/db?schema=",
+            "postgres://u@h/db?sslmode=require",
+        ] {
             let e = PostgresStore::connect(url).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidArgument, "{url}: {e}");
         }
