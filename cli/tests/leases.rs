@@ -722,6 +722,40 @@ fn bad_input() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("error[NODE_ID_OUT_OF_RANGE]"));
 
+    let e = cli_fails(
+        &["sequencer", "show", "../etc", "--store", &store],
+        "INVALID_ARGUMENT",
+    );
+    assert!(e.contains("sequencer name \"../etc\""), "{e}");
+    cli_fails(
+        &["sequencer", "list", "--store", "zk://h/x"],
+        "INVALID_ARGUMENT",
+    );
+    cli_fails(
+        &[
+            "sequencer",
+            "create",
+            "x",
+            "--store",
+            "file:///tmp/x",
+            "--nodes",
+            "0",
+        ],
+        "INVALID_ARGUMENT",
+    );
+    cli_fails(
+        &[
+            "sequencer",
+            "create",
+            "x",
+            "--store",
+            "file:///tmp/x",
+            "--nodes",
+            "2048",
+        ],
+        "INVALID_ARGUMENT",
+    );
+
     // A full node space.
     let seq = create(&store, "full", 1);
     let src = source(&store, &seq, "10s");
