@@ -568,6 +568,8 @@ fn sequencer_lifecycle() {
         }
         h.attach().unwrap();
         ids.push(h.next_id().unwrap());
+        let detached = Sequencer::open(st.clone(), &seq).unwrap();
+        assert_eq!(detached.state(), snowmint_coord::SequencerState::Detached);
 
         // A handle in another process; a TTL of 600 ms renews (and checks the record) every 200 ms.
         let ttl_ms = 600;
@@ -608,6 +610,12 @@ fn sequencer_lifecycle() {
             assert!(t0.elapsed() < Duration::from_secs(15));
         };
         assert_eq!(err.code(), snowmint::ErrorCode::SequencerDestroyed);
+        // A detached handle (no keeper) learns it from the store.
+        assert_eq!(detached.state(), snowmint_coord::SequencerState::Destroyed);
+        assert_eq!(
+            detached.next_id().unwrap_err().code(),
+            snowmint::ErrorCode::SequencerDestroyed
+        );
 
         // Re-created (even with the same configuration): the old handles stay destroyed, forever.
         cli_ok(&[
