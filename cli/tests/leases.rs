@@ -1,5 +1,6 @@
 //! Leases and sequencers across real processes, with real signals, on every store named in
-//! `SNOWMINT_TEST_STORES` (URLs separated by spaces; default: a fresh embedded store `file:///TMP/…`).
+//! `SNOWMINT_TEST_STORES` (URLs separated by spaces; default: a fresh embedded store under the target
+//! directory).
 //! The same tests run against etcd:// and postgres:// when those URLs are given.
 //!
 //! Two kinds of processes: the `snowmint` CLI, and this test binary started again as a child
@@ -24,7 +25,8 @@ fn stores() -> Vec<String> {
     match std::env::var("SNOWMINT_TEST_STORES") {
         Ok(v) if !v.trim().is_empty() => v.split_whitespace().map(str::to_string).collect(),
         _ => {
-            let dir = std::env::temp_dir().join(format!("snowmint-leases-{}", std::process::id()));
+            let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .join(format!("snowmint-leases-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             vec![format!("file://{}", dir.display())]
         }
