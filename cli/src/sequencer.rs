@@ -63,6 +63,9 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     let store_url = store_url
         .or_else(|| std::env::var("SNOWMINT_STORE").ok())
         .ok_or_else(|| CliError::usage("give the store with --store URL (file:///DIR, etcd://…, postgres://…) or $SNOWMINT_STORE", "sequencer"))?;
+    if let Some(n) = &name {
+        snowmint_coord::sequencer::check_name(n).map_err(|e| malformed(e, "sequencer"))?;
+    }
     let need_name = |name: Option<String>| {
         name.ok_or_else(|| {
             CliError::usage(format!("'sequencer {action}' needs a NAME"), "sequencer")
@@ -152,7 +155,6 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         }
         "destroy" => {
             let name = need_name(name)?;
-            snowmint_coord::sequencer::check_name(&name).map_err(cli_error)?;
             if store.destroy_sequencer(&name).map_err(cli_error)? {
                 writeln!(
                     out,

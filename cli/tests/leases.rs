@@ -1,5 +1,6 @@
 //! Leases and sequencers across real processes, with real signals, on every store named in
-//! `SNOWMINT_TEST_STORES` (URLs separated by spaces; default: a fresh embedded store `file:///TMP/…`).
+//! `SNOWMINT_TEST_STORES` (URLs separated by spaces; default: a fresh embedded store under the target
+//! directory).
 //! The same tests run against etcd:// and postgres:// when those URLs are given.
 //!
 //! Two kinds of processes: the `snowmint` CLI, and this test binary started again as a child
@@ -24,7 +25,8 @@ fn stores() -> Vec<String> {
     match std::env::var("SNOWMINT_TEST_STORES") {
         Ok(v) if !v.trim().is_empty() => v.split_whitespace().map(str::to_string).collect(),
         _ => {
-            let dir = std::env::temp_dir().join(format!("snowmint-leases-{}", std::process::id()));
+            let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .join(format!("snowmint-leases-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             vec![format!("file://{}", dir.display())]
         }
@@ -568,6 +570,8 @@ fn sequencer_lifecycle() {
         }
         h.attach().unwrap();
         ids.push(h.next_id().unwrap());
+        let detached = Sequencer::open(st.clone(), &seq).unwrap();
+        assert_eq!(detached.state(), snowmint_coord::SequencerState::Detached);
 
         // A handle in another process; a TTL of 600 ms renews (and checks the record) every 200 ms.
         let ttl_ms = 600;
@@ -608,6 +612,12 @@ fn sequencer_lifecycle() {
             assert!(t0.elapsed() < Duration::from_secs(15));
         };
         assert_eq!(err.code(), snowmint::ErrorCode::SequencerDestroyed);
+        // A detached handle (no keeper) learns it from the store.
+        assert_eq!(detached.state(), snowmint_coord::SequencerState::Destroyed);
+        assert_eq!(
+            detached.next_id().unwrap_err().code(),
+            snowmint::ErrorCode::SequencerDestroyed
+        );
 
         // Re-created (even with the same configuration): the old handles stay destroyed, forever.
         cli_ok(&[
@@ -721,6 +731,29 @@ fn bad_input() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("error[NODE_ID_OUT_OF_RANGE]"));
+
+    let e = cli_fails(
+        &["sequencer", "show", "../etc", "--store", &store],
+        "INVALID_ARGUMENT",
+    );
+    assert!(e.contains("sequencer name \"../etc\""), "{e}");
+    cli_fails(
+        &["sequencer", "list", "--store", "zk://h/x"],
+        "INVALID_ARGUMENT",
+    );
+    for nodes in ["0", "2048"] {
+        let args = [
+            "sequencer",
+            "create",
+            "x",
+            "--store",
+            &store,
+            "--nodes",
+            nodes,
+        ];
+        let e = cli_fails(&args, "INVALID_ARGUMENT");
+        assert!(e.contains("the layout holds 1..=1024"), "{e}");
+    }
 
     // A full node space.
     let seq = create(&store, "full", 1);

@@ -266,6 +266,8 @@ impl Store for FileStore {
         config: &SequencerConfig,
         now_unix_ms: u64,
     ) -> Result<SequencerRecord> {
+        // Names become file names: never a path.
+        crate::sequencer::check_name(name)?;
         let _guard = self.registry_lock()?;
         if let Some(existing) = self.read_record(name)? {
             return if existing.config == *config {
@@ -337,6 +339,7 @@ impl Store for FileStore {
     }
 
     fn claim(&self, r: &ClaimRequest<'_>) -> Result<Option<Claim>> {
+        crate::sequencer::check_name(r.sequencer)?;
         for i in 0..r.nodes {
             let node_id = (r.start + i) % r.nodes;
             if self

@@ -237,8 +237,24 @@ impl Sequencer {
                     .store(true, std::sync::atomic::Ordering::SeqCst);
                 SequencerState::Destroyed
             }
+            // No keeper watches a detached handle: ask the store.
+            _ if self.destroyed_in_store() => SequencerState::Destroyed,
             _ => SequencerState::Detached,
         }
+    }
+
+    /// `true` (and remembered) if the store no longer has this incarnation of the sequencer. A store
+    /// that cannot be asked leaves the answer `false`.
+    fn destroyed_in_store(&self) -> bool {
+        let gone = matches!(
+            self.store.sequencer(&self.record.name),
+            Ok(r) if r.as_ref().map_or(true, |r| r.incarnation != self.record.incarnation)
+        );
+        if gone {
+            self.destroyed
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        gone
     }
 
     /// The current lease, if attached (or detached by a loss not yet acted on).
@@ -301,13 +317,15 @@ impl Sequencer {
         Ok(())
     }
 
-    /// Mints one ID: `LEASE_LOST` when detached, `SEQUENCER_DESTROYED` when destroyed.
+    /// Mints one ID: `LEASE_LOST` when detached, `SEQUENCER_DESTROYED` when destroyed (a detached
+    /// handle asks the store).
     pub fn next_id(&self) -> Result<u64> {
         if self.destroyed.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(self.destroyed_error());
         }
         match self.lease() {
             Some(l) => l.next_id(),
+            None if self.destroyed_in_store() => Err(self.destroyed_error()),
             None => Err(Error::lease_lost(format!(
                 "sequencer {:?} is detached; attach() to mint",
                 self.record.name
