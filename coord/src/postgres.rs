@@ -262,9 +262,20 @@ impl PostgresStore {
         let mut passed = Vec::new();
         for param in params.split('&').filter(|p| !p.is_empty()) {
             match param.split_once('=').unwrap_or((param, "")) {
-                ("schema", value) if !value.is_empty() => schema = value.to_string(),
-                ("schema", _) => {
-                    return Err(Error::invalid(format!("{}: an empty schema", redact(url))))
+                ("schema", value) => {
+                    let ok = (1..=63).contains(&value.len())
+                        && value
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                        && !value.as_bytes()[0].is_ascii_digit();
+                    if !ok {
+                        return Err(Error::invalid(format!(
+                            "{}: schema {value:?} is not 1 to 63 letters, digits and underscores (not starting \
+                             with a digit)",
+                            redact(url)
+                        )));
+                    }
+                    schema = value.to_string();
                 }
                 ("sequencer" | "ttl", _) => {}
                 _ => passed.push(param),
@@ -298,10 +309,10 @@ impl PostgresStore {
         let store = PostgresStore {
             config,
             schema: format!("\"{}\"", schema.replace('"', "\"\"")),
-            described: if schema == "snowmint" {
-                described
-            } else {
-                format!("{described}?schema={schema}")
+            described: match (schema.as_str(), described.contains('?')) {
+                ("snowmint", _) => described,
+                (_, false) => format!("{described}?schema={schema}"),
+                (_, true) => format!("{described}&schema={schema}"),
             },
             connect_timeout,
             request_timeout,
@@ -797,6 +808,8 @@ mod tests {
         for url in [
             "postgres://u@h:notaport/db",
             "postgres://u@h/db?schema=",
+            "postgres://u@h/db?schema=a-b",
+            "postgres://u@h/db?schema=1a",
             "postgres://u@h/db?sslmode=require",
         ] {
             let e = PostgresStore::connect(url).unwrap_err();
