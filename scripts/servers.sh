@@ -77,12 +77,27 @@ _etcd_member_start() {
 
 _etcd_healthy() { curl -fsS --max-time 1 "http://$1/health" | grep -q '"health":"true"'; }
 
+# Healthy, or fails at once when the member's process is gone (e.g. its port was taken meanwhile).
+_etcd_ready_or_dead() {
+  local ep="$1" pid="$2"
+  _etcd_healthy "$ep" && return 0
+  kill -0 "$pid" 2>/dev/null || { echo "servers.sh: etcd at $ep exited" >&2; return 2; }
+  return 1
+}
+
 _etcd_wait_ready() {
-  local i ep
+  local i ep pid deadline rc
   for i in "$@"; do
     ep="127.0.0.1:$(cat "$SERVERS_DIR/etcd-$i/client-port")"
-    if ! servers_wait 30 _etcd_healthy "$ep"; then
-      echo "servers.sh: etcd member $i ($ep) not healthy within 30 s; its log:" >&2
+    pid="$(cat "$SERVERS_DIR/etcd-$i/pid")"
+    deadline=$(( $(date +%s) + 30 ))
+    while true; do
+      rc=0; _etcd_ready_or_dead "$ep" "$pid" 2>/dev/null || rc=$?
+      [ "$rc" -eq 1 ] && [ "$(date +%s)" -lt "$deadline" ] && { sleep 0.1; continue; }
+      break
+    done
+    if [ "$rc" -ne 0 ]; then
+      echo "servers.sh: etcd member $i ($ep) not healthy within 30 s, or exited; its log:" >&2
       tail -n 30 "$SERVERS_DIR/etcd-$i/etcd.log" "$SERVERS_DIR/etcd-$i/etcd.out" >&2 2>/dev/null
       return 1
     fi
