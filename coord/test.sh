@@ -22,7 +22,7 @@ export SNOWMINT_REQUIRE_SERVERS=1
 STORES+=" $SNOWMINT_TEST_ETCD_URL $SNOWMINT_TEST_POSTGRES_URL"
 set -x
 cargo clippy -p snowmint-coord --all-targets -- -D warnings
-cargo test -p snowmint-coord
+SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-coord
 RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint-coord --no-deps
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test leases
 # The README's embedded example, as written.
