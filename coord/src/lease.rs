@@ -11,7 +11,10 @@
 //! - **Keeper**: a thread renews the claim every `ttl / 3` (or more often, see [`LeaseOptions`]) and
 //!   extends the reservation a few seconds ahead of the clock. When the claim is lost (expired, taken, the
 //!   store unreachable past the claim's TTL) it stops: the generator runs up to its ceiling, then fails
-//!   with `LEASE_LOST` (or, under the `wait` policy, waits a bounded time for an extension first).
+//!   with `LEASE_LOST` (or, under the `wait` policy, waits a bounded time for an extension first). A
+//!   holder whose claim is still held but who reaches its ceiling (a burst faster than the keeper extends)
+//!   waits for the extension under `wait`, and gets `TOO_FAR_AHEAD` (retry shortly) under `fail`, as a
+//!   generator past `max_ahead` does.
 //! - **Sequencer destroyed**: the keeper checks the sequencer's record on every round; once it is gone
 //!   (or re-created: another incarnation), the ceiling drops to zero and every mint fails with
 //!   `SEQUENCER_DESTROYED`, forever.
@@ -494,8 +497,9 @@ impl Lease {
         }
     }
 
-    /// A mint failed: a ceiling error becomes `SEQUENCER_DESTROYED`, or (under `wait`, lease held) a
-    /// bounded wait for the keeper to raise the ceiling, then `LEASE_LOST`.
+    /// A mint failed: at the ceiling, `SEQUENCER_DESTROYED` or `LEASE_LOST` once the lease is gone; while
+    /// it is held, a bounded wait for the keeper to raise the ceiling (`wait`; then `LEASE_LOST`) or
+    /// `TOO_FAR_AHEAD` (other policies: retry shortly).
     #[cold]
     #[inline(never)]
     fn at_ceiling<T>(
@@ -518,14 +522,14 @@ impl Lease {
                 LeaseState::Lost => return Err(self.lost()),
                 LeaseState::Held => {}
             }
-            if self.generator.policy() != Policy::Wait || s.time.monotonic_ns() >= deadline {
+            if s.time.monotonic_ns() >= deadline {
                 return Err(self.lost_at_ceiling());
             }
             let seen = s.ceiling.load(Ordering::SeqCst);
-            {
-                let mut w = s.wake.lock().unwrap_or_else(|p| p.into_inner());
-                w.urgent = true;
-                s.wake_cv.notify_all();
+            self.poke();
+            if self.generator.policy() != Policy::Wait {
+                // The claim is held: the keeper extends the reservation within one store round trip.
+                return Err(self.at_reservation());
             }
             {
                 let g = s.changed.lock().unwrap_or_else(|p| p.into_inner());
@@ -560,6 +564,19 @@ impl Lease {
             c.sequencer,
             c.token
         ))
+    }
+
+    fn at_reservation(&self) -> Error {
+        let c = self.shared.claim();
+        Error::new(
+            ErrorCode::TooFarAhead,
+            format!(
+                "{}: node ID {} of sequencer {:?} reached the reservation its lease has written; retry shortly (the keeper is extending it)",
+                self.shared.store.describe(),
+                c.node_id,
+                c.sequencer
+            ),
+        )
     }
 
     fn lost_at_ceiling(&self) -> Error {
