@@ -662,6 +662,7 @@ fn sequencer_lifecycle() {
         assert_unique(&ids);
         let show = cli_ok(&["sequencer", "show", &seq, "--store", &store]);
         assert!(show.contains("holders      4"), "{show}");
+        assert!(show.contains("layout       twitter (v1;ts=41;"), "{show}");
     }
 }
 
