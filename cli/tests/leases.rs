@@ -469,13 +469,23 @@ fn clock_behind_never_repeats() {
         assert_eq!(err, None);
         a.kill(); // the reservation stays a few seconds ahead of A's clock
         let max_a = *ids_a.iter().max().unwrap();
-        let retry = |env: &[(&str, String)]| loop {
-            let p = Proc::hold(&src, env);
-            if p.line(Duration::from_secs(30)).starts_with("node ") {
-                return p;
+        // Embedded: free at once; a server store: once A's claim (TTL 2 s) has expired.
+        let retry = |env: &[(&str, String)]| {
+            let t0 = Instant::now();
+            loop {
+                let p = Proc::hold(&src, env);
+                let l = p.line(Duration::from_secs(30));
+                if l.starts_with("node ") {
+                    return p;
+                }
+                assert_eq!(l, "err NODE_IDS_EXHAUSTED");
+                assert!(!embedded(&store));
+                assert!(
+                    t0.elapsed() < Duration::from_secs(10),
+                    "the node ID is free after the TTL"
+                );
+                std::thread::sleep(Duration::from_millis(200));
             }
-            assert!(!embedded(&store));
-            std::thread::sleep(Duration::from_millis(200));
         };
         let mut b = retry(&[
             ("SNOWMINT_CHILD_CLOCK_OFFSET_MS", "-300000".into()),
