@@ -26,6 +26,21 @@ pub fn malformed(e: snowmint_coord::Error, command: &str) -> CliError {
     c
 }
 
+/// A sequencer's layout for people: the preset it equals (`twitter (v1;ts=41;…)`), else its text; a
+/// text this version cannot read says so.
+fn describe_layout(text: &str) -> String {
+    if layout_from_text(text).is_err() {
+        return format!("{text} (not readable by this version of snowmint)");
+    }
+    let preset = snowmint::PRESET_NAMES.iter().find(|n| {
+        snowmint::Layout::preset(n).is_ok_and(|l| snowmint_coord::layout_text(&l) == text)
+    });
+    match preset {
+        Some(name) => format!("{name} ({text})"),
+        None => text.to_string(),
+    }
+}
+
 pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     let mut args = Args::new(argv, "sequencer");
     let mut positionals = Vec::new();
@@ -88,7 +103,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 r.config.nodes,
                 r.incarnation
             )?;
-            writeln!(out, "  layout {}", r.config.layout)?;
+            writeln!(out, "  layout {}", describe_layout(&r.config.layout))?;
         }
         "show" => {
             let name = need_name(name)?;
@@ -99,10 +114,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                     writeln!(out, "  nodes        {}", r.config.nodes)?;
                     writeln!(out, "  incarnation  {}", r.incarnation)?;
                     writeln!(out, "  created      {}", IsoTime::from_unix_ms(r.created_unix_ms))?;
-                    writeln!(out, "  layout       {}", r.config.layout)?;
-                    if layout_from_text(&r.config.layout).is_err() {
-                        writeln!(out, "  (the layout text cannot be read by this version)")?;
-                    }
+                    writeln!(out, "  layout       {}", describe_layout(&r.config.layout))?;
                 }
                 None => writeln!(out, "sequencer {name} in {}: no live record (never created, or destroyed); node IDs below keep their reservations", store.describe())?,
             }
@@ -149,7 +161,10 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 writeln!(
                     out,
                     "{}\t{} nodes\tincarnation {}\t{}",
-                    r.name, r.config.nodes, r.incarnation, r.config.layout
+                    r.name,
+                    r.config.nodes,
+                    r.incarnation,
+                    describe_layout(&r.config.layout)
                 )?;
             }
         }

@@ -11,7 +11,10 @@
 //! - **Keeper**: a thread renews the claim every `ttl / 3` (or more often, see [`LeaseOptions`]) and
 //!   extends the reservation a few seconds ahead of the clock. When the claim is lost (expired, taken, the
 //!   store unreachable past the claim's TTL) it stops: the generator runs up to its ceiling, then fails
-//!   with `LEASE_LOST` (or, under the `wait` policy, waits a bounded time for an extension first).
+//!   with `LEASE_LOST` (or, under the `wait` policy, waits a bounded time for an extension first). A
+//!   holder whose claim is still held but who reaches its ceiling (a burst faster than the keeper extends)
+//!   waits for the extension under `wait`, and gets `TOO_FAR_AHEAD` (retry shortly) under `fail`, as a
+//!   generator past `max_ahead` does.
 //! - **Sequencer destroyed**: the keeper checks the sequencer's record on every round; once it is gone
 //!   (or re-created: another incarnation), the ceiling drops to zero and every mint fails with
 //!   `SEQUENCER_DESTROYED`, forever.
@@ -119,6 +122,11 @@ pub struct Lease {
     state_word: Arc<AtomicU64>,
     /// `Time::is_system`, read once: minting then reads the clock as the core's `FastClock`.
     system_time: bool,
+    /// The claim's node ID and fencing token (fixed for the lease's life; read without a lock).
+    node_id: u64,
+    token: u64,
+    /// The process that acquired the lease: a forked child owns neither its keeper nor its claim.
+    pid: u32,
     keeper: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
@@ -187,6 +195,12 @@ impl Shared {
             self.ceiling.store(0, Ordering::SeqCst);
         }
         self.notify_changed();
+    }
+
+    /// In a forked child: never mint again (atomics only: no lock is safe to take there).
+    fn forked(&self) {
+        self.state.store(LOST, Ordering::SeqCst);
+        self.ceiling.store(0, Ordering::SeqCst);
     }
 
     fn notify_changed(&self) {
@@ -408,7 +422,11 @@ impl Lease {
                     "cannot start the lease keeper: {e}"
                 )))
             })?;
+        forks::register(&shared);
         Ok(Lease {
+            node_id: claim.node_id,
+            token: claim.token,
+            pid: std::process::id(),
             system_time: shared.time.is_system(),
             shared,
             generator,
@@ -424,12 +442,12 @@ impl Lease {
 
     /// The node ID held.
     pub fn node_id(&self) -> u64 {
-        self.shared.claim().node_id
+        self.node_id
     }
 
     /// The fencing token of the claim (strictly greater than every earlier claim's of this node ID).
     pub fn fencing_token(&self) -> u64 {
-        self.shared.claim().token
+        self.token
     }
 
     /// When the claim expires unless renewed, Unix ms, as the store last reported.
@@ -494,8 +512,9 @@ impl Lease {
         }
     }
 
-    /// A mint failed: a ceiling error becomes `SEQUENCER_DESTROYED`, or (under `wait`, lease held) a
-    /// bounded wait for the keeper to raise the ceiling, then `LEASE_LOST`.
+    /// A mint failed: at the ceiling, `SEQUENCER_DESTROYED` or `LEASE_LOST` once the lease is gone; while
+    /// it is held, a bounded wait for the keeper to raise the ceiling (`wait`; then `LEASE_LOST`) or
+    /// `TOO_FAR_AHEAD` (other policies: retry shortly).
     #[cold]
     #[inline(never)]
     fn at_ceiling<T>(
@@ -518,14 +537,14 @@ impl Lease {
                 LeaseState::Lost => return Err(self.lost()),
                 LeaseState::Held => {}
             }
-            if self.generator.policy() != Policy::Wait || s.time.monotonic_ns() >= deadline {
+            if s.time.monotonic_ns() >= deadline {
                 return Err(self.lost_at_ceiling());
             }
             let seen = s.ceiling.load(Ordering::SeqCst);
-            {
-                let mut w = s.wake.lock().unwrap_or_else(|p| p.into_inner());
-                w.urgent = true;
-                s.wake_cv.notify_all();
+            self.poke();
+            if self.generator.policy() != Policy::Wait {
+                // The claim is held: the keeper extends the reservation within one store round trip.
+                return Err(self.at_reservation());
             }
             {
                 let g = s.changed.lock().unwrap_or_else(|p| p.into_inner());
@@ -552,23 +571,39 @@ impl Lease {
     }
 
     fn lost(&self) -> Error {
-        let c = self.shared.claim();
+        if std::process::id() != self.pid {
+            return Error::lease_lost(format!(
+                "node ID {} of sequencer {:?} is leased by the parent process; a forked child opens a lease of its own",
+                self.node_id, self.shared.record.name
+            ));
+        }
         Error::lease_lost(format!(
             "{}: the lease on node ID {} of sequencer {:?} (fencing token {}) was lost; minting stopped at its reservation",
             self.shared.store.describe(),
-            c.node_id,
-            c.sequencer,
-            c.token
+            self.node_id,
+            self.shared.record.name,
+            self.token
         ))
     }
 
+    fn at_reservation(&self) -> Error {
+        Error::new(
+            ErrorCode::TooFarAhead,
+            format!(
+                "{}: node ID {} of sequencer {:?} reached the reservation its lease has written; retry shortly (the keeper is extending it)",
+                self.shared.store.describe(),
+                self.node_id,
+                self.shared.record.name
+            ),
+        )
+    }
+
     fn lost_at_ceiling(&self) -> Error {
-        let c = self.shared.claim();
         Error::lease_lost(format!(
             "{}: node ID {} of sequencer {:?} reached its reservation and the store has not extended it (lease not renewed)",
             self.shared.store.describe(),
-            c.node_id,
-            c.sequencer
+            self.node_id,
+            self.shared.record.name
         ))
     }
 
@@ -579,6 +614,12 @@ impl Lease {
     /// generator is sealed first, so nothing is minted after it is read), so that the next holder of the
     /// node ID starts right after it rather than `reserve_ahead` later.
     pub fn release(&self) -> Result<()> {
+        if std::process::id() != self.pid {
+            // A forked child: the keeper thread and the claim are the parent's (and so may be the locks
+            // the keeper held at the fork). Stop minting here, touch nothing else.
+            self.shared.forked();
+            return Ok(());
+        }
         self.stop_keeper();
         let held = self.shared.state() == LeaseState::Held;
         self.shared.set_state(LOST);
@@ -638,4 +679,80 @@ fn spread(nodes: u64, now_ns: u64) -> u64 {
 fn thread_salt() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
+}
+
+/// Fork safety: a child process forked from one holding leases shares their generators' memory but not
+/// their keepers, and its claims are the parent's. At the fork, every lease in the child stops at once
+/// (ceiling zero, state lost), so the child can never mint an ID its parent mints.
+mod forks {
+    use std::cell::UnsafeCell;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Once, Weak};
+
+    use super::Shared;
+
+    /// The live leases, guarded by a spin lock the fork handlers can take and release (a mutex held
+    /// across `fork` would stay locked in the child).
+    struct Registry {
+        locked: AtomicBool,
+        leases: UnsafeCell<Vec<Weak<Shared>>>,
+    }
+
+    // SAFETY: `leases` is only touched while `locked` is held.
+    unsafe impl Sync for Registry {}
+
+    static REGISTRY: Registry = Registry {
+        locked: AtomicBool::new(false),
+        leases: UnsafeCell::new(Vec::new()),
+    };
+    static INSTALL: Once = Once::new();
+
+    fn lock() {
+        while REGISTRY
+            .locked
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::hint::spin_loop();
+        }
+    }
+
+    fn unlock() {
+        REGISTRY.locked.store(false, Ordering::Release);
+    }
+
+    extern "C" fn prepare() {
+        lock();
+    }
+
+    extern "C" fn parent() {
+        unlock();
+    }
+
+    extern "C" fn child() {
+        // SAFETY: the lock is held (taken in `prepare`, before the fork).
+        let leases = unsafe { &*REGISTRY.leases.get() };
+        for l in leases {
+            // Only atomic operations here: `upgrade` and the stores of `forked`.
+            if let Some(shared) = l.upgrade() {
+                shared.forked();
+                // Keep the count as it was: dropping here could run destructors in the child.
+                std::mem::forget(shared);
+            }
+        }
+        unlock();
+    }
+
+    pub(super) fn register(shared: &Arc<Shared>) {
+        INSTALL.call_once(|| {
+            // SAFETY: three plain functions that take no locks but the registry's spin lock.
+            unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+        });
+        lock();
+        // SAFETY: the lock is held.
+        let leases = unsafe { &mut *REGISTRY.leases.get() };
+        leases.retain(|l| l.strong_count() > 0);
+        leases.push(Arc::downgrade(shared));
+        unlock();
+    }
 }
