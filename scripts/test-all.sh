@@ -11,6 +11,7 @@ rm -rf "$SNOWMINT_CONFORMANCE_DIR" && mkdir -p "$SNOWMINT_CONFORMANCE_DIR"
 stages=(
   "core:scripts/test-core.sh"
   "miri:scripts/test-miri.sh"
+  "coord:coord/test.sh"
   "c:bindings-c/test.sh"
   "python:bindings-python/test.sh"
   "node:bindings-node/test.sh"

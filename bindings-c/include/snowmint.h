@@ -95,6 +95,22 @@ enum snowmint_result
    */
   SNOWMINT_RESULT_FORKED = 12,
   /**
+   * Every node ID of the sequencer is held by another live holder.
+   */
+  SNOWMINT_RESULT_NODE_IDS_EXHAUSTED = 13,
+  /**
+   * A sequencer of this name exists with another configuration.
+   */
+  SNOWMINT_RESULT_SEQUENCER_CONFLICT = 14,
+  /**
+   * The sequencer was destroyed; its handles never mint again.
+   */
+  SNOWMINT_RESULT_SEQUENCER_DESTROYED = 15,
+  /**
+   * The coordination store cannot be reached, refused the request or holds unreadable data.
+   */
+  SNOWMINT_RESULT_STORE_UNAVAILABLE = 16,
+  /**
    * A state file cannot be used: another layout or node ID, not a state file, damaged, truncated,
    * unlinked or replaced while in use, or refused by the OS (the message says which).
    */

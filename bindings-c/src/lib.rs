@@ -65,6 +65,14 @@ pub enum snowmint_result {
     InvalidArgument = 11,
     /// A generator was used in a forked child process.
     Forked = 12,
+    /// Every node ID of the sequencer is held by another live holder.
+    NodeIdsExhausted = 13,
+    /// A sequencer of this name exists with another configuration.
+    SequencerConflict = 14,
+    /// The sequencer was destroyed; its handles never mint again.
+    SequencerDestroyed = 15,
+    /// The coordination store cannot be reached, refused the request or holds unreadable data.
+    StoreUnavailable = 16,
     /// A state file cannot be used: another layout or node ID, not a state file, damaged, truncated,
     /// unlinked or replaced while in use, or refused by the OS (the message says which).
     StateFileMismatch = 17,
@@ -92,6 +100,10 @@ impl snowmint_result {
             ErrorCode::InvalidId => R::InvalidId,
             ErrorCode::InvalidArgument => R::InvalidArgument,
             ErrorCode::Forked => R::Forked,
+            ErrorCode::NodeIdsExhausted => R::NodeIdsExhausted,
+            ErrorCode::SequencerConflict => R::SequencerConflict,
+            ErrorCode::SequencerDestroyed => R::SequencerDestroyed,
+            ErrorCode::StoreUnavailable => R::StoreUnavailable,
             ErrorCode::StateFileMismatch => R::StateFileMismatch,
             ErrorCode::NullPointer => R::NullPointer,
             ErrorCode::BufferTooSmall => R::BufferTooSmall,

@@ -112,6 +112,31 @@ pyo3::create_exception!(
     "STATE_FILE_MISMATCH: the state file belongs to another layout or node ID, is not a state file (truncated, foreign, damaged), was unlinked or replaced while in use, or cannot be opened (the message says which)."
 );
 
+pyo3::create_exception!(
+    snowmint,
+    NodeIdsExhaustedError,
+    SnowmintError,
+    "NODE_IDS_EXHAUSTED: every node ID of the sequencer is held by another live holder."
+);
+pyo3::create_exception!(
+    snowmint,
+    SequencerConflictError,
+    SnowmintError,
+    "SEQUENCER_CONFLICT: a sequencer of this name exists with another configuration."
+);
+pyo3::create_exception!(
+    snowmint,
+    SequencerDestroyedError,
+    SnowmintError,
+    "SEQUENCER_DESTROYED: the sequencer was destroyed; its handles never mint again."
+);
+pyo3::create_exception!(
+    snowmint,
+    StoreUnavailableError,
+    SnowmintError,
+    "STORE_UNAVAILABLE: the coordination store cannot be reached, refused the request or holds unreadable data."
+);
+
 /// The exception class for a code (C-only codes fall back to the base class).
 fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
     match code {
@@ -127,6 +152,10 @@ fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
         ErrorCode::InvalidId => py.get_type::<InvalidIdError>(),
         ErrorCode::InvalidArgument => py.get_type::<InvalidArgumentError>(),
         ErrorCode::Forked => py.get_type::<ForkedError>(),
+        ErrorCode::NodeIdsExhausted => py.get_type::<NodeIdsExhaustedError>(),
+        ErrorCode::SequencerConflict => py.get_type::<SequencerConflictError>(),
+        ErrorCode::SequencerDestroyed => py.get_type::<SequencerDestroyedError>(),
+        ErrorCode::StoreUnavailable => py.get_type::<StoreUnavailableError>(),
         ErrorCode::StateFileMismatch => py.get_type::<StateFileMismatchError>(),
         _ => py.get_type::<SnowmintError>(),
     }
@@ -1256,7 +1285,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let base = py.get_type::<SnowmintError>();
     base.setattr("code", py.None())?;
     m.add("SnowmintError", base)?;
-    let classes: [(&str, ErrorCode); 13] = [
+    let classes: [(&str, ErrorCode); 17] = [
         ("InvalidLayoutError", ErrorCode::InvalidLayout),
         ("NodeIdOutOfRangeError", ErrorCode::NodeIdOutOfRange),
         ("ClockMovedBackwardsError", ErrorCode::ClockMovedBackwards),
@@ -1269,6 +1298,10 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("InvalidIdError", ErrorCode::InvalidId),
         ("InvalidArgumentError", ErrorCode::InvalidArgument),
         ("ForkedError", ErrorCode::Forked),
+        ("NodeIdsExhaustedError", ErrorCode::NodeIdsExhausted),
+        ("SequencerConflictError", ErrorCode::SequencerConflict),
+        ("SequencerDestroyedError", ErrorCode::SequencerDestroyed),
+        ("StoreUnavailableError", ErrorCode::StoreUnavailable),
         ("StateFileMismatchError", ErrorCode::StateFileMismatch),
     ];
     for (name, code) in classes {

@@ -151,6 +151,10 @@ ERROR_CLASSES = {
     "INVALID_ID": snowmint.InvalidIdError,
     "INVALID_ARGUMENT": snowmint.InvalidArgumentError,
     "FORKED": snowmint.ForkedError,
+    "NODE_IDS_EXHAUSTED": snowmint.NodeIdsExhaustedError,
+    "SEQUENCER_CONFLICT": snowmint.SequencerConflictError,
+    "SEQUENCER_DESTROYED": snowmint.SequencerDestroyedError,
+    "STORE_UNAVAILABLE": snowmint.StoreUnavailableError,
 }
 
 

@@ -18,7 +18,8 @@ USAGE
   snowmint inspect ID...|- [--layout L] [--from dec|hex|base32|base58|any]
   snowmint layout  [--preset L] [--timestamp-bits B] [--node-bits B] [--sequence-bits B]
                    [--order ORDER] [--tick-ns NS] [--epoch-ms MS] [--node-id-offset N]
-  snowmint help [mint|inspect|layout|layouts]      (or: snowmint COMMAND --help)
+  snowmint sequencer create|show|list|destroy [NAME] --store URL   named sequencers (leases)
+  snowmint help [mint|inspect|layout|layouts|sequencer]      (or: snowmint COMMAND --help)
 
 EXAMPLES
   snowmint mint                               one ID: twitter layout, node 0 (or $SNOWMINT_NODE_ID)
@@ -49,8 +50,11 @@ USAGE
 
 OPTIONS
   -n, --count N     how many IDs (default 1), one per line, strictly increasing
-  --node N          this machine's node ID (default: $SNOWMINT_NODE_ID, else 0). Two minters with
-                    the same node ID and layout can produce the same ID: give each its own.
+  --node SOURCE     this machine's node ID (default: $SNOWMINT_NODE_ID, else 0). Two minters with
+                    the same node ID and layout can produce the same ID: give each its own, or
+                    take one by lease. SOURCE is a number, env[:NAME], k8s[:OFFSET], ip, or a lease:
+                    file:///DIR (this host), etcd://HOST:PORT[,…]/PREFIX, postgres://USER@HOST/DB,
+                    with ?sequencer=NAME&ttl=10s. A lease is held while minting, released at exit.
   -l, --layout L    twitter (default), discord, instagram, sonyflake, hazelcast, snowcast, js53,
                     decimal; field options make a custom layout (see 'snowmint layout --help')
   -f, --format F    dec (default), hex (16 digits), base32 (13 Crockford characters) or base58
@@ -68,6 +72,7 @@ EXAMPLES
   snowmint mint --layout snowcast --epoch-ms 1704067200000 --node-count 1024 --node 5
   snowmint mint --layout hazelcast --node-id-offset 100 --node 3
   snowmint mint -n 10 --node 3 --state-file /dev/shm/orders.snowmint
+  snowmint mint -n 5 --node 'file:///var/lib/snowmint?sequencer=orders'
 
 NOTES
   mint never runs ahead of the clock: when a tick's sequence numbers are used up it waits for the
@@ -196,3 +201,29 @@ pub fn layouts_table() -> String {
     }
     s
 }
+
+pub const SEQUENCER: &str = "\
+snowmint sequencer — named sequencers: a name bound to a layout and node count in a store
+
+USAGE
+  snowmint sequencer create NAME --store URL [--nodes N] [--layout L ...]
+  snowmint sequencer show NAME --store URL
+  snowmint sequencer list --store URL
+  snowmint sequencer destroy NAME --store URL
+
+  URL is file:///DIR (the embedded store: a directory on this host), etcd://HOST:PORT[,…]/PREFIX or
+  postgres://USER@HOST:PORT/DB ($SNOWMINT_STORE if --store is not given).
+
+  create    registers NAME with the layout and node count (default: every node ID of the layout);
+            the same configuration again is no error, another one is SEQUENCER_CONFLICT
+  show      the configuration, then every node ID with a holder or a reservation: who holds it,
+            its fencing token and expiry, and the position it is reserved up to
+  list      every live sequencer
+  destroy   removes NAME: every holder, in every process, stops within one renewal interval with
+            SEQUENCER_DESTROYED. Reservations stay, so a new NAME never repeats an old ID.
+
+EXAMPLES
+  snowmint sequencer create orders --store file:///tmp/ids --nodes 128
+  snowmint mint -n 3 --node 'file:///tmp/ids?sequencer=orders'
+  snowmint sequencer show orders --store file:///tmp/ids
+";

@@ -8,6 +8,7 @@ mod error;
 mod help;
 mod layout_args;
 mod render;
+mod sequencer;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -20,6 +21,7 @@ use snowmint::{
 use args::{Args, Item};
 use error::CliError;
 use layout_args::LayoutArgs;
+use snowmint_coord::{NodeGenerator, NodeSource};
 
 /// The node ID when `--node` is not given.
 const NODE_ENV: &str = "SNOWMINT_NODE_ID";
@@ -81,12 +83,14 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         "mint" => mint(Args::new(rest, "mint"), out),
         "inspect" => inspect(Args::new(rest, "inspect"), out),
         "layout" => layout(Args::new(rest, "layout"), out),
+        "sequencer" => sequencer::run(rest, out),
         "help" | "-h" | "--help" => {
             let text = match rest.first().map(String::as_str) {
                 None => help::MAIN.to_string(),
                 Some("mint") => help::MINT.to_string(),
                 Some("inspect") => help::INSPECT.to_string(),
                 Some("layout") => help::layout_help(),
+                Some("sequencer") => help::SEQUENCER.to_string(),
                 Some("layouts") => help::layouts_table(),
                 Some(other) => {
                     return Err(CliError::usage(format!("no help on {other:?}"), "").into())
@@ -101,8 +105,10 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         }
         other => {
             let mut e = CliError::usage(format!("unknown command {other:?}"), "");
-            e.detail
-                .insert(0, "commands: mint, inspect, layout, help".to_string());
+            e.detail.insert(
+                0,
+                "commands: mint, inspect, layout, sequencer, help".to_string(),
+            );
             Err(e.into())
         }
     }
@@ -111,7 +117,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
 /// `snowmint mint [-n N] [--node N] [--layout L …] [--format F] [--state-file PATH]`
 fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
     let mut count: u64 = 1;
-    let mut node: Option<u64> = None;
+    let mut node: Option<String> = None;
     let mut state_file: Option<String> = None;
     let mut format = Encoding::Decimal;
     let mut layout_args = LayoutArgs::default();
@@ -123,7 +129,7 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                     return Ok(());
                 }
                 "-n" | "--count" => count = args.number(&name, inline)?,
-                "--node" => node = Some(args.number(&name, inline)?),
+                "--node" => node = Some(args.value(&name, inline)?),
                 "--state-file" => state_file = Some(args.value(&name, inline)?),
                 "-f" | "--format" => {
                     let v = args.value(&name, inline)?;
@@ -150,7 +156,29 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
     let chosen = layout_args.build("mint")?;
     let layout = chosen.layout;
     let (node, source) = match node {
-        Some(n) => (n, "--node"),
+        Some(text) => match text.trim().parse::<u64>() {
+            Ok(n) => (n, "--node"),
+            Err(_) => {
+                let parsed =
+                    NodeSource::parse(&text).map_err(|e| sequencer::malformed(e, "mint"))?;
+                if let NodeSource::Lease(_) = parsed {
+                    if state_file.is_some() {
+                        return Err(CliError::usage(
+                            "--state-file shares one given node ID between processes; a lease source claims a node ID per process: use one or the other",
+                            "mint",
+                        )
+                        .into());
+                    }
+                    return mint_leased(&text, layout, count, format, out);
+                }
+                (
+                    parsed
+                        .resolve(&text, &layout)
+                        .map_err(sequencer::cli_error)?,
+                    "--node",
+                )
+            }
+        },
         None => match std::env::var(NODE_ENV) {
             Ok(text) => (args::parse_number(NODE_ENV, text.trim(), "mint")?, NODE_ENV),
             Err(_) => (0, "the default node 0"),
@@ -218,6 +246,38 @@ fn emit(
 
 /// Sleeps until the clock has left the tick of `last`, so that the next process minting for the same node
 /// starts in a later tick. Bounded: a clock stepping back meanwhile does not keep us here.
+/// Mints under a lease: held while minting, released (its reservation lowered to the last ID) at exit.
+/// The lease's reservation, not waiting out the clock, keeps a following run from repeating an ID, so
+/// the generator may borrow ahead of the clock as usual (`max_ahead`, 15 s).
+fn mint_leased(
+    source: &str,
+    layout: snowmint::Layout,
+    count: u64,
+    format: Encoding,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    let options = Options {
+        policy: Policy::Wait,
+        ..Options::default()
+    };
+    let gen = NodeGenerator::open(source, layout, options).map_err(sequencer::cli_error)?;
+    let chunk = layout.ids_per_tick().clamp(1, 4096) as usize;
+    let mut buf = vec![0u64; chunk];
+    let mut remaining = count;
+    while remaining > 0 {
+        let n = (remaining.min(chunk as u64)) as usize;
+        gen.next_ids(&mut buf[..n]).map_err(sequencer::cli_error)?;
+        for &id in &buf[..n] {
+            out.write_all(format.encode(id).as_str().as_bytes())?;
+            out.write_all(b"\n")?;
+        }
+        remaining -= n as u64;
+    }
+    out.flush()?;
+    gen.release().map_err(sequencer::cli_error)?;
+    Ok(())
+}
+
 fn wait_out_tick(layout: &snowmint::Layout, last: u64) {
     let Ok(decoded) = layout.decode(last) else {
         return;

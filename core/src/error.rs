@@ -34,6 +34,14 @@ pub enum ErrorCode {
     InvalidArgument = 11,
     /// A forked child tried to use its parent's generator state.
     Forked = 12,
+    /// Every node ID of the sequencer is held by another live holder.
+    NodeIdsExhausted = 13,
+    /// A sequencer of this name exists with another configuration.
+    SequencerConflict = 14,
+    /// The sequencer was destroyed; its handles never mint again.
+    SequencerDestroyed = 15,
+    /// The coordination store cannot be reached, refused the request or holds unreadable data.
+    StoreUnavailable = 16,
     /// A state file (a generator's state word shared through a memory-mapped file) cannot be used:
     /// another layout or node ID, not a state file, damaged, truncated, replaced, or refused by the OS.
     StateFileMismatch = 17,
@@ -47,7 +55,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 16] = [
+    pub const ALL: [ErrorCode; 20] = [
         ErrorCode::InvalidLayout,
         ErrorCode::NodeIdOutOfRange,
         ErrorCode::ClockMovedBackwards,
@@ -60,6 +68,10 @@ impl ErrorCode {
         ErrorCode::InvalidId,
         ErrorCode::InvalidArgument,
         ErrorCode::Forked,
+        ErrorCode::NodeIdsExhausted,
+        ErrorCode::SequencerConflict,
+        ErrorCode::SequencerDestroyed,
+        ErrorCode::StoreUnavailable,
         ErrorCode::StateFileMismatch,
         ErrorCode::NullPointer,
         ErrorCode::BufferTooSmall,
@@ -81,6 +93,10 @@ impl ErrorCode {
             ErrorCode::InvalidId => "INVALID_ID",
             ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
             ErrorCode::Forked => "FORKED",
+            ErrorCode::NodeIdsExhausted => "NODE_IDS_EXHAUSTED",
+            ErrorCode::SequencerConflict => "SEQUENCER_CONFLICT",
+            ErrorCode::SequencerDestroyed => "SEQUENCER_DESTROYED",
+            ErrorCode::StoreUnavailable => "STORE_UNAVAILABLE",
             ErrorCode::StateFileMismatch => "STATE_FILE_MISMATCH",
             ErrorCode::NullPointer => "NULL_POINTER",
             ErrorCode::BufferTooSmall => "BUFFER_TOO_SMALL",
@@ -120,6 +136,12 @@ impl ErrorCode {
             ErrorCode::InvalidId => "the ID does not fit the layout",
             ErrorCode::InvalidArgument => "invalid argument",
             ErrorCode::Forked => "generator used in a forked child process",
+            ErrorCode::NodeIdsExhausted => "every node ID of the sequencer is held",
+            ErrorCode::SequencerConflict => {
+                "a sequencer of this name exists with another configuration"
+            }
+            ErrorCode::SequencerDestroyed => "the sequencer was destroyed",
+            ErrorCode::StoreUnavailable => "the coordination store is unavailable",
             ErrorCode::StateFileMismatch => {
                 "the state file does not belong to this generator or cannot be used"
             }

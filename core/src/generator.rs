@@ -605,9 +605,50 @@ impl StateWord for std::sync::Arc<AtomicU64> {
 /// ```
 #[cfg(target_has_atomic = "64")]
 #[derive(Debug)]
-pub struct SharedGenerator<S: StateWord = AtomicU64> {
+pub struct SharedGenerator<S: StateWord = AtomicU64, L: Ceiling = Unbounded> {
     rule: Rule,
     state: S,
+    ceiling: L,
+}
+
+/// A bound on the logical positions a [`SharedGenerator`] may mint: a request whose positions reach
+/// [`Ceiling::limit`] fails with [`Error::LeaseLost`] and changes nothing. A node-ID lease raises the
+/// limit only after its store has durably recorded the reservation up to it, so a holder never mints a
+/// position another holder of the node ID could take ([`Unbounded`], the default, compiles away).
+#[cfg(target_has_atomic = "64")]
+pub trait Ceiling {
+    /// The first logical position that may not be minted.
+    fn limit(&self) -> u64;
+}
+
+/// No ceiling: every position may be minted (the check compiles away).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg(target_has_atomic = "64")]
+pub struct Unbounded;
+
+#[cfg(target_has_atomic = "64")]
+impl Ceiling for Unbounded {
+    #[inline(always)]
+    fn limit(&self) -> u64 {
+        u64::MAX
+    }
+}
+
+/// A ceiling another thread raises (a lease keeper): the limit is the word's value.
+#[cfg(target_has_atomic = "64")]
+impl Ceiling for AtomicU64 {
+    #[inline(always)]
+    fn limit(&self) -> u64 {
+        self.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(all(target_has_atomic = "64", feature = "std"))]
+impl Ceiling for std::sync::Arc<AtomicU64> {
+    #[inline(always)]
+    fn limit(&self) -> u64 {
+        self.load(Ordering::Relaxed)
+    }
 }
 
 #[cfg(target_has_atomic = "64")]
@@ -617,6 +658,7 @@ impl SharedGenerator<AtomicU64> {
         Ok(SharedGenerator {
             rule: Rule::new(layout, node_id, options)?,
             state: AtomicU64::new(0),
+            ceiling: Unbounded,
         })
     }
 }
@@ -629,7 +671,32 @@ impl<S: StateWord> SharedGenerator<S> {
         Ok(SharedGenerator {
             rule: Rule::new(layout, node_id, options)?,
             state,
+            ceiling: Unbounded,
         })
+    }
+}
+
+#[cfg(target_has_atomic = "64")]
+impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
+    /// A generator that mints only positions below `ceiling`'s limit ([`Ceiling`]), continuing after
+    /// the position `state` (its state word: the next free position).
+    pub fn with_ceiling(
+        layout: Layout,
+        node_id: u64,
+        options: Options,
+        state: S,
+        ceiling: L,
+    ) -> Result<Self> {
+        Ok(SharedGenerator {
+            rule: Rule::new(layout, node_id, options)?,
+            state,
+            ceiling,
+        })
+    }
+
+    /// The ceiling.
+    pub fn ceiling(&self) -> &L {
+        &self.ceiling
     }
 
     #[inline(always)]
@@ -640,6 +707,9 @@ impl<S: StateWord> SharedGenerator<S> {
             match self.rule.plan(current, now_ns, n)? {
                 Mint::Wait(ns) => return Ok(Mint::Wait(ns)),
                 Mint::Ready(p) => {
+                    if p.next > self.ceiling.limit() {
+                        return Err(Error::LeaseLost);
+                    }
                     // Uniqueness needs only the atomicity of this one read-modify-write.
                     match word.compare_exchange_weak(
                         current,
@@ -701,6 +771,6 @@ impl<S: StateWord> SharedGenerator<S> {
 }
 
 #[cfg(target_has_atomic = "64")]
-impl<S: StateWord> SharedGenerator<S> {
+impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     generator_common!();
 }

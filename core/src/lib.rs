@@ -66,7 +66,7 @@ pub use error::{Error, ErrorCode, ParseErrorKind, Result};
 pub use fast_clock::FastClock;
 pub use generator::{mix64, Generator, Ids, Mint, Options, Policy, DEFAULT_MAX_AHEAD_NS};
 #[cfg(target_has_atomic = "64")]
-pub use generator::{SharedGenerator, StateWord};
+pub use generator::{Ceiling, SharedGenerator, StateWord, Unbounded};
 pub use layout::{
     whole_f64, ClockUnit, Family, Layout, LayoutConfig, Order, MAX_EPOCH_MS, PRESET_NAMES,
 };

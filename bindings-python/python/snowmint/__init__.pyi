@@ -23,9 +23,13 @@ __all__ = [
     "LayoutExhaustedError",
     "LeaseLostError",
     "NodeIdOutOfRangeError",
+    "NodeIdsExhaustedError",
     "ParseError",
+    "SequencerConflictError",
+    "SequencerDestroyedError",
     "SnowmintError",
     "StateFileMismatchError",
+    "StoreUnavailableError",
     "TooFarAheadError",
     "compose",
     "decode",
@@ -96,6 +100,19 @@ class InvalidArgumentError(SnowmintError):
 class ForkedError(SnowmintError):
     """``FORKED``: a generator created before ``os.fork()`` was used in the child process.
     Create a new generator with its own node ID in the child."""
+
+class NodeIdsExhaustedError(SnowmintError):
+    """``NODE_IDS_EXHAUSTED``: every node ID of the sequencer is held by another live holder."""
+
+class SequencerConflictError(SnowmintError):
+    """``SEQUENCER_CONFLICT``: a sequencer of this name exists with another configuration."""
+
+class SequencerDestroyedError(SnowmintError):
+    """``SEQUENCER_DESTROYED``: the sequencer was destroyed; its handles never mint again."""
+
+class StoreUnavailableError(SnowmintError):
+    """``STORE_UNAVAILABLE``: the coordination store cannot be reached, refused the request or holds
+    unreadable data."""
 
 class StateFileMismatchError(SnowmintError):
     """``STATE_FILE_MISMATCH``: the state file belongs to another layout or node ID, is not a state

@@ -1,0 +1,758 @@
+//! The lease algorithm (SPEC §3.2), written once over [`Store`] and [`Time`].
+//!
+//! - **Claim**: the store takes a free node ID of the sequencer (`NODE_IDS_EXHAUSTED` when all are held).
+//! - **Start**: the new holder reads the node ID's persisted reservation and starts strictly after it
+//!   (after its position under the same layout, and after the ticks it covers in time under any layout).
+//! - **Reserve, then mint**: the generator's [`Ceiling`](snowmint::Ceiling) is the first position it may
+//!   not mint. It is raised only after the store acknowledged a reservation up to it, written on the
+//!   condition that the claim is still held (fencing token). So whatever a holder mints was durably
+//!   reserved while it held the claim, and a later holder starts past it: two holders of one node ID never
+//!   mint the same ID, whatever their clocks say, however long one of them was paused.
+//! - **Keeper**: a thread renews the claim every `ttl / 3` (or more often, see [`LeaseOptions`]) and
+//!   extends the reservation a few seconds ahead of the clock. When the claim is lost (expired, taken, the
+//!   store unreachable past the claim's TTL) it stops: the generator runs up to its ceiling, then fails
+//!   with `LEASE_LOST` (or, under the `wait` policy, waits a bounded time for an extension first). A
+//!   holder whose claim is still held but who reaches its ceiling (a burst faster than the keeper extends)
+//!   waits for the extension under `wait`, and gets `TOO_FAR_AHEAD` (retry shortly) under `fail`, as a
+//!   generator past `max_ahead` does.
+//! - **Sequencer destroyed**: the keeper checks the sequencer's record on every round; once it is gone
+//!   (or re-created: another incarnation), the ceiling drops to zero and every mint fails with
+//!   `SEQUENCER_DESTROYED`, forever.
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use snowmint::{ErrorCode, Layout, Options, Policy, SharedGenerator};
+
+use crate::error::{Error, Result};
+use crate::store::{Claim, ClaimRequest, Reservation, SequencerRecord, Store};
+use crate::time::Time;
+
+/// Default claim time-to-live: 10 s.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
+
+/// How a lease is kept.
+#[derive(Clone, Debug)]
+pub struct LeaseOptions {
+    /// Claim time-to-live (at least 1 ms). The claim is renewed every `ttl / 3` at most.
+    pub ttl: Duration,
+    /// How far ahead of the clock the reservation is kept (default: 4 s, capped at half of the
+    /// generator's `max_ahead`, at least 3 renewal rounds).
+    pub reserve_ahead: Duration,
+    /// Under the `wait` policy, how long a mint at the ceiling waits for the keeper to raise it before
+    /// failing with `LEASE_LOST` (default: the TTL).
+    pub wait_bound: Option<Duration>,
+    /// Who holds the claim, as [`Store::holders`] shows it (default `pid N on HOST`).
+    pub holder: String,
+}
+
+impl Default for LeaseOptions {
+    fn default() -> Self {
+        LeaseOptions {
+            ttl: DEFAULT_TTL,
+            reserve_ahead: Duration::from_secs(4),
+            wait_bound: None,
+            holder: default_holder(),
+        }
+    }
+}
+
+/// `pid N on HOST`.
+pub fn default_holder() -> String {
+    format!(
+        "pid {} on {}",
+        std::process::id(),
+        crate::source::hostname().unwrap_or_else(|| "?".into())
+    )
+}
+
+/// The state of a lease (a sequencer handle adds `Detached` by having none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LeaseState {
+    /// The claim is held and kept.
+    Held,
+    /// The claim was lost (or released): minting stops at the ceiling.
+    Lost,
+    /// The sequencer was destroyed: minting fails with `SEQUENCER_DESTROYED`.
+    Destroyed,
+}
+
+const HELD: u8 = 0;
+const LOST: u8 = 1;
+const DESTROYED: u8 = 2;
+
+/// What the keeper and the minting side share.
+#[derive(Debug)]
+struct Shared {
+    store: Arc<dyn Store>,
+    time: Arc<dyn Time>,
+    layout: Layout,
+    fingerprint: u64,
+    record: SequencerRecord,
+    options: LeaseOptions,
+    /// The first position the generator may not mint.
+    ceiling: Arc<AtomicU64>,
+    state: AtomicU8,
+    claim: Mutex<Claim>,
+    /// Set to wake the keeper early: `stop` ends it, `urgent` asks for an extension now.
+    wake: Mutex<Wake>,
+    wake_cv: Condvar,
+    /// Signalled whenever the ceiling or the state changes.
+    changed: Mutex<()>,
+    changed_cv: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Wake {
+    stop: bool,
+    urgent: bool,
+}
+
+/// A generator that mints under a node-ID lease: the lock-free [`SharedGenerator`] with a ceiling.
+pub type CeiledGenerator = SharedGenerator<Arc<AtomicU64>, Arc<AtomicU64>>;
+
+/// A held node-ID lease with its generator and keeper thread. Dropping it stops the keeper and releases
+/// the claim (the reservation stays in the store).
+#[derive(Debug)]
+pub struct Lease {
+    shared: Arc<Shared>,
+    generator: CeiledGenerator,
+    /// The generator's state word (the next free position), also read by the keeper.
+    state_word: Arc<AtomicU64>,
+    /// `Time::is_system`, read once: minting then reads the clock as the core's `FastClock`.
+    system_time: bool,
+    /// The claim's node ID and fencing token (fixed for the lease's life; read without a lock).
+    node_id: u64,
+    token: u64,
+    /// The process that acquired the lease: a forked child owns neither its keeper nor its claim.
+    pid: u32,
+    keeper: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+fn ms(ns: u64) -> u64 {
+    ns / 1_000_000
+}
+
+fn duration_ms(d: Duration) -> u64 {
+    d.as_millis().min(u64::MAX as u128) as u64
+}
+
+impl Shared {
+    fn seq_bits(&self) -> u32 {
+        self.layout.sequence_bits()
+    }
+
+    /// The last position of the tick that holds `unix_ns` (clamped to the layout's range).
+    fn position_at(&self, unix_ns: u64) -> Result<u64> {
+        let tick = self.layout.tick_at_ns(unix_ns).map_err(Error::from)?;
+        Ok((tick << self.seq_bits()) | ((1u64 << self.seq_bits()) - 1))
+    }
+
+    /// The reservation record for "every position up to `position`".
+    fn reservation_for(&self, position: u64) -> Reservation {
+        let tick = position >> self.seq_bits();
+        let end_ns = self
+            .layout
+            .epoch_ns()
+            .saturating_add((tick + 1).saturating_mul(self.layout.tick_ns()));
+        Reservation {
+            position,
+            layout_fingerprint: self.fingerprint,
+            until_unix_ms: end_ns.div_ceil(1_000_000),
+        }
+    }
+
+    /// The first position a new holder may mint after `r`.
+    fn start_after(&self, r: &Reservation) -> u64 {
+        let mut start = 0;
+        if r.layout_fingerprint == self.fingerprint {
+            start = r.position.saturating_add(1);
+        }
+        // Every tick that starts before `until_unix_ms` is taken, under any layout.
+        let until_ns = r.until_unix_ms.saturating_mul(1_000_000);
+        let since = until_ns.saturating_sub(self.layout.epoch_ns());
+        let tick = since.div_ceil(self.layout.tick_ns());
+        start.max(tick.saturating_mul(1u64 << self.seq_bits()))
+    }
+
+    fn state(&self) -> LeaseState {
+        match self.state.load(Ordering::SeqCst) {
+            HELD => LeaseState::Held,
+            LOST => LeaseState::Lost,
+            _ => LeaseState::Destroyed,
+        }
+    }
+
+    fn set_state(&self, s: u8) {
+        // Destroyed is final; Lost never goes back to Held.
+        let _ = self
+            .state
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |cur| {
+                (s > cur).then_some(s)
+            });
+        if s == DESTROYED {
+            self.ceiling.store(0, Ordering::SeqCst);
+        }
+        self.notify_changed();
+    }
+
+    /// In a forked child: never mint again (atomics only: no lock is safe to take there).
+    fn forked(&self) {
+        self.state.store(LOST, Ordering::SeqCst);
+        self.ceiling.store(0, Ordering::SeqCst);
+    }
+
+    fn notify_changed(&self) {
+        let _g = self.changed.lock().unwrap_or_else(|p| p.into_inner());
+        self.changed_cv.notify_all();
+    }
+
+    fn claim(&self) -> Claim {
+        self.claim.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Writes a reservation up to `position` and, once the store acknowledged it, raises the ceiling.
+    fn extend_to(&self, position: u64) -> Result<()> {
+        let claim = self.claim();
+        let r = self.reservation_for(position);
+        self.store.reserve(&claim, &r)?;
+        if self.state.load(Ordering::SeqCst) == HELD {
+            self.ceiling
+                .fetch_max(position.saturating_add(1), Ordering::SeqCst);
+        }
+        self.notify_changed();
+        Ok(())
+    }
+
+    /// The keeper's reservation target: `reserve_ahead` past the later of the clock and the generator.
+    fn target(&self, next_free: u64) -> Result<u64> {
+        let ahead = duration_ms(self.options.reserve_ahead).saturating_mul(1_000_000);
+        let by_clock = self.position_at(self.time.unix_ns().saturating_add(ahead))?;
+        // Ahead of a generator that runs ahead of the clock (a burst, a clock behind), by the same span.
+        let span_ticks = ahead / self.layout.tick_ns();
+        let by_state = ((next_free >> self.seq_bits()).saturating_add(span_ticks)
+            << self.seq_bits())
+            | ((1u64 << self.seq_bits()) - 1);
+        let max = self.layout.max_tick() << self.seq_bits() | ((1u64 << self.seq_bits()) - 1);
+        Ok(by_clock.max(by_state).min(max))
+    }
+
+    /// The interval between keeper rounds.
+    fn period(&self) -> Duration {
+        let by_ttl = self.options.ttl / 3;
+        let by_reserve = self.options.reserve_ahead / 3;
+        by_ttl.min(by_reserve).max(Duration::from_millis(1))
+    }
+
+    /// Checks that the sequencer still exists as this incarnation.
+    fn check_sequencer(&self) -> Result<bool> {
+        Ok(
+            matches!(self.store.sequencer(&self.record.name)?, Some(r) if r.incarnation == self.record.incarnation),
+        )
+    }
+}
+
+/// A (renewal) deadline in the time source's monotonic clock.
+fn deadline_after(time: &dyn Time, d: Duration) -> u64 {
+    time.monotonic_ns()
+        .saturating_add(d.as_nanos().min(u64::MAX as u128) as u64)
+}
+
+fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
+    let ttl_ms = duration_ms(shared.options.ttl);
+    // The claim is good until this monotonic instant (measured from before the request that renewed it).
+    let mut good_until = deadline_after(&*shared.time, shared.options.ttl);
+    loop {
+        {
+            let mut w = shared.wake.lock().unwrap_or_else(|p| p.into_inner());
+            if !w.stop && !w.urgent {
+                w = shared
+                    .wake_cv
+                    .wait_timeout(w, shared.period())
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            if w.stop {
+                return;
+            }
+            w.urgent = false;
+        }
+        let started = shared.time.monotonic_ns();
+        match shared.check_sequencer() {
+            Ok(true) => {}
+            Ok(false) => {
+                shared.set_state(DESTROYED);
+                let _ = shared.store.release(&shared.claim());
+                return;
+            }
+            Err(_) if shared.time.monotonic_ns() < good_until => continue,
+            Err(_) => {
+                shared.set_state(LOST);
+                return;
+            }
+        }
+        let claim = shared.claim();
+        match shared
+            .store
+            .renew(&claim, ttl_ms, ms(shared.time.unix_ns()))
+        {
+            Ok(renewed) => {
+                *shared.claim.lock().unwrap_or_else(|p| p.into_inner()) = renewed;
+                good_until = started.saturating_add(ttl_ms.saturating_mul(1_000_000));
+            }
+            Err(e) if e.code() == ErrorCode::LeaseLost => {
+                shared.set_state(LOST);
+                return;
+            }
+            Err(_) => {
+                if shared.time.monotonic_ns() >= good_until {
+                    shared.set_state(LOST);
+                    return;
+                }
+                continue;
+            }
+        }
+        let extended = shared.target(state_of()).and_then(|target| {
+            if target >= shared.ceiling.load(Ordering::SeqCst) {
+                shared.extend_to(target)
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = extended {
+            if e.code() == ErrorCode::LeaseLost {
+                shared.set_state(LOST);
+                return;
+            }
+        }
+    }
+}
+
+impl Lease {
+    /// Claims a node ID of the sequencer `record` on `store` and starts its keeper; the generator mints
+    /// under `layout` with `options`.
+    pub fn acquire(
+        store: Arc<dyn Store>,
+        time: Arc<dyn Time>,
+        record: SequencerRecord,
+        layout: Layout,
+        options: Options,
+        lease: LeaseOptions,
+    ) -> Result<Lease> {
+        let ttl_ms = duration_ms(lease.ttl);
+        if ttl_ms == 0 {
+            return Err(Error::invalid("the lease TTL must be at least 1 ms"));
+        }
+        let mut lease = lease;
+        // Well inside max_ahead, so that the generator never waits on the reservation while it may mint.
+        let half_ahead = Duration::from_nanos(options.max_ahead_ns / 2);
+        if options.policy != Policy::Strict
+            && lease.reserve_ahead > half_ahead
+            && !half_ahead.is_zero()
+        {
+            lease.reserve_ahead = half_ahead;
+        }
+        let nodes = record.config.nodes;
+        let start = spread(nodes, time.unix_ns());
+        let claim = store
+            .claim(&ClaimRequest {
+                sequencer: &record.name,
+                nodes,
+                start,
+                ttl_ms,
+                holder: &lease.holder,
+                now_unix_ms: ms(time.unix_ns()),
+            })?
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::NodeIdsExhausted,
+                    format!(
+                        "{}: all {nodes} node IDs of sequencer {:?} are held",
+                        store.describe(),
+                        record.name
+                    ),
+                )
+            })?;
+        let ceiling = Arc::new(AtomicU64::new(0));
+        let shared = Arc::new(Shared {
+            fingerprint: crate::layout_fingerprint(&layout),
+            store,
+            time,
+            layout,
+            record,
+            options: lease,
+            ceiling: ceiling.clone(),
+            state: AtomicU8::new(HELD),
+            claim: Mutex::new(claim.clone()),
+            wake: Mutex::new(Wake::default()),
+            wake_cv: Condvar::new(),
+            changed: Mutex::new(()),
+            changed_cv: Condvar::new(),
+        });
+        let release_on_error = |e: Error| {
+            let _ = shared.store.release(&claim);
+            e
+        };
+        let state_word = Arc::new(AtomicU64::new(0));
+        let generator = SharedGenerator::with_ceiling(
+            layout,
+            claim.node_id,
+            options,
+            state_word.clone(),
+            ceiling,
+        )
+        .map_err(|e| release_on_error(e.into()))?;
+        let start_at = match shared.store.reservation(&claim.sequencer, claim.node_id) {
+            Ok(r) => r.map_or(0, |r| shared.start_after(&r)),
+            Err(e) => return Err(release_on_error(e)),
+        };
+        generator.restore(start_at);
+        let target = shared.target(start_at).map_err(release_on_error)?;
+        shared.extend_to(target).map_err(release_on_error)?;
+        let keeper_shared = shared.clone();
+        let keeper = std::thread::Builder::new()
+            .name(format!("snowmint-lease-{}", claim.node_id))
+            .spawn({
+                let state_word = state_word.clone();
+                move || keeper(keeper_shared, move || state_word.load(Ordering::Relaxed))
+            })
+            .map_err(|e| {
+                release_on_error(Error::unavailable(format!(
+                    "cannot start the lease keeper: {e}"
+                )))
+            })?;
+        forks::register(&shared);
+        Ok(Lease {
+            node_id: claim.node_id,
+            token: claim.token,
+            pid: std::process::id(),
+            system_time: shared.time.is_system(),
+            shared,
+            generator,
+            state_word,
+            keeper: Mutex::new(Some(keeper)),
+        })
+    }
+
+    /// The generator (lock-free; mint through [`Lease::next_id`] to get `wait` and destroyed handling).
+    pub fn generator(&self) -> &CeiledGenerator {
+        &self.generator
+    }
+
+    /// The node ID held.
+    pub fn node_id(&self) -> u64 {
+        self.node_id
+    }
+
+    /// The fencing token of the claim (strictly greater than every earlier claim's of this node ID).
+    pub fn fencing_token(&self) -> u64 {
+        self.token
+    }
+
+    /// When the claim expires unless renewed, Unix ms, as the store last reported.
+    pub fn expires_unix_ms(&self) -> u64 {
+        self.shared.claim().expires_unix_ms
+    }
+
+    /// The claim as last renewed.
+    pub fn claim(&self) -> Claim {
+        self.shared.claim()
+    }
+
+    /// The state.
+    pub fn state(&self) -> LeaseState {
+        self.shared.state()
+    }
+
+    /// The sequencer record the lease was taken under.
+    pub fn sequencer(&self) -> &SequencerRecord {
+        &self.shared.record
+    }
+
+    /// The first logical position the generator may not mint (raised by the keeper).
+    pub fn ceiling(&self) -> u64 {
+        self.shared.ceiling.load(Ordering::SeqCst)
+    }
+
+    /// Mints one ID under the lease.
+    #[inline]
+    pub fn next_id(&self) -> Result<u64> {
+        let r = if self.system_time {
+            self.generator.next_id()
+        } else {
+            let time = &*self.shared.time;
+            self.generator.next_id_from(&|| Ok(time.unix_ns()))
+        };
+        match r {
+            Ok(id) => Ok(id),
+            Err(e) => self.at_ceiling(e, |g| self.next_id_once(g)),
+        }
+    }
+
+    /// Fills `out` with consecutive IDs under the lease (one state update).
+    pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
+        self.retrying(|g| self.next_ids_once(g, out))
+    }
+
+    fn next_id_once(&self, g: &CeiledGenerator) -> snowmint::Result<u64> {
+        let time = &*self.shared.time;
+        g.next_id_from(&|| Ok(time.unix_ns()))
+    }
+
+    fn next_ids_once(&self, g: &CeiledGenerator, out: &mut [u64]) -> snowmint::Result<()> {
+        let time = &*self.shared.time;
+        g.next_ids_with(&|| Ok(time.unix_ns()), snowmint::sleep_ns, out)
+    }
+
+    fn retrying<T>(&self, mut f: impl FnMut(&CeiledGenerator) -> snowmint::Result<T>) -> Result<T> {
+        match f(&self.generator) {
+            Ok(v) => Ok(v),
+            Err(e) => self.at_ceiling(e, f),
+        }
+    }
+
+    /// A mint failed: at the ceiling, `SEQUENCER_DESTROYED` or `LEASE_LOST` once the lease is gone; while
+    /// it is held, a bounded wait for the keeper to raise the ceiling (`wait`; then `LEASE_LOST`) or
+    /// `TOO_FAR_AHEAD` (other policies: retry shortly).
+    #[cold]
+    #[inline(never)]
+    fn at_ceiling<T>(
+        &self,
+        e: snowmint::Error,
+        mut again: impl FnMut(&CeiledGenerator) -> snowmint::Result<T>,
+    ) -> Result<T> {
+        let s = &self.shared;
+        match s.state() {
+            LeaseState::Destroyed => return Err(self.destroyed()),
+            LeaseState::Lost => return Err(self.lost()),
+            LeaseState::Held if e.code() != ErrorCode::LeaseLost => return Err(e.into()),
+            LeaseState::Held => {}
+        }
+        let bound = s.options.wait_bound.unwrap_or(s.options.ttl);
+        let deadline = deadline_after(&*s.time, bound);
+        loop {
+            match s.state() {
+                LeaseState::Destroyed => return Err(self.destroyed()),
+                LeaseState::Lost => return Err(self.lost()),
+                LeaseState::Held => {}
+            }
+            if s.time.monotonic_ns() >= deadline {
+                return Err(self.lost_at_ceiling());
+            }
+            let seen = s.ceiling.load(Ordering::SeqCst);
+            self.poke();
+            if self.generator.policy() != Policy::Wait {
+                // The claim is held: the keeper extends the reservation within one store round trip.
+                return Err(self.at_reservation());
+            }
+            {
+                let g = s.changed.lock().unwrap_or_else(|p| p.into_inner());
+                if s.ceiling.load(Ordering::SeqCst) == seen && s.state() == LeaseState::Held {
+                    let _ = s.changed_cv.wait_timeout(g, Duration::from_millis(50));
+                }
+            }
+            match again(&self.generator) {
+                Ok(v) => return Ok(v),
+                Err(e) if e.code() == ErrorCode::LeaseLost => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    fn destroyed(&self) -> Error {
+        Error::new(
+            ErrorCode::SequencerDestroyed,
+            format!(
+                "sequencer {:?} was destroyed; this handle never mints again",
+                self.shared.record.name
+            ),
+        )
+    }
+
+    fn lost(&self) -> Error {
+        if std::process::id() != self.pid {
+            return Error::lease_lost(format!(
+                "node ID {} of sequencer {:?} is leased by the parent process; a forked child opens a lease of its own",
+                self.node_id, self.shared.record.name
+            ));
+        }
+        Error::lease_lost(format!(
+            "{}: the lease on node ID {} of sequencer {:?} (fencing token {}) was lost; minting stopped at its reservation",
+            self.shared.store.describe(),
+            self.node_id,
+            self.shared.record.name,
+            self.token
+        ))
+    }
+
+    fn at_reservation(&self) -> Error {
+        Error::new(
+            ErrorCode::TooFarAhead,
+            format!(
+                "{}: node ID {} of sequencer {:?} reached the reservation its lease has written; retry shortly (the keeper is extending it)",
+                self.shared.store.describe(),
+                self.node_id,
+                self.shared.record.name
+            ),
+        )
+    }
+
+    fn lost_at_ceiling(&self) -> Error {
+        Error::lease_lost(format!(
+            "{}: node ID {} of sequencer {:?} reached its reservation and the store has not extended it (lease not renewed)",
+            self.shared.store.describe(),
+            self.node_id,
+            self.shared.record.name
+        ))
+    }
+
+    /// Stops the keeper and releases the claim now (also done on drop). Minting then fails with
+    /// `LEASE_LOST`.
+    ///
+    /// A clean release first lowers the stored reservation to the last position actually minted (the
+    /// generator is sealed first, so nothing is minted after it is read), so that the next holder of the
+    /// node ID starts right after it rather than `reserve_ahead` later.
+    pub fn release(&self) -> Result<()> {
+        if std::process::id() != self.pid {
+            // A forked child: the keeper thread and the claim are the parent's (and so may be the locks
+            // the keeper held at the fork). Stop minting here, touch nothing else.
+            self.shared.forked();
+            return Ok(());
+        }
+        self.stop_keeper();
+        let held = self.shared.state() == LeaseState::Held;
+        self.shared.set_state(LOST);
+        self.shared.ceiling.store(0, Ordering::SeqCst);
+        // Any compare-and-swap of a mint that passed the old ceiling either landed before this swap
+        // (and is counted in `next`) or fails against the changed word and then meets the new ceiling.
+        let next = self.state_word.swap(u64::MAX, Ordering::SeqCst);
+        let claim = self.shared.claim();
+        if held && next > 0 {
+            // Best effort: on failure the higher reservation stays, which is safe.
+            let _ = self
+                .shared
+                .store
+                .reserve(&claim, &self.shared.reservation_for(next - 1));
+        }
+        self.shared.store.release(&claim)
+    }
+
+    fn stop_keeper(&self) {
+        {
+            let mut w = self.shared.wake.lock().unwrap_or_else(|p| p.into_inner());
+            w.stop = true;
+            self.shared.wake_cv.notify_all();
+        }
+        let keeper = self.keeper.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(k) = keeper {
+            // The keeper never joins itself: it runs no user code that could drop the lease.
+            let _ = k.join();
+        }
+    }
+
+    /// Wakes the keeper for a round now (tests: see a destroy or a loss without waiting a period).
+    pub fn poke(&self) {
+        let mut w = self.shared.wake.lock().unwrap_or_else(|p| p.into_inner());
+        w.urgent = true;
+        self.shared.wake_cv.notify_all();
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let running = self.keeper.get_mut().map_or(true, |k| k.is_some());
+        if running {
+            let _ = self.release();
+        }
+    }
+}
+
+/// A starting node ID that spreads concurrent claimers over the node space.
+fn spread(nodes: u64, now_ns: u64) -> u64 {
+    if nodes == 0 {
+        return 0;
+    }
+    snowmint::mix64(now_ns ^ (std::process::id() as u64) << 32 ^ thread_salt()) % nodes
+}
+
+fn thread_salt() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
+}
+
+/// Fork safety: a child process forked from one holding leases shares their generators' memory but not
+/// their keepers, and its claims are the parent's. At the fork, every lease in the child stops at once
+/// (ceiling zero, state lost), so the child can never mint an ID its parent mints.
+mod forks {
+    use std::cell::UnsafeCell;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Once, Weak};
+
+    use super::Shared;
+
+    /// The live leases, guarded by a spin lock the fork handlers can take and release (a mutex held
+    /// across `fork` would stay locked in the child).
+    struct Registry {
+        locked: AtomicBool,
+        leases: UnsafeCell<Vec<Weak<Shared>>>,
+    }
+
+    // SAFETY: `leases` is only touched while `locked` is held.
+    unsafe impl Sync for Registry {}
+
+    static REGISTRY: Registry = Registry {
+        locked: AtomicBool::new(false),
+        leases: UnsafeCell::new(Vec::new()),
+    };
+    static INSTALL: Once = Once::new();
+
+    fn lock() {
+        while REGISTRY
+            .locked
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::hint::spin_loop();
+        }
+    }
+
+    fn unlock() {
+        REGISTRY.locked.store(false, Ordering::Release);
+    }
+
+    extern "C" fn prepare() {
+        lock();
+    }
+
+    extern "C" fn parent() {
+        unlock();
+    }
+
+    extern "C" fn child() {
+        // SAFETY: the lock is held (taken in `prepare`, before the fork).
+        let leases = unsafe { &*REGISTRY.leases.get() };
+        for l in leases {
+            // Only atomic operations here: `upgrade` and the stores of `forked`.
+            if let Some(shared) = l.upgrade() {
+                shared.forked();
+                // Keep the count as it was: dropping here could run destructors in the child.
+                std::mem::forget(shared);
+            }
+        }
+        unlock();
+    }
+
+    pub(super) fn register(shared: &Arc<Shared>) {
+        INSTALL.call_once(|| {
+            // SAFETY: three plain functions that take no locks but the registry's spin lock.
+            unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+        });
+        lock();
+        // SAFETY: the lock is held.
+        let leases = unsafe { &mut *REGISTRY.leases.get() };
+        leases.retain(|l| l.strong_count() > 0);
+        leases.push(Arc::downgrade(shared));
+        unlock();
+    }
+}

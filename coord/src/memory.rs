@@ -1,0 +1,213 @@
+//! An in-memory store (one process): tests and simulation. Claims expire by the callers' clock readings
+//! (`now_unix_ms`), so an injected clock drives expiry; [`MemoryStore::set_available`] injects an outage.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+use crate::store::{
+    Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
+};
+use snowmint::ErrorCode;
+
+#[derive(Debug, Default)]
+struct State {
+    sequencers: BTreeMap<String, SequencerRecord>,
+    /// Per name: the last incarnation handed out (survives destroy).
+    incarnations: BTreeMap<String, u64>,
+    claims: BTreeMap<(String, u64), HeldBy>,
+    /// Per node ID: the last fencing token handed out (survives release and destroy).
+    tokens: BTreeMap<(String, u64), u64>,
+    reservations: BTreeMap<(String, u64), Reservation>,
+}
+
+/// A store held in this process's memory.
+#[derive(Debug)]
+pub struct MemoryStore {
+    state: Mutex<State>,
+    available: AtomicBool,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        MemoryStore::new()
+    }
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> MemoryStore {
+        MemoryStore {
+            state: Mutex::new(State::default()),
+            available: AtomicBool::new(true),
+        }
+    }
+
+    /// `false`: every request fails with `STORE_UNAVAILABLE` until set back (an injected outage).
+    pub fn set_available(&self, available: bool) {
+        self.available.store(available, Ordering::SeqCst);
+    }
+
+    fn state(&self) -> Result<std::sync::MutexGuard<'_, State>> {
+        if !self.available.load(Ordering::SeqCst) {
+            return Err(Error::unavailable(
+                "memory store: unavailable (injected outage)",
+            ));
+        }
+        Ok(self.state.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+fn live(held: &HeldBy, now_unix_ms: u64) -> bool {
+    held.expires_unix_ms > now_unix_ms
+}
+
+impl Store for MemoryStore {
+    fn describe(&self) -> String {
+        "memory store".into()
+    }
+
+    fn create_sequencer(
+        &self,
+        name: &str,
+        config: &SequencerConfig,
+        now_unix_ms: u64,
+    ) -> Result<SequencerRecord> {
+        let mut s = self.state()?;
+        if let Some(existing) = s.sequencers.get(name) {
+            return if existing.config == *config {
+                Ok(existing.clone())
+            } else {
+                Err(crate::sequencer::conflict(name, &existing.config, config))
+            };
+        }
+        let incarnation = s.incarnations.get(name).copied().unwrap_or(0) + 1;
+        s.incarnations.insert(name.into(), incarnation);
+        let record = SequencerRecord {
+            name: name.into(),
+            config: config.clone(),
+            incarnation,
+            created_unix_ms: now_unix_ms,
+        };
+        s.sequencers.insert(name.into(), record.clone());
+        Ok(record)
+    }
+
+    fn sequencer(&self, name: &str) -> Result<Option<SequencerRecord>> {
+        Ok(self.state()?.sequencers.get(name).cloned())
+    }
+
+    fn sequencers(&self) -> Result<Vec<SequencerRecord>> {
+        Ok(self.state()?.sequencers.values().cloned().collect())
+    }
+
+    fn destroy_sequencer(&self, name: &str) -> Result<bool> {
+        Ok(self.state()?.sequencers.remove(name).is_some())
+    }
+
+    fn claim(&self, r: &ClaimRequest<'_>) -> Result<Option<Claim>> {
+        let mut s = self.state()?;
+        for i in 0..r.nodes {
+            let node_id = (r.start + i) % r.nodes;
+            let key = (r.sequencer.to_string(), node_id);
+            if s.claims.get(&key).is_some_and(|h| live(h, r.now_unix_ms)) {
+                continue;
+            }
+            let token = s.tokens.get(&key).copied().unwrap_or(0) + 1;
+            s.tokens.insert(key.clone(), token);
+            let expires_unix_ms = r.now_unix_ms.saturating_add(r.ttl_ms);
+            s.claims.insert(
+                key,
+                HeldBy {
+                    holder: r.holder.into(),
+                    token,
+                    expires_unix_ms,
+                },
+            );
+            return Ok(Some(Claim {
+                sequencer: r.sequencer.into(),
+                node_id,
+                token,
+                expires_unix_ms,
+            }));
+        }
+        Ok(None)
+    }
+
+    fn renew(&self, claim: &Claim, ttl_ms: u64, now_unix_ms: u64) -> Result<Claim> {
+        let mut s = self.state()?;
+        match s.claims.get_mut(&(claim.sequencer.clone(), claim.node_id)) {
+            Some(h) if h.token == claim.token && live(h, now_unix_ms) => {
+                h.expires_unix_ms = now_unix_ms.saturating_add(ttl_ms);
+                Ok(Claim {
+                    expires_unix_ms: h.expires_unix_ms,
+                    ..claim.clone()
+                })
+            }
+            _ => Err(lost(claim)),
+        }
+    }
+
+    fn release(&self, claim: &Claim) -> Result<()> {
+        let mut s = self.state()?;
+        let key = (claim.sequencer.clone(), claim.node_id);
+        if s.claims.get(&key).is_some_and(|h| h.token == claim.token) {
+            s.claims.remove(&key);
+        }
+        Ok(())
+    }
+
+    fn reservation(&self, sequencer: &str, node_id: u64) -> Result<Option<Reservation>> {
+        Ok(self
+            .state()?
+            .reservations
+            .get(&(sequencer.to_string(), node_id))
+            .copied())
+    }
+
+    fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        let mut s = self.state()?;
+        let key = (claim.sequencer.clone(), claim.node_id);
+        // Held means: the current claim is this one. Expiry alone does not end it here (as in etcd, a
+        // claim ends when the store removes it; a new claim then replaces it).
+        if s.claims.get(&key).is_some_and(|h| h.token == claim.token) {
+            s.reservations.insert(key, *reservation);
+            Ok(())
+        } else {
+            Err(lost(claim))
+        }
+    }
+
+    fn holders(&self, sequencer: &str, now_unix_ms: u64) -> Result<Vec<NodeState>> {
+        let s = self.state()?;
+        let mut out: BTreeMap<u64, NodeState> = BTreeMap::new();
+        let blank = |node_id| NodeState {
+            node_id,
+            claim: None,
+            reservation: None,
+        };
+        for ((name, node), held) in &s.claims {
+            if name == sequencer && live(held, now_unix_ms) {
+                out.entry(*node).or_insert_with(|| blank(*node)).claim = Some(held.clone());
+            }
+        }
+        for ((name, node), r) in &s.reservations {
+            if name == sequencer {
+                out.entry(*node).or_insert_with(|| blank(*node)).reservation = Some(*r);
+            }
+        }
+        Ok(out.into_values().collect())
+    }
+}
+
+/// `LEASE_LOST` for a claim that is no longer the current one.
+pub(crate) fn lost(claim: &Claim) -> Error {
+    Error::new(
+        ErrorCode::LeaseLost,
+        format!(
+            "the claim on node ID {} of sequencer {:?} (fencing token {}) is no longer held",
+            claim.node_id, claim.sequencer, claim.token
+        ),
+    )
+}

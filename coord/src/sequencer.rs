@@ -1,0 +1,485 @@
+//! Named sequencers (SPEC §3.3, snowcast's lifecycle) and generators opened from a node source.
+//!
+//! A [`Sequencer`] handle is **Attached** (holds a lease and mints), **Detached** (holds none: after
+//! [`Sequencer::detach`] or a lost lease; minting fails with `LEASE_LOST`; [`Sequencer::attach`] claims
+//! again) or **Destroyed** (after [`Sequencer::destroy`] by any handle in any process: minting fails with
+//! `SEQUENCER_DESTROYED` forever; the name may be created again and never repeats an old ID, since
+//! reservations outlive the record).
+
+use std::sync::{Arc, RwLock};
+
+use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Order, SharedGenerator};
+
+use crate::error::{Error, Result};
+use crate::lease::{Lease, LeaseOptions, LeaseState};
+use crate::source::{open_store, NodeSource};
+use crate::store::{SequencerConfig, SequencerRecord, Store};
+use crate::time::{SystemTime, Time};
+
+/// `SEQUENCER_CONFLICT`: `name` exists with `existing`, not `wanted`.
+pub(crate) fn conflict(name: &str, existing: &SequencerConfig, wanted: &SequencerConfig) -> Error {
+    Error::new(
+        ErrorCode::SequencerConflict,
+        format!(
+            "sequencer {name:?} exists with another configuration: {} nodes, layout {}; asked for {} nodes, layout {}",
+            existing.nodes, existing.layout, wanted.nodes, wanted.layout
+        ),
+    )
+}
+
+/// Checks a sequencer name: 1 to 64 characters of `A-Z a-z 0-9 _ . -`, not starting with `.` or `-`
+/// (every store uses it as part of a key, a file name or a row).
+pub fn check_name(name: &str) -> Result<()> {
+    let ok = (1..=64).contains(&name.len())
+        && !name.starts_with(['.', '-'])
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "sequencer name {name:?}: use 1 to 64 characters of A-Z a-z 0-9 _ . - (not starting with . or -)"
+        )))
+    }
+}
+
+/// The layout of a configuration's canonical text ([`crate::layout_text`]).
+pub fn layout_from_text(text: &str) -> Result<Layout> {
+    let bad = || Error::unavailable(format!("unreadable layout in a sequencer record: {text:?}"));
+    let mut parts = text.split(';');
+    if parts.next() != Some("v1") {
+        return Err(bad());
+    }
+    let mut cfg = LayoutConfig::default();
+    for p in parts {
+        let (k, v) = p.split_once('=').ok_or_else(bad)?;
+        let num = || v.parse::<u64>().map_err(|_| bad());
+        let bits = || v.parse::<u32>().map_err(|_| bad());
+        match k {
+            "ts" => cfg.timestamp_bits = bits()?,
+            "node" => cfg.node_bits = bits()?,
+            "seq" => cfg.sequence_bits = bits()?,
+            "order" => cfg.order = Order::from_name(v).map_err(|_| bad())?,
+            "tick_ns" => cfg.tick_ns = num()?,
+            "epoch_ms" => cfg.epoch_ms = num()?,
+            "offset" => cfg.node_id_offset = num()?,
+            "sign" => cfg.use_sign_bit = v == "true",
+            "split" => cfg.node_split_bits = bits()?,
+            _ => return Err(bad()),
+        }
+    }
+    Layout::new(cfg).map_err(|_| bad())
+}
+
+/// The state of a [`Sequencer`] handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SequencerState {
+    /// Holds a node ID and mints.
+    Attached,
+    /// Holds none; minting fails with `LEASE_LOST`; `attach()` claims again.
+    Detached,
+    /// Destroyed; minting fails with `SEQUENCER_DESTROYED`, forever.
+    Destroyed,
+}
+
+/// A handle on a named sequencer.
+#[derive(Debug)]
+pub struct Sequencer {
+    store: Arc<dyn Store>,
+    time: Arc<dyn Time>,
+    record: SequencerRecord,
+    layout: Layout,
+    options: Options,
+    lease_options: LeaseOptions,
+    lease: RwLock<Option<Arc<Lease>>>,
+    destroyed: std::sync::atomic::AtomicBool,
+}
+
+impl Sequencer {
+    /// Creates the sequencer `name` (or returns a handle on the existing one with the same
+    /// configuration; another configuration is `SEQUENCER_CONFLICT`). The handle starts Detached.
+    pub fn create(
+        store: Arc<dyn Store>,
+        name: &str,
+        layout: Layout,
+        nodes: u64,
+    ) -> Result<Sequencer> {
+        Sequencer::create_with(
+            store,
+            Arc::new(SystemTime),
+            name,
+            layout,
+            nodes,
+            Options::default(),
+            LeaseOptions::default(),
+        )
+    }
+
+    /// [`Sequencer::create`] with a clock, generator options and lease options.
+    pub fn create_with(
+        store: Arc<dyn Store>,
+        time: Arc<dyn Time>,
+        name: &str,
+        layout: Layout,
+        nodes: u64,
+        options: Options,
+        lease_options: LeaseOptions,
+    ) -> Result<Sequencer> {
+        check_name(name)?;
+        if nodes == 0 || nodes > layout.node_count() {
+            return Err(Error::invalid(format!(
+                "sequencer {name:?}: {nodes} nodes; the layout holds 1..={}",
+                layout.node_count()
+            )));
+        }
+        let config = SequencerConfig {
+            layout: crate::layout_text(&layout),
+            nodes,
+        };
+        let record = store.create_sequencer(name, &config, time.unix_ns() / 1_000_000)?;
+        Ok(Sequencer::handle(
+            store,
+            time,
+            record,
+            layout,
+            options,
+            lease_options,
+        ))
+    }
+
+    /// A handle on the existing sequencer `name` (its layout and node count from the store).
+    pub fn open(store: Arc<dyn Store>, name: &str) -> Result<Sequencer> {
+        Sequencer::open_with(
+            store,
+            Arc::new(SystemTime),
+            name,
+            Options::default(),
+            LeaseOptions::default(),
+        )
+    }
+
+    /// [`Sequencer::open`] with a clock, generator options and lease options.
+    pub fn open_with(
+        store: Arc<dyn Store>,
+        time: Arc<dyn Time>,
+        name: &str,
+        options: Options,
+        lease_options: LeaseOptions,
+    ) -> Result<Sequencer> {
+        check_name(name)?;
+        let record = store.sequencer(name)?.ok_or_else(|| {
+            Error::invalid(format!(
+                "{}: no sequencer named {name:?} (create it first)",
+                store.describe()
+            ))
+        })?;
+        let layout = layout_from_text(&record.config.layout)?;
+        Ok(Sequencer::handle(
+            store,
+            time,
+            record,
+            layout,
+            options,
+            lease_options,
+        ))
+    }
+
+    fn handle(
+        store: Arc<dyn Store>,
+        time: Arc<dyn Time>,
+        record: SequencerRecord,
+        layout: Layout,
+        options: Options,
+        lease_options: LeaseOptions,
+    ) -> Sequencer {
+        Sequencer {
+            store,
+            time,
+            record,
+            layout,
+            options,
+            lease_options,
+            lease: RwLock::new(None),
+            destroyed: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The record this handle belongs to.
+    pub fn record(&self) -> &SequencerRecord {
+        &self.record
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn destroyed_error(&self) -> Error {
+        Error::new(
+            ErrorCode::SequencerDestroyed,
+            format!(
+                "sequencer {:?} was destroyed; this handle never mints again",
+                self.record.name
+            ),
+        )
+    }
+
+    /// The state.
+    pub fn state(&self) -> SequencerState {
+        if self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
+            return SequencerState::Destroyed;
+        }
+        match self.lease().map(|l| l.state()) {
+            Some(LeaseState::Held) => SequencerState::Attached,
+            Some(LeaseState::Destroyed) => {
+                self.destroyed
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                SequencerState::Destroyed
+            }
+            // No keeper watches a detached handle: ask the store.
+            _ if self.destroyed_in_store() => SequencerState::Destroyed,
+            _ => SequencerState::Detached,
+        }
+    }
+
+    /// `true` (and remembered) if the store no longer has this incarnation of the sequencer. A store
+    /// that cannot be asked leaves the answer `false`.
+    fn destroyed_in_store(&self) -> bool {
+        let gone = matches!(
+            self.store.sequencer(&self.record.name),
+            Ok(r) if r.as_ref().map_or(true, |r| r.incarnation != self.record.incarnation)
+        );
+        if gone {
+            self.destroyed
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        gone
+    }
+
+    /// The current lease, if attached (or detached by a loss not yet acted on).
+    pub fn lease(&self) -> Option<Arc<Lease>> {
+        self.lease.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Claims a node ID (most likely another one than before). Attached already: nothing happens.
+    pub fn attach(&self) -> Result<()> {
+        match self.state() {
+            SequencerState::Destroyed => return Err(self.destroyed_error()),
+            SequencerState::Attached => return Ok(()),
+            SequencerState::Detached => {}
+        }
+        match self.store.sequencer(&self.record.name)? {
+            Some(r) if r.incarnation == self.record.incarnation => {}
+            _ => {
+                self.destroyed
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                return Err(self.destroyed_error());
+            }
+        }
+        let mut slot = self.lease.write().unwrap_or_else(|p| p.into_inner());
+        // Release a lost lease first (its claim may already be someone else's; release is a no-op then).
+        slot.take();
+        let lease = Lease::acquire(
+            self.store.clone(),
+            self.time.clone(),
+            self.record.clone(),
+            self.layout,
+            self.options,
+            self.lease_options.clone(),
+        )?;
+        *slot = Some(Arc::new(lease));
+        Ok(())
+    }
+
+    /// Releases the node ID. Minting then fails with `LEASE_LOST` until [`Sequencer::attach`].
+    pub fn detach(&self) -> Result<()> {
+        let lease = self.lease.write().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(lease) = lease {
+            // Released now, even if a minting thread still holds the Arc: it then gets LEASE_LOST.
+            lease.release()?;
+        }
+        Ok(())
+    }
+
+    /// Destroys the sequencer everywhere: every handle of it, in every process, stops minting within
+    /// one renewal interval and fails with `SEQUENCER_DESTROYED` forever.
+    pub fn destroy(&self) -> Result<()> {
+        self.destroyed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = self.detach();
+        match self.store.sequencer(&self.record.name)? {
+            Some(r) if r.incarnation == self.record.incarnation => {
+                self.store.destroy_sequencer(&self.record.name)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Mints one ID: `LEASE_LOST` when detached, `SEQUENCER_DESTROYED` when destroyed (a detached
+    /// handle asks the store).
+    pub fn next_id(&self) -> Result<u64> {
+        if self.destroyed.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(self.destroyed_error());
+        }
+        match self.lease() {
+            Some(l) => l.next_id(),
+            None if self.destroyed_in_store() => Err(self.destroyed_error()),
+            None => Err(Error::lease_lost(format!(
+                "sequencer {:?} is detached; attach() to mint",
+                self.record.name
+            ))),
+        }
+    }
+}
+
+/// A generator whose node ID comes from a node source: fixed (a number, `env`, `k8s`, `ip`) or held
+/// under a lease (`file://`, `etcd://`, `postgres://`), released when it is dropped.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("snowmint-doc-{}", std::process::id()));
+/// let url = format!("file://{}?sequencer=doc", dir.display());
+/// let gen = snowmint_coord::NodeGenerator::open(&url, snowmint::Layout::twitter(), Default::default())?;
+/// let lease = gen.lease().expect("a lease source");
+/// println!("node {} (fencing token {}, expires {})", lease.node_id(), lease.fencing_token(), lease.expires_unix_ms());
+/// let (a, b) = (gen.next_id()?, gen.next_id()?);
+/// assert!(b > a);
+/// # drop(gen); std::fs::remove_dir_all(dir).unwrap();
+/// # Ok::<(), snowmint_coord::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct NodeGenerator {
+    inner: Inner,
+}
+
+#[derive(Debug)]
+enum Inner {
+    Fixed(SharedGenerator),
+    Leased(Lease),
+}
+
+impl NodeGenerator {
+    /// Opens `source` for `layout` with the system clock and default lease options.
+    pub fn open(source: &str, layout: Layout, options: Options) -> Result<NodeGenerator> {
+        NodeGenerator::open_with(
+            source,
+            layout,
+            options,
+            Arc::new(SystemTime),
+            LeaseOptions::default(),
+        )
+    }
+
+    /// Opens `source` with a clock and lease options (the TTL comes from the source's `?ttl=`).
+    pub fn open_with(
+        source: &str,
+        layout: Layout,
+        options: Options,
+        time: Arc<dyn Time>,
+        lease_options: LeaseOptions,
+    ) -> Result<NodeGenerator> {
+        let parsed = NodeSource::parse(source)?;
+        let NodeSource::Lease(l) = &parsed else {
+            let node = parsed.resolve(source, &layout)?;
+            return Ok(NodeGenerator {
+                inner: Inner::Fixed(SharedGenerator::new(layout, node, options)?),
+            });
+        };
+        let store = open_store(&l.store)
+            .map_err(|e| e.context(format!("node source {:?}", crate::source::redacted(source))))?;
+        NodeGenerator::lease_from(
+            store,
+            &l.sequencer,
+            layout,
+            options,
+            time,
+            LeaseOptions {
+                ttl: l.ttl,
+                ..lease_options
+            },
+        )
+    }
+
+    /// A generator under a lease on `store`'s sequencer `name`: created with `layout` and all of its node
+    /// IDs if missing; if it exists, its layout must be `layout` (`SEQUENCER_CONFLICT` otherwise).
+    pub fn lease_from(
+        store: Arc<dyn Store>,
+        name: &str,
+        layout: Layout,
+        options: Options,
+        time: Arc<dyn Time>,
+        lease_options: LeaseOptions,
+    ) -> Result<NodeGenerator> {
+        check_name(name)?;
+        let text = crate::layout_text(&layout);
+        let record = match store.sequencer(name)? {
+            Some(r) if r.config.layout == text => r,
+            _ => {
+                let config = SequencerConfig {
+                    layout: text,
+                    nodes: layout.node_count(),
+                };
+                store.create_sequencer(name, &config, time.unix_ns() / 1_000_000)?
+            }
+        };
+        let lease = Lease::acquire(store, time, record, layout, options, lease_options)?;
+        Ok(NodeGenerator {
+            inner: Inner::Leased(lease),
+        })
+    }
+
+    /// The node ID.
+    pub fn node_id(&self) -> u64 {
+        match &self.inner {
+            Inner::Fixed(g) => g.node_id(),
+            Inner::Leased(l) => l.node_id(),
+        }
+    }
+
+    /// The lease, for a lease source.
+    pub fn lease(&self) -> Option<&Lease> {
+        match &self.inner {
+            Inner::Fixed(_) => None,
+            Inner::Leased(l) => Some(l),
+        }
+    }
+
+    /// The lease's state (`None` for a fixed node ID, which never changes).
+    pub fn state(&self) -> Option<LeaseState> {
+        self.lease().map(Lease::state)
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        match &self.inner {
+            Inner::Fixed(g) => g.layout(),
+            Inner::Leased(l) => l.generator().layout(),
+        }
+    }
+
+    /// Mints one ID.
+    #[inline]
+    pub fn next_id(&self) -> Result<u64> {
+        match &self.inner {
+            Inner::Fixed(g) => g.next_id().map_err(Error::from),
+            Inner::Leased(l) => l.next_id(),
+        }
+    }
+
+    /// Fills `out` with consecutive IDs from one clock reading.
+    pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
+        match &self.inner {
+            Inner::Fixed(g) => g.next_ids(out).map_err(Error::from),
+            Inner::Leased(l) => l.next_ids(out),
+        }
+    }
+
+    /// Releases the lease now (also done on drop); nothing for a fixed node ID.
+    pub fn release(&self) -> Result<()> {
+        match &self.inner {
+            Inner::Fixed(_) => Ok(()),
+            Inner::Leased(l) => l.release(),
+        }
+    }
+}

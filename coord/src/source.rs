@@ -1,0 +1,519 @@
+//! Node sources (SPEC §3.1): the one parser every front end uses (Rust, the CLI, and through them the
+//! Python, Node, WASM and C bindings).
+//!
+//! | source | meaning |
+//! |---|---|
+//! | `7` | this node ID |
+//! | `env` / `env:NAME` | the integer in `SNOWMINT_NODE_ID` / in `NAME` |
+//! | `k8s` / `k8s:OFFSET` | the StatefulSet ordinal at the end of the hostname (`web-3` → 3), plus OFFSET |
+//! | `ip` | the low bits of the host's private IPv4 address (Sonyflake) |
+//! | `file:///DIR` | a lease in the embedded store in DIR (processes of one host, no server) |
+//! | `etcd://HOST:PORT[,HOST:PORT…]/PREFIX` | a lease on an etcd cluster |
+//! | `postgres://USER@HOST:PORT/DB` | a lease in a PostgreSQL table |
+//!
+//! Lease sources take `?sequencer=NAME` (default `default`) and `?ttl=10s` (`ms`, `s` or `m`; default
+//! 10 s). Every error names the source and says why.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use snowmint::{ErrorCode, Layout};
+
+use crate::error::{Error, Result};
+use crate::lease::DEFAULT_TTL;
+use crate::store::Store;
+
+/// The variable `env` reads.
+pub const DEFAULT_NODE_ENV: &str = "SNOWMINT_NODE_ID";
+/// The sequencer a lease source uses unless `?sequencer=` names one.
+pub const DEFAULT_SEQUENCER: &str = "default";
+
+/// A parsed node source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeSource {
+    /// A fixed node ID.
+    Fixed(u64),
+    /// The integer in an environment variable.
+    Env {
+        /// The variable's name.
+        var: String,
+    },
+    /// The StatefulSet ordinal at the end of the hostname, plus an offset.
+    K8s {
+        /// Added to the ordinal.
+        offset: u64,
+    },
+    /// The low bits of the host's private IPv4 address.
+    Ip,
+    /// A lease from a store.
+    Lease(LeaseSource),
+}
+
+/// A lease source: where, which sequencer, how long a claim lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseSource {
+    /// The store.
+    pub store: StoreUrl,
+    /// The sequencer's name.
+    pub sequencer: String,
+    /// Claim time-to-live.
+    pub ttl: Duration,
+}
+
+/// Where a store is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreUrl {
+    /// The embedded store in a directory.
+    File {
+        /// The directory (absolute).
+        dir: PathBuf,
+    },
+    /// An etcd cluster.
+    Etcd(EtcdUrl),
+    /// A PostgreSQL database.
+    Postgres(PostgresUrl),
+}
+
+/// `etcd://HOST:PORT[,HOST:PORT…]/PREFIX`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EtcdUrl {
+    /// `host:port` of every endpoint, in the order given (port 2379 where none was given).
+    pub endpoints: Vec<String>,
+    /// The key prefix every key of this store lives under (default `snowmint`), without slashes at
+    /// either end.
+    pub prefix: String,
+}
+
+/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?OPTIONS]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PostgresUrl {
+    /// The connection URL as given, without the `sequencer` and `ttl` parameters (other parameters,
+    /// such as `sslmode` or `connect_timeout`, are kept for the driver).
+    pub url: String,
+    /// The user.
+    pub user: String,
+    /// The host.
+    pub host: String,
+    /// The port (5432 where none was given).
+    pub port: u16,
+    /// The database.
+    pub database: String,
+}
+
+impl std::fmt::Display for StoreUrl {
+    /// The URL without any password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreUrl::File { dir } => write!(f, "file://{}", dir.display()),
+            StoreUrl::Etcd(e) => write!(f, "etcd://{}/{}", e.endpoints.join(","), e.prefix),
+            StoreUrl::Postgres(p) => {
+                write!(
+                    f,
+                    "postgres://{}@{}:{}/{}",
+                    p.user, p.host, p.port, p.database
+                )
+            }
+        }
+    }
+}
+
+fn bad(source: &str, why: impl std::fmt::Display) -> Error {
+    Error::invalid(format!("node source {:?}: {why}", redacted(source)))
+}
+
+/// A node source or store URL as errors and logs may show it: a password in its user part
+/// (`postgres://user:secret@host/db`) is replaced by `***`.
+pub fn redacted(source: &str) -> String {
+    let Some(scheme_end) = source.find("://") else {
+        return source.to_string();
+    };
+    let start = scheme_end + 3;
+    let rest = &source[start..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    let Some(at) = authority.rfind('@') else {
+        return source.to_string();
+    };
+    match authority[..at].find(':') {
+        Some(colon) => format!(
+            "{}{}:***{}",
+            &source[..start],
+            &authority[..colon],
+            &source[start + at..]
+        ),
+        None => source.to_string(),
+    }
+}
+
+impl NodeSource {
+    /// Parses a node source string.
+    ///
+    /// ```
+    /// use snowmint_coord::source::{NodeSource, StoreUrl};
+    /// assert_eq!(NodeSource::parse("7").unwrap(), NodeSource::Fixed(7));
+    /// let NodeSource::Lease(l) = NodeSource::parse("file:///tmp/ids?sequencer=orders&ttl=5s").unwrap() else { panic!() };
+    /// assert_eq!(l.sequencer, "orders");
+    /// assert_eq!(l.ttl, std::time::Duration::from_secs(5));
+    /// assert_eq!(l.store, StoreUrl::File { dir: "/tmp/ids".into() });
+    /// let err = NodeSource::parse("zookeeper://h:2181").unwrap_err();
+    /// assert!(err.to_string().contains("unknown scheme"));
+    /// ```
+    pub fn parse(source: &str) -> Result<NodeSource> {
+        let s = source.trim();
+        if s.is_empty() {
+            return Err(bad(source, "empty; give a node ID, env[:NAME], k8s[:OFFSET], ip, file:///DIR, etcd://… or postgres://…"));
+        }
+        if s.bytes().all(|b| b.is_ascii_digit()) {
+            return s
+                .parse()
+                .map(NodeSource::Fixed)
+                .map_err(|_| bad(source, "the node ID does not fit in 64 bits"));
+        }
+        if let Some((scheme, _)) = s.split_once("://") {
+            return parse_lease(source, scheme, s).map(NodeSource::Lease);
+        }
+        let (kind, arg) = match s.split_once(':') {
+            Some((k, a)) => (k, Some(a)),
+            None => (s, None),
+        };
+        match (kind, arg) {
+            ("env", None) => Ok(NodeSource::Env {
+                var: DEFAULT_NODE_ENV.into(),
+            }),
+            ("env", Some(name)) => {
+                let ok = !name.is_empty()
+                    && !name.starts_with(|c: char| c.is_ascii_digit())
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                if !ok {
+                    return Err(bad(source, "the variable name must be letters, digits and _, not starting with a digit"));
+                }
+                Ok(NodeSource::Env { var: name.into() })
+            }
+            ("k8s", None) => Ok(NodeSource::K8s { offset: 0 }),
+            ("k8s", Some(off)) => off
+                .parse()
+                .map(|offset| NodeSource::K8s { offset })
+                .map_err(|_| bad(source, "the offset after k8s: must be a non-negative integer")),
+            ("ip", None) => Ok(NodeSource::Ip),
+            ("ip", Some(_)) => Err(bad(source, "ip takes no argument")),
+            _ => Err(bad(source, "not a node source; give a node ID, env[:NAME], k8s[:OFFSET], ip, file:///DIR, etcd://HOST:PORT/PREFIX or postgres://USER@HOST:PORT/DB")),
+        }
+    }
+
+    /// The node ID of a source that needs no store (`Fixed`, `Env`, `K8s`, `Ip`), checked against
+    /// `layout`. A lease source is an error here: open it with [`crate::NodeGenerator`].
+    pub fn resolve(&self, source: &str, layout: &Layout) -> Result<u64> {
+        let node = match self {
+            NodeSource::Fixed(n) => *n,
+            NodeSource::Env { var } => match std::env::var(var) {
+                Ok(v) => v.trim().parse().map_err(|_| {
+                    bad(
+                        source,
+                        format!("${var} is {v:?}, not a non-negative integer"),
+                    )
+                })?,
+                Err(std::env::VarError::NotPresent) => {
+                    return Err(bad(
+                        source,
+                        format!("the environment variable {var} is not set"),
+                    ))
+                }
+                Err(_) => return Err(bad(source, format!("${var} is not valid text"))),
+            },
+            NodeSource::K8s { offset } => {
+                let host = std::env::var("HOSTNAME")
+                    .ok()
+                    .filter(|h| !h.is_empty())
+                    .or_else(hostname)
+                    .ok_or_else(|| bad(source, "cannot read this host's name"))?;
+                let ordinal = host
+                    .rsplit_once('-')
+                    .and_then(|(_, n)| (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(n))
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .ok_or_else(|| {
+                        bad(source, format!("the hostname {host:?} does not end in a StatefulSet ordinal (NAME-N)"))
+                    })?;
+                ordinal
+                    .checked_add(*offset)
+                    .ok_or_else(|| bad(source, "ordinal + offset does not fit in 64 bits"))?
+            }
+            NodeSource::Ip => {
+                let ip = private_ipv4().ok_or_else(|| bad(source, "this host has no private IPv4 address (10/8, 172.16/12, 192.168/16, 169.254/16)"))?;
+                let bits = layout.node_bits().min(32);
+                let mask = if bits >= 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << bits) - 1
+                };
+                (u32::from(ip) as u64) & mask
+            }
+            NodeSource::Lease(_) => {
+                return Err(bad(
+                    source,
+                    "a lease source needs a store; open it as a generator",
+                ))
+            }
+        };
+        layout.node_field(node).map_err(|e| {
+            Error::new(e.code(), format!("node source {:?}: {e}", redacted(source)))
+        })?;
+        Ok(node)
+    }
+}
+
+fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
+    let rest = &s[scheme.len() + 3..];
+    let (body, query) = match rest.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (rest, None),
+    };
+    let mut sequencer = DEFAULT_SEQUENCER.to_string();
+    let mut ttl = DEFAULT_TTL;
+    let mut passthrough = Vec::new();
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').ok_or_else(|| {
+            bad(
+                source,
+                format!("parameter {pair:?} has no value (write NAME=VALUE)"),
+            )
+        })?;
+        match k {
+            "sequencer" => {
+                let name = percent_decode(v)
+                    .ok_or_else(|| bad(source, "bad %-escape in the sequencer name"))?;
+                crate::sequencer::check_name(&name)
+                    .map_err(|e| e.context(format!("node source {:?}", redacted(source))))?;
+                sequencer = name;
+            }
+            "ttl" => ttl = parse_ttl(v).map_err(|why| bad(source, why))?,
+            _ if scheme.starts_with("postgres") => passthrough.push(pair),
+            _ => {
+                return Err(bad(
+                    source,
+                    format!("unknown parameter {k:?} (known: sequencer, ttl)"),
+                ))
+            }
+        }
+    }
+    let store = match scheme {
+        "file" => {
+            let path = if let Some(p) = body.strip_prefix("localhost/") {
+                format!("/{p}")
+            } else {
+                body.to_string()
+            };
+            if !path.starts_with('/') {
+                return Err(bad(
+                    source,
+                    "a file URL names an absolute directory: file:///DIR (three slashes)",
+                ));
+            }
+            let path =
+                percent_decode(&path).ok_or_else(|| bad(source, "bad %-escape in the path"))?;
+            let trimmed = path.trim_end_matches('/');
+            StoreUrl::File {
+                dir: PathBuf::from(if trimmed.is_empty() { "/" } else { trimmed }),
+            }
+        }
+        "etcd" => {
+            let (hosts, prefix) = body.split_once('/').unwrap_or((body, ""));
+            if hosts.is_empty() {
+                return Err(bad(
+                    source,
+                    "no endpoint; write etcd://HOST:PORT[,HOST:PORT…]/PREFIX",
+                ));
+            }
+            let mut endpoints = Vec::new();
+            for h in hosts.split(',') {
+                endpoints.push(host_port(h, 2379).map_err(|why| bad(source, why))?);
+            }
+            let prefix = prefix.trim_matches('/');
+            StoreUrl::Etcd(EtcdUrl {
+                endpoints,
+                prefix: if prefix.is_empty() {
+                    "snowmint".into()
+                } else {
+                    prefix.into()
+                },
+            })
+        }
+        "postgres" | "postgresql" => {
+            let (auth_host, database) = body
+                .split_once('/')
+                .filter(|(_, db)| !db.is_empty())
+                .ok_or_else(|| bad(source, "no database; write postgres://USER@HOST:PORT/DB"))?;
+            let (user_info, hostport) = auth_host
+                .rsplit_once('@')
+                .ok_or_else(|| bad(source, "no user; write postgres://USER@HOST:PORT/DB"))?;
+            let user = user_info.split(':').next().unwrap_or("");
+            if user.is_empty() {
+                return Err(bad(source, "empty user name"));
+            }
+            let hp = host_port(hostport, 5432).map_err(|why| bad(source, why))?;
+            let (host, port) = hp.rsplit_once(':').unwrap_or((&hp, "5432"));
+            let mut url = format!("{scheme}://{body}");
+            if !passthrough.is_empty() {
+                url.push('?');
+                url.push_str(&passthrough.join("&"));
+            }
+            StoreUrl::Postgres(PostgresUrl {
+                url,
+                user: percent_decode(user).unwrap_or_else(|| user.into()),
+                host: host.trim_matches(|c| c == '[' || c == ']').into(),
+                port: port.parse().unwrap_or(5432),
+                database: database.into(),
+            })
+        }
+        other => {
+            return Err(bad(
+                source,
+                format!("unknown scheme {other:?} (file, etcd or postgres)"),
+            ))
+        }
+    };
+    Ok(LeaseSource {
+        store,
+        sequencer,
+        ttl,
+    })
+}
+
+/// `HOST[:PORT]` (or `[V6]:PORT`) with a port in 1..=65535, as `host:port`.
+fn host_port(s: &str, default_port: u16) -> std::result::Result<String, String> {
+    let (host, port) = if let Some(rest) = s.strip_prefix('[') {
+        let (h, after) = rest
+            .split_once(']')
+            .ok_or_else(|| format!("{s:?}: unclosed [ in an IPv6 address"))?;
+        (format!("[{h}]"), after.strip_prefix(':'))
+    } else {
+        match s.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (s.to_string(), None),
+        }
+    };
+    let valid_host = !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._[]:".contains(&b));
+    if !valid_host {
+        return Err(format!("{s:?} is not a valid HOST[:PORT]"));
+    }
+    let port = match port {
+        None => default_port,
+        Some(p) => match p.parse::<u16>() {
+            Ok(p) if p > 0 => p,
+            _ => return Err(format!("port {p:?} of {s:?} is not in 1..=65535")),
+        },
+    };
+    Ok(format!("{host}:{port}"))
+}
+
+/// `10s`, `500ms`, `2m`, or a bare number of seconds; at least 1 ms, at most 1 hour.
+pub fn parse_ttl(v: &str) -> std::result::Result<Duration, String> {
+    let (num, unit_ms) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 1)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1000)
+    } else if let Some(n) = v.strip_suffix('m') {
+        (n, 60_000)
+    } else {
+        (v, 1000)
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("ttl {v:?} is not a duration (e.g. 10s, 500ms, 2m)"))?;
+    let ms = n.saturating_mul(unit_ms);
+    if ms == 0 {
+        return Err(format!(
+            "ttl {v:?} is zero; a claim must live at least 1 ms"
+        ));
+    }
+    if ms > 3_600_000 {
+        return Err(format!("ttl {v:?} is over one hour"));
+    }
+    Ok(Duration::from_millis(ms))
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Opens the store a URL names. **Dispatch point** for the server stores: `etcd://` goes to
+/// `crate::etcd::open` and `postgres://` to `crate::postgres::open` (in `etcd.rs` / `postgres.rs`,
+/// built with the features `etcd` / `postgres`).
+pub fn open_store(url: &StoreUrl) -> Result<Arc<dyn Store>> {
+    match url {
+        StoreUrl::File { dir } => Ok(Arc::new(crate::file::FileStore::open(dir)?)),
+        #[cfg(feature = "etcd")]
+        StoreUrl::Etcd(u) => crate::etcd::open(u),
+        #[cfg(feature = "postgres")]
+        StoreUrl::Postgres(u) => crate::postgres::open(u),
+        #[allow(unreachable_patterns)]
+        other => Err(Error::new(
+            ErrorCode::StoreUnavailable,
+            format!("{other}: this build of snowmint has no support for this store (not built)"),
+        )),
+    }
+}
+
+/// Parses a store URL (`file:///DIR`, `etcd://…`, `postgres://…`) as a lease source without a node
+/// part (the CLI's `--store`); parameters other than the driver's are rejected.
+pub fn parse_store_url(url: &str) -> Result<StoreUrl> {
+    match NodeSource::parse(url)? {
+        NodeSource::Lease(l) => Ok(l.store),
+        _ => Err(Error::invalid(format!(
+            "store {:?}: not a store URL (file:///DIR, etcd://HOST:PORT/PREFIX or postgres://USER@HOST:PORT/DB)",
+            redacted(url)
+        ))),
+    }
+}
+
+/// This host's name (`/proc/sys/kernel/hostname`, else `HOSTNAME`).
+pub fn hostname() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok().filter(|s| !s.is_empty()))
+}
+
+/// The first private IPv4 address of this host's interfaces.
+fn private_ipv4() -> Option<std::net::Ipv4Addr> {
+    let mut found = None;
+    // SAFETY: getifaddrs fills a list that freeifaddrs frees; every pointer is checked before use.
+    unsafe {
+        let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+        if libc::getifaddrs(&mut list) != 0 {
+            return None;
+        }
+        let mut p = list;
+        while !p.is_null() {
+            let a = (*p).ifa_addr;
+            if !a.is_null() && (*a).sa_family as i32 == libc::AF_INET {
+                let sin = &*(a as *const libc::sockaddr_in);
+                let ip = std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+                if ip.is_private() || ip.is_link_local() {
+                    found = Some(ip);
+                    break;
+                }
+            }
+            p = (*p).ifa_next;
+        }
+        libc::freeifaddrs(list);
+    }
+    found
+}

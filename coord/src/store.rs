@@ -1,0 +1,161 @@
+//! The store interface: everything the lease and sequencer algorithm needs from a coordination store,
+//! and nothing else. The algorithm ([`crate::lease`], [`crate::sequencer`]) is written once against
+//! [`Store`]; the embedded store ([`crate::file`]), the in-memory store ([`crate::memory`]), etcd and
+//! PostgreSQL implement it.
+//!
+//! Rules every implementation keeps (the algorithm's correctness rests on them):
+//! - **Claims** are per `(sequencer, node ID)`. [`Store::claim`] atomically takes one node ID of
+//!   `0..nodes` that nobody holds (or whose holder expired), preferring `start`, `start + 1` … (wrapping),
+//!   and returns `Ok(None)` when every one is held. A claim carries a **fencing token** strictly greater
+//!   than the token of every earlier claim of the same `(sequencer, node ID)`, across releases, expiry,
+//!   sequencer destruction and re-creation (etcd: the claim key's create revision; PostgreSQL: a counter;
+//!   embedded: a counter file written under the lock).
+//! - **Reservations** are per `(sequencer, node ID)` too, stored apart from the claim: they survive
+//!   release, expiry and [`Store::destroy_sequencer`]. [`Store::reserve`] writes one only while the
+//!   claim it names is still the current claim of that node ID (compared by fencing token, atomically
+//!   with the write); otherwise it fails with `LEASE_LOST` and writes nothing. A successful return means
+//!   the write is durable (a later [`Store::reservation`] by anyone sees it).
+//! - **Time** is an input: requests carry the caller's clock reading (`now_unix_ms`). A store that judges
+//!   expiry by its own clock (etcd leases, PostgreSQL's `now()`) may ignore it; the embedded and in-memory
+//!   stores use it. No implementation needs to read a clock itself, so a simulator can drive any store.
+//! - **Sequencer records** bind a name to a [`SequencerConfig`]. Each record has an `incarnation`, a number
+//!   that no earlier record of the same name had (so a handle of a destroyed sequencer tells a re-created
+//!   one apart from its own).
+//! - Errors: `STORE_UNAVAILABLE` for a store that cannot be reached, times out, or holds unreadable data;
+//!   `LEASE_LOST` for a claim that is no longer held; `SEQUENCER_CONFLICT` from
+//!   [`Store::create_sequencer`]. Messages name the store ([`Store::describe`]).
+//!
+//! Every method may block on I/O; none may block longer than the store's own request timeout.
+
+use crate::error::Result;
+
+/// A sequencer's configuration: what every holder of the name must agree on.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SequencerConfig {
+    /// The layout in its canonical text form ([`crate::layout_text`]); compared as text.
+    pub layout: String,
+    /// How many node IDs the sequencer hands out: `0..nodes` (at most the layout's node count).
+    pub nodes: u64,
+}
+
+/// A sequencer record as the store holds it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SequencerRecord {
+    /// The name.
+    pub name: String,
+    /// The configuration it was created with.
+    pub config: SequencerConfig,
+    /// Differs from the incarnation of every earlier record of this name (destroyed ones included).
+    pub incarnation: u64,
+    /// When it was created (the creator's clock, Unix ms); informational.
+    pub created_unix_ms: u64,
+}
+
+/// A persisted reservation: every logical position up to `position` (under the layout whose fingerprint
+/// is `layout_fingerprint`), and every tick that starts before `until_unix_ms` under any layout, may
+/// already have been minted by some holder of this node ID. A new holder starts strictly after both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Reservation {
+    /// The last reserved logical position (`tick << sequence_bits | sequence`).
+    pub position: u64,
+    /// [`crate::layout_fingerprint`] of the layout `position` is in (63 bits).
+    pub layout_fingerprint: u64,
+    /// Unix milliseconds at or after the end of the tick of `position`.
+    pub until_unix_ms: u64,
+}
+
+/// A held claim on one node ID of a sequencer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Claim {
+    /// The sequencer's name.
+    pub sequencer: String,
+    /// The node ID held.
+    pub node_id: u64,
+    /// The fencing token: strictly greater than that of every earlier claim of this node ID.
+    pub token: u64,
+    /// When the claim expires unless renewed, Unix ms, as the store judges it (the embedded store, whose
+    /// claims end only with the process, reports the caller's `now + ttl`).
+    pub expires_unix_ms: u64,
+}
+
+/// A request to claim a free node ID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClaimRequest<'a> {
+    /// The sequencer's name.
+    pub sequencer: &'a str,
+    /// Node IDs `0..nodes` may be claimed.
+    pub nodes: u64,
+    /// The first node ID to try (then `start + 1` …, wrapping): spreads concurrent claimers.
+    pub start: u64,
+    /// Time to live of the claim, milliseconds (at least 1).
+    pub ttl_ms: u64,
+    /// Who claims, for people reading [`Store::holders`] (e.g. `"pid 4242 on web-3"`).
+    pub holder: &'a str,
+    /// The caller's clock, Unix ms.
+    pub now_unix_ms: u64,
+}
+
+/// One node ID of a sequencer as [`Store::holders`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NodeState {
+    /// The node ID.
+    pub node_id: u64,
+    /// The current claim, if one is held (not expired).
+    pub claim: Option<HeldBy>,
+    /// The persisted reservation, if any.
+    pub reservation: Option<Reservation>,
+}
+
+/// Who holds a claim.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct HeldBy {
+    /// The holder's description from its [`ClaimRequest`].
+    pub holder: String,
+    /// The claim's fencing token.
+    pub token: u64,
+    /// Expiry, Unix ms, as the store judges it.
+    pub expires_unix_ms: u64,
+}
+
+/// A coordination store. See the module documentation for the rules every implementation keeps.
+pub trait Store: Send + Sync + std::fmt::Debug {
+    /// The store as people should see it in messages: its URL without any password.
+    fn describe(&self) -> String;
+
+    /// Registers `name` with `config`; an existing record with the same config is returned as it is
+    /// (not an error); one with another config is `SEQUENCER_CONFLICT`.
+    fn create_sequencer(
+        &self,
+        name: &str,
+        config: &SequencerConfig,
+        now_unix_ms: u64,
+    ) -> Result<SequencerRecord>;
+
+    /// The live record of `name`, if there is one.
+    fn sequencer(&self, name: &str) -> Result<Option<SequencerRecord>>;
+
+    /// Every live record, ordered by name.
+    fn sequencers(&self) -> Result<Vec<SequencerRecord>>;
+
+    /// Removes the record of `name` (claims and reservations stay). `Ok(false)` if there was none.
+    fn destroy_sequencer(&self, name: &str) -> Result<bool>;
+
+    /// Takes one free node ID; `Ok(None)` when all `nodes` are held.
+    fn claim(&self, request: &ClaimRequest<'_>) -> Result<Option<Claim>>;
+
+    /// Extends a claim by `ttl_ms` from now; `LEASE_LOST` if it is no longer the current claim.
+    fn renew(&self, claim: &Claim, ttl_ms: u64, now_unix_ms: u64) -> Result<Claim>;
+
+    /// Gives a claim up (nothing happens if it is no longer held).
+    fn release(&self, claim: &Claim) -> Result<()>;
+
+    /// The persisted reservation of a node ID, if one was ever written.
+    fn reservation(&self, sequencer: &str, node_id: u64) -> Result<Option<Reservation>>;
+
+    /// Durably writes the reservation of `claim`'s node ID, only if `claim` is still the current claim
+    /// (compared by fencing token, atomically with the write); `LEASE_LOST` otherwise.
+    fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()>;
+
+    /// Every node ID of `sequencer` that has a live claim or a reservation, ordered by node ID.
+    fn holders(&self, sequencer: &str, now_unix_ms: u64) -> Result<Vec<NodeState>>;
+}

@@ -1,0 +1,426 @@
+//! The store contract and the lease algorithm in one process, with injected clocks, on the in-memory
+//! store, the embedded store, and every store URL in `SNOWMINT_TEST_STORES` (etcd://, postgres://).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
+use snowmint_coord::source::{open_store, parse_store_url};
+use snowmint_coord::{
+    layout_text, ClaimRequest, FileStore, Lease, LeaseOptions, LeaseState, MemoryStore, OffsetTime,
+    Reservation, SequencerConfig, Store, SystemTime, Time,
+};
+
+/// A store under test and the temporary directory it lives in (removed on drop), if any.
+struct TestStore {
+    store: Arc<dyn Store>,
+    dir: Option<std::path::PathBuf>,
+}
+
+impl Drop for TestStore {
+    fn drop(&mut self) {
+        if let Some(d) = &self.dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+static N: AtomicU64 = AtomicU64::new(0);
+
+fn unique(what: &str) -> String {
+    format!(
+        "{what}-{}-{}-{}",
+        std::process::id(),
+        SystemTime.unix_ns() / 1_000_000 % 1_000_000,
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn stores() -> Vec<TestStore> {
+    let dir = std::env::temp_dir().join(unique("snowmint-coord-test"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut out = vec![
+        TestStore {
+            store: Arc::new(MemoryStore::new()),
+            dir: None,
+        },
+        TestStore {
+            store: Arc::new(FileStore::open(&dir).unwrap()),
+            dir: Some(dir),
+        },
+    ];
+    if let Ok(urls) = std::env::var("SNOWMINT_TEST_STORES") {
+        for url in urls
+            .split_whitespace()
+            .filter(|u| !u.starts_with("file://"))
+        {
+            out.push(TestStore {
+                store: open_store(&parse_store_url(url).unwrap()).unwrap(),
+                dir: None,
+            });
+        }
+    }
+    out
+}
+
+fn config(nodes: u64) -> SequencerConfig {
+    SequencerConfig {
+        layout: layout_text(&Layout::twitter()),
+        nodes,
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime.unix_ns() / 1_000_000
+}
+
+fn acquire_with(
+    store: &Arc<dyn Store>,
+    name: &str,
+    time: Arc<dyn Time>,
+    nodes: u64,
+    options: Options,
+    lease: LeaseOptions,
+) -> snowmint_coord::Result<Lease> {
+    let rec = store.create_sequencer(name, &config(nodes), time.unix_ns() / 1_000_000)?;
+    Lease::acquire(store.clone(), time, rec, Layout::twitter(), options, lease)
+}
+
+fn acquire(
+    store: &Arc<dyn Store>,
+    name: &str,
+    time: Arc<dyn Time>,
+    nodes: u64,
+    options: Options,
+) -> snowmint_coord::Result<Lease> {
+    let lease = LeaseOptions {
+        ttl: Duration::from_millis(3000),
+        ..LeaseOptions::default()
+    };
+    acquire_with(store, name, time, nodes, options, lease)
+}
+
+/// The rules of `Store` that the algorithm rests on, checked directly.
+#[test]
+fn store_contract() {
+    for t in stores() {
+        let s = &t.store;
+        let name = unique("contract");
+        let rec = s.create_sequencer(&name, &config(2), now_ms()).unwrap();
+        assert_eq!(
+            s.create_sequencer(&name, &config(2), now_ms()).unwrap(),
+            rec,
+            "same config: the same record"
+        );
+        let e = s.create_sequencer(&name, &config(3), now_ms()).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::SequencerConflict, "{e}");
+        assert_eq!(s.sequencer(&name).unwrap().as_ref(), Some(&rec));
+        assert!(s.sequencers().unwrap().iter().any(|r| r.name == name));
+
+        let req = |start| ClaimRequest {
+            sequencer: &name,
+            nodes: 2,
+            start,
+            ttl_ms: 10_000,
+            holder: "contract test",
+            now_unix_ms: now_ms(),
+        };
+        let a = s.claim(&req(1)).unwrap().unwrap();
+        assert_eq!(a.node_id, 1, "the preferred node ID when free");
+        let b = s.claim(&req(1)).unwrap().unwrap();
+        assert_eq!(b.node_id, 0, "the next free one, wrapping");
+        assert!(s.claim(&req(0)).unwrap().is_none(), "all held");
+        assert!(a.expires_unix_ms >= now_ms());
+        let holders = s.holders(&name, now_ms()).unwrap();
+        assert_eq!(holders.iter().filter(|n| n.claim.is_some()).count(), 2);
+        assert!(holders.iter().any(|n| n
+            .claim
+            .as_ref()
+            .is_some_and(|c| c.holder == "contract test" && c.token == a.token)));
+
+        let r = Reservation {
+            position: 12345,
+            layout_fingerprint: 7,
+            until_unix_ms: 999,
+        };
+        s.reserve(&a, &r).unwrap();
+        assert_eq!(s.reservation(&name, 1).unwrap(), Some(r));
+        let renewed = s.renew(&a, 10_000, now_ms()).unwrap();
+        assert_eq!((renewed.node_id, renewed.token), (a.node_id, a.token));
+
+        // After release, the old claim can neither renew nor reserve; a new claim has a larger token.
+        s.release(&a).unwrap();
+        assert_eq!(
+            s.renew(&a, 10_000, now_ms()).unwrap_err().code(),
+            ErrorCode::LeaseLost
+        );
+        assert_eq!(
+            s.reserve(&a, &Reservation { position: 1, ..r })
+                .unwrap_err()
+                .code(),
+            ErrorCode::LeaseLost
+        );
+        let a2 = s.claim(&req(1)).unwrap().unwrap();
+        assert_eq!(a2.node_id, 1);
+        assert!(a2.token > a.token, "fencing tokens strictly increase");
+        assert_eq!(
+            s.reserve(&a, &Reservation { position: 1, ..r })
+                .unwrap_err()
+                .code(),
+            ErrorCode::LeaseLost
+        );
+        assert_eq!(
+            s.reservation(&name, 1).unwrap(),
+            Some(r),
+            "a stale holder wrote nothing"
+        );
+
+        // Destroy keeps reservations; a re-created record is another incarnation.
+        assert!(s.destroy_sequencer(&name).unwrap());
+        assert!(!s.destroy_sequencer(&name).unwrap());
+        assert_eq!(s.sequencer(&name).unwrap(), None);
+        assert_eq!(s.reservation(&name, 1).unwrap(), Some(r));
+        let again = s.create_sequencer(&name, &config(3), now_ms()).unwrap();
+        assert_ne!(again.incarnation, rec.incarnation);
+        s.release(&a2).unwrap();
+        s.release(&b).unwrap();
+        s.destroy_sequencer(&name).unwrap();
+    }
+}
+
+#[test]
+fn distinct_node_ids_then_exhausted() {
+    for t in stores() {
+        let name = unique("exhaust");
+        let a = acquire(&t.store, &name, Arc::new(SystemTime), 2, Options::default()).unwrap();
+        let b = acquire(&t.store, &name, Arc::new(SystemTime), 2, Options::default()).unwrap();
+        assert_ne!(a.node_id(), b.node_id());
+        let err =
+            acquire(&t.store, &name, Arc::new(SystemTime), 2, Options::default()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NodeIdsExhausted, "{err}");
+        assert!(err.to_string().contains("all 2 node IDs"), "{err}");
+        drop(a);
+        let c = acquire(&t.store, &name, Arc::new(SystemTime), 2, Options::default()).unwrap();
+        assert_ne!(c.node_id(), b.node_id());
+    }
+}
+
+#[test]
+fn new_holder_starts_after_reservation_even_with_clock_behind() {
+    for t in stores() {
+        let store = &t.store;
+        let name = unique("behind");
+        let a = acquire(store, &name, Arc::new(SystemTime), 1, Options::default()).unwrap();
+        let ids_a: Vec<u64> = (0..1000).map(|_| a.next_id().unwrap()).collect();
+        let token_a = a.fencing_token();
+        let pos = |id: u64| (id >> 22) << 12 | (id & 0xfff);
+        assert!(a.ceiling() > pos(*ids_a.last().unwrap()));
+        drop(a);
+        // A clean release lowers the stored reservation to the last position minted.
+        let r = store.reservation(&name, 0).unwrap().unwrap();
+        assert_eq!(r.position, pos(*ids_a.last().unwrap()));
+        // Ten seconds behind (inside max_ahead): waits are short enough to mint.
+        let behind: Arc<dyn Time> = Arc::new(OffsetTime::new(-10_000_000_000));
+        let b = acquire(
+            store,
+            &name,
+            behind,
+            1,
+            Options {
+                policy: Policy::Wait,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        assert!(b.fencing_token() > token_a);
+        let first_b = b.next_id().unwrap();
+        assert!(
+            first_b > *ids_a.last().unwrap(),
+            "B starts after A's reservation"
+        );
+        drop(b);
+        // Minutes behind with the fail policy: TOO_FAR_AHEAD, never an old ID.
+        let minutes: Arc<dyn Time> = Arc::new(OffsetTime::new(-300_000_000_000));
+        let c = acquire(
+            store,
+            &name,
+            minutes,
+            1,
+            Options {
+                policy: Policy::Fail,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        let err = c.next_id().unwrap_err();
+        assert_eq!(err.code(), ErrorCode::TooFarAhead, "{err}");
+    }
+}
+
+/// A sequencer re-created with another layout: its holders start after the old reservations' time.
+#[test]
+fn another_layout_starts_after_the_reserved_time() {
+    for t in stores() {
+        let name = unique("relayout");
+        let a = acquire(&t.store, &name, Arc::new(SystemTime), 1, Options::default()).unwrap();
+        let last = (0..100).map(|_| a.next_id().unwrap()).max().unwrap();
+        let reserved_ms = a.sequencer().created_unix_ms;
+        drop(a);
+        let until = t
+            .store
+            .reservation(&name, 0)
+            .unwrap()
+            .unwrap()
+            .until_unix_ms;
+        assert!(until >= reserved_ms);
+        t.store.destroy_sequencer(&name).unwrap();
+        // Ticks of 10 ms, another epoch: the first ID's time is at or after the reserved time.
+        let sonyflake = Layout::preset("sonyflake").unwrap();
+        let rec = t
+            .store
+            .create_sequencer(
+                &name,
+                &SequencerConfig {
+                    layout: layout_text(&sonyflake),
+                    nodes: 1,
+                },
+                now_ms(),
+            )
+            .unwrap();
+        let behind: Arc<dyn Time> = Arc::new(OffsetTime::new(-5_000_000_000));
+        let b = Lease::acquire(
+            t.store.clone(),
+            behind,
+            rec,
+            sonyflake,
+            Options::default(),
+            LeaseOptions::default(),
+        )
+        .unwrap();
+        let id = b.next_id().unwrap();
+        assert!(
+            sonyflake.decode(id).unwrap().unix_ms >= until,
+            "after the old reservation's time"
+        );
+        assert!(Layout::twitter().decode(last).unwrap().unix_ms < until);
+    }
+}
+
+#[test]
+fn store_outage_stops_at_the_ceiling_then_resumes() {
+    let mem = Arc::new(MemoryStore::new());
+    let store: Arc<dyn Store> = mem.clone();
+    // 16 IDs per 1 ms tick and a 300 ms reservation: the ceiling is reached within a second.
+    let small = Layout::new(LayoutConfig {
+        timestamp_bits: 41,
+        node_bits: 2,
+        sequence_bits: 4,
+        node_split_bits: 0,
+        ..LayoutConfig::default()
+    })
+    .unwrap();
+    let rec = store
+        .create_sequencer(
+            "outage",
+            &SequencerConfig {
+                layout: layout_text(&small),
+                nodes: 1,
+            },
+            now_ms(),
+        )
+        .unwrap();
+    let lease_opts = LeaseOptions {
+        ttl: Duration::from_millis(600),
+        reserve_ahead: Duration::from_millis(300),
+        ..LeaseOptions::default()
+    };
+    let wait = Options {
+        policy: Policy::Wait,
+        ..Options::default()
+    };
+    let a = Lease::acquire(
+        store.clone(),
+        Arc::new(SystemTime),
+        rec.clone(),
+        small,
+        wait,
+        lease_opts.clone(),
+    )
+    .unwrap();
+    let mut ids = vec![a.next_id().unwrap()];
+    mem.set_available(false);
+    let t0 = Instant::now();
+    let err = loop {
+        match a.next_id() {
+            Ok(id) => ids.push(id),
+            Err(e) => break e,
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "minting must stop");
+    };
+    // Minting continued up to the reservation, waited at most about one TTL, then LEASE_LOST.
+    assert_eq!(err.code(), ErrorCode::LeaseLost, "{err}");
+    assert!(
+        t0.elapsed() < Duration::from_millis(300 + 600 + 1500),
+        "bounded: {:?}",
+        t0.elapsed()
+    );
+    let pos = |id: u64| (id >> 6) << 4 | (id & 0xf);
+    assert!(ids.iter().all(|&id| pos(id) < a.ceiling()));
+    // The keeper gives the claim up once a TTL has passed since its last renewal.
+    let t1 = Instant::now();
+    while a.state() == LeaseState::Held {
+        assert!(
+            t1.elapsed() < Duration::from_millis(1000),
+            "the keeper declares the claim lost"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(a.state(), LeaseState::Lost);
+    assert_eq!(
+        a.next_id().unwrap_err().code(),
+        ErrorCode::LeaseLost,
+        "stays stopped"
+    );
+    // The store is back: a new claim mints again, after everything minted before.
+    mem.set_available(true);
+    drop(a);
+    std::thread::sleep(Duration::from_millis(650)); // the old claim expires (it is not released while the store was down)
+    let b = Lease::acquire(
+        store.clone(),
+        Arc::new(SystemTime),
+        rec,
+        small,
+        wait,
+        lease_opts,
+    )
+    .unwrap();
+    let next = b.next_id().unwrap();
+    assert!(next > *ids.iter().max().unwrap());
+}
+
+#[test]
+fn destroyed_sequencer_fails_forever_and_recreate_never_repeats() {
+    for t in stores() {
+        let name = unique("destroy");
+        let a = acquire(&t.store, &name, Arc::new(SystemTime), 1, Options::default()).unwrap();
+        let last_a = (0..100).map(|_| a.next_id().unwrap()).max().unwrap();
+        assert!(t.store.destroy_sequencer(&name).unwrap());
+        a.poke();
+        let t0 = Instant::now();
+        let err = loop {
+            match a.next_id() {
+                Err(e) => break e,
+                Ok(_) => assert!(t0.elapsed() < Duration::from_secs(2)),
+            }
+        };
+        assert_eq!(err.code(), ErrorCode::SequencerDestroyed, "{err}");
+        assert_eq!(a.state(), LeaseState::Destroyed);
+        let b = acquire(&t.store, &name, Arc::new(SystemTime), 1, Options::default()).unwrap();
+        assert!(b.next_id().unwrap() > last_a);
+        assert_eq!(
+            a.next_id().unwrap_err().code(),
+            ErrorCode::SequencerDestroyed
+        );
+    }
+}
