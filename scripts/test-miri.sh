@@ -3,7 +3,8 @@
 # two-thread stress test, the fast-clock-off path and the doctests — at reduced sizes (PROPTEST_CASES,
 # and `cfg(miri)` branches in the tests): undefined behaviour, data races and leaks. Under Miri the
 # default clock is the plain system clock (Miri cannot run `rdtsc`); the counter gate's own logic is
-# still tested there with synthetic counters.
+# still tested there with synthetic counters. The state-file tests are native only: Miri runs no
+# file-backed shared mappings, fsync or child processes.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"

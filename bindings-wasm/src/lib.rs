@@ -605,7 +605,7 @@ impl Generator {
         let bits = self.inner.layout().total_bits();
         if bits > 53 {
             return Err(arg_err(&cat(&[
-                "nextIdNumber needs a layout of at most 53 bits (e.g. js53); this one has ",
+                "nextIdNumber needs a layout of ≤ 53 bits (e.g. js53); this one has ",
                 dec(bits.into()).as_str(),
                 ": use nextId()",
             ])));

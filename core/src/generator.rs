@@ -308,9 +308,10 @@ impl core::iter::FusedIterator for Ids<'_> {}
 /// `strict`'s [`Error::ClockMovedBackwards`] is reported only when the clock really went back: the
 /// reading must have been taken *after* the state it is compared with was loaded. A thread that reads
 /// the clock, is preempted, and finds that another thread has meanwhile minted in a newer tick has a
-/// stale reading, not a clock that stepped back. So that error is decided in [`settle`] on a reading
-/// taken after `snapshot()` (the state word, or a constant for a generator that only one thread can
-/// touch) and only when the state has not moved since.
+/// stale reading, not a clock that stepped back. So that error stands only when the state it was judged
+/// against was loaded before the reading (`snapshot()`, the state word — or a constant for a generator
+/// that only one thread can touch — taken before the clock is read, and unchanged after the attempt);
+/// otherwise [`settle`] decides on a fresh reading taken after a fresh snapshot.
 ///
 /// The first attempt stands outside any loop: with no loop to hoist them out of, the generator's fields
 /// are read after the clock, not loaded before it and spilled across the call (about 1 ns per ID for the
@@ -319,15 +320,24 @@ impl core::iter::FusedIterator for Ids<'_> {}
 fn with_clock<T, C: Clock + ?Sized>(
     clock: &C,
     window_ns: u64,
+    strict: bool,
     snapshot: impl Fn() -> u64,
     sleep: impl FnMut(u64),
     mut attempt: impl FnMut(u64) -> Result<Mint<T>>,
 ) -> Result<T> {
+    // Under `strict`, the state before the reading: if the attempt's backwards step was judged against
+    // this same state, the step is real (no other thread minted in between).
+    let before = if strict { snapshot() } else { 0 };
     let (now, exact) = clock.now_ns_within(window_ns)?;
     match attempt(now) {
         Ok(Mint::Ready(v)) => Ok(v),
         Ok(Mint::Wait(ns)) if exact => settle(clock, snapshot, sleep, attempt, Some((now, ns))),
-        Err(e) if exact && !matches!(e, Error::ClockMovedBackwards { .. }) => Err(e),
+        Err(e)
+            if exact
+                && (!matches!(e, Error::ClockMovedBackwards { .. }) || snapshot() == before) =>
+        {
+            Err(e)
+        }
         _ => settle(clock, snapshot, sleep, attempt, None),
     }
 }
@@ -395,7 +405,7 @@ macro_rules! generator_common {
         /// Mints one ID from `clock`, sleeping with `sleep(ns)` while the policy says wait.
         #[inline]
         pub fn next_id_with<C: Clock + ?Sized>(&$($recv)? self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
-            with_clock(clock, self.rule.window_ns, self.snapshot_fn(), sleep, #[inline(always)] |now| self.next_id_at(now))
+            with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), sleep, #[inline(always)] |now| self.next_id_at(now))
         }
 
         /// Fills `out` with consecutive IDs from one clock reading, sleeping while the policy says wait.
@@ -405,7 +415,7 @@ macro_rules! generator_common {
             sleep: impl FnMut(u64),
             out: &mut [u64],
         ) -> Result<()> {
-            with_clock(clock, self.rule.window_ns, self.snapshot_fn(), sleep, #[inline(always)] |now| self.next_ids_at(now, out))
+            with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), sleep, #[inline(always)] |now| self.next_ids_at(now, out))
         }
 
         /// Requests `n` consecutive IDs from one clock reading (one state update), sleeping with
@@ -419,7 +429,7 @@ macro_rules! generator_common {
             let position = if n == 0 {
                 0
             } else {
-                with_clock(clock, self.rule.window_ns, self.snapshot_fn(), sleep, #[inline(always)] |now| self.reserve(now, n as u64))?
+                with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), sleep, #[inline(always)] |now| self.reserve(now, n as u64))?
             };
             Ok(Ids { rule: &self.rule, position, left: n })
         }
@@ -754,9 +764,19 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     }
 
     /// The state word, loaded before a clock reading that is to be judged against it (`strict`).
+    #[cfg(not(all(target_family = "wasm", not(target_feature = "atomics"))))]
     #[inline(always)]
     fn snapshot_fn(&self) -> impl Fn() -> u64 + '_ {
         || self.state.word().load(Ordering::Acquire)
+    }
+
+    /// WebAssembly without threads: no other thread can mint between this thread's clock reading and
+    /// its check (a clock callback that mints re-entrantly does so before its reading is returned), so
+    /// every `strict` backwards step it sees is real, as for the plain generator.
+    #[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+    #[inline(always)]
+    fn snapshot_fn(&self) -> impl Fn() -> u64 + '_ {
+        || 0
     }
 
     /// Continues from a persisted high-water mark (never moves backwards).

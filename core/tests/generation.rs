@@ -664,11 +664,18 @@ fn strict_still_reports_a_real_backwards_step_on_a_shared_generator() {
     };
     let shared = SharedGenerator::new(Layout::twitter(), 5, opts).unwrap();
     let now = AtomicU64::new(t0);
-    let clock = || -> snowmint::Result<u64> { Ok(now.load(Ordering::Relaxed)) };
+    let reads = AtomicU64::new(0);
+    let clock = || -> snowmint::Result<u64> {
+        reads.fetch_add(1, Ordering::Relaxed);
+        Ok(now.load(Ordering::Relaxed))
+    };
     shared.next_id_from(&clock).unwrap();
     now.store(t0 - 5 * MS, Ordering::Relaxed);
     let e = shared.next_id_from(&clock).unwrap_err();
     assert_eq!(e, Error::ClockMovedBackwards { by_ns: 5 * MS });
+    // With no other thread minting, the one reading is judged at once (an injected clock of fixed
+    // readings is not asked for more).
+    assert_eq!(reads.load(Ordering::Relaxed), 2);
     let mut plain = Generator::new(Layout::twitter(), 5, opts).unwrap();
     now.store(t0, Ordering::Relaxed);
     plain.next_id_from(&clock).unwrap();
