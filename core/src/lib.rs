@@ -44,6 +44,7 @@ mod error;
 mod fast_clock;
 mod generator;
 mod layout;
+mod opaque;
 mod time;
 
 #[cfg(feature = "std")]
@@ -60,4 +61,5 @@ pub use generator::{SharedGenerator, StateWord};
 pub use layout::{
     whole_f64, ClockUnit, Family, Layout, LayoutConfig, Order, MAX_EPOCH_MS, PRESET_NAMES,
 };
+pub use opaque::{Opaque, OPAQUE_KEY_LEN, OPAQUE_MAX_BITS, OPAQUE_MIN_BITS};
 pub use time::{IsoBuf, IsoTime};
