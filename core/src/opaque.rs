@@ -86,7 +86,9 @@ pub struct Opaque {
 impl core::fmt::Debug for Opaque {
     /// Shows the width, never the key.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Opaque").field("bits", &self.bits).finish_non_exhaustive()
+        f.debug_struct("Opaque")
+            .field("bits", &self.bits)
+            .finish_non_exhaustive()
     }
 }
 
@@ -217,7 +219,10 @@ impl Opaque {
     #[inline]
     fn check(&self, x: u64) -> Result<u64> {
         if x > self.max_value() {
-            Err(Error::InvalidId { id: x, bits: self.bits })
+            Err(Error::InvalidId {
+                id: x,
+                bits: self.bits,
+            })
         } else {
             Ok(x)
         }
@@ -247,7 +252,10 @@ impl Opaque {
 
     fn map_in_place(&self, xs: &mut [u64], f: fn(&Opaque, u64) -> u64) -> Result<()> {
         if let Some(&bad) = xs.iter().find(|&&x| x > self.max_value()) {
-            return Err(Error::InvalidId { id: bad, bits: self.bits });
+            return Err(Error::InvalidId {
+                id: bad,
+                bits: self.bits,
+            });
         }
         for x in xs.iter_mut() {
             *x = f(self, *x);
@@ -309,11 +317,21 @@ mod tests {
     fn round_function_is_siphash_1_3_of_the_documented_message() {
         for bits in [20u32, 32, 33, 53, 63, 64] {
             let o = Opaque::with_any_width(&KEY, bits).unwrap();
-            for (i, x) in [(0u64, 0u64), (1, 1), (2, 0xdead_beef), (3, 0xffff_ffff), (3, 12345)] {
+            for (i, x) in [
+                (0u64, 0u64),
+                (1, 1),
+                (2, 0xdead_beef),
+                (3, 0xffff_ffff),
+                (3, 12345),
+            ] {
                 let mut msg = std::vec::Vec::from((x as u32).to_le_bytes());
                 msg.push(i as u8);
                 msg.push(bits as u8);
-                assert_eq!(o.round_fn(i, x), siphash(1, 3, &KEY, &msg), "bits {bits} round {i}");
+                assert_eq!(
+                    o.round_fn(i, x),
+                    siphash(1, 3, &KEY, &msg),
+                    "bits {bits} round {i}"
+                );
             }
         }
     }
@@ -326,7 +344,11 @@ mod tests {
         for x in 0..n as u64 {
             let y = o.permute(x);
             assert!(y < n as u64, "{x} -> {y} leaves the 20 bits");
-            assert_eq!(seen[(y / 64) as usize] >> (y % 64) & 1, 0, "{y} is hit twice");
+            assert_eq!(
+                seen[(y / 64) as usize] >> (y % 64) & 1,
+                0,
+                "{y} is hit twice"
+            );
             seen[(y / 64) as usize] |= 1 << (y % 64);
             assert_eq!(o.unpermute(y), x);
         }
@@ -349,16 +371,34 @@ mod tests {
         assert_eq!(e.code(), crate::ErrorCode::InvalidArgument);
         assert!(std::format!("{e}").contains("16 bytes"));
         for bits in [0u32, 31, 65] {
-            assert_eq!(Opaque::new(&KEY, bits).unwrap_err().code(), crate::ErrorCode::InvalidArgument);
+            assert_eq!(
+                Opaque::new(&KEY, bits).unwrap_err().code(),
+                crate::ErrorCode::InvalidArgument
+            );
         }
         let o = Opaque::new(&KEY, 53).unwrap();
-        assert_eq!(o.encode(1 << 53).unwrap_err(), Error::InvalidId { id: 1 << 53, bits: 53 });
-        assert_eq!(o.decode(u64::MAX).unwrap_err().code(), crate::ErrorCode::InvalidId);
+        assert_eq!(
+            o.encode(1 << 53).unwrap_err(),
+            Error::InvalidId {
+                id: 1 << 53,
+                bits: 53
+            }
+        );
+        assert_eq!(
+            o.decode(u64::MAX).unwrap_err().code(),
+            crate::ErrorCode::InvalidId
+        );
         let mut xs = [1u64, 2, 1 << 53];
         assert!(o.encode_in_place(&mut xs).is_err());
         assert_eq!(xs, [1, 2, 1 << 53], "unchanged after an error");
         let full = Opaque::new(&KEY, 64).unwrap();
-        assert_eq!(full.decode(full.encode(u64::MAX).unwrap()).unwrap(), u64::MAX);
-        assert!(!std::format!("{o:?}").contains("init"), "Debug must not show key material");
+        assert_eq!(
+            full.decode(full.encode(u64::MAX).unwrap()).unwrap(),
+            u64::MAX
+        );
+        assert!(
+            !std::format!("{o:?}").contains("init"),
+            "Debug must not show key material"
+        );
     }
 }

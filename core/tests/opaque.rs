@@ -76,29 +76,50 @@ fn neighbours_tokens_look_unrelated() {
         let pairs = (n - 1) as f64;
         // Binomial: mean bits/2 flips per pair, standard deviation of the average ~ sqrt(bits/4/pairs).
         let mean_flips = flipped as f64 / pairs;
-        assert!((mean_flips - bits as f64 / 2.0).abs() < 0.1, "{bits} bits: {mean_flips} bits flip on average");
+        assert!(
+            (mean_flips - bits as f64 / 2.0).abs() < 0.1,
+            "{bits} bits: {mean_flips} bits flip on average"
+        );
         for (b, &count) in per_bit.iter().enumerate() {
             let p = count as f64 / pairs;
             // 6 standard deviations of a proportion over ~20 000 pairs (0.0035 each).
-            assert!((p - 0.5).abs() < 0.022, "{bits} bits: bit {b} flips with probability {p}");
+            assert!(
+                (p - 0.5).abs() < 0.022,
+                "{bits} bits: bit {b} flips with probability {p}"
+            );
         }
         let agree = ascending as f64 / pairs;
-        assert!((agree - 0.5).abs() < 0.022, "{bits} bits: token order agrees with ID order {agree}");
+        assert!(
+            (agree - 0.5).abs() < 0.022,
+            "{bits} bits: token order agrees with ID order {agree}"
+        );
         // The high bits of tokens (what a sort would group by) spread over the whole range.
         let mut buckets = [0u32; 16];
         for t in &tokens {
             buckets[(t >> (bits - 4)) as usize] += 1;
         }
         let expect = n as f64 / 16.0;
-        let chi2: f64 = buckets.iter().map(|&c| (c as f64 - expect).powi(2) / expect).sum();
-        assert!(chi2 < 45.0, "{bits} bits: top-4-bit buckets {buckets:?} (chi2 {chi2})");
+        let chi2: f64 = buckets
+            .iter()
+            .map(|&c| (c as f64 - expect).powi(2) / expect)
+            .sum();
+        assert!(
+            chi2 < 45.0,
+            "{bits} bits: top-4-bit buckets {buckets:?} (chi2 {chi2})"
+        );
     }
 }
 
 #[test]
 fn layouts_give_their_widths() {
     let key = [9u8; 16];
-    for (preset, bits) in [("twitter", 63), ("js53", 53), ("discord", 64), ("sonyflake", 63), ("decimal", 64)] {
+    for (preset, bits) in [
+        ("twitter", 63),
+        ("js53", 53),
+        ("discord", 64),
+        ("sonyflake", 63),
+        ("decimal", 64),
+    ] {
         let o = Opaque::for_layout(&key, &Layout::preset(preset).unwrap()).unwrap();
         assert_eq!(o.bits(), bits, "{preset}");
     }
@@ -112,5 +133,8 @@ fn readme_example() {
     let token = opaque.encode(123_456_789).unwrap();
     assert!(token < 1 << 53);
     assert_eq!(opaque.decode(token).unwrap(), 123_456_789);
-    assert_eq!(Opaque::new(&key[..8], 53).unwrap_err().code(), ErrorCode::InvalidArgument);
+    assert_eq!(
+        Opaque::new(&key[..8], 53).unwrap_err().code(),
+        ErrorCode::InvalidArgument
+    );
 }

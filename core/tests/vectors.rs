@@ -784,7 +784,9 @@ fn hex_bytes(o: &Obj, k: &str) -> Check<Vec<u8>> {
 }
 
 fn dec_list(o: &Obj, k: &str) -> Check<Vec<u64>> {
-    let list = o[k].as_array().ok_or_else(|| format!("{k:?} is not an array"))?;
+    let list = o[k]
+        .as_array()
+        .ok_or_else(|| format!("{k:?} is not an array"))?;
     list.iter()
         .map(|v| {
             let mut one = Obj::new();
@@ -807,10 +809,17 @@ fn run_opaque(c: &Obj) -> Check {
     }
     let opaque = built.map_err(|e| unexpected("an Opaque", e))?;
     if u64::from(opaque.bits()) != num(c, "bits")? {
-        return Err(unexpected(&format!("{} bits", num(c, "bits")?), opaque.bits()));
+        return Err(unexpected(
+            &format!("{} bits", num(c, "bits")?),
+            opaque.bits(),
+        ));
     }
     if c.contains_key("op") {
-        keys(c, &["name", "layout", "key", "bits", "op", "input", "error"], &[])?;
+        keys(
+            c,
+            &["name", "layout", "key", "bits", "op", "input", "error"],
+            &[],
+        )?;
         let input = dec(c, "input")?;
         let got = match text(c, "op")? {
             "encode" => opaque.encode(input),
@@ -828,22 +837,30 @@ fn run_opaque(c: &Obj) -> Check {
         return Err("\"ids\" and \"tokens\" differ in length or are empty".into());
     }
     for (&id, &token) in ids.iter().zip(&tokens) {
-        let got = opaque.encode(id).map_err(|e| format!("encode({id}): {e}"))?;
+        let got = opaque
+            .encode(id)
+            .map_err(|e| format!("encode({id}): {e}"))?;
         if got != token {
             return Err(format!("encode({id}) = {got}, expected {token}"));
         }
-        let back = opaque.decode(token).map_err(|e| format!("decode({token}): {e}"))?;
+        let back = opaque
+            .decode(token)
+            .map_err(|e| format!("decode({token}): {e}"))?;
         if back != id {
             return Err(format!("decode({token}) = {back}, expected {id}"));
         }
     }
     // The batch forms give the same answers.
     let mut batch = ids.clone();
-    opaque.encode_in_place(&mut batch).map_err(|e| e.to_string())?;
+    opaque
+        .encode_in_place(&mut batch)
+        .map_err(|e| e.to_string())?;
     if batch != tokens {
         return Err("encode_in_place differs from encode".into());
     }
-    opaque.decode_in_place(&mut batch).map_err(|e| e.to_string())?;
+    opaque
+        .decode_in_place(&mut batch)
+        .map_err(|e| e.to_string())?;
     if batch != ids {
         return Err("decode_in_place differs from decode".into());
     }
