@@ -45,6 +45,7 @@ if (slot !== null) {
 module.exports = {
   Generator,
   Layout: native.Layout,
+  Opaque: native.Opaque,
   compose: native.compose,
   decode: native.decode,
   encode: native.encode,

@@ -22,6 +22,8 @@ use snowmint::{
     SharedGenerator,
 };
 
+mod opaque;
+
 type Result<T> = napi::Result<T>;
 type Raw = sys::napi_value;
 
