@@ -186,34 +186,34 @@ impl Opaque {
         v[0] ^ v[1] ^ v[2] ^ v[3]
     }
 
-    /// The permutation, for `x` below `2^bits` (not checked).
+    /// The permutation (`decode` false) or its inverse, for `x` below `2^bits` (not checked). One body
+    /// for both directions keeps the code small where it is not inlined (WebAssembly); inlined, the
+    /// direction is a constant and each caller gets the straight-line rounds.
     #[inline]
-    pub(crate) fn permute(&self, x: u64) -> u64 {
+    fn feistel(&self, x: u64, decode: bool) -> u64 {
         let v = self.low_bits;
         let (mask_a, mask_b) = (low_mask(self.bits - v), low_mask(v));
         let (mut a, mut b) = (x >> v, x & mask_b);
-        let mut i = 0;
-        while i < ROUNDS {
-            a ^= self.round_fn(i, b) & mask_a;
-            b ^= self.round_fn(i + 1, a) & mask_b;
-            i += 2;
+        for step in 0..ROUNDS {
+            let i = if decode { ROUNDS - 1 - step } else { step };
+            // Even rounds change A from B; odd rounds change B from A.
+            if i % 2 == 0 {
+                a ^= self.round_fn(i, b) & mask_a;
+            } else {
+                b ^= self.round_fn(i, a) & mask_b;
+            }
         }
         (a << v) | b
     }
 
-    /// The inverse permutation, for `y` below `2^bits` (not checked).
+    #[inline]
+    pub(crate) fn permute(&self, x: u64) -> u64 {
+        self.feistel(x, false)
+    }
+
     #[inline]
     pub(crate) fn unpermute(&self, y: u64) -> u64 {
-        let v = self.low_bits;
-        let (mask_a, mask_b) = (low_mask(self.bits - v), low_mask(v));
-        let (mut a, mut b) = (y >> v, y & mask_b);
-        let mut i = ROUNDS;
-        while i > 0 {
-            b ^= self.round_fn(i - 1, a) & mask_b;
-            a ^= self.round_fn(i - 2, b) & mask_a;
-            i -= 2;
-        }
-        (a << v) | b
+        self.feistel(y, true)
     }
 
     #[inline]
