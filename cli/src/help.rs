@@ -18,7 +18,8 @@ USAGE
   snowmint inspect ID...|- [--layout L] [--from dec|hex|base32|base58|any]
   snowmint layout  [--preset L] [--timestamp-bits B] [--node-bits B] [--sequence-bits B]
                    [--order ORDER] [--tick-ns NS] [--epoch-ms MS] [--node-id-offset N]
-  snowmint help [mint|inspect|layout|layouts]      (or: snowmint COMMAND --help)
+  snowmint opaque  encode|decode ID...|- --key-file F [--layout L] [--format F]
+  snowmint help [mint|inspect|layout|layouts|opaque]  (or: snowmint COMMAND --help)
 
 EXAMPLES
   snowmint mint                               one ID: twitter layout, node 0 (or $SNOWMINT_NODE_ID)

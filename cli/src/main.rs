@@ -7,6 +7,7 @@ mod args;
 mod error;
 mod help;
 mod layout_args;
+mod opaque;
 mod render;
 
 use std::io::{self, Write};
@@ -80,6 +81,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         "mint" => mint(Args::new(rest, "mint"), out),
         "inspect" => inspect(Args::new(rest, "inspect"), out),
         "layout" => layout(Args::new(rest, "layout"), out),
+        "opaque" => opaque::run(Args::new(rest, "opaque"), out),
         "help" | "-h" | "--help" => {
             let text = match rest.first().map(String::as_str) {
                 None => help::MAIN.to_string(),
@@ -87,6 +89,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 Some("inspect") => help::INSPECT.to_string(),
                 Some("layout") => help::layout_help(),
                 Some("layouts") => help::layouts_table(),
+                Some("opaque") => opaque::HELP.to_string(),
                 Some(other) => {
                     return Err(CliError::usage(format!("no help on {other:?}"), "").into())
                 }
@@ -100,8 +103,10 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         }
         other => {
             let mut e = CliError::usage(format!("unknown command {other:?}"), "");
-            e.detail
-                .insert(0, "commands: mint, inspect, layout, help".to_string());
+            e.detail.insert(
+                0,
+                "commands: mint, inspect, layout, opaque, help".to_string(),
+            );
             Err(e.into())
         }
     }
