@@ -97,13 +97,15 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
             Item::Positional(p) if direction.is_none() => match p.as_str() {
                 "encode" => direction = Some(false),
                 "decode" => direction = Some(true),
-                other => return Err(CliError::usage(
-                    format!(
+                other => {
+                    return Err(CliError::usage(
+                        format!(
                         "unknown opaque command {other:?}: use 'opaque encode' or 'opaque decode'"
                     ),
-                    "opaque",
-                )
-                .into()),
+                        "opaque",
+                    )
+                    .into())
+                }
             },
             Item::Positional(p) => values.push(p),
         }
