@@ -14,4 +14,8 @@ if [ ! -d "$PEERS/node_modules/@sapphire/snowflake" ] || [ ! -d "$PEERS/node_mod
   (cd "$PEERS" && npm install --no-audit --no-fund --loglevel=error @sapphire/snowflake@3 flake-idgen@1 uuid@latest)
 fi
 echo "peers: $(cd "$PEERS" && node -e 'for (const p of ["@sapphire/snowflake", "flake-idgen", "uuid"]) process.stdout.write(p + "@" + require("./node_modules/" + p + "/package.json").version + " ")')"
-SNOWMINT_BENCH_PEERS="$PEERS" exec node "$HERE/bench.mjs"
+SNOWMINT_BENCH_PEERS="$PEERS" node "$HERE/bench.mjs"
+# Opaque IDs: their rows join the summary in their own "opaque" group.
+ROWS="$(mktemp)"; trap 'rm -f "$ROWS"' EXIT
+SNOWMINT_BENCH_OPAQUE_JSON="$ROWS" node "$HERE/bench_opaque.mjs"
+if [ -n "${SNOWMINT_BENCH_JSON:-}" ]; then python3 "$HERE/../scripts/bench_merge.py" "$SNOWMINT_BENCH_JSON" "$ROWS"; fi

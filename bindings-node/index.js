@@ -42,10 +42,25 @@ if (slot !== null) {
   }
 }
 
+// Opaque: encode / decode through module-level N-API functions over a per-object handle (see
+// src/opaque.rs: a napi-rs method call costs several times the permutation).
+class Opaque extends native.Opaque {
+  constructor(options) {
+    super(options)
+    const handle = native.__opaqueHandle(this)
+    const opaqueEncode = native.__opaqueEncode
+    const opaqueDecode = native.__opaqueDecode
+    Object.defineProperties(this, {
+      encode: { value: function encode(id) { return opaqueEncode(handle, id) }, writable: true, configurable: true },
+      decode: { value: function decode(token) { return opaqueDecode(handle, token) }, writable: true, configurable: true },
+    })
+  }
+}
+
 module.exports = {
   Generator,
   Layout: native.Layout,
-  Opaque: native.Opaque,
+  Opaque,
   compose: native.compose,
   decode: native.decode,
   encode: native.encode,

@@ -20,4 +20,8 @@ if [ "$(cat "$VENV/.wheel" 2>/dev/null || true)" != "$(sha256sum "$WHEEL")" ]; t
     sha256sum "$WHEEL" > "$VENV/.wheel"
 fi
 cd "$WORK"
-exec "$VENV/bin/python" "$HERE/bench.py" "$@"
+"$VENV/bin/python" "$HERE/bench.py" "$@"
+# Opaque IDs: their rows join the summary in their own "opaque" group.
+ROWS="$(mktemp)"; trap 'rm -f "$ROWS"' EXIT
+SNOWMINT_BENCH_OPAQUE_JSON="$ROWS" "$VENV/bin/python" "$HERE/bench_opaque.py"
+if [ -n "${SNOWMINT_BENCH_JSON:-}" ]; then "$PY" "$ROOT/scripts/bench_merge.py" "$SNOWMINT_BENCH_JSON" "$ROWS"; fi

@@ -10,3 +10,7 @@ if ! command -v cargo >/dev/null 2>&1; then
     exit 1
 fi
 cargo bench -p snowmint --bench generate -- "$@"
+# Opaque IDs (core/benches/opaque.rs): its rows join the summary in their own "opaque" group.
+ROWS="$(mktemp)"; trap 'rm -f "$ROWS"' EXIT
+SNOWMINT_BENCH_OPAQUE_JSON="$ROWS" cargo bench -p snowmint --bench opaque
+if [ -n "${SNOWMINT_BENCH_JSON:-}" ]; then python3 scripts/bench_merge.py "$SNOWMINT_BENCH_JSON" "$ROWS"; fi

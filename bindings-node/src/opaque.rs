@@ -221,3 +221,149 @@ impl Opaque {
         Layout { inner: self.layout }
     }
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Fast paths: encode / decode as plain N-API functions over a handle
+// ---------------------------------------------------------------------------------------------------
+//
+// A napi-rs method call (the class's unwrap and type-tag check, the argument glue) costs several
+// times the permutation. So `index.js` asks once per object for a handle (`__opaqueHandle`: an
+// External holding a copy of the permutation, type-tagged), and its `encode` / `decode` call the two
+// module-level functions below with that handle: one N-API call with two arguments each. The errors are
+// the same as the methods' above.
+
+const HANDLE_TAG: sys::napi_type_tag = sys::napi_type_tag {
+    lower: 0x6f70_6171_7565_5f31, // "opaque_1"
+    upper: 0x736e_6f77_6d69_6e74, // "snowmint"
+};
+
+unsafe extern "C" fn drop_handle(
+    _env: sys::napi_env,
+    data: *mut std::ffi::c_void,
+    _hint: *mut std::ffi::c_void,
+) {
+    // SAFETY: `data` is the Box leaked by `opaque_handle`, finalized once by N-API.
+    drop(unsafe { Box::from_raw(data as *mut snowmint::Opaque) });
+}
+
+/// The `Opaque` an object wraps, checked as `unwrap_generator` checks a Generator: its class's type
+/// tag, then napi_unwrap (never a blind cast).
+unsafe fn unwrap_opaque<'a>(env: sys::napi_env, obj: Raw) -> Option<&'a Opaque> {
+    use napi::bindgen_prelude::TypeTag;
+    let mut wrapped: *mut std::ffi::c_void = ptr::null_mut();
+    let mut tagged = false;
+    let tag = <Opaque as TypeTag>::type_tag();
+    // SAFETY: plain N-API queries on a value of this call.
+    unsafe {
+        if obj.is_null()
+            || type_of(env, obj) != sys::ValueType::napi_object
+            || sys::napi_check_object_type_tag(env, obj, &tag, &mut tagged) != sys::Status::napi_ok
+            || !tagged
+            || sys::napi_unwrap(env, obj, &mut wrapped) != sys::Status::napi_ok
+            || wrapped.is_null()
+        {
+            type_err(env, "__opaqueHandle takes an Opaque");
+            return None;
+        }
+        // SAFETY: tagged and wrapped by napi-rs as an Opaque.
+        Some(&*(wrapped as *const Opaque))
+    }
+}
+
+/// `__opaqueHandle(opaque)`: the handle of an `Opaque` (checked: instanceof, unwrap, type tag).
+pub(crate) unsafe extern "C" fn opaque_handle(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> Raw {
+    crate::guarded(env, || {
+        let mut argv = [ptr::null_mut(); 1];
+        let mut argc = 1usize;
+        unsafe {
+            sys::napi_get_cb_info(
+                env,
+                info,
+                &mut argc,
+                argv.as_mut_ptr(),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        };
+        let o = unsafe { unwrap_opaque(env, argv[0]) }?;
+        let data = Box::into_raw(Box::new(o.inner)) as *mut std::ffi::c_void;
+        let mut ext = ptr::null_mut();
+        // SAFETY: `data` is a live Box; N-API calls `drop_handle` once when the External is collected.
+        unsafe {
+            if sys::napi_create_external(env, data, Some(drop_handle), ptr::null_mut(), &mut ext)
+                != sys::Status::napi_ok
+            {
+                drop(Box::from_raw(data as *mut snowmint::Opaque));
+                return None;
+            }
+            sys::napi_type_tag_object(env, ext, &HANDLE_TAG);
+        }
+        Some(ext)
+    })
+}
+
+/// The permutation of a handle argument (checked: an External with our type tag).
+unsafe fn handle<'a>(env: sys::napi_env, v: Raw) -> Option<&'a snowmint::Opaque> {
+    let mut tagged = false;
+    let mut data: *mut std::ffi::c_void = ptr::null_mut();
+    // SAFETY: plain N-API queries on a value of this call.
+    unsafe {
+        if type_of(env, v) != sys::ValueType::napi_external
+            || sys::napi_check_object_type_tag(env, v, &HANDLE_TAG, &mut tagged)
+                != sys::Status::napi_ok
+            || !tagged
+            || sys::napi_get_value_external(env, v, &mut data) != sys::Status::napi_ok
+            || data.is_null()
+        {
+            type_err(env, "not an Opaque handle");
+            return None;
+        }
+        // SAFETY: tagged by `opaque_handle`, so `data` is its Box, alive while the External is.
+        Some(&*(data as *const snowmint::Opaque))
+    }
+}
+
+unsafe fn fast(env: sys::napi_env, info: sys::napi_callback_info, decode: bool) -> Raw {
+    crate::guarded(env, || {
+        let mut argv = [ptr::null_mut(); 2];
+        let mut argc = 2usize;
+        unsafe {
+            sys::napi_get_cb_info(
+                env,
+                info,
+                &mut argc,
+                argv.as_mut_ptr(),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        };
+        let o = unsafe { handle(env, argv[0]) }?;
+        let (what, f): (&str, fn(&snowmint::Opaque, u64) -> snowmint::Result<u64>) = if decode {
+            ("token", snowmint::Opaque::decode)
+        } else {
+            ("id", snowmint::Opaque::encode)
+        };
+        let x = value_arg(env, argv[1], what).ok()?;
+        let y = f(o, x).js(env).ok()?;
+        Some(crate::big(env, y))
+    })
+}
+
+/// `__opaqueEncode(handle, id)`.
+pub(crate) unsafe extern "C" fn opaque_encode(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> Raw {
+    unsafe { fast(env, info, false) }
+}
+
+/// `__opaqueDecode(handle, token)`.
+pub(crate) unsafe extern "C" fn opaque_decode(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> Raw {
+    unsafe { fast(env, info, true) }
+}
