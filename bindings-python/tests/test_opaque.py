@@ -4,6 +4,8 @@ test_vectors.py)."""
 from __future__ import annotations
 
 import random
+import re
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +98,15 @@ def test_repr_hides_the_key() -> None:
     r = repr(snowmint.Opaque(KEY, "js53"))
     assert "bits=53" in r and "secret" in r
     assert KEY.hex() not in r and str(list(KEY)) not in r
+
+
+ROOT_README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_root_readme_opaque_examples_run() -> None:
+    text = ROOT_README.read_text(encoding="utf-8")
+    section = text.split("## Opaque IDs", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    assert len(blocks) >= 2
+    for code in blocks:
+        exec(compile(code, str(ROOT_README), "exec"), {"__name__": "readme"})
