@@ -190,9 +190,11 @@ impl Opaque {
     }
 
     /// The permutation (`decode` false) or its inverse, for `x` below `2^bits` (not checked). One body
-    /// for both directions; always inlined, so the direction is a constant and each caller gets the
-    /// straight-line rounds (a call with the direction as a variable cost Python's `encode` 50 ns).
-    #[inline(always)]
+    /// for both directions. Natively it is always inlined, so the direction is a constant and each
+    /// caller gets the straight-line rounds (a call with the direction as a variable cost Python's
+    /// `encode` 60 ns); in WebAssembly, where module size matters more, the compiler decides.
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
+    #[cfg_attr(target_arch = "wasm32", inline)]
     fn feistel(&self, x: u64, decode: bool) -> u64 {
         let v = self.low_bits;
         let (mask_a, mask_b) = (low_mask(self.bits - v), low_mask(v));
