@@ -229,8 +229,8 @@ impl Opaque {
 // A napi-rs method call (the class's unwrap and type-tag check, the argument glue) costs several
 // times the permutation. So `index.js` asks once per object for a handle (`__opaqueHandle`: an
 // External holding a copy of the permutation, type-tagged), and its `encode` / `decode` call the two
-// module-level functions below with that handle: one N-API call with two arguments each. The errors are
-// the same as the methods' above.
+// module-level functions below with that handle (one N-API call with two arguments each), which leave
+// the result in the ID cell that `nextId` uses too. The errors are the same as the methods' above.
 
 const HANDLE_TAG: sys::napi_type_tag = sys::napi_type_tag {
     lower: 0x6f70_6171_7565_5f31, // "opaque_1"
@@ -326,20 +326,13 @@ unsafe fn handle<'a>(env: sys::napi_env, v: Raw) -> Option<&'a snowmint::Opaque>
     }
 }
 
+/// Encodes or decodes into the environment's ID cell (what `__idSlot()` views; `index.js` reads it
+/// there: a BigUint64Array read costs a few nanoseconds, `napi_create_bigint_uint64` several times
+/// that). Returns undefined, or throws the method's error with nothing written.
 unsafe fn fast(env: sys::napi_env, info: sys::napi_callback_info, decode: bool) -> Raw {
     crate::guarded(env, || {
         let mut argv = [ptr::null_mut(); 2];
-        let mut argc = 2usize;
-        unsafe {
-            sys::napi_get_cb_info(
-                env,
-                info,
-                &mut argc,
-                argv.as_mut_ptr(),
-                ptr::null_mut(),
-                ptr::null_mut(),
-            )
-        };
+        let table = unsafe { crate::fast_call(env, info, &mut argv) }?;
         let o = unsafe { handle(env, argv[0]) }?;
         let (what, f): (&str, fn(&snowmint::Opaque, u64) -> snowmint::Result<u64>) = if decode {
             ("token", snowmint::Opaque::decode)
@@ -348,7 +341,10 @@ unsafe fn fast(env: sys::napi_env, info: sys::napi_callback_info, decode: bool) 
         };
         let x = value_arg(env, argv[1], what).ok()?;
         let y = f(o, x).js(env).ok()?;
-        Some(crate::big(env, y))
+        // SAFETY: the table is alive (the function holds the environment's reference) and used on this
+        // thread only; JavaScript reads the cell right after this call returns.
+        unsafe { *(*table).cell.get() = y };
+        None
     })
 }
 

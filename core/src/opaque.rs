@@ -343,12 +343,14 @@ mod tests {
 
     #[test]
     fn twenty_bits_is_a_permutation() {
-        let o = Opaque::with_any_width(&KEY, 20).unwrap();
-        let n = 1usize << 20;
+        // 2^20 encodes natively; 2^10 under Miri (the same check, a smaller domain).
+        let bits = if cfg!(miri) { 10 } else { 20 };
+        let o = Opaque::with_any_width(&KEY, bits).unwrap();
+        let n = 1usize << bits;
         let mut seen = std::vec![0u64; n / 64];
         for x in 0..n as u64 {
             let y = o.permute(x);
-            assert!(y < n as u64, "{x} -> {y} leaves the 20 bits");
+            assert!(y < n as u64, "{x} -> {y} leaves the {bits} bits");
             assert_eq!(
                 seen[(y / 64) as usize] >> (y % 64) & 1,
                 0,
@@ -362,7 +364,12 @@ mod tests {
 
     #[test]
     fn odd_small_widths_are_permutations() {
-        for bits in [2u32, 3, 5, 9, 13] {
+        let widths: &[u32] = if cfg!(miri) {
+            &[2, 3, 5]
+        } else {
+            &[2, 3, 5, 9, 13]
+        };
+        for &bits in widths {
             let o = Opaque::with_any_width(&KEY, bits).unwrap();
             let mut images: std::vec::Vec<u64> = (0..1u64 << bits).map(|x| o.permute(x)).collect();
             images.sort_unstable();
