@@ -133,8 +133,8 @@ fn layouts_give_their_widths() {
 }
 
 #[test]
-fn readme_example() {
-    // The README's Rust example, verbatim in spirit: a key from bytes, encode, decode, the errors.
+fn public_api_example() {
+    // The public API end to end: a key from bytes, encode, decode, a key of the wrong length.
     let key: [u8; 16] = *b"0123456789abcdef";
     let opaque = Opaque::for_layout(&key, &Layout::preset("js53").unwrap()).unwrap();
     let token = opaque.encode(123_456_789).unwrap();
