@@ -247,25 +247,55 @@ impl Opaque {
 
     /// Encodes `ids` in place; on an ID out of range nothing is changed and the error names it.
     pub fn encode_in_place(&self, ids: &mut [u64]) -> Result<()> {
-        self.map_in_place(ids, Opaque::permute)
+        self.map_in_place(ids, false)
     }
 
     /// Decodes `tokens` in place; on a token out of range nothing is changed and the error names it.
     pub fn decode_in_place(&self, tokens: &mut [u64]) -> Result<()> {
-        self.map_in_place(tokens, Opaque::unpermute)
+        self.map_in_place(tokens, true)
     }
 
-    fn map_in_place(&self, xs: &mut [u64], f: fn(&Opaque, u64) -> u64) -> Result<()> {
+    fn map_in_place(&self, xs: &mut [u64], decode: bool) -> Result<()> {
         if let Some(&bad) = xs.iter().find(|&&x| x > self.max_value()) {
             return Err(Error::InvalidId {
                 id: bad,
                 bits: self.bits,
             });
         }
-        for x in xs.iter_mut() {
-            *x = f(self, *x);
+        // Four at a time: one value's rounds are a chain of dependent arithmetic, four values' chains
+        // are independent, so the CPU runs them side by side (natively; in WebAssembly, one at a time
+        // keeps the module small).
+        let lanes = if cfg!(target_arch = "wasm32") { 0 } else { 4 };
+        let split = xs.len() / 4 * lanes;
+        let (quads, rest) = xs.split_at_mut(split);
+        for q in quads.chunks_exact_mut(4) {
+            let out = self.feistel4([q[0], q[1], q[2], q[3]], decode);
+            q.copy_from_slice(&out);
+        }
+        for x in rest.iter_mut() {
+            *x = self.feistel(*x, decode);
         }
         Ok(())
+    }
+
+    /// [`Opaque::feistel`] of four values at once, the rounds interleaved.
+    #[inline(always)]
+    fn feistel4(&self, xs: [u64; 4], decode: bool) -> [u64; 4] {
+        let v = self.low_bits;
+        let (mask_a, mask_b) = (low_mask(self.bits - v), low_mask(v));
+        let mut a = xs.map(|x| x >> v);
+        let mut b = xs.map(|x| x & mask_b);
+        for step in 0..ROUNDS {
+            let i = if decode { ROUNDS - 1 - step } else { step };
+            for k in 0..4 {
+                if i % 2 == 0 {
+                    a[k] ^= self.round_fn(i, b[k]) & mask_a;
+                } else {
+                    b[k] ^= self.round_fn(i, a[k]) & mask_b;
+                }
+            }
+        }
+        [0, 1, 2, 3].map(|k| (a[k] << v) | b[k])
     }
 }
 
