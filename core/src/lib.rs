@@ -63,8 +63,3 @@ pub use layout::{
 };
 pub use opaque::{Opaque, OPAQUE_KEY_LEN, OPAQUE_MAX_BITS, OPAQUE_MIN_BITS};
 pub use time::{IsoBuf, IsoTime};
-
-/// The repository README's Rust examples (the opaque-ID section), compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-pub struct ReadmeDoctests;

@@ -48,12 +48,13 @@
 //! ```
 //! use snowmint::{Layout, Opaque};
 //!
-//! let key = [7u8; 16]; // in practice: 16 random bytes from a secret store
-//! let opaque = Opaque::for_layout(&key, &Layout::twitter())?;
-//! let id = 1_541_815_603_606_036_480;
-//! let token = opaque.encode(id)?;
-//! assert!(token < 1 << 63);
+//! let key: [u8; 16] = *b"0123456789abcdef"; // in production: 16 random bytes from your secret store
+//! let opaque = Opaque::for_layout(&key, &Layout::preset("js53")?)?;
+//! let id = 1_234_567_890_123_456; // a js53 ID (53 bits)
+//! let token = opaque.encode(id)?; // an unrelated-looking number below 2^53
+//! assert!(token < 1 << 53);
 //! assert_eq!(opaque.decode(token)?, id);
+//! assert!(opaque.encode(1 << 53).is_err()); // INVALID_ID: wider than the layout
 //! # Ok::<(), snowmint::Error>(())
 //! ```
 

@@ -165,3 +165,35 @@ fn batches_equal_single_calls() {
         }
     }
 }
+
+/// The README's Rust example in its "Opaque IDs" section is the module's doctest (which runs), line for
+/// line: the README cannot be one crate's doctest (its other examples use other crates).
+#[test]
+fn readme_example_is_the_doctest() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("../README.md")).unwrap();
+    let section = readme
+        .split("## Opaque IDs")
+        .nth(1)
+        .expect("an Opaque IDs section");
+    let block = section
+        .split("```rust\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    let source = std::fs::read_to_string(root.join("src/opaque.rs")).unwrap();
+    let doc: String = source
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let doctest = doc
+        .split_once("```\n")
+        .and_then(|(_, rest)| rest.split_once("\n```"))
+        .expect("a doctest in src/opaque.rs")
+        .0;
+    assert_eq!(block.trim_end(), doctest.trim_end());
+}
