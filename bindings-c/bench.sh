@@ -73,3 +73,24 @@ make -s -C "$HERE" "$TARGET/bindings-c/bench-state-file" >&2
 SF="$(mktemp)"; trap 'rm -f "$OUTF" "$SF"' EXIT
 "$TARGET/bindings-c/bench-state-file" | tee "$SF"
 python3 "$ROOT/scripts/bench_statefile.py" c "$SF" ${SNOWMINT_BENCH_JSON:+"$SNOWMINT_BENCH_JSON"}
+# Opaque IDs through the C API (rows in their own "opaque" group of the report).
+make -s -C "$HERE" "$TARGET/bindings-c/bench-opaque" >&2
+OPQ="$(mktemp)"; ROWS="$(mktemp)"; trap 'rm -f "$OUTF" "$SF" "$OPQ" "$ROWS"' EXIT
+for r in 1 2 3; do "$TARGET/bindings-c/bench-opaque" >>"$OPQ"; done
+python3 - "$OPQ" "$ROWS" <<'PY'
+import json, sys
+best = {}
+for line in open(sys.argv[1]):
+    p = line.split()
+    if len(p) == 3 and p[0] == "RESULT":
+        best[p[1]] = min(best.get(p[1], float("inf")), float(p[2]))
+spec = [("C: snowmint_opaque_encode (twitter, 63 bits)", "single", "c_opaque_encode"),
+        ("C: snowmint_opaque_decode", "single", "c_opaque_decode"),
+        ("C: snowmint_opaque_encode_many + decode_many 4096, per ID and way", "batch", "c_opaque_many_per_id")]
+print("\nopaque IDs (ns per call, fastest sample)")
+for name, _, key in spec:
+    print(f"{name:<70} {best[key]:>8.2f}")
+json.dump([{"name": n, "kind": "snowmint", "what": w, "ns_per_id": best[k], "group": "opaque"} for n, w, k in spec],
+          open(sys.argv[2], "w"))
+PY
+if [ -n "${SNOWMINT_BENCH_JSON:-}" ]; then python3 "$ROOT/scripts/bench_merge.py" "$SNOWMINT_BENCH_JSON" "$ROWS"; fi

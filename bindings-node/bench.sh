@@ -20,3 +20,7 @@ SNOWMINT_BENCH_PEERS="$PEERS" node "$HERE/bench.mjs"
 SF="$(mktemp)"; trap 'rm -f "$SF"' EXIT
 node "$HERE/bench-state-file.mjs" | tee "$SF"
 python3 "$ROOT/scripts/bench_statefile.py" node "$SF" ${SNOWMINT_BENCH_JSON:+"$SNOWMINT_BENCH_JSON"}
+# Opaque IDs: their rows join the summary in their own "opaque" group.
+ROWS="$(mktemp)"; trap 'rm -f "$SF" "$ROWS"' EXIT
+SNOWMINT_BENCH_OPAQUE_JSON="$ROWS" node "$HERE/bench_opaque.mjs"
+if [ -n "${SNOWMINT_BENCH_JSON:-}" ]; then python3 "$HERE/../scripts/bench_merge.py" "$SNOWMINT_BENCH_JSON" "$ROWS"; fi

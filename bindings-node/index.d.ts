@@ -90,6 +90,35 @@ export declare class Layout {
   get clockUnit(): 'ms' | 'ns'
 }
 
+/**
+ * Encodes IDs into opaque tokens of the layout's width and back with a 16-byte secret key: tokens
+ * reveal neither time, node nor count (a keyed permutation; not authentication: every number of the
+ * width decodes to some ID).
+ */
+export declare class Opaque {
+  /**
+   * `new Opaque({ key, layout? })`: `key` is 16 secret bytes (`INVALID_ARGUMENT` otherwise), `layout`
+   * a preset name or a `Layout` (default `'twitter'`, 63 bits; `'js53'` gives 53-bit tokens).
+   */
+  constructor(options: { key: Uint8Array; layout?: string | Layout })
+  /** The token of an ID. */
+  encode(id: bigint | number): bigint
+  /** The ID of a token. */
+  decode(token: bigint | number): bigint
+  /** The token of an ID as text: 'dec' (default), 'hex', 'base32' or 'base58' (11 characters). */
+  encodeString(id: bigint | number, encoding?: 'dec' | 'hex' | 'base32' | 'base58'): string
+  /** The ID of a token given as text in one encoding, or 'any' (default: told apart by shape). */
+  decodeString(text: string, encoding?: 'dec' | 'hex' | 'base32' | 'base58' | 'any'): bigint
+  /** The tokens of many IDs, as a new array (an error leaves nothing behind). */
+  encodeMany(ids: BigUint64Array): BigUint64Array
+  /** The IDs of many tokens, as a new array. */
+  decodeMany(tokens: BigUint64Array): BigUint64Array
+  /** The width in bits: IDs and tokens are below 2^bits. */
+  get bits(): number
+  /** The layout whose width this permutation has. */
+  get layout(): Layout
+}
+
 /** Composes an ID from its fields (`nodeId` is the node field as stored, offset included). */
 export declare function compose(fields: { timestampTicks: bigint | number; nodeId: number | bigint; sequence: number | bigint }, layout?: string | Layout): bigint
 

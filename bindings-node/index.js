@@ -42,9 +42,43 @@ if (slot !== null) {
   }
 }
 
+// Opaque: encode / decode through module-level N-API functions over a per-object handle, the result
+// read from the ID cell as nextId reads it (see src/opaque.rs: a napi-rs method call costs several
+// times the permutation). Where the cell cannot be viewed, the napi-rs methods serve.
+let Opaque = native.Opaque
+if (slot !== null) {
+  const opaqueEncode = native.__opaqueEncode
+  const opaqueDecode = native.__opaqueDecode
+  Opaque = class Opaque extends native.Opaque {
+    constructor(options) {
+      super(options)
+      const handle = native.__opaqueHandle(this)
+      Object.defineProperties(this, {
+        encode: {
+          value: function encode(id) {
+            opaqueEncode(handle, id)
+            return slot[0]
+          },
+          writable: true,
+          configurable: true,
+        },
+        decode: {
+          value: function decode(token) {
+            opaqueDecode(handle, token)
+            return slot[0]
+          },
+          writable: true,
+          configurable: true,
+        },
+      })
+    }
+  }
+}
+
 module.exports = {
   Generator,
   Layout: native.Layout,
+  Opaque,
   compose: native.compose,
   decode: native.decode,
   encode: native.encode,

@@ -26,3 +26,7 @@ cd "$WORK"
 SF="$(mktemp)"; trap 'rm -f "$SF"' EXIT
 "$VENV/bin/python" "$HERE/bench_state_file.py" | tee "$SF"
 python3 "$ROOT/scripts/bench_statefile.py" python "$SF" ${SNOWMINT_BENCH_JSON:+"$SNOWMINT_BENCH_JSON"}
+# Opaque IDs: their rows join the summary in their own "opaque" group.
+ROWS="$(mktemp)"; trap 'rm -f "$SF" "$ROWS"' EXIT
+SNOWMINT_BENCH_OPAQUE_JSON="$ROWS" "$VENV/bin/python" "$HERE/bench_opaque.py"
+if [ -n "${SNOWMINT_BENCH_JSON:-}" ]; then "$PY" "$ROOT/scripts/bench_merge.py" "$SNOWMINT_BENCH_JSON" "$ROWS"; fi

@@ -15,3 +15,7 @@ echo "peers: $(cd "$ROOT/target/wasm-work/tools" && node -e "for (const p of ['n
 node "$HERE/bench/bench.mjs"
 echo
 node "$HERE/bench/chromium.mjs"
+# Opaque IDs (the package's second module, in Node): rows in their own "opaque" group.
+ROWS="$(mktemp)"; trap 'rm -f "$ROWS"' EXIT
+SNOWMINT_BENCH_OPAQUE_JSON="$ROWS" node "$HERE/bench/opaque.mjs"
+if [ -n "${SNOWMINT_BENCH_JSON:-}" ]; then python3 "$ROOT/scripts/bench_merge.py" "$SNOWMINT_BENCH_JSON" "$ROWS"; fi

@@ -81,6 +81,32 @@ export declare class Generator {
   readonly nodeId: number;
 }
 
+/**
+ * Opaque IDs: a keyed permutation of the layout's width (63 bits for twitter, 53 for js53, 64 with the
+ * sign bit) that maps each ID to a token of the same width and back. Tokens reveal neither time, node
+ * nor count; they are not authentication (every number of the width decodes to some ID). Runs in a
+ * second WebAssembly module (snowmint_wasm_opaque_bg.wasm) that the package loads with the main one.
+ */
+export declare class Opaque {
+  /** `key`: 16 secret bytes (INVALID_ARGUMENT otherwise); `layout`: a preset name or a Layout (default 'twitter'). */
+  constructor(options: { key: Uint8Array; layout?: string | Layout });
+  /** The token of an ID (INVALID_ID at or above 2^bits). */
+  encode(id: bigint | number): bigint;
+  /** The ID of a token (INVALID_ID at or above 2^bits). */
+  decode(token: bigint | number): bigint;
+  /** The token of an ID as text (default 'dec'; 'base58' gives 11 characters). */
+  encodeString(id: bigint | number, encoding?: EncodingName): string;
+  /** The ID of a token given as text in one encoding, or 'any' (default). */
+  decodeString(text: string, encoding?: EncodingName | 'any'): bigint;
+  /** The tokens of many IDs, as a new array (an error leaves nothing behind). */
+  encodeMany(ids: BigUint64Array): BigUint64Array;
+  /** The IDs of many tokens, as a new array. */
+  decodeMany(tokens: BigUint64Array): BigUint64Array;
+  /** The width in bits: IDs and tokens are below 2^bits. */
+  readonly bits: number;
+  readonly layout: Layout;
+}
+
 export interface Decoded {
   id: bigint;
   timestampTicks: bigint;

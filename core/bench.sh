@@ -15,3 +15,7 @@ cargo bench -p snowmint --bench generate -- "$@"
 OUTF="$(mktemp)"; trap 'rm -f "$OUTF"' EXIT
 cargo bench -p snowmint --bench state_file | tee "$OUTF"
 python3 scripts/bench_statefile.py rust "$OUTF" ${SNOWMINT_BENCH_JSON:+"$SNOWMINT_BENCH_JSON"}
+# Opaque IDs (core/benches/opaque.rs): its rows join the summary in their own "opaque" group.
+ROWS="$(mktemp)"; trap 'rm -f "$OUTF" "$ROWS"' EXIT
+SNOWMINT_BENCH_OPAQUE_JSON="$ROWS" cargo bench -p snowmint --bench opaque
+if [ -n "${SNOWMINT_BENCH_JSON:-}" ]; then python3 scripts/bench_merge.py "$SNOWMINT_BENCH_JSON" "$ROWS"; fi

@@ -10,7 +10,7 @@
  *  - every pointer argument is NULL-checked (SNOWMINT_RESULT_NULL_POINTER);
  *  - handles are opaque: snowmint_layout (free with snowmint_layout_free),
  *    snowmint_generator (snowmint_generator_free), snowmint_shared_generator
- *    (snowmint_shared_generator_free);
+ *    (snowmint_shared_generator_free), snowmint_opaque (snowmint_opaque_free);
  *  - snowmint_result_message() gives a code's text, snowmint_last_error_message() the detailed
  *    text of this thread's last failed call.
  */
@@ -333,6 +333,13 @@ typedef struct snowmint_generator snowmint_generator;
  * `snowmint_layout_free`. Safe to share between threads.
  */
 typedef struct snowmint_layout snowmint_layout;
+
+/**
+ * Encodes IDs into opaque tokens of the layout's width and back (a keyed permutation: tokens reveal
+ * neither time, node nor count; they are not authentication). Create with `snowmint_opaque_new`; free
+ * with `snowmint_opaque_free`. Immutable: any number of threads may use one at once.
+ */
+typedef struct snowmint_opaque snowmint_opaque;
 
 /**
  * A lock-free generator that many threads may call at once (one compare-and-swap per call). Create
@@ -881,6 +888,57 @@ snowmint_result snowmint_shared_generator_restore(const struct snowmint_shared_g
  * The library version, e.g. "0.1.0" (static; never NULL).
  */
 const char *snowmint_version(void);
+
+/**
+ * Creates the permutation of `layout`'s width (63 bits for twitter, 53 for js53, 64 with the sign
+ * bit) under the secret `key` of `key_len` bytes, which must be 16 (SNOWMINT_RESULT_INVALID_ARGUMENT
+ * otherwise, and for layouts narrower than 32 bits). The key and layout are copied.
+ *
+ * On success `*opaque_out` is a new handle: free it with `snowmint_opaque_free`.
+ */
+snowmint_result snowmint_opaque_new(const uint8_t *key,
+                                    size_t key_len,
+                                    const struct snowmint_layout *layout,
+                                    struct snowmint_opaque **opaque_out);
+
+/**
+ * Frees an opaque-ID handle. NULL is ignored.
+ */
+void snowmint_opaque_free(struct snowmint_opaque *opaque);
+
+/**
+ * The width in bits (IDs and tokens are below 2^bits); 0 for NULL.
+ */
+uint32_t snowmint_opaque_bits(const struct snowmint_opaque *opaque);
+
+/**
+ * Writes the token of `id` to `*token_out`. An ID at or above 2^bits is SNOWMINT_RESULT_INVALID_ID.
+ */
+snowmint_result snowmint_opaque_encode(const struct snowmint_opaque *opaque,
+                                       uint64_t id,
+                                       uint64_t *token_out);
+
+/**
+ * Writes the ID of `token` to `*id_out`. A token at or above 2^bits is SNOWMINT_RESULT_INVALID_ID.
+ */
+snowmint_result snowmint_opaque_decode(const struct snowmint_opaque *opaque,
+                                       uint64_t token,
+                                       uint64_t *id_out);
+
+/**
+ * Encodes `buf[0..n]` in place. If any ID is at or above 2^bits the result is
+ * SNOWMINT_RESULT_INVALID_ID and `buf` is unchanged. `buf` may be NULL when `n` is 0.
+ */
+snowmint_result snowmint_opaque_encode_many(const struct snowmint_opaque *opaque,
+                                            uint64_t *buf,
+                                            size_t n);
+
+/**
+ * Decodes `buf[0..n]` in place (tokens to IDs); unchanged on SNOWMINT_RESULT_INVALID_ID.
+ */
+snowmint_result snowmint_opaque_decode_many(const struct snowmint_opaque *opaque,
+                                            uint64_t *buf,
+                                            size_t n);
 
 #ifdef __cplusplus
 }  // extern "C"

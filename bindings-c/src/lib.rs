@@ -1666,3 +1666,6 @@ mod tests {
         assert_eq!(guard(|| panic!("boom")), snowmint_result::Panic);
     }
 }
+
+// Opaque IDs (after the macros above, which it uses).
+mod opaque;

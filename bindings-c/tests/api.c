@@ -506,6 +506,58 @@ static void test_fork(void) {
     snowmint_layout_free(l);
 }
 
+static void test_opaque(void) {
+    static const uint8_t key[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    snowmint_layout *twitter = NULL, *js53 = NULL;
+    CHECK_RC(snowmint_layout_new_preset("twitter", &twitter), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_layout_new_preset("js53", &js53), SNOWMINT_RESULT_OK);
+    snowmint_opaque *o = NULL, *untouched = (snowmint_opaque *)0x1;
+    CHECK_RC(snowmint_opaque_new(key, 15, twitter, &untouched), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    CHECK(strstr(last_message(), "16 bytes") != NULL);
+    CHECK(untouched == (snowmint_opaque *)0x1);
+    CHECK_RC(snowmint_opaque_new(NULL, 16, twitter, &o), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_opaque_new(key, 16, NULL, &o), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_opaque_new(key, 16, twitter, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_opaque_new(key, 16, js53, &o), SNOWMINT_RESULT_OK);
+    CHECK(snowmint_opaque_bits(o) == 53 && snowmint_opaque_bits(NULL) == 0);
+    uint64_t token = SENTINEL, id = SENTINEL;
+    CHECK_RC(snowmint_opaque_encode(o, 123456789, &token), SNOWMINT_RESULT_OK);
+    CHECK(token < (1ULL << 53) && token != 123456789);
+    CHECK_RC(snowmint_opaque_decode(o, token, &id), SNOWMINT_RESULT_OK);
+    CHECK(id == 123456789);
+    id = SENTINEL;
+    CHECK_RC(snowmint_opaque_encode(o, 1ULL << 53, &id), SNOWMINT_RESULT_INVALID_ID);
+    CHECK_RC(snowmint_opaque_decode(o, UINT64_MAX, &id), SNOWMINT_RESULT_INVALID_ID);
+    CHECK(id == SENTINEL && strstr(last_message(), "53 bits") != NULL);
+    CHECK_RC(snowmint_opaque_encode(NULL, 1, &id), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_opaque_decode(o, 1, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    uint64_t buf[3] = {1, 2, 1ULL << 53};
+    CHECK_RC(snowmint_opaque_encode_many(o, buf, 3), SNOWMINT_RESULT_INVALID_ID);
+    CHECK(buf[0] == 1 && buf[1] == 2);
+    CHECK_RC(snowmint_opaque_encode_many(o, buf, 2), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_opaque_encode(o, 2, &token), SNOWMINT_RESULT_OK);
+    CHECK(buf[1] == token);
+    CHECK_RC(snowmint_opaque_decode_many(o, buf, 2), SNOWMINT_RESULT_OK);
+    CHECK(buf[0] == 1 && buf[1] == 2);
+    CHECK_RC(snowmint_opaque_encode_many(o, NULL, 0), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_opaque_decode_many(o, NULL, 1), SNOWMINT_RESULT_NULL_POINTER);
+    snowmint_opaque_free(o);
+    snowmint_opaque_free(NULL);
+    snowmint_layout_config cfg;
+    snowmint_layout *narrow = NULL;
+    CHECK_RC(snowmint_layout_config_default(&cfg), SNOWMINT_RESULT_OK);
+    cfg.timestamp_bits = 19;
+    cfg.node_bits = 4;
+    cfg.sequence_bits = 8;
+    cfg.node_split_bits = 0;
+    CHECK_RC(snowmint_layout_new(&cfg, &narrow), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_opaque_new(key, 16, narrow, &o), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    CHECK(strstr(last_message(), "32 to 64 bits") != NULL);
+    snowmint_layout_free(narrow);
+    snowmint_layout_free(twitter);
+    snowmint_layout_free(js53);
+}
+
 int main(void) {
     test_codes();
     test_null_pointers();
@@ -515,6 +567,7 @@ int main(void) {
     test_strings();
     test_generators();
     test_fork();
+    test_opaque();
     printf("api: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -605,6 +605,79 @@ static int run_encoding_case(const cJSON *c) {
     return 0;
 }
 
+/* ---- opaque.json ---- */
+
+static int hex_key(const char *hex, uint8_t *key, size_t cap, size_t *len) {
+    size_t n = strlen(hex);
+    if (n % 2 || n / 2 > cap) return fail("key: odd length or longer than %zu bytes", cap);
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned byte = 0;
+        if (sscanf(hex + 2 * i, "%2x", &byte) != 1) return fail("key: not hex");
+        key[i] = (uint8_t)byte;
+    }
+    *len = n / 2;
+    return 0;
+}
+
+static int run_opaque_case(const cJSON *c) {
+    static const char *const K[] = {"name", "layout", "key", "bits", "error", "op", "input", "ids", "tokens", NULL};
+    if (check_keys(c, "case", K)) return -1;
+    const char *hex = NULL;
+    uint8_t key[64] = {0};
+    size_t key_len = 0;
+    snowmint_layout *l = NULL;
+    if (get_str(c, "key", &hex) || hex_key(hex, key, sizeof key, &key_len) || need_layout(c, &l)) return -1;
+    snowmint_opaque *o = (snowmint_opaque *)0x1;
+    snowmint_result r = snowmint_opaque_new(key, key_len, l, &o);
+    snowmint_layout_free(l);
+    const cJSON *err = field(c, "error");
+    uint64_t bits = 0;
+    if (!field(c, "bits")) {
+        if (!cJSON_IsString(err)) return fail("a case without bits needs an error");
+        if (expect_error(r, err->valuestring, "opaque_new")) return -1;
+        return o == (snowmint_opaque *)0x1 ? 0 : fail("opaque_out written on error");
+    }
+    if (expect_ok(r, "opaque_new")) return -1;
+    int rc = get_u64(c, "bits", &bits) || expect_eq(snowmint_opaque_bits(o), bits, "bits") ? -1 : 0;
+    if (!rc && field(c, "op")) {
+        const char *op = NULL;
+        uint64_t input = 0, out = 0x5a5a5a5a5a5a5a5aULL;
+        if (get_str(c, "op", &op) || get_u64(c, "input", &input) || !cJSON_IsString(err)) rc = fail("bad op case");
+        else if (strcmp(op, "encode") == 0) rc = expect_error(snowmint_opaque_encode(o, input, &out), err->valuestring, op);
+        else if (strcmp(op, "decode") == 0) rc = expect_error(snowmint_opaque_decode(o, input, &out), err->valuestring, op);
+        else rc = fail("unknown op %s", op);
+        if (!rc && out != 0x5a5a5a5a5a5a5a5aULL) rc = fail("output written on error");
+        if (!rc) rc = expect_error(snowmint_opaque_encode_many(o, &input, 1), err->valuestring, "encode_many");
+    } else if (!rc) {
+        const cJSON *ids = field(c, "ids"), *tokens = field(c, "tokens");
+        int n = cJSON_GetArraySize(ids);
+        if (err || !cJSON_IsArray(ids) || !cJSON_IsArray(tokens) || n == 0 || n != cJSON_GetArraySize(tokens) || n > 64)
+            rc = fail("ids and tokens must be arrays of one length (1..64)");
+        uint64_t batch[64];
+        for (int i = 0; i < n && !rc; i++) {
+            uint64_t id = 0, token = 0, got = 0;
+            rc = as_u64(cJSON_GetArrayItem(ids, i), "ids[i]", &id) || as_u64(cJSON_GetArrayItem(tokens, i), "tokens[i]", &token) ||
+                         expect_ok(snowmint_opaque_encode(o, id, &got), "encode") || expect_eq(got, token, "encode") ||
+                         expect_ok(snowmint_opaque_decode(o, token, &got), "decode") || expect_eq(got, id, "decode")
+                     ? -1
+                     : 0;
+            batch[i] = id;
+        }
+        if (!rc) rc = expect_ok(snowmint_opaque_encode_many(o, batch, (size_t)n), "encode_many");
+        for (int i = 0; i < n && !rc; i++) {
+            uint64_t token = 0;
+            rc = as_u64(cJSON_GetArrayItem(tokens, i), "tokens[i]", &token) || expect_eq(batch[i], token, "encode_many") ? -1 : 0;
+        }
+        if (!rc) rc = expect_ok(snowmint_opaque_decode_many(o, batch, (size_t)n), "decode_many");
+        for (int i = 0; i < n && !rc; i++) {
+            uint64_t id = 0;
+            rc = as_u64(cJSON_GetArrayItem(ids, i), "ids[i]", &id) || expect_eq(batch[i], id, "decode_many") ? -1 : 0;
+        }
+    }
+    snowmint_opaque_free(o);
+    return rc;
+}
+
 /* ---- driver ---- */
 
 static int passed, failed;
@@ -644,6 +717,7 @@ static int run_case(const char *file, const cJSON *c) {
     if (strcmp(file, "decode.json") == 0) return run_decode_case(c);
     if (strcmp(file, "compose.json") == 0) return run_compose_case(c);
     if (strcmp(file, "encodings.json") == 0) return run_encoding_case(c);
+    if (strcmp(file, "opaque.json") == 0) return run_opaque_case(c);
     return fail("no runner for file %s", file);
 }
 

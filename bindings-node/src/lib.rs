@@ -23,6 +23,8 @@ use snowmint::{
     SharedGenerator,
 };
 
+mod opaque;
+
 type Result<T> = napi::Result<T>;
 type Raw = sys::napi_value;
 
@@ -1518,10 +1520,13 @@ unsafe extern "C" fn mint_at(env: sys::napi_env, info: sys::napi_callback_info) 
 }
 
 /// Internal exports for the package's `index.js`, each with the environment's table as its `data`.
-const INTERNAL_EXPORTS: [(&std::ffi::CStr, Callback); 3] = [
+const INTERNAL_EXPORTS: [(&std::ffi::CStr, Callback); 6] = [
     (c"__idSlot", id_slot_array),
     (c"__register", register),
     (c"__mintAt", mint_at),
+    (c"__opaqueHandle", opaque::opaque_handle),
+    (c"__opaqueEncode", opaque::opaque_encode),
+    (c"__opaqueDecode", opaque::opaque_decode),
 ];
 
 /// The environment's cleanup hook: drops the environment's reference on its table.

@@ -28,6 +28,8 @@ use snowmint as sm;
 use snowmint::state_file::{SharedState, StateFile};
 use snowmint::{Clock, ClockUnit, ErrorCode};
 
+mod opaque;
+
 // ---------------------------------------------------------------------------------------------------
 // Exceptions: one class per stable code, all under SnowmintError(ValueError).
 // ---------------------------------------------------------------------------------------------------
@@ -1274,6 +1276,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLayout>()?;
     m.add_class::<PyGenerator>()?;
     m.add_class::<PyDecoded>()?;
+    m.add_class::<opaque::PyOpaque>()?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(compose, m)?)?;
     m.add_function(wrap_pyfunction!(min_id_at, m)?)?;

@@ -195,6 +195,40 @@ def run_encodings(c: dict[str, Any]) -> None:
     assert snowmint.parse(c["input"], c["encoding"]) == u64(w, c["id"]), w
 
 
+def run_opaque(c: dict[str, Any]) -> None:
+    w = f"opaque.json:{c['name']}"
+    spec = v.layout(w, c["layout"])
+    if not isinstance(c["key"], str):
+        raise FormatError(f"{w}: key must be a hex string")
+    key = bytes.fromhex(c["key"])
+    if "bits" not in c:
+        check_keys(w, c, {"name", "layout", "key", "error"})
+        with pytest.raises(snowmint.SnowmintError) as info:
+            snowmint.Opaque(key=key, layout=spec)
+        expect_error(w, info.value, error_code(w, c["error"]))
+        return
+    o = snowmint.Opaque(key=key, layout=spec)
+    assert o.bits == small(w, c["bits"]), w
+    if "op" in c:
+        check_keys(w, c, {"name", "layout", "key", "bits", "op", "input", "error"})
+        if c["op"] not in ("encode", "decode"):
+            raise FormatError(f"{w}: unknown op {c['op']!r}")
+        with pytest.raises(snowmint.SnowmintError) as info:
+            getattr(o, c["op"])(u64(w, c["input"]))
+        expect_error(w, info.value, error_code(w, c["error"]))
+        return
+    check_keys(w, c, {"name", "layout", "key", "bits", "ids", "tokens"})
+    ids = [u64(w, x) for x in c["ids"]]
+    tokens = [u64(w, x) for x in c["tokens"]]
+    assert ids and len(ids) == len(tokens), f"{w}: ids and tokens differ in length"
+    for i, t in zip(ids, tokens):
+        assert o.encode(i) == t, f"{w}: encode({i}) = {o.encode(i)}, want {t}"
+        assert o.decode(t) == i, f"{w}: decode({t}) = {o.decode(t)}, want {i}"
+        assert o.decode_str(o.encode_str(i, "base58"), "base58") == i
+    assert o.encode_many(ids) == tokens, w
+    assert o.decode_many(tokens) == ids, w
+
+
 RUNNERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "layouts": run_layouts,
     "generate": run_generate,
@@ -202,6 +236,7 @@ RUNNERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "decode": run_decode,
     "compose": run_compose,
     "encodings": run_encodings,
+    "opaque": run_opaque,
 }
 
 

@@ -1,8 +1,10 @@
 // Bundler entry (webpack's asyncWebAssembly, vite-plugin-wasm …): the .wasm is imported as a module.
 import * as wasm from '../dist/bundler/snowmint_wasm.js';
-import { installFastPath } from './fast-path.js';
+import * as opaqueCore from '../dist/bundler/snowmint_wasm_opaque.js';
+import { installFastPath, makeOpaque } from './fast-path.js';
 
 installFastPath(wasm);
 
 export const { Layout, Generator, decode, compose, minIdAt, encode, parse } = wasm;
+export const Opaque = makeOpaque(wasm, opaqueCore);
 export const ERROR_CODES = Object.freeze(wasm.__errorCodes().split(','));

@@ -24,9 +24,45 @@ function installFastPath(wasm) {
 }
 installFastPath(wasm);
 
+// Opaque IDs live in a second module (snowmint_wasm_opaque: see opaque/src/lib.rs for why). This class
+// resolves the layout through the main module (a preset name or a Layout, default 'twitter') and hands
+// the key and the layout's width to the second module, which does the rest (and every check).
+function makeOpaque(main, core) {
+  const coded = (err, code) => Object.assign(err, { code });
+  return class Opaque {
+    #core;
+    #layout;
+    /** `new Opaque({ key, layout? })`: `key` is a Uint8Array of 16 secret bytes. */
+    constructor(options) {
+      if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+        throw coded(new TypeError('Opaque options must be an options object'), 'INVALID_ARGUMENT');
+      }
+      for (const k of Object.keys(options)) {
+        if (k !== 'key' && k !== 'layout') throw coded(new TypeError(`Opaque options: unknown option "${k}"`), 'INVALID_ARGUMENT');
+      }
+      if (options.key === undefined) throw coded(new TypeError('Opaque options: option key is required'), 'INVALID_ARGUMENT');
+      const l = options.layout;
+      const layout = l === undefined ? main.Layout.preset('twitter') : typeof l === 'string' ? main.Layout.preset(l) : l;
+      if (!(layout instanceof main.Layout)) throw coded(new TypeError('layout must be a preset name or a Layout'), 'INVALID_ARGUMENT');
+      this.#core = new core.OpaqueCore(options.key, layout.totalBits);
+      this.#layout = layout;
+    }
+    encode(id) { return this.#core.encode(id); }
+    decode(token) { return this.#core.decode(token); }
+    encodeString(id, encoding) { return main.encode(this.#core.encode(id), encoding); }
+    decodeString(text, encoding) { return this.#core.decode(main.parse(text, encoding)); }
+    encodeMany(ids) { return this.#core.encodeMany(ids); }
+    decodeMany(tokens) { return this.#core.decodeMany(tokens); }
+    get bits() { return this.#core.bits; }
+    get layout() { return this.#layout; }
+  };
+}
+const Opaque = makeOpaque(wasm, require('../dist/nodejs/snowmint_wasm_opaque.js'));
+
 module.exports = {
   Layout: wasm.Layout,
   Generator: wasm.Generator,
+  Opaque,
   decode: wasm.decode,
   compose: wasm.compose,
   minIdAt: wasm.minIdAt,

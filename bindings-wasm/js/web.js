@@ -1,11 +1,16 @@
 // Browser entry: an ES module that fetches the .wasm next to it (top-level await), so importing it is
 // all a page needs: `import { Generator } from 'snowmint-wasm'`. Serve `.wasm` as application/wasm.
 import init, * as wasm from '../dist/web/snowmint_wasm.js';
-import { installFastPath } from './fast-path.js';
+import initOpaque, * as opaqueCore from '../dist/web/snowmint_wasm_opaque.js';
+import { installFastPath, makeOpaque } from './fast-path.js';
 
-await init({ module_or_path: new URL('../dist/web/snowmint_wasm_bg.wasm', import.meta.url) });
+await Promise.all([
+  init({ module_or_path: new URL('../dist/web/snowmint_wasm_bg.wasm', import.meta.url) }),
+  initOpaque({ module_or_path: new URL('../dist/web/snowmint_wasm_opaque_bg.wasm', import.meta.url) }),
+]);
 
 installFastPath(wasm);
 
 export const { Layout, Generator, decode, compose, minIdAt, encode, parse } = wasm;
+export const Opaque = makeOpaque(wasm, opaqueCore);
 export const ERROR_CODES = Object.freeze(wasm.__errorCodes().split(','));

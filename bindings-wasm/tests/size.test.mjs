@@ -1,4 +1,5 @@
-// The optimized module stays within its budget: 60 KB (61,440 bytes) for every build in the package.
+// The optimized main module stays within its budget: 60 KB (61,440 bytes) for every build in the package;
+// Opaque IDs' module (loaded next to it) within 24 KB.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -11,5 +12,13 @@ test('optimized .wasm ≤ 60 KB in every build', () => {
     const size = fs.statSync(path.join(pkg, 'dist', target, 'snowmint_wasm_bg.wasm')).size;
     console.log(`# ${target}: ${size} bytes`);
     assert.ok(size <= 61440, `${target}: ${size} bytes > 61440`);
+  }
+});
+
+test('optimized Opaque IDs module ≤ 24 KB in every build', () => {
+  for (const target of ['nodejs', 'web', 'bundler', 'no-modules']) {
+    const size = fs.statSync(path.join(pkg, 'dist', target, 'snowmint_wasm_opaque_bg.wasm')).size;
+    console.log(`# ${target} opaque: ${size} bytes`);
+    assert.ok(size <= 24576, `${target}: ${size} bytes > 24576`);
   }
 });

@@ -19,7 +19,8 @@ USAGE
   snowmint layout  [--preset L] [--timestamp-bits B] [--node-bits B] [--sequence-bits B]
                    [--order ORDER] [--tick-ns NS] [--epoch-ms MS] [--node-id-offset N]
   snowmint sequencer create|show|list|destroy [NAME] --store URL   named sequencers (leases)
-  snowmint help [mint|inspect|layout|layouts|sequencer]      (or: snowmint COMMAND --help)
+  snowmint opaque  encode|decode ID...|- --key-file F [--layout L] [--format F]
+  snowmint help [mint|inspect|layout|layouts|sequencer|opaque]  (or: snowmint COMMAND --help)
 
 EXAMPLES
   snowmint mint                               one ID: twitter layout, node 0 (or $SNOWMINT_NODE_ID)

@@ -7,6 +7,7 @@ mod args;
 mod error;
 mod help;
 mod layout_args;
+mod opaque;
 mod render;
 mod sequencer;
 
@@ -84,6 +85,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         "inspect" => inspect(Args::new(rest, "inspect"), out),
         "layout" => layout(Args::new(rest, "layout"), out),
         "sequencer" => sequencer::run(rest, out),
+        "opaque" => opaque::run(Args::new(rest, "opaque"), out),
         "help" | "-h" | "--help" => {
             let text = match rest.first().map(String::as_str) {
                 None => help::MAIN.to_string(),
@@ -92,6 +94,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 Some("layout") => help::layout_help(),
                 Some("sequencer") => help::SEQUENCER.to_string(),
                 Some("layouts") => help::layouts_table(),
+                Some("opaque") => opaque::HELP.to_string(),
                 Some(other) => {
                     return Err(CliError::usage(format!("no help on {other:?}"), "").into())
                 }
@@ -107,7 +110,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             let mut e = CliError::usage(format!("unknown command {other:?}"), "");
             e.detail.insert(
                 0,
-                "commands: mint, inspect, layout, sequencer, help".to_string(),
+                "commands: mint, inspect, layout, sequencer, opaque, help".to_string(),
             );
             Err(e.into())
         }

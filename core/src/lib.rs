@@ -50,6 +50,7 @@ mod error;
 mod fast_clock;
 mod generator;
 mod layout;
+mod opaque;
 #[cfg(all(feature = "std", unix, target_has_atomic = "64", not(loom)))]
 pub mod state_file;
 mod time;
@@ -70,6 +71,7 @@ pub use generator::{Ceiling, SharedGenerator, StateWord, Unbounded};
 pub use layout::{
     whole_f64, ClockUnit, Family, Layout, LayoutConfig, Order, MAX_EPOCH_MS, PRESET_NAMES,
 };
+pub use opaque::{Opaque, OPAQUE_KEY_LEN, OPAQUE_MAX_BITS, OPAQUE_MIN_BITS};
 #[cfg(all(feature = "std", unix, target_has_atomic = "64", not(loom)))]
 pub use state_file::StateFile;
 pub use time::{IsoBuf, IsoTime};

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use snowmint::{
     parse_any, sleep_ns, Clock, ClockUnit, Encoding, Error, Generator, Layout, LayoutConfig,
-    Options, Order, Policy, SharedGenerator, ENCODINGS,
+    Opaque, Options, Order, Policy, SharedGenerator, ENCODINGS,
 };
 
 type Obj = Map<String, Value>;
@@ -785,15 +785,114 @@ impl Record {
     }
 }
 
+// ---- opaque IDs --------------------------------------------------------------------------------------
+
+/// Bytes from lowercase hex (the vectors' keys).
+fn hex_bytes(o: &Obj, k: &str) -> Check<Vec<u8>> {
+    let s = text(o, k)?;
+    if s.len() % 2 != 0 {
+        return Err(format!("{k:?} has an odd number of hex digits"));
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|e| format!("{k:?}: {e}")))
+        .collect()
+}
+
+fn dec_list(o: &Obj, k: &str) -> Check<Vec<u64>> {
+    let list = o[k]
+        .as_array()
+        .ok_or_else(|| format!("{k:?} is not an array"))?;
+    list.iter()
+        .map(|v| {
+            let mut one = Obj::new();
+            one.insert(k.to_owned(), v.clone());
+            dec(&one, k)
+        })
+        .collect()
+}
+
+fn run_opaque(c: &Obj) -> Check {
+    let key = hex_bytes(c, "key")?;
+    let layout = valid_layout(c)?;
+    let built = Opaque::for_layout(&key, &layout);
+    if !c.contains_key("bits") {
+        keys(c, &["name", "layout", "key", "error"], &[])?;
+        return match built {
+            Ok(o) => Err(unexpected("an error", o)),
+            Err(e) => expect_code(&e, text(c, "error")?),
+        };
+    }
+    let opaque = built.map_err(|e| unexpected("an Opaque", e))?;
+    if u64::from(opaque.bits()) != num(c, "bits")? {
+        return Err(unexpected(
+            &format!("{} bits", num(c, "bits")?),
+            opaque.bits(),
+        ));
+    }
+    if c.contains_key("op") {
+        keys(
+            c,
+            &["name", "layout", "key", "bits", "op", "input", "error"],
+            &[],
+        )?;
+        let input = dec(c, "input")?;
+        let got = match text(c, "op")? {
+            "encode" => opaque.encode(input),
+            "decode" => opaque.decode(input),
+            other => return Err(format!("unknown op {other:?}")),
+        };
+        return match got {
+            Ok(v) => Err(unexpected("an error", v)),
+            Err(e) => expect_code(&e, text(c, "error")?),
+        };
+    }
+    keys(c, &["name", "layout", "key", "bits", "ids", "tokens"], &[])?;
+    let (ids, tokens) = (dec_list(c, "ids")?, dec_list(c, "tokens")?);
+    if ids.len() != tokens.len() || ids.is_empty() {
+        return Err("\"ids\" and \"tokens\" differ in length or are empty".into());
+    }
+    for (&id, &token) in ids.iter().zip(&tokens) {
+        let got = opaque
+            .encode(id)
+            .map_err(|e| format!("encode({id}): {e}"))?;
+        if got != token {
+            return Err(format!("encode({id}) = {got}, expected {token}"));
+        }
+        let back = opaque
+            .decode(token)
+            .map_err(|e| format!("decode({token}): {e}"))?;
+        if back != id {
+            return Err(format!("decode({token}) = {back}, expected {id}"));
+        }
+    }
+    // The batch forms give the same answers.
+    let mut batch = ids.clone();
+    opaque
+        .encode_in_place(&mut batch)
+        .map_err(|e| e.to_string())?;
+    if batch != tokens {
+        return Err("encode_in_place differs from encode".into());
+    }
+    opaque
+        .decode_in_place(&mut batch)
+        .map_err(|e| e.to_string())?;
+    if batch != ids {
+        return Err("decode_in_place differs from decode".into());
+    }
+    Ok(())
+}
+
 // ---- the test ----------------------------------------------------------------------------------------
 
-const FILES: [&str; 6] = [
+const FILES: [&str; 7] = [
     "layouts.json",
     "generate.json",
     "clock_readings.json",
     "decode.json",
     "compose.json",
     "encodings.json",
+    "opaque.json",
 ];
 
 #[test]
@@ -835,6 +934,7 @@ fn conformance_vectors() {
                 "decode.json" => run_decode(c),
                 "compose.json" => run_compose(c),
                 "encodings.json" => run_encoding(c, &mut seen),
+                "opaque.json" => run_opaque(c),
                 _ => Err("no runner knows this file".to_owned()),
             };
             let name = c["name"].as_str().unwrap_or("?");

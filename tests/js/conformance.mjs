@@ -432,6 +432,62 @@ const encodings = {
   },
 }
 
+/** Bytes from a hex string (the vectors' keys). */
+function hexBytes(hex, what) {
+  if (typeof hex !== 'string' || !/^([0-9a-f]{2})*$/.test(hex)) throw new Error(`${what}: expected lowercase hex bytes`)
+  return Uint8Array.from(hex.match(/../g) ?? [], (b) => parseInt(b, 16))
+}
+
+const opaque = {
+  check(c) {
+    keysOnly(c, ['name', 'layout', 'key', 'bits', 'error', 'op', 'input', 'ids', 'tokens'], ['name', 'layout', 'key'], c.name)
+    checkLayoutSpec(c.layout, `${c.name}.layout`)
+    hexBytes(c.key, `${c.name}.key`)
+    if (!('bits' in c)) {
+      keysOnly(c, ['name', 'layout', 'key', 'error'], ['error'], c.name)
+    } else if ('op' in c) {
+      keysOnly(c, ['name', 'layout', 'key', 'bits', 'op', 'input', 'error'], ['bits', 'op', 'input', 'error'], c.name)
+      if (!['encode', 'decode'].includes(c.op)) throw new Error(`${c.name}: unknown op ${JSON.stringify(c.op)}`)
+      u64(c.input, `${c.name}.input`)
+    } else {
+      keysOnly(c, ['name', 'layout', 'key', 'bits', 'ids', 'tokens'], ['bits', 'ids', 'tokens'], c.name)
+      if (!Array.isArray(c.ids) || !Array.isArray(c.tokens) || c.ids.length === 0 || c.ids.length !== c.tokens.length) {
+        throw new Error(`${c.name}: ids and tokens must be arrays of one length`)
+      }
+      c.ids.forEach((x, i) => u64(x, `${c.name}.ids[${i}]`))
+      c.tokens.forEach((x, i) => u64(x, `${c.name}.tokens[${i}]`))
+    }
+    if ('bits' in c) small(c.bits, `${c.name}.bits`)
+  },
+  run(api, assert, c) {
+    const key = hexBytes(c.key, 'key')
+    const layout = makeLayout(api, c.layout)
+    if (!('bits' in c)) {
+      expectCode(assert, () => new api.Opaque({ key, layout }), c.error, c.name)
+      return
+    }
+    const o = new api.Opaque({ key, layout })
+    assert.equal(o.bits, c.bits, `${c.name}: bits`)
+    if ('op' in c) {
+      const input = u64(c.input, 'input')
+      expectCode(assert, () => o[c.op](input), c.error, `${c.name}: ${c.op}`)
+      expectCode(assert, () => o[`${c.op}Many`](BigUint64Array.of(input)), c.error, `${c.name}: ${c.op}Many`)
+      return
+    }
+    c.ids.forEach((id, i) => {
+      eqId(assert, o.encode(u64(id, 'id')), c.tokens[i], `${c.name}: encode(${id})`)
+      eqId(assert, o.decode(u64(c.tokens[i], 'token')), id, `${c.name}: decode(${c.tokens[i]})`)
+      const text = o.encodeString(u64(id, 'id'), 'base58')
+      assert.equal(text, api.encode(u64(c.tokens[i], 'token'), 'base58'), `${c.name}: encodeString`)
+      eqId(assert, o.decodeString(text, 'base58'), id, `${c.name}: decodeString`)
+    })
+    const ids = BigUint64Array.from(c.ids, (x) => u64(x, 'id'))
+    const tokens = o.encodeMany(ids)
+    assert.deepEqual([...tokens].map(String), c.tokens, `${c.name}: encodeMany`)
+    assert.deepEqual([...o.decodeMany(tokens)].map(String), c.ids, `${c.name}: decodeMany`)
+  },
+}
+
 const HANDLERS = {
   'layouts.json': layouts,
   'generate.json': generate,
@@ -439,6 +495,7 @@ const HANDLERS = {
   'decode.json': decode,
   'compose.json': composeFile,
   'encodings.json': encodings,
+  'opaque.json': opaque,
 }
 
 /**

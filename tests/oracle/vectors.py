@@ -1164,6 +1164,151 @@ def encodings_cases():
 
 
 # --------------------------------------------------------------------------------------------------
+# Opaque IDs (SPEC §6b): a 4-round Feistel network on the layout's w bits, in the swapping form of
+# NIST SP 800-38G's FF1 (radix 2, XOR for addition): X = A || B with |A| = floor(w/2), |B| = w - |A|;
+# round i: C = A xor (PRF(i, B) mod 2^|A|); A, B = B, C. The PRF is SipHash-1-3 of the 6-byte message
+# B (4 bytes little-endian) || i || w, written from the SipHash paper for any message length, c and d.
+
+OPAQUE_ROUNDS = 4
+
+
+def _rotl(x, b):
+    return ((x << b) | (x >> (64 - b))) & U64
+
+
+def siphash(c, d, key, msg):
+    k0 = int.from_bytes(key[:8], "little")
+    k1 = int.from_bytes(key[8:16], "little")
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D, k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+
+    def sipround():
+        v[0] = (v[0] + v[1]) & U64; v[1] = _rotl(v[1], 13); v[1] ^= v[0]; v[0] = _rotl(v[0], 32)
+        v[2] = (v[2] + v[3]) & U64; v[3] = _rotl(v[3], 16); v[3] ^= v[2]
+        v[0] = (v[0] + v[3]) & U64; v[3] = _rotl(v[3], 21); v[3] ^= v[0]
+        v[2] = (v[2] + v[1]) & U64; v[1] = _rotl(v[1], 17); v[1] ^= v[2]; v[2] = _rotl(v[2], 32)
+
+    padded = msg + b"\0" * (7 - len(msg) % 8) + bytes([len(msg) & 0xFF])
+    for at in range(0, len(padded), 8):
+        m = int.from_bytes(padded[at:at + 8], "little")
+        v[3] ^= m
+        for _ in range(c):
+            sipround()
+        v[0] ^= m
+    v[2] ^= 0xFF
+    for _ in range(d):
+        sipround()
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+# The SipHash paper's appendix A vector (SipHash-2-4, key 00..0f, message 00..0e).
+assert siphash(2, 4, bytes(range(16)), bytes(range(15))) == 0xA129CA6149BE45E5
+
+
+def opaque_width(spec):
+    w = make_layout(spec).total
+    if not 32 <= w <= 64:
+        raise Fail("INVALID_ARGUMENT")
+    return w
+
+
+def opaque_rounds(key, w, x, decode):
+    if len(key) != 16:
+        raise Fail("INVALID_ARGUMENT")
+    if not 0 <= x < 1 << w:
+        raise Fail("INVALID_ID")
+    u = w // 2
+    v = w - u
+    prf = lambda i, half: siphash(1, 3, key, half.to_bytes(4, "little") + bytes([i, w]))
+    if not decode:
+        a, b = x >> v, x & ((1 << v) - 1)
+        for i in range(OPAQUE_ROUNDS):
+            m = u if i % 2 == 0 else v
+            a, b = b, a ^ (prf(i, b) % (1 << m))
+        return (a << v) | b  # an even number of rounds leaves |A| = u, |B| = v
+    a, b = x >> v, x & ((1 << v) - 1)
+    for i in reversed(range(OPAQUE_ROUNDS)):
+        m = u if i % 2 == 0 else v
+        a, b = b ^ (prf(i, a) % (1 << m)), a
+    return (a << v) | b
+
+
+def opaque_encode(key, w, x):
+    return opaque_rounds(key, w, x, False)
+
+
+def opaque_decode(key, w, y):
+    return opaque_rounds(key, w, y, True)
+
+
+def opaque_case(name, spec, key_hex, ids=None, op=None, value=None):
+    """A round-trip case (`ids` -> `tokens`), or one call (`op` of `value`) or construction that fails."""
+    case = {"name": name, "layout": spec, "key": key_hex}
+    key = bytes.fromhex(key_hex)
+    try:
+        if len(key) != 16:
+            raise Fail("INVALID_ARGUMENT")
+        w = opaque_width(spec)
+    except Fail as e:
+        case["error"] = e.code
+        return case
+    case["bits"] = w
+    if op is not None:
+        case["op"], case["input"] = op, str(value)
+        try:
+            (opaque_encode if op == "encode" else opaque_decode)(key, w, value)
+            raise AssertionError("expected an error: %s" % name)
+        except Fail as e:
+            case["error"] = e.code
+        return case
+    tokens = [opaque_encode(key, w, x) for x in ids]
+    for x, y in zip(ids, tokens):
+        assert 0 <= y < 1 << w and opaque_decode(key, w, y) == x, (name, x)
+    assert len(set(tokens)) == len(tokens), name
+    case["ids"] = [str(x) for x in ids]
+    case["tokens"] = [str(y) for y in tokens]
+    return case
+
+
+def opaque_cases():
+    import random
+    rng = random.Random(0x5EED0B5C)
+    keys = ["000102030405060708090a0b0c0d0e0f", "00" * 16, "ff" * 16,
+            "2b7e151628aed2a6abf7158809cf4f3c"]  # the last: FIPS-197's example AES key, as plain bytes
+    widths = [("w32", C(20, 4, 8)), ("w33", C(21, 4, 8)), ("w41", C(29, 4, 8)), ("w47", C(35, 4, 8)),
+              ("w53_js53", P("js53")), ("w57", C(45, 4, 8)), ("w61", C(49, 4, 8)), ("w62", C(50, 4, 8)),
+              ("w63_twitter", P("twitter")), ("w63_sonyflake", P("sonyflake")),
+              ("w64_discord", P("discord")), ("w64_sign_bit", C(42, 10, 12, sign=True)),
+              ("w64_decimal", P("decimal"))]
+    c = []
+    for label, spec in widths:
+        w = make_layout(spec).total
+        top = (1 << w) - 1
+        for k, key in enumerate(keys):
+            ids = [0, 1, 2, 3, top, top - 1, 1 << (w - 1), (1 << (w // 2)) - 1, 1 << (w - w // 2)]
+            ids += [rng.getrandbits(w) for _ in range(6)]
+            start = rng.getrandbits(w - 8)
+            ids += [start + j for j in range(4)]  # neighbours, as a generator mints them
+            ids = list(dict.fromkeys(ids))
+            c.append(opaque_case("%s_key%d" % (label, k), spec, key, ids))
+    real = 1541815603606036480  # an ID in the twitter layout's range (2018-11-28)
+    c.append(opaque_case("twitter_minted_run", P("twitter"), keys[3], [real + j for j in range(8)]))
+    key = keys[0]
+    c.append(opaque_case("key_15_bytes", P("twitter"), key[:30]))
+    c.append(opaque_case("key_17_bytes", P("twitter"), key + "10"))
+    c.append(opaque_case("key_32_bytes", P("twitter"), key * 2))
+    c.append(opaque_case("key_empty", P("twitter"), ""))
+    c.append(opaque_case("width_31_refused", C(19, 4, 8), key))
+    c.append(opaque_case("width_20_refused", C(10, 2, 8), key))
+    c.append(opaque_case("encode_2pow63_twitter", P("twitter"), key, op="encode", value=1 << 63))
+    c.append(opaque_case("encode_u64_max_twitter", P("twitter"), key, op="encode", value=U64))
+    c.append(opaque_case("decode_2pow63_twitter", P("twitter"), key, op="decode", value=1 << 63))
+    c.append(opaque_case("encode_2pow53_js53", P("js53"), key, op="encode", value=1 << 53))
+    c.append(opaque_case("decode_2pow53_js53", P("js53"), key, op="decode", value=1 << 53))
+    c.append(opaque_case("decode_u64_max_w32", C(20, 4, 8), key, op="decode", value=U64))
+    c.append(opaque_case("encode_2pow32_w32", C(20, 4, 8), key, op="encode", value=1 << 32))
+    return c
+
+# --------------------------------------------------------------------------------------------------
 # Output
 
 FILES = {
@@ -1173,6 +1318,7 @@ FILES = {
     "decode.json": decode_cases,
     "compose.json": compose_cases,
     "encodings.json": encodings_cases,
+    "opaque.json": opaque_cases,
 }
 
 

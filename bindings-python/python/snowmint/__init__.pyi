@@ -3,7 +3,7 @@
 import array
 import datetime
 import os
-from typing import Callable, Final, Literal, Optional, Union, final
+from typing import Callable, Final, Iterable, Literal, Optional, Union, final
 
 __all__ = [
     "ENCODINGS",
@@ -24,6 +24,7 @@ __all__ = [
     "LeaseLostError",
     "NodeIdOutOfRangeError",
     "NodeIdsExhaustedError",
+    "Opaque",
     "ParseError",
     "SequencerConflictError",
     "SequencerDestroyedError",
@@ -290,6 +291,36 @@ class Generator:
         """Makes the state file durable (msync); :class:`InvalidArgumentError` without a state file."""
     def verify_state_file(self) -> None:
         """:class:`StateFileMismatchError` if the state file was unlinked or replaced while in use."""
+
+@final
+class Opaque:
+    """Opaque IDs: a keyed permutation of the layout's width (63 bits for ``twitter``, 53 for ``js53``,
+    64 with the sign bit) that maps each ID to a token of the same width and back.
+
+    Tokens reveal neither time, node nor count; they are not authentication (any number of the width
+    decodes to some ID). A 4-round Feistel network with SipHash-1-3 round functions under ``key``, 16
+    secret bytes (:class:`InvalidArgumentError` otherwise). IDs and tokens at or above ``2 ** bits``
+    raise :class:`InvalidIdError`.
+    """
+
+    def __new__(cls, key: Union[bytes, bytearray], layout: LayoutLike = "twitter") -> Opaque: ...
+    def encode(self, id: int) -> int:
+        """The token of an ID."""
+    def decode(self, token: int) -> int:
+        """The ID of a token."""
+    def encode_str(self, id: int, encoding: EncodingName = "dec") -> str:
+        """The token of an ID as text (``"base58"``: 11 characters)."""
+    def decode_str(self, text: str, encoding: Union[EncodingName, Literal["any"]] = "any") -> int:
+        """The ID of a token given as text (:class:`ParseError` for malformed text)."""
+    def encode_many(self, ids: Iterable[int]) -> list[int]:
+        """The tokens of many IDs, as a list (an error leaves nothing behind)."""
+    def decode_many(self, tokens: Iterable[int]) -> list[int]:
+        """The IDs of many tokens, as a list."""
+    @property
+    def bits(self) -> int:
+        """The width: IDs and tokens are the ints below ``2 ** bits``."""
+    @property
+    def layout(self) -> Layout: ...
 
 def DecimalGenerator(
     host_id: int,

@@ -29,7 +29,8 @@ test('require("snowmint-wasm") resolves to the installed package (js/node.cjs)',
 
 test('the glue and the .wasm were loaded from the installed tarball, nothing from the source folder', () => {
   assert.ok(source, 'test.sh passes SNOWMINT_WASM_SRC')
-  assert.deepEqual(wasmReads, [path.join(pkg, 'dist', 'nodejs', 'snowmint_wasm_bg.wasm')])
+  // The main module and Opaque IDs' module (see opaque/src/lib.rs).
+  assert.deepEqual(wasmReads, ['snowmint_wasm_bg.wasm', 'snowmint_wasm_opaque_bg.wasm'].map((f) => path.join(pkg, 'dist', 'nodejs', f)))
   const loaded = Object.keys(require.cache).filter((f) => f.includes('snowmint'))
   assert.ok(loaded.includes(path.join(pkg, 'dist', 'nodejs', 'snowmint_wasm.js')), loaded.join('\n'))
   for (const file of loaded) {

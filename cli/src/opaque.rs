@@ -1,0 +1,169 @@
+//! `snowmint opaque encode|decode`: opaque IDs (the core's keyed permutation, `snowmint::Opaque`) from
+//! the command line. Reads the key from a file, so it never appears in the process list or the shell's
+//! history.
+
+use std::io::{self, Write};
+
+use snowmint::{parse_any, Encoding, ErrorCode, Opaque, OPAQUE_KEY_LEN};
+
+use crate::args::{Args, Item};
+use crate::error::CliError;
+use crate::layout_args::LayoutArgs;
+use crate::{encoding_named, parse_failure, Failure};
+
+pub const HELP: &str = "\
+snowmint opaque — turn IDs into opaque tokens and back, with a secret key
+
+A token has the layout's width (63 bits for twitter, 53 for js53, 64 with the sign bit) and
+reveals neither the ID's time, nor its node, nor how many IDs were minted between two tokens.
+It is a keyed permutation (a 4-round Feistel network with SipHash-1-3), not authentication:
+every number of the width decodes to some ID, so check the ID exists before trusting it.
+
+USAGE
+  snowmint opaque encode ID...|-   --key-file F [--layout L] [--format dec|hex|base32|base58]
+  snowmint opaque decode TOKEN...|- --key-file F [--layout L] [--format dec|hex|base32|base58]
+
+OPTIONS
+  --key-file F   the 16-byte key: 16 raw bytes, or 32 hex digits (white space around them is ignored)
+  --layout L     the layout of the IDs (default twitter); its width is the tokens' width
+  --format F     how to print what comes out (default dec)
+  --from F       how to read what goes in: dec, hex, base32, base58 or any (default any)
+  -              read IDs (or tokens) from standard input, separated by white space
+
+EXAMPLES
+  head -c 16 /dev/urandom > opaque.key
+  snowmint mint -n 3 | snowmint opaque encode - --key-file opaque.key --format base58
+  snowmint opaque decode 4KqZx2rLm3d --key-file opaque.key
+";
+
+/// The key in a file: 16 raw bytes, or 32 hex digits.
+fn read_key(path: &str) -> Result<Vec<u8>, CliError> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        CliError::rejected(
+            ErrorCode::InvalidArgument,
+            format!("cannot read the key file {path:?}: {e}"),
+        )
+    })?;
+    if bytes.len() == OPAQUE_KEY_LEN {
+        return Ok(bytes);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let hex = text.trim();
+    if hex.len() == 2 * OPAQUE_KEY_LEN && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok((0..OPAQUE_KEY_LEN)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap_or(0))
+            .collect());
+    }
+    Err(CliError::rejected(
+        ErrorCode::InvalidArgument,
+        format!(
+            "the key file {path:?} holds {} bytes: an opaque-ID key is 16 raw bytes or 32 hex digits",
+            bytes.len()
+        ),
+    )
+    .with("make one with: head -c 16 /dev/urandom > opaque.key"))
+}
+
+/// `snowmint opaque encode|decode …`
+pub fn run(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
+    let mut direction: Option<bool> = None; // Some(true): decode
+    let mut values: Vec<String> = Vec::new();
+    let mut key_file: Option<String> = None;
+    let mut format = Encoding::Decimal;
+    let mut from: Option<Encoding> = None;
+    let mut layout_args = LayoutArgs::default();
+    while let Some(item) = args.next_item()? {
+        match item {
+            Item::Flag { name, inline } => match name.as_str() {
+                "-h" | "--help" => {
+                    out.write_all(HELP.as_bytes())?;
+                    return Ok(());
+                }
+                "--key-file" => key_file = Some(args.value(&name, inline)?),
+                "-f" | "--format" => {
+                    let v = args.value(&name, inline)?;
+                    format = encoding_named(&v, false)?.unwrap_or(Encoding::Decimal);
+                }
+                "--from" => {
+                    let v = args.value(&name, inline)?;
+                    from = encoding_named(&v, true)?;
+                }
+                _ => {
+                    if !layout_args.take(&mut args, &name, inline)? {
+                        return Err(args.unknown(&name).into());
+                    }
+                }
+            },
+            Item::Positional(p) if direction.is_none() => match p.as_str() {
+                "encode" => direction = Some(false),
+                "decode" => direction = Some(true),
+                other => {
+                    return Err(CliError::usage(
+                        format!(
+                        "unknown opaque command {other:?}: use 'opaque encode' or 'opaque decode'"
+                    ),
+                        "opaque",
+                    )
+                    .into())
+                }
+            },
+            Item::Positional(p) => values.push(p),
+        }
+    }
+    let Some(decode) = direction else {
+        return Err(CliError::usage(
+            "say 'snowmint opaque encode' or 'snowmint opaque decode'",
+            "opaque",
+        )
+        .into());
+    };
+    let what = if decode { "a token" } else { "an ID" };
+    let Some(key_file) = key_file else {
+        return Err(CliError::usage(
+            "--key-file is required (a file holding the 16-byte key)",
+            "opaque",
+        )
+        .into());
+    };
+    if values.is_empty() {
+        return Err(CliError::usage(
+            format!("give {what} (or - to read them from standard input)"),
+            "opaque",
+        )
+        .into());
+    }
+    let chosen = layout_args.build("opaque")?;
+    let opaque = Opaque::for_layout(&read_key(&key_file)?, &chosen.layout)
+        .map_err(|e| CliError::core(e).with(format!("the layout is {}", chosen.label)))?;
+    if values.iter().any(|s| s == "-") {
+        let mut input = String::new();
+        io::Read::read_to_string(&mut io::stdin(), &mut input)?;
+        let stdin: Vec<String> = input.split_whitespace().map(str::to_string).collect();
+        values = values
+            .into_iter()
+            .flat_map(|s| if s == "-" { stdin.clone() } else { vec![s] })
+            .collect();
+    }
+    for text in &values {
+        let value = match from {
+            Some(enc) => enc.parse(text),
+            None => parse_any(text),
+        }
+        .map_err(|e| parse_failure(e, text))?;
+        let result = if decode {
+            opaque.decode(value)
+        } else {
+            opaque.encode(value)
+        };
+        let result = result.map_err(|e| {
+            CliError::core(e).with(format!(
+                "{what} of the layout {} has at most {} bits",
+                chosen.label,
+                opaque.bits()
+            ))
+        })?;
+        out.write_all(format.encode(result).as_str().as_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
