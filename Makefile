@@ -1,6 +1,6 @@
 # The two commands of the README: `make demo` (mint in every runtime and show they agree) and `make test`
 # (every test of every runtime; what CI runs). Both install what a fresh machine lacks.
-.PHONY: demo test bench test-core test-coord test-c test-python test-node test-wasm
+.PHONY: demo test bench bench-servers test-core test-coord test-c test-python test-node test-wasm
 
 demo:
 	bash scripts/demo.sh
@@ -10,6 +10,10 @@ test:
 
 bench:
 	bash scripts/bench-all.sh
+
+# Claim latency and 64 attaching processes on the embedded store, etcd and PostgreSQL (starts the servers).
+bench-servers:
+	bash coord/bench-servers.sh
 
 test-core:
 	bash scripts/test-all.sh core:scripts/test-core.sh

@@ -2,7 +2,9 @@
 # Coordination: lints, unit and in-process tests of snowmint-coord (in-memory and embedded stores,
 # injected clocks), docs, then the multi-process lease and sequencer tests (cli/tests/leases.rs) against
 # every store URL in SNOWMINT_TEST_STORES (space-separated). The embedded store always runs, in a
-# throw-away directory; server stores add their URLs to STORES below.
+# throw-away directory; etcd and PostgreSQL run as real servers (scripts/servers.sh), and the server
+# stores' own tests (coord/tests/servers*.rs: store contract, pause past the TTL, SIGKILL, the store
+# stopped or paused while a holder mints, etcd failover, a foreign schema) run against them.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 cd "$ROOT"
@@ -10,9 +12,17 @@ bash scripts/setup-rust.sh
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 STORES="file://$work/embedded"
+# The server stores, real servers on free 127.0.0.1 ports (scripts/servers.sh: etcd-server installed if
+# missing, a 3-member etcd cluster so every test also crosses failover paths, PostgreSQL 15), stopped on
+# every exit path. The server tests of snowmint-coord (tests/servers*.rs) must not skip here.
+source scripts/servers.sh
+etcd_start 3
+pg_start
+export SNOWMINT_REQUIRE_SERVERS=1
+STORES+=" $SNOWMINT_TEST_ETCD_URL $SNOWMINT_TEST_POSTGRES_URL"
 set -x
 cargo clippy -p snowmint-coord --all-targets -- -D warnings
-cargo test -p snowmint-coord
+SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-coord
 RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint-coord --no-deps
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test leases
 # The README's embedded example, as written.
@@ -20,3 +30,11 @@ cargo build -p snowmint-cli
 awk '/<!-- coord-example/{f=1;next} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' README.md > "$work/example.sh"
 test -s "$work/example.sh"
 TMPDIR="$work" PATH="$ROOT/target/debug:$PATH" bash -euo pipefail "$work/example.sh"
+# The README's etcd and PostgreSQL examples, as written, against this run's servers.
+for kind in etcd postgres; do
+  awk -v k="<!-- coord-server-example: $kind " 'index($0,k)==1{f=1;next} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' \
+    README.md > "$work/example-$kind.sh"
+  test -s "$work/example-$kind.sh"
+  case $kind in etcd) url="$SNOWMINT_TEST_ETCD_URL" ;; postgres) url="$SNOWMINT_TEST_POSTGRES_URL" ;; esac
+  STORE="$url" PATH="$ROOT/target/debug:$PATH" bash -euo pipefail "$work/example-$kind.sh"
+done

@@ -21,6 +21,13 @@ pub mod source;
 pub mod store;
 pub mod time;
 
+#[cfg(feature = "etcd")]
+pub mod etcd;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(any(feature = "etcd", feature = "postgres"))]
+mod remote;
+
 pub use error::{Error, Result};
 pub use file::FileStore;
 pub use lease::{Lease, LeaseOptions, LeaseState, DEFAULT_TTL};

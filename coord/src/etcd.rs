@@ -1,0 +1,797 @@
+//! The etcd store: node-ID claims as keys bound to etcd leases, over etcd's official HTTP/JSON gateway
+//! (`/v3/kv/range`, `/v3/kv/txn`, `/v3/kv/deleterange`, `/v3/lease/grant`, `/v3/lease/keepalive`,
+//! `/v3/lease/revoke`, `/v3/lease/timetolive`), so building it needs no `protoc` and no async runtime.
+//!
+//! Keys, under the URL's prefix `P` (sequencer names escaped so that no name is a prefix of another's
+//! keys; node IDs zero-padded to 20 digits so that keys sort as numbers):
+//! - `P/seq/NAME` — the sequencer record, JSON `{"layout","nodes","created_unix_ms"}`; its incarnation is
+//!   the key's create revision (a re-created record always has a greater one).
+//! - `P/claim/NAME/NODE` — a claim: value = the holder's description, bound to an etcd lease. Taken by a
+//!   transaction comparing the key's create revision with 0; the **fencing token** is the key's create
+//!   revision (etcd revisions only grow, so a later claim of the node ID always has a greater token).
+//!   Renewed by the lease's keep-alive; released by revoking the lease (which deletes the key).
+//! - `P/resv/NAME/NODE` — the reservation, `"POSITION LAYOUT_FINGERPRINT UNTIL_UNIX_MS"`, written only by
+//!   a transaction comparing the claim key's create revision with the claim's token (so a holder whose
+//!   lease expired, or whose node ID was taken since, writes nothing and gets `LEASE_LOST`). Never
+//!   deleted: it survives releases, expiry and sequencer destruction.
+//!
+//! Several endpoints may be named; a request that cannot connect, times out, or is answered
+//! "unavailable" (no leader, a member out of quorum) is tried on the next one. Every request is bounded
+//! ([`EtcdStore::CONNECT_TIMEOUT`] per connection, [`EtcdStore::REQUEST_TIMEOUT`] per answer), so no
+//! call blocks longer than `endpoints × (connect + request)` timeouts.
+
+mod http;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::remote::Created;
+use crate::store::{
+    Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
+};
+use http::{base64_decode, base64_encode, Connection};
+
+/// gRPC status codes the gateway puts in error bodies (those that send a request to another member).
+const GRPC_UNAVAILABLE: i64 = 14;
+const GRPC_DEADLINE_EXCEEDED: i64 = 4;
+const GRPC_NOT_FOUND: i64 = 5;
+
+/// An etcd cluster as a [`Store`].
+#[derive(Debug)]
+pub struct EtcdStore {
+    endpoints: Vec<String>,
+    prefix: String,
+    described: String,
+    connect_timeout: Duration,
+    request_timeout: Duration,
+    conn: Mutex<Current>,
+    /// The shortest claim TTL asked of this store, ms (0: none yet); see [`EtcdStore::answer_timeout`].
+    shortest_ttl_ms: AtomicU64,
+    /// The etcd lease of each claim this store made, by (sequencer, node ID, token).
+    leases: Mutex<HashMap<(String, u64, u64), i64>>,
+}
+
+#[derive(Debug, Default)]
+struct Current {
+    /// Index of the endpoint requests go to first.
+    endpoint: usize,
+    connection: Option<Connection>,
+}
+
+/// How a request failed.
+enum Failure {
+    /// No endpoint answered (each one's reason, for the message).
+    Unreachable(String),
+    /// The cluster answered with an error (gRPC code and message).
+    Server(i64, String),
+}
+
+/// One key-value pair of a range or transaction response.
+struct Kv {
+    key: Vec<u8>,
+    value: Vec<u8>,
+    create_revision: u64,
+    lease: i64,
+}
+
+/// Opens the etcd store of a parsed `etcd://` URL (the node-source dispatch, [`crate::source::open_store`]).
+pub fn open(url: &crate::source::EtcdUrl) -> Result<std::sync::Arc<dyn Store>> {
+    Ok(std::sync::Arc::new(EtcdStore::connect(
+        &url.endpoints,
+        &url.prefix,
+    )?))
+}
+
+impl EtcdStore {
+    /// Connection timeout per endpoint.
+    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+    /// Timeout for the answer to one request.
+    pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+
+    /// A store on the cluster at `endpoints` (`host:port` each, tried in order), keys under `prefix`.
+    /// Checks that the cluster answers a linearizable read (so a quorum is up) before returning.
+    pub fn connect(endpoints: &[String], prefix: &str) -> Result<EtcdStore> {
+        Self::connect_with_timeouts(
+            endpoints,
+            prefix,
+            Self::CONNECT_TIMEOUT,
+            Self::REQUEST_TIMEOUT,
+        )
+    }
+
+    /// [`EtcdStore::connect`] with other timeouts.
+    pub fn connect_with_timeouts(
+        endpoints: &[String],
+        prefix: &str,
+        connect_timeout: Duration,
+        request_timeout: Duration,
+    ) -> Result<EtcdStore> {
+        if endpoints.is_empty() || endpoints.iter().any(|e| e.is_empty()) {
+            return Err(Error::invalid(
+                "an etcd store needs at least one HOST:PORT endpoint",
+            ));
+        }
+        let prefix = prefix.trim_matches('/');
+        let store = EtcdStore {
+            endpoints: endpoints.to_vec(),
+            prefix: if prefix.is_empty() {
+                String::new()
+            } else {
+                format!("{prefix}/")
+            },
+            described: format!("etcd://{}/{prefix}", endpoints.join(",")),
+            connect_timeout,
+            request_timeout,
+            conn: Mutex::new(Current::default()),
+            shortest_ttl_ms: AtomicU64::new(0),
+            leases: Mutex::new(HashMap::new()),
+        };
+        store.range(&store.seq_prefix(), true, Some(1))?;
+        Ok(store)
+    }
+
+    fn seq_prefix(&self) -> Vec<u8> {
+        format!("{}seq/", self.prefix).into_bytes()
+    }
+    fn seq_key(&self, name: &str) -> Vec<u8> {
+        format!("{}seq/{}", self.prefix, escape(name)).into_bytes()
+    }
+    fn claim_prefix(&self, name: &str) -> Vec<u8> {
+        format!("{}claim/{}/", self.prefix, escape(name)).into_bytes()
+    }
+    fn claim_key(&self, name: &str, node: u64) -> Vec<u8> {
+        format!("{}claim/{}/{node:020}", self.prefix, escape(name)).into_bytes()
+    }
+    fn resv_prefix(&self, name: &str) -> Vec<u8> {
+        format!("{}resv/{}/", self.prefix, escape(name)).into_bytes()
+    }
+    fn resv_key(&self, name: &str, node: u64) -> Vec<u8> {
+        format!("{}resv/{}/{node:020}", self.prefix, escape(name)).into_bytes()
+    }
+
+    /// Sends one request, failing over between endpoints.
+    fn call(&self, path: &str, body: &Value) -> std::result::Result<Value, Failure> {
+        self.call_within(path, body, self.answer_timeout())
+    }
+
+    /// The answer timeout: [`EtcdStore::REQUEST_TIMEOUT`], or a quarter of the shortest TTL this store
+    /// has claimed with (at least 200 ms), so that a keeper round (sequencer check, renewal, reservation)
+    /// that meets a stopped or partitioned member moves on to a live one well inside the TTL.
+    fn answer_timeout(&self) -> Duration {
+        match self.shortest_ttl_ms.load(Ordering::Relaxed) {
+            0 => self.request_timeout,
+            ttl => Duration::from_millis(ttl / 4)
+                .clamp(Duration::from_millis(200), self.request_timeout),
+        }
+    }
+
+    /// [`EtcdStore::call`] with `timeout` for each endpoint's answer.
+    fn call_within(
+        &self,
+        path: &str,
+        body: &Value,
+        timeout: Duration,
+    ) -> std::result::Result<Value, Failure> {
+        let body = body.to_string().into_bytes();
+        let mut current = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let mut reasons = Vec::new();
+        for attempt in 0..self.endpoints.len() {
+            let index = (current.endpoint + attempt) % self.endpoints.len();
+            let endpoint = &self.endpoints[index];
+            if attempt > 0 || current.connection.is_none() {
+                current.connection = None;
+            }
+            // A kept-alive connection the server closed since is retried once on a fresh one.
+            let mut fresh_tries = 2;
+            loop {
+                let reused = current.connection.is_some();
+                if !reused {
+                    fresh_tries -= 1;
+                    match Connection::open(endpoint, self.connect_timeout) {
+                        Ok(c) => current.connection = Some(c),
+                        Err(e) => {
+                            reasons.push(format!("{endpoint}: {e}"));
+                            break;
+                        }
+                    }
+                }
+                let connection = current.connection.as_mut().expect("connected above");
+                match connection.post(path, &body, timeout) {
+                    Ok(response) => {
+                        if response.close {
+                            current.connection = None;
+                        }
+                        let value: Value = match serde_json::from_slice(&response.body) {
+                            Ok(v) => v,
+                            Err(e) => {
+                                current.connection = None;
+                                reasons
+                                    .push(format!("{endpoint}: an answer that is not JSON ({e})"));
+                                break;
+                            }
+                        };
+                        if response.status == 200 {
+                            current.endpoint = index;
+                            return Ok(value);
+                        }
+                        let code = int(&value["code"]);
+                        let message = value["message"]
+                            .as_str()
+                            .or(value["error"].as_str())
+                            .unwrap_or("no message")
+                            .to_string();
+                        if code == GRPC_UNAVAILABLE || code == GRPC_DEADLINE_EXCEEDED {
+                            current.connection = None;
+                            reasons.push(format!("{endpoint}: {message}"));
+                            break;
+                        }
+                        current.endpoint = index;
+                        return Err(Failure::Server(code, message));
+                    }
+                    Err(e) => {
+                        current.connection = None;
+                        if reused && fresh_tries > 0 {
+                            continue;
+                        }
+                        reasons.push(format!("{endpoint}: {e}"));
+                        break;
+                    }
+                }
+            }
+        }
+        current.endpoint = (current.endpoint + 1) % self.endpoints.len();
+        Err(Failure::Unreachable(reasons.join("; ")))
+    }
+
+    /// [`EtcdStore::call`] with every failure as an [`Error`] naming the store and what was being done.
+    fn request(&self, what: &str, path: &str, body: &Value) -> Result<Value> {
+        self.call(path, body).map_err(|f| self.failure(what, f))
+    }
+
+    fn failure(&self, what: &str, failure: Failure) -> Error {
+        match failure {
+            Failure::Unreachable(reasons) => Error::unavailable(format!(
+                "etcd store {}: {what}: no endpoint answered within the timeouts ({} ms to connect, {} ms to \
+                 answer): {reasons}",
+                self.described,
+                self.connect_timeout.as_millis(),
+                self.answer_timeout().as_millis()
+            )),
+            Failure::Server(code, message) => Error::unavailable(format!(
+                "etcd store {}: {what}: the cluster refused (gRPC code {code}): {message}",
+                self.described
+            )),
+        }
+    }
+
+    fn range(&self, key: &[u8], prefix: bool, limit: Option<u64>) -> Result<Vec<Kv>> {
+        let mut body = json!({ "key": base64_encode(key) });
+        if prefix {
+            body["range_end"] = json!(base64_encode(&prefix_end(key)));
+        }
+        if let Some(limit) = limit {
+            body["limit"] = json!(limit.to_string());
+        }
+        let v = self.request("reading", "/v3/kv/range", &body)?;
+        self.kvs(&v["kvs"])
+    }
+
+    fn kvs(&self, list: &Value) -> Result<Vec<Kv>> {
+        let empty = Vec::new();
+        let list = list.as_array().unwrap_or(&empty);
+        list.iter()
+            .map(|kv| {
+                let bytes = |field: &str| match kv[field].as_str() {
+                    None => Some(Vec::new()),
+                    Some(s) => base64_decode(s),
+                };
+                match (bytes("key"), bytes("value")) {
+                    (Some(key), Some(value)) => Ok(Kv {
+                        key,
+                        value,
+                        create_revision: int(&kv["create_revision"]) as u64,
+                        lease: int(&kv["lease"]),
+                    }),
+                    _ => Err(self.unreadable("a key or value that is not base64")),
+                }
+            })
+            .collect()
+    }
+
+    fn unreadable(&self, what: impl std::fmt::Display) -> Error {
+        Error::unavailable(format!(
+            "etcd store {}: unreadable data: {what}",
+            self.described
+        ))
+    }
+
+    fn txn(&self, what: &str, compare: Value, success: Value, failure: Value) -> Result<Value> {
+        let body = json!({ "compare": compare, "success": success, "failure": failure });
+        self.request(what, "/v3/kv/txn", &body)
+    }
+
+    fn record(&self, name: &str, kv: &Kv) -> Result<SequencerRecord> {
+        let v: Value = serde_json::from_slice(&kv.value)
+            .map_err(|e| self.unreadable(format_args!("sequencer {name}: {e}")))?;
+        match (v["layout"].as_str(), v["nodes"].as_u64()) {
+            (Some(layout), Some(nodes)) => Ok(SequencerRecord {
+                name: name.to_string(),
+                config: SequencerConfig {
+                    layout: layout.to_string(),
+                    nodes,
+                },
+                incarnation: kv.create_revision,
+                created_unix_ms: v["created_unix_ms"].as_u64().unwrap_or(0),
+            }),
+            _ => Err(self.unreadable(format_args!("sequencer {name}: no layout or node count"))),
+        }
+    }
+
+    /// The etcd lease behind `claim`: remembered from [`Store::claim`], or read from the claim key
+    /// (another handle on the same store). `None` when the claim is no longer held.
+    fn lease_of(&self, claim: &Claim) -> Result<Option<i64>> {
+        let id = (claim.sequencer.clone(), claim.node_id, claim.token);
+        if let Some(&lease) = self
+            .leases
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&id)
+        {
+            return Ok(Some(lease));
+        }
+        let kvs = self.range(
+            &self.claim_key(&claim.sequencer, claim.node_id),
+            false,
+            None,
+        )?;
+        Ok(kvs
+            .into_iter()
+            .find(|kv| kv.create_revision == claim.token && kv.lease != 0)
+            .map(|kv| kv.lease))
+    }
+
+    fn note_ttl(&self, ttl_ms: u64) {
+        let ttl_ms = ttl_ms.max(1);
+        let _ = self
+            .shortest_ttl_ms
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
+                (t == 0 || ttl_ms < t).then_some(ttl_ms)
+            });
+    }
+
+    fn forget(&self, claim: &Claim) {
+        let id = (claim.sequencer.clone(), claim.node_id, claim.token);
+        self.leases
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+    }
+
+    fn revoke(&self, lease: i64) -> Result<()> {
+        match self.call("/v3/lease/revoke", &json!({ "ID": lease.to_string() })) {
+            Ok(_) | Err(Failure::Server(GRPC_NOT_FOUND, _)) => Ok(()),
+            Err(f) => Err(self.failure("revoking a lease", f)),
+        }
+    }
+
+    /// The node ID in a claim or reservation key under `prefix`.
+    fn node_of(&self, prefix: &[u8], key: &[u8]) -> Option<u64> {
+        std::str::from_utf8(key.strip_prefix(prefix)?)
+            .ok()?
+            .parse()
+            .ok()
+    }
+}
+
+impl Store for EtcdStore {
+    fn describe(&self) -> String {
+        self.described.clone()
+    }
+
+    fn create_sequencer(
+        &self,
+        name: &str,
+        config: &SequencerConfig,
+        now_unix_ms: u64,
+    ) -> Result<SequencerRecord> {
+        let key = base64_encode(&self.seq_key(name));
+        let value = json!({ "layout": config.layout, "nodes": config.nodes, "created_unix_ms": now_unix_ms });
+        crate::remote::create_or_existing(&self.described, name, config, || {
+            let v = self.txn(
+                "creating a sequencer",
+                json!([{ "key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0" }]),
+                json!([{ "request_put": { "key": key, "value": base64_encode(value.to_string().as_bytes()) } }]),
+                json!([{ "request_range": { "key": key } }]),
+            )?;
+            if v["succeeded"].as_bool().unwrap_or(false) {
+                return Ok(Created::New(SequencerRecord {
+                    name: name.to_string(),
+                    config: config.clone(),
+                    incarnation: int(&v["header"]["revision"]) as u64,
+                    created_unix_ms: now_unix_ms,
+                }));
+            }
+            let kvs = self.kvs(&v["responses"][0]["response_range"]["kvs"])?;
+            Ok(Created::Exists(
+                kvs.first().map(|kv| self.record(name, kv)).transpose()?,
+            ))
+        })
+    }
+
+    fn sequencer(&self, name: &str) -> Result<Option<SequencerRecord>> {
+        let kvs = self.range(&self.seq_key(name), false, None)?;
+        kvs.first().map(|kv| self.record(name, kv)).transpose()
+    }
+
+    fn sequencers(&self) -> Result<Vec<SequencerRecord>> {
+        let prefix = self.seq_prefix();
+        let mut out = Vec::new();
+        for kv in self.range(&prefix, true, None)? {
+            let escaped =
+                std::str::from_utf8(&kv.key[prefix.len()..]).map_err(|e| self.unreadable(e))?;
+            out.push(self.record(&unescape(escaped), &kv)?);
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    fn destroy_sequencer(&self, name: &str) -> Result<bool> {
+        let v = self.request(
+            "destroying a sequencer",
+            "/v3/kv/deleterange",
+            &json!({ "key": base64_encode(&self.seq_key(name)) }),
+        )?;
+        Ok(int(&v["deleted"]) > 0)
+    }
+
+    fn claim(&self, request: &ClaimRequest<'_>) -> Result<Option<Claim>> {
+        let name = request.sequencer;
+        if request.nodes == 0 {
+            return Ok(None);
+        }
+        let ttl_s = request.ttl_ms.div_ceil(1000).max(1);
+        let granted = self.request(
+            "granting a lease",
+            "/v3/lease/grant",
+            &json!({ "TTL": ttl_s.to_string() }),
+        )?;
+        let lease = int(&granted["ID"]);
+        let granted_ttl_ms = (int(&granted["TTL"]).max(1) as u64) * 1000;
+        if lease == 0 {
+            return Err(self.unreadable("a lease grant without an ID"));
+        }
+        let prefix = self.claim_prefix(name);
+        let prefix_b64 = base64_encode(&prefix);
+        let end_b64 = base64_encode(&prefix_end(&prefix));
+        let held_in = |kvs: &[Kv]| -> HashSet<u64> {
+            kvs.iter()
+                .filter_map(|kv| self.node_of(&prefix, &kv.key))
+                .collect()
+        };
+        let result = (|| {
+            let mut held = held_in(&self.range(&prefix, true, None)?);
+            // Each failed transaction means another claimer took a node ID since our last look; claims
+            // that keep expiring under us could go on forever, so the tries are bounded.
+            for _ in 0..request.nodes.saturating_mul(2).saturating_add(16) {
+                let Some(node) = (0..request.nodes)
+                    .map(|i| (request.start % request.nodes + i) % request.nodes)
+                    .find(|n| !held.contains(n))
+                else {
+                    return Ok(None);
+                };
+                let key = base64_encode(&self.claim_key(name, node));
+                let v = self.txn(
+                    "claiming a node ID",
+                    json!([{ "key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0" }]),
+                    json!([{ "request_put": {
+                        "key": key,
+                        "value": base64_encode(request.holder.as_bytes()),
+                        "lease": lease.to_string(),
+                    } }]),
+                    json!([{ "request_range": { "key": prefix_b64, "range_end": end_b64 } }]),
+                )?;
+                let (node_id, token) = if v["succeeded"].as_bool().unwrap_or(false) {
+                    (node, int(&v["header"]["revision"]) as u64)
+                } else {
+                    let kvs = self.kvs(&v["responses"][0]["response_range"]["kvs"])?;
+                    // A transaction of ours that was applied although its answer was lost (a timeout,
+                    // then failover): the key bound to our lease is our claim.
+                    match kvs.iter().find(|kv| kv.lease == lease) {
+                        Some(kv) => (
+                            self.node_of(&prefix, &kv.key)
+                                .ok_or_else(|| self.unreadable("a claim key"))?,
+                            kv.create_revision,
+                        ),
+                        None => {
+                            held = held_in(&kvs);
+                            held.insert(node);
+                            continue;
+                        }
+                    }
+                };
+                return Ok(Some(Claim {
+                    sequencer: name.to_string(),
+                    node_id,
+                    token,
+                    expires_unix_ms: request.now_unix_ms.saturating_add(granted_ttl_ms),
+                }));
+            }
+            Err(Error::unavailable(format!(
+                "etcd store {}: claiming a node ID of {name}: lost too many races to concurrent claimers",
+                self.described
+            )))
+        })();
+        match &result {
+            Ok(Some(claim)) => {
+                self.note_ttl(request.ttl_ms);
+                self.leases
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert((claim.sequencer.clone(), claim.node_id, claim.token), lease);
+            }
+            // Nothing claimed: give the lease back now rather than at its expiry (best effort).
+            _ => {
+                let _ = self.revoke(lease);
+            }
+        }
+        result
+    }
+
+    fn renew(&self, claim: &Claim, ttl_ms: u64, now_unix_ms: u64) -> Result<Claim> {
+        let lost = |why: &str| {
+            Error::lease_lost(format!(
+                "node ID {} of sequencer {} on {}: {why}",
+                claim.node_id, claim.sequencer, self.described
+            ))
+        };
+        let Some(lease) = self.lease_of(claim)? else {
+            return Err(lost("the claim key is gone or belongs to another claim"));
+        };
+        self.note_ttl(ttl_ms);
+        let v = match self.call("/v3/lease/keepalive", &json!({ "ID": lease.to_string() })) {
+            Ok(v) => v,
+            Err(Failure::Server(GRPC_NOT_FOUND, _)) => {
+                self.forget(claim);
+                return Err(lost("its etcd lease is gone"));
+            }
+            Err(f) => return Err(self.failure("renewing a lease", f)),
+        };
+        // The gateway streams keep-alive answers as {"result": {...}}; TTL 0 (omitted) means expired.
+        let ttl_s = int(&v["result"]["TTL"]);
+        if ttl_s <= 0 {
+            self.forget(claim);
+            return Err(lost("its etcd lease expired"));
+        }
+        Ok(Claim {
+            expires_unix_ms: now_unix_ms.saturating_add(ttl_s as u64 * 1000),
+            ..claim.clone()
+        })
+    }
+
+    fn release(&self, claim: &Claim) -> Result<()> {
+        if let Some(lease) = self.lease_of(claim)? {
+            self.revoke(lease)?;
+        }
+        self.forget(claim);
+        Ok(())
+    }
+
+    fn reservation(&self, sequencer: &str, node_id: u64) -> Result<Option<Reservation>> {
+        let kvs = self.range(&self.resv_key(sequencer, node_id), false, None)?;
+        kvs.first()
+            .map(|kv| {
+                parse_reservation(&kv.value).ok_or_else(|| {
+                    self.unreadable(format_args!(
+                        "reservation of node ID {node_id} of {sequencer}"
+                    ))
+                })
+            })
+            .transpose()
+    }
+
+    fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        let claim_key = base64_encode(&self.claim_key(&claim.sequencer, claim.node_id));
+        let value = format!(
+            "{} {} {}",
+            reservation.position, reservation.layout_fingerprint, reservation.until_unix_ms
+        );
+        let v = self.txn(
+            "writing a reservation",
+            json!([{ "key": claim_key, "target": "CREATE", "result": "EQUAL", "create_revision": claim.token.to_string() }]),
+            json!([{ "request_put": {
+                "key": base64_encode(&self.resv_key(&claim.sequencer, claim.node_id)),
+                "value": base64_encode(value.as_bytes()),
+            } }]),
+            json!([]),
+        )?;
+        if v["succeeded"].as_bool().unwrap_or(false) {
+            Ok(())
+        } else {
+            Err(Error::lease_lost(format!(
+                "node ID {} of sequencer {} on {}: the claim (revision {}) is no longer held; the reservation \
+                 was not written",
+                claim.node_id, claim.sequencer, self.described, claim.token
+            )))
+        }
+    }
+
+    fn holders(&self, sequencer: &str, now_unix_ms: u64) -> Result<Vec<NodeState>> {
+        let mut nodes: std::collections::BTreeMap<u64, NodeState> = Default::default();
+        let claim_prefix = self.claim_prefix(sequencer);
+        for kv in self.range(&claim_prefix, true, None)? {
+            let Some(node_id) = self.node_of(&claim_prefix, &kv.key) else {
+                continue;
+            };
+            let ttl = self.request(
+                "reading a lease",
+                "/v3/lease/timetolive",
+                &json!({ "ID": kv.lease.to_string() }),
+            )?;
+            let ttl_s = int(&ttl["TTL"]);
+            if ttl_s < 0 {
+                continue; // expired since the range
+            }
+            nodes.insert(
+                node_id,
+                NodeState {
+                    node_id,
+                    claim: Some(HeldBy {
+                        holder: String::from_utf8_lossy(&kv.value).into_owned(),
+                        token: kv.create_revision,
+                        expires_unix_ms: now_unix_ms.saturating_add(ttl_s as u64 * 1000),
+                    }),
+                    reservation: None,
+                },
+            );
+        }
+        let resv_prefix = self.resv_prefix(sequencer);
+        for kv in self.range(&resv_prefix, true, None)? {
+            let Some(node_id) = self.node_of(&resv_prefix, &kv.key) else {
+                continue;
+            };
+            let r = parse_reservation(&kv.value).ok_or_else(|| {
+                self.unreadable(format_args!(
+                    "reservation of node ID {node_id} of {sequencer}"
+                ))
+            })?;
+            nodes
+                .entry(node_id)
+                .or_insert(NodeState {
+                    node_id,
+                    claim: None,
+                    reservation: None,
+                })
+                .reservation = Some(r);
+        }
+        Ok(nodes.into_values().collect())
+    }
+}
+
+fn parse_reservation(value: &[u8]) -> Option<Reservation> {
+    let text = std::str::from_utf8(value).ok()?;
+    let mut parts = text.split(' ').map(|p| p.parse::<u64>());
+    let r = Reservation {
+        position: parts.next()?.ok()?,
+        layout_fingerprint: parts.next()?.ok()?,
+        until_unix_ms: parts.next()?.ok()?,
+    };
+    parts.next().is_none().then_some(r)
+}
+
+/// An int64 field as the gateway writes it (a decimal string; omitted when 0).
+fn int(v: &Value) -> i64 {
+    match v {
+        Value::String(s) => s.parse().unwrap_or(0),
+        Value::Number(n) => n.as_i64().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// The smallest key greater than every key starting with `prefix` (etcd's `range_end` for a prefix).
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0] // every key
+}
+
+/// A sequencer name as one key segment: `%`, `/` and control characters percent-escaped.
+fn escape(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c == '%' || c == '/' || c.is_control() {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn unescape(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&segment[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use snowmint::ErrorCode;
+
+    #[test]
+    fn names_escape_into_one_segment_and_back() {
+        for name in ["default", "a/b", "100%", "tab\there", "ünïcode/%2F"] {
+            let e = escape(name);
+            assert!(!e.contains('/'), "{e}");
+            assert_eq!(unescape(&e), name);
+        }
+    }
+
+    #[test]
+    fn prefix_ends() {
+        assert_eq!(prefix_end(b"a/"), b"a0");
+        assert_eq!(prefix_end(b"a\xff"), b"b");
+        assert_eq!(prefix_end(b""), b"\0");
+    }
+
+    #[test]
+    fn reservations_parse_strictly() {
+        let r = parse_reservation(b"18446744073709551615 42 7").unwrap();
+        assert_eq!(
+            (r.position, r.layout_fingerprint, r.until_unix_ms),
+            (u64::MAX, 42, 7)
+        );
+        for bad in [&b""[..], b"1 2", b"1 2 3 4", b"1 x 3", b"-1 2 3"] {
+            assert_eq!(parse_reservation(bad), None);
+        }
+    }
+
+    #[test]
+    fn an_unreachable_cluster_is_store_unavailable_within_the_timeouts() {
+        // Two ports nobody listens on (bound, then released).
+        let ports: Vec<String> = (0..2)
+            .map(|_| {
+                let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                l.local_addr().unwrap().to_string()
+            })
+            .collect();
+        let t0 = std::time::Instant::now();
+        let e = EtcdStore::connect(&ports, "p").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::StoreUnavailable);
+        assert!(
+            e.message().contains(&ports[0]) && e.message().contains(&ports[1]),
+            "{e}"
+        );
+        assert!(
+            e.message()
+                .starts_with(&format!("etcd store etcd://{}/p", ports.join(","))),
+            "{e}"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    }
+}

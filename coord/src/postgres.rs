@@ -1,0 +1,819 @@
+//! The PostgreSQL store: claims, renewals and reservations as single statements on one table, judged by
+//! the database's clock (`now()`), with a per-node fencing counter.
+//!
+//! The schema (default `snowmint`; `?schema=NAME` in the URL picks another) is created on first use if
+//! missing, under an advisory lock so that many processes starting at once create it once:
+//!
+//! ```sql
+//! CREATE SCHEMA IF NOT EXISTS snowmint;
+//! CREATE TABLE IF NOT EXISTS snowmint.sequencers (
+//!     name            text   PRIMARY KEY,
+//!     layout          text   NOT NULL,   -- canonical layout text (snowmint_coord::layout_text)
+//!     nodes           bigint NOT NULL,   -- node IDs 0..nodes
+//!     incarnation     bigint NOT NULL,   -- from snowmint.incarnations: new on every (re-)creation
+//!     created_unix_ms bigint NOT NULL
+//! );
+//! CREATE SEQUENCE IF NOT EXISTS snowmint.incarnations;
+//! CREATE TABLE IF NOT EXISTS snowmint.nodes (
+//!     sequencer     text        NOT NULL,
+//!     node_id       bigint      NOT NULL,
+//!     holder        text,                 -- NULL: free
+//!     token         bigint      NOT NULL, -- fencing counter: +1 on every claim, never reset
+//!     expires_at    timestamptz,          -- by the database's clock
+//!     resv_position bigint,               -- reservation (u64 bits), kept across release and expiry
+//!     resv_layout   bigint,
+//!     resv_until_ms bigint,
+//!     PRIMARY KEY (sequencer, node_id)
+//! );
+//! ```
+//!
+//! - **Claim**: one statement takes the first row of the sequencer whose holder is NULL or expired
+//!   (`expires_at <= now()`), `FOR UPDATE SKIP LOCKED` so concurrent claimers never wait on each other,
+//!   increments its `token` and sets `expires_at = now() + ttl`; when no such row exists it inserts the
+//!   first missing node ID at or after `start` (token 1). The fencing token is the row's `token`.
+//! - **Renewal**: `UPDATE … SET expires_at = now() + ttl WHERE token = $token AND expires_at > now()`.
+//! - **Reservation**: `UPDATE … SET resv_… WHERE token = $token AND expires_at > now()` — a holder whose
+//!   claim expired or was taken writes nothing and gets `LEASE_LOST`. Committed before it returns
+//!   (PostgreSQL's default `synchronous_commit = on`).
+//! - Destroying a sequencer deletes its `sequencers` row only: node rows (tokens, reservations) stay, so
+//!   a re-created sequencer never repeats an ID.
+//!
+//! Every statement runs under [`PostgresStore::REQUEST_TIMEOUT`] (a server that stops answering, even a
+//! stopped one whose kernel still accepts connections, cannot hang a caller); a broken connection is
+//! reopened on the next call.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use snowmint::ErrorCode;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, NoTls, Row, Statement};
+
+use crate::error::{Error, Result};
+use crate::remote::Created;
+use crate::store::{
+    Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
+};
+
+/// A PostgreSQL database as a [`Store`].
+#[derive(Debug)]
+pub struct PostgresStore {
+    config: tokio_postgres::Config,
+    schema: String,
+    described: String,
+    connect_timeout: Duration,
+    request_timeout: Duration,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// Always `Some` until dropped.
+    runtime: Option<tokio::runtime::Runtime>,
+    client: Option<Client>,
+    statements: HashMap<&'static str, Statement>,
+}
+
+impl Inner {
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        self.runtime.as_ref().expect("the runtime lives until drop")
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.client = None;
+        // Dropping a runtime blocks, which panics inside a caller's async runtime; this does not.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// One unit of work on a connected client, bounded by a timeout.
+trait Operation<T>:
+    Fn(
+        &tokio::runtime::Runtime,
+        &Client,
+        &mut HashMap<&'static str, Statement>,
+    ) -> std::result::Result<
+        std::result::Result<T, tokio_postgres::Error>,
+        tokio::time::error::Elapsed,
+    > + Sync
+{
+}
+
+impl<T, F> Operation<T> for F where
+    F: Fn(
+            &tokio::runtime::Runtime,
+            &Client,
+            &mut HashMap<&'static str, Statement>,
+        ) -> std::result::Result<
+            std::result::Result<T, tokio_postgres::Error>,
+            tokio::time::error::Elapsed,
+        > + Sync
+{
+}
+
+/// The statements, with `{S}` standing for the quoted schema.
+mod sql {
+    pub const CLAIM: &str = "
+WITH free AS (
+    SELECT node_id FROM {S}.nodes
+    WHERE sequencer = $1::text AND node_id < $2::bigint AND (holder IS NULL OR expires_at <= now())
+    ORDER BY (node_id - $3::bigint + $2::bigint) % $2::bigint
+    LIMIT 1 FOR UPDATE SKIP LOCKED
+), taken AS (
+    UPDATE {S}.nodes n SET holder = $4::text, token = n.token + 1,
+        expires_at = now() + $5::bigint * interval '1 millisecond'
+    FROM free WHERE n.sequencer = $1::text AND n.node_id = free.node_id
+    RETURNING n.node_id, n.token, n.expires_at
+), fresh AS (
+    INSERT INTO {S}.nodes (sequencer, node_id, holder, token, expires_at)
+    SELECT $1::text, s.g, $4::text, 1, now() + $5::bigint * interval '1 millisecond'
+    FROM (SELECT generate_series($3::bigint, $2::bigint - 1)
+          UNION ALL SELECT generate_series(0, $3::bigint - 1)) AS s(g)
+    WHERE NOT EXISTS (SELECT 1 FROM taken)
+      AND NOT EXISTS (SELECT 1 FROM {S}.nodes x WHERE x.sequencer = $1::text AND x.node_id = s.g)
+    LIMIT 1
+    ON CONFLICT DO NOTHING
+    RETURNING node_id, token, expires_at
+)
+SELECT node_id, token, (extract(epoch FROM expires_at) * 1000)::bigint FROM taken
+UNION ALL
+SELECT node_id, token, (extract(epoch FROM expires_at) * 1000)::bigint FROM fresh";
+
+    pub const HELD_COUNT: &str = "
+SELECT count(*) FROM {S}.nodes
+WHERE sequencer = $1::text AND node_id < $2::bigint AND holder IS NOT NULL AND expires_at > now()";
+
+    pub const RENEW: &str = "
+UPDATE {S}.nodes SET expires_at = now() + $4::bigint * interval '1 millisecond'
+WHERE sequencer = $1::text AND node_id = $2::bigint AND token = $3::bigint
+  AND holder IS NOT NULL AND expires_at > now()
+RETURNING (extract(epoch FROM expires_at) * 1000)::bigint";
+
+    pub const RELEASE: &str = "
+UPDATE {S}.nodes SET holder = NULL, expires_at = NULL
+WHERE sequencer = $1::text AND node_id = $2::bigint AND token = $3::bigint AND holder IS NOT NULL";
+
+    pub const RESERVE: &str = "
+UPDATE {S}.nodes SET resv_position = $4::bigint, resv_layout = $5::bigint, resv_until_ms = $6::bigint
+WHERE sequencer = $1::text AND node_id = $2::bigint AND token = $3::bigint
+  AND holder IS NOT NULL AND expires_at > now()";
+
+    pub const RESERVATION: &str = "
+SELECT resv_position, resv_layout, resv_until_ms FROM {S}.nodes
+WHERE sequencer = $1::text AND node_id = $2::bigint AND resv_position IS NOT NULL";
+
+    pub const HOLDERS: &str = "
+SELECT node_id, holder, token, (extract(epoch FROM expires_at) * 1000)::bigint, expires_at > now(),
+       resv_position, resv_layout, resv_until_ms
+FROM {S}.nodes
+WHERE sequencer = $1::text AND ((holder IS NOT NULL AND expires_at > now()) OR resv_position IS NOT NULL)
+ORDER BY node_id";
+
+    pub const CREATE_SEQUENCER: &str = "
+INSERT INTO {S}.sequencers (name, layout, nodes, incarnation, created_unix_ms)
+VALUES ($1::text, $2::text, $3::bigint, nextval('{S}.incarnations'), $4::bigint)
+ON CONFLICT (name) DO NOTHING
+RETURNING name, layout, nodes, incarnation, created_unix_ms";
+
+    pub const SEQUENCER: &str =
+        "SELECT name, layout, nodes, incarnation, created_unix_ms FROM {S}.sequencers WHERE name = $1::text";
+
+    pub const SEQUENCERS: &str =
+        "SELECT name, layout, nodes, incarnation, created_unix_ms FROM {S}.sequencers ORDER BY name COLLATE \"C\"";
+
+    pub const DESTROY: &str = "DELETE FROM {S}.sequencers WHERE name = $1::text";
+
+    /// The schema's state: does it exist, its owner, may we use it and create in it, do the tables exist.
+    pub const SCHEMA_STATE: &str = "
+SELECT n.oid IS NOT NULL, coalesce(pg_get_userbyid(n.nspowner), ''),
+       coalesce(has_schema_privilege(n.oid, 'USAGE'), false), coalesce(has_schema_privilege(n.oid, 'CREATE'), false),
+       current_user::text, current_database()::text,
+       CASE WHEN n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') THEN
+         to_regclass(format('%I.nodes', $1::text)) IS NOT NULL
+         AND to_regclass(format('%I.sequencers', $1::text)) IS NOT NULL
+         AND to_regclass(format('%I.incarnations', $1::text)) IS NOT NULL
+       ELSE false END
+FROM (SELECT 1) one LEFT JOIN pg_namespace n ON n.nspname = $1::text";
+
+    pub const CREATE_SCHEMA: &str = "
+BEGIN;
+SELECT pg_advisory_xact_lock(hashtext('snowmint schema ' || 'SCHEMA_NAME'));
+CREATE SCHEMA IF NOT EXISTS {S};
+CREATE TABLE IF NOT EXISTS {S}.sequencers (
+    name            text   PRIMARY KEY,
+    layout          text   NOT NULL,
+    nodes           bigint NOT NULL,
+    incarnation     bigint NOT NULL,
+    created_unix_ms bigint NOT NULL
+);
+CREATE SEQUENCE IF NOT EXISTS {S}.incarnations;
+CREATE TABLE IF NOT EXISTS {S}.nodes (
+    sequencer     text        NOT NULL,
+    node_id       bigint      NOT NULL,
+    holder        text,
+    token         bigint      NOT NULL,
+    expires_at    timestamptz,
+    resv_position bigint,
+    resv_layout   bigint,
+    resv_until_ms bigint,
+    PRIMARY KEY (sequencer, node_id)
+);
+COMMIT;";
+}
+
+/// A value as PostgreSQL `bigint` (u64 bits kept: positions may use all 64).
+fn big(v: u64) -> i64 {
+    v as i64
+}
+
+/// Opens the PostgreSQL store of a parsed `postgres://` URL (the node-source dispatch,
+/// [`crate::source::open_store`]).
+pub fn open(url: &crate::source::PostgresUrl) -> Result<std::sync::Arc<dyn Store>> {
+    Ok(std::sync::Arc::new(PostgresStore::connect(&url.url)?))
+}
+
+impl PostgresStore {
+    /// Connection timeout (TCP connect, TLS-less startup and authentication).
+    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+    /// Timeout for one statement's answer.
+    pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+
+    /// A store on the database of `url` (`postgres://USER[:PASSWORD]@HOST:PORT/DB`, libpq's URL form;
+    /// snowmint's own parameters `sequencer`, `ttl` are ignored here, `schema` picks the schema). Connects,
+    /// and creates the schema if it is missing, before returning.
+    pub fn connect(url: &str) -> Result<PostgresStore> {
+        Self::connect_with_timeouts(url, Self::CONNECT_TIMEOUT, Self::REQUEST_TIMEOUT)
+    }
+
+    /// [`PostgresStore::connect`] with other timeouts.
+    pub fn connect_with_timeouts(
+        url: &str,
+        connect_timeout: Duration,
+        request_timeout: Duration,
+    ) -> Result<PostgresStore> {
+        let (base, params) = url.split_once('?').unwrap_or((url, ""));
+        let mut schema = "snowmint".to_string();
+        let mut passed = Vec::new();
+        for param in params.split('&').filter(|p| !p.is_empty()) {
+            match param.split_once('=').unwrap_or((param, "")) {
+                ("schema", value) => {
+                    let ok = (1..=63).contains(&value.len())
+                        && value
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                        && !value.as_bytes()[0].is_ascii_digit();
+                    if !ok {
+                        return Err(Error::invalid(format!(
+                            "{}: schema {value:?} is not 1 to 63 letters, digits and underscores (not starting \
+                             with a digit)",
+                            redact(url)
+                        )));
+                    }
+                    schema = value.to_string();
+                }
+                ("sequencer" | "ttl", _) => {}
+                _ => passed.push(param),
+            }
+        }
+        let libpq_url = if passed.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", passed.join("&"))
+        };
+        let described = redact(&libpq_url);
+        let mut config: tokio_postgres::Config = libpq_url
+            .parse()
+            .map_err(|e| Error::invalid(format!("{described}: not a PostgreSQL URL: {e}")))?;
+        if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
+            return Err(Error::invalid(format!(
+                "{described}: sslmode=require asks for TLS, which this PostgreSQL store does not speak yet; \
+                 connect over a private network or a TLS-terminating proxy (sslmode=disable or prefer)"
+            )));
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("snowmint");
+        }
+        config.connect_timeout(connect_timeout);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                Error::unavailable(format!("{described}: cannot start an I/O runtime: {e}"))
+            })?;
+        let store = PostgresStore {
+            config,
+            schema: format!("\"{}\"", schema.replace('"', "\"\"")),
+            described: match (schema.as_str(), described.contains('?')) {
+                ("snowmint", _) => described,
+                (_, false) => format!("{described}?schema={schema}"),
+                (_, true) => format!("{described}&schema={schema}"),
+            },
+            connect_timeout,
+            request_timeout,
+            inner: Mutex::new(Inner {
+                runtime: Some(runtime),
+                client: None,
+                statements: HashMap::new(),
+            }),
+        };
+        store.ensure_schema(&schema)?;
+        Ok(store)
+    }
+
+    fn sql(&self, text: &str) -> String {
+        text.replace("{S}", &self.schema)
+    }
+
+    fn ensure_schema(&self, name: &str) -> Result<()> {
+        let state = self.query_text(sql::SCHEMA_STATE, &[&name])?;
+        let row = state
+            .first()
+            .ok_or_else(|| self.unreadable("no answer about the schema"))?;
+        let (exists, owner, usage, create): (bool, String, bool, bool) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
+        let (user, database, tables): (String, String, bool) = (row.get(4), row.get(5), row.get(6));
+        if exists && !usage {
+            return Err(self.foreign_schema(name, &owner, &user, &database, "USAGE"));
+        }
+        if tables {
+            return Ok(());
+        }
+        if exists && !create {
+            return Err(self.foreign_schema(name, &owner, &user, &database, "CREATE"));
+        }
+        let batch = self
+            .sql(sql::CREATE_SCHEMA)
+            .replace("SCHEMA_NAME", &name.replace('\'', "''"));
+        self.with_client("creating the schema", |rt, client, _| {
+            rt.block_on(async { tokio::time::timeout(self.request_timeout, client.batch_execute(&batch)).await })
+        })
+        .map_err(|e| {
+            if e.code() == ErrorCode::StoreUnavailable && e.message().contains("permission denied") {
+                Error::unavailable(format!(
+                    "{}: role {user} may not create the schema {name} in database {database}: {}; create it \
+                     once as a role that may (the README lists the statements), or ask for GRANT CREATE ON \
+                     DATABASE {database} TO {user}",
+                    self.described,
+                    e.message()
+                ))
+            } else {
+                e
+            }
+        })
+    }
+
+    fn foreign_schema(
+        &self,
+        name: &str,
+        owner: &str,
+        user: &str,
+        database: &str,
+        missing: &str,
+    ) -> Error {
+        Error::unavailable(format!(
+            "{}: the schema {name} in database {database} belongs to role {owner}, and role {user} has no {missing} \
+             privilege on it (the snowmint tables are missing or unusable): ask its owner for GRANT USAGE, CREATE \
+             ON SCHEMA {name} TO {user}, or pick another schema with ?schema=NAME",
+            self.described
+        ))
+    }
+
+    fn unreadable(&self, what: impl std::fmt::Display) -> Error {
+        Error::unavailable(format!("{}: unreadable data: {what}", self.described))
+    }
+
+    /// Runs `op` on a connected client (connecting first if needed); a connection found broken is
+    /// dropped and, once, opened again and `op` retried.
+    ///
+    /// Called from inside an async runtime (a caller's tokio worker), the work runs on a scoped thread of
+    /// its own: the store's private runtime cannot block inside another one.
+    fn with_client<T: Send>(&self, what: &str, op: impl Operation<T>) -> Result<T> {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return std::thread::scope(|s| s.spawn(|| self.with_client_here(what, &op)).join())
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        }
+        self.with_client_here(what, &op)
+    }
+
+    fn with_client_here<T>(&self, what: &str, op: &impl Operation<T>) -> Result<T> {
+        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let inner = &mut *guard;
+        for attempt in 0..2 {
+            let fresh = inner.client.is_none();
+            if fresh {
+                inner.statements.clear();
+                inner.client = Some(self.open(inner.runtime())?);
+            }
+            let client = inner.client.as_ref().expect("connected above");
+            let runtime = inner
+                .runtime
+                .as_ref()
+                .expect("the runtime lives until drop");
+            match op(runtime, client, &mut inner.statements) {
+                Ok(Ok(v)) => return Ok(v),
+                Ok(Err(e)) => {
+                    let broken = e.is_closed() || client.is_closed() || e.code().is_none();
+                    if broken {
+                        inner.client = None;
+                        if !fresh && attempt == 0 {
+                            continue;
+                        }
+                    }
+                    return Err(self.db_error(what, &e));
+                }
+                Err(_) => {
+                    inner.client = None;
+                    return Err(Error::unavailable(format!(
+                        "{}: {what}: no answer within {} ms",
+                        self.described,
+                        self.request_timeout.as_millis()
+                    )));
+                }
+            }
+        }
+        unreachable!("the loop returns on its second pass")
+    }
+
+    fn open(&self, runtime: &tokio::runtime::Runtime) -> Result<Client> {
+        let connected = runtime.block_on(async {
+            tokio::time::timeout(
+                self.connect_timeout + self.request_timeout,
+                self.config.connect(NoTls),
+            )
+            .await
+        });
+        match connected {
+            Ok(Ok((client, connection))) => {
+                runtime.spawn(async move {
+                    let _ = connection.await;
+                });
+                Ok(client)
+            }
+            Ok(Err(e)) => Err(self.db_error("connecting", &e)),
+            Err(_) => Err(Error::unavailable(format!(
+                "{}: connecting: no answer within {} ms",
+                self.described,
+                (self.connect_timeout + self.request_timeout).as_millis()
+            ))),
+        }
+    }
+
+    fn db_error(&self, what: &str, e: &tokio_postgres::Error) -> Error {
+        let detail = match e.as_db_error() {
+            Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),
+            None => {
+                let mut text = e.to_string();
+                let mut source = std::error::Error::source(e);
+                while let Some(s) = source {
+                    text = format!("{text}: {s}");
+                    source = s.source();
+                }
+                text
+            }
+        };
+        let hint = if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) {
+            format!(
+                " (the role lacks a privilege on the schema {} or its tables)",
+                self.schema
+            )
+        } else {
+            String::new()
+        };
+        Error::unavailable(format!("{}: {what}: {detail}{hint}", self.described))
+    }
+
+    /// Runs a prepared statement (prepared once per connection) and returns its rows.
+    fn query(
+        &self,
+        what: &str,
+        text: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>> {
+        let sql = self.sql(text);
+        self.with_client(what, |rt, client, statements| {
+            rt.block_on(async {
+                tokio::time::timeout(self.request_timeout, async {
+                    let statement = match statements.get(text) {
+                        Some(s) => s.clone(),
+                        None => {
+                            let s = client.prepare(&sql).await?;
+                            statements.insert(text, s.clone());
+                            s
+                        }
+                    };
+                    client.query(&statement, params).await
+                })
+                .await
+            })
+        })
+    }
+
+    /// Runs a statement without preparing it (used once, before the schema exists).
+    fn query_text(&self, text: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+        self.with_client("reading the schema", |rt, client, _| {
+            rt.block_on(async {
+                tokio::time::timeout(self.request_timeout, client.query(text, params)).await
+            })
+        })
+    }
+
+    fn record(row: &Row) -> SequencerRecord {
+        SequencerRecord {
+            name: row.get(0),
+            config: SequencerConfig {
+                layout: row.get(1),
+                nodes: row.get::<_, i64>(2) as u64,
+            },
+            incarnation: row.get::<_, i64>(3) as u64,
+            created_unix_ms: row.get::<_, i64>(4) as u64,
+        }
+    }
+
+    fn lost(&self, claim: &Claim, why: &str) -> Error {
+        Error::lease_lost(format!(
+            "node ID {} of sequencer {} on {}: the claim (fencing token {}) {why}",
+            claim.node_id, claim.sequencer, self.described, claim.token
+        ))
+    }
+}
+
+impl Store for PostgresStore {
+    fn describe(&self) -> String {
+        self.described.clone()
+    }
+
+    fn create_sequencer(
+        &self,
+        name: &str,
+        config: &SequencerConfig,
+        now_unix_ms: u64,
+    ) -> Result<SequencerRecord> {
+        crate::remote::create_or_existing(&self.described, name, config, || {
+            let params: [&(dyn ToSql + Sync); 4] =
+                [&name, &config.layout, &big(config.nodes), &big(now_unix_ms)];
+            match self
+                .query("creating a sequencer", sql::CREATE_SEQUENCER, &params)?
+                .first()
+            {
+                Some(row) => Ok(Created::New(Self::record(row))),
+                None => Ok(Created::Exists(self.sequencer(name)?)),
+            }
+        })
+    }
+
+    fn sequencer(&self, name: &str) -> Result<Option<SequencerRecord>> {
+        Ok(self
+            .query("reading a sequencer", sql::SEQUENCER, &[&name])?
+            .first()
+            .map(Self::record))
+    }
+
+    fn sequencers(&self) -> Result<Vec<SequencerRecord>> {
+        Ok(self
+            .query("listing sequencers", sql::SEQUENCERS, &[])?
+            .iter()
+            .map(Self::record)
+            .collect())
+    }
+
+    fn destroy_sequencer(&self, name: &str) -> Result<bool> {
+        let rows = self.with_client("destroying a sequencer", |rt, client, _| {
+            let sql = self.sql(sql::DESTROY);
+            rt.block_on(async {
+                tokio::time::timeout(self.request_timeout, client.execute(&sql, &[&name])).await
+            })
+        })?;
+        Ok(rows > 0)
+    }
+
+    fn claim(&self, request: &ClaimRequest<'_>) -> Result<Option<Claim>> {
+        if request.nodes == 0 {
+            return Ok(None);
+        }
+        let nodes = big(request.nodes);
+        let start = big(request.start % request.nodes);
+        let ttl = big(request.ttl_ms.max(1));
+        // An empty answer is either "every node ID is held" or "a concurrent claimer inserted the row we
+        // picked first": count to tell them apart, and try again (bounded; each retry follows another
+        // process's successful claim).
+        for _ in 0..64 {
+            let params: [&(dyn ToSql + Sync); 5] =
+                [&request.sequencer, &nodes, &start, &request.holder, &ttl];
+            if let Some(row) = self
+                .query("claiming a node ID", sql::CLAIM, &params)?
+                .first()
+            {
+                return Ok(Some(Claim {
+                    sequencer: request.sequencer.to_string(),
+                    node_id: row.get::<_, i64>(0) as u64,
+                    token: row.get::<_, i64>(1) as u64,
+                    expires_unix_ms: row.get::<_, i64>(2) as u64,
+                }));
+            }
+            let held: i64 = self
+                .query(
+                    "counting held node IDs",
+                    sql::HELD_COUNT,
+                    &[&request.sequencer, &nodes],
+                )?
+                .first()
+                .map(|r| r.get(0))
+                .unwrap_or(0);
+            if held >= nodes {
+                return Ok(None);
+            }
+        }
+        Err(Error::unavailable(format!(
+            "{}: claiming a node ID of {}: lost 64 races in a row to concurrent claimers",
+            self.described, request.sequencer
+        )))
+    }
+
+    fn renew(&self, claim: &Claim, ttl_ms: u64, _now_unix_ms: u64) -> Result<Claim> {
+        let params: [&(dyn ToSql + Sync); 4] = [
+            &claim.sequencer,
+            &big(claim.node_id),
+            &big(claim.token),
+            &big(ttl_ms.max(1)),
+        ];
+        match self.query("renewing a claim", sql::RENEW, &params)?.first() {
+            Some(row) => Ok(Claim {
+                expires_unix_ms: row.get::<_, i64>(0) as u64,
+                ..claim.clone()
+            }),
+            None => Err(self.lost(claim, "expired or was taken by another holder")),
+        }
+    }
+
+    fn release(&self, claim: &Claim) -> Result<()> {
+        let params: [&(dyn ToSql + Sync); 3] =
+            [&claim.sequencer, &big(claim.node_id), &big(claim.token)];
+        self.query("releasing a claim", sql::RELEASE, &params)?;
+        Ok(())
+    }
+
+    fn reservation(&self, sequencer: &str, node_id: u64) -> Result<Option<Reservation>> {
+        let rows = self.query(
+            "reading a reservation",
+            sql::RESERVATION,
+            &[&sequencer, &big(node_id)],
+        )?;
+        Ok(rows.first().map(|row| Reservation {
+            position: row.get::<_, i64>(0) as u64,
+            layout_fingerprint: row.get::<_, i64>(1) as u64,
+            until_unix_ms: row.get::<_, i64>(2) as u64,
+        }))
+    }
+
+    fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        let sql = self.sql(sql::RESERVE);
+        let params: [&(dyn ToSql + Sync); 6] = [
+            &claim.sequencer,
+            &big(claim.node_id),
+            &big(claim.token),
+            &big(reservation.position),
+            &big(reservation.layout_fingerprint),
+            &big(reservation.until_unix_ms),
+        ];
+        let updated = self.with_client("writing a reservation", |rt, client, _| {
+            rt.block_on(async {
+                tokio::time::timeout(self.request_timeout, client.execute(&sql, &params)).await
+            })
+        })?;
+        if updated == 1 {
+            Ok(())
+        } else {
+            Err(self.lost(claim, "is no longer held; the reservation was not written"))
+        }
+    }
+
+    fn holders(&self, sequencer: &str, _now_unix_ms: u64) -> Result<Vec<NodeState>> {
+        let rows = self.query("listing holders", sql::HOLDERS, &[&sequencer])?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let live: Option<bool> = row.get(4);
+                let holder: Option<String> = row.get(1);
+                let position: Option<i64> = row.get(5);
+                NodeState {
+                    node_id: row.get::<_, i64>(0) as u64,
+                    claim: match (holder, live) {
+                        (Some(holder), Some(true)) => Some(HeldBy {
+                            holder,
+                            token: row.get::<_, i64>(2) as u64,
+                            expires_unix_ms: row.get::<_, Option<i64>>(3).unwrap_or(0) as u64,
+                        }),
+                        _ => None,
+                    },
+                    reservation: position.map(|p| Reservation {
+                        position: p as u64,
+                        layout_fingerprint: row.get::<_, Option<i64>>(6).unwrap_or(0) as u64,
+                        until_unix_ms: row.get::<_, Option<i64>>(7).unwrap_or(0) as u64,
+                    }),
+                }
+            })
+            .collect())
+    }
+}
+
+/// `url` without its password (for messages).
+fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}@{host}{path}")
+        }
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(
+            redact("postgres://u:secret@h:5432/db"),
+            "postgres://u@h:5432/db"
+        );
+        assert_eq!(redact("postgres://u@h/db?x=1"), "postgres://u@h/db?x=1");
+        assert_eq!(redact("postgres://h/db"), "postgres://h/db");
+        let e = PostgresStore::connect("postgres://u:secret@127.0.0.1:1/db?sequencer=s&ttl=3s")
+            .unwrap_err();
+        assert!(!e.message().contains("secret"), "{e}");
+    }
+
+    #[test]
+    fn an_unreachable_server_is_store_unavailable_within_the_timeouts() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let t0 = std::time::Instant::now();
+        let e = PostgresStore::connect(&format!("postgres://u@127.0.0.1:{port}/db?sequencer=s"))
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::StoreUnavailable);
+        assert!(
+            e.message()
+                .starts_with(&format!("postgres://u@127.0.0.1:{port}/db: ")),
+            "{e}"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+        // A server that accepts but never answers (a stopped process): bounded too.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = silent.local_addr().unwrap().port();
+        let t0 = std::time::Instant::now();
+        let e = PostgresStore::connect_with_timeouts(
+            &format!("postgres://u@127.0.0.1:{port}/db"),
+            Duration::from_millis(300),
+            Duration::from_millis(300),
+        )
+        .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::StoreUnavailable);
+        assert!(e.message().contains("no answer within 600 ms"), "{e}");
+        assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    }
+
+    #[test]
+    fn usable_and_droppable_inside_an_async_runtime() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let e =
+                PostgresStore::connect(&format!("postgres://u@127.0.0.1:{port}/db")).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::StoreUnavailable, "{e}");
+        });
+    }
+
+    #[test]
+    fn bad_urls_are_invalid_arguments() {
+        for url in [
+            "postgres://u@h:notaport/db",
+            "postgres://u@h/db?schema=",
+            "postgres://u@h/db?schema=a-b",
+            "postgres://u@h/db?schema=1a",
+            "postgres://u@h/db?sslmode=require",
+        ] {
+            let e = PostgresStore::connect(url).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidArgument, "{url}: {e}");
+        }
+    }
+}
