@@ -132,6 +132,36 @@ typedef uint32_t snowmint_result;
 #endif // __cplusplus
 
 /**
+ * The state of a generator's node ID.
+ */
+enum snowmint_lease_state
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Holds its node ID (always, for a fixed node ID) and mints.
+   */
+  SNOWMINT_LEASE_STATE_ATTACHED = 0,
+  /**
+   * Holds none (after `snowmint_generator_detach` or a lost lease): minting gives
+   * SNOWMINT_RESULT_LEASE_LOST until `snowmint_generator_attach`.
+   */
+  SNOWMINT_LEASE_STATE_DETACHED = 1,
+  /**
+   * The sequencer was destroyed: minting gives SNOWMINT_RESULT_SEQUENCER_DESTROYED forever.
+   */
+  SNOWMINT_LEASE_STATE_DESTROYED = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum snowmint_lease_state snowmint_lease_state;
+#else
+typedef uint32_t snowmint_lease_state;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Layout presets for `snowmint_layout_new_from_preset` (snowcast: `snowmint_layout_new_snowcast`).
  */
 enum snowmint_preset
@@ -330,9 +360,19 @@ typedef struct snowmint_generator snowmint_generator;
 typedef struct snowmint_layout snowmint_layout;
 
 /**
+ * A handle on a named sequencer (snowcast's lifecycle) in a store. Thread-safe; free with
+ * `snowmint_sequencer_free`. It holds no lease itself: `snowmint_sequencer_attach` gives generators.
+ */
+typedef struct snowmint_sequencer snowmint_sequencer;
+
+/**
  * A lock-free generator that many threads may call at once (one compare-and-swap per call). Create
  * with `snowmint_shared_generator_new`; free with `snowmint_shared_generator_free` once no thread
  * uses it.
+ *
+ * A shared generator opened from a lease source (`snowmint_generator_open`) holds a node-ID lease that
+ * a background thread renews; it is thread-safe in the same way (mint, read its lease or state, detach
+ * and attach from any thread), and `snowmint_shared_generator_free` releases the lease.
  */
 typedef struct snowmint_shared_generator snowmint_shared_generator;
 
@@ -538,6 +578,24 @@ typedef struct snowmint_options {
    */
   void *clock_userdata;
 } snowmint_options;
+
+/**
+ * A node-ID lease as seen at one moment.
+ */
+typedef struct snowmint_lease_info {
+  /**
+   * The node ID held.
+   */
+  uint64_t node_id;
+  /**
+   * The claim's fencing token (greater than every earlier claim's of this node ID).
+   */
+  uint64_t fencing_token;
+  /**
+   * When the claim expires unless renewed, Unix milliseconds.
+   */
+  uint64_t expires_unix_ms;
+} snowmint_lease_info;
 
 /**
  * An injected clock: returns the current Unix time in the layout's clock unit (whole milliseconds, or
@@ -829,6 +887,100 @@ snowmint_result snowmint_shared_generator_restore(const struct snowmint_shared_g
  * The library version, e.g. "0.1.0" (static; never NULL).
  */
 const char *snowmint_version(void);
+
+/**
+ * Opens a generator from a node source: a number ("7"), "env" / "env:NAME", "k8s" / "k8s:OFFSET",
+ * "ip" (a fixed node ID), or a lease source "file:///DIR", "etcd://HOST:PORT/PREFIX",
+ * "postgres://USER@HOST:PORT/DB" (each with optional "?sequencer=NAME&ttl=10s"), which claims a free
+ * node ID before it returns (blocking) and keeps it with a background thread until
+ * `snowmint_shared_generator_free`. `options` may be NULL; an injected clock is refused for a lease
+ * source (INVALID_ARGUMENT: leases run on the system clock).
+ *
+ * Errors: INVALID_ARGUMENT (a malformed source; the message says why), NODE_ID_OUT_OF_RANGE,
+ * STORE_UNAVAILABLE, NODE_IDS_EXHAUSTED, SEQUENCER_CONFLICT (the sequencer exists with another layout).
+ * On success `*generator_out` is a new handle: free it with `snowmint_shared_generator_free`.
+ */
+snowmint_result snowmint_generator_open(const char *node_source,
+                                        const struct snowmint_layout *layout,
+                                        const struct snowmint_options *options,
+                                        struct snowmint_shared_generator **generator_out);
+
+/**
+ * Writes the lease a generator holds into `*info_out`. INVALID_ARGUMENT for a fixed node ID (it holds
+ * no lease), LEASE_LOST when detached, SEQUENCER_DESTROYED when destroyed.
+ */
+snowmint_result snowmint_generator_lease_info(const struct snowmint_shared_generator *generator,
+                                              struct snowmint_lease_info *info_out);
+
+/**
+ * Writes the generator's state into `*state_out` (a fixed node ID is always ATTACHED). A detached
+ * lease-backed generator asks the store whether its sequencer was destroyed.
+ */
+snowmint_result snowmint_generator_lease_state(const struct snowmint_shared_generator *generator,
+                                               snowmint_lease_state *state_out);
+
+/**
+ * The node ID a shared generator mints with (of its lease; of the last lease held once detached).
+ */
+snowmint_result snowmint_shared_generator_node_id(const struct snowmint_shared_generator *generator,
+                                                  uint64_t *node_id_out);
+
+/**
+ * Releases the generator's lease (blocking); minting then gives LEASE_LOST until
+ * `snowmint_generator_attach`. Nothing for a fixed node ID. Thread-safe.
+ */
+snowmint_result snowmint_generator_detach(const struct snowmint_shared_generator *generator);
+
+/**
+ * Claims a node ID again (blocking; most likely another one). Nothing when attached or for a fixed
+ * node ID; SEQUENCER_DESTROYED once destroyed; NODE_IDS_EXHAUSTED when none is free. Thread-safe.
+ */
+snowmint_result snowmint_generator_attach(const struct snowmint_shared_generator *generator);
+
+/**
+ * Creates the sequencer `name` with `node_count` node IDs (0: all of the layout's) in the store
+ * `store_url` names ("file:///DIR", "etcd://HOST:PORT/PREFIX", "postgres://USER@HOST:PORT/DB"; "?ttl="
+ * sets the lease TTL of its generators), or a handle on the existing one with the same configuration;
+ * another configuration is SEQUENCER_CONFLICT. Blocking. Free `*sequencer_out` with
+ * `snowmint_sequencer_free`.
+ */
+snowmint_result snowmint_sequencer_create(const char *store_url,
+                                          const char *name,
+                                          const struct snowmint_layout *layout,
+                                          uint64_t node_count,
+                                          struct snowmint_sequencer **sequencer_out);
+
+/**
+ * A handle on the existing sequencer `name` in `store_url` (INVALID_ARGUMENT if there is none).
+ * Blocking. Free `*sequencer_out` with `snowmint_sequencer_free`.
+ */
+snowmint_result snowmint_sequencer_open(const char *store_url,
+                                        const char *name,
+                                        struct snowmint_sequencer **sequencer_out);
+
+/**
+ * Claims a node ID of the sequencer and returns a shared generator holding it (blocking). Free it
+ * with `snowmint_shared_generator_free` (which releases the lease).
+ */
+snowmint_result snowmint_sequencer_attach(const struct snowmint_sequencer *sequencer,
+                                          struct snowmint_shared_generator **generator_out);
+
+/**
+ * Releases the lease of a generator from `snowmint_sequencer_attach` (as `snowmint_generator_detach`).
+ */
+snowmint_result snowmint_sequencer_detach(const struct snowmint_shared_generator *generator);
+
+/**
+ * Destroys the sequencer everywhere (blocking): every generator of it, in every process, stops
+ * minting within one renewal interval and gives SEQUENCER_DESTROYED forever. The name may be created
+ * again; the new sequencer never repeats an old ID.
+ */
+snowmint_result snowmint_sequencer_destroy(const struct snowmint_sequencer *sequencer);
+
+/**
+ * Frees a sequencer handle (generators attached from it live on). NULL is ignored.
+ */
+void snowmint_sequencer_free(struct snowmint_sequencer *sequencer);
 
 #ifdef __cplusplus
 }  // extern "C"

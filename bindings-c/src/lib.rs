@@ -23,6 +23,7 @@ use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
+use snowmint_coord as coord;
 use snowmint_core as snowmint;
 use snowmint_core::{
     parse_any, Clock, ClockUnit, Encoding, Error, ErrorCode, FastClock, Generator, Layout,
@@ -117,8 +118,12 @@ impl snowmint_result {
 #[derive(Clone, Copy, Debug)]
 enum Fail {
     Core(Error),
+    /// A coordination error; its message is in `COORD_MESSAGE` (this thread's last one).
+    Coord(ErrorCode),
     Null(&'static str),
-    TooSmall { needed: usize },
+    TooSmall {
+        needed: usize,
+    },
     Argument(&'static str),
     Panic,
 }
@@ -127,6 +132,7 @@ impl Fail {
     fn result(&self) -> snowmint_result {
         match self {
             Fail::Core(e) => snowmint_result::from_code(e.code()),
+            Fail::Coord(code) => snowmint_result::from_code(*code),
             Fail::Null(_) => snowmint_result::NullPointer,
             Fail::TooSmall { .. } => snowmint_result::BufferTooSmall,
             Fail::Argument(_) => snowmint_result::InvalidArgument,
@@ -137,6 +143,9 @@ impl Fail {
     fn message(&self) -> String {
         match self {
             Fail::Core(e) => e.to_string(),
+            Fail::Coord(_) => COORD_MESSAGE
+                .try_with(|m| m.borrow().clone())
+                .unwrap_or_default(),
             Fail::Null(name) => format!("argument {name} is NULL"),
             Fail::TooSmall { needed } => {
                 format!("the output buffer is too small: {needed} bytes needed (including the NUL)")
@@ -157,6 +166,14 @@ impl From<Error> for Fail {
 
 thread_local! {
     static LAST: Cell<Option<Fail>> = const { Cell::new(None) };
+    static COORD_MESSAGE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+impl From<coord::Error> for Fail {
+    fn from(e: coord::Error) -> Fail {
+        let _ = COORD_MESSAGE.try_with(|m| *m.borrow_mut() = e.message().to_string());
+        Fail::Coord(e.code())
+    }
 }
 
 fn record(f: Fail) {
@@ -1255,10 +1272,30 @@ pub struct snowmint_generator {
 /// A lock-free generator that many threads may call at once (one compare-and-swap per call). Create
 /// with `snowmint_shared_generator_new`; free with `snowmint_shared_generator_free` once no thread
 /// uses it.
+///
+/// A shared generator opened from a lease source (`snowmint_generator_open`) holds a node-ID lease that
+/// a background thread renews; it is thread-safe in the same way (mint, read its lease or state, detach
+/// and attach from any thread), and `snowmint_shared_generator_free` releases the lease.
 pub struct snowmint_shared_generator {
-    inner: SharedGenerator,
+    inner: SharedInner,
     clock: HostClock,
     forks: u64,
+}
+
+enum SharedInner {
+    Plain(SharedGenerator),
+    Leased(coord::SequencerGenerator),
+}
+
+impl snowmint_shared_generator {
+    fn plain(&self) -> Result<&SharedGenerator, Fail> {
+        match &self.inner {
+            SharedInner::Plain(g) => Ok(g),
+            SharedInner::Leased(_) => Err(Fail::Argument(
+                "a lease-backed generator keeps its position in the store's reservation: no state to save or restore",
+            )),
+        }
+    }
 }
 
 /// Creates a single-thread generator minting for `node_id` under `layout` (the layout is copied; the
@@ -1312,7 +1349,7 @@ pub unsafe extern "C" fn snowmint_shared_generator_new(
         let (opts, clock) = unsafe { convert_options(&l, options) }?;
         let g = SharedGenerator::new(l, node_id, opts)?;
         let p = Box::into_raw(Box::new(snowmint_shared_generator {
-            inner: g,
+            inner: SharedInner::Plain(g),
             clock,
             forks: fork_count(),
         }));
@@ -1411,11 +1448,20 @@ pub unsafe extern "C" fn snowmint_shared_next_id(
         // SAFETY: non-NULL live handle; shared access is what this type is for.
         let g = unsafe { &*generator };
         check_fork(g.forks)?;
+        let inner = match &g.inner {
+            SharedInner::Plain(inner) => inner,
+            SharedInner::Leased(l) => {
+                let id = l.next_id()?;
+                // SAFETY: non-NULL.
+                unsafe { put(id_out, id) };
+                return Ok(());
+            }
+        };
         // The system clock as the core's own FastClock, statically dispatched (what Rust's next_id() does).
         let id = if g.clock.is_system() {
-            g.inner.next_id_with(&FastClock, snowmint::sleep_ns)?
+            inner.next_id_with(&FastClock, snowmint::sleep_ns)?
         } else {
-            g.inner.next_id_with(&g.clock, snowmint::sleep_ns)?
+            inner.next_id_with(&g.clock, snowmint::sleep_ns)?
         };
         // SAFETY: non-NULL.
         unsafe { put(id_out, id) };
@@ -1441,7 +1487,10 @@ pub unsafe extern "C" fn snowmint_shared_next_ids(
         check_fork(g.forks)?;
         // SAFETY: buf holds n writable u64 (caller contract).
         let out = unsafe { std::slice::from_raw_parts_mut(buf, checked_len(n)?) };
-        g.inner.next_ids_with(&g.clock, snowmint::sleep_ns, out)?;
+        match &g.inner {
+            SharedInner::Plain(inner) => inner.next_ids_with(&g.clock, snowmint::sleep_ns, out)?,
+            SharedInner::Leased(l) => l.next_ids(out)?,
+        }
         Ok(())
     })
 }
@@ -1486,7 +1535,9 @@ pub unsafe extern "C" fn snowmint_shared_generator_state(
         nonnull!(generator);
         nonnull!(state_out);
         // SAFETY: non-NULL live handles.
-        unsafe { put(state_out, (*generator).inner.state()) };
+        let state = unsafe { &*generator }.plain()?.state();
+        // SAFETY: non-NULL.
+        unsafe { put(state_out, state) };
         Ok(())
     })
 }
@@ -1500,10 +1551,13 @@ pub unsafe extern "C" fn snowmint_shared_generator_restore(
     guard(|| {
         nonnull!(generator);
         // SAFETY: non-NULL live handle.
-        unsafe { (*generator).inner.restore(state) };
+        unsafe { &*generator }.plain()?.restore(state);
         Ok(())
     })
 }
+
+mod coord_api;
+pub use coord_api::*;
 
 /// The library version, e.g. "0.1.0" (static; never NULL).
 #[no_mangle]

@@ -205,6 +205,56 @@ impl Sequencer {
         }
     }
 
+    /// A new, Detached handle on the same incarnation of the sequencer (same store, layout and options):
+    /// each handle holds a lease of its own once attached.
+    pub fn new_handle(&self) -> Sequencer {
+        Sequencer::handle(
+            self.store.clone(),
+            self.time.clone(),
+            self.record.clone(),
+            self.layout,
+            self.options,
+            self.lease_options.clone(),
+        )
+    }
+
+    /// The handle a lease source uses: `store`'s sequencer `name`, created with `layout` and all of its
+    /// node IDs if missing; if it exists, its layout must be `layout` (`SEQUENCER_CONFLICT` otherwise).
+    pub fn for_layout(
+        store: Arc<dyn Store>,
+        name: &str,
+        layout: Layout,
+        options: Options,
+        time: Arc<dyn Time>,
+        lease_options: LeaseOptions,
+    ) -> Result<Sequencer> {
+        check_name(name)?;
+        let text = crate::layout_text(&layout);
+        let record = match store.sequencer(name)? {
+            Some(r) if r.config.layout == text => r,
+            _ => {
+                let config = SequencerConfig {
+                    layout: text,
+                    nodes: layout.node_count(),
+                };
+                store.create_sequencer(name, &config, time.unix_ns() / 1_000_000)?
+            }
+        };
+        Ok(Sequencer::handle(
+            store,
+            time,
+            record,
+            layout,
+            options,
+            lease_options,
+        ))
+    }
+
+    /// The store this handle works on.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
     /// The record this handle belongs to.
     pub fn record(&self) -> &SequencerRecord {
         &self.record
@@ -411,19 +461,15 @@ impl NodeGenerator {
         time: Arc<dyn Time>,
         lease_options: LeaseOptions,
     ) -> Result<NodeGenerator> {
-        check_name(name)?;
-        let text = crate::layout_text(&layout);
-        let record = match store.sequencer(name)? {
-            Some(r) if r.config.layout == text => r,
-            _ => {
-                let config = SequencerConfig {
-                    layout: text,
-                    nodes: layout.node_count(),
-                };
-                store.create_sequencer(name, &config, time.unix_ns() / 1_000_000)?
-            }
-        };
-        let lease = Lease::acquire(store, time, record, layout, options, lease_options)?;
+        let seq = Sequencer::for_layout(store, name, layout, options, time, lease_options)?;
+        let lease = Lease::acquire(
+            seq.store,
+            seq.time,
+            seq.record,
+            seq.layout,
+            seq.options,
+            seq.lease_options,
+        )?;
         Ok(NodeGenerator {
             inner: Inner::Leased(lease),
         })
