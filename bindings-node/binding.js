@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.Generator = nativeBinding.Generator
 module.exports.Layout = nativeBinding.Layout
+module.exports.Sequencer = nativeBinding.Sequencer
 module.exports.compose = nativeBinding.compose
 module.exports.decode = nativeBinding.decode
 module.exports.encode = nativeBinding.encode

@@ -31,6 +31,28 @@ export declare class Generator {
   get nodeId(): number
   /** 'wait', 'fail' or 'strict'. */
   get policy(): 'wait' | 'fail' | 'strict'
+  /** The lease held (`nodeId`, `fencingToken`, `expiresAt`), or null: a fixed node ID, or detached. */
+  get lease(): { nodeId: number; fencingToken: bigint; expiresAt: Date } | null
+  /**
+   * 'attached', 'detached' or 'destroyed' (a fixed node ID is always 'attached'); never waits on the
+   * network (a detached generator learns of a destruction when it attaches or mints).
+   */
+  get state(): 'attached' | 'detached' | 'destroyed'
+  /**
+   * Releases the lease (minting then throws LEASE_LOST until `attach()`); resolves at once for a
+   * fixed node ID. The store is asked on a worker thread.
+   */
+  detach(): Promise<void>
+  /** Claims a node ID again (most likely another one); on a worker thread. */
+  attach(): Promise<void>
+  /** Releases the lease now (as `detach()`); the keeper thread stops, nothing keeps the process alive. */
+  close(): Promise<void>
+  /**
+   * `await Generator.open({ nodeId, layout?, policy?, maxAheadMs?, randomStart?, randomSeed? })`: any
+   * node source; a lease source (`file:///DIR`, `etcd://…`, `postgres://…`) claims a node ID on a
+   * worker thread (the event loop keeps running).
+   */
+  static open(options: { nodeId: number | bigint | string; layout?: string | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint }): Promise<Generator>
 }
 
 /** A validated ID layout: bit widths, field order, tick and epoch, with its capacity and lifespan. */
@@ -71,6 +93,33 @@ export declare class Layout {
   get lifespanEndIso(): string
   /** Unit an injected clock returns: 'ms' (Unix ms), or 'ns' (Unix ns) for sub-millisecond ticks. */
   get clockUnit(): 'ms' | 'ns'
+}
+
+/**
+ * A named sequencer (snowcast's lifecycle) in a store: `file:///DIR`, `etcd://HOST:PORT/PREFIX` or
+ * `postgres://USER@HOST:PORT/DB`. Every call that talks to the store returns a Promise.
+ */
+export declare class Sequencer {
+  /**
+   * `await Sequencer.create(name, { store, layout?, nodeCount? })`: creates the sequencer (or a handle
+   * on the existing one with the same configuration; another configuration rejects with
+   * SEQUENCER_CONFLICT).
+   */
+  static create(name: string, options: { store: string; layout?: string | Layout; nodeCount?: number | bigint }): Promise<Sequencer>
+  /** `await Sequencer.open(name, { store })`: a handle on the existing sequencer. */
+  static open(name: string, options: { store: string }): Promise<Sequencer>
+  /** `await Sequencer.list({ store })`: the names of the sequencers in the store, sorted. */
+  static list(options: { store: string }): Promise<string[]>
+  /** Claims a node ID and resolves a Generator holding it. */
+  attach(): Promise<Generator>
+  /**
+   * Destroys the sequencer everywhere: every generator of it, in every process, stops minting and
+   * throws SEQUENCER_DESTROYED.
+   */
+  destroy(): Promise<void>
+  get name(): string
+  get nodeCount(): number
+  get layout(): Layout
 }
 
 /** Composes an ID from its fields (`nodeId` is the node field as stored, offset included). */

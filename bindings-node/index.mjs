@@ -6,6 +6,7 @@ const native = createRequire(import.meta.url)('./index.js')
 export const {
   Generator,
   Layout,
+  Sequencer,
   compose,
   decode,
   encode,

@@ -107,6 +107,43 @@ impl SequencerGenerator {
         self.seq.state()
     }
 
+    /// The state without asking the store ([`Sequencer::known_state`]).
+    pub fn known_state(&self) -> SequencerState {
+        self.seq.known_state()
+    }
+
+    /// Mints one ID without ever asking the store on this thread: a Detached generator fails with
+    /// `LEASE_LOST` (or `SEQUENCER_DESTROYED` once it has seen the destruction) instead of checking.
+    /// Under the `wait` policy a mint at the reservation may still wait (at most the TTL) for the keeper.
+    #[inline]
+    pub fn next_id_local(&self) -> Result<u64> {
+        match &*self.current.load() {
+            Some(l) => l.next_id(),
+            None => Err(self.detached_error()),
+        }
+    }
+
+    /// Fills `out` as [`next_id_local`](Self::next_id_local) mints one.
+    pub fn next_ids_local(&self, out: &mut [u64]) -> Result<()> {
+        match &*self.current.load() {
+            Some(l) => l.next_ids(out),
+            None => Err(self.detached_error()),
+        }
+    }
+
+    fn detached_error(&self) -> crate::Error {
+        let name = &self.seq.record().name;
+        match self.seq.known_state() {
+            SequencerState::Destroyed => crate::Error::new(
+                snowmint::ErrorCode::SequencerDestroyed,
+                format!("sequencer {name:?} was destroyed; this handle never mints again"),
+            ),
+            _ => crate::Error::lease_lost(format!(
+                "sequencer {name:?}: this generator is detached; attach() to mint"
+            )),
+        }
+    }
+
     /// Claims a node ID again (nothing happens when Attached). Blocking.
     pub fn attach(&self) -> Result<()> {
         self.seq.attach()?;

@@ -250,6 +250,11 @@ impl Sequencer {
         ))
     }
 
+    /// The generator options its generators mint with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
     /// The store this handle works on.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
@@ -289,6 +294,20 @@ impl Sequencer {
             }
             // No keeper watches a detached handle: ask the store.
             _ if self.destroyed_in_store() => SequencerState::Destroyed,
+            _ => SequencerState::Detached,
+        }
+    }
+
+    /// The state as this handle knows it, without asking the store (for callers that must not wait on
+    /// the network, such as an event loop): a Detached handle reports Destroyed only once it has seen
+    /// the destruction (through its lease's keeper, a mint, an attach or [`Sequencer::state`]).
+    pub fn known_state(&self) -> SequencerState {
+        if self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
+            return SequencerState::Destroyed;
+        }
+        match self.lease().map(|l| l.state()) {
+            Some(LeaseState::Held) => SequencerState::Attached,
+            Some(LeaseState::Destroyed) => SequencerState::Destroyed,
             _ => SequencerState::Detached,
         }
     }
