@@ -214,7 +214,7 @@ WORKERS = 8
 PER_WORKER = 100_000
 
 
-def _worker(src: str, out: Path, count: int, slow: bool) -> None:
+def _worker(src: str, out: Path, count: int, slow: bool, hold_until: float = 0.0) -> None:
     """A pre-forked worker: opens its own lease in the child and writes what it mints."""
     code = 0
     try:
@@ -231,6 +231,8 @@ def _worker(src: str, out: Path, count: int, slow: bool) -> None:
                 done += len(buf)
                 if slow:
                     time.sleep(0.01)
+        # Hold the node ID until every worker has claimed one (so that they must all differ).
+        time.sleep(max(0.0, hold_until - time.time()))
         gen.close()
     except BaseException as e:  # noqa: BLE001 (report anything from the child)
         print(f"worker {out.name}: {e!r}", file=sys.stderr)
@@ -238,10 +240,10 @@ def _worker(src: str, out: Path, count: int, slow: bool) -> None:
     os._exit(code)
 
 
-def _fork(src: str, out: Path, count: int, slow: bool = False) -> int:
+def _fork(src: str, out: Path, count: int, slow: bool = False, hold_until: float = 0.0) -> int:
     pid = os.fork()
     if pid == 0:
-        _worker(src, out, count, slow)
+        _worker(src, out, count, slow, hold_until)
     return pid
 
 
@@ -260,10 +262,12 @@ def test_prefork_workers_distinct_nodes_no_duplicate(kind: str, tmp_path: Path) 
     # children must not mint under it.
     parent = snowmint.Generator(src)
     outs = [tmp_path / f"w{i}.bin" for i in range(WORKERS)]
-    pids = [_fork(src, o, PER_WORKER) for o in outs]
+    hold_until = time.time() + 4
+    pids = [_fork(src, o, PER_WORKER, hold_until=hold_until) for o in outs]
     for pid in pids:
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0
+    assert time.time() >= hold_until
     nodes = []
     seen: set[int] = set()
     total = 0
