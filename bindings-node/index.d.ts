@@ -16,7 +16,7 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  */
 export declare class Generator {
   /** `new Generator({ nodeId, layout?, clock?, policy?, maxAheadMs?, randomStart?, randomSeed? })`. */
-  constructor(options: { nodeId: number | bigint; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint })
+  constructor(options: { nodeId: number | bigint | string; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint })
   /** The next ID. */
   nextId(): bigint
   /** The next ID as a decimal string (for JSON). */

@@ -53,6 +53,15 @@ export SNOWMINT_CONFORMANCE="$ROOT/tests/js/conformance.mjs"
 export SNOWMINT_TSC="$TOOLS/node_modules/.bin/tsc"
 export SNOWMINT_NODE_SRC="$HERE"            # the tests assert that nothing is loaded from here
 export SNOWMINT_CARGO_TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+# Real etcd and PostgreSQL servers for tests/coord.test.mjs (free 127.0.0.1 ports, throw-away data,
+# stopped on every exit path).
+if [ -z "${SNOWMINT_TEST_ETCD_URL:-}" ]; then
+  # shellcheck source=../scripts/servers.sh
+  source "$ROOT/scripts/servers.sh"
+  etcd_start
+  pg_start
+fi
+export SNOWMINT_REQUIRE_SERVERS=1
 status=0
 # No NODE_PATH and no napi override: the package must resolve from the project's node_modules alone.
 env -u NODE_PATH -u NAPI_RS_NATIVE_LIBRARY_PATH -u NAPI_RS_FORCE_WASI \

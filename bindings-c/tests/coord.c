@@ -311,7 +311,8 @@ static pid_t spawn_holder(const char *store, const char *name, const char *path,
 
 static void test_pause(const snowmint_layout *l, const char *base) {
     char store[512], name[64], pa[400], pb[400];
-    snprintf(store, sizeof store, "%s%sttl=1s", base, strchr(base, '?') ? "&" : "?");
+    /* A 2 s TTL: the store's answer timeout follows the TTL; a loaded machine must not fail renewals. */
+    snprintf(store, sizeof store, "%s%sttl=2s", base, strchr(base, '?') ? "&" : "?");
     snprintf(name, sizeof name, "c-pause-%d-%u", (int)getpid(), uniq++);
     snprintf(pa, sizeof pa, "%s/a-%s.bin", tmpdir, name);
     snprintf(pb, sizeof pb, "%s/b-%s.bin", tmpdir, name);
@@ -320,7 +321,7 @@ static void test_pause(const snowmint_layout *l, const char *base) {
     CHECK_RC(snowmint_sequencer_create(store, name, l, 1, &seq), SNOWMINT_RESULT_OK);
     if (!seq) return;
     uint64_t node_a = 0, node_b = 0;
-    pid_t a = spawn_holder(store, name, pa, 6.0, &node_a);
+    pid_t a = spawn_holder(store, name, pa, 10.0, &node_a);
     CHECK(node_a == 0);
     sleep_ms(300);
     kill(a, SIGSTOP);

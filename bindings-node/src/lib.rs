@@ -737,7 +737,7 @@ impl Generator {
     /// `new Generator({ nodeId, layout?, clock?, policy?, maxAheadMs?, randomStart?, randomSeed? })`.
     #[napi(
         constructor,
-        ts_args_type = "options: { nodeId: number | bigint; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint }"
+        ts_args_type = "options: { nodeId: number | bigint | string; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint }"
     )]
     pub fn new(env: Env, this: This<'_>, options: Unknown<'_>) -> Result<Self> {
         let env = env.raw();
@@ -1127,7 +1127,20 @@ impl napi::Task for CoordTask {
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
         let raw = env.raw();
-        let done = output.map_err(|e| coord_err(raw, e))?;
+        // A rejection carries the Error object itself (with its `code`): nothing is thrown here, where
+        // no JavaScript frame could catch it.
+        let done = output.map_err(|e| {
+            let mut err = ptr::null_mut();
+            unsafe {
+                sys::napi_create_error(
+                    raw,
+                    js_str(raw, e.code().as_str()),
+                    js_str(raw, e.message()),
+                    &mut err,
+                );
+                napi::Error::from(Unknown::from_raw_unchecked(raw, err))
+            }
+        })?;
         let value: Raw = match done {
             Done::Nothing => {
                 let mut u = ptr::null_mut();
