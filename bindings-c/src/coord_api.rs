@@ -15,7 +15,7 @@ unsafe fn text_arg<'a>(p: *const c_char, what: &'static str) -> Result<&'a str, 
     std::str::from_utf8(bytes).map_err(|_| Fail::Argument(what))
 }
 
-fn leased_box(g: coord::SequencerGenerator, forks: u64) -> *mut snowmint_shared_generator {
+fn leased_box(g: Box<coord::SequencerGenerator>, forks: u64) -> *mut snowmint_shared_generator {
     let unit = g.layout().clock_unit();
     Box::into_raw(Box::new(snowmint_shared_generator {
         inner: SharedInner::Leased(g),
@@ -70,7 +70,7 @@ pub unsafe extern "C" fn snowmint_generator_open(
                 clock,
                 forks: fork_count(),
             })),
-            coord::Opened::Leased(g) => leased_box(*g, fork_count()),
+            coord::Opened::Leased(g) => leased_box(g, fork_count()),
         };
         // SAFETY: non-NULL.
         unsafe { put(generator_out, p) };
@@ -237,7 +237,12 @@ pub struct snowmint_sequencer {
 /// `out` is non-NULL and writable.
 unsafe fn put_sequencer(out: *mut *mut snowmint_sequencer, seq: coord::Sequencer) {
     // SAFETY: forwarded caller contract.
-    unsafe { put(out, Box::into_raw(Box::new(snowmint_sequencer { inner: seq }))) }
+    unsafe {
+        put(
+            out,
+            Box::into_raw(Box::new(snowmint_sequencer { inner: seq })),
+        )
+    }
 }
 
 /// Creates the sequencer `name` with `node_count` node IDs (0: all of the layout's) in the store
@@ -318,7 +323,7 @@ pub unsafe extern "C" fn snowmint_sequencer_attach(
         let s = unsafe { &*sequencer };
         let g = coord::SequencerGenerator::attach_new(s.inner.new_handle())?;
         // SAFETY: non-NULL.
-        unsafe { put(generator_out, leased_box(g, fork_count())) };
+        unsafe { put(generator_out, leased_box(Box::new(g), fork_count())) };
         Ok(())
     })
 }

@@ -1284,7 +1284,7 @@ pub struct snowmint_shared_generator {
 
 enum SharedInner {
     Plain(SharedGenerator),
-    Leased(coord::SequencerGenerator),
+    Leased(Box<coord::SequencerGenerator>),
 }
 
 impl snowmint_shared_generator {

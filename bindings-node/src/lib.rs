@@ -576,7 +576,7 @@ impl Gen {
 /// (`next_id_local`). A failed attempt mints nothing.
 #[inline]
 fn leased_next_id(l: &coord::SequencerGenerator) -> coord::Result<u64> {
-    if let Some(lease) = &*l.current() {
+    if let Some(lease) = l.current() {
         if let Ok(id) = lease
             .generator()
             .next_id_with(&FastClock, snowmint::sleep_ns)
@@ -904,9 +904,7 @@ impl Generator {
     pub fn lease(&self) -> Result<Unknown<'static>> {
         let env = self.env;
         let lease = match &self.gen {
-            Gen::Leased(l) if l.known_state() == coord::SequencerState::Attached => {
-                l.current().clone()
-            }
+            Gen::Leased(l) if l.known_state() == coord::SequencerState::Attached => l.current(),
             _ => None,
         };
         let mut out = ptr::null_mut();

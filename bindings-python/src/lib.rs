@@ -684,7 +684,7 @@ fn os_random_seed() -> u64 {
 /// A fixed node ID, or a node ID held under a lease (every lease decision is the coord crate's).
 enum Kind {
     Plain(sm::SharedGenerator),
-    Leased(coord::SequencerGenerator),
+    Leased(Box<coord::SequencerGenerator>),
 }
 
 impl PyGenerator {
@@ -749,7 +749,7 @@ impl PyGenerator {
 
 impl PyGenerator {
     fn leased(
-        g: coord::SequencerGenerator,
+        g: Box<coord::SequencerGenerator>,
         policy: sm::Policy,
         max_ahead_ms: u64,
         random_start: bool,
@@ -778,7 +778,7 @@ impl PyGenerator {
 /// reservation, LEASE_LOST, SEQUENCER_DESTROYED) with the GIL released. A failed attempt mints nothing.
 #[inline]
 fn leased_next_id(py: Python<'_>, g: &coord::SequencerGenerator) -> PyResult<u64> {
-    if let Some(l) = &*g.current() {
+    if let Some(l) = g.current() {
         if let Ok(id) = l
             .generator()
             .next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
@@ -907,7 +907,7 @@ impl PySequencer {
         let g = py
             .detach(|| coord::SequencerGenerator::attach_new(self.seq.new_handle()))
             .map_err(|e| coord_err(py, e))?;
-        Ok(PyGenerator::leased(g, self.policy, 15_000, false))
+        Ok(PyGenerator::leased(Box::new(g), self.policy, 15_000, false))
     }
 
     /// Destroys the sequencer everywhere: every generator attached to it, in every process, stops minting
@@ -1077,7 +1077,7 @@ impl PyGenerator {
                 match py.detach(|| coord::SequencerGenerator::open(&source, layout, options)) {
                     Ok(coord::Opened::Fixed(n)) => n,
                     Ok(coord::Opened::Leased(g)) => {
-                        return Ok(PyGenerator::leased(*g, policy, max_ahead_ms, seed.is_some()))
+                        return Ok(PyGenerator::leased(g, policy, max_ahead_ms, seed.is_some()))
                     }
                     Err(e) => return Err(coord_err(py, e)),
                 }

@@ -5,11 +5,9 @@
 //! Every decision (parsing the source, claiming, renewing, reservations, states) is made here and below;
 //! a binding converts types and maps error codes.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-
-use arc_swap::ArcSwapOption;
 use snowmint::{Layout, Options};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::error::Result;
 use crate::lease::{Lease, LeaseOptions};
@@ -33,7 +31,11 @@ pub enum Opened {
 #[derive(Debug)]
 pub struct SequencerGenerator {
     seq: Sequencer,
-    current: ArcSwapOption<Lease>,
+    /// The current lease, or null: one atomic load on the minting path. Every lease it ever pointed to
+    /// stays alive in `held` until the generator is dropped (one per attach: a few hundred bytes each),
+    /// so a pointer loaded here is valid for as long as `&self` is.
+    current: AtomicPtr<Lease>,
+    held: Mutex<Vec<Arc<Lease>>>,
     /// The node ID of the last lease held.
     node_id: AtomicU64,
 }
@@ -65,7 +67,8 @@ impl SequencerGenerator {
     pub fn attach_new(seq: Sequencer) -> Result<SequencerGenerator> {
         let g = SequencerGenerator {
             seq,
-            current: ArcSwapOption::empty(),
+            current: AtomicPtr::new(std::ptr::null_mut()),
+            held: Mutex::new(Vec::new()),
             node_id: AtomicU64::new(0),
         };
         g.attach()?;
@@ -88,18 +91,36 @@ impl SequencerGenerator {
     }
 
     /// The lease while Attached; `None` when Detached or Destroyed.
-    pub fn lease(&self) -> Option<Arc<Lease>> {
+    pub fn lease(&self) -> Option<&Lease> {
         match self.state() {
-            SequencerState::Attached => self.current.load_full(),
+            SequencerState::Attached => self.current(),
             _ => None,
         }
     }
 
-    /// The current lease without a lock or a reference count (for a binding's fast path: mint with
-    /// `lease.generator()` and fall back to [`next_id`](Self::next_id) on any error).
+    /// The current lease, with one atomic load and no lock or reference count (for a binding's fast
+    /// path: mint with `lease.generator()` and fall back to [`next_id`](Self::next_id) on any error).
     #[inline]
-    pub fn current(&self) -> arc_swap::Guard<Option<Arc<Lease>>> {
-        self.current.load()
+    pub fn current(&self) -> Option<&Lease> {
+        let p = self.current.load(Ordering::Acquire);
+        // SAFETY: non-null pointers stored in `current` point into an `Arc` kept in `held`, which only
+        // grows until `self` is dropped.
+        unsafe { p.as_ref() }
+    }
+
+    fn set_current(&self, lease: Option<Arc<Lease>>) {
+        let p = match lease {
+            Some(l) => {
+                let p = Arc::as_ptr(&l) as *mut Lease;
+                let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+                if !held.iter().any(|h| Arc::ptr_eq(h, &l)) {
+                    held.push(l);
+                }
+                p
+            }
+            None => std::ptr::null_mut(),
+        };
+        self.current.store(p, Ordering::Release);
     }
 
     /// The state (a Detached handle asks the store whether the sequencer was destroyed).
@@ -117,7 +138,7 @@ impl SequencerGenerator {
     /// Under the `wait` policy a mint at the reservation may still wait (at most the TTL) for the keeper.
     #[inline]
     pub fn next_id_local(&self) -> Result<u64> {
-        match &*self.current.load() {
+        match self.current() {
             Some(l) => l.next_id(),
             None => Err(self.detached_error()),
         }
@@ -125,7 +146,7 @@ impl SequencerGenerator {
 
     /// Fills `out` as [`next_id_local`](Self::next_id_local) mints one.
     pub fn next_ids_local(&self, out: &mut [u64]) -> Result<()> {
-        match &*self.current.load() {
+        match self.current() {
             Some(l) => l.next_ids(out),
             None => Err(self.detached_error()),
         }
@@ -151,26 +172,26 @@ impl SequencerGenerator {
         if let Some(l) = &lease {
             self.node_id.store(l.node_id(), Ordering::Relaxed);
         }
-        self.current.store(lease);
+        self.set_current(lease);
         Ok(())
     }
 
     /// Releases the node ID; minting then fails with `LEASE_LOST` until [`attach`](Self::attach).
     pub fn detach(&self) -> Result<()> {
-        self.current.store(None);
+        self.set_current(None);
         self.seq.detach()
     }
 
     /// Destroys the sequencer everywhere (every handle in every process stops minting).
     pub fn destroy(&self) -> Result<()> {
-        self.current.store(None);
+        self.set_current(None);
         self.seq.destroy()
     }
 
     /// Mints one ID.
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
-        match &*self.current.load() {
+        match self.current() {
             Some(l) => l.next_id(),
             None => self.seq.next_id(),
         }
@@ -178,7 +199,7 @@ impl SequencerGenerator {
 
     /// Fills `out` with consecutive IDs from one clock reading.
     pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
-        match &*self.current.load() {
+        match self.current() {
             Some(l) => l.next_ids(out),
             // The sequencer's own error (LEASE_LOST or SEQUENCER_DESTROYED); should an attach race this
             // call, the one ID it mints is skipped and the batch is asked for again by the caller.
