@@ -90,9 +90,9 @@ impl SequencerGenerator {
         self.node_id.load(Ordering::Relaxed)
     }
 
-    /// The lease while Attached; `None` when Detached or Destroyed.
+    /// The lease while Attached; `None` when Detached or Destroyed (never asks the store).
     pub fn lease(&self) -> Option<&Lease> {
-        match self.state() {
+        match self.known_state() {
             SequencerState::Attached => self.current(),
             _ => None,
         }
