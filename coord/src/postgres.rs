@@ -73,7 +73,7 @@ struct Inner {
     /// Always `Some` until dropped.
     runtime: Option<tokio::runtime::Runtime>,
     client: Option<Client>,
-    statements: HashMap<&'static str, Statement>,
+    statements: Statements,
 }
 
 impl Inner {
@@ -92,28 +92,21 @@ impl Drop for Inner {
     }
 }
 
+/// Prepared statements of one connection, by their text.
+type Statements = HashMap<&'static str, Statement>;
+
+/// What a unit of work returns: a timeout, or the driver's outcome.
+type Outcome<T> =
+    std::result::Result<std::result::Result<T, tokio_postgres::Error>, tokio::time::error::Elapsed>;
+
 /// One unit of work on a connected client, bounded by a timeout.
 trait Operation<T>:
-    Fn(
-        &tokio::runtime::Runtime,
-        &Client,
-        &mut HashMap<&'static str, Statement>,
-    ) -> std::result::Result<
-        std::result::Result<T, tokio_postgres::Error>,
-        tokio::time::error::Elapsed,
-    > + Sync
+    Fn(&tokio::runtime::Runtime, &Client, &mut Statements) -> Outcome<T> + Sync
 {
 }
 
-impl<T, F> Operation<T> for F where
-    F: Fn(
-            &tokio::runtime::Runtime,
-            &Client,
-            &mut HashMap<&'static str, Statement>,
-        ) -> std::result::Result<
-            std::result::Result<T, tokio_postgres::Error>,
-            tokio::time::error::Elapsed,
-        > + Sync
+impl<T, F: Fn(&tokio::runtime::Runtime, &Client, &mut Statements) -> Outcome<T> + Sync> Operation<T>
+    for F
 {
 }
 

@@ -5,9 +5,11 @@
 
 mod support;
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use snowmint::{ErrorCode, Layout, Options};
+use snowmint_coord::{LeaseOptions, Sequencer, SequencerState, SystemTime};
 use support::*;
 
 /// The child side of [`support::spawn_holder`].
@@ -144,4 +146,85 @@ fn etcd_fails_over_between_endpoints() {
     }
     assert_unique(&ids);
     a.quit();
+}
+
+/// The same process, through a `Sequencer` handle and the same store object: minting stops with
+/// LEASE_LOST while the store is down, and `attach()` claims again once it is back (the store
+/// reconnects by itself); nothing minted twice.
+fn sequencer_reattaches_in_process(kind: Kind) {
+    let _one = one_at_a_time();
+    let store = open(&fresh_url(kind, "reattach"));
+    let lease = LeaseOptions {
+        ttl: Duration::from_secs(2),
+        ..LeaseOptions::default()
+    };
+    let seq = Sequencer::create_with(
+        store,
+        Arc::new(SystemTime),
+        "r",
+        Layout::twitter(),
+        1,
+        Options::default(),
+        lease,
+    )
+    .unwrap();
+    seq.attach().unwrap();
+    let mut ids: Vec<u64> = (0..1000).map(|_| seq.next_id().unwrap()).collect();
+    let stopped = Instant::now();
+    server(&format!("{}_stop", kind.script()));
+    let error = loop {
+        match seq.next_id() {
+            Ok(id) => ids.push(id),
+            Err(e) => break e,
+        }
+        assert!(
+            stopped.elapsed() < Duration::from_secs(15),
+            "{kind:?}: minted on for 15 s"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert_eq!(error.code(), ErrorCode::LeaseLost, "{kind:?}: {error}");
+    assert_eq!(seq.state(), SequencerState::Detached, "{kind:?}");
+    server(&format!("{}_restart", kind.script()));
+    let back = Instant::now();
+    loop {
+        match seq.attach() {
+            Ok(()) => break,
+            Err(e) => assert!(
+                matches!(
+                    e.code(),
+                    ErrorCode::StoreUnavailable | ErrorCode::NodeIdsExhausted
+                ),
+                "{kind:?}: {e}"
+            ),
+        }
+        assert!(
+            back.elapsed() < Duration::from_secs(20),
+            "{kind:?}: no attach after the store came back"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let last = *ids.last().unwrap();
+    let after: Vec<u64> = (0..1000).map(|_| seq.next_id().unwrap()).collect();
+    assert!(
+        after[0] > last,
+        "{kind:?}: re-attached below the old reservation"
+    );
+    ids.extend(after);
+    assert_unique(&ids);
+    seq.detach().unwrap();
+}
+
+#[test]
+fn etcd_sequencer_reattaches_after_an_outage() {
+    if servers().contains(&Kind::Etcd) {
+        sequencer_reattaches_in_process(Kind::Etcd);
+    }
+}
+
+#[test]
+fn postgres_sequencer_reattaches_after_an_outage() {
+    if servers().contains(&Kind::Postgres) {
+        sequencer_reattaches_in_process(Kind::Postgres);
+    }
 }
