@@ -17,6 +17,16 @@ if ! bash "$HERE/build.sh"; then
   exit 1
 fi
 
+# Real etcd and PostgreSQL servers for tests/coord.c (free 127.0.0.1 ports, throw-away data, stopped on
+# every exit path).
+if [ -z "${SNOWMINT_TEST_ETCD_URL:-}" ]; then
+  # shellcheck source=../scripts/servers.sh
+  source "$ROOT/scripts/servers.sh"
+  etcd_start
+  pg_start
+fi
+export SNOWMINT_REQUIRE_SERVERS=1
+
 passed=0; failed=0; failures=()
 stage() {
   local name="$1"; shift

@@ -21,7 +21,7 @@ export declare class Generator {
    * memory-mapped file shared by every process that opens it with the same layout and node ID (else
    * `STATE_FILE_MISMATCH`): Node cluster workers mint under one node ID with no duplicates.
    */
-  constructor(options: { nodeId: number | bigint; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint; stateFile?: string | null })
+  constructor(options: { nodeId: number | bigint | string; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint; stateFile?: string | null })
   /** The next ID. */
   nextId(): bigint
   /** The next ID as a decimal string (for JSON). */
@@ -48,6 +48,28 @@ export declare class Generator {
    * that open the path now would get another file). `INVALID_ARGUMENT` without a file.
    */
   verifyStateFile(): void
+  /** The lease held (`nodeId`, `fencingToken`, `expiresAt`), or null: a fixed node ID, or detached. */
+  get lease(): { nodeId: number; fencingToken: bigint; expiresAt: Date } | null
+  /**
+   * 'attached', 'detached' or 'destroyed' (a fixed node ID is always 'attached'); never waits on the
+   * network (a detached generator learns of a destruction when it attaches or mints).
+   */
+  get state(): 'attached' | 'detached' | 'destroyed'
+  /**
+   * Releases the lease (minting then throws LEASE_LOST until `attach()`); resolves at once for a
+   * fixed node ID. The store is asked on a worker thread.
+   */
+  detach(): Promise<void>
+  /** Claims a node ID again (most likely another one); on a worker thread. */
+  attach(): Promise<void>
+  /** Releases the lease now (as `detach()`); the keeper thread stops, nothing keeps the process alive. */
+  close(): Promise<void>
+  /**
+   * `await Generator.open({ nodeId, layout?, policy?, maxAheadMs?, randomStart?, randomSeed? })`: any
+   * node source; a lease source (`file:///DIR`, `etcd://…`, `postgres://…`) claims a node ID on a
+   * worker thread (the event loop keeps running).
+   */
+  static open(options: { nodeId: number | bigint | string; layout?: string | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint }): Promise<Generator>
 }
 
 /** A validated ID layout: bit widths, field order, tick and epoch, with its capacity and lifespan. */
@@ -116,6 +138,29 @@ export declare class Opaque {
   /** The width in bits: IDs and tokens are below 2^bits. */
   get bits(): number
   /** The layout whose width this permutation has. */
+ * A named sequencer (snowcast's lifecycle) in a store: `file:///DIR`, `etcd://HOST:PORT/PREFIX` or
+ * `postgres://USER@HOST:PORT/DB`. Every call that talks to the store returns a Promise.
+ */
+export declare class Sequencer {
+  /**
+   * `await Sequencer.create(name, { store, layout?, nodeCount? })`: creates the sequencer (or a handle
+   * on the existing one with the same configuration; another configuration rejects with
+   * SEQUENCER_CONFLICT).
+   */
+  static create(name: string, options: { store: string; layout?: string | Layout; nodeCount?: number | bigint }): Promise<Sequencer>
+  /** `await Sequencer.open(name, { store })`: a handle on the existing sequencer. */
+  static open(name: string, options: { store: string }): Promise<Sequencer>
+  /** `await Sequencer.list({ store })`: the names of the sequencers in the store, sorted. */
+  static list(options: { store: string }): Promise<string[]>
+  /** Claims a node ID and resolves a Generator holding it. */
+  attach(): Promise<Generator>
+  /**
+   * Destroys the sequencer everywhere: every generator of it, in every process, stops minting and
+   * throws SEQUENCER_DESTROYED.
+   */
+  destroy(): Promise<void>
+  get name(): string
+  get nodeCount(): number
   get layout(): Layout
 }
 

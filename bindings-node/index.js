@@ -24,20 +24,25 @@ function nextIdAt(index, self) {
   return slot[0]
 }
 
+/** Gives `gen` its own fast `nextId` (see above). */
+function fast(gen) {
+  const index = register(gen)
+  Object.defineProperty(gen, 'nextId', {
+    value: function nextId() {
+      return nextIdAt(index, gen)
+    },
+    writable: true,
+    configurable: true,
+  })
+  return gen
+}
+
 let Generator = native.Generator
 if (slot !== null) {
   Generator = class Generator extends native.Generator {
     constructor(options) {
       super(options)
-      const self = this
-      const index = register(this)
-      Object.defineProperty(this, 'nextId', {
-        value: function nextId() {
-          return nextIdAt(index, self)
-        },
-        writable: true,
-        configurable: true,
-      })
+      fast(this)
     }
   }
 }
@@ -74,11 +79,35 @@ if (slot !== null) {
     }
   }
 }
+// Generators made by the addon (Generator.open, Sequencer#attach: resolved on the main thread after the
+// claim ran on the thread pool) get the same class and the same fast nextId as constructed ones.
+function adopt(gen) {
+  if (slot === null) return gen
+  Object.setPrototypeOf(gen, Generator.prototype)
+  return fast(gen)
+}
+const nativeOpen = native.Generator.open
+Object.defineProperty(Generator, 'open', {
+  value: async function open(options) {
+    return adopt(await nativeOpen.call(native.Generator, options))
+  },
+  writable: true,
+  configurable: true,
+})
+const nativeAttach = native.Sequencer.prototype.attach
+Object.defineProperty(native.Sequencer.prototype, 'attach', {
+  value: async function attach() {
+    return adopt(await nativeAttach.call(this))
+  },
+  writable: true,
+  configurable: true,
+})
 
 module.exports = {
   Generator,
   Layout: native.Layout,
   Opaque,
+  Sequencer: native.Sequencer,
   compose: native.compose,
   decode: native.decode,
   encode: native.encode,

@@ -7,6 +7,7 @@ export const {
   Generator,
   Layout,
   Opaque,
+  Sequencer,
   compose,
   decode,
   encode,

@@ -59,6 +59,15 @@ export SNOWMINT_CARGO_TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 bash "$ROOT/bindings-c/build.sh"
 make -s -C "$ROOT/bindings-c" "$SNOWMINT_CARGO_TARGET/bindings-c/static/state_file" >&2
 export SNOWMINT_C_STATE_WORKER="$SNOWMINT_CARGO_TARGET/bindings-c/static/state_file"
+# Real etcd and PostgreSQL servers for tests/coord.test.mjs (free 127.0.0.1 ports, throw-away data,
+# stopped on every exit path).
+if [ -z "${SNOWMINT_TEST_ETCD_URL:-}" ]; then
+  # shellcheck source=../scripts/servers.sh
+  source "$ROOT/scripts/servers.sh"
+  etcd_start
+  pg_start
+fi
+export SNOWMINT_REQUIRE_SERVERS=1
 status=0
 # No NODE_PATH and no napi override: the package must resolve from the project's node_modules alone.
 env -u NODE_PATH -u NAPI_RS_NATIVE_LIBRARY_PATH -u NAPI_RS_FORCE_WASI \

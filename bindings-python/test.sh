@@ -2,7 +2,9 @@
 # Builds the wheel, installs it with pip into a FRESH venv, and runs the whole pytest suite against it
 # (conformance vectors, API and error tests, threads, fork, injected clocks, state files shared by
 # processes (with C processes on the same file and the README's gunicorn recipe), README quickstart,
-# and a mypy --strict check of the type stubs).
+# and a mypy --strict check of the type stubs), and the node-source, lease and sequencer tests
+# (test_coord.py) against the embedded store and real etcd and PostgreSQL servers (scripts/servers.sh:
+# free 127.0.0.1 ports, throw-away data, stopped on every exit path).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -36,4 +38,12 @@ assert "site-packages" in p.parts, f"snowmint imported from {p}, not from the in
 print(f"[python test] snowmint from {p.parent}", file=sys.stderr)
 PY
 if [ $# -eq 0 ]; then set -- tests; fi
-exec "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"
+if [ -z "${SNOWMINT_TEST_ETCD_URL:-}" ]; then
+  # shellcheck source=../scripts/servers.sh
+  source "$ROOT/scripts/servers.sh"
+  etcd_start
+  pg_start
+fi
+export SNOWMINT_REQUIRE_SERVERS=1
+# Not exec: the servers' trap stops them when pytest is done.
+"$VENV/bin/python" -m pytest -p no:cacheprovider "$@"

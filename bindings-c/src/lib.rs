@@ -23,6 +23,7 @@ use std::ffi::{c_char, c_void, CStr, OsStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
+use snowmint_coord as coord;
 use snowmint_core as snowmint;
 use snowmint_core::state_file::{SharedState, StateFile};
 use snowmint_core::{
@@ -122,8 +123,12 @@ impl snowmint_result {
 #[derive(Clone, Copy, Debug)]
 enum Fail {
     Core(Error),
+    /// A coordination error; its message is in `COORD_MESSAGE` (this thread's last one).
+    Coord(ErrorCode),
     Null(&'static str),
-    TooSmall { needed: usize },
+    TooSmall {
+        needed: usize,
+    },
     Argument(&'static str),
     Panic,
 }
@@ -132,6 +137,7 @@ impl Fail {
     fn result(&self) -> snowmint_result {
         match self {
             Fail::Core(e) => snowmint_result::from_code(e.code()),
+            Fail::Coord(code) => snowmint_result::from_code(*code),
             Fail::Null(_) => snowmint_result::NullPointer,
             Fail::TooSmall { .. } => snowmint_result::BufferTooSmall,
             Fail::Argument(_) => snowmint_result::InvalidArgument,
@@ -142,6 +148,9 @@ impl Fail {
     fn message(&self) -> String {
         match self {
             Fail::Core(e) => e.to_string(),
+            Fail::Coord(_) => COORD_MESSAGE
+                .try_with(|m| m.borrow().clone())
+                .unwrap_or_default(),
             Fail::Null(name) => format!("argument {name} is NULL"),
             Fail::TooSmall { needed } => {
                 format!("the output buffer is too small: {needed} bytes needed (including the NUL)")
@@ -162,6 +171,14 @@ impl From<Error> for Fail {
 
 thread_local! {
     static LAST: Cell<Option<Fail>> = const { Cell::new(None) };
+    static COORD_MESSAGE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+impl From<coord::Error> for Fail {
+    fn from(e: coord::Error) -> Fail {
+        let _ = COORD_MESSAGE.try_with(|m| *m.borrow_mut() = e.message().to_string());
+        Fail::Coord(e.code())
+    }
 }
 
 fn record(f: Fail) {
@@ -1270,19 +1287,30 @@ pub struct snowmint_generator {
 /// with `snowmint_shared_generator_new` (its state in this process) or
 /// `snowmint_shared_generator_open_file` (its state in a file shared by every process that opens it);
 /// free with `snowmint_shared_generator_free` once no thread uses it.
+///
+/// A shared generator opened from a lease source (`snowmint_generator_open`) holds a node-ID lease that
+/// a background thread renews; it is thread-safe in the same way (mint, read its lease or state, detach
+/// and attach from any thread), and `snowmint_shared_generator_free` releases the lease.
 pub struct snowmint_shared_generator {
-    inner: SharedGenerator<SharedState>,
+    inner: SharedInner,
     clock: HostClock,
     forks: u64,
 }
 
+enum SharedInner {
+    /// State in this process's memory, or in a state file.
+    Plain(SharedGenerator<SharedState>),
+    /// A node-ID lease from a store.
+    Leased(Box<coord::SequencerGenerator>),
+}
+
 impl snowmint_shared_generator {
-    /// FORKED for a generator whose state is in this process's memory, used in a forked child. A state
-    /// file is shared with the parent by construction (MAP_SHARED): safe in the child.
+    /// FORKED for a generator used in a forked child, unless its state is in a state file, which is
+    /// shared with the parent by construction (MAP_SHARED): safe in the child.
     #[inline(always)]
     fn check_fork(&self) -> Result<(), Fail> {
         if FORKS.load(std::sync::atomic::Ordering::Relaxed) != self.forks
-            && self.inner.state_holder().state_file().is_none()
+            && !matches!(&self.inner, SharedInner::Plain(g) if g.state_holder().state_file().is_some())
         {
             return Err(Fail::Core(Error::Forked));
         }
@@ -1290,9 +1318,22 @@ impl snowmint_shared_generator {
     }
 
     fn state_file(&self) -> Result<&StateFile, Fail> {
-        self.inner.state_holder().state_file().ok_or(Fail::Argument(
-            "the generator has no state file (made with snowmint_shared_generator_new)",
-        ))
+        const NONE: Fail = Fail::Argument(
+            "the generator has no state file (made with snowmint_shared_generator_new or snowmint_generator_open)",
+        );
+        match &self.inner {
+            SharedInner::Plain(g) => g.state_holder().state_file().ok_or(NONE),
+            SharedInner::Leased(_) => Err(NONE),
+        }
+    }
+
+    fn plain(&self) -> Result<&SharedGenerator<SharedState>, Fail> {
+        match &self.inner {
+            SharedInner::Plain(g) => Ok(g),
+            SharedInner::Leased(_) => Err(Fail::Argument(
+                "a lease-backed generator keeps its position in the store's reservation: no state to save or restore",
+            )),
+        }
     }
 }
 
@@ -1347,7 +1388,7 @@ pub unsafe extern "C" fn snowmint_shared_generator_new(
         let (opts, clock) = unsafe { convert_options(&l, options) }?;
         let g = SharedGenerator::with_state(l, node_id, opts, SharedState::memory())?;
         let p = Box::into_raw(Box::new(snowmint_shared_generator {
-            inner: g,
+            inner: SharedInner::Plain(g),
             clock,
             forks: fork_count(),
         }));
@@ -1529,11 +1570,20 @@ pub unsafe extern "C" fn snowmint_shared_next_id(
         // SAFETY: non-NULL live handle; shared access is what this type is for.
         let g = unsafe { &*generator };
         g.check_fork()?;
+        let inner = match &g.inner {
+            SharedInner::Plain(inner) => inner,
+            SharedInner::Leased(l) => {
+                let id = l.next_id()?;
+                // SAFETY: non-NULL.
+                unsafe { put(id_out, id) };
+                return Ok(());
+            }
+        };
         // The system clock as the core's own FastClock, statically dispatched (what Rust's next_id() does).
         let id = if g.clock.is_system() {
-            g.inner.next_id_with(&FastClock, snowmint::sleep_ns)?
+            inner.next_id_with(&FastClock, snowmint::sleep_ns)?
         } else {
-            g.inner.next_id_with(&g.clock, snowmint::sleep_ns)?
+            inner.next_id_with(&g.clock, snowmint::sleep_ns)?
         };
         // SAFETY: non-NULL.
         unsafe { put(id_out, id) };
@@ -1559,7 +1609,10 @@ pub unsafe extern "C" fn snowmint_shared_next_ids(
         g.check_fork()?;
         // SAFETY: buf holds n writable u64 (caller contract).
         let out = unsafe { std::slice::from_raw_parts_mut(buf, checked_len(n)?) };
-        g.inner.next_ids_with(&g.clock, snowmint::sleep_ns, out)?;
+        match &g.inner {
+            SharedInner::Plain(inner) => inner.next_ids_with(&g.clock, snowmint::sleep_ns, out)?,
+            SharedInner::Leased(l) => l.next_ids(out)?,
+        }
         Ok(())
     })
 }
@@ -1604,7 +1657,9 @@ pub unsafe extern "C" fn snowmint_shared_generator_state(
         nonnull!(generator);
         nonnull!(state_out);
         // SAFETY: non-NULL live handles.
-        unsafe { put(state_out, (*generator).inner.state()) };
+        let state = unsafe { &*generator }.plain()?.state();
+        // SAFETY: non-NULL.
+        unsafe { put(state_out, state) };
         Ok(())
     })
 }
@@ -1618,10 +1673,13 @@ pub unsafe extern "C" fn snowmint_shared_generator_restore(
     guard(|| {
         nonnull!(generator);
         // SAFETY: non-NULL live handle.
-        unsafe { (*generator).inner.restore(state) };
+        unsafe { &*generator }.plain()?.restore(state);
         Ok(())
     })
 }
+
+mod coord_api;
+pub use coord_api::*;
 
 /// The library version, e.g. "0.1.0" (static; never NULL).
 #[no_mangle]

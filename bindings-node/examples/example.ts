@@ -1,5 +1,5 @@
 // Type-checked against the generated index.d.ts (`tsc --noEmit` in test.sh): the README's API in TypeScript.
-import { Generator, Layout, decode, compose, minIdAt, encode, parse, ERROR_CODES } from 'snowmint'
+import { Generator, Layout, Sequencer, decode, compose, minIdAt, encode, parse, ERROR_CODES } from 'snowmint'
 
 const gen = new Generator({ nodeId: 7, layout: 'twitter' })
 const id: bigint = gen.nextId()
@@ -49,8 +49,8 @@ try {
 }
 
 // Wrong types are compile errors too.
-// @ts-expect-error nodeId is a number or a bigint
-new Generator({ nodeId: '7' })
+// @ts-expect-error nodeId is a number, a bigint or a node source string
+new Generator({ nodeId: true })
 // @ts-expect-error policy is 'wait' | 'fail' | 'strict'
 new Generator({ nodeId: 7, policy: 'sometimes' })
 // @ts-expect-error nextId returns a bigint, not a number
@@ -59,3 +59,29 @@ const wrong: number = gen.nextId()
 encode(id, 'base64')
 
 export const used = [id, text, batch.length, nodeId, small, fields, again, after, back, capacity, lifespan, unit, name, wrong]
+
+// Node sources, leases and sequencers (never called here: the types are what is checked).
+export async function leases(): Promise<void> {
+  const g: Generator = await Generator.open({ nodeId: 'file:///tmp/ids?sequencer=orders', layout: 'twitter' })
+  const lease = g.lease
+  if (lease !== null) {
+    const token: bigint = lease.fencingToken
+    const expires: Date = lease.expiresAt
+    const node: number = lease.nodeId
+    void [token, expires, node]
+  }
+  const state: 'attached' | 'detached' | 'destroyed' = g.state
+  void state
+  await g.detach()
+  await g.attach()
+  await g.close()
+  const seq: Sequencer = await Sequencer.create('orders', { store: 'etcd://127.0.0.1:2379/app', nodeCount: 16 })
+  const names: string[] = await Sequencer.list({ store: 'etcd://127.0.0.1:2379/app' })
+  const worker: Generator = await seq.attach()
+  worker.nextId()
+  await seq.destroy()
+  void names
+  // @ts-expect-error Generator.open returns a Promise
+  const notAwaited: Generator = Generator.open({ nodeId: 'env' })
+  void notAwaited
+}

@@ -12,12 +12,15 @@
 use std::ffi::{c_char, CString};
 use std::ptr;
 
-use napi::bindgen_prelude::{BigUint64Array, Env, This, Unknown};
+use napi::bindgen_prelude::{AsyncTask, BigUint64Array, Env, This, Unknown};
 use napi::{sys, JsValue, Status};
 use napi_derive::napi;
 use std::cell::{Cell, UnsafeCell};
 
 use snowmint::state_file::{SharedState, StateFile};
+use snowmint_coord as coord;
+use std::sync::Arc;
+
 use snowmint::{
     ClockUnit, Encoding, ErrorCode, FastClock, LayoutConfig, Options, Order, Policy,
     SharedGenerator,
@@ -87,6 +90,11 @@ fn core_err(env: sys::napi_env, e: snowmint::Error) -> napi::Error {
         extra.push(("position", position as f64));
     }
     throw(env, Kind::Error, e.code().as_str(), &msg, &extra)
+}
+
+/// A coordination error as a JavaScript `Error` with its code.
+fn coord_err(env: sys::napi_env, e: coord::Error) -> napi::Error {
+    throw(env, Kind::Error, e.code().as_str(), e.message(), &[])
 }
 
 fn type_err(env: sys::napi_env, msg: &str) -> napi::Error {
@@ -521,7 +529,7 @@ impl Layout {
 /// give each worker its own generator with a distinct node ID, or mint in one thread only.
 #[napi]
 pub struct Generator {
-    gen: SharedGenerator<SharedState>,
+    gen: Gen,
     unit: ClockUnit,
     /// The injected clock: a reference to a JS function in `env`, or null for the system clock.
     clock: sys::napi_ref,
@@ -543,6 +551,87 @@ impl Drop for Generator {
             unsafe { Fast::unregister(fast, self.index.get()) };
         }
     }
+}
+
+/// A fixed node ID, or a node ID held under a lease (every lease decision is the coord crate's).
+enum Gen {
+    /// State in this process's memory, or in a state file shared by processes.
+    Plain(SharedGenerator<SharedState>),
+    Leased(Arc<coord::SequencerGenerator>),
+}
+
+impl Gen {
+    fn layout(&self) -> &snowmint::Layout {
+        match self {
+            Gen::Plain(g) => g.layout(),
+            Gen::Leased(l) => l.layout(),
+        }
+    }
+    fn node_id(&self) -> u64 {
+        match self {
+            Gen::Plain(g) => g.node_id(),
+            Gen::Leased(l) => l.node_id(),
+        }
+    }
+}
+
+/// Mints under a lease: one lock-free attempt on the lease's generator (the same compare-and-swap as a
+/// fixed node ID); on any error the coord crate's full path, which never asks the store on this thread
+/// (`next_id_local`). A failed attempt mints nothing.
+#[inline]
+fn leased_next_id(l: &coord::SequencerGenerator) -> coord::Result<u64> {
+    if let Some(lease) = l.current() {
+        if let Ok(id) = lease
+            .generator()
+            .next_id_with(&FastClock, snowmint::sleep_ns)
+        {
+            return Ok(id);
+        }
+    }
+    l.next_id_local()
+}
+
+/// The generator options (`policy`, `maxAheadMs`, `randomStart`, `randomSeed`) of `o`.
+fn generator_options(env: sys::napi_env, o: &Opts) -> Result<Options> {
+    let policy = match o.get("policy") {
+        None => Policy::Fail,
+        Some(v) => {
+            if type_of(env, v) != sys::ValueType::napi_string {
+                return Err(type_err(env, "policy must be 'wait', 'fail' or 'strict'"));
+            }
+            Policy::from_name(&get_string(env, v)?).js(env)?
+        }
+    };
+    let max_ahead_ns = match o.get("maxAheadMs") {
+        None => snowmint::DEFAULT_MAX_AHEAD_NS,
+        Some(v) => {
+            let ms = get_u64(env, v, "maxAheadMs")?;
+            ms.checked_mul(1_000_000)
+                .ok_or_else(|| range_err(env, "maxAheadMs is too large"))?
+        }
+    };
+    let random_start = match o.get("randomStart") {
+        None => false,
+        Some(v) => get_bool(env, v, "randomStart")?,
+    };
+    let random_start_seed = match o.get("randomSeed") {
+        Some(v) => {
+            if type_of(env, v) != sys::ValueType::napi_bigint {
+                return Err(type_err(env, "randomSeed must be a bigint"));
+            }
+            Some(
+                get_bigint_u64(env, v)
+                    .ok_or_else(|| range_err(env, "randomSeed must be a bigint in 0..2^64"))?,
+            )
+        }
+        None if random_start => Some(os_seed()),
+        None => None,
+    };
+    Ok(Options {
+        policy,
+        max_ahead_ns,
+        random_start_seed,
+    })
 }
 
 const GENERATOR_KEYS: [&str; 8] = [
@@ -656,48 +745,36 @@ impl Generator {
     /// `STATE_FILE_MISMATCH`): Node cluster workers mint under one node ID with no duplicates.
     #[napi(
         constructor,
-        ts_args_type = "options: { nodeId: number | bigint; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint; stateFile?: string | null }"
+        ts_args_type = "options: { nodeId: number | bigint | string; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint; stateFile?: string | null }"
     )]
     pub fn new(env: Env, this: This<'_>, options: Unknown<'_>) -> Result<Self> {
         let env = env.raw();
         let this = this.object.raw();
         let o = Opts::new(env, raw_of(&options), "Generator options", &GENERATOR_KEYS)?;
-        let node_id = get_u64(env, o.required("nodeId", "Generator options")?, "nodeId")?;
+        let node_raw = o.required("nodeId", "Generator options")?;
         let layout = layout_arg(env, o.get("layout"))?;
-        let policy = match o.get("policy") {
-            None => Policy::Fail,
-            Some(v) => {
-                if type_of(env, v) != sys::ValueType::napi_string {
-                    return Err(type_err(env, "policy must be 'wait', 'fail' or 'strict'"));
+        let node_id = match type_of(env, node_raw) {
+            sys::ValueType::napi_string => {
+                let source = get_string(env, node_raw)?;
+                match coord::NodeSource::parse(&source) {
+                    Ok(coord::NodeSource::Lease(_)) => {
+                        return Err(throw(
+                            env,
+                            Kind::Error,
+                            ErrorCode::InvalidArgument.as_str(),
+                            &format!("node source {source:?} is a lease source: it claims a node ID over the network, so open it with `await Generator.open({{ nodeId: {source:?} }})`"),
+                            &[],
+                        ))
+                    }
+                    Ok(parsed) => parsed
+                        .resolve(&source, &layout)
+                        .map_err(|e| coord_err(env, e))?,
+                    Err(e) => return Err(coord_err(env, e)),
                 }
-                Policy::from_name(&get_string(env, v)?).js(env)?
             }
+            _ => get_u64(env, node_raw, "nodeId")?,
         };
-        let max_ahead_ns = match o.get("maxAheadMs") {
-            None => snowmint::DEFAULT_MAX_AHEAD_NS,
-            Some(v) => {
-                let ms = get_u64(env, v, "maxAheadMs")?;
-                ms.checked_mul(1_000_000)
-                    .ok_or_else(|| range_err(env, "maxAheadMs is too large"))?
-            }
-        };
-        let random_start = match o.get("randomStart") {
-            None => false,
-            Some(v) => get_bool(env, v, "randomStart")?,
-        };
-        let random_start_seed = match o.get("randomSeed") {
-            Some(v) => {
-                if type_of(env, v) != sys::ValueType::napi_bigint {
-                    return Err(type_err(env, "randomSeed must be a bigint"));
-                }
-                Some(
-                    get_bigint_u64(env, v)
-                        .ok_or_else(|| range_err(env, "randomSeed must be a bigint in 0..2^64"))?,
-                )
-            }
-            None if random_start => Some(os_seed()),
-            None => None,
-        };
+        let options = generator_options(env, &o)?;
         let state_file = match o.get("stateFile") {
             None => None,
             Some(v) if type_of(env, v) == sys::ValueType::napi_null => None,
@@ -731,11 +808,6 @@ impl Generator {
                 r
             }
         };
-        let options = Options {
-            policy,
-            max_ahead_ns,
-            random_start_seed,
-        };
         // Bad options are refused before the file system is touched.
         let built = SharedGenerator::new(layout, node_id, options)
             .map_err(|e| core_err(env, e))
@@ -768,7 +840,7 @@ impl Generator {
         };
         Ok(Generator {
             unit: layout.clock_unit(),
-            gen,
+            gen: Gen::Plain(gen),
             clock,
             env,
             fast: Cell::new(ptr::null()),
@@ -779,14 +851,15 @@ impl Generator {
     /// The next ID.
     #[napi]
     pub fn next_id(&self) -> Result<u64> {
+        let g = match &self.gen {
+            Gen::Plain(g) => g,
+            Gen::Leased(l) => return leased_next_id(l).map_err(|e| coord_err(self.env, e)),
+        };
         if self.clock.is_null() {
             // The host clock, statically dispatched (under 'fail' the core never asks to wait).
-            return self
-                .gen
-                .next_id_with(&FastClock, snowmint::sleep_ns)
-                .js(self.env);
+            return g.next_id_with(&FastClock, snowmint::sleep_ns).js(self.env);
         }
-        self.mint(|clock| self.gen.next_id_with(clock, snowmint::sleep_ns))
+        self.mint(|clock| g.next_id_with(clock, snowmint::sleep_ns))
     }
 
     /// The next ID as a decimal string (for JSON).
@@ -808,7 +881,7 @@ impl Generator {
             return Err(range_err(env, "n must be at most 2^32 - 1"));
         }
         let mut out = vec![0u64; n as usize];
-        self.mint(|clock| self.gen.next_ids_with(clock, snowmint::sleep_ns, &mut out))?;
+        self.fill(&mut out)?;
         Ok(BigUint64Array::new(out))
     }
 
@@ -852,15 +925,16 @@ impl Generator {
     /// 'wait', 'fail' or 'strict'.
     #[napi(getter, ts_return_type = "'wait' | 'fail' | 'strict'")]
     pub fn policy(&self) -> &'static str {
-        self.gen.policy().name()
+        match &self.gen {
+            Gen::Plain(g) => g.policy().name(),
+            Gen::Leased(l) => l.sequencer().options().policy.name(),
+        }
     }
 
     /// The state file's path, or null (the state is in this process).
     #[napi(getter)]
     pub fn state_file(&self) -> Option<String> {
-        self.gen
-            .state_holder()
-            .state_file()
+        self.state_file_ref()
             .map(|f| f.path().to_string_lossy().into_owned())
     }
 
@@ -877,11 +951,119 @@ impl Generator {
     pub fn verify_state_file(&self) -> Result<()> {
         self.file()?.verify().js(self.env)
     }
+
+    /// The lease held (`nodeId`, `fencingToken`, `expiresAt`), or null: a fixed node ID, or detached.
+    #[napi(
+        getter,
+        ts_return_type = "{ nodeId: number; fencingToken: bigint; expiresAt: Date } | null"
+    )]
+    pub fn lease(&self) -> Result<Unknown<'static>> {
+        let env = self.env;
+        let lease = match &self.gen {
+            Gen::Leased(l) if l.known_state() == coord::SequencerState::Attached => l.current(),
+            _ => None,
+        };
+        let mut out = ptr::null_mut();
+        match lease {
+            None => unsafe {
+                sys::napi_get_null(env, &mut out);
+            },
+            Some(l) => unsafe {
+                sys::napi_create_object(env, &mut out);
+                set(env, out, "nodeId", num(env, l.node_id() as f64));
+                set(env, out, "fencingToken", big(env, l.fencing_token()));
+                let mut date = ptr::null_mut();
+                sys::napi_create_date(env, l.expires_unix_ms() as f64, &mut date);
+                set(env, out, "expiresAt", date);
+            },
+        }
+        Ok(unsafe { Unknown::from_raw_unchecked(env, out) })
+    }
+
+    /// 'attached', 'detached' or 'destroyed' (a fixed node ID is always 'attached'); never waits on the
+    /// network (a detached generator learns of a destruction when it attaches or mints).
+    #[napi(getter, ts_return_type = "'attached' | 'detached' | 'destroyed'")]
+    pub fn state(&self) -> &'static str {
+        match &self.gen {
+            Gen::Plain(_) => "attached",
+            Gen::Leased(l) => state_name(l.known_state()),
+        }
+    }
+
+    /// Releases the lease (minting then throws LEASE_LOST until `attach()`); resolves at once for a
+    /// fixed node ID. The store is asked on a worker thread.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn detach(&self) -> AsyncTask<CoordTask> {
+        AsyncTask::new(CoordTask::op(&self.gen, Op::Detach))
+    }
+
+    /// Claims a node ID again (most likely another one); on a worker thread.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn attach(&self) -> AsyncTask<CoordTask> {
+        AsyncTask::new(CoordTask::op(&self.gen, Op::Attach))
+    }
+
+    /// Releases the lease now (as `detach()`); the keeper thread stops, nothing keeps the process alive.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close(&self) -> AsyncTask<CoordTask> {
+        AsyncTask::new(CoordTask::op(&self.gen, Op::Detach))
+    }
+
+    /// `await Generator.open({ nodeId, layout?, policy?, maxAheadMs?, randomStart?, randomSeed? })`: any
+    /// node source; a lease source (`file:///DIR`, `etcd://…`, `postgres://…`) claims a node ID on a
+    /// worker thread (the event loop keeps running).
+    #[napi(
+        ts_args_type = "options: { nodeId: number | bigint | string; layout?: string | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint }",
+        ts_return_type = "Promise<Generator>"
+    )]
+    pub fn open(env: Env, options: Unknown<'_>) -> Result<AsyncTask<CoordTask>> {
+        let raw_env = env.raw();
+        let o = Opts::new(
+            raw_env,
+            raw_of(&options),
+            "Generator options",
+            &GENERATOR_KEYS,
+        )?;
+        if o.get("clock").is_some_and(|c| !is_nullish(raw_env, c)) {
+            return Err(type_err(
+                raw_env,
+                "Generator.open takes no clock: leases mint on the system clock (use new Generator for an injected clock)",
+            ));
+        }
+        if o.get("stateFile").is_some_and(|f| !is_nullish(raw_env, f)) {
+            return Err(type_err(
+                raw_env,
+                "Generator.open takes no stateFile: a state file shares one given node ID between processes, a lease claims one per process (use new Generator({ nodeId, stateFile }))",
+            ));
+        }
+        let node_raw = o.required("nodeId", "Generator options")?;
+        let source = match type_of(raw_env, node_raw) {
+            sys::ValueType::napi_string => get_string(raw_env, node_raw)?,
+            _ => get_u64(raw_env, node_raw, "nodeId")?.to_string(),
+        };
+        let layout = layout_arg(raw_env, o.get("layout"))?;
+        let options = generator_options(raw_env, &o)?;
+        Ok(AsyncTask::new(CoordTask {
+            op: Op::Open {
+                source,
+                layout,
+                options,
+            },
+        }))
+    }
 }
 
 impl Generator {
+    /// The state file this generator's state lives in, if any.
+    fn state_file_ref(&self) -> Option<&StateFile> {
+        match &self.gen {
+            Gen::Plain(g) => g.state_holder().state_file(),
+            Gen::Leased(_) => None,
+        }
+    }
+
     fn file(&self) -> Result<&StateFile> {
-        self.gen.state_holder().state_file().ok_or_else(|| {
+        self.state_file_ref().ok_or_else(|| {
             throw(
                 self.env,
                 Kind::Error,
@@ -891,6 +1073,305 @@ impl Generator {
             )
         })
     }
+    /// Fills `out` with consecutive IDs (one atomic step).
+    fn fill(&self, out: &mut [u64]) -> Result<()> {
+        match &self.gen {
+            Gen::Plain(g) => self.mint(|clock| g.next_ids_with(clock, snowmint::sleep_ns, out)),
+            Gen::Leased(l) => l.next_ids_local(out).map_err(|e| coord_err(self.env, e)),
+        }
+    }
+
+    /// A generator object for a lease held by `l` (created by `Generator.open` or `Sequencer.attach`).
+    fn leased(env: sys::napi_env, l: coord::SequencerGenerator) -> Generator {
+        Generator {
+            unit: l.layout().clock_unit(),
+            gen: Gen::Leased(Arc::new(l)),
+            clock: ptr::null_mut(),
+            env,
+            fast: Cell::new(ptr::null()),
+            index: Cell::new(0),
+        }
+    }
+}
+
+fn state_name(s: coord::SequencerState) -> &'static str {
+    match s {
+        coord::SequencerState::Attached => "attached",
+        coord::SequencerState::Detached => "detached",
+        coord::SequencerState::Destroyed => "destroyed",
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Coordination work on libuv's thread pool (napi AsyncTask): the event loop never waits on a store
+// ---------------------------------------------------------------------------------------------------
+
+/// What a [`CoordTask`] does off the main thread.
+pub enum Op {
+    Open {
+        source: String,
+        layout: snowmint::Layout,
+        options: Options,
+    },
+    Detach,
+    Attach,
+    Create {
+        store: String,
+        name: String,
+        layout: snowmint::Layout,
+        nodes: Option<u64>,
+    },
+    OpenSequencer {
+        store: String,
+        name: String,
+    },
+    AttachSequencer(Arc<coord::Sequencer>),
+    Destroy(Arc<coord::Sequencer>),
+    List(String),
+    Nothing,
+    On(Arc<coord::SequencerGenerator>, bool),
+}
+
+/// One blocking coordination call, run by napi on the thread pool; resolves a Promise.
+pub struct CoordTask {
+    op: Op,
+}
+
+impl CoordTask {
+    fn op(gen: &Gen, op: Op) -> CoordTask {
+        CoordTask {
+            op: match gen {
+                Gen::Plain(_) => Op::Nothing,
+                Gen::Leased(l) => Op::On(l.clone(), matches!(op, Op::Attach)),
+            },
+        }
+    }
+}
+
+/// The result of a [`CoordTask`].
+pub enum Done {
+    Nothing,
+    Fixed(SharedGenerator<SharedState>),
+    Leased(coord::SequencerGenerator),
+    Sequencer(coord::Sequencer),
+    Names(Vec<String>),
+}
+
+impl napi::Task for CoordTask {
+    type Output = std::result::Result<Done, coord::Error>;
+    type JsValue = Unknown<'static>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let op = std::mem::replace(&mut self.op, Op::Nothing);
+        Ok(match op {
+            Op::Nothing => Ok(Done::Nothing),
+            Op::On(l, true) => l.attach().map(|_| Done::Nothing),
+            Op::On(l, false) => l.detach().map(|_| Done::Nothing),
+            Op::Detach | Op::Attach => Ok(Done::Nothing),
+            Op::Open {
+                source,
+                layout,
+                options,
+            } => match coord::SequencerGenerator::open(&source, layout, options) {
+                Ok(coord::Opened::Fixed(n)) => {
+                    SharedGenerator::with_state(layout, n, options, SharedState::memory())
+                        .map(Done::Fixed)
+                        .map_err(coord::Error::from)
+                }
+                Ok(coord::Opened::Leased(g)) => Ok(Done::Leased(*g)),
+                Err(e) => Err(e),
+            },
+            Op::Create {
+                store,
+                name,
+                layout,
+                nodes,
+            } => coord::generator::create_sequencer(
+                &store,
+                &name,
+                layout,
+                nodes.unwrap_or(layout.node_count()),
+                Options::default(),
+            )
+            .map(Done::Sequencer),
+            Op::OpenSequencer { store, name } => {
+                coord::generator::open_sequencer(&store, &name, Options::default())
+                    .map(Done::Sequencer)
+            }
+            Op::AttachSequencer(seq) => {
+                coord::SequencerGenerator::attach_new(seq.new_handle()).map(Done::Leased)
+            }
+            Op::Destroy(seq) => seq.destroy().map(|_| Done::Nothing),
+            Op::List(store) => coord::generator::list_sequencers(&store).map(Done::Names),
+        })
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        let raw = env.raw();
+        // A rejection carries the Error object itself (with its `code`): nothing is thrown here, where
+        // no JavaScript frame could catch it.
+        let done = output.map_err(|e| {
+            let mut err = ptr::null_mut();
+            unsafe {
+                sys::napi_create_error(
+                    raw,
+                    js_str(raw, e.code().as_str()),
+                    js_str(raw, e.message()),
+                    &mut err,
+                );
+                napi::Error::from(Unknown::from_raw_unchecked(raw, err))
+            }
+        })?;
+        let value: Raw = match done {
+            Done::Nothing => {
+                let mut u = ptr::null_mut();
+                unsafe { sys::napi_get_undefined(raw, &mut u) };
+                u
+            }
+            Done::Fixed(g) => {
+                let gen = Generator {
+                    unit: g.layout().clock_unit(),
+                    gen: Gen::Plain(g),
+                    clock: ptr::null_mut(),
+                    env: raw,
+                    fast: Cell::new(ptr::null()),
+                    index: Cell::new(0),
+                };
+                unsafe {
+                    <Generator as napi::bindgen_prelude::ToNapiValue>::to_napi_value(raw, gen)?
+                }
+            }
+            Done::Leased(l) => unsafe {
+                <Generator as napi::bindgen_prelude::ToNapiValue>::to_napi_value(
+                    raw,
+                    Generator::leased(raw, l),
+                )?
+            },
+            Done::Sequencer(s) => unsafe {
+                <Sequencer as napi::bindgen_prelude::ToNapiValue>::to_napi_value(
+                    raw,
+                    Sequencer { inner: Arc::new(s) },
+                )?
+            },
+            Done::Names(names) => unsafe {
+                <Vec<String> as napi::bindgen_prelude::ToNapiValue>::to_napi_value(raw, names)?
+            },
+        };
+        Ok(unsafe { Unknown::from_raw_unchecked(raw, value) })
+    }
+}
+
+const SEQUENCER_KEYS: [&str; 3] = ["store", "layout", "nodeCount"];
+
+/// A named sequencer (snowcast's lifecycle) in a store: `file:///DIR`, `etcd://HOST:PORT/PREFIX` or
+/// `postgres://USER@HOST:PORT/DB`. Every call that talks to the store returns a Promise.
+#[napi]
+pub struct Sequencer {
+    inner: Arc<coord::Sequencer>,
+}
+
+#[napi]
+impl Sequencer {
+    /// `await Sequencer.create(name, { store, layout?, nodeCount? })`: creates the sequencer (or a handle
+    /// on the existing one with the same configuration; another configuration rejects with
+    /// SEQUENCER_CONFLICT).
+    #[napi(
+        ts_args_type = "name: string, options: { store: string; layout?: string | Layout; nodeCount?: number | bigint }",
+        ts_return_type = "Promise<Sequencer>"
+    )]
+    pub fn create(
+        env: Env,
+        name: Unknown<'_>,
+        options: Unknown<'_>,
+    ) -> Result<AsyncTask<CoordTask>> {
+        let raw = env.raw();
+        let name = string_arg(raw, raw_of(&name), "name")?;
+        let o = Opts::new(raw, raw_of(&options), "Sequencer options", &SEQUENCER_KEYS)?;
+        let store = string_arg(raw, o.required("store", "Sequencer options")?, "store")?;
+        let layout = layout_arg(raw, o.get("layout"))?;
+        let nodes = match o.get("nodeCount") {
+            None => None,
+            Some(v) => Some(get_u64(raw, v, "nodeCount")?),
+        };
+        Ok(AsyncTask::new(CoordTask {
+            op: Op::Create {
+                store,
+                name,
+                layout,
+                nodes,
+            },
+        }))
+    }
+
+    /// `await Sequencer.open(name, { store })`: a handle on the existing sequencer.
+    #[napi(
+        ts_args_type = "name: string, options: { store: string }",
+        ts_return_type = "Promise<Sequencer>"
+    )]
+    pub fn open(env: Env, name: Unknown<'_>, options: Unknown<'_>) -> Result<AsyncTask<CoordTask>> {
+        let raw = env.raw();
+        let name = string_arg(raw, raw_of(&name), "name")?;
+        let o = Opts::new(raw, raw_of(&options), "Sequencer options", &["store"])?;
+        let store = string_arg(raw, o.required("store", "Sequencer options")?, "store")?;
+        Ok(AsyncTask::new(CoordTask {
+            op: Op::OpenSequencer { store, name },
+        }))
+    }
+
+    /// `await Sequencer.list({ store })`: the names of the sequencers in the store, sorted.
+    #[napi(
+        ts_args_type = "options: { store: string }",
+        ts_return_type = "Promise<string[]>"
+    )]
+    pub fn list(env: Env, options: Unknown<'_>) -> Result<AsyncTask<CoordTask>> {
+        let raw = env.raw();
+        let o = Opts::new(raw, raw_of(&options), "Sequencer options", &["store"])?;
+        let store = string_arg(raw, o.required("store", "Sequencer options")?, "store")?;
+        Ok(AsyncTask::new(CoordTask {
+            op: Op::List(store),
+        }))
+    }
+
+    /// Claims a node ID and resolves a Generator holding it.
+    #[napi(ts_return_type = "Promise<Generator>")]
+    pub fn attach(&self) -> AsyncTask<CoordTask> {
+        AsyncTask::new(CoordTask {
+            op: Op::AttachSequencer(self.inner.clone()),
+        })
+    }
+
+    /// Destroys the sequencer everywhere: every generator of it, in every process, stops minting and
+    /// throws SEQUENCER_DESTROYED.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn destroy(&self) -> AsyncTask<CoordTask> {
+        AsyncTask::new(CoordTask {
+            op: Op::Destroy(self.inner.clone()),
+        })
+    }
+
+    #[napi(getter)]
+    pub fn name(&self) -> String {
+        self.inner.record().name.clone()
+    }
+
+    #[napi(getter)]
+    pub fn node_count(&self) -> f64 {
+        self.inner.record().config.nodes as f64
+    }
+
+    #[napi(getter)]
+    pub fn layout(&self) -> Layout {
+        Layout {
+            inner: *self.inner.layout(),
+        }
+    }
+}
+
+fn string_arg(env: sys::napi_env, v: Raw, what: &str) -> Result<String> {
+    if type_of(env, v) != sys::ValueType::napi_string {
+        return Err(type_err(env, &format!("{what} must be a string")));
+    }
+    get_string(env, v)
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1370,8 +1851,7 @@ unsafe extern "C" fn fast_next_ids(env: sys::napi_env, info: sys::napi_callback_
         }
         if n > 0 {
             let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u64, n as usize) };
-            g.mint(|clock| g.gen.next_ids_with(clock, snowmint::sleep_ns, out))
-                .ok()?;
+            g.fill(out).ok()?;
         }
         let mut array = ptr::null_mut();
         if unsafe {

@@ -256,7 +256,7 @@ test('wrong types are TypeErrors, out-of-range numbers RangeErrors, all INVALID_
     [() => new Generator(), T],
     [() => new Generator(7), T],
     [() => new Generator({}), T],
-    [() => new Generator({ nodeId: '7' }), T],
+    [() => new Generator({ nodeId: [7] }), T],
     [() => new Generator({ nodeId: 7, nodeid: 1 }), T],
     [() => new Generator({ nodeId: 7, layout: 5 }), T],
     [() => new Generator({ nodeId: 7, layout: {} }), T],

@@ -24,7 +24,9 @@ test('ESM: mint, decode, errors with codes', () => {
   assert.equal(decode(id, 'discord').nodeId, 9)
   assert.equal(parse(encode(id, 'base58'), 'base58'), id)
   assert.throws(() => new Generator({ nodeId: 1024 }), { code: 'NODE_ID_OUT_OF_RANGE' })
-  assert.throws(() => new Generator({ nodeId: '1' }), (e) => e instanceof TypeError && e.code === 'INVALID_ARGUMENT')
+  assert.throws(() => new Generator({ nodeId: true }), (e) => e instanceof TypeError && e.code === 'INVALID_ARGUMENT')
+  // A string is a node source: a lease source needs Generator.open.
+  assert.throws(() => new Generator({ nodeId: 'etcd://127.0.0.1:2379/x' }), (e) => e.code === 'INVALID_ARGUMENT' && /Generator.open/.test(e.message))
 })
 
 test('ESM: import "snowmint" resolves to the installed package (index.mjs, then its loader and platform package)', async () => {

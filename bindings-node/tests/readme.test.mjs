@@ -19,3 +19,18 @@ test('README quickstart runs', () => {
   assert.match(r.stdout, /NODE_ID_OUT_OF_RANGE/)
   assert.match(r.stdout, /^\d{4}-\d\d-\d\dT/m)
 })
+
+test('README lease example runs (embedded store, and etcd when the tests started it)', () => {
+  const readme = readFileSync(join(project, 'README.md'), 'utf8')
+  const m = readme.match(/## Leases and sequencers[\s\S]*?```js\n([\s\S]*?)```/)
+  assert.ok(m, 'no js code block under ## Leases and sequencers')
+  const file = join(project, 'leases.cjs')
+  writeFileSync(file, m[1])
+  const r = spawnSync(process.execPath, [file], { cwd: project, encoding: 'utf8', timeout: 60_000 })
+  assert.equal(r.status, 0, r.stderr)
+  assert.match(r.stdout, /true LEASE_LOST/)
+  if (process.env.SNOWMINT_TEST_ETCD_URL) {
+    assert.match(r.stdout, /etcd node \d+/)
+    assert.match(r.stdout, /payments listed: false/)
+  }
+})

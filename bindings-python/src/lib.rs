@@ -27,6 +27,7 @@ use pyo3::PyTraverseError;
 use snowmint as sm;
 use snowmint::state_file::{SharedState, StateFile};
 use snowmint::{Clock, ClockUnit, ErrorCode};
+use snowmint_coord as coord;
 
 mod opaque;
 
@@ -186,6 +187,11 @@ fn err(py: Python<'_>, e: sm::Error) -> PyErr {
         extra.push(("position", position as u64));
     }
     raise(py, e.code(), e.to_string(), &extra)
+}
+
+/// Maps a coordination error to its Python exception.
+fn coord_err(py: Python<'_>, e: coord::Error) -> PyErr {
+    raise(py, e.code(), e.message().to_string(), &[])
 }
 
 trait OrRaise<T> {
@@ -668,7 +674,8 @@ fn register_pthread_atfork() {
 /// A thread-safe, lock-free ID generator (see the package docs).
 #[pyclass(frozen, module = "snowmint", name = "Generator")]
 struct PyGenerator {
-    inner: sm::SharedGenerator<SharedState>,
+    kind: Kind,
+    policy: sm::Policy,
     clock: Option<Py<PyAny>>,
     unit: ClockUnit,
     forks: u64,
@@ -684,13 +691,18 @@ fn os_random_seed() -> u64 {
     h.finish()
 }
 
+/// A fixed node ID, or a node ID held under a lease (every lease decision is the coord crate's).
+enum Kind {
+    /// State in this process's memory, or in a state file shared by processes.
+    Plain(sm::SharedGenerator<SharedState>),
+    Leased(Box<coord::SequencerGenerator>),
+}
+
 impl PyGenerator {
     #[inline(always)]
     fn check_fork(&self, py: Python<'_>) -> PyResult<()> {
         // A state file is shared with the parent by construction (MAP_SHARED): safe in the child.
-        if FORKS.load(Ordering::Relaxed) != self.forks
-            && self.inner.state_holder().state_file().is_none()
-        {
+        if FORKS.load(Ordering::Relaxed) != self.forks && self.file().is_none() {
             return Err(err(py, sm::Error::Forked));
         }
         Ok(())
@@ -730,8 +742,16 @@ impl PyGenerator {
         }
     }
 
+    /// The state file this generator's state lives in, if any.
+    fn file(&self) -> Option<&StateFile> {
+        match &self.kind {
+            Kind::Plain(g) => g.state_holder().state_file(),
+            Kind::Leased(_) => None,
+        }
+    }
+
     fn file_or_raise(&self, py: Python<'_>) -> PyResult<&StateFile> {
-        self.inner.state_holder().state_file().ok_or_else(|| {
+        self.file().ok_or_else(|| {
             raise(
                 py,
                 ErrorCode::InvalidArgument,
@@ -743,15 +763,218 @@ impl PyGenerator {
 
     fn fill(&self, py: Python<'_>, out: &mut [u64]) -> PyResult<()> {
         self.check_fork(py)?;
+        let inner = match &self.kind {
+            Kind::Plain(g) => g,
+            Kind::Leased(g) => return py.detach(|| g.next_ids(out)).map_err(|e| coord_err(py, e)),
+        };
         match &self.clock {
-            None => self
-                .inner
+            None => inner
                 .next_ids_with(&sm::FastClock, |ns| sleep_detached(py, ns), out)
                 .or_raise(py),
-            Some(c) => self.with_py_clock(py, c, |clock, sleep| {
-                self.inner.next_ids_with(clock, sleep, out)
-            }),
+            Some(c) => {
+                self.with_py_clock(py, c, |clock, sleep| inner.next_ids_with(clock, sleep, out))
+            }
         }
+    }
+}
+
+impl PyGenerator {
+    fn leased(
+        g: Box<coord::SequencerGenerator>,
+        policy: sm::Policy,
+        max_ahead_ms: u64,
+        random_start: bool,
+    ) -> PyGenerator {
+        PyGenerator {
+            unit: g.layout().clock_unit(),
+            kind: Kind::Leased(g),
+            policy,
+            clock: None,
+            forks: FORKS.load(Ordering::Relaxed),
+            max_ahead_ms,
+            random_start,
+        }
+    }
+
+    fn layout_ref(&self) -> &sm::Layout {
+        match &self.kind {
+            Kind::Plain(g) => g.layout(),
+            Kind::Leased(g) => g.layout(),
+        }
+    }
+}
+
+/// Mints under a lease: one lock-free attempt on the lease's generator (the same compare-and-swap as a
+/// fixed node ID); any error goes to the coord crate's full path (waits for the keeper at the
+/// reservation, LEASE_LOST, SEQUENCER_DESTROYED) with the GIL released. A failed attempt mints nothing.
+#[inline]
+fn leased_next_id(py: Python<'_>, g: &coord::SequencerGenerator) -> PyResult<u64> {
+    if let Some(l) = g.current() {
+        if let Ok(id) = l
+            .generator()
+            .next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
+        {
+            return Ok(id);
+        }
+    }
+    py.detach(|| g.next_id()).map_err(|e| coord_err(py, e))
+}
+
+fn state_name(s: coord::SequencerState) -> &'static str {
+    match s {
+        coord::SequencerState::Attached => "attached",
+        coord::SequencerState::Detached => "detached",
+        coord::SequencerState::Destroyed => "destroyed",
+    }
+}
+
+/// A node-ID lease as seen at one moment.
+#[pyclass(frozen, eq, module = "snowmint", name = "Lease")]
+#[derive(PartialEq)]
+struct PyLease {
+    #[pyo3(get)]
+    node_id: u64,
+    #[pyo3(get)]
+    fencing_token: u64,
+    #[pyo3(get)]
+    expires_unix_ms: u64,
+}
+
+#[pymethods]
+impl PyLease {
+    /// When the claim expires unless renewed (a UTC datetime).
+    #[getter]
+    fn expires_at<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        utc_datetime(py, self.expires_unix_ms, 0, "expires_at")
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "Lease(node_id={}, fencing_token={}, expires_unix_ms={})",
+            self.node_id, self.fencing_token, self.expires_unix_ms
+        )
+    }
+}
+
+/// A named sequencer (snowcast's lifecycle) in a store.
+#[pyclass(frozen, module = "snowmint", name = "Sequencer")]
+struct PySequencer {
+    seq: coord::Sequencer,
+    policy: sm::Policy,
+}
+
+fn store_arg(store: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(str_arg(store, "store")?.to_cow()?.into_owned())
+}
+
+#[pymethods]
+impl PySequencer {
+    /// Creates the sequencer `name` in `store` (or a handle on the existing one with the same
+    /// configuration; another configuration raises SequencerConflictError). Blocking, GIL released.
+    #[staticmethod]
+    #[pyo3(
+        signature = (name, *, store, layout = None, node_count = None),
+        text_signature = "(name, *, store, layout='twitter', node_count=None)"
+    )]
+    fn create(
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        store: &Bound<'_, PyAny>,
+        layout: Option<&Bound<'_, PyAny>>,
+        node_count: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let name = str_arg(name, "name")?.to_cow()?.into_owned();
+        let store = store_arg(store)?;
+        let layout = match layout {
+            None => sm::Layout::twitter(),
+            Some(l) => layout_arg(l)?,
+        };
+        let nodes = match node_count {
+            None => layout.node_count(),
+            Some(n) => u64_arg(n, "node_count", ErrorCode::InvalidArgument)?,
+        };
+        let seq = py
+            .detach(|| {
+                coord::generator::create_sequencer(
+                    &store,
+                    &name,
+                    layout,
+                    nodes,
+                    sm::Options::default(),
+                )
+            })
+            .map_err(|e| coord_err(py, e))?;
+        Ok(PySequencer {
+            seq,
+            policy: sm::Policy::Wait,
+        })
+    }
+
+    /// A handle on the existing sequencer `name` in `store`.
+    #[staticmethod]
+    #[pyo3(signature = (name, *, store))]
+    fn open(py: Python<'_>, name: &Bound<'_, PyAny>, store: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let name = str_arg(name, "name")?.to_cow()?.into_owned();
+        let store = store_arg(store)?;
+        let seq = py
+            .detach(|| coord::generator::open_sequencer(&store, &name, sm::Options::default()))
+            .map_err(|e| coord_err(py, e))?;
+        Ok(PySequencer {
+            seq,
+            policy: sm::Policy::Wait,
+        })
+    }
+
+    /// The names of the sequencers in `store`, sorted.
+    #[staticmethod]
+    #[pyo3(signature = (*, store))]
+    fn list(py: Python<'_>, store: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+        let store = store_arg(store)?;
+        py.detach(|| coord::generator::list_sequencers(&store))
+            .map_err(|e| coord_err(py, e))
+    }
+
+    /// Claims a node ID and returns a Generator holding it (blocking, GIL released).
+    fn attach(&self, py: Python<'_>) -> PyResult<PyGenerator> {
+        let g = py
+            .detach(|| coord::SequencerGenerator::attach_new(self.seq.new_handle()))
+            .map_err(|e| coord_err(py, e))?;
+        Ok(PyGenerator::leased(Box::new(g), self.policy, 15_000, false))
+    }
+
+    /// Destroys the sequencer everywhere: every generator attached to it, in every process, stops minting
+    /// and raises SequencerDestroyedError.
+    fn destroy(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.seq.destroy())
+            .map_err(|e| coord_err(py, e))
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.seq.record().name.clone()
+    }
+    #[getter]
+    fn node_count(&self) -> u64 {
+        self.seq.record().config.nodes
+    }
+    #[getter]
+    fn layout(&self) -> PyLayout {
+        PyLayout {
+            inner: *self.seq.layout(),
+        }
+    }
+    /// "destroyed" once destroyed by any handle in any process, else "detached" (attach() returns a
+    /// generator; the handle itself holds no lease).
+    #[getter]
+    fn state(&self, py: Python<'_>) -> &'static str {
+        state_name(py.detach(|| self.seq.state()))
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "Sequencer(name={:?}, node_count={}, store={:?})",
+            self.seq.record().name,
+            self.seq.record().config.nodes,
+            self.seq.store().describe()
+        )
     }
 }
 
@@ -808,7 +1031,15 @@ impl PyGenerator {
         state_file: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         // No default: two processes left on one default node ID would mint the same IDs.
-        let node_id = u64_arg(node_id, "node_id", ErrorCode::NodeIdOutOfRange)?;
+        // A string is a node source (SPEC §3.1), parsed and opened by the coord crate.
+        let source: Option<String> = match node_id.cast::<PyString>() {
+            Ok(s) => Some(s.to_cow()?.into_owned()),
+            Err(_) => None,
+        };
+        let number = match &source {
+            None => Some(u64_arg(node_id, "node_id", ErrorCode::NodeIdOutOfRange)?),
+            Some(_) => None,
+        };
         let layout = match layout {
             None => sm::Layout::twitter(),
             Some(l) => layout_arg(l)?,
@@ -859,6 +1090,40 @@ impl PyGenerator {
             max_ahead_ns,
             random_start_seed: seed,
         };
+        let node_id = match (number, source) {
+            (Some(n), _) => n,
+            (None, Some(source)) => {
+                let lease = matches!(
+                    coord::NodeSource::parse(&source),
+                    Ok(coord::NodeSource::Lease(_))
+                );
+                if lease && clock.is_some() {
+                    return Err(raise(
+                        py,
+                        ErrorCode::InvalidArgument,
+                        format!("node source {:?}: a lease source mints on the system clock; clock= is for fixed node IDs", coord::source::redacted(&source)),
+                        &[],
+                    ));
+                }
+                if lease && state_file.is_some_and(|p| !p.is_none()) {
+                    return Err(raise(
+                        py,
+                        ErrorCode::InvalidArgument,
+                        format!("node source {:?}: state_file= shares one given node ID between processes; a lease source claims a node ID per process: use one or the other", coord::source::redacted(&source)),
+                        &[],
+                    ));
+                }
+                // Blocking claim with the GIL released (other threads run while the store answers).
+                match py.detach(|| coord::SequencerGenerator::open(&source, layout, options)) {
+                    Ok(coord::Opened::Fixed(n)) => n,
+                    Ok(coord::Opened::Leased(g)) => {
+                        return Ok(PyGenerator::leased(g, policy, max_ahead_ms, seed.is_some()))
+                    }
+                    Err(e) => return Err(coord_err(py, e)),
+                }
+            }
+            (None, None) => unreachable!("either a number or a string"),
+        };
         // Bad options are refused before the file system is touched.
         sm::SharedGenerator::new(layout, node_id, options).or_raise(py)?;
         let state = match state_file {
@@ -880,7 +1145,10 @@ impl PyGenerator {
             _ => SharedState::memory(),
         };
         Ok(PyGenerator {
-            inner: sm::SharedGenerator::with_state(layout, node_id, options, state).or_raise(py)?,
+            kind: Kind::Plain(
+                sm::SharedGenerator::with_state(layout, node_id, options, state).or_raise(py)?,
+            ),
+            policy,
             clock,
             unit: layout.clock_unit(),
             forks: FORKS.load(Ordering::Relaxed),
@@ -892,14 +1160,15 @@ impl PyGenerator {
     /// Mints one ID.
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
         self.check_fork(py)?;
+        let inner = match &self.kind {
+            Kind::Plain(g) => g,
+            Kind::Leased(g) => return leased_next_id(py, g),
+        };
         match &self.clock {
-            None => self
-                .inner
+            None => inner
                 .next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
                 .or_raise(py),
-            Some(c) => {
-                self.with_py_clock(py, c, |clock, sleep| self.inner.next_id_with(clock, sleep))
-            }
+            Some(c) => self.with_py_clock(py, c, |clock, sleep| inner.next_id_with(clock, sleep)),
         }
     }
 
@@ -915,13 +1184,20 @@ impl PyGenerator {
     ) -> PyResult<Bound<'py, PyList>> {
         let n = batch_len(py, n)?;
         self.check_fork(py)?;
+        let inner = match &self.kind {
+            Kind::Plain(g) => g,
+            Kind::Leased(_) => {
+                let mut buf = vec![0u64; n];
+                self.fill(py, &mut buf)?;
+                return PyList::new(py, buf);
+            }
+        };
         let ids = match &self.clock {
-            None => self
-                .inner
+            None => inner
                 .next_ids_iter_with(&sm::FastClock, |ns| sleep_detached(py, ns), n)
                 .or_raise(py)?,
             Some(c) => self.with_py_clock(py, c, |clock, sleep| {
-                self.inner.next_ids_iter_with(clock, sleep, n)
+                inner.next_ids_iter_with(clock, sleep, n)
             })?,
         };
         // SAFETY: a new list of n NULL slots, owned here; PyErr::fetch reports why it could not be made.
@@ -1014,16 +1290,72 @@ impl PyGenerator {
     #[getter]
     fn layout(&self) -> PyLayout {
         PyLayout {
-            inner: *self.inner.layout(),
+            inner: *self.layout_ref(),
+        }
+    }
+    /// The node ID (for a lease source: of the lease held, or of the last one held once detached).
+    #[getter]
+    fn node_id(&self) -> u64 {
+        match &self.kind {
+            Kind::Plain(g) => g.node_id(),
+            Kind::Leased(g) => g.node_id(),
         }
     }
     #[getter]
-    fn node_id(&self) -> u64 {
-        self.inner.node_id()
-    }
-    #[getter]
     fn policy(&self) -> &'static str {
-        self.inner.policy().name()
+        self.policy.name()
+    }
+    /// The lease held (node_id, fencing_token, expires_at), or None: a fixed node ID, or detached.
+    #[getter]
+    fn lease(&self) -> Option<PyLease> {
+        match &self.kind {
+            Kind::Plain(_) => None,
+            Kind::Leased(g) => g.lease().map(|l| PyLease {
+                node_id: l.node_id(),
+                fencing_token: l.fencing_token(),
+                expires_unix_ms: l.expires_unix_ms(),
+            }),
+        }
+    }
+    /// "attached", "detached" or "destroyed" (a fixed node ID is always "attached").
+    #[getter]
+    fn state(&self, py: Python<'_>) -> &'static str {
+        match &self.kind {
+            Kind::Plain(_) => "attached",
+            Kind::Leased(g) => state_name(py.detach(|| g.state())),
+        }
+    }
+    /// Releases the lease (minting then raises LeaseLostError until attach()); nothing for a fixed node ID.
+    fn detach(&self, py: Python<'_>) -> PyResult<()> {
+        self.check_fork(py)?;
+        match &self.kind {
+            Kind::Plain(_) => Ok(()),
+            Kind::Leased(g) => py.detach(|| g.detach()).map_err(|e| coord_err(py, e)),
+        }
+    }
+    /// Claims a node ID again (blocking, GIL released); nothing when attached or for a fixed node ID.
+    fn attach(&self, py: Python<'_>) -> PyResult<()> {
+        self.check_fork(py)?;
+        match &self.kind {
+            Kind::Plain(_) => Ok(()),
+            Kind::Leased(g) => py.detach(|| g.attach()).map_err(|e| coord_err(py, e)),
+        }
+    }
+    /// Releases the lease now (as detach()); also done by `with` and when the generator is collected.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        if FORKS.load(Ordering::Relaxed) != self.forks {
+            // A forked child: the lease is the parent's (the coord crate already stopped it here).
+            return Ok(());
+        }
+        self.detach(py)
+    }
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
     }
     #[getter]
     fn max_ahead_ms(&self) -> u64 {
@@ -1036,10 +1368,7 @@ impl PyGenerator {
     /// The path of the state file this generator shares, or None (its state is in this process).
     #[getter]
     fn state_file(&self) -> Option<std::ffi::OsString> {
-        self.inner
-            .state_holder()
-            .state_file()
-            .map(|f| f.path().as_os_str().to_owned())
+        self.file().map(|f| f.path().as_os_str().to_owned())
     }
 
     /// Writes the state file to the storage device and waits for it (msync): after this a crash or power
@@ -1062,18 +1391,18 @@ impl PyGenerator {
     }
 
     fn __repr__(&self) -> String {
-        let file = match self.inner.state_holder().state_file() {
+        let file = match self.file() {
             Some(f) => format!(", state_file={:?}", f.path().display().to_string()),
             None => String::new(),
         };
         format!(
             "Generator(node_id={}, layout={}, policy={:?}{file})",
-            self.inner.node_id(),
+            self.node_id(),
             PyLayout {
-                inner: *self.inner.layout()
+                inner: *self.layout_ref()
             }
             .__repr__(),
-            self.inner.policy().name()
+            self.policy.name()
         )
     }
 }
@@ -1277,6 +1606,8 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGenerator>()?;
     m.add_class::<PyDecoded>()?;
     m.add_class::<opaque::PyOpaque>()?;
+    m.add_class::<PyLease>()?;
+    m.add_class::<PySequencer>()?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(compose, m)?)?;
     m.add_function(wrap_pyfunction!(min_id_at, m)?)?;

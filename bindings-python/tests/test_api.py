@@ -81,7 +81,7 @@ def test_bad_input_raises_its_code(call, cls) -> None:  # type: ignore[no-untype
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: snowmint.Generator("7"),
+        lambda: snowmint.Generator(b"7"),  # a str is a node source (test_coord.py); bytes are not
         lambda: snowmint.Generator(7.0),
         lambda: snowmint.Generator(True),
         lambda: snowmint.Generator(7, 3),

@@ -43,7 +43,8 @@ test('node IDs: out of range, wrapped or wrong type', () => {
   for (const nodeId of [-1, 1.5, NaN, Infinity, 2 ** 53, -1n, 2n ** 64n, 2n ** 64n + 7n]) {
     throwsCode(assert, () => new Generator({ nodeId }), 'INVALID_ARGUMENT');
   }
-  for (const nodeId of ['7', null, {}, [7]]) {
+  // A string is a node source: its own rule (the test below).
+  for (const nodeId of [null, {}, [7], true]) {
     throwsCode(assert, () => new Generator({ nodeId }), 'INVALID_ARGUMENT', TypeError);
   }
   throwsCode(assert, () => new Generator({}), 'INVALID_ARGUMENT', TypeError);
@@ -179,4 +180,12 @@ test('a clock that re-enters its own generator does not corrupt it', () => {
   const outer = g.nextId();
   assert.notEqual(outer, inner);
   assert.ok(g.nextId() > outer);
+});
+
+test('node sources are numbers only: a string (a lease source, env, k8s, ip) is INVALID_ARGUMENT naming the ID service', () => {
+  for (const source of ['etcd://127.0.0.1:2379/app?sequencer=orders', 'file:///var/lib/ids', 'postgres://u@h/db', 'env', 'k8s', 'ip', '7']) {
+    const e = throwsCode(assert, () => new Generator({ nodeId: source }), 'INVALID_ARGUMENT');
+    assert.match(String(e?.message ?? e), /browsers get node leases from the ID service/);
+  }
+  assert.equal(new Generator({ nodeId: 7 }).nodeId, 7);
 });

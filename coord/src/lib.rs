@@ -14,6 +14,7 @@ mod error;
 // etcd;` / `#[cfg(feature = "postgres")] pub mod postgres;` by the change that adds their files (rustfmt
 // needs every declared module to exist); `source::open_store` dispatches to their `open` functions.
 pub mod file;
+pub mod generator;
 pub mod lease;
 pub mod memory;
 pub mod sequencer;
@@ -30,6 +31,7 @@ mod remote;
 
 pub use error::{Error, Result};
 pub use file::FileStore;
+pub use generator::{Opened, SequencerGenerator};
 pub use lease::{Lease, LeaseOptions, LeaseState, DEFAULT_TTL};
 pub use memory::MemoryStore;
 pub use sequencer::{NodeGenerator, Sequencer, SequencerState};

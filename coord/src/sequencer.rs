@@ -205,6 +205,61 @@ impl Sequencer {
         }
     }
 
+    /// A new, Detached handle on the same incarnation of the sequencer (same store, layout and options):
+    /// each handle holds a lease of its own once attached.
+    pub fn new_handle(&self) -> Sequencer {
+        Sequencer::handle(
+            self.store.clone(),
+            self.time.clone(),
+            self.record.clone(),
+            self.layout,
+            self.options,
+            self.lease_options.clone(),
+        )
+    }
+
+    /// The handle a lease source uses: `store`'s sequencer `name`, created with `layout` and all of its
+    /// node IDs if missing; if it exists, its layout must be `layout` (`SEQUENCER_CONFLICT` otherwise).
+    pub fn for_layout(
+        store: Arc<dyn Store>,
+        name: &str,
+        layout: Layout,
+        options: Options,
+        time: Arc<dyn Time>,
+        lease_options: LeaseOptions,
+    ) -> Result<Sequencer> {
+        check_name(name)?;
+        let text = crate::layout_text(&layout);
+        let record = match store.sequencer(name)? {
+            Some(r) if r.config.layout == text => r,
+            _ => {
+                let config = SequencerConfig {
+                    layout: text,
+                    nodes: layout.node_count(),
+                };
+                store.create_sequencer(name, &config, time.unix_ns() / 1_000_000)?
+            }
+        };
+        Ok(Sequencer::handle(
+            store,
+            time,
+            record,
+            layout,
+            options,
+            lease_options,
+        ))
+    }
+
+    /// The generator options its generators mint with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The store this handle works on.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
     /// The record this handle belongs to.
     pub fn record(&self) -> &SequencerRecord {
         &self.record
@@ -239,6 +294,20 @@ impl Sequencer {
             }
             // No keeper watches a detached handle: ask the store.
             _ if self.destroyed_in_store() => SequencerState::Destroyed,
+            _ => SequencerState::Detached,
+        }
+    }
+
+    /// The state as this handle knows it, without asking the store (for callers that must not wait on
+    /// the network, such as an event loop): a Detached handle reports Destroyed only once it has seen
+    /// the destruction (through its lease's keeper, a mint, an attach or [`Sequencer::state`]).
+    pub fn known_state(&self) -> SequencerState {
+        if self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
+            return SequencerState::Destroyed;
+        }
+        match self.lease().map(|l| l.state()) {
+            Some(LeaseState::Held) => SequencerState::Attached,
+            Some(LeaseState::Destroyed) => SequencerState::Destroyed,
             _ => SequencerState::Detached,
         }
     }
@@ -411,19 +480,15 @@ impl NodeGenerator {
         time: Arc<dyn Time>,
         lease_options: LeaseOptions,
     ) -> Result<NodeGenerator> {
-        check_name(name)?;
-        let text = crate::layout_text(&layout);
-        let record = match store.sequencer(name)? {
-            Some(r) if r.config.layout == text => r,
-            _ => {
-                let config = SequencerConfig {
-                    layout: text,
-                    nodes: layout.node_count(),
-                };
-                store.create_sequencer(name, &config, time.unix_ns() / 1_000_000)?
-            }
-        };
-        let lease = Lease::acquire(store, time, record, layout, options, lease_options)?;
+        let seq = Sequencer::for_layout(store, name, layout, options, time, lease_options)?;
+        let lease = Lease::acquire(
+            seq.store,
+            seq.time,
+            seq.record,
+            seq.layout,
+            seq.options,
+            seq.lease_options,
+        )?;
         Ok(NodeGenerator {
             inner: Inner::Leased(lease),
         })

@@ -20,7 +20,10 @@ process raises :class:`ForkedError` when used in a forked child, instead of mint
 may also mint. The check costs one relaxed atomic load per call: ``os.register_at_fork`` (and a
 ``pthread_atfork`` handler, for forks that bypass ``os.fork``) bumps a process-wide fork counter in the
 child, and each generator compares it with the count it was created under. In the child, create a new ``Generator`` with a node ID of its own (for example the worker
-number added to a base node ID).
+number added to a base node ID), or let it take one from a node source:
+``Generator("file:///var/lib/myapp/ids")`` or ``Generator("etcd://10.0.0.5:2379/myapp")`` claims a free
+node ID under a lease (blocking, GIL released) that a background thread renews; ``close()`` (or ``with``)
+releases it. A lease held by a parent stops minting in a forked child (the child opens its own).
 
 One node ID for many processes: ``Generator(node_id=3, state_file="/dev/shm/orders.snowmint")`` keeps
 the generator's state word in a memory-mapped file shared by every process that opens it (the same
@@ -44,11 +47,13 @@ from ._snowmint import (
     InvalidLayoutError,
     Layout,
     LayoutExhaustedError,
+    Lease,
     LeaseLostError,
     NodeIdOutOfRangeError,
     NodeIdsExhaustedError,
     Opaque,
     ParseError,
+    Sequencer,
     SequencerConflictError,
     SequencerDestroyedError,
     SnowmintError,
@@ -90,11 +95,13 @@ __all__ = [
     "InvalidLayoutError",
     "Layout",
     "LayoutExhaustedError",
+    "Lease",
     "LeaseLostError",
     "NodeIdOutOfRangeError",
     "NodeIdsExhaustedError",
     "Opaque",
     "ParseError",
+    "Sequencer",
     "SequencerConflictError",
     "SequencerDestroyedError",
     "SnowmintError",

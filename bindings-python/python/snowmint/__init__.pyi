@@ -1,6 +1,7 @@
 """Type stubs for snowmint: unique, time-ordered 64-bit IDs (Snowflake family) from one Rust core."""
 
 import array
+import builtins
 import datetime
 import os
 from typing import Callable, Final, Iterable, Literal, Optional, Union, final
@@ -21,11 +22,13 @@ __all__ = [
     "InvalidLayoutError",
     "Layout",
     "LayoutExhaustedError",
+    "Lease",
     "LeaseLostError",
     "NodeIdOutOfRangeError",
     "NodeIdsExhaustedError",
     "Opaque",
     "ParseError",
+    "Sequencer",
     "SequencerConflictError",
     "SequencerDestroyedError",
     "SnowmintError",
@@ -43,6 +46,8 @@ __all__ = [
 PresetName = Literal["twitter", "discord", "instagram", "sonyflake", "hazelcast", "js53", "decimal", "chronicle"]
 OrderName = Literal["timestamp_node_sequence", "timestamp_sequence_node", "ts|node|seq", "ts|seq|node"]
 PolicyName = Literal["wait", "fail", "strict"]
+#: The state of a generator's node ID (a fixed node ID is always ``"attached"``).
+GeneratorState = Literal["attached", "detached", "destroyed"]
 EncodingName = Literal["dec", "decimal", "hex", "base32", "base58"]
 #: A layout argument: a preset name or a :class:`Layout`.
 LayoutLike = Union[str, "Layout"]
@@ -253,7 +258,7 @@ class Generator:
 
     def __new__(
         cls,
-        node_id: int,
+        node_id: Union[int, str],
         layout: LayoutLike = "twitter",
         *,
         clock: Optional[ClockFn] = None,
@@ -291,6 +296,20 @@ class Generator:
         """Makes the state file durable (msync); :class:`InvalidArgumentError` without a state file."""
     def verify_state_file(self) -> None:
         """:class:`StateFileMismatchError` if the state file was unlinked or replaced while in use."""
+    @property
+    def lease(self) -> Optional[Lease]:
+        """The lease held, or None (a fixed node ID, or detached)."""
+    @property
+    def state(self) -> GeneratorState:
+        """``"attached"``, ``"detached"`` or ``"destroyed"`` (a fixed node ID is always attached)."""
+    def detach(self) -> None:
+        """Releases the lease; minting raises :class:`LeaseLostError` until :meth:`attach`."""
+    def attach(self) -> None:
+        """Claims a node ID again (blocking, GIL released)."""
+    def close(self) -> None:
+        """Releases the lease now (also done by ``with``)."""
+    def __enter__(self) -> Generator: ...
+    def __exit__(self, *args: object) -> bool: ...
 
 @final
 class Opaque:
@@ -321,6 +340,44 @@ class Opaque:
         """The width: IDs and tokens are the ints below ``2 ** bits``."""
     @property
     def layout(self) -> Layout: ...
+
+
+@final
+class Lease:
+    """A node-ID lease as seen at one moment."""
+
+    @property
+    def node_id(self) -> int: ...
+    @property
+    def fencing_token(self) -> int: ...
+    @property
+    def expires_unix_ms(self) -> int: ...
+    @property
+    def expires_at(self) -> datetime.datetime: ...
+
+@final
+class Sequencer:
+    """A named sequencer (snowcast) in a store: ``file:///DIR``, ``etcd://HOST:PORT/PREFIX`` or
+    ``postgres://USER@HOST:PORT/DB``."""
+
+    @staticmethod
+    def create(
+        name: str, *, store: str, layout: LayoutLike = "twitter", node_count: Optional[int] = None
+    ) -> Sequencer: ...
+    @staticmethod
+    def open(name: str, *, store: str) -> Sequencer: ...
+    @staticmethod
+    def list(*, store: str) -> builtins.list[str]: ...
+    def attach(self) -> Generator: ...
+    def destroy(self) -> None: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def node_count(self) -> int: ...
+    @property
+    def layout(self) -> Layout: ...
+    @property
+    def state(self) -> GeneratorState: ...
 
 def DecimalGenerator(
     host_id: int,

@@ -1,0 +1,363 @@
+"""Node sources, leases and sequencers from Python, against the embedded store and the real etcd and
+PostgreSQL servers test.sh starts (scripts/servers.sh; their URLs come in SNOWMINT_TEST_ETCD_URL and
+SNOWMINT_TEST_POSTGRES_URL). Every decision is the Rust coord crate's: these tests check that Python
+reaches it (blocking claims, states, error classes and codes) and that pre-forked workers never mint a
+duplicate."""
+
+from __future__ import annotations
+
+import array
+import datetime
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import snowmint
+
+ETCD = os.environ.get("SNOWMINT_TEST_ETCD_URL", "")
+POSTGRES = os.environ.get("SNOWMINT_TEST_POSTGRES_URL", "")
+REQUIRE = os.environ.get("SNOWMINT_REQUIRE_SERVERS") == "1"
+
+
+def _servers() -> list[str]:
+    kinds = []
+    for kind, url in (("etcd", ETCD), ("postgres", POSTGRES)):
+        if url:
+            kinds.append(kind)
+        elif REQUIRE:
+            raise RuntimeError(f"SNOWMINT_REQUIRE_SERVERS=1 but no {kind} URL")
+    return kinds
+
+
+@pytest.fixture
+def tmpdir_store(tmp_path: Path) -> str:
+    return f"file://{tmp_path / 'store'}"
+
+
+def store_url(kind: str, tmp_path: Path) -> str:
+    if kind == "file":
+        return f"file://{tmp_path / 'store'}"
+    return {"etcd": ETCD, "postgres": POSTGRES}[kind]
+
+
+def source(url: str, **params: str) -> str:
+    q = "&".join(f"{k}={v}" for k, v in params.items())
+    return f"{url}{'&' if '?' in url else '?'}{q}" if q else url
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+STORES = ["file", *_servers()]
+
+
+# ------------------------------------------------------------------------------------------ generator
+@pytest.mark.parametrize("kind", STORES)
+def test_lease_generator_states(kind: str, tmp_path: Path) -> None:
+    url = source(store_url(kind, tmp_path), sequencer=unique("py"), ttl="2s")
+    gen = snowmint.Generator(url)
+    assert gen.state == "attached"
+    lease = gen.lease
+    assert lease is not None
+    assert lease.node_id == gen.node_id
+    assert lease.fencing_token >= 1
+    assert isinstance(lease.expires_at, datetime.datetime)
+    now_ms = time.time() * 1000
+    assert now_ms - 1000 < lease.expires_unix_ms <= now_ms + 2000 + 1000
+    ids = [gen.next_id() for _ in range(1000)] + gen.next_ids(1000) + list(gen.next_ids_array(100))
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert all(snowmint.decode(i).node_id == gen.node_id for i in ids)
+    gen.detach()
+    assert gen.state == "detached" and gen.lease is None
+    with pytest.raises(snowmint.LeaseLostError) as e:
+        gen.next_id()
+    assert e.value.code == "LEASE_LOST"
+    with pytest.raises(snowmint.LeaseLostError):
+        gen.next_ids(3)
+    gen.attach()
+    assert gen.state == "attached"
+    after = gen.next_id()
+    assert after > ids[-1]
+    with gen as same:
+        assert same is gen
+        same.next_id()
+    assert gen.state == "detached"
+    gen.close()  # idempotent
+
+
+def test_fixed_sources_and_clock_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    g = snowmint.Generator("7")
+    assert g.node_id == 7 and g.lease is None and g.state == "attached"
+    g.detach()
+    g.attach()
+    g.close()
+    g.next_id()
+    monkeypatch.setenv("SNOWMINT_NODE_ID", "12")
+    assert snowmint.Generator("env").node_id == 12
+    monkeypatch.setenv("MY_NODE", "5000")
+    with pytest.raises(snowmint.NodeIdOutOfRangeError) as e:
+        snowmint.Generator("env:MY_NODE")
+    assert e.value.code == "NODE_ID_OUT_OF_RANGE"
+    with pytest.raises(snowmint.InvalidArgumentError) as e2:
+        snowmint.Generator(f"file://{tmp_path}/x", clock=lambda: 1_700_000_000_000)
+    assert "clock" in str(e2.value)
+
+
+@pytest.mark.parametrize(
+    "bad, exc, code",
+    [
+        ("", snowmint.InvalidArgumentError, "INVALID_ARGUMENT"),
+        ("zookeeper://h:2181/x", snowmint.InvalidArgumentError, "INVALID_ARGUMENT"),
+        ("file://relative/dir", snowmint.InvalidArgumentError, "INVALID_ARGUMENT"),
+        ("file:///tmp/x?ttl=0s", snowmint.InvalidArgumentError, "INVALID_ARGUMENT"),
+        ("file:///tmp/x?sequencer=.bad", snowmint.InvalidArgumentError, "INVALID_ARGUMENT"),
+        ("etcd://127.0.0.1:0/x", snowmint.InvalidArgumentError, "INVALID_ARGUMENT"),
+        ("etcd://127.0.0.1:1/x?ttl=1s", snowmint.StoreUnavailableError, "STORE_UNAVAILABLE"),
+        ("postgres://u@127.0.0.1:1/db?ttl=1s", snowmint.StoreUnavailableError, "STORE_UNAVAILABLE"),
+        ("99999999999999999999", snowmint.InvalidArgumentError, "INVALID_ARGUMENT"),
+        ("4096", snowmint.NodeIdOutOfRangeError, "NODE_ID_OUT_OF_RANGE"),
+        ("ip:3", snowmint.InvalidArgumentError, "INVALID_ARGUMENT"),
+    ],
+)
+def test_bad_sources_have_rust_codes(bad: str, exc: type[snowmint.SnowmintError], code: str) -> None:
+    with pytest.raises(exc) as e:
+        snowmint.Generator(bad)
+    assert e.value.code == code
+    assert isinstance(e.value, snowmint.SnowmintError)
+
+
+# ------------------------------------------------------------------------------------------ sequencer
+def _other_process(code: str) -> str:
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout.strip()
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_sequencer_lifecycle(kind: str, tmp_path: Path) -> None:
+    store = source(store_url(kind, tmp_path), ttl="1s")
+    name = unique("life")
+    seq = snowmint.Sequencer.create(name, store=store, layout="twitter", node_count=4)
+    assert (seq.name, seq.node_count, seq.layout.name) == (name, 4, "twitter")
+    assert name in snowmint.Sequencer.list(store=store)
+    # Same configuration: a handle on it; another one: a conflict.
+    snowmint.Sequencer.create(name, store=store, layout="twitter", node_count=4)
+    with pytest.raises(snowmint.SequencerConflictError) as e:
+        snowmint.Sequencer.create(name, store=store, layout="twitter", node_count=5)
+    assert e.value.code == "SEQUENCER_CONFLICT"
+    gens = [seq.attach() for _ in range(4)]
+    assert sorted(g.node_id for g in gens) == [0, 1, 2, 3]
+    with pytest.raises(snowmint.NodeIdsExhaustedError) as e2:
+        seq.attach()
+    assert e2.value.code == "NODE_IDS_EXHAUSTED"
+    g = gens[0]
+    first = g.next_id()
+    g.detach()
+    assert g.state == "detached"
+    g.attach()
+    assert g.state == "attached"
+    last = g.next_id()
+    assert last > first
+    # Destroyed from another process: every generator here sees it within a renewal interval.
+    _other_process(f"import snowmint; snowmint.Sequencer.open({name!r}, store={store!r}).destroy()")
+    deadline = time.monotonic() + 10
+    while g.state != "destroyed" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert g.state == "destroyed"
+    with pytest.raises(snowmint.SequencerDestroyedError) as e3:
+        g.next_id()
+    assert e3.value.code == "SEQUENCER_DESTROYED"
+    with pytest.raises(snowmint.SequencerDestroyedError):
+        g.attach()
+    for other in gens[1:]:
+        deadline = time.monotonic() + 10
+        while other.state != "destroyed" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert other.state == "destroyed"
+        other.close()
+    assert name not in snowmint.Sequencer.list(store=store)
+    # Re-created: never repeats an old ID (reservations outlive the record).
+    again = snowmint.Sequencer.create(name, store=store, layout="twitter", node_count=4)
+    with again.attach() as h:
+        assert h.next_id() > last
+    again.destroy()
+
+
+def test_sequencer_bad_inputs(tmp_path: Path) -> None:
+    store = f"file://{tmp_path}/s"
+    for bad_name in ["", ".x", "-x", "a/b", "x" * 65]:
+        with pytest.raises(snowmint.InvalidArgumentError):
+            snowmint.Sequencer.create(bad_name, store=store)
+    with pytest.raises(snowmint.InvalidArgumentError):
+        snowmint.Sequencer.create("n0", store=store, node_count=0)
+    with pytest.raises(snowmint.InvalidArgumentError):
+        snowmint.Sequencer.create("big", store=store, node_count=4097)
+    with pytest.raises(snowmint.InvalidArgumentError):
+        snowmint.Sequencer.create("x", store="7")
+    with pytest.raises(snowmint.InvalidArgumentError):
+        snowmint.Sequencer.open("missing", store=store)
+    with pytest.raises(TypeError):
+        snowmint.Sequencer.create("x", store=7)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------ pre-forked workers (gunicorn)
+WORKERS = 8
+PER_WORKER = 100_000
+
+
+def _worker(src: str, out: Path, count: int, slow: bool, hold_until: float = 0.0) -> None:
+    """A pre-forked worker: opens its own lease in the child and writes what it mints."""
+    code = 0
+    try:
+        gen = snowmint.Generator(src)
+        buf = array.array("Q", bytes(8 * 1000))
+        with open(out, "wb") as f:
+            f.write(gen.node_id.to_bytes(8, "little"))
+            f.flush()
+            done = 0
+            while done < count:
+                gen.next_ids_into(buf)
+                f.write(buf.tobytes())
+                f.flush()
+                done += len(buf)
+                if slow:
+                    time.sleep(0.01)
+        # Hold the node ID until every worker has claimed one (so that they must all differ).
+        time.sleep(max(0.0, hold_until - time.time()))
+        gen.close()
+    except BaseException as e:  # noqa: BLE001 (report anything from the child)
+        print(f"worker {out.name}: {e!r}", file=sys.stderr)
+        code = 1
+    os._exit(code)
+
+
+def _fork(src: str, out: Path, count: int, slow: bool = False, hold_until: float = 0.0) -> int:
+    pid = os.fork()
+    if pid == 0:
+        _worker(src, out, count, slow, hold_until)
+    return pid
+
+
+def _read(out: Path) -> tuple[int, array.array[int]]:
+    data = out.read_bytes()
+    data = data[: len(data) // 8 * 8]
+    ids = array.array("Q")
+    ids.frombytes(data[8:])
+    return int.from_bytes(data[:8], "little"), ids
+
+
+@pytest.mark.parametrize("kind", ["file", *[k for k in _servers() if k == "etcd"]])
+def test_prefork_workers_distinct_nodes_no_duplicate(kind: str, tmp_path: Path) -> None:
+    src = source(store_url(kind, tmp_path), sequencer=unique("fork"), ttl="1s")
+    # The parent (like gunicorn's master) has imported snowmint and holds a lease of its own: the
+    # children must not mint under it.
+    parent = snowmint.Generator(src)
+    outs = [tmp_path / f"w{i}.bin" for i in range(WORKERS)]
+    hold_until = time.time() + 4
+    pids = [_fork(src, o, PER_WORKER, hold_until=hold_until) for o in outs]
+    for pid in pids:
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    assert time.time() >= hold_until
+    nodes = []
+    seen: set[int] = set()
+    total = 0
+    for o in outs:
+        node, ids = _read(o)
+        assert len(ids) == PER_WORKER
+        nodes.append(node)
+        seen.update(ids)
+        total += len(ids)
+    assert len(set(nodes + [parent.node_id])) == WORKERS + 1, nodes
+    assert len(seen) == total
+    # A worker killed with SIGKILL mid-flight, restarted (as gunicorn does): no duplicate.
+    killed = tmp_path / "killed.bin"
+    pid = _fork(src, killed, 10**9, slow=True)
+    deadline = time.monotonic() + 20
+    while (not killed.exists() or killed.stat().st_size < 8 * 3000) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    restarted = tmp_path / "restarted.bin"
+    pid = _fork(src, restarted, PER_WORKER)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    for o in (killed, restarted):
+        _, ids = _read(o)
+        assert len(ids) > 0
+        seen.update(ids)
+        total += len(ids)
+    assert len(seen) == total
+    # The parent's lease still mints, and nothing it mints was minted by a child.
+    mine = parent.next_ids(1000)
+    assert not seen.intersection(mine)
+    parent.close()
+
+
+def test_forked_child_never_mints_under_parent_lease(tmp_path: Path) -> None:
+    gen = snowmint.Generator(f"file://{tmp_path}/s?sequencer=f")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            gen.next_id()
+            msg = b"minted"
+        except snowmint.ForkedError:
+            msg = b"forked"
+        except BaseException as e:  # noqa: BLE001
+            msg = repr(e).encode()
+        gen.close()  # the parent's lease: nothing happens in the child
+        os.write(w, msg)
+        os._exit(0)
+    os.close(w)
+    got = os.read(r, 200)
+    os.waitpid(pid, 0)
+    assert got == b"forked"
+    assert gen.state == "attached"
+    gen.next_id()
+    gen.close()
+
+
+def test_gil_released_while_claiming(tmp_path: Path) -> None:
+    """Another Python thread runs while a claim waits for an unreachable store."""
+    import threading
+
+    ticks = 0
+    stop = threading.Event()
+
+    def count() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    t = threading.Thread(target=count)
+    t.start()
+    start = time.monotonic()
+    with pytest.raises(snowmint.StoreUnavailableError):
+        # A listening socket that never answers: the claim waits for its timeout.
+        import socket
+
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        try:
+            snowmint.Generator(f"etcd://127.0.0.1:{port}/x?ttl=1s")
+        finally:
+            s.close()
+    elapsed = time.monotonic() - start
+    stop.set()
+    t.join()
+    assert elapsed > 0.2
+    assert ticks > 20, (ticks, elapsed)

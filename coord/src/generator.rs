@@ -1,0 +1,271 @@
+//! The generator the language bindings (Python, Node, C) wrap for a lease source or a sequencer handle:
+//! a [`Sequencer`] handle plus its current lease, readable without a lock, so that minting costs one
+//! atomic load more than minting with a fixed node ID.
+//!
+//! Every decision (parsing the source, claiming, renewing, reservations, states) is made here and below;
+//! a binding converts types and maps error codes.
+
+use snowmint::{Layout, Options};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::error::Result;
+use crate::lease::{Lease, LeaseOptions};
+use crate::sequencer::{Sequencer, SequencerState};
+use crate::source::{open_store, NodeSource};
+use crate::time::{SystemTime, Time};
+
+/// What a node source opens to: a fixed node ID (a number, `env`, `k8s`, `ip`, resolved and checked
+/// against the layout) or a generator under a lease (`file://`, `etcd://`, `postgres://`).
+#[derive(Debug)]
+pub enum Opened {
+    /// A fixed node ID: the binding makes its plain generator.
+    Fixed(u64),
+    /// A generator holding a lease.
+    Leased(Box<SequencerGenerator>),
+}
+
+/// A sequencer handle that mints: Attached (holds a lease), Detached (after [`detach`](Self::detach)
+/// or a lost lease: minting fails with `LEASE_LOST`; [`attach`](Self::attach) claims again) or
+/// Destroyed (minting fails with `SEQUENCER_DESTROYED` forever).
+#[derive(Debug)]
+pub struct SequencerGenerator {
+    seq: Sequencer,
+    /// The current lease, or null: one atomic load on the minting path. Every lease it ever pointed to
+    /// stays alive in `held` until the generator is dropped (one per attach: a few hundred bytes each),
+    /// so a pointer loaded here is valid for as long as `&self` is.
+    current: AtomicPtr<Lease>,
+    held: Mutex<Vec<Arc<Lease>>>,
+    /// The node ID of the last lease held.
+    node_id: AtomicU64,
+}
+
+impl SequencerGenerator {
+    /// Opens `source` for `layout` (blocking: a lease source claims a node ID before it returns).
+    pub fn open(source: &str, layout: Layout, options: Options) -> Result<Opened> {
+        let parsed = NodeSource::parse(source)?;
+        let NodeSource::Lease(l) = &parsed else {
+            return parsed.resolve(source, &layout).map(Opened::Fixed);
+        };
+        let store =
+            open_store(&l.store).map_err(|e| e.context(format!("node source {source:?}")))?;
+        let seq = Sequencer::for_layout(
+            store,
+            &l.sequencer,
+            layout,
+            options,
+            Arc::new(SystemTime) as Arc<dyn Time>,
+            LeaseOptions {
+                ttl: l.ttl,
+                ..LeaseOptions::default()
+            },
+        )?;
+        SequencerGenerator::attach_new(seq).map(|g| Opened::Leased(Box::new(g)))
+    }
+
+    /// Attaches `seq` (claims a node ID) and wraps it.
+    pub fn attach_new(seq: Sequencer) -> Result<SequencerGenerator> {
+        let g = SequencerGenerator {
+            seq,
+            current: AtomicPtr::new(std::ptr::null_mut()),
+            held: Mutex::new(Vec::new()),
+            node_id: AtomicU64::new(0),
+        };
+        g.attach()?;
+        Ok(g)
+    }
+
+    /// The sequencer handle.
+    pub fn sequencer(&self) -> &Sequencer {
+        &self.seq
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        self.seq.layout()
+    }
+
+    /// The node ID of the lease held (of the last one held, once detached).
+    pub fn node_id(&self) -> u64 {
+        self.node_id.load(Ordering::Relaxed)
+    }
+
+    /// The lease while Attached; `None` when Detached or Destroyed (never asks the store).
+    pub fn lease(&self) -> Option<&Lease> {
+        match self.known_state() {
+            SequencerState::Attached => self.current(),
+            _ => None,
+        }
+    }
+
+    /// The current lease, with one atomic load and no lock or reference count (for a binding's fast
+    /// path: mint with `lease.generator()` and fall back to [`next_id`](Self::next_id) on any error).
+    #[inline]
+    pub fn current(&self) -> Option<&Lease> {
+        let p = self.current.load(Ordering::Acquire);
+        // SAFETY: non-null pointers stored in `current` point into an `Arc` kept in `held`, which only
+        // grows until `self` is dropped.
+        unsafe { p.as_ref() }
+    }
+
+    fn set_current(&self, lease: Option<Arc<Lease>>) {
+        let p = match lease {
+            Some(l) => {
+                let p = Arc::as_ptr(&l) as *mut Lease;
+                let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+                if !held.iter().any(|h| Arc::ptr_eq(h, &l)) {
+                    held.push(l);
+                }
+                p
+            }
+            None => std::ptr::null_mut(),
+        };
+        self.current.store(p, Ordering::Release);
+    }
+
+    /// The state (a Detached handle asks the store whether the sequencer was destroyed).
+    pub fn state(&self) -> SequencerState {
+        self.seq.state()
+    }
+
+    /// The state without asking the store ([`Sequencer::known_state`]).
+    pub fn known_state(&self) -> SequencerState {
+        self.seq.known_state()
+    }
+
+    /// Mints one ID without ever asking the store on this thread: a Detached generator fails with
+    /// `LEASE_LOST` (or `SEQUENCER_DESTROYED` once it has seen the destruction) instead of checking.
+    /// Under the `wait` policy a mint at the reservation may still wait (at most the TTL) for the keeper.
+    #[inline]
+    pub fn next_id_local(&self) -> Result<u64> {
+        match self.current() {
+            Some(l) => l.next_id(),
+            None => Err(self.detached_error()),
+        }
+    }
+
+    /// Fills `out` as [`next_id_local`](Self::next_id_local) mints one.
+    pub fn next_ids_local(&self, out: &mut [u64]) -> Result<()> {
+        match self.current() {
+            Some(l) => l.next_ids(out),
+            None => Err(self.detached_error()),
+        }
+    }
+
+    fn detached_error(&self) -> crate::Error {
+        let name = &self.seq.record().name;
+        match self.seq.known_state() {
+            SequencerState::Destroyed => crate::Error::new(
+                snowmint::ErrorCode::SequencerDestroyed,
+                format!("sequencer {name:?} was destroyed; this handle never mints again"),
+            ),
+            _ => crate::Error::lease_lost(format!(
+                "sequencer {name:?}: this generator is detached; attach() to mint"
+            )),
+        }
+    }
+
+    /// Claims a node ID again (nothing happens when Attached). Blocking.
+    pub fn attach(&self) -> Result<()> {
+        self.seq.attach()?;
+        let lease = self.seq.lease();
+        if let Some(l) = &lease {
+            self.node_id.store(l.node_id(), Ordering::Relaxed);
+        }
+        self.set_current(lease);
+        Ok(())
+    }
+
+    /// Releases the node ID; minting then fails with `LEASE_LOST` until [`attach`](Self::attach).
+    pub fn detach(&self) -> Result<()> {
+        self.set_current(None);
+        self.seq.detach()
+    }
+
+    /// Destroys the sequencer everywhere (every handle in every process stops minting).
+    pub fn destroy(&self) -> Result<()> {
+        self.set_current(None);
+        self.seq.destroy()
+    }
+
+    /// Mints one ID.
+    #[inline]
+    pub fn next_id(&self) -> Result<u64> {
+        match self.current() {
+            Some(l) => l.next_id(),
+            None => self.seq.next_id(),
+        }
+    }
+
+    /// Fills `out` with consecutive IDs from one clock reading.
+    pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
+        match self.current() {
+            Some(l) => l.next_ids(out),
+            // The sequencer's own error (LEASE_LOST or SEQUENCER_DESTROYED); should an attach race this
+            // call, the one ID it mints is skipped and the batch is asked for again by the caller.
+            None => match self.seq.next_id() {
+                Err(e) => Err(e),
+                Ok(_) => Err(crate::Error::lease_lost(
+                    "the generator was attached while minting; retry",
+                )),
+            },
+        }
+    }
+}
+
+impl Drop for SequencerGenerator {
+    fn drop(&mut self) {
+        let _ = self.detach();
+    }
+}
+
+/// The store a URL names (`file:///DIR`, `etcd://…`, `postgres://…`) and the lease options its `?ttl=`
+/// sets.
+fn store_at(url: &str) -> Result<(Arc<dyn crate::Store>, LeaseOptions)> {
+    match NodeSource::parse(url)? {
+        NodeSource::Lease(l) => Ok((
+            open_store(&l.store).map_err(|e| e.context(format!("store {url:?}")))?,
+            LeaseOptions {
+                ttl: l.ttl,
+                ..LeaseOptions::default()
+            },
+        )),
+        _ => Err(crate::Error::invalid(format!(
+            "store {url:?}: not a store URL (file:///DIR, etcd://HOST:PORT/PREFIX or postgres://USER@HOST:PORT/DB)"
+        ))),
+    }
+}
+
+/// [`Sequencer::create`] on the store `url` names (its `?ttl=` is the lease TTL of the handle).
+pub fn create_sequencer(
+    url: &str,
+    name: &str,
+    layout: Layout,
+    nodes: u64,
+    options: Options,
+) -> Result<Sequencer> {
+    let (store, lease_options) = store_at(url)?;
+    Sequencer::create_with(
+        store,
+        Arc::new(SystemTime),
+        name,
+        layout,
+        nodes,
+        options,
+        lease_options,
+    )
+}
+
+/// [`Sequencer::open`] on the store `url` names.
+pub fn open_sequencer(url: &str, name: &str, options: Options) -> Result<Sequencer> {
+    let (store, lease_options) = store_at(url)?;
+    Sequencer::open_with(store, Arc::new(SystemTime), name, options, lease_options)
+}
+
+/// The names of the sequencers in the store `url` names, sorted.
+pub fn list_sequencers(url: &str) -> Result<Vec<String>> {
+    let (store, _) = store_at(url)?;
+    let mut names: Vec<String> = store.sequencers()?.into_iter().map(|r| r.name).collect();
+    names.sort();
+    Ok(names)
+}
