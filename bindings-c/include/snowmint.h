@@ -10,7 +10,7 @@
  *  - every pointer argument is NULL-checked (SNOWMINT_RESULT_NULL_POINTER);
  *  - handles are opaque: snowmint_layout (free with snowmint_layout_free),
  *    snowmint_generator (snowmint_generator_free), snowmint_shared_generator
- *    (snowmint_shared_generator_free);
+ *    (snowmint_shared_generator_free), snowmint_opaque (snowmint_opaque_free);
  *  - snowmint_result_message() gives a code's text, snowmint_last_error_message() the detailed
  *    text of this thread's last failed call.
  */
@@ -110,6 +110,11 @@ enum snowmint_result
    * The coordination store cannot be reached, refused the request or holds unreadable data.
    */
   SNOWMINT_RESULT_STORE_UNAVAILABLE = 16,
+  /**
+   * A state file cannot be used: another layout or node ID, not a state file, damaged, truncated,
+   * unlinked or replaced while in use, or refused by the OS (the message says which).
+   */
+  SNOWMINT_RESULT_STATE_FILE_MISMATCH = 17,
   /**
    * A required pointer argument was NULL.
    */
@@ -360,6 +365,13 @@ typedef struct snowmint_generator snowmint_generator;
 typedef struct snowmint_layout snowmint_layout;
 
 /**
+ * Encodes IDs into opaque tokens of the layout's width and back (a keyed permutation: tokens reveal
+ * neither time, node nor count; they are not authentication). Create with `snowmint_opaque_new`; free
+ * with `snowmint_opaque_free`. Immutable: any number of threads may use one at once.
+ */
+typedef struct snowmint_opaque snowmint_opaque;
+
+/**
  * A handle on a named sequencer (snowcast's lifecycle) in a store. Thread-safe; free with
  * `snowmint_sequencer_free`. It holds no lease itself: `snowmint_sequencer_attach` gives generators.
  */
@@ -367,8 +379,9 @@ typedef struct snowmint_sequencer snowmint_sequencer;
 
 /**
  * A lock-free generator that many threads may call at once (one compare-and-swap per call). Create
- * with `snowmint_shared_generator_new`; free with `snowmint_shared_generator_free` once no thread
- * uses it.
+ * with `snowmint_shared_generator_new` (its state in this process) or
+ * `snowmint_shared_generator_open_file` (its state in a file shared by every process that opens it);
+ * free with `snowmint_shared_generator_free` once no thread uses it.
  *
  * A shared generator opened from a lease source (`snowmint_generator_open`) holds a node-ID lease that
  * a background thread renews; it is thread-safe in the same way (mint, read its lease or state, detach
@@ -567,6 +580,7 @@ typedef struct snowmint_options {
    * An injected clock, or NULL. At most one of `clock` and `clock_f64` may be set; with neither the
    * generator reads the system clock (CLOCK_REALTIME). Called with `clock_userdata`, on the thread
    * that mints; for a shared generator used by several threads it must be thread-safe.
+   * It must not unwind (throw): see `snowmint_clock_fn`.
    */
   uint64_t (*clock)(void *userdata);
   /**
@@ -600,6 +614,12 @@ typedef struct snowmint_lease_info {
 /**
  * An injected clock: returns the current Unix time in the layout's clock unit (whole milliseconds, or
  * nanoseconds for layouts with sub-millisecond ticks; see `snowmint_layout_info.clock_unit`).
+ *
+ * A clock callback must not unwind: no C++ exception, no `longjmp` out of it. Catch inside the
+ * callback and report a failure as a reading snowmint refuses (NaN from a `snowmint_clock_f64_fn`
+ * gives SNOWMINT_RESULT_INVALID_CLOCK). An exception that escapes anyway is not undefined behaviour
+ * (the callback type is declared `C-unwind` on the Rust side): it stops at the API function's panic
+ * boundary, which cannot catch a foreign exception, and the process aborts.
  */
 typedef uint64_t (*snowmint_clock_fn)(void *userdata);
 
@@ -607,6 +627,8 @@ typedef uint64_t (*snowmint_clock_fn)(void *userdata);
  * An injected clock returning a floating-point reading in the layout's clock unit. A reading that is
  * not a finite, non-negative whole number ≤ 2^53 - 1 makes the call fail with
  * SNOWMINT_RESULT_INVALID_CLOCK (never rounded).
+ *
+ * Like every callback, it must not unwind (see `snowmint_clock_fn`).
  */
 typedef double (*snowmint_clock_f64_fn)(void *userdata);
 
@@ -820,6 +842,43 @@ snowmint_result snowmint_shared_generator_new(const struct snowmint_layout *layo
                                               struct snowmint_shared_generator **generator_out);
 
 /**
+ * Opens a thread-safe, lock-free generator whose state word lives in the state file at `path` (a
+ * NUL-terminated path), shared by every process and thread that opens the same file: workers of one
+ * service mint under one node ID with no duplicates. The file is created (atomically) if it is missing.
+ * A process that restarts continues after the last ID any process minted; a child forked after this
+ * call may keep using the handle (no SNOWMINT_RESULT_FORKED: the file is shared by construction).
+ *
+ * SNOWMINT_RESULT_STATE_FILE_MISMATCH when the file was made for another layout or node ID, is not a
+ * state file (wrong size, magic or checksum: truncated, foreign or damaged), is a directory, cannot be
+ * created or opened for writing (a read-only path, no permission), or another process still maps a
+ * file that was unlinked or replaced at this path; `snowmint_last_error_message` says which. A file
+ * that does not check out is never changed. Unix only; see the README for the file format, what
+ * survives a reboot (tmpfs or disk) and `snowmint_shared_generator_flush`.
+ *
+ * On success `*generator_out` is a new handle: free it with `snowmint_shared_generator_free`.
+ */
+snowmint_result snowmint_shared_generator_open_file(const char *path,
+                                                    const struct snowmint_layout *layout,
+                                                    uint64_t node_id,
+                                                    const struct snowmint_options *options,
+                                                    struct snowmint_shared_generator **generator_out);
+
+/**
+ * Writes a file-backed generator's state to the storage device and waits for it (`msync(MS_SYNC)`):
+ * after this, a crash or power loss cannot take the file back past the present state (on tmpfs the
+ * file does not survive a reboot at all). SNOWMINT_RESULT_INVALID_ARGUMENT for a generator without a
+ * state file.
+ */
+snowmint_result snowmint_shared_generator_flush(const struct snowmint_shared_generator *generator);
+
+/**
+ * Checks that a file-backed generator's file is still the one at its path:
+ * SNOWMINT_RESULT_STATE_FILE_MISMATCH if it was unlinked or replaced (processes that open the path now
+ * would get another file). SNOWMINT_RESULT_INVALID_ARGUMENT for a generator without a state file.
+ */
+snowmint_result snowmint_shared_generator_verify(const struct snowmint_shared_generator *generator);
+
+/**
  * Frees a generator. NULL is ignored.
  */
 void snowmint_generator_free(struct snowmint_generator *generator);
@@ -981,6 +1040,57 @@ snowmint_result snowmint_sequencer_destroy(const struct snowmint_sequencer *sequ
  * Frees a sequencer handle (generators attached from it live on). NULL is ignored.
  */
 void snowmint_sequencer_free(struct snowmint_sequencer *sequencer);
+
+/**
+ * Creates the permutation of `layout`'s width (63 bits for twitter, 53 for js53, 64 with the sign
+ * bit) under the secret `key` of `key_len` bytes, which must be 16 (SNOWMINT_RESULT_INVALID_ARGUMENT
+ * otherwise, and for layouts narrower than 32 bits). The key and layout are copied.
+ *
+ * On success `*opaque_out` is a new handle: free it with `snowmint_opaque_free`.
+ */
+snowmint_result snowmint_opaque_new(const uint8_t *key,
+                                    size_t key_len,
+                                    const struct snowmint_layout *layout,
+                                    struct snowmint_opaque **opaque_out);
+
+/**
+ * Frees an opaque-ID handle. NULL is ignored.
+ */
+void snowmint_opaque_free(struct snowmint_opaque *opaque);
+
+/**
+ * The width in bits (IDs and tokens are below 2^bits); 0 for NULL.
+ */
+uint32_t snowmint_opaque_bits(const struct snowmint_opaque *opaque);
+
+/**
+ * Writes the token of `id` to `*token_out`. An ID at or above 2^bits is SNOWMINT_RESULT_INVALID_ID.
+ */
+snowmint_result snowmint_opaque_encode(const struct snowmint_opaque *opaque,
+                                       uint64_t id,
+                                       uint64_t *token_out);
+
+/**
+ * Writes the ID of `token` to `*id_out`. A token at or above 2^bits is SNOWMINT_RESULT_INVALID_ID.
+ */
+snowmint_result snowmint_opaque_decode(const struct snowmint_opaque *opaque,
+                                       uint64_t token,
+                                       uint64_t *id_out);
+
+/**
+ * Encodes `buf[0..n]` in place. If any ID is at or above 2^bits the result is
+ * SNOWMINT_RESULT_INVALID_ID and `buf` is unchanged. `buf` may be NULL when `n` is 0.
+ */
+snowmint_result snowmint_opaque_encode_many(const struct snowmint_opaque *opaque,
+                                            uint64_t *buf,
+                                            size_t n);
+
+/**
+ * Decodes `buf[0..n]` in place (tokens to IDs); unchanged on SNOWMINT_RESULT_INVALID_ID.
+ */
+snowmint_result snowmint_opaque_decode_many(const struct snowmint_opaque *opaque,
+                                            uint64_t *buf,
+                                            size_t n);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -66,7 +66,12 @@ pub unsafe extern "C" fn snowmint_generator_open(
         }
         let p = match coord::SequencerGenerator::open(source, l, opts)? {
             coord::Opened::Fixed(node) => Box::into_raw(Box::new(snowmint_shared_generator {
-                inner: SharedInner::Plain(SharedGenerator::with_state(l, node, opts, SharedState::memory())?),
+                inner: SharedInner::Plain(SharedGenerator::with_state(
+                    l,
+                    node,
+                    opts,
+                    SharedState::memory(),
+                )?),
                 clock,
                 forks: fork_count(),
             })),

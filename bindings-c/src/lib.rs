@@ -1438,7 +1438,7 @@ pub unsafe extern "C" fn snowmint_shared_generator_open_file(
         let file = StateFile::open(path, &l, node_id)?;
         let g = SharedGenerator::with_state(l, node_id, opts, SharedState::file(file))?;
         let p = Box::into_raw(Box::new(snowmint_shared_generator {
-            inner: g,
+            inner: SharedInner::Plain(g),
             clock,
             forks: fork_count(),
         }));
