@@ -1297,6 +1297,7 @@ pub struct snowmint_shared_generator {
     forks: u64,
 }
 
+#[allow(clippy::large_enum_variant)] // the hot path mints from the inline variant; a box would add a load
 enum SharedInner {
     /// State in this process's memory, or in a state file.
     Plain(SharedGenerator<SharedState>),

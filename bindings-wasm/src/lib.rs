@@ -512,14 +512,12 @@ impl Generator {
     pub fn new(options: JsValue) -> Result<Generator, JsValue> {
         const WHAT: &str = "Generator options";
         let o = Opts::new(&options, WHAT, GENERATOR_OPTIONS)?;
-        let node = o.required("nodeId", WHAT)?;
-        if node.as_string().is_some() {
-            // Node sources need a host (env, k8s, ip) or a store (leases): not in a browser.
-            return Err(arg_err(
-                "nodeId: a number; browsers get node leases from the ID service",
-            ));
-        }
-        let node_id = u64_arg(&node, "nodeId")?;
+        // Node sources (strings) need a host (env, k8s, ip) or a store (leases): not in a browser. A
+        // string is refused by the number check, whose message carries this name.
+        let node_id = u64_arg(
+            &o.required("nodeId", WHAT)?,
+            "nodeId (browsers get node leases from the ID service)",
+        )?;
         let layout = layout_arg(&o.get("layout"))?;
         let clock = match o.get("clock") {
             v if absent(&v) => None,

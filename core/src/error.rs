@@ -502,7 +502,7 @@ impl fmt::Display for Error {
             Error::StateFile { problem } => write!(f, "state file: {problem}"),
             Error::Forked => write!(
                 f,
-                "generator used in a forked child: create a new generator with a different node ID in the child"
+                "generator used in a forked child: create one with its own node ID in the child"
             ),
         }
     }
