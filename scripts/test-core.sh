@@ -13,6 +13,7 @@ set -x
 cargo fmt --all -- --check
 cargo clippy -p snowmint -p snowmint-cli --all-targets -- -D warnings
 cargo test -p snowmint -p snowmint-cli
+cargo test -p snowmint-coord --test node_sources  # node_sources.json (the core cannot parse node sources)
 RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint --no-deps
 cargo package -p snowmint --allow-dirty
 cargo build -p snowmint --no-default-features --target wasm32-unknown-unknown --release

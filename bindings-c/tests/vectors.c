@@ -549,6 +549,72 @@ static int run_compose_case(const cJSON *c) {
     return rc;
 }
 
+/* ---- node_sources.json ---- */
+
+#define MAX_ENV 8
+
+/* Sets (string) or unsets (null) each variable of the case's "env"; `saved` gets the previous values
+ * (strdup'ed, NULL when unset) for restore_env. */
+static int set_env(const cJSON *env, const char **names, char **saved, int *n) {
+    *n = 0;
+    if (!env) return 0;
+    if (!cJSON_IsObject(env)) return fail("env is not an object");
+    for (const cJSON *v = env->child; v; v = v->next) {
+        if (*n == MAX_ENV) return fail("more than %d variables in env", MAX_ENV);
+        if (!cJSON_IsString(v) && !cJSON_IsNull(v)) return fail("env %s: expected a string or null", v->string);
+        const char *old = getenv(v->string);
+        names[*n] = v->string;
+        saved[*n] = old ? strdup(old) : NULL;
+        (*n)++;
+        if (cJSON_IsString(v) ? setenv(v->string, v->valuestring, 1) : unsetenv(v->string))
+            return fail("cannot set %s: %s", v->string, strerror(errno));
+    }
+    return 0;
+}
+
+static void restore_env(const char **names, char **saved, int n) {
+    for (int i = n - 1; i >= 0; i--) {
+        if (saved[i]) setenv(names[i], saved[i], 1);
+        else unsetenv(names[i]);
+        free(saved[i]);
+    }
+}
+
+static int run_node_source_case(const cJSON *c) {
+    static const char *const K[] = {"name", "layout", "source", "env", "node_id", "error", NULL};
+    if (check_keys(c, "case", K)) return -1;
+    const char *source = NULL;
+    if (get_str(c, "source", &source)) return -1;
+    const cJSON *err = field(c, "error");
+    if ((err != NULL) == (field(c, "node_id") != NULL)) return fail("a case needs exactly one of node_id, error");
+    if (err && !cJSON_IsString(err)) return fail("error is not a string");
+    uint64_t want = 0, got = 0;
+    if (!err && get_u64(c, "node_id", &want)) return -1;
+    snowmint_layout *l = NULL;
+    if (need_layout(c, &l)) return -1;
+    const char *names[MAX_ENV];
+    char *saved[MAX_ENV];
+    int n = 0;
+    int rc = set_env(field(c, "env"), names, saved, &n);
+    snowmint_shared_generator *g = NULL;
+    snowmint_result r = SNOWMINT_RESULT_OK;
+    if (!rc) r = snowmint_generator_open(source, l, NULL, &g);
+    restore_env(names, saved, n);
+    if (!rc && err) {
+        rc = expect_error(r, err->valuestring, "snowmint_generator_open");
+        if (!rc && g) rc = fail("generator_out written on error");
+    } else if (!rc) {
+        rc = expect_ok(r, "snowmint_generator_open") ||
+                     expect_ok(snowmint_shared_generator_node_id(g, &got), "node_id") ||
+                     expect_eq(got, want, "node_id")
+                 ? -1
+                 : 0;
+    }
+    snowmint_shared_generator_free(g);
+    snowmint_layout_free(l);
+    return rc;
+}
+
 /* ---- encodings.json ---- */
 
 static int run_encoding_case(const cJSON *c) {
@@ -718,6 +784,7 @@ static int run_case(const char *file, const cJSON *c) {
     if (strcmp(file, "compose.json") == 0) return run_compose_case(c);
     if (strcmp(file, "encodings.json") == 0) return run_encoding_case(c);
     if (strcmp(file, "opaque.json") == 0) return run_opaque_case(c);
+    if (strcmp(file, "node_sources.json") == 0) return run_node_source_case(c);
     return fail("no runner for file %s", file);
 }
 

@@ -227,6 +227,38 @@ def run_opaque(c: dict[str, Any]) -> None:
         assert o.decode_str(o.encode_str(i, "base58"), "base58") == i
     assert o.encode_many(ids) == tokens, w
     assert o.decode_many(tokens) == ids, w
+def run_node_sources(c: dict[str, Any]) -> None:
+    """`Generator(node_id=source, layout=...)` with the case's variables set (None: unset), restored after."""
+    w = f"node_sources.json:{c['name']}"
+    outcome = "error" if "error" in c else "node_id"
+    check_keys(w, c, {"name", "layout", "source", outcome}, {"env"})
+    if not isinstance(c["source"], str):
+        raise FormatError(f"{w}: source must be a string")
+    env = c.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(x, (str, type(None))) for x in env.values()):
+        raise FormatError(f"{w}: env must map names to strings or null")
+    layout = v.layout(w, c["layout"])
+    saved = {k: os.environ.get(k) for k in env}
+    try:
+        for k, x in env.items():
+            if x is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = x
+        if outcome == "error":
+            code = error_code(w, c["error"])
+            with pytest.raises(snowmint.SnowmintError) as info:
+                snowmint.Generator(node_id=c["source"], layout=layout)
+            expect_error(w, info.value, code)
+            return
+        with snowmint.Generator(node_id=c["source"], layout=layout) as gen:
+            assert gen.node_id == u64(w, c["node_id"]), f"{w}: node_id {gen.node_id} != {c['node_id']}"
+    finally:
+        for k, old in saved.items():
+            if old is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = old
 
 
 RUNNERS: dict[str, Callable[[dict[str, Any]], None]] = {
@@ -237,6 +269,7 @@ RUNNERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "compose": run_compose,
     "encodings": run_encodings,
     "opaque": run_opaque,
+    "node_sources": run_node_sources,
 }
 
 

@@ -16,7 +16,7 @@ import snowmint
 
 VECTORS = Path(os.environ.get("SNOWMINT_VECTORS", Path(__file__).resolve().parents[2] / "tests" / "vectors"))
 
-KNOWN_FILES = {"layouts", "generate", "clock_readings", "decode", "compose", "encodings", "opaque"}
+KNOWN_FILES = {"layouts", "generate", "clock_readings", "decode", "compose", "encodings", "opaque", "node_sources"}
 
 
 class FormatError(AssertionError):

@@ -485,6 +485,72 @@ const opaque = {
     const tokens = o.encodeMany(ids)
     assert.deepEqual([...tokens].map(String), c.tokens, `${c.name}: encodeMany`)
     assert.deepEqual([...o.decodeMany(tokens)].map(String), c.ids, `${c.name}: decodeMany`)
+/** Sets the case's variables (null: unsets) in `process.env`; returns a function that restores them. */
+function setEnv(env) {
+  const saved = Object.keys(env).map((k) => [k, Object.prototype.hasOwnProperty.call(process.env, k) ? process.env[k] : null])
+  const put = ([k, v]) => {
+    if (v === null) delete process.env[k]
+    else process.env[k] = v
+  }
+  Object.entries(env).forEach(put)
+  return () => saved.reverse().forEach(put)
+}
+
+/** Awaits `promise`, which must reject with an Error whose `code` is `code`. */
+async function expectRejection(assert, promise, code, what) {
+  let value
+  try {
+    value = await promise
+  } catch (e) {
+    assert.ok(e instanceof Error, `${what}: rejected with a non-Error: ${String(e)}`)
+    assert.equal(e.code, code, `${what}: ${e.message}`)
+    return
+  }
+  await value?.close?.()
+  assert.fail(`${what}: expected error ${code}, got a generator with node ID ${value?.nodeId}`)
+}
+
+// Node: `Generator.open` (every source) and, for sources without `://`, the constructor. WASM (no
+// `Generator.open`: numbers only) must refuse every string source with INVALID_ARGUMENT (README).
+const nodeSources = {
+  check(c) {
+    keysOnly(c, ['name', 'layout', 'source', 'env', 'node_id', 'error'], ['name', 'layout', 'source'], c.name)
+    checkLayoutSpec(c.layout, `${c.name}.layout`)
+    if (typeof c.source !== 'string') throw new Error(`${c.name}: source must be a string`)
+    if (oneOf(c, ['node_id', 'error'], c.name) === 'node_id') u64(c.node_id, `${c.name}.node_id`)
+    if ('env' in c) {
+      if (c.env === null || typeof c.env !== 'object' || Array.isArray(c.env)) throw new Error(`${c.name}.env: expected an object`)
+      for (const [k, v] of Object.entries(c.env)) {
+        if (v !== null && typeof v !== 'string') throw new Error(`${c.name}.env.${k}: expected a string or null`)
+      }
+    }
+  },
+  async run(api, assert, c) {
+    const layout = makeLayout(api, c.layout)
+    if (typeof api.Generator.open !== 'function') {
+      expectCode(assert, () => new api.Generator({ nodeId: c.source, layout }), 'INVALID_ARGUMENT', `${c.name} (WASM)`)
+      return
+    }
+    const restore = setEnv(c.env ?? {})
+    try {
+      const ways = [['Generator.open', () => api.Generator.open({ nodeId: c.source, layout })]]
+      if (!c.source.includes('://')) ways.push(['new Generator', async () => new api.Generator({ nodeId: c.source, layout })])
+      for (const [how, make] of ways) {
+        const what = `${c.name} (${how})`
+        if ('error' in c) {
+          await expectRejection(assert, make(), c.error, what)
+          continue
+        }
+        const gen = await make()
+        try {
+          eqNum(assert, gen.nodeId, c.node_id, `${what}: nodeId`)
+        } finally {
+          await gen.close?.()
+        }
+      }
+    } finally {
+      restore()
+    }
   },
 }
 
@@ -496,6 +562,7 @@ const HANDLERS = {
   'compose.json': composeFile,
   'encodings.json': encodings,
   'opaque.json': opaque,
+  'node_sources.json': nodeSources,
 }
 
 /**
@@ -543,9 +610,9 @@ export async function runConformance(api, { test, assert, vectorsDir, runtime, r
     total += cases.length
     await test(`conformance ${file} (${cases.length} cases)`, async (t) => {
       for (const c of cases) {
-        await t.test(c.name, () => {
+        await t.test(c.name, async () => {
           try {
-            handler.run(api, assert, c)
+            await handler.run(api, assert, c)
           } catch (e) {
             record?.(file, c.name, false)
             throw e

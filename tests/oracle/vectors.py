@@ -1308,6 +1308,270 @@ def opaque_cases():
     c.append(opaque_case("encode_2pow32_w32", C(20, 4, 8), key, op="encode", value=1 << 32))
     return c
 
+# Node sources (SPEC §3.1): the strings that name a node ID without a store. Lease sources (file://,
+# etcd://, postgres://) appear only malformed: they must fail while being parsed, before any store is
+# touched (a valid one needs a store, which the bindings' own tests start).
+
+NODE_ENV = "SNOWMINT_NODE_ID"
+DIGITS = "0123456789"
+SEQ_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+HOST_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._[]:")
+
+
+def bad_source():
+    return Fail("INVALID_ARGUMENT")
+
+
+def whole(text):
+    """A non-negative integer written in decimal digits only, as an int, else None."""
+    if text and all(ch in DIGITS for ch in text):
+        return int(text)
+    return None
+
+
+def u64_of(text):
+    n = whole(text)
+    if n is None or n > U64:
+        raise bad_source()
+    return n
+
+
+def ttl_ok(v):
+    for suffix, unit in (("ms", 1), ("s", 1000), ("m", 60000), ("", 1000)):
+        if v.endswith(suffix):
+            n = whole(v[:len(v) - len(suffix)] if suffix else v)
+            return n is not None and 1 <= n * unit <= 3_600_000
+    return False
+
+
+def unescape(text):
+    """%-decoding; None on a bad escape or bytes that are not UTF-8."""
+    out, i = bytearray(), 0
+    while i < len(text):
+        if text[i] == "%":
+            h = text[i + 1:i + 3]
+            if len(h) != 2 or any(ch not in "0123456789abcdefABCDEF" for ch in h):
+                return None
+            out.append(int(h, 16))
+            i += 3
+        else:
+            out += text[i].encode()
+            i += 1
+    try:
+        return out.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def host_port_ok(hp):
+    if hp.startswith("["):
+        if "]" not in hp:
+            return False
+        host, after = hp[1:].split("]", 1)
+        host, port = "[" + host + "]", (after[1:] if after.startswith(":") else None)
+    elif ":" in hp:
+        host, port = hp.rsplit(":", 1)
+    else:
+        host, port = hp, None
+    if not host or any(ch not in HOST_CHARS for ch in host):
+        return False
+    return port is None or (whole(port) is not None and 1 <= whole(port) <= 65535)
+
+
+def check_lease(scheme, rest):
+    """Raises INVALID_ARGUMENT for a malformed lease source; returns quietly for a valid one."""
+    body, _, query = rest.partition("?")
+    for pair in (p for p in query.split("&") if p):
+        if "=" not in pair:
+            raise bad_source()
+        k, v = pair.split("=", 1)
+        if k == "sequencer":
+            name = unescape(v)
+            if name is None or not 1 <= len(name) <= 64 or name[0] in ".-" or set(name) - SEQ_CHARS:
+                raise bad_source()
+        elif k == "ttl":
+            if not ttl_ok(v):
+                raise bad_source()
+        elif not scheme.startswith("postgres"):
+            raise bad_source()  # unknown parameter (PostgreSQL passes its driver's parameters on)
+    if scheme == "file":
+        path = "/" + body[len("localhost/"):] if body.startswith("localhost/") else body
+        if not path.startswith("/") or unescape(path) is None:
+            raise bad_source()
+    elif scheme == "etcd":
+        hosts = body.split("/", 1)[0]
+        if not hosts or not all(host_port_ok(h) for h in hosts.split(",")):
+            raise bad_source()
+    elif scheme in ("postgres", "postgresql"):
+        auth_host, slash, db = body.partition("/")
+        if not slash or not db or "@" not in auth_host:
+            raise bad_source()
+        user_info, hostport = auth_host.rsplit("@", 1)
+        if not user_info.split(":")[0] or not host_port_ok(hostport):
+            raise bad_source()
+    else:
+        raise bad_source()  # unknown scheme
+
+
+def resolve_source(source, layout, environ):
+    """The node ID `source` gives under `layout` with the environment `environ` ({NAME: value or
+    None for unset}); raises Fail. Reading a variable the case does not set is a bug in the case."""
+
+    def var(name):
+        assert name in environ, "a case reads %s without setting or unsetting it" % name
+        return environ[name]
+
+    if source == "":
+        raise bad_source()
+    if all(ch in DIGITS for ch in source):
+        node = u64_of(source)
+    elif "://" in source:
+        check_lease(*source.split("://", 1))
+        raise AssertionError("valid lease source %r: the corpus holds only malformed ones" % source)
+    else:
+        kind, colon, arg = source.partition(":")
+        if kind == "env":
+            name = arg if colon else NODE_ENV
+            if not name or name[0] in DIGITS or any(not (ch.isascii() and (ch.isalnum() or ch == "_")) for ch in name):
+                raise bad_source()
+            value = var(name)
+            if value is None:
+                raise bad_source()
+            node = u64_of(value)
+        elif kind == "k8s":
+            offset = u64_of(arg) if colon else 0
+            host = var("HOSTNAME")
+            assert host, "k8s cases set a non-empty HOSTNAME (an empty one falls back to the system's)"
+            _, dash, ordinal = host.rpartition("-")
+            node = u64_of(ordinal) + offset if dash else None
+            if node is None or node > U64:
+                raise bad_source()
+        else:
+            raise bad_source()  # ip takes no argument; `ip` itself reads the host, not in the corpus
+    Generator(layout, node)  # NODE_ID_OUT_OF_RANGE
+    return node
+
+
+def source_case(name, source, env=None, spec=None):
+    spec = spec or P("twitter")
+    case = {"name": name, "layout": spec, "source": source}
+    if env:
+        case["env"] = env
+    layout = make_layout(spec)  # a valid layout: the case is about the source
+    try:
+        case["node_id"] = str(resolve_source(source, layout, env or {}))
+    except Fail as e:
+        case["error"] = e.code
+    return case
+
+
+def node_sources_cases():
+    c = []
+
+    def s(name, source, env=None, spec=None, want=None):
+        case = source_case(name, source, env, spec)
+        # A second opinion, written by hand, for each case: the oracle must agree with it.
+        assert case.get("node_id", case.get("error")) == want, (name, case, want)
+        c.append(case)
+
+    IA, OUT = "INVALID_ARGUMENT", "NODE_ID_OUT_OF_RANGE"
+    # Numbers
+    s("number_zero", "0", want="0")
+    s("number_seven", "7", want="7")
+    s("number_max_twitter", "1023", want="1023")
+    s("number_over_twitter", "1024", want=OUT)
+    s("number_js53_max", "15", spec=P("js53"), want="15")
+    s("number_js53_over", "16", spec=P("js53"), want=OUT)
+    s("number_instagram_max", "8191", spec=P("instagram"), want="8191")
+    s("number_hazelcast_offset_max", "65530", spec=P("hazelcast", node_id_offset=5), want="65530")
+    s("number_hazelcast_offset_over", "65531", spec=P("hazelcast", node_id_offset=5), want=OUT)
+    s("number_snowcast_last", "255", spec=P("snowcast", epoch_ms=1_704_067_200_000, node_count=200), want="255")  # rounded up to 256
+    s("number_snowcast_over", "256", spec=P("snowcast", epoch_ms=1_704_067_200_000, node_count=200), want=OUT)
+    s("number_leading_zeros", "0007", want="7")
+    s("number_u64_max", "18446744073709551615", want=OUT)
+    s("number_over_u64", "18446744073709551616", want=IA)
+    s("number_negative", "-1", want=IA)
+    s("number_plus_sign", "+7", want=IA)
+    s("number_fraction", "7.0", want=IA)
+    s("number_hex", "0x10", want=IA)
+    s("number_exponent", "1e3", want=IA)
+    s("empty", "", want=IA)
+    # env / env:NAME
+    s("env_default", "env", {NODE_ENV: "12"}, want="12")
+    s("env_default_zero", "env", {NODE_ENV: "0"}, want="0")
+    s("env_default_unset", "env", {NODE_ENV: None}, want=IA)
+    s("env_default_empty", "env", {NODE_ENV: ""}, want=IA)
+    s("env_default_not_a_number", "env", {NODE_ENV: "abc"}, want=IA)
+    s("env_default_negative", "env", {NODE_ENV: "-3"}, want=IA)
+    s("env_default_hex", "env", {NODE_ENV: "0x1f"}, want=IA)
+    s("env_default_over_layout", "env", {NODE_ENV: "1024"}, want=OUT)
+    s("env_default_over_u64", "env", {NODE_ENV: "18446744073709551616"}, want=IA)
+    s("env_default_js53", "env", {NODE_ENV: "9"}, spec=P("js53"), want="9")
+    s("env_default_js53_over", "env", {NODE_ENV: "16"}, spec=P("js53"), want=OUT)
+    s("env_named", "env:MY_NODE", {"MY_NODE": "3", NODE_ENV: "12"}, want="3")
+    s("env_named_lowercase", "env:pod_node_2", {"pod_node_2": "44"}, want="44")
+    s("env_named_unset_default_set", "env:MY_NODE", {"MY_NODE": None, NODE_ENV: "12"}, want=IA)
+    s("env_named_not_a_number", "env:MY_NODE", {"MY_NODE": "seven"}, want=IA)
+    s("env_named_over_layout", "env:MY_NODE", {"MY_NODE": "5000"}, want=OUT)
+    s("env_named_empty_name", "env:", want=IA)
+    s("env_named_starts_with_digit", "env:1NODE", want=IA)
+    s("env_named_dash", "env:MY-NODE", want=IA)
+    s("env_named_dollar", "env:$NODE", want=IA)
+    s("env_uppercase_kind", "ENV", want=IA)
+    # k8s / k8s:OFFSET (the hostname from $HOSTNAME, as Kubernetes sets it to the pod's name)
+    s("k8s_ordinal", "k8s", {"HOSTNAME": "web-3"}, want="3")
+    s("k8s_ordinal_zero", "k8s", {"HOSTNAME": "web-0"}, want="0")
+    s("k8s_last_dash", "k8s", {"HOSTNAME": "orders-api-12"}, want="12")
+    s("k8s_offset", "k8s:10", {"HOSTNAME": "web-3"}, want="13")
+    s("k8s_offset_zero", "k8s:0", {"HOSTNAME": "web-7"}, want="7")
+    s("k8s_offset_over_layout", "k8s:1000", {"HOSTNAME": "web-24"}, want=OUT)
+    s("k8s_ordinal_over_layout", "k8s", {"HOSTNAME": "web-1024"}, want=OUT)
+    s("k8s_ordinal_js53", "k8s", {"HOSTNAME": "db-15"}, spec=P("js53"), want="15")
+    s("k8s_no_ordinal", "k8s", {"HOSTNAME": "web"}, want=IA)
+    s("k8s_trailing_dash", "k8s", {"HOSTNAME": "web-"}, want=IA)
+    s("k8s_ordinal_not_digits", "k8s", {"HOSTNAME": "web-3a"}, want=IA)
+    s("k8s_ordinal_not_last", "k8s", {"HOSTNAME": "web-3-canary"}, want=IA)
+    s("k8s_offset_overflow", "k8s:1", {"HOSTNAME": "web-18446744073709551615"}, want=IA)
+    s("k8s_offset_negative", "k8s:-1", {"HOSTNAME": "web-3"}, want=IA)
+    s("k8s_offset_not_a_number", "k8s:two", {"HOSTNAME": "web-3"}, want=IA)
+    s("k8s_offset_empty", "k8s:", {"HOSTNAME": "web-3"}, want=IA)
+    # Other strings
+    s("ip_with_argument", "ip:3", want=IA)
+    s("unknown_word", "hostname", want=IA)
+    s("unknown_kind_with_argument", "node:7", want=IA)
+    s("unknown_scheme", "zookeeper://127.0.0.1:2181/app", want=IA)
+    s("unknown_scheme_redis", "redis://127.0.0.1:6379", want=IA)
+    # Malformed lease sources: rejected while parsing, before any store is opened
+    s("file_relative", "file://snowmint-vectors/ids", want=IA)
+    s("file_ttl_zero", "file:///nonexistent/snowmint-vectors?ttl=0s", want=IA)
+    s("file_bad_sequencer_escape", "file:///nonexistent/snowmint-vectors?sequencer=%zz", want=IA)
+    s("file_unknown_parameter", "file:///nonexistent/snowmint-vectors?color=red", want=IA)
+    s("etcd_port_zero", "etcd://127.0.0.1:0/app", want=IA)
+    s("etcd_port_too_big", "etcd://127.0.0.1:65536/app", want=IA)
+    s("etcd_port_not_a_number", "etcd://127.0.0.1:x/app", want=IA)
+    s("etcd_no_endpoint", "etcd:///app", want=IA)
+    s("etcd_second_endpoint_bad", "etcd://127.0.0.1:1,127.0.0.1:70000/app", want=IA)
+    s("etcd_bad_host", "etcd://127.0.0.1 :1/app", want=IA)
+    s("etcd_ttl_zero", "etcd://127.0.0.1:1/app?ttl=0ms", want=IA)
+    s("etcd_ttl_over_an_hour", "etcd://127.0.0.1:1/app?ttl=61m", want=IA)
+    s("etcd_ttl_unit", "etcd://127.0.0.1:1/app?ttl=10h", want=IA)
+    s("etcd_ttl_not_a_number", "etcd://127.0.0.1:1/app?ttl=ten", want=IA)
+    s("etcd_parameter_without_value", "etcd://127.0.0.1:1/app?ttl", want=IA)
+    s("etcd_sequencer_empty", "etcd://127.0.0.1:1/app?sequencer=", want=IA)
+    s("etcd_sequencer_space", "etcd://127.0.0.1:1/app?sequencer=my%20orders", want=IA)
+    s("etcd_sequencer_leading_dot", "etcd://127.0.0.1:1/app?sequencer=.orders", want=IA)
+    s("etcd_sequencer_too_long", "etcd://127.0.0.1:1/app?sequencer=" + "a" * 65, want=IA)
+    s("etcd_unknown_parameter", "etcd://127.0.0.1:1/app?sequencer=orders&color=red", want=IA)
+    s("postgres_no_user", "postgres://127.0.0.1:1/ids", want=IA)
+    s("postgres_empty_user", "postgres://@127.0.0.1:1/ids", want=IA)
+    s("postgres_no_database", "postgres://app@127.0.0.1:1/", want=IA)
+    s("postgres_no_path", "postgres://app@127.0.0.1:1", want=IA)
+    s("postgres_port_too_big", "postgres://app@127.0.0.1:99999/ids", want=IA)
+    s("postgres_ttl_zero", "postgresql://app@127.0.0.1:1/ids?ttl=0", want=IA)
+    s("postgres_sequencer_slash", "postgres://app@127.0.0.1:1/ids?sequencer=a/b", want=IA)
+    return c
+
+
 # --------------------------------------------------------------------------------------------------
 # Output
 
@@ -1319,6 +1583,7 @@ FILES = {
     "compose.json": compose_cases,
     "encodings.json": encodings_cases,
     "opaque.json": opaque_cases,
+    "node_sources.json": node_sources_cases,
 }
 
 
