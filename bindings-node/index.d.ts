@@ -138,6 +138,10 @@ export declare class Opaque {
   /** The width in bits: IDs and tokens are below 2^bits. */
   get bits(): number
   /** The layout whose width this permutation has. */
+  get layout(): Layout
+}
+
+/**
  * A named sequencer (snowcast's lifecycle) in a store: `file:///DIR`, `etcd://HOST:PORT/PREFIX` or
  * `postgres://USER@HOST:PORT/DB`. Every call that talks to the store returns a Promise.
  */

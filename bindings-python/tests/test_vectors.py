@@ -227,6 +227,8 @@ def run_opaque(c: dict[str, Any]) -> None:
         assert o.decode_str(o.encode_str(i, "base58"), "base58") == i
     assert o.encode_many(ids) == tokens, w
     assert o.decode_many(tokens) == ids, w
+
+
 def run_node_sources(c: dict[str, Any]) -> None:
     """`Generator(node_id=source, layout=...)` with the case's variables set (None: unset), restored after."""
     w = f"node_sources.json:{c['name']}"

@@ -485,6 +485,9 @@ const opaque = {
     const tokens = o.encodeMany(ids)
     assert.deepEqual([...tokens].map(String), c.tokens, `${c.name}: encodeMany`)
     assert.deepEqual([...o.decodeMany(tokens)].map(String), c.ids, `${c.name}: decodeMany`)
+  },
+}
+
 /** Sets the case's variables (null: unsets) in `process.env`; returns a function that restores them. */
 function setEnv(env) {
   const saved = Object.keys(env).map((k) => [k, Object.prototype.hasOwnProperty.call(process.env, k) ? process.env[k] : null])
