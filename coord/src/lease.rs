@@ -251,6 +251,15 @@ impl Shared {
             matches!(self.store.sequencer(&self.record.name)?, Some(r) if r.incarnation == self.record.incarnation),
         )
     }
+
+    /// The store refused the claim: a destroy that landed between this round's sequencer check and its
+    /// renewal removes the claims too, so the record is asked once more to report the right end.
+    fn lost_or_destroyed(&self) {
+        match self.check_sequencer() {
+            Ok(false) => self.set_state(DESTROYED),
+            _ => self.set_state(LOST),
+        }
+    }
 }
 
 /// A (renewal) deadline in the time source's monotonic clock.
@@ -302,7 +311,7 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
                 good_until = started.saturating_add(ttl_ms.saturating_mul(1_000_000));
             }
             Err(e) if e.code() == ErrorCode::LeaseLost => {
-                shared.set_state(LOST);
+                shared.lost_or_destroyed();
                 return;
             }
             Err(_) => {
@@ -322,7 +331,7 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
         });
         if let Err(e) = extended {
             if e.code() == ErrorCode::LeaseLost {
-                shared.set_state(LOST);
+                shared.lost_or_destroyed();
                 return;
             }
         }

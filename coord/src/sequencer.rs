@@ -393,7 +393,15 @@ impl Sequencer {
             return Err(self.destroyed_error());
         }
         match self.lease() {
-            Some(l) => l.next_id(),
+            Some(l) => l.next_id().map_err(|e| {
+                // A lease that ended (a renewal that failed on a busy host, a claim that went with the
+                // record) while the sequencer was destroyed reports the destruction, as a keeper would.
+                if e.code() == ErrorCode::LeaseLost && self.destroyed_in_store() {
+                    self.destroyed_error()
+                } else {
+                    e
+                }
+            }),
             None if self.destroyed_in_store() => Err(self.destroyed_error()),
             None => Err(Error::lease_lost(format!(
                 "sequencer {:?} is detached; attach() to mint",

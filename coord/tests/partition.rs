@@ -15,12 +15,15 @@ use snowmint_coord::{
 };
 
 /// One holder's view of a shared store: `cut` makes every request fail (a partition), `lose_acks`
-/// applies reservation writes but reports them failed (the acknowledgement is lost on the way back).
+/// applies reservation writes but reports them failed (the acknowledgement is lost on the way back),
+/// `destroy_before_renew` has another handle destroy the sequencer just before the next renewal
+/// reaches the store (after the keeper's check of the record in the same round).
 #[derive(Debug)]
 struct View {
     store: Arc<MemoryStore>,
     cut: AtomicBool,
     lose_acks: AtomicBool,
+    destroy_before_renew: AtomicBool,
 }
 
 impl View {
@@ -29,6 +32,7 @@ impl View {
             store: store.clone(),
             cut: AtomicBool::new(false),
             lose_acks: AtomicBool::new(false),
+            destroy_before_renew: AtomicBool::new(false),
         })
     }
 
@@ -71,6 +75,11 @@ impl Store for View {
     }
     fn renew(&self, claim: &Claim, ttl_ms: u64, now: u64) -> Result<Claim> {
         self.check()?;
+        if self.destroy_before_renew.swap(false, Ordering::SeqCst) {
+            // As on PostgreSQL, where the claims go with the record (ON DELETE CASCADE).
+            self.store.destroy_sequencer(&claim.sequencer)?;
+            self.store.release(claim)?;
+        }
         self.store.renew(claim, ttl_ms, now)
     }
     fn release(&self, claim: &Claim) -> Result<()> {
@@ -226,4 +235,28 @@ fn lost_acknowledgements_never_raise_the_ceiling() {
     );
     let pos = |id: u64| (id >> 6) << 4 | (id & 0xf);
     assert!(ids.iter().all(|&x| pos(x) < before));
+}
+
+#[test]
+fn a_destroy_between_the_check_and_the_renewal_is_seen_as_destroyed() {
+    let store = Arc::new(MemoryStore::new());
+    let v = View::new(&store);
+    let a = lease(&v, Arc::new(SystemTime), Policy::Fail).unwrap();
+    assert!(a.next_id().is_ok());
+    // The keeper's round finds the record, then the renewal finds the claim gone with it.
+    v.destroy_before_renew.store(true, Ordering::SeqCst);
+    a.poke();
+    let t0 = Instant::now();
+    while a.state() == LeaseState::Held && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(
+        !v.destroy_before_renew.load(Ordering::SeqCst),
+        "the renewal ran"
+    );
+    assert_eq!(a.state(), LeaseState::Destroyed);
+    assert_eq!(
+        a.next_id().unwrap_err().code(),
+        ErrorCode::SequencerDestroyed
+    );
 }
