@@ -33,6 +33,11 @@ if tar -tzf "$MAIN_TGZ" | grep -q '\.node$'; then
   echo "test.sh: the main package must not ship a .node (it belongs in the platform package)" >&2
   exit 1
 fi
+for tgz in "$MAIN_TGZ" "$PLATFORM_TGZ"; do
+  for lic in LICENSE-MIT LICENSE-APACHE; do
+    tar -tzf "$tgz" | grep -qx "package/$lic" || { echo "test.sh: $(basename "$tgz") lacks $lic" >&2; exit 1; }
+  done
+done
 tar -tzf "$PLATFORM_TGZ" | grep -qx 'package/snowmint.linux-x64-gnu.node' \
   || { echo "test.sh: the platform package lacks snowmint.linux-x64-gnu.node" >&2; exit 1; }
 

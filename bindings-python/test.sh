@@ -36,6 +36,10 @@ import sys, pathlib, snowmint
 p = pathlib.Path(snowmint.__file__).resolve()
 assert "site-packages" in p.parts, f"snowmint imported from {p}, not from the installed wheel"
 print(f"[python test] snowmint from {p.parent}", file=sys.stderr)
+import zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+for lic in ("LICENSE-MIT", "LICENSE-APACHE"):
+    assert any(n.endswith("/" + lic) for n in names), f"the wheel does not ship {lic}"
 PY
 if [ $# -eq 0 ]; then set -- tests; fi
 if [ -z "${SNOWMINT_TEST_ETCD_URL:-}" ]; then

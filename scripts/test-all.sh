@@ -10,6 +10,7 @@ export SNOWMINT_CONFORMANCE_DIR="$ROOT/target/conformance"
 rm -rf "$SNOWMINT_CONFORMANCE_DIR" && mkdir -p "$SNOWMINT_CONFORMANCE_DIR"
 stages=(
   "core:scripts/test-core.sh"
+  "msrv:scripts/test-msrv.sh"
   "miri:scripts/test-miri.sh"
   "coord:coord/test.sh"
   "c:bindings-c/test.sh"

@@ -11,7 +11,7 @@ cd "$ROOT"
 bash scripts/setup-rust.sh
 set -x
 cargo fmt --all -- --check
-cargo clippy -p snowmint -p snowmint-cli --all-targets -- -D warnings
+cargo clippy --workspace --all-targets -- -D warnings
 cargo test -p snowmint -p snowmint-cli
 cargo test -p snowmint-coord --test node_sources  # node_sources.json (the core cannot parse node sources)
 RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint --no-deps

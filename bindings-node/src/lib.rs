@@ -554,6 +554,8 @@ impl Drop for Generator {
 }
 
 /// A fixed node ID, or a node ID held under a lease (every lease decision is the coord crate's).
+// The in-memory generator stays inline: it is the hot path, and one indirection costs more than the size.
+#[allow(clippy::large_enum_variant)]
 enum Gen {
     /// State in this process's memory, or in a state file shared by processes.
     Plain(SharedGenerator<SharedState>),

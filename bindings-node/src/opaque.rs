@@ -326,6 +326,9 @@ unsafe fn handle<'a>(env: sys::napi_env, v: Raw) -> Option<&'a snowmint::Opaque>
     }
 }
 
+/// One direction of the permutation.
+type Permute = fn(&snowmint::Opaque, u64) -> snowmint::Result<u64>;
+
 /// Encodes or decodes into the environment's ID cell (what `__idSlot()` views; `index.js` reads it
 /// there: a BigUint64Array read costs a few nanoseconds, `napi_create_bigint_uint64` several times
 /// that). Returns undefined, or throws the method's error with nothing written.
@@ -334,7 +337,7 @@ unsafe fn fast(env: sys::napi_env, info: sys::napi_callback_info, decode: bool) 
         let mut argv = [ptr::null_mut(); 2];
         let table = unsafe { crate::fast_call(env, info, &mut argv) }?;
         let o = unsafe { handle(env, argv[0]) }?;
-        let (what, f): (&str, fn(&snowmint::Opaque, u64) -> snowmint::Result<u64>) = if decode {
+        let (what, f): (&str, Permute) = if decode {
             ("token", snowmint::Opaque::decode)
         } else {
             ("id", snowmint::Opaque::encode)

@@ -692,6 +692,8 @@ fn os_random_seed() -> u64 {
 }
 
 /// A fixed node ID, or a node ID held under a lease (every lease decision is the coord crate's).
+// The in-memory generator stays inline: it is the hot path, and one indirection costs more than the size.
+#[allow(clippy::large_enum_variant)]
 enum Kind {
     /// State in this process's memory, or in a state file shared by processes.
     Plain(sm::SharedGenerator<SharedState>),
