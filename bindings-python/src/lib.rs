@@ -990,7 +990,7 @@ unsafe fn u64_array_slice<'a>(arr: &Bound<'_, PyAny>, n: usize) -> PyResult<&'a 
     let info = info.cast::<PyTuple>()?;
     let addr: usize = info.get_item(0)?.extract()?;
     let len: usize = info.get_item(1)?.extract()?;
-    if itemsize != 8 || len != n || addr == 0 || addr % std::mem::align_of::<u64>() != 0 {
+    if itemsize != 8 || len != n || addr == 0 || !addr.is_multiple_of(std::mem::align_of::<u64>()) {
         return Err(PyRuntimeError::new_err(
             "array('Q') is not a buffer of 64-bit integers here",
         ));
