@@ -4,7 +4,8 @@
 # every store URL in SNOWMINT_TEST_STORES (space-separated). The embedded store always runs, in a
 # throw-away directory; etcd and PostgreSQL run as real servers (scripts/servers.sh), and the server
 # stores' own tests (coord/tests/servers*.rs: store contract, pause past the TTL, SIGKILL, the store
-# stopped or paused while a holder mints, etcd failover, a foreign schema) run against them.
+# stopped or paused while a holder mints, etcd failover, a foreign schema; coord/tests/chaos.rs: 16
+# holders while the etcd leader is killed and paused) run against them.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 cd "$ROOT"

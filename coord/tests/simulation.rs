@@ -603,8 +603,13 @@ impl World {
     }
 
     fn run(&mut self) -> std::result::Result<(), String> {
+        let mut report = self.shape.target_ids / 10;
         for _ in 0..self.shape.steps {
             self.step()?;
+            if self.minted >= report {
+                println!("  {} IDs after {} steps", self.minted, self.step);
+                report = report.saturating_add(self.shape.target_ids / 10);
+            }
             if self.minted >= self.shape.target_ids {
                 break;
             }
