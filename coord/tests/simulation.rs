@@ -1,6 +1,8 @@
 //! Deterministic simulation of the lease and sequencer algorithms (SPEC §3.2, §3.3): the real `Lease`
 //! code, stepped (no keeper threads), over the in-memory store, with every holder's clock, the store's
-//! clock and every fault drawn from one seed. The same seed replays the same run, step by step.
+//! clock and every fault drawn from one seed. The same seed replays the same run, step by step. The
+//! shared state file (SPEC §4a) runs in a second world: processes of one host minting from one real
+//! memory-mapped file with clocks of their own, crashing and opening it again.
 //!
 //! Faults: clocks stepped back and forth, frozen and smeared; holders paused past their TTL, crashed
 //! (no release) and restarted; the store unreachable from a holder (a partition), failing requests at
@@ -15,7 +17,7 @@
 //! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
 //! ```
 //! Options: `--seeds N` (default 500), `--first SEED`, `--steps N` (per seed, default 4000), `--replay
-//! SEED` (one seed, every step printed), `--long` (1024 nodes, 10^9 IDs: the README's figures),
+//! SEED` (one seed, every step printed; with `--state-file`, the state-file world), `--long` (1024 nodes, 10^9 IDs: the README's figures),
 //! `--defects` / `--no-defects` (only / without the planted-defect proof).
 
 use std::collections::{BTreeMap, HashSet};
@@ -209,6 +211,9 @@ struct Holder {
     paused: bool,
     smear_ns_per_ms: i64,
     next_round_ns: u64,
+    /// When the faults put on this holder end by themselves (0: none pending): a partition heals, a
+    /// paused process is resumed, a clock is fixed.
+    heal_at_ns: u64,
 }
 
 /// Per lease: node ID, first and last ID minted.
@@ -279,6 +284,7 @@ impl World {
                 paused: false,
                 smear_ns_per_ms: 0,
                 next_round_ns: 0,
+                heal_at_ns: 0,
             })
             .collect();
         World {
@@ -457,13 +463,40 @@ impl World {
         }
     }
 
+    /// Faults end by themselves within two TTLs of being put on (or sooner, if toggled off).
+    fn heal(&mut self) {
+        let now = self.now.load(Ordering::SeqCst);
+        let mut healed = Vec::new();
+        for (i, h) in self.holders.iter_mut().enumerate() {
+            if h.heal_at_ns == 0 || now < h.heal_at_ns {
+                continue;
+            }
+            h.heal_at_ns = 0;
+            h.paused = false;
+            h.smear_ns_per_ms = 0;
+            *h.clock.frozen.lock().unwrap() = None;
+            h.link.cut.store(false, Ordering::SeqCst);
+            h.link.flaky.store(0, Ordering::SeqCst);
+            h.link.late.store(0, Ordering::SeqCst);
+            healed.push(i);
+        }
+        for i in healed {
+            self.log(|| format!("holder {i} recovers from its faults"));
+        }
+    }
+
     fn step(&mut self) -> std::result::Result<(), String> {
         self.step += 1;
         let n = self.holders.len();
         let i = self.rng.below(n as u64) as usize;
         let small = self.rng.below(3 * MS);
         self.advance(small);
+        self.heal();
         let roll = self.rng.below(100);
+        if self.shape.faults && (67..=90).contains(&roll) && self.holders[i].heal_at_ns == 0 {
+            let now = self.now.load(Ordering::SeqCst);
+            self.holders[i].heal_at_ns = now + self.rng.below(2 * self.shape.ttl_ms * MS);
+        }
         let faults = self.shape.faults;
         match roll {
             0..=54 => {
@@ -626,6 +659,153 @@ impl SimClock {
     }
 }
 
+/// The shared state file (SPEC §4a): 4 processes of one host, each with its own clock (stepped, frozen,
+/// smeared), mint from one real memory-mapped file; a process crashes (drops its mapping) and opens the
+/// file again. After every step: no ID twice, IDs strictly increasing per process life.
+fn run_state_file(
+    seed: u64,
+    steps: u64,
+    dir: &std::path::Path,
+    trace: bool,
+) -> std::result::Result<u64, String> {
+    use snowmint::{SharedGenerator, StateFile};
+    let path = dir.join(format!("seed-{seed}.state"));
+    let _ = std::fs::remove_file(&path);
+    let layout = Layout::new(LayoutConfig {
+        timestamp_bits: 41,
+        node_bits: 2,
+        sequence_bits: 4,
+        node_split_bits: 0,
+        ..LayoutConfig::default()
+    })
+    .expect("the simulation's layout");
+    let options = Options {
+        policy: Policy::Fail,
+        ..Options::default()
+    };
+    let open = || {
+        SharedGenerator::<StateFile>::open_file(&path, layout, 1, options)
+            .map_err(|e| format!("state file: open: {e}"))
+    };
+    struct Proc {
+        clock: SimClock,
+        gen: Option<SharedGenerator<StateFile>>,
+        last: Option<u64>,
+        smear_ns_per_ms: i64,
+    }
+    let now = Arc::new(AtomicU64::new(START_UNIX_NS));
+    let mut rng = Rng(seed ^ 0x5EED_F11E);
+    let mut procs = Vec::new();
+    for _ in 0..4 {
+        procs.push(Proc {
+            clock: SimClock {
+                now: now.clone(),
+                offset_ns: AtomicI64::new(0),
+                frozen: Mutex::new(None),
+            },
+            gen: Some(open()?),
+            last: None,
+            smear_ns_per_ms: 0,
+        });
+    }
+    let mut seen = HashSet::new();
+    for step in 0..steps {
+        let d = rng.below(3 * MS);
+        now.fetch_add(d, Ordering::SeqCst);
+        for p in &procs {
+            let by = p.smear_ns_per_ms * (d / MS) as i64;
+            p.clock.offset_ns.fetch_add(by, Ordering::SeqCst);
+        }
+        let i = rng.below(procs.len() as u64) as usize;
+        let roll = rng.below(100);
+        let p = &mut procs[i];
+        let what = match roll {
+            0..=69 => match &p.gen {
+                None => {
+                    p.gen = Some(open()?);
+                    p.last = None;
+                    format!("process {i} opens the file again")
+                }
+                Some(g) => {
+                    let clock = || Ok(p.clock.unix_ns());
+                    let n = 1 + rng.below(24);
+                    let mut minted = 0;
+                    for _ in 0..n {
+                        match g.next_id_from(&clock) {
+                            Ok(id) => {
+                                if let Some(l) = p.last.filter(|&l| id <= l) {
+                                    return Err(format!(
+                                        "state file: process {i}: ID {id} does not follow {l}"
+                                    ));
+                                }
+                                if !seen.insert(id) {
+                                    return Err(format!(
+                                        "state file: process {i}: ID {id} was minted before"
+                                    ));
+                                }
+                                p.last = Some(id);
+                                minted += 1;
+                            }
+                            Err(e) if e.code() == ErrorCode::TooFarAhead => break,
+                            Err(e) => {
+                                return Err(format!(
+                                    "state file: process {i}: unexpected error {}: {e}",
+                                    e.code()
+                                ))
+                            }
+                        }
+                    }
+                    format!("process {i} mints {minted}")
+                }
+            },
+            70..=77 => {
+                let by = rng.below(6_000) as i64 - 3_000;
+                p.clock
+                    .offset_ns
+                    .fetch_add(by * MS as i64, Ordering::SeqCst);
+                format!("process {i}'s clock steps {by} ms")
+            }
+            78..=80 => {
+                let mut f = p.clock.frozen.lock().unwrap();
+                *f = match *f {
+                    Some(_) => None,
+                    None => Some(p.clock.unix_ns_unfrozen()),
+                };
+                let frozen = f.is_some();
+                format!(
+                    "process {i}'s clock {}",
+                    if frozen { "freezes" } else { "runs again" }
+                )
+            }
+            81..=83 => {
+                p.smear_ns_per_ms = if p.smear_ns_per_ms == 0 {
+                    (rng.below(401) as i64 - 200) * 1_000
+                } else {
+                    0
+                };
+                format!(
+                    "process {i}'s clock smears {} µs per ms",
+                    p.smear_ns_per_ms / 1_000
+                )
+            }
+            84..=89 => {
+                p.gen = None;
+                format!("process {i} crashes")
+            }
+            _ => {
+                let d = rng.below(2_000) * MS;
+                now.fetch_add(d, Ordering::SeqCst);
+                format!("{} ms pass", d / MS)
+            }
+        };
+        if trace {
+            println!("state file: step {step}: {what}");
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+    Ok(seen.len() as u64)
+}
+
 fn run_seed(
     seed: u64,
     shape: Shape,
@@ -662,7 +842,12 @@ fn main() {
             Some("ceiling-before-ack") => Defect::CeilingBeforeAck,
             _ => Defect::None,
         };
-        match run_seed(seed, Shape::bounded(steps), defect, true) {
+        let r = if args.iter().any(|a| a == "--state-file") {
+            run_state_file(seed, steps, &std::env::temp_dir(), true)
+        } else {
+            run_seed(seed, Shape::bounded(steps), defect, true)
+        };
+        match r {
             Ok(n) => println!("seed {seed}: {n} IDs, no duplicate"),
             Err(e) => {
                 println!("seed {seed}: FAILED: {e}");
@@ -672,7 +857,7 @@ fn main() {
         return;
     }
     if args.iter().any(|a| a == "--long") {
-        long_run();
+        long_run(arg(&args, "--ids").unwrap_or(1_000_000_000));
         return;
     }
     let seeds: u64 = arg(&args, "--seeds").unwrap_or(500);
@@ -697,6 +882,32 @@ fn main() {
             if failed { "FAILED" } else { "no duplicate" },
             t0.elapsed().as_secs_f64()
         );
+        let t0 = Instant::now();
+        let dir = std::env::temp_dir().join(format!("snowmint-sim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let (mut ids, mut sf_failed) = (0, false);
+        for seed in first..first + seeds / 10 {
+            match run_state_file(seed, steps / 2, &dir, false) {
+                Ok(n) => ids += n,
+                Err(e) => {
+                    println!("simulation: state file, seed {seed} FAILED: {e}");
+                    println!(
+                        "  replay: cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay {seed} --steps {} --state-file",
+                        steps / 2
+                    );
+                    sf_failed = true;
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        println!(
+            "simulation: state file, {} seeds × {} steps, 4 processes, {ids} IDs, {} ({:.1} s)",
+            seeds / 10,
+            steps / 2,
+            if sf_failed { "FAILED" } else { "no duplicate" },
+            t0.elapsed().as_secs_f64()
+        );
+        failed |= sf_failed;
     }
     if !args.iter().any(|a| a == "--no-defects") {
         // Each planted defect must be caught within the bound, or the simulation proves nothing.
@@ -729,7 +940,7 @@ fn main() {
 
 /// The README's long run: 1024 simulated nodes (and 1100 holders competing for them), 10^9 IDs in
 /// batches, every fault on; checked by per-lease order and per-node span disjointness.
-fn long_run() {
+fn long_run(target_ids: u64) {
     let shape = Shape {
         holders: 1100,
         node_bits: 10,
@@ -737,7 +948,7 @@ fn long_run() {
         steps: u64::MAX,
         burst: 8192,
         ttl_ms: 3_000,
-        target_ids: 1_000_000_000,
+        target_ids,
         exact: false,
         faults: true,
     };
