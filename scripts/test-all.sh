@@ -12,6 +12,7 @@ stages=(
   "core:scripts/test-core.sh"
   "msrv:scripts/test-msrv.sh"
   "miri:scripts/test-miri.sh"
+  "fuzz:scripts/test-fuzz.sh"
   "coord:coord/test.sh"
   "c:bindings-c/test.sh"
   "python:bindings-python/test.sh"
