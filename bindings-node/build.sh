@@ -39,6 +39,9 @@ else
   ls -1 "$HERE"/snowmint.*.node >&2
 fi
 
+# The JavaScript surface shared with snowmint-wasm (its one source is bindings-wasm/js/surface.js).
+node "$HERE/../bindings-wasm/js/patch-glue.mjs" cjs "$HERE/surface.cjs"
+
 # The napi-rs platform-package layout: npm/<platform>/ is the package `snowmint-<platform>` that holds
 # the binary (made by `napi create-npm-dirs`, committed); the main package ships only the loader and
 # names each platform package in optionalDependencies. `napi artifacts` copies the built addon into

@@ -12,6 +12,12 @@
 'use strict'
 
 const native = require('./binding.js')
+// The surface shared with snowmint-wasm (generated from bindings-wasm/js/surface.js by build.sh):
+// the SnowmintError class every non-type error is made of, JSON forms and util.inspect output.
+const { SnowmintError, installSurface } = require('./surface.cjs')
+
+native.__setErrorClass(SnowmintError)
+const surface = installSurface(native)
 
 const slot = native.__idSlot()
 const register = native.__register
@@ -109,10 +115,11 @@ module.exports = {
   Opaque,
   Sequencer: native.Sequencer,
   compose: native.compose,
-  decode: native.decode,
+  decode: surface.decode,
   encode: native.encode,
   parse: native.parse,
   minIdAt: native.minIdAt,
   ERROR_CODES: native.ERROR_CODES,
-  PRESET_NAMES: native.PRESET_NAMES,
+  PRESET_NAMES: surface.PRESET_NAMES,
+  SnowmintError,
 }
