@@ -5,7 +5,7 @@
  * A preset name a `layout` argument takes (snowcast needs its parameters: `Layout.snowcast`). A name
  * outside this list fails type-checking, and at run time `INVALID_LAYOUT`.
  */
-export type PresetName = 'twitter' | 'discord' | 'instagram' | 'sonyflake' | 'hazelcast' | 'js53' | 'decimal'
+export type PresetName = 'twitter' | 'discord' | 'instagram' | 'sonyflake' | 'hazelcast' | 'js53' | 'decimal' | 'chronicle'
 
 /**
  * Every error snowmint throws for a value of the right JavaScript type (out of range, or refused by the
@@ -77,9 +77,15 @@ export interface GeneratorJSON {
 }
 
 export declare interface Layout {
+  /** `JSON.stringify` form: every figure, bigints as decimal strings. */
   toJSON(): LayoutJSON
+  /** Does nothing here (the garbage collector frees native objects): code written for snowmint-wasm, which frees its memory now, runs unchanged. */
+  free(): void
 }
 
 export declare interface Generator {
+  /** `JSON.stringify` form: layout, node ID and policy. */
   toJSON(): GeneratorJSON
+  /** Does nothing here (the garbage collector frees native objects; `close()` ends a lease): code written for snowmint-wasm runs unchanged. */
+  free(): void
 }

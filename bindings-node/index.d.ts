@@ -5,7 +5,7 @@
  * A preset name a `layout` argument takes (snowcast needs its parameters: `Layout.snowcast`). A name
  * outside this list fails type-checking, and at run time `INVALID_LAYOUT`.
  */
-export type PresetName = 'twitter' | 'discord' | 'instagram' | 'sonyflake' | 'hazelcast' | 'js53' | 'decimal'
+export type PresetName = 'twitter' | 'discord' | 'instagram' | 'sonyflake' | 'hazelcast' | 'js53' | 'decimal' | 'chronicle'
 
 /**
  * Every error snowmint throws for a value of the right JavaScript type (out of range, or refused by the
@@ -77,11 +77,17 @@ export interface GeneratorJSON {
 }
 
 export declare interface Layout {
+  /** `JSON.stringify` form: every figure, bigints as decimal strings. */
   toJSON(): LayoutJSON
+  /** Does nothing here (the garbage collector frees native objects): code written for snowmint-wasm, which frees its memory now, runs unchanged. */
+  free(): void
 }
 
 export declare interface Generator {
+  /** `JSON.stringify` form: layout, node ID and policy. */
   toJSON(): GeneratorJSON
+  /** Does nothing here (the garbage collector frees native objects; `close()` ends a lease): code written for snowmint-wasm runs unchanged. */
+  free(): void
 }
 
 /**
@@ -104,7 +110,7 @@ export declare class Generator {
    * memory-mapped file shared by every process that opens it with the same layout and node ID (else
    * `STATE_FILE_MISMATCH`): Node cluster workers mint under one node ID with no duplicates.
    */
-  constructor(options: { nodeId: number | bigint | string; layout?: PresetName | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint; stateFile?: string | null })
+  constructor(options: { nodeId: number | bigint | string; layout?: PresetName | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint | number; stateFile?: string | null })
   /** The next ID. */
   nextId(): bigint
   /** The next ID as a decimal string (for JSON). */
@@ -152,7 +158,7 @@ export declare class Generator {
    * node source; a lease source (`file:///DIR`, `etcd://…`, `postgres://…`) claims a node ID on a
    * worker thread (the event loop keeps running).
    */
-  static open(options: { nodeId: number | bigint | string; layout?: PresetName | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint }): Promise<Generator>
+  static open(options: { nodeId: number | bigint | string; layout?: PresetName | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint | number }): Promise<Generator>
 }
 
 /** A validated ID layout: bit widths, field order, tick and epoch, with its capacity and lifespan. */

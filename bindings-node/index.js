@@ -119,7 +119,7 @@ module.exports = {
   encode: native.encode,
   parse: native.parse,
   minIdAt: native.minIdAt,
-  ERROR_CODES: native.ERROR_CODES,
+  ERROR_CODES: Object.freeze(native.ERROR_CODES),
   PRESET_NAMES: surface.PRESET_NAMES,
   SnowmintError,
 }

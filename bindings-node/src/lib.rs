@@ -126,6 +126,18 @@ fn throw(
     msg: &str,
     extra: &[(&str, f64)],
 ) -> napi::Error {
+    throw_with_field(env, kind, code, msg, extra, None)
+}
+
+/// [`throw`], with a `field` property (the layout field an `INVALID_LAYOUT` names) when given.
+fn throw_with_field(
+    env: sys::napi_env,
+    kind: Kind,
+    code: &str,
+    msg: &str,
+    extra: &[(&str, f64)],
+    field: Option<&str>,
+) -> napi::Error {
     unsafe {
         let mut is_pending = false;
         sys::napi_is_exception_pending(env, &mut is_pending);
@@ -139,6 +151,9 @@ fn throw(
                         sys::napi_set_named_property(env, err, name.as_ptr(), v);
                     }
                 }
+                if let Some(field) = field {
+                    sys::napi_set_named_property(env, err, c"field".as_ptr(), js_str(env, field));
+                }
                 sys::napi_throw(env, err);
             }
         }
@@ -146,18 +161,21 @@ fn throw(
     napi::Error::from_status(Status::PendingException)
 }
 
-/// A core error as a JavaScript `Error` with the core's code; `retryAfterMs` for TOO_FAR_AHEAD,
-/// `position` for PARSE.
+/// A core error as a `SnowmintError` with the core's code; `retryAfterMs` for TOO_FAR_AHEAD,
+/// `position` for PARSE, `field` for INVALID_LAYOUT (as in snowmint-wasm).
 fn core_err(env: sys::napi_env, e: snowmint::Error) -> napi::Error {
     let msg = e.to_string();
     let mut extra: Vec<(&str, f64)> = Vec::new();
     if let Some(ms) = e.retry_after_ms() {
         extra.push(("retryAfterMs", ms as f64));
     }
-    if let snowmint::Error::Parse { position, .. } = e {
-        extra.push(("position", position as f64));
+    let mut field = None;
+    match e {
+        snowmint::Error::Parse { position, .. } => extra.push(("position", position as f64)),
+        snowmint::Error::InvalidLayout { field: f, .. } => field = Some(f),
+        _ => {}
     }
-    throw(env, Kind::Error, e.code().as_str(), &msg, &extra)
+    throw_with_field(env, Kind::Error, e.code().as_str(), &msg, &extra, field)
 }
 
 /// A coordination error as a JavaScript `Error` with its code.
@@ -682,20 +700,16 @@ fn generator_options(env: sys::napi_env, o: &Opts) -> Result<Options> {
         }
     };
     let random_start = match o.get("randomStart") {
-        None => false,
-        Some(v) => get_bool(env, v, "randomStart")?,
+        None => None,
+        Some(v) => Some(get_bool(env, v, "randomStart")?),
     };
+    // As in snowmint-wasm: a seed implies randomStart, and contradicts `randomStart: false`.
     let random_start_seed = match o.get("randomSeed") {
-        Some(v) => {
-            if type_of(env, v) != sys::ValueType::napi_bigint {
-                return Err(type_err(env, "randomSeed must be a bigint"));
-            }
-            Some(
-                get_bigint_u64(env, v)
-                    .ok_or_else(|| range_err(env, "randomSeed must be a bigint in 0..2^64"))?,
-            )
+        Some(_) if random_start == Some(false) => {
+            return Err(range_err(env, "randomSeed is given but randomStart is false"));
         }
-        None if random_start => Some(os_seed()),
+        Some(v) => Some(get_u64(env, v, "randomSeed")?),
+        None if random_start == Some(true) => Some(os_seed()),
         None => None,
     };
     Ok(Options {
@@ -816,7 +830,7 @@ impl Generator {
     /// `STATE_FILE_MISMATCH`): Node cluster workers mint under one node ID with no duplicates.
     #[napi(
         constructor,
-        ts_args_type = "options: { nodeId: number | bigint | string; layout?: PresetName | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint; stateFile?: string | null }"
+        ts_args_type = "options: { nodeId: number | bigint | string; layout?: PresetName | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint | number; stateFile?: string | null }"
     )]
     pub fn new(env: Env, this: This<'_>, options: Unknown<'_>) -> Result<Self> {
         let env = env.raw();
@@ -1084,7 +1098,7 @@ impl Generator {
     /// node source; a lease source (`file:///DIR`, `etcd://…`, `postgres://…`) claims a node ID on a
     /// worker thread (the event loop keeps running).
     #[napi(
-        ts_args_type = "options: { nodeId: number | bigint | string; layout?: PresetName | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint }",
+        ts_args_type = "options: { nodeId: number | bigint | string; layout?: PresetName | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint | number }",
         ts_return_type = "Promise<Generator>"
     )]
     pub fn open(env: Env, options: Unknown<'_>) -> Result<AsyncTask<CoordTask>> {

@@ -95,6 +95,11 @@ export function installSurface(api) {
       configurable: true,
     });
   }
+  // snowmint-wasm frees a module object's memory at `free()`; the native package's objects are the
+  // garbage collector's, and `free()` does nothing there, so code written for either runs on both.
+  for (const proto of [Layout.prototype, Generator.prototype]) {
+    if (!('free' in proto)) define(proto, 'free', function free() {});
+  }
   define(L, 'toJSON', function toJSON() {
     return jsonable(layoutFields(this));
   });

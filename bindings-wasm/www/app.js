@@ -114,7 +114,7 @@
     state.layout = l;
     state.gen = null;
     drawDiagram(l);
-    const perSec = l.idsPerTick * 1000000000n / l.tickNs;
+    const perSec = BigInt(l.idsPerTick) * 1000000000n / l.tickNs;
     facts($('layout-facts'), [
       ['layout', l.name === null ? 'custom' : l.name, 'fact-name'],
       ['bits', `${l.totalBits} (timestamp ${l.timestampBits}, node ${l.nodeBits}, sequence ${l.sequenceBits})`, 'fact-bits'],
