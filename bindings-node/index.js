@@ -18,6 +18,16 @@ const { SnowmintError, installSurface } = require('./surface.cjs')
 
 native.__setErrorClass(SnowmintError)
 const surface = installSurface(native)
+// Sequencers are native only: console.log shows their name, node count and layout.
+Object.defineProperty(native.Sequencer.prototype, Symbol.for('nodejs.util.inspect.custom'), {
+  value: function (depth, options, inspect) {
+    const l = this.layout
+    const fields = { name: this.name, nodeCount: this.nodeCount, layout: l.name !== null ? l.name : l }
+    return depth < 0 ? '[Sequencer]' : `Sequencer ${inspect(fields, { ...options, depth: options.depth === null ? null : options.depth - 1 })}`
+  },
+  writable: true,
+  configurable: true,
+})
 
 const slot = native.__idSlot()
 const register = native.__register

@@ -7,7 +7,7 @@ import { SnowmintError, installSurface } from './surface.js';
 installFastPath(wasm);
 
 export const { Layout, Generator, compose, minIdAt, encode, parse } = wasm;
-export const { decode, PRESET_NAMES } = installSurface(wasm);
-export { SnowmintError };
 export const Opaque = makeOpaque(wasm, opaqueCore);
+export const { decode, PRESET_NAMES } = installSurface({ ...wasm, Opaque });
+export { SnowmintError };
 export const ERROR_CODES = Object.freeze(wasm.__errorCodes().split(','));

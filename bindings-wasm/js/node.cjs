@@ -3,7 +3,6 @@
 const wasm = require('../dist/nodejs/snowmint_wasm.js');
 // The shared surface (js/surface.js, as CommonJS): SnowmintError, JSON forms, util.inspect output.
 const { SnowmintError, installSurface } = require('../dist/surface.cjs');
-const surface = installSurface(wasm);
 
 // nextId() with the default clock: Date.now() read here and passed in, the ID read back from the
 // module's memory (see Generator::mint_at in src/lib.rs); anything else takes the full path.
@@ -61,6 +60,7 @@ function makeOpaque(main, core) {
   };
 }
 const Opaque = makeOpaque(wasm, require('../dist/nodejs/snowmint_wasm_opaque.js'));
+const surface = installSurface({ ...wasm, Opaque });
 
 module.exports = {
   Layout: wasm.Layout,

@@ -80,7 +80,7 @@ function decodedToJSON() {
 /**
  * Installs the shared surface on a package's classes (their prototypes) and returns the functions
  * the package exports in place of the compiled ones (`decode`, `PRESET_NAMES`). `api`: `{ Layout,
- * Generator, decode, PRESET_NAMES? }`.
+ * Generator, Opaque?, decode, PRESET_NAMES? }`.
  */
 export function installSurface(api) {
   const { Layout, Generator } = api;
@@ -115,6 +115,12 @@ export function installSurface(api) {
   define(G, INSPECT, function (depth, options, inspect) {
     return show('Generator', generatorFields(this), depth, options, inspect);
   });
+  if (api.Opaque) {
+    // Never the key: the width and the layout.
+    define(api.Opaque.prototype, INSPECT, function (depth, options, inspect) {
+      return show('Opaque', { bits: this.bits, layout: layoutSummary(this.layout) }, depth, options, inspect);
+    });
+  }
   const compiledDecode = api.decode;
   return {
     PRESET_NAMES: Object.freeze([...(api.PRESET_NAMES ?? CORE_PRESET_NAMES)]),

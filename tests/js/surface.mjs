@@ -211,6 +211,9 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
     // Nested past the depth limit: the class name, as Node shows any object there.
     assert.equal(inspect({ a: { b: { c: g } } }), '{ a: { b: { c: [Generator] } } }')
     assert.match(inspect(decode(1212161512043450368n)), /^\{\n? *id: 1212161512043450368n,/)
+    // An Opaque shows its width and layout, never its key.
+    const key = Uint8Array.from({ length: 16 }, (_, i) => 200 + i)
+    assert.equal(inspect(new Opaque({ key, layout: 'js53' })), "Opaque { bits: 53, layout: 'js53' }")
   })
 
   test(`surface (${flavour}): SnowmintError is an Error subclass; one rule for every error`, () => {
