@@ -64,7 +64,7 @@ RAW="$TARGET/wasm32-unknown-unknown/release/snowmint_wasm.wasm"
 RAW_OPAQUE="$TARGET/wasm32-unknown-unknown/release/snowmint_wasm_opaque.wasm"
 STAMP="$HERE/dist/.stamp"
 # dist/ is current when it was made from this very module by this very script.
-WANT="$(sha256sum "$RAW" "$RAW_OPAQUE" "$HERE/build.sh" | awk '{print $1}' | tr -d '\n')"
+WANT="$(sha256sum "$RAW" "$RAW_OPAQUE" "$HERE/build.sh" "$HERE/js/surface.js" "$HERE/js/patch-glue.mjs" | awk '{print $1}' | tr -d '\n')"
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && [ -f "$HERE/www/pkg/snowmint_wasm_inline.js" ]; then
   log "dist/ is up to date"
   exit 0
@@ -81,6 +81,8 @@ for t in nodejs web bundler no-modules; do
     "$WASM_OPT" -Oz --flatten --rereloop -Oz -Oz --converge --strip-producers --strip-target-features "${FEATURES[@]}" "$HERE/dist/$t/${m}_bg.wasm" -o "$HERE/dist/$t/${m}_bg.wasm"
   done
 done
+# The errors the modules make are the package's SnowmintError (js/surface.js), imported by the glue.
+node "$HERE/js/patch-glue.mjs" dist "$HERE/dist"
 # The page works from file:// too: a classic script (no-modules build) with the module inlined as base64.
 cp "$HERE/dist/no-modules/snowmint_wasm.js" "$HERE/www/pkg/snowmint_wasm.js"
 node -e '

@@ -62,7 +62,7 @@ fn value_arg(env: sys::napi_env, v: Raw, what: &str) -> Result<u64> {
         return get_bigint_u64(env, v).ok_or_else(|| {
             throw(
                 env,
-                Kind::Range,
+                Kind::Error,
                 ErrorCode::InvalidId.as_str(),
                 &format!("{what} must be a bigint in 0..2^64 (negative or too large)"),
                 &[],
@@ -118,7 +118,7 @@ impl Opaque {
     /// a preset name or a `Layout` (default `'twitter'`, 63 bits; `'js53'` gives 53-bit tokens).
     #[napi(
         constructor,
-        ts_args_type = "options: { key: Uint8Array; layout?: string | Layout }"
+        ts_args_type = "options: { key: Uint8Array; layout?: PresetName | Layout }"
     )]
     pub fn new(env: Env, options: Unknown<'_>) -> Result<Self> {
         let env = env.raw();

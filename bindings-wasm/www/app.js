@@ -1,5 +1,5 @@
 // snowmint playground: plain JavaScript over the snowmint-wasm no-modules build (works from file://).
-/* global wasm_bindgen, SNOWMINT_WASM_BASE64 */
+/* global wasm_bindgen, snowmint_surface, SNOWMINT_WASM_BASE64 */
 'use strict';
 
 (function () {
@@ -36,8 +36,34 @@
     const api = wasm_bindgen;
     installFastPath(api);
     api.ERROR_CODES = Object.freeze(api.__errorCodes().split(','));
+    // The package's shared surface (js/surface.js, inlined by build.sh): SnowmintError, JSON forms.
+    Object.assign(api, snowmint_surface.installSurface(api), { SnowmintError: snowmint_surface.SnowmintError });
     return api;
   }
+
+  /** The layout as the page names it: the preset, or the custom layout's widths and order. */
+  function layoutLabel(l) {
+    if (l.name !== null) return l.name;
+    const order = l.order === 'timestamp_node_sequence' ? 'timestamp | node | sequence' : 'timestamp | sequence | node';
+    return `custom (${l.timestampBits} / ${l.nodeBits} / ${l.sequenceBits} bits, ${order})`;
+  }
+
+  // Which string form decode read the text as. The core's `any` mode tells the forms apart by shape;
+  // this names every explicit form that reads the text as the same ID. A hook: when the runtime
+  // reports the form it read (and refuses ambiguous text), `state.readForm` answers from that instead.
+  const FORMS = [['dec', 'decimal'], ['hex', 'hex'], ['base32', 'base32'], ['base58', 'base58']];
+  function readForm(text, id) {
+    const forms = [];
+    for (const [encoding, label] of FORMS) {
+      try {
+        if (state.api.parse(text, encoding) === id) forms.push(label);
+      } catch (e) {
+        // not this form
+      }
+    }
+    return forms.length ? forms.join(' or ') : 'unknown';
+  }
+  state.readForm = readForm;
 
   // ---- layout ------------------------------------------------------------------------------------
   function readLayout() {
@@ -114,7 +140,7 @@
     state.layout = l;
     state.gen = null;
     drawDiagram(l);
-    const perSec = l.idsPerTick * 1000000000n / l.tickNs;
+    const perSec = BigInt(l.idsPerTick) * 1000000000n / l.tickNs;
     facts($('layout-facts'), [
       ['layout', l.name === null ? 'custom' : l.name, 'fact-name'],
       ['bits', `${l.totalBits} (timestamp ${l.timestampBits}, node ${l.nodeBits}, sequence ${l.sequenceBits})`, 'fact-bits'],
@@ -164,9 +190,11 @@
     const tr = document.createElement('tr');
     const cells = [encode(id, 'dec'), encode(id, 'hex'), encode(id, 'base32'), encode(id, 'base58'),
       d.iso, String(d.nodeId), String(d.sequence)];
-    for (const c of cells) {
-      const td = document.createElement('td'); td.textContent = c; tr.appendChild(td);
-    }
+    const labels = [...$('minted').tHead.rows[0].cells].map((th) => th.textContent);
+    cells.forEach((c, i) => {
+      // data-label: narrow screens show each row as a card of labelled cells (style.css).
+      const td = document.createElement('td'); td.textContent = c; td.dataset.label = labels[i]; tr.appendChild(td);
+    });
     const body = $('minted').tBodies[0];
     body.insertBefore(tr, body.firstChild);
     while (body.rows.length > 50) body.deleteRow(body.rows.length - 1);
@@ -202,6 +230,8 @@
       const d = decode(text, state.layout);
       show($('decode-error'), '');
       facts($('decoded'), [
+        ['layout', layoutLabel(state.layout), 'dec-layout'],
+        ['read as', state.readForm(text, d.id), 'dec-form'],
         ['decimal', encode(d.id, 'dec'), 'dec-dec'],
         ['hex', encode(d.id, 'hex'), 'dec-hex'],
         ['base32', encode(d.id, 'base32'), 'dec-base32'],
