@@ -34,8 +34,9 @@ if tar -tzf "$MAIN_TGZ" | grep -q '\.node$'; then
   exit 1
 fi
 for tgz in "$MAIN_TGZ" "$PLATFORM_TGZ"; do
+  listing="$(tar -tzf "$tgz")"   # listed first: `grep -q` would close the pipe on tar (pipefail)
   for lic in LICENSE-MIT LICENSE-APACHE; do
-    tar -tzf "$tgz" | grep -qx "package/$lic" || { echo "test.sh: $(basename "$tgz") lacks $lic" >&2; exit 1; }
+    grep -qx "package/$lic" <<<"$listing" || { echo "test.sh: $(basename "$tgz") lacks $lic" >&2; exit 1; }
   done
 done
 tar -tzf "$PLATFORM_TGZ" | grep -qx 'package/snowmint.linux-x64-gnu.node' \

@@ -20,8 +20,9 @@ PROJECT="$WORK/project"
 rm -rf "$PROJECT" "$WORK/pack"
 mkdir -p "$PROJECT" "$WORK/pack"
 TARBALL="$(cd "$HERE" && npm pack --silent --pack-destination "$WORK/pack" | tail -n 1)"
+listing="$(tar -tzf "$WORK/pack/$TARBALL")"   # listed first: `grep -q` would close the pipe on tar (pipefail)
 for lic in LICENSE-MIT LICENSE-APACHE; do
-  tar -tzf "$WORK/pack/$TARBALL" | grep -qx "package/$lic" || { echo "test.sh: the package lacks $lic" >&2; exit 1; }
+  grep -qx "package/$lic" <<<"$listing" || { echo "test.sh: the package lacks $lic" >&2; exit 1; }
 done
 echo '{"name":"snowmint-wasm-test-project","private":true,"type":"commonjs"}' > "$PROJECT/package.json"
 (cd "$PROJECT" && npm install --no-audit --no-fund --silent "$WORK/pack/$TARBALL")
