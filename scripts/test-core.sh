@@ -9,6 +9,9 @@ if [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ]; then
 fi
 cd "$ROOT"
 bash scripts/setup-rust.sh
+# The CLI's man pages are rendered by groff in its tests (required here, not skipped).
+apt_install groff-base
+export SNOWMINT_REQUIRE_MAN=1
 set -x
 cargo fmt --all -- --check
 cargo clippy -p snowmint -p snowmint-cli --all-targets -- -D warnings
