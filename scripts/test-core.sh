@@ -25,5 +25,6 @@ cargo build -p snowmint --no-default-features --target wasm32-unknown-unknown --
 cargo build -p snowmint --no-default-features --target thumbv7em-none-eabi --release
 cargo build -p snowmint --no-default-features --features serde --target thumbv7em-none-eabi --release
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$ROOT/target/loom" cargo test -p snowmint --test loom --release
+bash scripts/test-install.sh core/README.md cli/README.md  # their install commands, as written
 python3 tests/oracle/vectors.py --check
 python3 scripts/check-conformance.py --self-test
