@@ -288,7 +288,10 @@ pub fn completions(args: &[String], out: &mut impl Write) -> Result<(), Failure>
             .into())
         }
     };
-    clap_complete::generate(shell, &mut command(), "snowmint", out);
+    // Into memory first: clap_complete panics on a failed write (`… | head`), ours is handled.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command(), "snowmint", &mut script);
+    out.write_all(&script)?;
     Ok(())
 }
 

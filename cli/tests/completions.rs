@@ -121,6 +121,29 @@ fn bash_script_parses_and_completes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `snowmint completions bash | head -1`: the reader leaving early is no failure (and no panic).
+#[test]
+fn output_to_a_closed_pipe() {
+    for args in [
+        ["completions", "bash"],
+        ["man", "mint"],
+        ["man", "sequencer"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_snowmint"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The read end closes before the program has started writing: every write fails (EPIPE).
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 fn every_shell_gets_a_script() {
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
