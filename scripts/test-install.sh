@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs the "install into your project" commands of READMEs as written: the ```sh block that follows the
-# line `<!-- install-from-repo -->` in each README given, in order, in one shell (set -euo pipefail), from a
-# directory that stands for the repository root (its entries link to the real root's; target/ is the
-# workspace's CARGO_TARGET_DIR, so artifacts a stage has built are reused and build scripts find them up
-# to date), with HOME a temporary directory (the user's project, ~/.cargo/bin and ~/.local live there).
-# The block itself checks what it installed (it runs the package).
+# line `<!-- install-from-repo -->` in each README given, in order, in one shell (set -euo pipefail), from
+# the repository root (so the artifacts a stage has built are reused, with the same paths and flags, and
+# build scripts find them up to date), with HOME a temporary directory (the user's project, ~/.cargo/bin
+# and ~/.local live there). The block itself checks what it installed (it runs the package), and the
+# commands must leave the checkout as they found it (git status).
 #   scripts/test-install.sh core/README.md cli/README.md …
 # Rust: the toolchain and the registry cache stay the user's (RUSTUP_HOME, CARGO_HOME), with the
 # network off (CARGO_NET_OFFLINE: a stage has fetched every crate already), `cargo install` goes to the
@@ -15,13 +15,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 T="$(mktemp -d)"
 trap 'rm -rf "$T"' EXIT
-# The stand-in for the root keeps one path between runs, so cargo's incremental builds stay valid.
-VIEW="$TARGET/readme-root"
-rm -rf "$VIEW" && mkdir -p "$VIEW"
-for e in "$ROOT"/*; do
-  [ "$(basename "$e")" = target ] || ln -s "$e" "$VIEW/"
-done
-ln -s "$TARGET" "$VIEW/target"
+# What the checkout looks like before: the README's commands may build into target/, nothing else.
+git_state() { git -C "$ROOT" status --porcelain --untracked-files=all 2>/dev/null || true; }
 
 passed=0
 for readme in "$@"; do
@@ -34,7 +29,8 @@ for readme in "$@"; do
   echo "== $readme: install into a fresh project, as written (HOME=$home)"
   sed 's/^/   | /' "$block"
   t0=$SECONDS
-  if ! (cd "$VIEW" && env -u PKG_CONFIG_PATH -u LD_LIBRARY_PATH -u VIRTUAL_ENV -u PYTHONPATH -u NODE_PATH \
+  before="$(git_state)"
+  if ! (cd "$ROOT" && env -u PKG_CONFIG_PATH -u LD_LIBRARY_PATH -u VIRTUAL_ENV -u PYTHONPATH -u NODE_PATH \
         HOME="$home" PATH="$home/.cargo/bin:$home/.local/bin:$PATH" \
         RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}" CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" \
         CARGO_INSTALL_ROOT="$home/.cargo" CARGO_NET_OFFLINE=true CARGO_TARGET_DIR="$TARGET" \
@@ -45,6 +41,11 @@ for readme in "$@"; do
     exit 1
   fi
   tail -n 5 "$T/out" | sed 's/^/   > /'
+  if [ "$(git_state)" != "$before" ]; then
+    diff <(echo "$before") <(git_state) || true
+    echo "test-install: the install commands of $readme changed the checkout (above)" >&2
+    exit 1
+  fi
   echo "== $readme: ok ($((SECONDS - t0))s)"
   passed=$((passed + 1))
 done
