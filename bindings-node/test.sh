@@ -16,6 +16,8 @@ if [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ]; then
 fi
 
 bash "$HERE/build.sh"
+# The README's install commands, as written, into a throw-away project (build.sh finds the addon current).
+bash "$ROOT/scripts/test-install.sh" bindings-node/README.md
 
 WORK="$ROOT/target/node-test"
 PACK="$WORK/pack"

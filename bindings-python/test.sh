@@ -17,6 +17,8 @@ WORK="$TARGET/python"
 PY="${PYTHON:-python3}"
 
 WHEEL="$("$HERE/build.sh" | tail -n1)"
+# The README's install commands, as written, into a throw-away project (build.sh finds the wheel current).
+bash "$ROOT/scripts/test-install.sh" bindings-python/README.md >&2
 VENV="$WORK/test-venv"
 echo "[python test] fresh venv $VENV, installing $(basename "$WHEEL")" >&2
 "$PY" -m venv --clear "$VENV"

@@ -57,7 +57,7 @@ log "cargo build --target wasm32-unknown-unknown --release -p snowmint-wasm -p s
 # Source paths in panic locations are shortened (the registry's and the toolchain's): smaller, and the
 # modules do not carry this machine's directories.
 RUST_HASH="$(rustc -vV | sed -n 's/^commit-hash: //p')"
-REMAP="--remap-path-prefix=$HOME/.cargo/registry/src=/crates --remap-path-prefix=/rustc/$RUST_HASH=/rustc"
+REMAP="--remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}/registry/src=/crates --remap-path-prefix=/rustc/$RUST_HASH=/rustc"
 (cd "$ROOT" && RUSTFLAGS="$REMAP" CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat \
   cargo build --target wasm32-unknown-unknown --release -p snowmint-wasm -p snowmint-wasm-opaque)
 RAW="$TARGET/wasm32-unknown-unknown/release/snowmint_wasm.wasm"

@@ -14,6 +14,8 @@ if [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ]; then
 fi
 WORK="$ROOT/target/wasm-work"
 "$HERE/build.sh"
+# The README's install commands, as written, into a throw-away project (build.sh finds the module current).
+bash "$ROOT/scripts/test-install.sh" bindings-wasm/README.md
 
 # --- the package as users get it: npm pack → npm install into a fresh project ------------------------
 PROJECT="$WORK/project"

@@ -66,7 +66,7 @@ fn relative(then_ms: u64, now_ms: Option<u64>) -> Option<String> {
 }
 
 /// Names of the two parts of a split node field.
-fn split_names(layout: &Layout) -> (&'static str, &'static str) {
+pub fn split_names(layout: &Layout) -> (&'static str, &'static str) {
     match layout.preset_name() {
         Some("twitter") => ("datacenter", "worker"),
         Some("discord") => ("worker", "process"),
