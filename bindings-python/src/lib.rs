@@ -114,6 +114,12 @@ pyo3::create_exception!(
     SnowmintError,
     "STATE_FILE_MISMATCH: the state file belongs to another layout or node ID, is not a state file (truncated, foreign, damaged), was unlinked or replaced while in use, or cannot be opened (the message says which)."
 );
+pyo3::create_exception!(
+    snowmint,
+    RangeExhaustedError,
+    SnowmintError,
+    "RANGE_EXHAUSTED: the range sequence has handed out every value of its width."
+);
 
 pyo3::create_exception!(
     snowmint,
@@ -160,6 +166,7 @@ fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
         ErrorCode::SequencerDestroyed => py.get_type::<SequencerDestroyedError>(),
         ErrorCode::StoreUnavailable => py.get_type::<StoreUnavailableError>(),
         ErrorCode::StateFileMismatch => py.get_type::<StateFileMismatchError>(),
+        ErrorCode::RangeExhausted => py.get_type::<RangeExhaustedError>(),
         _ => py.get_type::<SnowmintError>(),
     }
 }
@@ -1637,6 +1644,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("SequencerDestroyedError", ErrorCode::SequencerDestroyed),
         ("StoreUnavailableError", ErrorCode::StoreUnavailable),
         ("StateFileMismatchError", ErrorCode::StateFileMismatch),
+        ("RangeExhaustedError", ErrorCode::RangeExhausted),
     ];
     for (name, code) in classes {
         let t = error_type(py, code);

@@ -29,6 +29,7 @@ __all__ = [
     "Opaque",
     "ParseError",
     "Sequencer",
+    "RangeExhaustedError",
     "SequencerConflictError",
     "SequencerDestroyedError",
     "SnowmintError",
@@ -119,6 +120,9 @@ class SequencerDestroyedError(SnowmintError):
 class StoreUnavailableError(SnowmintError):
     """``STORE_UNAVAILABLE``: the coordination store cannot be reached, refused the request or holds
     unreadable data."""
+
+class RangeExhaustedError(SnowmintError):
+    """``RANGE_EXHAUSTED``: the range sequence has handed out every value of its width."""
 
 class StateFileMismatchError(SnowmintError):
     """``STATE_FILE_MISMATCH``: the state file belongs to another layout or node ID, is not a state
