@@ -642,9 +642,8 @@ struct State {
     /// Set by a minting thread that found no range: fetch now.
     wanted: bool,
     fetching: bool,
-    /// The last background fetch's error (cleared by a success) and the count of finished fetches.
+    /// The last background fetch's error (cleared by a success).
     error: Option<Error>,
-    attempts: u64,
     retired: u64,
     late: u64,
     wait_ns: u64,
@@ -722,7 +721,6 @@ impl Shared {
             let mut prefetch_dc = false;
             st = self.lock();
             st.fetching = false;
-            st.attempts += 1;
             let failed = match result {
                 Ok((range, low)) => {
                     st.ready = Some(range);
@@ -857,7 +855,6 @@ impl RangeSequence {
                 wanted: false,
                 fetching: false,
                 error: None,
-                attempts: 0,
                 retired: 0,
                 late: 0,
                 wait_ns: 0,
@@ -935,7 +932,6 @@ impl RangeSequence {
         let shared = &*self.shared;
         let alloc = &shared.alloc;
         let mut st = shared.lock();
-        let attempts_before = st.attempts;
         let mut waited_from: Option<u64> = None;
         let result = loop {
             let end = shared.hot.end.load(Ordering::Acquire);
@@ -948,10 +944,10 @@ impl RangeSequence {
                 shared.cond.notify_all();
                 continue;
             }
+            // Exhaustion is final; any other failure (the store unreachable) is retried in the
+            // background until the wait is over, then reported.
             if let Some(e) = &st.error {
-                if e.code() == ErrorCode::RangeExhausted
-                    || (st.attempts > attempts_before && !st.fetching)
-                {
+                if e.code() == ErrorCode::RangeExhausted {
                     break Err(e.clone());
                 }
             }
@@ -969,8 +965,12 @@ impl RangeSequence {
                     ))
                 }));
             }
-            st.wanted = true;
-            shared.cond.notify_all();
+            // Wake the background thread once (waking it on every pass would have the waiting
+            // threads wake each other in a storm).
+            if !st.wanted {
+                st.wanted = true;
+                shared.cond.notify_all();
+            }
             st = shared
                 .cond
                 .wait_timeout(
