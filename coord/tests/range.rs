@@ -3,6 +3,8 @@
 //! one datacenter row, stats, and bad input. The same algorithm on etcd and PostgreSQL, with real
 //! processes and real server outages, is in `range_servers.rs`.
 
+mod support;
+
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -381,60 +383,9 @@ fn every_store_keeps_the_row_contract() {
         Arc::new(FileStore::open(&dir).unwrap()),
     ];
     for store in stores {
-        row_contract(&*store);
+        support::row_contract(&*store);
     }
     std::fs::remove_dir_all(&dir).ok();
-}
-
-/// The compare-and-set contract every store keeps (also run on etcd and PostgreSQL).
-pub fn row_contract(store: &dyn Store) {
-    let key = format!("contract-{}", std::process::id());
-    assert_eq!(store.row(&key).unwrap(), None);
-    assert!(
-        !store.swap_row(&key, Some("x"), "y").unwrap(),
-        "absent is not x"
-    );
-    assert!(store.swap_row(&key, None, "a b=1").unwrap());
-    assert!(!store.swap_row(&key, None, "again").unwrap(), "exists now");
-    assert_eq!(store.row(&key).unwrap().as_deref(), Some("a b=1"));
-    assert!(!store.swap_row(&key, Some("a b=2"), "c").unwrap());
-    assert!(store.swap_row(&key, Some("a b=1"), "c").unwrap());
-    assert_eq!(store.row(&key).unwrap().as_deref(), Some("c"));
-    for bad in ["", "a/b", "../x", "a b", ".hidden"] {
-        let e = store.row(bad).unwrap_err();
-        assert_eq!(e.code(), ErrorCode::InvalidArgument, "{bad:?}: {e}");
-        let e = store.swap_row(bad, None, "v").unwrap_err();
-        assert_eq!(e.code(), ErrorCode::InvalidArgument, "{bad:?}: {e}");
-    }
-    // Many threads swapping one row from the same value: exactly one wins each round.
-    let round_key = format!("{key}-race");
-    store.swap_row(&round_key, None, "0").unwrap();
-    for round in 0..5u32 {
-        let wins: usize = std::thread::scope(|s| {
-            let joins: Vec<_> = (0..8)
-                .map(|t| {
-                    let round_key = &round_key;
-                    s.spawn(move || {
-                        usize::from(
-                            store
-                                .swap_row(
-                                    round_key,
-                                    Some(&round.to_string()),
-                                    &format!("{} {t}", round + 1),
-                                )
-                                .unwrap(),
-                        )
-                    })
-                })
-                .collect();
-            joins.into_iter().map(|j| j.join().unwrap()).sum()
-        });
-        assert_eq!(wins, 1, "round {round}");
-        let now = store.row(&round_key).unwrap().unwrap();
-        store
-            .swap_row(&round_key, Some(&now), &(round + 1).to_string())
-            .unwrap();
-    }
 }
 
 fn tempdir(tag: &str) -> std::path::PathBuf {
