@@ -4,7 +4,9 @@
 # every store URL in SNOWMINT_TEST_STORES (space-separated). The embedded store always runs, in a
 # throw-away directory; etcd and PostgreSQL run as real servers (scripts/servers.sh), and the server
 # stores' own tests (coord/tests/servers*.rs: store contract, pause past the TTL, SIGKILL, the store
-# stopped or paused while a holder mints, etcd failover, a foreign schema) run against them.
+# stopped or paused while a holder mints, etcd failover, a foreign schema) run against them, as do the
+# range sequences' (coord/tests/range_servers.rs: two datacenters, a SIGKILLed global cluster, a stopped
+# local store, a SIGKILLed process, a CAS race).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 cd "$ROOT"
@@ -25,6 +27,9 @@ cargo clippy -p snowmint-coord --all-targets -- -D warnings
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-coord
 RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint-coord --no-deps
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test leases
+# Range sequences from the CLI (two datacenters, every store; coord/tests/range_servers.rs covers the
+# server outages with real processes).
+SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test range
 # The README's embedded example, as written.
 cargo build -p snowmint-cli
 awk '/<!-- coord-example/{f=1;next} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' README.md > "$work/example.sh"

@@ -8,6 +8,7 @@ mod error;
 mod help;
 mod layout_args;
 mod opaque;
+mod range;
 mod render;
 mod sequencer;
 
@@ -86,6 +87,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         "layout" => layout(Args::new(rest, "layout"), out),
         "sequencer" => sequencer::run(rest, out),
         "opaque" => opaque::run(Args::new(rest, "opaque"), out),
+        "range" => range::run(rest, out),
         "help" | "-h" | "--help" => {
             let text = match rest.first().map(String::as_str) {
                 None => help::MAIN.to_string(),
@@ -95,6 +97,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 Some("sequencer") => help::SEQUENCER.to_string(),
                 Some("layouts") => help::layouts_table(),
                 Some("opaque") => opaque::HELP.to_string(),
+                Some("range") => help::RANGE.to_string(),
                 Some(other) => {
                     return Err(CliError::usage(format!("no help on {other:?}"), "").into())
                 }
@@ -110,7 +113,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             let mut e = CliError::usage(format!("unknown command {other:?}"), "");
             e.detail.insert(
                 0,
-                "commands: mint, inspect, layout, sequencer, opaque, help".to_string(),
+                "commands: mint, inspect, layout, sequencer, opaque, range, help".to_string(),
             );
             Err(e.into())
         }

@@ -83,7 +83,8 @@ pub struct RangeOptions {
     /// Values a process takes from its datacenter row at a time (at most `dc_range`). Default 1 000.
     pub process_range: u64,
     /// At this percentage of a range used (1 to 100), the next one is fetched in the background, at
-    /// both levels. Default 50.
+    /// both levels. Default 50. 100: no pre-allocation of process ranges (the next one is taken when
+    /// the current one is used up: a short-lived process, such as the CLI, leaves no hole).
     pub threshold_percent: u32,
     /// Value width in bits, 1 to 63: values are below `2^bits`. Default 31 (a signed 32-bit column).
     pub bits: u32,
@@ -664,8 +665,14 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The value whose handing out starts the next range's fetch; `e` (never handed out) for a
+    /// threshold of 100 %, which fetches only when the range is used up.
     fn trigger_of(&self, (s, e): (u64, u64)) -> u64 {
-        let used = u128::from(e - s) * u128::from(self.alloc.options.threshold_percent) / 100;
+        let percent = self.alloc.options.threshold_percent;
+        if percent >= 100 {
+            return e;
+        }
+        let used = u128::from(e - s) * u128::from(percent) / 100;
         (s + used as u64).min(e - 1)
     }
 
@@ -693,7 +700,7 @@ impl Shared {
             && (st.wanted
                 || self.kicked.load(Ordering::Relaxed)
                 || self.hot.cursor.load(Ordering::Relaxed)
-                    >= self.hot.trigger.load(Ordering::Relaxed))
+                    > self.hot.trigger.load(Ordering::Relaxed))
     }
 
     /// The background thread: fetches the next process range when the current one passes the
