@@ -43,3 +43,13 @@ for kind in etcd postgres; do
   case $kind in etcd) url="$SNOWMINT_TEST_ETCD_URL" ;; postgres) url="$SNOWMINT_TEST_POSTGRES_URL" ;; esac
   STORE="$url" PATH="$ROOT/target/debug:$PATH" bash -euo pipefail "$work/example-$kind.sh"
 done
+# The README's two-datacenter range example, as written: the global row on this run's etcd, datacenter eu
+# on its PostgreSQL, us on the embedded store; the values it prints are checked.
+awk '/<!-- range-example/{f=1;next} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' README.md > "$work/example-range.sh"
+test -s "$work/example-range.sh"
+GLOBAL="${SNOWMINT_TEST_ETCD_URL}-range-readme" LOCAL_EU="$SNOWMINT_TEST_POSTGRES_URL" LOCAL_US="file://$work/range-us" \
+  PATH="$ROOT/target/debug:$PATH" bash -euo pipefail "$work/example-range.sh" > "$work/example-range.out"
+cat "$work/example-range.out"
+test "$(head -7 "$work/example-range.out" | tr '\n' ' ')" = "1 2 3 1000001 1000002 4 5 "
+grep -q 'last value given to a process  5' "$work/example-range.out"
+grep -q 'reserved       \[6, 1000001)' "$work/example-range.out"
