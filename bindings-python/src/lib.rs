@@ -30,6 +30,7 @@ use snowmint::{Clock, ClockUnit, ErrorCode};
 use snowmint_coord as coord;
 
 mod opaque;
+mod range;
 
 // ---------------------------------------------------------------------------------------------------
 // Exceptions: one class per stable code, all under SnowmintError(ValueError).
@@ -1615,6 +1616,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<opaque::PyOpaque>()?;
     m.add_class::<PyLease>()?;
     m.add_class::<PySequencer>()?;
+    m.add_class::<range::PyRangeSequence>()?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(compose, m)?)?;
     m.add_function(wrap_pyfunction!(min_id_at, m)?)?;
@@ -1626,7 +1628,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let base = py.get_type::<SnowmintError>();
     base.setattr("code", py.None())?;
     m.add("SnowmintError", base)?;
-    let classes: [(&str, ErrorCode); 17] = [
+    let classes: [(&str, ErrorCode); 18] = [
         ("InvalidLayoutError", ErrorCode::InvalidLayout),
         ("NodeIdOutOfRangeError", ErrorCode::NodeIdOutOfRange),
         ("ClockMovedBackwardsError", ErrorCode::ClockMovedBackwards),

@@ -892,6 +892,17 @@ impl RangeSequence {
     /// range could be had in time, `RANGE_EXHAUSTED` when the width is used up.
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
+        match self.try_next_id() {
+            Some(v) => Ok(v),
+            None => self.next_slow(1).map(|(v, _)| v),
+        }
+    }
+
+    /// The next value if the held range has one, else `None` (never blocks, never touches a store):
+    /// bindings call this first and release their interpreter lock only for [`next_id`](Self::next_id)
+    /// when it returns `None`.
+    #[inline]
+    pub fn try_next_id(&self) -> Option<u64> {
         let hot = &self.shared.hot;
         let end = hot.end.load(Ordering::Acquire);
         let v = hot.cursor.fetch_add(1, Ordering::Relaxed);
@@ -899,9 +910,9 @@ impl RangeSequence {
             if v == hot.trigger.load(Ordering::Relaxed) {
                 self.shared.kick();
             }
-            return Ok(v);
+            return Some(v);
         }
-        self.next_slow(1).map(|(v, _)| v)
+        None
     }
 
     /// `n` values, increasing (from one or more ranges).
