@@ -27,6 +27,7 @@ use snowmint::{
 };
 
 mod opaque;
+mod range;
 
 type Result<T> = napi::Result<T>;
 type Raw = sys::napi_value;
@@ -90,6 +91,21 @@ fn core_err(env: sys::napi_env, e: snowmint::Error) -> napi::Error {
         extra.push(("position", position as f64));
     }
     throw(env, Kind::Error, e.code().as_str(), &msg, &extra)
+}
+
+/// A coordination error as the rejection of a Promise: the `Error` object itself (with its `code`), not
+/// thrown (a task's `resolve` runs where no JavaScript frame could catch it).
+fn rejection(raw: sys::napi_env, e: &coord::Error) -> napi::Error {
+    let mut err = ptr::null_mut();
+    unsafe {
+        sys::napi_create_error(
+            raw,
+            js_str(raw, e.code().as_str()),
+            js_str(raw, e.message()),
+            &mut err,
+        );
+        napi::Error::from(Unknown::from_raw_unchecked(raw, err))
+    }
 }
 
 /// A coordination error as a JavaScript `Error` with its code.
@@ -1210,18 +1226,7 @@ impl napi::Task for CoordTask {
         let raw = env.raw();
         // A rejection carries the Error object itself (with its `code`): nothing is thrown here, where
         // no JavaScript frame could catch it.
-        let done = output.map_err(|e| {
-            let mut err = ptr::null_mut();
-            unsafe {
-                sys::napi_create_error(
-                    raw,
-                    js_str(raw, e.code().as_str()),
-                    js_str(raw, e.message()),
-                    &mut err,
-                );
-                napi::Error::from(Unknown::from_raw_unchecked(raw, err))
-            }
-        })?;
+        let done = output.map_err(|e| rejection(raw, &e))?;
         let value: Raw = match done {
             Done::Nothing => {
                 let mut u = ptr::null_mut();
@@ -2000,13 +2005,15 @@ unsafe extern "C" fn mint_at(env: sys::napi_env, info: sys::napi_callback_info) 
 }
 
 /// Internal exports for the package's `index.js`, each with the environment's table as its `data`.
-const INTERNAL_EXPORTS: [(&std::ffi::CStr, Callback); 6] = [
+const INTERNAL_EXPORTS: [(&std::ffi::CStr, Callback); 8] = [
     (c"__idSlot", id_slot_array),
     (c"__register", register),
     (c"__mintAt", mint_at),
     (c"__opaqueHandle", opaque::opaque_handle),
     (c"__opaqueEncode", opaque::opaque_encode),
     (c"__opaqueDecode", opaque::opaque_decode),
+    (c"__rangeHandle", range::range_handle),
+    (c"__rangeNext", range::range_next),
 ];
 
 /// The environment's cleanup hook: drops the environment's reference on its table.
