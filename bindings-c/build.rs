@@ -7,6 +7,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/lib.rs");
     println!("cargo:rerun-if-changed=src/opaque.rs");
     println!("cargo:rerun-if-changed=src/coord_api.rs");
+    println!("cargo:rerun-if-changed=src/range_api.rs");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     let config =
         cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("cbindgen.toml is valid");

@@ -1731,3 +1731,4 @@ mod tests {
 
 // Opaque IDs (after the macros above, which it uses).
 mod opaque;
+mod range_api;
