@@ -111,7 +111,7 @@ fn u64_arg(v: &JsValue, name: &str) -> Result<u64, JsValue> {
                 name,
                 " must be ",
                 U64_RANGE,
-                ": the bigint is outside 0n..2^64n",
+                ": the bigint given is not",
             ]))
         });
     }
@@ -537,7 +537,7 @@ impl Generator {
                     arg_err(&cat(&[
                         "maxAheadMs is ",
                         dec(ms).as_str(),
-                        ", too large to count in nanoseconds",
+                        ", over 2^64 ns",
                     ]))
                 })?
             }

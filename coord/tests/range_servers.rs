@@ -41,7 +41,8 @@ fn have_servers() -> bool {
 /// Opens `SNOWMINT_RANGE_NAME` for `SNOWMINT_RANGE_DC` on `SNOWMINT_RANGE_GLOBAL` /
 /// `SNOWMINT_RANGE_LOCAL` with `dc_range`, `process_range` and `wait` (ms) from `SNOWMINT_RANGE_OPTS`
 /// (`D P W`); says `READY START END` (its first range). Commands: `run MS` (one value per millisecond
-/// until an error or MS ms pass), `mint K` (K values at once), `stats`, `quit`. Answers: `IDS v…`,
+/// until an error or MS ms pass), `mint K` (K values at once), `pace K` (K values, one per
+/// millisecond), `stats`, `quit`. Answers: `IDS v…`,
 /// then `END` or `ERR CODE message`; `STATS current_start current_end ready_start ready_end`.
 #[test]
 fn child_process_entry() {
@@ -100,7 +101,7 @@ fn child_process_entry() {
                     std::thread::sleep(Duration::from_millis(1));
                 }
             }
-            "mint" => {
+            "mint" | "pace" => {
                 for _ in 0..arg {
                     match seq.next_id() {
                         Ok(v) => ids.push(v),
@@ -108,6 +109,9 @@ fn child_process_entry() {
                             error = Some(e);
                             break;
                         }
+                    }
+                    if cmd == "pace" {
+                        std::thread::sleep(Duration::from_millis(1));
                     }
                 }
             }
@@ -395,9 +399,9 @@ fn two_datacenters_mint_through_a_global_outage_without_a_duplicate() {
             }
         })
         .collect();
-    for outcome in all(&mut minters, "run 600") {
+    for outcome in all(&mut minters, "pace 300") {
         assert!(
-            outcome.error.is_none() && outcome.count > 100,
+            outcome.error.is_none() && outcome.count == 300,
             "{outcome:?}"
         );
     }
@@ -409,14 +413,21 @@ fn two_datacenters_mint_through_a_global_outage_without_a_duplicate() {
     // SIGKILL every member of the global cluster while both datacenters mint: each datacenter serves
     // from the ranges its row holds (at least ~half of dc_range), without an error.
     server("etcd_kill");
-    let outage = all(&mut minters, "run 150");
+    let outage = all(&mut minters, "pace 100");
     server("etcd_restart");
     for outcome in &outage {
-        assert!(outcome.error.is_none() && outcome.count > 50, "{outcome:?}");
+        assert!(
+            outcome.error.is_none() && outcome.count == 100,
+            "{outcome:?}"
+        );
     }
-    // Back: allocation resumes (more than the datacenters held is minted), still no duplicate.
-    for outcome in all(&mut minters, "run 1200") {
-        assert!(outcome.error.is_none(), "{outcome:?}");
+    // Back: allocation resumes (8 × 800 values per datacenter is more than its row held), still no
+    // duplicate.
+    for outcome in all(&mut minters, "pace 800") {
+        assert!(
+            outcome.error.is_none() && outcome.count == 800,
+            "{outcome:?}"
+        );
     }
     let after = global_next(&*global, "orders");
     assert!(
@@ -425,7 +436,7 @@ fn two_datacenters_mint_through_a_global_outage_without_a_duplicate() {
     );
     let refs: Vec<&Minter> = minters.iter().collect();
     let total = check_values(&refs, &HashSet::new());
-    assert!(total > 16 * 500, "{total}");
+    assert_eq!(total, 16 * 1200);
     for (dc, local) in [("a", open(&local_a)), ("b", open(&etcd_b.url))] {
         let row = RangeSequence::show_datacenter(&*local, "orders", dc)
             .unwrap()
