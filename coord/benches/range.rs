@@ -58,7 +58,9 @@ fn main() {
             let _ = conn.await;
         });
         client
-            .batch_execute(&format!("CREATE SEQUENCE IF NOT EXISTS {name}_seq AS integer"))
+            .batch_execute(&format!(
+                "CREATE SEQUENCE IF NOT EXISTS {name}_seq AS integer"
+            ))
             .await
             .unwrap();
         let stmt = client
@@ -112,7 +114,10 @@ fn main() {
 
     println!("range sequences, one run (PostgreSQL 15 and etcd on 127.0.0.1)");
     println!("  next_id from a held range           {best:>10.2} ns   (target ≤ 10 ns)");
-    println!("  PostgreSQL nextval() per ID          {:>10.0} ns", nextval_ns);
+    println!(
+        "  PostgreSQL nextval() per ID          {:>10.0} ns",
+        nextval_ns
+    );
     println!(
         "  ratio nextval / next_id              {:>10.0}×     (target ≥ 1000×)",
         nextval_ns / best
@@ -131,6 +136,9 @@ fn main() {
     );
     std::hint::black_box(sink);
     if stats.late > 0 {
-        println!("    NOT MET: minting waited for a range {} times", stats.late);
+        println!(
+            "    NOT MET: minting waited for a range {} times",
+            stats.late
+        );
     }
 }

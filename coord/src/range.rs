@@ -658,6 +658,8 @@ struct Shared {
     state: Mutex<State>,
     cond: Condvar,
     kicked: AtomicBool,
+    /// A datacenter-level pre-allocation is under way (on its own thread).
+    dc_prefetching: AtomicBool,
 }
 
 impl Shared {
@@ -703,6 +705,26 @@ impl Shared {
                     > self.hot.trigger.load(Ordering::Relaxed))
     }
 
+    /// Pre-allocates at the datacenter level on a thread of its own (one at a time), so that a slow or
+    /// unreachable global store never delays the next process range while the datacenter row holds
+    /// some. A failure (the global store down) is not the process's: the next process range that finds
+    /// the row low tries again.
+    fn spawn_dc_prefetch(self: &Arc<Self>) {
+        if self.dc_prefetching.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let shared = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("snowmint-range-dc".into())
+            .spawn(move || {
+                let _ = shared.alloc.prefetch_dc();
+                shared.dc_prefetching.store(false, Ordering::Release);
+            });
+        if spawned.is_err() {
+            self.dc_prefetching.store(false, Ordering::Release);
+        }
+    }
+
     /// The background thread: fetches the next process range when the current one passes the
     /// threshold (or a minting thread found none), then pre-allocates at the datacenter level.
     fn run(self: Arc<Self>) {
@@ -744,11 +766,7 @@ impl Shared {
             };
             self.cond.notify_all();
             if prefetch_dc {
-                drop(st);
-                // A failure here (the global store down) is not the process's: its datacenter row may
-                // still hold ranges. The next process range that finds the row low tries again.
-                let _ = self.alloc.prefetch_dc();
-                st = self.lock();
+                self.spawn_dc_prefetch();
             } else if failed {
                 let exhausted = st
                     .error
@@ -846,9 +864,6 @@ impl RangeSequence {
         let deadline = alloc.time.monotonic_ns()
             + (TICKET_MS + alloc.options.wait.as_millis() as u64) * 1_000_000;
         let (first, low) = alloc.take_process_range(deadline)?;
-        if low {
-            let _ = alloc.prefetch_dc();
-        }
         let shared = Arc::new(Shared {
             hot: Hot {
                 cursor: AtomicU64::new(first.0),
@@ -869,11 +884,15 @@ impl RangeSequence {
             }),
             cond: Condvar::new(),
             kicked: AtomicBool::new(false),
+            dc_prefetching: AtomicBool::new(false),
         });
         shared
             .hot
             .trigger
             .store(shared.trigger_of(first), Ordering::Relaxed);
+        if low {
+            shared.spawn_dc_prefetch();
+        }
         let worker = {
             let shared = shared.clone();
             std::thread::Builder::new()

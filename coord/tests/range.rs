@@ -393,3 +393,124 @@ fn tempdir(tag: &str) -> std::path::PathBuf {
     std::fs::remove_dir_all(&dir).ok();
     dir
 }
+
+/// A store whose every call takes `delay_ms` (a global store behind a slow or partitioned link).
+#[derive(Debug)]
+struct Slow {
+    inner: MemoryStore,
+    delay_ms: std::sync::atomic::AtomicU64,
+}
+
+impl Slow {
+    fn pause(&self) {
+        let ms = self.delay_ms.load(std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+}
+
+impl Store for Slow {
+    fn describe(&self) -> String {
+        "slow memory store".into()
+    }
+    fn create_sequencer(
+        &self,
+        n: &str,
+        c: &snowmint_coord::SequencerConfig,
+        t: u64,
+    ) -> snowmint_coord::Result<snowmint_coord::SequencerRecord> {
+        self.inner.create_sequencer(n, c, t)
+    }
+    fn sequencer(
+        &self,
+        n: &str,
+    ) -> snowmint_coord::Result<Option<snowmint_coord::SequencerRecord>> {
+        self.inner.sequencer(n)
+    }
+    fn sequencers(&self) -> snowmint_coord::Result<Vec<snowmint_coord::SequencerRecord>> {
+        self.inner.sequencers()
+    }
+    fn destroy_sequencer(&self, n: &str) -> snowmint_coord::Result<bool> {
+        self.inner.destroy_sequencer(n)
+    }
+    fn claim(
+        &self,
+        r: &snowmint_coord::ClaimRequest<'_>,
+    ) -> snowmint_coord::Result<Option<snowmint_coord::Claim>> {
+        self.inner.claim(r)
+    }
+    fn renew(
+        &self,
+        c: &snowmint_coord::Claim,
+        ttl: u64,
+        now: u64,
+    ) -> snowmint_coord::Result<snowmint_coord::Claim> {
+        self.inner.renew(c, ttl, now)
+    }
+    fn release(&self, c: &snowmint_coord::Claim) -> snowmint_coord::Result<()> {
+        self.inner.release(c)
+    }
+    fn reservation(
+        &self,
+        s: &str,
+        n: u64,
+    ) -> snowmint_coord::Result<Option<snowmint_coord::Reservation>> {
+        self.inner.reservation(s, n)
+    }
+    fn reserve(
+        &self,
+        c: &snowmint_coord::Claim,
+        r: &snowmint_coord::Reservation,
+    ) -> snowmint_coord::Result<()> {
+        self.inner.reserve(c, r)
+    }
+    fn holders(&self, s: &str, now: u64) -> snowmint_coord::Result<Vec<snowmint_coord::NodeState>> {
+        self.inner.holders(s, now)
+    }
+    fn row(&self, key: &str) -> snowmint_coord::Result<Option<String>> {
+        self.pause();
+        self.inner.row(key)
+    }
+    fn swap_row(&self, key: &str, old: Option<&str>, new: &str) -> snowmint_coord::Result<bool> {
+        self.pause();
+        self.inner.swap_row(key, old, new)
+    }
+}
+
+#[test]
+fn a_slow_global_store_never_delays_process_ranges_the_datacenter_holds() {
+    let global = Arc::new(Slow {
+        inner: MemoryStore::new(),
+        delay_ms: std::sync::atomic::AtomicU64::new(0),
+    });
+    let g: Arc<dyn Store> = global.clone();
+    let local: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let options = RangeOptions {
+        wait: Duration::from_millis(500),
+        ..opts(10_000, 50)
+    };
+    let seq = RangeSequence::open("slow", "eu", g, local, options).unwrap();
+    // Every global call now takes 2 s (each datacenter pre-allocation at least 4 s), while the process
+    // takes 160 ranges of 50 from the 10 000 its datacenter row holds; past 5 000 the row is below the
+    // threshold and the datacenter pre-allocates (slowly): no process range may wait for it.
+    global
+        .delay_ms
+        .store(2000, std::sync::atomic::Ordering::SeqCst);
+    let t0 = Instant::now();
+    let mut values = Vec::new();
+    for _ in 0..8000 {
+        values.push(seq.next_id().unwrap());
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    let stats = seq.stats();
+    assert_eq!(check(&[values], 31), 8000);
+    assert!(stats.process_ranges >= 160, "{stats:?}");
+    assert!(
+        stats.wait_ns < 200_000_000,
+        "waited {} ms behind the slow global store ({stats:?}, {:?})",
+        stats.wait_ns / 1_000_000,
+        t0.elapsed()
+    );
+    global
+        .delay_ms
+        .store(0, std::sync::atomic::Ordering::SeqCst);
+}
