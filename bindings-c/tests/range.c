@@ -42,6 +42,7 @@ static int child(const char *name, const char *dc, const char *global, const cha
     if (snowmint_range_options_init(&o) != SNOWMINT_RESULT_OK) return 1;
     o.dc_range = 500;
     o.process_range = 20;
+    o.wait_ms = 30000; /* the embedded store fsyncs, which can take seconds on a disk busy with builds */
     snowmint_range_sequence *seq = NULL;
     snowmint_result r = snowmint_range_sequence_open(name, dc, global, local, &o, &seq);
     if (r != SNOWMINT_RESULT_OK) {

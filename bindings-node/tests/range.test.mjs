@@ -24,7 +24,8 @@ const uniq = (p) => `${p}-${process.pid}-${n++}`
 // A child: `node range.test.mjs --child NAME DC GLOBAL LOCAL COUNT` prints its values as JSON.
 if (process.argv[2] === '--child') {
   const [name, dc, globalStore, localStore, count] = process.argv.slice(3)
-  const seq = await RangeSequence.open({ name, dc, globalStore, localStore, dcRange: 500, processRange: 20 })
+  // A long wait: the embedded store fsyncs, which can take seconds on a disk busy with builds.
+  const seq = await RangeSequence.open({ name, dc, globalStore, localStore, dcRange: 500, processRange: 20, waitMs: 30000 })
   const out = []
   for (let i = 0; i < Number(count); i++) out.push(seq.nextId())
   process.stdout.write(JSON.stringify(out))

@@ -27,7 +27,9 @@ def unique(prefix: str) -> str:
 def _mint(args: tuple[str, str, str, str, int]) -> list[int]:
     name, dc, global_store, local_store, n = args
     seq = snowmint.RangeSequence(
-        name, dc=dc, global_store=global_store, local_store=local_store, dc_range=500, process_range=20
+        name, dc=dc, global_store=global_store, local_store=local_store, dc_range=500, process_range=20,
+        # A long wait: the embedded store fsyncs, which can take seconds on a disk busy with builds.
+        wait_ms=30_000,
     )
     return [seq.next_id() for _ in range(n)]
 
