@@ -7,6 +7,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/lib.rs");
     println!("cargo:rerun-if-changed=src/opaque.rs");
     println!("cargo:rerun-if-changed=src/coord_api.rs");
+    println!("cargo:rerun-if-changed=src/range_api.rs");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     // The shared library's SONAME, libsnowmint.so.MAJOR: programs record it (not the unversioned
     // libsnowmint.so) and `make install` puts the usual symlinks beside libsnowmint.so.VERSION.

@@ -19,6 +19,8 @@ SNOWMINT_BENCH_PEERS="$PEERS" node "$HERE/bench.mjs"
 # The state file (SPEC §4a): single ID on a file vs in process, 2 processes on one file vs 2 threads.
 SF="$(mktemp)"; trap 'rm -f "$SF"' EXIT
 node "$HERE/bench-state-file.mjs" | tee "$SF"
+# Range sequences (SPEC §4): nextId from a held range beside Generator#nextId.
+node "$HERE/bench_range.mjs"
 python3 "$ROOT/scripts/bench_statefile.py" node "$SF" ${SNOWMINT_BENCH_JSON:+"$SNOWMINT_BENCH_JSON"}
 # Opaque IDs: their rows join the summary in their own "opaque" group.
 ROWS="$(mktemp)"; trap 'rm -f "$SF" "$ROWS"' EXIT

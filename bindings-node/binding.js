@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.Generator = nativeBinding.Generator
 module.exports.Layout = nativeBinding.Layout
 module.exports.Opaque = nativeBinding.Opaque
+module.exports.RangeSequence = nativeBinding.RangeSequence
 module.exports.Sequencer = nativeBinding.Sequencer
 module.exports.compose = nativeBinding.compose
 module.exports.decode = nativeBinding.decode

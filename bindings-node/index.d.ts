@@ -231,6 +231,30 @@ export declare class Opaque {
 }
 
 /**
+ * Integers of a fixed width (31 bits by default) from a range sequence: unique across every process
+ * and datacenter, strictly increasing per process.
+ */
+export declare class RangeSequence {
+  /**
+   * `await RangeSequence.open({ name, dc, globalStore, localStore?, dcRange?, processRange?, bits?,
+   * start?, threshold?, waitMs? })`: resolves once the first process range is held. `bits` is 1 to 53
+   * here (values are exact Numbers); 31 by default.
+   */
+  static open(options: { name: string; dc: string; globalStore: string; localStore?: string; dcRange?: number; processRange?: number; bits?: number; start?: number; threshold?: number; waitMs?: number }): Promise<RangeSequence>
+  /**
+   * The next value (a Number below 2 ** bits): one atomic step on the held range; blocks only when
+   * the range is used up and the next is not ready (at most `waitMs`).
+   */
+  nextId(): number
+  /** `n` values, increasing: a `Uint32Array` when `bits` ≤ 32, else a `Float64Array`. */
+  nextIds(n: number): Uint32Array | Float64Array
+  /** Values handed out, ranges taken per level, late pre-allocations, time spent waiting. */
+  stats(): RangeStats
+  /** The value width in bits. */
+  get bits(): number
+}
+
+/**
  * A named sequencer (snowcast's lifecycle) in a store: `file:///DIR`, `etcd://HOST:PORT/PREFIX` or
  * `postgres://USER@HOST:PORT/DB`. Every call that talks to the store returns a Promise.
  */
@@ -277,3 +301,21 @@ export declare function parse(text: string, encoding?: 'dec' | 'hex' | 'base32' 
 
 /** Every preset name `Layout.preset` accepts (snowcast needs `Layout.snowcast`). */
 export declare const PRESET_NAMES: string[]
+
+/** What a range sequence handle has done. */
+export interface RangeStats {
+  /** Values handed out by this handle. */
+  values: number
+  /** Ranges this process took from its datacenter row. */
+  processRanges: number
+  /** Ranges this process moved from the global row to its datacenter row. */
+  dcRanges: number
+  /** Times minting had to wait for a range. */
+  late: number
+  /** Total time minting waited, nanoseconds. */
+  waitNs: number
+  /** The current range `[start, end)`. */
+  current: Array<number>
+  /** The pre-allocated next range, if ready. */
+  ready?: Array<number>
+}

@@ -119,10 +119,39 @@ Object.defineProperty(native.Sequencer.prototype, 'attach', {
   configurable: true,
 })
 
+// RangeSequence: `nextId` through the module-level `__rangeNext(handle)`, which leaves the value in the
+// ID cell, read here as a double (see src/range.rs: a napi-rs method call costs several times the atomic
+// step). Sequences come from `RangeSequence.open`, which throws synchronously on bad options and rejects
+// when the store refuses, as the addon's does. Where the cell cannot be viewed, the method serves.
+const nativeRangeOpen = native.RangeSequence.open
+const rangeHandle = native.__rangeHandle
+const rangeNext = native.__rangeNext
+const rangeCell = slot === null ? null : new Float64Array(slot.buffer, slot.byteOffset, 1)
+class RangeSequence extends native.RangeSequence {
+  static open(options) {
+    return nativeRangeOpen.call(native.RangeSequence, options).then((seq) => {
+      Object.setPrototypeOf(seq, RangeSequence.prototype)
+      if (rangeCell !== null) {
+        const handle = rangeHandle(seq)
+        Object.defineProperty(seq, 'nextId', {
+          value: function nextId() {
+            rangeNext(handle)
+            return rangeCell[0]
+          },
+          writable: true,
+          configurable: true,
+        })
+      }
+      return seq
+    })
+  }
+}
+
 module.exports = {
   Generator,
   Layout: native.Layout,
   Opaque,
+  RangeSequence,
   Sequencer: native.Sequencer,
   compose: native.compose,
   decode: surface.decode,

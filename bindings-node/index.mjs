@@ -7,6 +7,7 @@ export const {
   Generator,
   Layout,
   Opaque,
+  RangeSequence,
   Sequencer,
   compose,
   decode,

@@ -22,6 +22,8 @@ if [ "$(cat "$VENV/.wheel" 2>/dev/null || true)" != "$(sha256sum "$WHEEL")" ]; t
 fi
 cd "$WORK"
 "$VENV/bin/python" "$HERE/bench.py" "$@"
+# Range sequences (SPEC §4): next_id from a held range beside Generator.next_id and a no-op call.
+"$VENV/bin/python" "$HERE/bench_range.py"
 # The state file (SPEC §4a): single ID on a file vs in process, 2 processes on one file vs 2 threads.
 SF="$(mktemp)"; trap 'rm -f "$SF"' EXIT
 "$VENV/bin/python" "$HERE/bench_state_file.py" | tee "$SF"

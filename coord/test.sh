@@ -5,7 +5,9 @@
 # throw-away directory; etcd and PostgreSQL run as real servers (scripts/servers.sh), and the server
 # stores' own tests (coord/tests/servers*.rs: store contract, pause past the TTL, SIGKILL, the store
 # stopped or paused while a holder mints, etcd failover, a foreign schema; coord/tests/chaos.rs: 16
-# holders while the etcd leader is killed and paused) run against them.
+# holders while the etcd leader is killed and paused) run against them, as do the range sequences'
+# (coord/tests/range_servers.rs: two datacenters, a SIGKILLed global cluster, a stopped local store, a
+# SIGKILLed process, a CAS race).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 cd "$ROOT"
@@ -29,6 +31,9 @@ SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-coord
 cargo test -p snowmint-coord --features planted-defects --test simulation
 RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint-coord --no-deps
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test leases
+# Range sequences from the CLI (two datacenters, every store; coord/tests/range_servers.rs covers the
+# server outages with real processes).
+SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test range
 # The README's embedded example, as written.
 cargo build -p snowmint-cli
 awk '/<!-- coord-example/{f=1;next} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' README.md > "$work/example.sh"
@@ -42,3 +47,13 @@ for kind in etcd postgres; do
   case $kind in etcd) url="$SNOWMINT_TEST_ETCD_URL" ;; postgres) url="$SNOWMINT_TEST_POSTGRES_URL" ;; esac
   STORE="$url" PATH="$ROOT/target/debug:$PATH" bash -euo pipefail "$work/example-$kind.sh"
 done
+# The README's two-datacenter range example, as written: the global row on this run's etcd, datacenter eu
+# on its PostgreSQL, us on the embedded store; the values it prints are checked.
+awk '/<!-- range-example/{f=1;next} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' README.md > "$work/example-range.sh"
+test -s "$work/example-range.sh"
+GLOBAL="${SNOWMINT_TEST_ETCD_URL}-range-readme" LOCAL_EU="$SNOWMINT_TEST_POSTGRES_URL" LOCAL_US="file://$work/range-us" \
+  PATH="$ROOT/target/debug:$PATH" bash -euo pipefail "$work/example-range.sh" > "$work/example-range.out"
+cat "$work/example-range.out"
+test "$(head -7 "$work/example-range.out" | tr '\n' ' ')" = "1 2 3 1000001 1000002 4 5 "
+grep -q 'last value given to a process  5' "$work/example-range.out"
+grep -q 'reserved       \[6, 1000001)' "$work/example-range.out"

@@ -10,7 +10,8 @@
  *  - every pointer argument is NULL-checked (SNOWMINT_RESULT_NULL_POINTER);
  *  - handles are opaque: snowmint_layout (free with snowmint_layout_free),
  *    snowmint_generator (snowmint_generator_free), snowmint_shared_generator
- *    (snowmint_shared_generator_free), snowmint_opaque (snowmint_opaque_free);
+ *    (snowmint_shared_generator_free), snowmint_opaque (snowmint_opaque_free),
+ *    snowmint_range_sequence (snowmint_range_sequence_free);
  *  - snowmint_result_message() gives a code's text, snowmint_last_error_message() the detailed
  *    text of this thread's last failed call.
  */
@@ -115,6 +116,10 @@ enum snowmint_result
    * unlinked or replaced while in use, or refused by the OS (the message says which).
    */
   SNOWMINT_RESULT_STATE_FILE_MISMATCH = 17,
+  /**
+   * A range sequence has handed out every value of its width.
+   */
+  SNOWMINT_RESULT_RANGE_EXHAUSTED = 18,
   /**
    * A required pointer argument was NULL.
    */
@@ -372,6 +377,11 @@ typedef struct snowmint_layout snowmint_layout;
 typedef struct snowmint_opaque snowmint_opaque;
 
 /**
+ * A range sequence handle. Thread-safe; free with `snowmint_range_sequence_free`.
+ */
+typedef struct snowmint_range_sequence snowmint_range_sequence;
+
+/**
  * A handle on a named sequencer (snowcast's lifecycle) in a store. Thread-safe; free with
  * `snowmint_sequencer_free`. It holds no lease itself: `snowmint_sequencer_attach` gives generators.
  */
@@ -610,6 +620,79 @@ typedef struct snowmint_lease_info {
    */
   uint64_t expires_unix_ms;
 } snowmint_lease_info;
+
+/**
+ * How a range sequence allocates. Fill it with `snowmint_range_options_init`, then change fields.
+ */
+typedef struct snowmint_range_options {
+  /**
+   * Values a datacenter moves from the global row at a time (default 1000000).
+   */
+  uint64_t dc_range;
+  /**
+   * Values a process takes from its datacenter row at a time, at most dc_range (default 1000).
+   */
+  uint64_t process_range;
+  /**
+   * The first value (default 1), below 2^bits.
+   */
+  uint64_t start;
+  /**
+   * How long `snowmint_range_sequence_next` may wait for a range, milliseconds (default 2000).
+   */
+  uint64_t wait_ms;
+  /**
+   * Value width, 1 to 63 bits (default 31: a signed 32-bit column).
+   */
+  uint32_t bits;
+  /**
+   * At this percentage of a range used (1 to 100) the next one is fetched (default 50; 100: none
+   * pre-allocated, the next is taken when the current one is used up).
+   */
+  uint32_t threshold_percent;
+} snowmint_range_options;
+
+/**
+ * What a range sequence handle has done (`snowmint_range_sequence_stats`).
+ */
+typedef struct snowmint_range_stats {
+  /**
+   * Values handed out by this handle.
+   */
+  uint64_t values;
+  /**
+   * Ranges this process took from its datacenter row.
+   */
+  uint64_t process_ranges;
+  /**
+   * Ranges this process moved from the global row to its datacenter row.
+   */
+  uint64_t dc_ranges;
+  /**
+   * Times minting had to wait for a range.
+   */
+  uint64_t late;
+  /**
+   * Total time minting waited, nanoseconds.
+   */
+  uint64_t wait_ns;
+  /**
+   * The current range [current_start, current_end).
+   */
+  uint64_t current_start;
+  /**
+   * End (exclusive) of the current range.
+   */
+  uint64_t current_end;
+  /**
+   * The pre-allocated next range [ready_start, ready_end); both 0 when none is ready.
+   */
+  uint64_t ready_start;
+  /**
+   * End (exclusive) of the pre-allocated range.
+   */
+  uint64_t ready_end;
+} snowmint_range_stats;
 
 /**
  * An injected clock: returns the current Unix time in the layout's clock unit (whole milliseconds, or
@@ -1091,6 +1174,57 @@ snowmint_result snowmint_opaque_encode_many(const struct snowmint_opaque *opaque
 snowmint_result snowmint_opaque_decode_many(const struct snowmint_opaque *opaque,
                                             uint64_t *buf,
                                             size_t n);
+
+/**
+ * Fills `*options_out` with the defaults.
+ */
+snowmint_result snowmint_range_options_init(struct snowmint_range_options *options_out);
+
+/**
+ * Opens range sequence `name` for datacenter `dc`: `global_store` is shared by every datacenter,
+ * `local_store` is the datacenter's own (NULL: the global one); each is "file:///DIR",
+ * "etcd://HOST:PORT[,…]/PREFIX" or "postgres://USER@HOST:PORT/DB". `options` may be NULL (defaults).
+ * Blocks until the first process range is held.
+ *
+ * Errors: INVALID_ARGUMENT (a malformed URL or name, a width of 0 or over 63 bits, ranges larger than
+ * the width, a process range larger than the datacenter range, a start value above the width; the
+ * message says which), STORE_UNAVAILABLE, SEQUENCER_CONFLICT (the name exists with another width or
+ * start), RANGE_EXHAUSTED. On success `*sequence_out` is a new handle: free it with
+ * `snowmint_range_sequence_free`.
+ */
+snowmint_result snowmint_range_sequence_open(const char *name,
+                                             const char *dc,
+                                             const char *global_store,
+                                             const char *local_store,
+                                             const struct snowmint_range_options *options,
+                                             struct snowmint_range_sequence **sequence_out);
+
+/**
+ * The next value into `*value_out`: one atomic step on the held range. STORE_UNAVAILABLE when no range
+ * could be had within `wait_ms` (the datacenter's store unreachable), RANGE_EXHAUSTED once every
+ * value of the width is out; `*value_out` is written only on success.
+ */
+snowmint_result snowmint_range_sequence_next(const struct snowmint_range_sequence *sequence,
+                                             uint64_t *value_out);
+
+/**
+ * `n` increasing values into `values_out[0..n]` (written only on success; n = 0 does nothing).
+ */
+snowmint_result snowmint_range_sequence_next_n(const struct snowmint_range_sequence *sequence,
+                                               uint64_t *values_out,
+                                               size_t n);
+
+/**
+ * Fills `*stats_out` with what the handle has done.
+ */
+snowmint_result snowmint_range_sequence_stats(const struct snowmint_range_sequence *sequence,
+                                              struct snowmint_range_stats *stats_out);
+
+/**
+ * Frees a range sequence handle (values of its held ranges never handed out stay unused: a hole,
+ * never a repeat). NULL is ignored.
+ */
+void snowmint_range_sequence_free(struct snowmint_range_sequence *sequence);
 
 #ifdef __cplusplus
 }  // extern "C"

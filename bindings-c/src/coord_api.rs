@@ -9,7 +9,7 @@
 use super::*;
 
 /// Borrows a required UTF-8 string argument (`INVALID_ARGUMENT` if it is not UTF-8).
-unsafe fn text_arg<'a>(p: *const c_char, what: &'static str) -> Result<&'a str, Fail> {
+pub(crate) unsafe fn text_arg<'a>(p: *const c_char, what: &'static str) -> Result<&'a str, Fail> {
     // SAFETY: caller checked non-NULL and passes a NUL-terminated string.
     let bytes = unsafe { CStr::from_ptr(p) }.to_bytes();
     std::str::from_utf8(bytes).map_err(|_| Fail::Argument(what))

@@ -77,6 +77,8 @@ pub enum snowmint_result {
     /// A state file cannot be used: another layout or node ID, not a state file, damaged, truncated,
     /// unlinked or replaced while in use, or refused by the OS (the message says which).
     StateFileMismatch = 17,
+    /// A range sequence has handed out every value of its width.
+    RangeExhausted = 18,
     /// A required pointer argument was NULL.
     NullPointer = 100,
     /// An output buffer is too small; the needed length is reported.
@@ -106,6 +108,7 @@ impl snowmint_result {
             ErrorCode::SequencerDestroyed => R::SequencerDestroyed,
             ErrorCode::StoreUnavailable => R::StoreUnavailable,
             ErrorCode::StateFileMismatch => R::StateFileMismatch,
+            ErrorCode::RangeExhausted => R::RangeExhausted,
             ErrorCode::NullPointer => R::NullPointer,
             ErrorCode::BufferTooSmall => R::BufferTooSmall,
             // A code added to the core later: the unit test `codes_match_core` fails until it is here.
@@ -1728,3 +1731,4 @@ mod tests {
 
 // Opaque IDs (after the macros above, which it uses).
 mod opaque;
+mod range_api;

@@ -28,6 +28,7 @@ use snowmint::{
 };
 
 mod opaque;
+mod range;
 
 type Result<T> = napi::Result<T>;
 type Raw = sys::napi_value;
@@ -96,7 +97,14 @@ unsafe extern "C" fn set_error_class(env: sys::napi_env, info: sys::napi_callbac
     let mut argc = 1usize;
     let mut argv = [ptr::null_mut(); 1];
     unsafe {
-        sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut());
+        sys::napi_get_cb_info(
+            env,
+            info,
+            &mut argc,
+            argv.as_mut_ptr(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        );
         if argc < 1 || type_of(env, argv[0]) != sys::ValueType::napi_function {
             type_err(env, "__setErrorClass takes a class");
             return ptr::null_mut();
@@ -104,8 +112,11 @@ unsafe extern "C" fn set_error_class(env: sys::napi_env, info: sys::napi_callbac
         let (old_env, old) = ERROR_CLASS.with(Cell::get);
         if old_env == env && !old.is_null() {
             sys::napi_delete_reference(env, old);
-        } else if sys::napi_add_env_cleanup_hook(env, Some(forget_error_class), env as *mut std::ffi::c_void)
-            != sys::Status::napi_ok
+        } else if sys::napi_add_env_cleanup_hook(
+            env,
+            Some(forget_error_class),
+            env as *mut std::ffi::c_void,
+        ) != sys::Status::napi_ok
         {
             return ptr::null_mut();
         }
@@ -176,6 +187,14 @@ fn core_err(env: sys::napi_env, e: snowmint::Error) -> napi::Error {
         _ => {}
     }
     throw_with_field(env, Kind::Error, e.code().as_str(), &msg, &extra, field)
+}
+
+/// A coordination error as the rejection of a Promise: the `Error` object itself (with its `code`), not
+/// thrown (a task's `resolve` runs where no JavaScript frame could catch it).
+fn rejection(raw: sys::napi_env, e: &coord::Error) -> napi::Error {
+    let err = new_error(raw, Kind::Error, e.code().as_str(), e.message());
+    // SAFETY: `err` is a live JavaScript value of this environment.
+    unsafe { napi::Error::from(Unknown::from_raw_unchecked(raw, err)) }
 }
 
 /// A coordination error as a JavaScript `Error` with its code.
@@ -708,7 +727,10 @@ fn generator_options(env: sys::napi_env, o: &Opts) -> Result<Options> {
     // As in snowmint-wasm: a seed implies randomStart, and contradicts `randomStart: false`.
     let random_start_seed = match o.get("randomSeed") {
         Some(_) if random_start == Some(false) => {
-            return Err(range_err(env, "randomSeed is given but randomStart is false"));
+            return Err(range_err(
+                env,
+                "randomSeed is given but randomStart is false",
+            ));
         }
         Some(v) => Some(get_u64(env, v, "randomSeed")?),
         None if random_start == Some(true) => Some(os_seed()),
@@ -1297,10 +1319,7 @@ impl napi::Task for CoordTask {
         let raw = env.raw();
         // A rejection carries the Error object itself (with its `code`): nothing is thrown here, where
         // no JavaScript frame could catch it.
-        let done = output.map_err(|e| {
-            let err = new_error(raw, Kind::Error, e.code().as_str(), e.message());
-            unsafe { napi::Error::from(Unknown::from_raw_unchecked(raw, err)) }
-        })?;
+        let done = output.map_err(|e| rejection(raw, &e))?;
         let value: Raw = match done {
             Done::Nothing => {
                 let mut u = ptr::null_mut();
@@ -2079,7 +2098,7 @@ unsafe extern "C" fn mint_at(env: sys::napi_env, info: sys::napi_callback_info) 
 }
 
 /// Internal exports for the package's `index.js`, each with the environment's table as its `data`.
-const INTERNAL_EXPORTS: [(&std::ffi::CStr, Callback); 7] = [
+const INTERNAL_EXPORTS: [(&std::ffi::CStr, Callback); 9] = [
     (c"__setErrorClass", set_error_class),
     (c"__idSlot", id_slot_array),
     (c"__register", register),
@@ -2087,6 +2106,8 @@ const INTERNAL_EXPORTS: [(&std::ffi::CStr, Callback); 7] = [
     (c"__opaqueHandle", opaque::opaque_handle),
     (c"__opaqueEncode", opaque::opaque_encode),
     (c"__opaqueDecode", opaque::opaque_decode),
+    (c"__rangeHandle", range::range_handle),
+    (c"__rangeNext", range::range_next),
 ];
 
 /// The environment's cleanup hook: drops the environment's reference on its table.

@@ -30,6 +30,7 @@ use snowmint::{Clock, ClockUnit, ErrorCode};
 use snowmint_coord as coord;
 
 mod opaque;
+mod range;
 
 // ---------------------------------------------------------------------------------------------------
 // Exceptions: one class per stable code, all under SnowmintError(ValueError).
@@ -114,6 +115,12 @@ pyo3::create_exception!(
     SnowmintError,
     "STATE_FILE_MISMATCH: the state file belongs to another layout or node ID, is not a state file (truncated, foreign, damaged), was unlinked or replaced while in use, or cannot be opened (the message says which)."
 );
+pyo3::create_exception!(
+    snowmint,
+    RangeExhaustedError,
+    SnowmintError,
+    "RANGE_EXHAUSTED: the range sequence has handed out every value of its width."
+);
 
 pyo3::create_exception!(
     snowmint,
@@ -160,6 +167,7 @@ fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
         ErrorCode::SequencerDestroyed => py.get_type::<SequencerDestroyedError>(),
         ErrorCode::StoreUnavailable => py.get_type::<StoreUnavailableError>(),
         ErrorCode::StateFileMismatch => py.get_type::<StateFileMismatchError>(),
+        ErrorCode::RangeExhausted => py.get_type::<RangeExhaustedError>(),
         _ => py.get_type::<SnowmintError>(),
     }
 }
@@ -555,10 +563,15 @@ impl PyLayout {
 
     /// Pickling: the layout is rebuilt by `_layout_restore` from its preset name and configuration
     /// (equal to this one, or the unpickling fails).
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let l = &self.inner;
         let c = l.config();
-        let restore = py.import("snowmint._snowmint")?.getattr("_layout_restore")?;
+        let restore = py
+            .import("snowmint._snowmint")?
+            .getattr("_layout_restore")?;
         let args = (
             l.preset_name(),
             c.timestamp_bits,
@@ -1703,6 +1716,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<opaque::PyOpaque>()?;
     m.add_class::<PyLease>()?;
     m.add_class::<PySequencer>()?;
+    m.add_class::<range::PyRangeSequence>()?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(_layout_restore, m)?)?;
     // One source for the version: the crate's (Cargo.toml), which maturin also writes into the
@@ -1718,7 +1732,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let base = py.get_type::<SnowmintError>();
     base.setattr("code", py.None())?;
     m.add("SnowmintError", base)?;
-    let classes: [(&str, ErrorCode); 17] = [
+    let classes: [(&str, ErrorCode); 18] = [
         ("InvalidLayoutError", ErrorCode::InvalidLayout),
         ("NodeIdOutOfRangeError", ErrorCode::NodeIdOutOfRange),
         ("ClockMovedBackwardsError", ErrorCode::ClockMovedBackwards),
@@ -1736,6 +1750,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("SequencerDestroyedError", ErrorCode::SequencerDestroyed),
         ("StoreUnavailableError", ErrorCode::StoreUnavailable),
         ("StateFileMismatchError", ErrorCode::StateFileMismatch),
+        ("RangeExhaustedError", ErrorCode::RangeExhausted),
     ];
     for (name, code) in classes {
         let t = error_type(py, code);

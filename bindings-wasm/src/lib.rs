@@ -111,7 +111,7 @@ fn u64_arg(v: &JsValue, name: &str) -> Result<u64, JsValue> {
                 name,
                 " must be ",
                 U64_RANGE,
-                ": the bigint is outside 0n..2^64n",
+                ": the bigint given is not",
             ]))
         });
     }
@@ -520,7 +520,10 @@ impl Generator {
         const NODE_ID: &str = "nodeId (browsers get node leases from the ID service)";
         let node_id = o.required("nodeId", WHAT)?;
         if node_id.is_string() {
-            return Err(arg_err(&cat(&[NODE_ID, " must be a number or a bigint, got a node source"])));
+            return Err(arg_err(&cat(&[
+                NODE_ID,
+                " must be a number or a bigint, got a node source",
+            ])));
         }
         let node_id = u64_arg(&node_id, NODE_ID)?;
         let layout = layout_arg(&o.get("layout"))?;
@@ -542,7 +545,7 @@ impl Generator {
                     arg_err(&cat(&[
                         "maxAheadMs is ",
                         dec(ms).as_str(),
-                        ", too large to count in nanoseconds",
+                        ", over 2^64 ns",
                     ]))
                 })?
             }

@@ -21,9 +21,10 @@ USAGE
                    [--order ORDER] [--tick-ns NS] [--epoch-ms MS] [--node-id-offset N] [--json]
   snowmint sequencer create|show|list|destroy [NAME] --store URL   named sequencers (leases)
   snowmint opaque  encode|decode ID...|- --key-file F [--layout L] [--format F]
+  snowmint range   next|show NAME --global URL [--dc DC --local URL]   compact 32-bit IDs (ranges)
   snowmint completions bash|zsh|fish|elvish|powershell              shell completion script
   snowmint man [COMMAND]                                            man page (roff)
-  snowmint help [mint|inspect|layout|layouts|sequencer|opaque|completions|man]
+  snowmint help [mint|inspect|layout|layouts|sequencer|opaque|range|completions|man]
                                                    (or: snowmint COMMAND --help)
 
 EXAMPLES
@@ -277,4 +278,30 @@ EXAMPLES
   snowmint sequencer create orders --store file:///tmp/ids --nodes 128
   snowmint mint -n 3 --node 'file:///tmp/ids?sequencer=orders'
   snowmint sequencer show orders --store file:///tmp/ids
+";
+
+pub const RANGE: &str = "\
+snowmint range — compact integer IDs (31 bits by default) from ranges leased global → datacenter → process
+
+USAGE
+  snowmint range next NAME --dc DC --global URL [--local URL] [-n N] [--bits B] [--start S]
+                      [--dc-range N] [--process-range N] [--threshold PERCENT] [--wait-ms MS]
+  snowmint range show NAME --global URL [--dc DC --local URL]
+
+  URL is file:///DIR, etcd://HOST:PORT[,…]/PREFIX or postgres://USER@HOST:PORT/DB. The global store is
+  shared by every datacenter ($SNOWMINT_STORE if --global is not given); --local is the datacenter's
+  own store (default: the global one).
+
+  next   takes N values (default 1), one per line, increasing. A datacenter moves --dc-range values
+         (default 1000000) from the global row at a time; this process takes exactly N from its
+         datacenter's row (--process-range to take more) and, by default (--threshold 100), does not
+         pre-allocate, so it leaves no hole when it exits. Width --bits (1 to 63, default 31: a
+         signed 32-bit column) from --start (default 1); RANGE_EXHAUSTED once every value is out.
+  show   the global row (global last value, the last range each datacenter took) and, with --dc and
+         --local, that datacenter's row (last value given to a process, reserved and pre-allocated
+         ranges)
+
+EXAMPLES
+  snowmint range next orders --dc eu --global etcd://127.0.0.1:2379/ids --local file:///var/lib/ids -n 3
+  snowmint range show orders --global etcd://127.0.0.1:2379/ids --dc eu --local file:///var/lib/ids
 ";

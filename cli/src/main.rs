@@ -9,6 +9,7 @@ mod help;
 mod json;
 mod layout_args;
 mod opaque;
+mod range;
 mod render;
 mod sequencer;
 mod spec;
@@ -99,6 +100,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         }
         "completions" => spec::completions(&rest, out),
         "man" => spec::man(&rest, out),
+        "range" => range::run(rest, out),
         "help" | "-h" | "--help" => {
             let text = match rest.first().map(String::as_str) {
                 None => help::MAIN.to_string(),
@@ -110,6 +112,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 Some("opaque") => opaque::HELP.to_string(),
                 Some("completions") => help::COMPLETIONS.to_string(),
                 Some("man") => help::MAN.to_string(),
+                Some("range") => help::RANGE.to_string(),
                 Some(other) => {
                     return Err(CliError::usage(format!("no help on {other:?}"), "").into())
                 }
@@ -125,7 +128,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             let mut e = CliError::usage(format!("unknown command {other:?}"), "");
             e.detail.insert(
                 0,
-                "commands: mint, inspect, layout, sequencer, opaque, completions, man, help"
+                "commands: mint, inspect, layout, sequencer, opaque, range, completions, man, help"
                     .to_string(),
             );
             Err(e.into())

@@ -27,12 +27,13 @@ const ORDERS: [&str; 4] = [
     "ts|seq|node",
 ];
 /// Commands that have a help text (and so a man page of their own).
-pub const COMMANDS: [&str; 7] = [
+pub const COMMANDS: [&str; 8] = [
     "mint",
     "inspect",
     "layout",
     "sequencer",
     "opaque",
+    "range",
     "completions",
     "man",
 ];
@@ -217,6 +218,40 @@ pub fn command() -> Command {
         .subcommand_required(true)
         .subcommand(opaque_cmd("encode", "IDs to tokens", "ID"))
         .subcommand(opaque_cmd("decode", "Tokens to IDs", "TOKEN"));
+    let range_name = || {
+        Arg::new("name")
+            .value_name("NAME")
+            .required(true)
+            .help("the range sequence's name")
+    };
+    let range_store =
+        |name: &'static str, help: &'static str| opt(name, "URL", help).value_hint(ValueHint::Url);
+    let range = Command::new("range")
+        .about("Compact integer IDs (31 bits by default) from ranges leased global → datacenter → process")
+        .subcommand_required(true)
+        .subcommand(
+            Command::new("next")
+                .about("Take N values, one per line, increasing")
+                .arg(range_name())
+                .arg(opt("dc", "DC", "this process's datacenter"))
+                .arg(range_store("global", "the store every datacenter shares (default $SNOWMINT_STORE)"))
+                .arg(range_store("local", "the datacenter's own store (default: the global one)"))
+                .arg(opt("count", "N", "how many values (default 1)").short('n'))
+                .arg(opt("bits", "B", "value width, 1..=63 (default 31)"))
+                .arg(opt("start", "S", "the first value (default 1)"))
+                .arg(opt("dc-range", "N", "values a datacenter takes from the global row at a time"))
+                .arg(opt("process-range", "N", "values this process takes from its datacenter's row"))
+                .arg(opt("threshold", "PERCENT", "use of a range at which the next is fetched (default 100: none)"))
+                .arg(opt("wait-ms", "MS", "how long to wait for a range")),
+        )
+        .subcommand(
+            Command::new("show")
+                .about("The global row and, with --dc and --local, that datacenter's row")
+                .arg(range_name())
+                .arg(range_store("global", "the store every datacenter shares (default $SNOWMINT_STORE)"))
+                .arg(opt("dc", "DC", "a datacenter whose row to show"))
+                .arg(range_store("local", "that datacenter's store (default: the global one)")),
+        );
     let completions = Command::new("completions")
         .about("Print a shell completion script (bash, zsh, fish, elvish, powershell)")
         .arg(
@@ -242,6 +277,7 @@ pub fn command() -> Command {
             "layouts",
             "sequencer",
             "opaque",
+            "range",
             "completions",
             "man",
         ]));
@@ -260,6 +296,7 @@ pub fn command() -> Command {
         .subcommand(layout_args(layout, true))
         .subcommand(sequencer)
         .subcommand(opaque)
+        .subcommand(range)
         .subcommand(completions)
         .subcommand(man)
         .subcommand(help)

@@ -14,6 +14,9 @@
 //!   a transaction comparing the claim key's create revision with the claim's token (so a holder whose
 //!   lease expired, or whose node ID was taken since, writes nothing and gets `LEASE_LOST`). Never
 //!   deleted: it survives releases, expiry and sequencer destruction.
+//! - `P/row/KEY` — a row of range allocation ([`crate::range`]): its text value, changed by a
+//!   transaction comparing the value with the one the caller read (or the create revision with 0 for
+//!   an absent row). Never deleted.
 //!
 //! Several endpoints may be named; a request that cannot connect, times out, or is answered
 //! "unavailable" (no leader, a member out of quorum) is tried on the next one. Every request is bounded
@@ -149,6 +152,9 @@ impl EtcdStore {
     }
     fn resv_prefix(&self, name: &str) -> Vec<u8> {
         format!("{}resv/{}/", self.prefix, escape(name)).into_bytes()
+    }
+    fn row_key(&self, key: &str) -> Vec<u8> {
+        format!("{}row/{key}", self.prefix).into_bytes()
     }
     fn resv_key(&self, name: &str, node: u64) -> Vec<u8> {
         format!("{}resv/{}/{node:020}", self.prefix, escape(name)).into_bytes()
@@ -669,6 +675,37 @@ impl Store for EtcdStore {
                 .reservation = Some(r);
         }
         Ok(nodes.into_values().collect())
+    }
+
+    fn row(&self, key: &str) -> Result<Option<String>> {
+        crate::store::check_row_key(key)?;
+        let kvs = self.range(&self.row_key(key), false, None)?;
+        kvs.first()
+            .map(|kv| {
+                String::from_utf8(kv.value.clone())
+                    .map_err(|_| self.unreadable(format_args!("row {key} is not UTF-8")))
+            })
+            .transpose()
+    }
+
+    fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool> {
+        crate::store::check_row_key(key)?;
+        let k = base64_encode(&self.row_key(key));
+        let compare = match expected {
+            None => {
+                json!([{ "key": k, "target": "CREATE", "result": "EQUAL", "create_revision": "0" }])
+            }
+            Some(v) => json!([{
+                "key": k, "target": "VALUE", "result": "EQUAL", "value": base64_encode(v.as_bytes())
+            }]),
+        };
+        let v = self.txn(
+            "compare-and-set of a row",
+            compare,
+            json!([{ "request_put": { "key": k, "value": base64_encode(new.as_bytes()) } }]),
+            json!([]),
+        )?;
+        Ok(v["succeeded"].as_bool().unwrap_or(false))
     }
 }
 

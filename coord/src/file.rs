@@ -7,6 +7,8 @@
 //!                                   its fencing token and expiry inside
 //! DIR/nodes/NAME/N.reservation      the reservation of node ID N
 //! DIR/.lock                         serialises sequencer create/destroy
+//! DIR/rows/KEY.row                  a row (range allocation): its value, written whole and atomically
+//! DIR/rows/KEY.lock                 serialises the compare-and-set of KEY among processes (flock)
 //! ```
 //!
 //! A claim is an open-file-description lock (`fcntl(F_OFD_SETLK)`, `flock` where there is none) on
@@ -137,7 +139,7 @@ impl FileStore {
             dir,
             held: Mutex::new(HashMap::new()),
         };
-        for sub in ["sequencers", "nodes"] {
+        for sub in ["sequencers", "nodes", "rows"] {
             let p = store.dir.join(sub);
             fs::create_dir_all(&p).map_err(|e| {
                 io(
@@ -478,6 +480,36 @@ impl Store for FileStore {
             }
             _ => Err(lost(claim)),
         }
+    }
+
+    fn row(&self, key: &str) -> Result<Option<String>> {
+        crate::store::check_row_key(key)?;
+        let path = self.dir.join("rows").join(format!("{key}.row"));
+        read_opt(&path).map_err(|e| self.fail(format!("cannot read {}", path.display()), e))
+    }
+
+    fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool> {
+        crate::store::check_row_key(key)?;
+        let rows = self.dir.join("rows");
+        let lock_path = rows.join(format!("{key}.lock"));
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| self.fail(format!("cannot open {}", lock_path.display()), e))?;
+        // Held until `lock` is closed at the end of this call (or by the kernel if the process dies).
+        lock_wait(&lock)
+            .map_err(|e| self.fail(format!("cannot lock {}", lock_path.display()), e))?;
+        let path = rows.join(format!("{key}.row"));
+        let current =
+            read_opt(&path).map_err(|e| self.fail(format!("cannot read {}", path.display()), e))?;
+        if current.as_deref() != expected {
+            return Ok(false);
+        }
+        write_atomic(&path, new)
+            .map_err(|e| self.fail(format!("cannot write {}", path.display()), e))?;
+        Ok(true)
     }
 
     fn holders(&self, sequencer: &str, _now_unix_ms: u64) -> Result<Vec<NodeState>> {

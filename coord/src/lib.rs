@@ -2,7 +2,8 @@
 //!
 //! Node identity for fleets of ID generators (SPEC §3): node sources, node-ID leases whose reservations
 //! make two holders of one node ID never mint the same ID, and named sequencers (snowcast's lifecycle),
-//! on an embedded store (a directory on this host), etcd or PostgreSQL.
+//! on an embedded store (a directory on this host), etcd or PostgreSQL; and compact 32-bit IDs by
+//! hierarchical range allocation (SPEC §4, [`range`]) on the same stores.
 //!
 //! The algorithm is written once against the [`Store`] trait with an injected clock ([`Time`]); the
 //! core crate `snowmint` stays `#![no_std]` and knows only one hook of it: a ceiling on the logical
@@ -17,6 +18,7 @@ pub mod file;
 pub mod generator;
 pub mod lease;
 pub mod memory;
+pub mod range;
 pub mod sequencer;
 pub mod source;
 pub mod store;
@@ -34,6 +36,7 @@ pub use file::FileStore;
 pub use generator::{Opened, SequencerGenerator};
 pub use lease::{Lease, LeaseOptions, LeaseState, DEFAULT_TTL};
 pub use memory::MemoryStore;
+pub use range::{DatacenterRow, GlobalRow, RangeOptions, RangeSequence, RangeStats};
 pub use sequencer::{NodeGenerator, Sequencer, SequencerState};
 pub use source::{NodeSource, StoreUrl};
 pub use store::{

@@ -20,6 +20,7 @@ struct State {
     /// Per node ID: the last fencing token handed out (survives release and destroy).
     tokens: BTreeMap<(String, u64), u64>,
     reservations: BTreeMap<(String, u64), Reservation>,
+    rows: BTreeMap<String, String>,
 }
 
 /// A store held in this process's memory.
@@ -198,6 +199,21 @@ impl Store for MemoryStore {
             }
         }
         Ok(out.into_values().collect())
+    }
+
+    fn row(&self, key: &str) -> Result<Option<String>> {
+        crate::store::check_row_key(key)?;
+        Ok(self.state()?.rows.get(key).cloned())
+    }
+
+    fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool> {
+        crate::store::check_row_key(key)?;
+        let mut s = self.state()?;
+        if s.rows.get(key).map(String::as_str) != expected {
+            return Ok(false);
+        }
+        s.rows.insert(key.to_string(), new.to_string());
+        Ok(true)
     }
 }
 

@@ -25,6 +25,10 @@
 //!     resv_until_ms bigint,
 //!     PRIMARY KEY (sequencer, node_id)
 //! );
+//! CREATE TABLE IF NOT EXISTS snowmint.rows (  -- range allocation (crate::range): one row per counter
+//!     key   text PRIMARY KEY,
+//!     value text NOT NULL
+//! );
 //! ```
 //!
 //! - **Claim**: one statement takes the first row of the sequencer whose holder is NULL or expired
@@ -35,6 +39,9 @@
 //! - **Reservation**: `UPDATE … SET resv_… WHERE token = $token AND expires_at > now()` — a holder whose
 //!   claim expired or was taken writes nothing and gets `LEASE_LOST`. Committed before it returns
 //!   (PostgreSQL's default `synchronous_commit = on`).
+//! - **Rows**: compare-and-set is `UPDATE … SET value = $new WHERE key = $key AND value = $expected`
+//!   (`INSERT … ON CONFLICT DO NOTHING` for an absent row); one statement, so atomic, and committed
+//!   before it returns.
 //! - Destroying a sequencer deletes its `sequencers` row only: node rows (tokens, reservations) stay, so
 //!   a re-created sequencer never repeats an ID.
 //!
@@ -191,6 +198,7 @@ SELECT n.oid IS NOT NULL, coalesce(pg_get_userbyid(n.nspowner), ''),
          to_regclass(format('%I.nodes', $1::text)) IS NOT NULL
          AND to_regclass(format('%I.sequencers', $1::text)) IS NOT NULL
          AND to_regclass(format('%I.incarnations', $1::text)) IS NOT NULL
+         AND to_regclass(format('%I.rows', $1::text)) IS NOT NULL
        ELSE false END
 FROM (SELECT 1) one LEFT JOIN pg_namespace n ON n.nspname = $1::text";
 
@@ -217,7 +225,19 @@ CREATE TABLE IF NOT EXISTS {S}.nodes (
     resv_until_ms bigint,
     PRIMARY KEY (sequencer, node_id)
 );
+CREATE TABLE IF NOT EXISTS {S}.rows (
+    key   text PRIMARY KEY,
+    value text NOT NULL
+);
 COMMIT;";
+
+    pub const ROW: &str = "SELECT value FROM {S}.rows WHERE key = $1::text";
+
+    pub const INSERT_ROW: &str = "
+INSERT INTO {S}.rows (key, value) VALUES ($1::text, $2::text) ON CONFLICT (key) DO NOTHING RETURNING key";
+
+    pub const UPDATE_ROW: &str = "
+UPDATE {S}.rows SET value = $3::text WHERE key = $1::text AND value = $2::text RETURNING key";
 }
 
 /// A value as PostgreSQL `bigint` (u64 bits kept: positions may use all 64).
@@ -712,6 +732,27 @@ impl Store for PostgresStore {
                 }
             })
             .collect())
+    }
+
+    fn row(&self, key: &str) -> Result<Option<String>> {
+        crate::store::check_row_key(key)?;
+        Ok(self
+            .query("reading a row", sql::ROW, &[&key])?
+            .first()
+            .map(|r| r.get(0)))
+    }
+
+    fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool> {
+        crate::store::check_row_key(key)?;
+        let rows = match expected {
+            None => self.query("creating a row", sql::INSERT_ROW, &[&key, &new])?,
+            Some(old) => self.query(
+                "compare-and-set of a row",
+                sql::UPDATE_ROW,
+                &[&key, &old, &new],
+            )?,
+        };
+        Ok(!rows.is_empty())
     }
 }
 

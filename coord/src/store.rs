@@ -21,6 +21,11 @@
 //! - **Sequencer records** bind a name to a [`SequencerConfig`]. Each record has an `incarnation`, a number
 //!   that no earlier record of the same name had (so a handle of a destroyed sequencer tells a re-created
 //!   one apart from its own).
+//! - **Rows** (range allocation, [`crate::range`]) are named text values changed only by
+//!   compare-and-set: [`Store::swap_row`] writes a row only if it still holds the value the caller read
+//!   (or is absent, for `None`), atomically and durably; concurrent swaps of one row from the same
+//!   value succeed once. A swap whose answer is lost (a timeout) may or may not have been applied: the
+//!   caller reads the row back ([`Store::row`]) to tell. Rows are never deleted.
 //! - Errors: `STORE_UNAVAILABLE` for a store that cannot be reached, times out, or holds unreadable data;
 //!   `LEASE_LOST` for a claim that is no longer held; `SEQUENCER_CONFLICT` from
 //!   [`Store::create_sequencer`]. Messages name the store ([`Store::describe`]).
@@ -158,4 +163,30 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// Every node ID of `sequencer` that has a live claim or a reservation, ordered by node ID.
     fn holders(&self, sequencer: &str, now_unix_ms: u64) -> Result<Vec<NodeState>>;
+
+    /// The value of row `key` (1 to 130 characters of `A-Z a-z 0-9 _ . - @`), `None` if it was never
+    /// written.
+    fn row(&self, key: &str) -> Result<Option<String>>;
+
+    /// Compare-and-set on row `key`: writes `new` only if the row holds `expected` (`None`: the row does
+    /// not exist), atomically with the comparison. `Ok(true)`: written, durably; `Ok(false)`: the row
+    /// holds something else, nothing was written. An error leaves the write applied or not: read back.
+    fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool>;
+}
+
+/// Checks a row key: 1 to 130 characters of `A-Z a-z 0-9 _ . - @` (stores use it in a key, a file name
+/// or a column).
+pub(crate) fn check_row_key(key: &str) -> Result<()> {
+    let ok = (1..=130).contains(&key.len())
+        && !key.starts_with('.')
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-@".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(crate::error::Error::invalid(format!(
+            "row key {key:?}: use 1 to 130 characters of A-Z a-z 0-9 _ . - @ (not starting with .)"
+        )))
+    }
 }

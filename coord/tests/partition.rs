@@ -102,6 +102,14 @@ impl Store for View {
         self.check()?;
         self.store.holders(sequencer, now)
     }
+    fn row(&self, key: &str) -> Result<Option<String>> {
+        self.check()?;
+        self.store.row(key)
+    }
+    fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool> {
+        self.check()?;
+        self.store.swap_row(key, expected, new)
+    }
 }
 
 /// 16 IDs per 1 ms tick: a holder that mints flat out reaches its ceiling within a second.

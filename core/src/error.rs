@@ -45,6 +45,8 @@ pub enum ErrorCode {
     /// A state file (a generator's state word shared through a memory-mapped file) cannot be used:
     /// another layout or node ID, not a state file, damaged, truncated, replaced, or refused by the OS.
     StateFileMismatch = 17,
+    /// A range sequence has handed out every value of its width (SPEC §4).
+    RangeExhausted = 18,
     /// C API: a required pointer argument was NULL.
     NullPointer = 100,
     /// C API: an output buffer is too small; the needed length is reported.
@@ -55,7 +57,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 20] = [
+    pub const ALL: [ErrorCode; 21] = [
         ErrorCode::InvalidLayout,
         ErrorCode::NodeIdOutOfRange,
         ErrorCode::ClockMovedBackwards,
@@ -73,6 +75,7 @@ impl ErrorCode {
         ErrorCode::SequencerDestroyed,
         ErrorCode::StoreUnavailable,
         ErrorCode::StateFileMismatch,
+        ErrorCode::RangeExhausted,
         ErrorCode::NullPointer,
         ErrorCode::BufferTooSmall,
         ErrorCode::Panic,
@@ -98,6 +101,7 @@ impl ErrorCode {
             ErrorCode::SequencerDestroyed => "SEQUENCER_DESTROYED",
             ErrorCode::StoreUnavailable => "STORE_UNAVAILABLE",
             ErrorCode::StateFileMismatch => "STATE_FILE_MISMATCH",
+            ErrorCode::RangeExhausted => "RANGE_EXHAUSTED",
             ErrorCode::NullPointer => "NULL_POINTER",
             ErrorCode::BufferTooSmall => "BUFFER_TOO_SMALL",
             ErrorCode::Panic => "PANIC",
@@ -144,6 +148,9 @@ impl ErrorCode {
             ErrorCode::StoreUnavailable => "the coordination store is unavailable",
             ErrorCode::StateFileMismatch => {
                 "the state file does not belong to this generator or cannot be used"
+            }
+            ErrorCode::RangeExhausted => {
+                "the range sequence has handed out every value of its width"
             }
             ErrorCode::NullPointer => "a required pointer was NULL",
             ErrorCode::BufferTooSmall => "the output buffer is too small",

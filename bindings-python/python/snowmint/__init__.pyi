@@ -28,6 +28,8 @@ __all__ = [
     "NodeIdsExhaustedError",
     "Opaque",
     "ParseError",
+    "RangeExhaustedError",
+    "RangeSequence",
     "Sequencer",
     "SequencerConflictError",
     "SequencerDestroyedError",
@@ -121,6 +123,9 @@ class SequencerDestroyedError(SnowmintError):
 class StoreUnavailableError(SnowmintError):
     """``STORE_UNAVAILABLE``: the coordination store cannot be reached, refused the request or holds
     unreadable data."""
+
+class RangeExhaustedError(SnowmintError):
+    """``RANGE_EXHAUSTED``: the range sequence has handed out every value of its width."""
 
 class StateFileMismatchError(SnowmintError):
     """``STATE_FILE_MISMATCH``: the state file belongs to another layout or node ID, is not a state
@@ -399,6 +404,51 @@ class Sequencer:
     def layout(self) -> Layout: ...
     @property
     def state(self) -> GeneratorState: ...
+
+class _RangeStats(TypedDict):
+    values: int
+    process_ranges: int
+    dc_ranges: int
+    late: int
+    wait_ns: int
+    current: tuple[int, int]
+    ready: Optional[tuple[int, int]]
+
+@final
+class RangeSequence:
+    """Compact integer IDs (31 bits by default) from ranges leased global → datacenter → process by
+    compare-and-set (SPEC §4). ``global_store`` is shared by every datacenter, ``local_store`` is the
+    datacenter's own (default: the global one); each is ``file:///DIR``, ``etcd://HOST:PORT/PREFIX`` or
+    ``postgres://USER@HOST:PORT/DB``. Opening blocks until the first process range is held.
+
+    Values are unique across every process and datacenter, below ``2**bits``, and strictly increasing
+    per process. With the global store down a datacenter serves from its range; with its own store
+    down a process mints what it holds, then waits at most ``wait_ms`` and raises
+    :class:`StoreUnavailableError`; :class:`RangeExhaustedError` once every value is out.
+    """
+
+    def __new__(
+        cls,
+        name: str,
+        *,
+        dc: str,
+        global_store: str,
+        local_store: Optional[str] = None,
+        dc_range: int = 1000000,
+        process_range: int = 1000,
+        bits: int = 31,
+        start: int = 1,
+        threshold: int = 50,
+        wait_ms: int = 2000,
+    ) -> RangeSequence: ...
+    def next_id(self) -> int:
+        """The next value: one atomic step on the held range (waits only when no range is ready)."""
+    def next_ids(self, n: int) -> builtins.list[int]:
+        """``n`` values, increasing."""
+    def stats(self) -> _RangeStats:
+        """Values handed out, ranges taken per level, late pre-allocations and the time spent waiting."""
+    @property
+    def bits(self) -> int: ...
 
 def DecimalGenerator(
     host_id: int,

@@ -1,4 +1,4 @@
-//! Shared by the tests against real servers (`servers.rs`, `servers_outage.rs`): which servers the
+//! Shared by the tests against real servers (`servers.rs`, `servers_outage.rs`, `range_servers.rs`): which servers the
 //! harness started (`scripts/servers.sh` exports their URLs), fresh namespaces per test, and holder
 //! processes (this test binary run again as a child that holds a lease and mints on command).
 #![allow(dead_code)]
@@ -438,5 +438,66 @@ impl Drop for Holder {
             let _ = self.child.kill();
         }
         let _ = self.child.wait();
+    }
+}
+
+// ------------------------------------------------------------------------------------------- rows
+
+/// The compare-and-set contract every store keeps (also run on etcd and PostgreSQL).
+pub fn row_contract(store: &dyn Store) {
+    let key = format!("contract-{}", std::process::id());
+    assert_eq!(store.row(&key).unwrap(), None);
+    assert!(
+        !store.swap_row(&key, Some("x"), "y").unwrap(),
+        "absent is not x"
+    );
+    assert!(store.swap_row(&key, None, "a b=1").unwrap());
+    assert!(!store.swap_row(&key, None, "again").unwrap(), "exists now");
+    assert_eq!(store.row(&key).unwrap().as_deref(), Some("a b=1"));
+    assert!(!store.swap_row(&key, Some("a b=2"), "c").unwrap());
+    assert!(store.swap_row(&key, Some("a b=1"), "c").unwrap());
+    assert_eq!(store.row(&key).unwrap().as_deref(), Some("c"));
+    for bad in ["", "a/b", "../x", "a b", ".hidden"] {
+        let e = store.row(bad).unwrap_err();
+        assert_eq!(
+            e.code(),
+            snowmint::ErrorCode::InvalidArgument,
+            "{bad:?}: {e}"
+        );
+        let e = store.swap_row(bad, None, "v").unwrap_err();
+        assert_eq!(
+            e.code(),
+            snowmint::ErrorCode::InvalidArgument,
+            "{bad:?}: {e}"
+        );
+    }
+    // Many threads swapping one row from the same value: exactly one wins each round.
+    let round_key = format!("{key}-race");
+    store.swap_row(&round_key, None, "0").unwrap();
+    for round in 0..5u32 {
+        let wins: usize = std::thread::scope(|s| {
+            let joins: Vec<_> = (0..8)
+                .map(|t| {
+                    let round_key = &round_key;
+                    s.spawn(move || {
+                        usize::from(
+                            store
+                                .swap_row(
+                                    round_key,
+                                    Some(&round.to_string()),
+                                    &format!("{} {t}", round + 1),
+                                )
+                                .unwrap(),
+                        )
+                    })
+                })
+                .collect();
+            joins.into_iter().map(|j| j.join().unwrap()).sum()
+        });
+        assert_eq!(wins, 1, "round {round}");
+        let now = store.row(&round_key).unwrap().unwrap();
+        store
+            .swap_row(&round_key, Some(&now), &(round + 1).to_string())
+            .unwrap();
     }
 }
