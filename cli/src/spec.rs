@@ -227,7 +227,7 @@ pub fn command() -> Command {
     let range_store =
         |name: &'static str, help: &'static str| opt(name, "URL", help).value_hint(ValueHint::Url);
     let range = Command::new("range")
-        .about("Compact integer IDs (31 bits by default) from ranges leased global → datacenter → process")
+        .about("Compact integer IDs (31 bits by default) from ranges leased from a global row to datacenters to processes")
         .subcommand_required(true)
         .subcommand(
             Command::new("next")
