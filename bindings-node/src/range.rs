@@ -123,7 +123,7 @@ impl RangeSequence {
         if options.bits > 53 {
             return Err(throw(
                 raw,
-                Kind::Range,
+                Kind::Error,
                 ErrorCode::InvalidArgument.as_str(),
                 &format!(
                     "bits is {}: in JavaScript a range sequence is 1 to 53 bits wide (values are exact Numbers)",

@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { RangeSequence, ERROR_CODES } from 'snowmint'
+import { RangeSequence, ERROR_CODES, SnowmintError } from 'snowmint'
 
 const run = promisify(execFile)
 const here = fileURLToPath(import.meta.url)
@@ -102,7 +102,7 @@ test('bad input rejects with INVALID_ARGUMENT; an unreachable store with STORE_U
   }
   assert.throws(() => RangeSequence.open({ name: 'n', dc: 'a' }), (e) => e instanceof TypeError)
   assert.throws(() => RangeSequence.open({ name: 'n', dc: 'a', globalStore, bogus: 1 }), (e) => e instanceof TypeError && /unknown option/.test(e.message))
-  assert.throws(() => RangeSequence.open({ name: 'n', dc: 'a', globalStore, bits: -1 }), (e) => e instanceof RangeError)
+  assert.throws(() => RangeSequence.open({ name: 'n', dc: 'a', globalStore, bits: -1 }), (e) => e instanceof SnowmintError && e.code === 'INVALID_ARGUMENT')
   const dead = `etcd://127.0.0.1:${await freePort()}/x`
   await assert.rejects(RangeSequence.open({ name: 'n', dc: 'a', globalStore, localStore: dead }), (e) => e.code === 'STORE_UNAVAILABLE')
 })

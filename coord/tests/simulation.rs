@@ -166,6 +166,14 @@ impl Store for Link {
         self.before()?;
         self.store.holders(sequencer, self.true_ms())
     }
+    fn row(&self, key: &str) -> Result<Option<String>> {
+        self.before()?;
+        self.store.row(key)
+    }
+    fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool> {
+        self.before()?;
+        self.after(self.store.swap_row(key, expected, new))
+    }
 }
 
 /// What one simulation run is made of.
