@@ -13,8 +13,8 @@ type Assert<T extends true> = T
 // --- exports -------------------------------------------------------------------------------------
 type SharedValues = 'Layout' | 'Generator' | 'Opaque' | 'SnowmintError' | 'decode' | 'compose' | 'minIdAt'
   | 'encode' | 'parse' | 'ERROR_CODES' | 'PRESET_NAMES'
-/** Native only: named sequencers and the loader's report (a store, a thread pool: not in a browser). */
-type NodeOnlyValues = 'Sequencer' | '__napiBindingTarget'
+/** Native only: named sequencers, range sequences and the loader's report (a store, a thread pool: not in a browser). */
+type NodeOnlyValues = 'Sequencer' | 'RangeSequence' | '__napiBindingTarget'
 type _ExportsN = Assert<Same<Exclude<keyof typeof N, SharedValues | NodeOnlyValues>, never>>
 type _ExportsW = Assert<Same<Exclude<keyof typeof W, SharedValues>, never>>
 

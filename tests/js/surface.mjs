@@ -43,9 +43,9 @@ const SHARED = {
   },
 }
 
-/** What only the native package has (state files, node leases, sequencers: SPEC §2, §3). */
+/** What only the native package has (state files, node leases, sequencers, range sequences: SPEC §2, §3, §4). */
 const NATIVE_ONLY = {
-  exports: ['Sequencer'],
+  exports: ['Sequencer', 'RangeSequence'],
   Layout: [],
   Generator: ['stateFile', 'flush', 'verifyStateFile', 'lease', 'state', 'detach', 'attach', 'close', 'open'],
   Opaque: [],
