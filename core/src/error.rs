@@ -542,7 +542,12 @@ impl fmt::Display for Error {
             }
             Error::InvalidOptions { reason } => write!(f, "invalid options: {reason}"),
             Error::UnknownName { kind, given, suggestion } => {
-                write!(f, "unknown {} {given:?}", kind.what())?;
+                // Quoted as given (no Debug escaping: its Unicode tables would cost the WASM module).
+                f.write_str("unknown ")?;
+                f.write_str(kind.what())?;
+                f.write_str(" \"")?;
+                f.write_str(given.as_str())?;
+                f.write_str(if given.truncated() { "\"…" } else { "\"" })?;
                 if let Some(s) = suggestion {
                     write!(f, " (did you mean {s}?)")?;
                 }

@@ -125,11 +125,12 @@ impl ClockReader {
     }
 
     /// A floating-point reading (JavaScript Number, Python float): NaN, infinities, negatives,
-    /// fractions and values past 2^53 are errors, never rounded (a huge reading in another unit says so).
+    /// fractions and values past 2^53 are errors, never rounded (one plainly in another unit says so).
     pub fn f64_to_ns(self, reading: f64) -> Result<u64> {
         match whole_f64(reading) {
             Ok(r) => self.to_ns(r),
-            Err(e) if reading.is_finite() && reading >= 0.0 && reading.fract() == 0.0 => {
+            // Huge, or fractional (Python's time.time(), seconds with a fraction): say which unit.
+            Err(e) if reading.is_finite() && reading >= 0.0 => {
                 Err(self.hint(reading as u64).unwrap_or(e))
             }
             Err(e) => Err(e),
@@ -246,17 +247,16 @@ pub const PRESET_NAMES: [&str; 8] = [
 ];
 
 /// [`PRESET_NAMES`] and the aliases [`Layout::preset`] also accepts (`chronicle` for `decimal`).
-pub(crate) const ACCEPTED_PRESET_NAMES: [&str; 9] = [
-    "twitter",
-    "discord",
-    "instagram",
-    "sonyflake",
-    "hazelcast",
-    "snowcast",
-    "js53",
-    "decimal",
-    "chronicle",
-];
+pub(crate) const ACCEPTED_PRESET_NAMES: [&str; PRESET_NAMES.len() + 1] = {
+    let mut names = [""; PRESET_NAMES.len() + 1];
+    let mut i = 0;
+    while i < PRESET_NAMES.len() {
+        names[i] = PRESET_NAMES[i];
+        i += 1;
+    }
+    names[i] = "chronicle";
+    names
+};
 
 /// `x / D` as a multiply and shifts, for a constant `D` that is not a power of two (Granlund and
 /// Montgomery 1994, Theorem 4.2): with `D = 2^s · o`, `o` odd, `N = 64 - s` and `l = ceil(log2 o)`,

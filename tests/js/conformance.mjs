@@ -194,6 +194,11 @@ const generate = {
     if (!Array.isArray(c.steps) || c.steps.length === 0) throw new Error(`${c.name}: steps must be a non-empty array`)
     c.steps.forEach((s, i) => {
       const w = `${c.name}.steps[${i}]`
+      if (s.op === 'state' || s.op === 'restore') {
+        keysOnly(s, ['op', 'state'], ['op', 'state'], w)
+        u64(s.state, `${w}.state`)
+        return
+      }
       keysOnly(s, STEP_KEYS, ['clock', 'op', 'count'], w)
       if (!Array.isArray(s.clock) || s.clock.length === 0) throw new Error(`${w}: clock must be a non-empty array`)
       s.clock.forEach((r) => u64(r, `${w}.clock`))
@@ -229,6 +234,17 @@ const generate = {
     assert.equal(gen.policy ?? options.policy, options.policy)
     c.steps.forEach((s, i) => {
       const w = `${c.name}.steps[${i}]`
+      if (s.op === 'state') {
+        const mark = gen.highWaterMark()
+        assert.equal(typeof mark, 'bigint', `${w}: highWaterMark() must be a bigint`)
+        eqId(assert, mark, s.state, `${w}: highWaterMark()`)
+        return
+      }
+      if (s.op === 'restore') {
+        // Alternate the two input types: bigint, and the decimal string a file would hold.
+        gen.restore(i % 2 ? u64(s.state, `${w}.state`) : s.state)
+        return
+      }
       script = s.clock
       at = 0
       if ('error' in s) {
@@ -394,7 +410,14 @@ const encodings = {
       if (!FORMS.some((f) => f in c)) throw new Error(`${c.name}: no form to check`)
       for (const f of FORMS) if (f in c && typeof c[f] !== 'string') throw new Error(`${c.name}.${f}: expected a string`)
     } else if (c.op === 'parse') {
-      keysOnly(c, ['name', 'op', 'encoding', 'input', 'id', 'error', 'position'], ['name', 'op', 'encoding', 'input'], c.name)
+      keysOnly(c, ['name', 'op', 'encoding', 'input', 'id', 'error', 'position', 'readings'], ['name', 'op', 'encoding', 'input'], c.name)
+      if ('readings' in c) {
+        if (!('error' in c) || c.encoding !== 'any') throw new Error(`${c.name}: readings belong to an ambiguous "any" error`)
+        for (const [form, v] of Object.entries(c.readings)) {
+          if (!FORMS.includes(form)) throw new Error(`${c.name}: bad reading form ${form}`)
+          u64(v, `${c.name}.readings.${form}`)
+        }
+      }
       if (![...FORMS, 'any'].includes(c.encoding)) throw new Error(`${c.name}: bad encoding`)
       if (typeof c.input !== 'string') throw new Error(`${c.name}: input must be a string`)
       if (oneOf(c, ['id', 'error'], c.name) === 'id') {
@@ -424,6 +447,11 @@ const encodings = {
       if ('position' in c) {
         if ('position' in e) assert.equal(e.position, c.position, `${c.name}: position (${e.message})`)
         else assert.match(e.message, new RegExp(`position ${c.position}\\b`), `${c.name}: position`)
+      }
+      // An ambiguous string: the message names every reading (form and value); nothing was chosen.
+      for (const [form, v] of Object.entries(c.readings ?? {})) {
+        assert.ok(e.message.includes(`${form} ${v}`), `${c.name}: ${JSON.stringify(e.message)} does not name ${form} ${v}`)
+        eqId(assert, api.parse(c.input, form), v, `${c.name}: parse as ${form}`)
       }
       return
     }
