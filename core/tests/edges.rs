@@ -238,8 +238,17 @@ fn clock_readings_in_another_unit_say_so() {
     ));
     assert!(matches!(ms.f64_to_ns(1.5), Err(Error::InvalidClock { .. })));
     // Python's time.time(): seconds with a fraction.
-    assert!(matches!(ms.f64_to_ns(1_700_000_000.25), Err(Error::ClockUnit { looks_like_ns: 1_000_000_000, .. })));
-    assert!(matches!(ms.f64_to_ns(1_700_000_000_000.5), Err(Error::InvalidClock { .. })));
+    assert!(matches!(
+        ms.f64_to_ns(1_700_000_000.25),
+        Err(Error::ClockUnit {
+            looks_like_ns: 1_000_000_000,
+            ..
+        })
+    ));
+    assert!(matches!(
+        ms.f64_to_ns(1_700_000_000_000.5),
+        Err(Error::InvalidClock { .. })
+    ));
 
     // A sub-millisecond layout takes nanoseconds.
     let ns = Layout::new(LayoutConfig {
