@@ -154,7 +154,12 @@ impl Encoding {
             encoding: self.name(),
         };
         let (body, offset) = match self {
-            Encoding::Hex if s.starts_with("0x") || s.starts_with("0X") => (&s[2..], 2),
+            // `strip_prefix`, not `&s[2..]`: no str-slicing panic path (its message formatting
+            // costs the WASM module kilobytes).
+            Encoding::Hex => match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+                Some(body) => (body, 2),
+                None => (s, 0),
+            },
             _ => (s, 0),
         };
         if body.is_empty() {

@@ -512,10 +512,17 @@ impl fmt::Display for Error {
             ),
             Error::Parse { kind, position, character, encoding } => match (kind, character) {
                 (ParseErrorKind::Empty, _) => write!(f, "cannot parse an empty string as a {encoding} ID"),
-                (ParseErrorKind::InvalidCharacter, Some(c)) => write!(
-                    f,
-                    "invalid character {c:?} at position {position} for a {encoding} ID"
-                ),
+                // Quoted as is; a control character escaped as '\u{1f}' (not `{c:?}`, whose
+                // Unicode tables cost the WASM module kilobytes).
+                (ParseErrorKind::InvalidCharacter, Some(c)) => {
+                    f.write_str("invalid character '")?;
+                    if c.is_control() {
+                        write!(f, "{}", c.escape_unicode())?;
+                    } else {
+                        write!(f, "{c}")?;
+                    }
+                    write!(f, "' at position {position} for a {encoding} ID")
+                }
                 (ParseErrorKind::TooLong, _) => write!(
                     f,
                     "{encoding} ID too long: position {position} is past the {} characters an ID can have",
@@ -573,21 +580,17 @@ impl fmt::Display for Error {
                     crate::ClockUnit::Millis => ("milliseconds", 1_000_000),
                     crate::ClockUnit::Nanos => ("nanoseconds", 1),
                 };
-                let name = match looks_like_ns {
-                    1_000_000_000 => "seconds",
-                    1_000_000 => "milliseconds",
-                    1_000 => "microseconds",
-                    _ => "nanoseconds",
+                let (name, op, by) = match looks_like_ns {
+                    1_000_000_000 => ("seconds", "multiply", 1_000_000_000 / per),
+                    1_000_000 => ("milliseconds", "multiply", 1_000_000 / per),
+                    1_000 if per > 1_000 => ("microseconds", "divide", per / 1_000),
+                    1_000 => ("microseconds", "multiply", 1_000),
+                    _ => ("nanoseconds", "divide", per),
                 };
                 write!(
                     f,
-                    "invalid clock reading {reading}: expected Unix {unit}, but it looks like {name}: "
-                )?;
-                if looks_like_ns > per {
-                    write!(f, "multiply by {}", looks_like_ns / per)
-                } else {
-                    write!(f, "divide by {}", per / looks_like_ns)
-                }
+                    "invalid clock reading {reading}: expected Unix {unit}, but it looks like {name}: {op} by {by}"
+                )
             }
             #[cfg(feature = "std")]
             Error::StateFile { problem } => write!(f, "state file: {problem}"),

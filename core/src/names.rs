@@ -1,8 +1,8 @@
 //! Names users type (layouts, policies, encodings, field orders): the allowed spellings of each, and the
 //! nearest one to a name that is not allowed ("did you mean twitter?"), for every runtime's messages.
 //!
-//! No allocation: the suggestion is a bounded optimal-string-alignment distance (an edit is an insert,
-//! a delete, a change or a swap of two neighbours), case-insensitive, over fixed stack rows.
+//! No allocation: the suggestion is a bounded Levenshtein distance (an edit is an insert, a delete or
+//! a change of one character), case-insensitive, over one row on the stack.
 
 use core::fmt;
 
@@ -69,7 +69,7 @@ impl NameKind {
 const MAX_LEN: usize = 32;
 
 /// The candidate nearest to `given` (case-insensitive), if it is near enough to be what was meant: at
-/// most 1 edit for names of up to 4 characters, 2 up to 8, 3 beyond. Ties go to the earlier candidate.
+/// most 1 edit for names of up to 2 characters, 2 up to 8, 3 beyond. Ties go to the earlier candidate.
 ///
 /// ```
 /// use snowmint::suggest;
@@ -85,8 +85,8 @@ pub fn suggest(given: &str, candidates: &[&'static str]) -> Option<&'static str>
         return None;
     }
     let limit = match g.len() {
-        0..=4 => 1,
-        5..=8 => 2,
+        0..=2 => 1,
+        3..=8 => 2,
         _ => 3,
     };
     let mut best: Option<(usize, &'static str)> = None;
@@ -100,37 +100,26 @@ pub fn suggest(given: &str, candidates: &[&'static str]) -> Option<&'static str>
     best.map(|(_, c)| c)
 }
 
-/// Case-insensitive optimal-string-alignment distance of `a` and `b`, if it is at most `limit`.
+/// Case-insensitive Levenshtein distance of `a` and `b` (one row, on the stack), if at most `limit`.
 fn distance(a: &[u8], b: &[u8], limit: usize) -> Option<usize> {
     if b.len() > MAX_LEN || a.len().abs_diff(b.len()) > limit {
         return None;
     }
-    let eq = |i: usize, j: usize| a[i].eq_ignore_ascii_case(&b[j]);
-    // Rows i-2, i-1 and i of the edit-distance table over b.
-    let mut rows = [[0usize; MAX_LEN + 1]; 3];
-    for (j, cell) in rows[1].iter_mut().enumerate().take(b.len() + 1) {
-        *cell = j;
+    let mut row = [0u8; MAX_LEN + 1];
+    for (j, cell) in row.iter_mut().enumerate() {
+        *cell = j as u8;
     }
-    for i in 1..=a.len() {
-        let (cur, prev, prev2) = (i % 3, (i + 2) % 3, (i + 1) % 3);
-        rows[cur][0] = i;
-        let mut row_min = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(!eq(i - 1, j - 1));
-            let mut d = (rows[prev][j] + 1)
-                .min(rows[cur][j - 1] + 1)
-                .min(rows[prev][j - 1] + cost);
-            if i > 1 && j > 1 && eq(i - 1, j - 2) && eq(i - 2, j - 1) {
-                d = d.min(rows[prev2][j - 2] + 1);
-            }
-            rows[cur][j] = d;
-            row_min = row_min.min(d);
-        }
-        if row_min > limit {
-            return None;
+    for (i, ca) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i as u8 + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let up = row[j + 1];
+            let change = diag + u8::from(!ca.eq_ignore_ascii_case(cb));
+            row[j + 1] = change.min(up + 1).min(row[j] + 1);
+            diag = up;
         }
     }
-    let d = rows[a.len() % 3][b.len()];
+    let d = usize::from(row[b.len()]);
     (d <= limit).then_some(d)
 }
 
@@ -217,7 +206,8 @@ mod tests {
     #[test]
     fn distance_is_bounded_and_symmetric() {
         assert_eq!(distance(b"abc", b"abc", 0), Some(0));
-        assert_eq!(distance(b"abc", b"acb", 1), Some(1));
+        assert_eq!(distance(b"abc", b"acb", 2), Some(2));
+        assert_eq!(distance(b"abc", b"aXc", 1), Some(1));
         assert_eq!(distance(b"abc", b"", 3), Some(3));
         assert_eq!(distance(b"abc", b"", 2), None);
         assert_eq!(distance(b"kitten", b"sitting", 3), Some(3));
