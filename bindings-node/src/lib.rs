@@ -22,8 +22,7 @@ use snowmint_coord as coord;
 use std::sync::Arc;
 
 use snowmint::{
-    ClockUnit, Encoding, ErrorCode, FastClock, LayoutConfig, Options, Order, Policy,
-    SharedGenerator,
+    Encoding, ErrorCode, FastClock, LayoutConfig, Options, Order, Policy, SharedGenerator,
 };
 
 mod opaque;
@@ -350,9 +349,7 @@ fn id_arg(env: sys::napi_env, v: Raw, strings: bool) -> Result<u64> {
         )
     };
     match type_of(env, v) {
-        sys::ValueType::napi_string if strings => {
-            snowmint::parse_any(&get_string(env, v)?).js(env)
-        }
+        sys::ValueType::napi_string if strings => snowmint::parse_any(&get_string(env, v)?).js(env),
         sys::ValueType::napi_bigint => get_bigint_u64(env, v).ok_or_else(out_of_range),
         sys::ValueType::napi_number if get_double(env, v) < 0.0 => Err(out_of_range()),
         _ => get_u64(env, v, "id"),
@@ -971,9 +968,9 @@ impl Generator {
     pub fn restore(&self, mark: Unknown<'_>) -> Result<()> {
         let (env, v) = (self.env, raw_of(&mark));
         let mark = match type_of(env, v) {
-            sys::ValueType::napi_string => {
-                snowmint::Encoding::Decimal.parse(&get_string(env, v)?).js(env)?
-            }
+            sys::ValueType::napi_string => snowmint::Encoding::Decimal
+                .parse(&get_string(env, v)?)
+                .js(env)?,
             sys::ValueType::napi_bigint => get_bigint_u64(env, v)
                 .ok_or_else(|| range_err(env, "mark must be a bigint in 0n..2^64n"))?,
             _ => return Err(type_err(env, "mark must be a bigint or a decimal string")),
@@ -1113,6 +1110,19 @@ impl Generator {
         }
     }
 
+    /// The generator of a fixed node ID (a lease source's store keeps its own state: no mark).
+    fn plain(&self) -> Result<&SharedGenerator<SharedState>> {
+        match &self.gen {
+            Gen::Plain(g) => Ok(g),
+            Gen::Leased(_) => Err(throw(
+                self.env,
+                Kind::Error,
+                ErrorCode::InvalidArgument.as_str(),
+                "a generator under a lease source has no high-water mark to persist: its lease store keeps its state",
+                &[],
+            )),
+        }
+    }
     fn file(&self) -> Result<&StateFile> {
         self.state_file_ref().ok_or_else(|| {
             throw(

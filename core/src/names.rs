@@ -92,7 +92,7 @@ pub fn suggest(given: &str, candidates: &[&'static str]) -> Option<&'static str>
     let mut best: Option<(usize, &'static str)> = None;
     for &c in candidates {
         if let Some(d) = distance(g, c.as_bytes(), limit) {
-            if best.is_none_or(|(b, _)| d < b) {
+            if best.map_or(true, |(b, _)| d < b) {
                 best = Some((d, c));
             }
         }
