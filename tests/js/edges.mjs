@@ -82,7 +82,7 @@ export function runEdges(api, { test, assert }) {
     }
     assert.ok(new Generator({ nodeId: 1, clock: () => Date.now() }).nextId() > 0n)
     // A layout with sub-millisecond ticks takes nanoseconds.
-    const ns = new Layout({ timestampBits: 54, nodeBits: 1, sequenceBits: 8, tickNs: 100, epochMs: 1_288_834_974_657 })
+    const ns = new Layout({ timestampBits: 54, nodeBits: 1, sequenceBits: 8, order: 'timestamp_node_sequence', tickNs: 100, epochMs: 1_288_834_974_657 })
     const e = throwsCode(assert, () => new Generator({ nodeId: 1, layout: ns, clock: () => T0 }).nextId(), 'INVALID_CLOCK', 'ns')
     assert.ok(e.message.includes('looks like milliseconds: multiply by 1000000'), e.message)
   })
