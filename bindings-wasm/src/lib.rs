@@ -704,11 +704,16 @@ impl Generator {
 // Decoding, composing, string forms
 
 /// An ID argument: a bigint, a safe whole Number, or text in any string form.
-/// An ID out of 0..2^64 (negative, or a bigint ≥ 2^64) is `INVALID_ID`, as in every runtime.
 fn id_arg(v: &JsValue) -> Result<u64, JsValue> {
     if let Some(s) = v.as_string() {
         return snowmint::parse_any(&s).map_err(js_err);
     }
+    id_number_arg(v)
+}
+
+/// An ID as a bigint or Number; one out of 0..2^64 (negative, or a bigint ≥ 2^64) is `INVALID_ID`, as in
+/// every runtime.
+fn id_number_arg(v: &JsValue) -> Result<u64, JsValue> {
     u64_arg(v, "id").map_err(|e| {
         // A bigint that failed is outside 0n..2^64n; a Number, negative or not whole or past 2^53.
         if v.is_bigint() || v.as_f64().is_some_and(|x| x < 0.0) {
@@ -784,7 +789,7 @@ fn encoding_arg(v: &JsValue, default: &str) -> Result<String, JsValue> {
 /// An ID as text: `'dec'` (default), `'hex'`, `'base32'` or `'base58'`.
 #[wasm_bindgen]
 pub fn encode(id: JsValue, encoding: JsValue) -> Result<String, JsValue> {
-    let id = u64_arg(&id, "id")?;
+    let id = id_number_arg(&id)?;
     let encoding = Encoding::from_name(&encoding_arg(&encoding, "dec")?).map_err(js_err)?;
     Ok(encoding.encode(id).as_str().into())
 }
@@ -799,6 +804,18 @@ pub fn parse(text: JsValue, encoding: JsValue) -> Result<u64, JsValue> {
     }
     let encoding = Encoding::from_name(&encoding).map_err(js_err)?;
     encoding.parse(&text).map_err(js_err)
+}
+
+/// The string form `parse(text)` reads `text` in (0 dec, 1 hex, 2 base32, 3 base58), or the error it
+/// gives: the offline page shows which form it decoded.
+#[wasm_bindgen(js_name = "__formOf", skip_typescript)]
+pub fn form_of(text: &str) -> Result<u32, JsValue> {
+    Ok(match snowmint::parse_any_form(text).map_err(js_err)?.0 {
+        Encoding::Decimal => 0,
+        Encoding::Hex => 1,
+        Encoding::Base32 => 2,
+        Encoding::Base58 => 3,
+    })
 }
 
 /// Where [`Generator::mint_at`] leaves its ID (8-byte aligned, in the module's memory).

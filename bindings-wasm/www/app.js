@@ -200,8 +200,11 @@
     const { decode, encode } = state.api;
     try {
       const d = decode(text, state.layout);
+      // The form the text was read in (an all-digit string that two forms read is refused above).
+      const form = ['decimal', 'hex', 'base32', 'base58'][state.api.__formOf(text)];
       show($('decode-error'), '');
       facts($('decoded'), [
+        ['read as', form, 'dec-form'],
         ['decimal', encode(d.id, 'dec'), 'dec-dec'],
         ['hex', encode(d.id, 'hex'), 'dec-hex'],
         ['base32', encode(d.id, 'base32'), 'dec-base32'],

@@ -119,11 +119,19 @@ test('the playground: layout facts, mint, decode a pasted ID, switch layout, cus
   // decode a pasted ID, in decimal and in base58
   await page.fill('#decode-input', '1212161512043450368');
   assert.equal(await fact(page, 'dec-iso'), '2020-01-01T00:00:00.000Z');
+  assert.equal(await fact(page, 'dec-form'), 'decimal');
   assert.equal(await fact(page, 'dec-node'), '1');
   assert.equal(await fact(page, 'dec-seq'), '0');
   const b58 = await fact(page, 'dec-base58');
   await page.fill('#decode-input', b58);
   assert.equal(await fact(page, 'dec-dec'), '1212161512043450368');
+  assert.equal(await fact(page, 'dec-form'), 'base58');
+  await page.fill('#decode-input', '0x10d2a6b3c0001000');
+  assert.equal(await fact(page, 'dec-form'), 'hex');
+  // 16 digits: decimal, or hex? The page never chooses: both readings are named.
+  await page.fill('#decode-input', '1970065334000000');
+  assert.match(await page.locator('#decode-error').textContent(),
+    /^PARSE: .*dec 1970065334000000 or as hex 1832972002764259328/);
   await page.fill('#decode-input', minted);
   assert.equal(await fact(page, 'dec-node'), '7');
   await page.fill('#decode-input', '12x4');
