@@ -1,6 +1,6 @@
 # The two commands of the README: `make demo` (mint in every runtime and show they agree) and `make test`
 # (every test of every runtime; what CI runs). Both install what a fresh machine lacks.
-.PHONY: demo test bench bench-servers test-core test-miri test-coord test-c test-python test-node test-wasm
+.PHONY: demo test bench bench-servers test-core test-msrv test-miri test-fuzz test-coord test-c test-python test-node test-wasm
 
 demo:
 	bash scripts/demo.sh
@@ -29,3 +29,7 @@ test-node:
 	bash scripts/test-all.sh node:bindings-node/test.sh
 test-wasm:
 	bash scripts/test-all.sh wasm:bindings-wasm/test.sh
+test-msrv:
+	bash scripts/test-all.sh msrv:scripts/test-msrv.sh
+test-fuzz:
+	bash scripts/test-all.sh fuzz:scripts/test-fuzz.sh

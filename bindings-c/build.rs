@@ -8,6 +8,13 @@ fn main() {
     println!("cargo:rerun-if-changed=src/opaque.rs");
     println!("cargo:rerun-if-changed=src/coord_api.rs");
     println!("cargo:rerun-if-changed=cbindgen.toml");
+    // The shared library's SONAME, libsnowmint.so.MAJOR: programs record it (not the unversioned
+    // libsnowmint.so) and `make install` puts the usual symlinks beside libsnowmint.so.VERSION.
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    if !matches!(os.as_str(), "macos" | "ios" | "windows") {
+        let major = std::env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets the version");
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libsnowmint.so.{major}");
+    }
     let config =
         cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("cbindgen.toml is valid");
     let bindings = cbindgen::Builder::new()

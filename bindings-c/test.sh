@@ -2,8 +2,8 @@
 # Every test of the C binding. Stages: Rust unit tests of the glue (codes match the core), make check
 # (C tests linked statically and against the shared library, under valgrind and ASan/UBSan, the C++
 # header check, the quickstart; the conformance runner over EVERY tests/vectors/*.json case), the
-# conformance runner's self-test (it must reject bad corpora), make install + pkg-config consumer,
-# and the committed header being current. Prints "bindings-c: N passed, M failed"; non-zero on failure.
+# conformance runner's self-test (it must reject bad corpora), make install + pkg-config consumer
+# (SONAME, symlinks, DESTDIR), the README's shell blocks run as written, and the committed header being current. Prints "bindings-c: N passed, M failed"; non-zero on failure.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -40,6 +40,7 @@ stage "rust unit tests" cargo test -q --release -p snowmint-c --lib --manifest-p
 stage "make check" make -s -C "$HERE" check
 stage "runner self-test" bash "$HERE/tests/runner_selftest.sh"
 stage "install + pkg-config" make -s -C "$HERE" install-check
+stage "README commands, as written" bash "$HERE/tests/readme.sh"
 if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
   stage "header up to date" git -C "$ROOT" diff --exit-code --stat -- bindings-c/include/snowmint.h
 fi

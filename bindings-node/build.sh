@@ -31,13 +31,16 @@ fi
 
 # Up to date: the addon is newer than every input (this folder's sources and the core's).
 addon="$(ls -t "$HERE"/snowmint.*.node 2>/dev/null | head -1 || true)"
-if [ -n "$addon" ] && [ -f binding.js ] && [ -f index.d.ts ] && [ -z "$(find "$HERE/src" "$HERE/Cargo.toml" "$HERE/build.rs" "$HERE/package.json" "$HERE/../core/src" "$HERE/../core/Cargo.toml" "$HERE/../coord/src" "$HERE/../coord/Cargo.toml" "$HERE/../Cargo.lock" -newer "$addon" -print -quit 2>/dev/null)" ]; then
+if [ -n "$addon" ] && [ -f binding.js ] && [ -f index.d.ts ] && [ -z "$(find "$HERE/src" "$HERE/Cargo.toml" "$HERE/build.rs" "$HERE/package.json" "$HERE/dts-header.d.ts" "$HERE/../core/src" "$HERE/../core/Cargo.toml" "$HERE/../coord/src" "$HERE/../coord/Cargo.toml" "$HERE/../Cargo.lock" -newer "$addon" -print -quit 2>/dev/null)" ]; then
   echo "build.sh: $(basename "$addon") is up to date" >&2
 else
   # --platform names the addon snowmint.<platform>.node, as the generated loader expects.
   node_modules/.bin/napi build --platform --release --no-const-enum --js binding.js >&2
   ls -1 "$HERE"/snowmint.*.node >&2
 fi
+
+# The JavaScript surface shared with snowmint-wasm (its one source is bindings-wasm/js/surface.js).
+node "$HERE/../bindings-wasm/js/patch-glue.mjs" cjs "$HERE/surface.cjs"
 
 # The napi-rs platform-package layout: npm/<platform>/ is the package `snowmint-<platform>` that holds
 # the binary (made by `napi create-npm-dirs`, committed); the main package ships only the loader and

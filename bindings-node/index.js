@@ -12,6 +12,22 @@
 'use strict'
 
 const native = require('./binding.js')
+// The surface shared with snowmint-wasm (generated from bindings-wasm/js/surface.js by build.sh):
+// the SnowmintError class every non-type error is made of, JSON forms and util.inspect output.
+const { SnowmintError, installSurface } = require('./surface.cjs')
+
+native.__setErrorClass(SnowmintError)
+const surface = installSurface(native)
+// Sequencers are native only: console.log shows their name, node count and layout.
+Object.defineProperty(native.Sequencer.prototype, Symbol.for('nodejs.util.inspect.custom'), {
+  value: function (depth, options, inspect) {
+    const l = this.layout
+    const fields = { name: this.name, nodeCount: this.nodeCount, layout: l.name !== null ? l.name : l }
+    return depth < 0 ? '[Sequencer]' : `Sequencer ${inspect(fields, { ...options, depth: options.depth === null ? null : options.depth - 1 })}`
+  },
+  writable: true,
+  configurable: true,
+})
 
 const slot = native.__idSlot()
 const register = native.__register
@@ -109,10 +125,11 @@ module.exports = {
   Opaque,
   Sequencer: native.Sequencer,
   compose: native.compose,
-  decode: native.decode,
+  decode: surface.decode,
   encode: native.encode,
   parse: native.parse,
   minIdAt: native.minIdAt,
-  ERROR_CODES: native.ERROR_CODES,
-  PRESET_NAMES: native.PRESET_NAMES,
+  ERROR_CODES: Object.freeze(native.ERROR_CODES),
+  PRESET_NAMES: surface.PRESET_NAMES,
+  SnowmintError,
 }

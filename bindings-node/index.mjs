@@ -15,5 +15,6 @@ export const {
   minIdAt,
   ERROR_CODES,
   PRESET_NAMES,
+  SnowmintError,
 } = native
 export default native

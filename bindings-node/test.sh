@@ -16,6 +16,8 @@ if [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ]; then
 fi
 
 bash "$HERE/build.sh"
+# The README's install commands, as written, into a throw-away project (build.sh finds the addon current).
+bash "$ROOT/scripts/test-install.sh" bindings-node/README.md
 
 WORK="$ROOT/target/node-test"
 PACK="$WORK/pack"
@@ -33,6 +35,12 @@ if tar -tzf "$MAIN_TGZ" | grep -q '\.node$'; then
   echo "test.sh: the main package must not ship a .node (it belongs in the platform package)" >&2
   exit 1
 fi
+for tgz in "$MAIN_TGZ" "$PLATFORM_TGZ"; do
+  listing="$(tar -tzf "$tgz")"   # listed first: `grep -q` would close the pipe on tar (pipefail)
+  for lic in LICENSE-MIT LICENSE-APACHE; do
+    grep -qx "package/$lic" <<<"$listing" || { echo "test.sh: $(basename "$tgz") lacks $lic" >&2; exit 1; }
+  done
+done
 tar -tzf "$PLATFORM_TGZ" | grep -qx 'package/snowmint.linux-x64-gnu.node' \
   || { echo "test.sh: the platform package lacks snowmint.linux-x64-gnu.node" >&2; exit 1; }
 

@@ -17,6 +17,8 @@ WORK="$TARGET/python"
 PY="${PYTHON:-python3}"
 
 WHEEL="$("$HERE/build.sh" | tail -n1)"
+# The README's install commands, as written, into a throw-away project (build.sh finds the wheel current).
+bash "$ROOT/scripts/test-install.sh" bindings-python/README.md >&2
 VENV="$WORK/test-venv"
 echo "[python test] fresh venv $VENV, installing $(basename "$WHEEL")" >&2
 "$PY" -m venv --clear "$VENV"
@@ -36,6 +38,10 @@ import sys, pathlib, snowmint
 p = pathlib.Path(snowmint.__file__).resolve()
 assert "site-packages" in p.parts, f"snowmint imported from {p}, not from the installed wheel"
 print(f"[python test] snowmint from {p.parent}", file=sys.stderr)
+import zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+for lic in ("LICENSE-MIT", "LICENSE-APACHE"):
+    assert any(n.endswith("/" + lic) for n in names), f"the wheel does not ship {lic}"
 PY
 if [ $# -eq 0 ]; then set -- tests; fi
 if [ -z "${SNOWMINT_TEST_ETCD_URL:-}" ]; then

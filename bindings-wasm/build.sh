@@ -57,14 +57,14 @@ log "cargo build --target wasm32-unknown-unknown --release -p snowmint-wasm -p s
 # Source paths in panic locations are shortened (the registry's and the toolchain's): smaller, and the
 # modules do not carry this machine's directories.
 RUST_HASH="$(rustc -vV | sed -n 's/^commit-hash: //p')"
-REMAP="--remap-path-prefix=$HOME/.cargo/registry/src=/crates --remap-path-prefix=/rustc/$RUST_HASH=/rustc"
+REMAP="--remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}/registry/src=/crates --remap-path-prefix=/rustc/$RUST_HASH=/rustc"
 (cd "$ROOT" && RUSTFLAGS="$REMAP" CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat \
   cargo build --target wasm32-unknown-unknown --release -p snowmint-wasm -p snowmint-wasm-opaque)
 RAW="$TARGET/wasm32-unknown-unknown/release/snowmint_wasm.wasm"
 RAW_OPAQUE="$TARGET/wasm32-unknown-unknown/release/snowmint_wasm_opaque.wasm"
 STAMP="$HERE/dist/.stamp"
 # dist/ is current when it was made from this very module by this very script.
-WANT="$(sha256sum "$RAW" "$RAW_OPAQUE" "$HERE/build.sh" | awk '{print $1}' | tr -d '\n')"
+WANT="$(sha256sum "$RAW" "$RAW_OPAQUE" "$HERE/build.sh" "$HERE/js/surface.js" "$HERE/js/patch-glue.mjs" | awk '{print $1}' | tr -d '\n')"
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && [ -f "$HERE/www/pkg/snowmint_wasm_inline.js" ]; then
   log "dist/ is up to date"
   exit 0
@@ -81,6 +81,8 @@ for t in nodejs web bundler no-modules; do
     "$WASM_OPT" -Oz --flatten --rereloop -Oz -Oz --converge --strip-producers --strip-target-features "${FEATURES[@]}" "$HERE/dist/$t/${m}_bg.wasm" -o "$HERE/dist/$t/${m}_bg.wasm"
   done
 done
+# The errors the modules make are the package's SnowmintError (js/surface.js), imported by the glue.
+node "$HERE/js/patch-glue.mjs" dist "$HERE/dist"
 # The page works from file:// too: a classic script (no-modules build) with the module inlined as base64.
 cp "$HERE/dist/no-modules/snowmint_wasm.js" "$HERE/www/pkg/snowmint_wasm.js"
 node -e '

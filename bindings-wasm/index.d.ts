@@ -3,15 +3,56 @@
 /** Every error `code` string. */
 export declare const ERROR_CODES: readonly string[];
 
-/** Errors thrown by snowmint are real `Error`s (or `TypeError`s for wrong JS types) with a stable code. */
-export interface SnowmintError extends Error {
+/** Every preset name `Layout.preset` accepts (snowcast needs `Layout.snowcast`). */
+export declare const PRESET_NAMES: readonly string[];
+
+/**
+ * A preset name a `layout` argument takes (snowcast needs its parameters: `Layout.snowcast`). A name
+ * outside this list fails type-checking, and at run time `INVALID_LAYOUT`.
+ */
+export type PresetName = 'twitter' | 'discord' | 'instagram' | 'sonyflake' | 'hazelcast' | 'js53' | 'decimal' | 'chronicle';
+
+/**
+ * Every error snowmint throws for a value of the right JavaScript type (out of range, or refused by the
+ * core) is a `SnowmintError`; a value of the wrong JavaScript type is a `TypeError` with
+ * `code: 'INVALID_ARGUMENT'`. The same rule in the native package `snowmint`.
+ */
+export declare class SnowmintError extends Error {
+  /** One of `ERROR_CODES`. */
   code: string;
-  /** For TOO_FAR_AHEAD: milliseconds until the same request would succeed. */
+  /** TOO_FAR_AHEAD: milliseconds until the same request would succeed. */
   retryAfterMs?: number;
-  /** For PARSE: 0-based position of the offending character. */
+  /** PARSE: 0-based position of the offending character. */
   position?: number;
-  /** For INVALID_LAYOUT: the field that is wrong. */
+  /** INVALID_LAYOUT: the field that is wrong. */
   field?: string;
+}
+
+/** `JSON.stringify(layout)`: every figure of the layout, the bigint ones as decimal strings. */
+export interface LayoutJSON {
+  name: string | null;
+  timestampBits: number;
+  nodeBits: number;
+  sequenceBits: number;
+  totalBits: number;
+  order: Order;
+  tickNs: string;
+  epochMs: string;
+  nodeIdOffset: string;
+  nodeCount: number;
+  idsPerTick: number;
+  maxNodeId: string;
+  maxTick: string;
+  lifespanEndMs: string;
+  lifespanEndIso: string;
+  clockUnit: 'ms' | 'ns';
+}
+
+/** `JSON.stringify(generator)`: its layout (the preset name, or the custom layout's figures), node, policy. */
+export interface GeneratorJSON {
+  layout: PresetName | LayoutJSON;
+  nodeId: number;
+  policy: Policy;
 }
 
 export type Order = 'timestamp_node_sequence' | 'timestamp_sequence_node';
@@ -31,7 +72,7 @@ export interface LayoutOptions {
 
 export declare class Layout {
   constructor(options: LayoutOptions);
-  static preset(name: string): Layout;
+  static preset(name: PresetName): Layout;
   static snowcast(epochMs: number | bigint, nodeCount: number | bigint): Layout;
   static hazelcast(nodeIdOffset: number | bigint): Layout;
   /** Releases the wasm memory now (otherwise a FinalizationRegistry does it). */
@@ -44,19 +85,25 @@ export declare class Layout {
   readonly order: Order;
   readonly tickNs: bigint;
   readonly epochMs: bigint;
-  readonly nodeCount: bigint;
-  readonly idsPerTick: bigint;
+  /** The node-ID offset added to every node ID. */
+  readonly nodeIdOffset: bigint;
+  /** How many node IDs the node field holds (a power of two, or 100 for decimal: exact as a Number). */
+  readonly nodeCount: number;
+  /** IDs one node can mint per tick (a power of two, or 1 for decimal: exact as a Number). */
+  readonly idsPerTick: number;
   readonly maxNodeId: bigint;
   readonly maxTick: bigint;
   readonly lifespanEndMs: bigint;
   readonly lifespanEndIso: string;
   readonly clockUnit: 'ms' | 'ns';
+  /** `JSON.stringify` form: every figure, bigints as decimal strings. */
+  toJSON(): LayoutJSON;
 }
 
 export interface GeneratorOptions {
   nodeId: number | bigint;
   /** A preset name or a Layout; default 'twitter'. */
-  layout?: string | Layout;
+  layout?: PresetName | Layout;
   /** Unix ms as a whole number (Unix ns for layouts with sub-ms ticks); default Date.now(). */
   clock?: () => number | bigint;
   /** Default 'fail' (errors carry retryAfterMs); 'wait' and 'strict' busy-wait the clock. */
@@ -83,6 +130,10 @@ export declare class Generator {
   free(): void;
   readonly layout: Layout;
   readonly nodeId: number;
+  /** 'wait', 'fail' or 'strict'. */
+  readonly policy: Policy;
+  /** `JSON.stringify` form: layout, node ID and policy. */
+  toJSON(): GeneratorJSON;
 }
 
 /**
@@ -93,7 +144,7 @@ export declare class Generator {
  */
 export declare class Opaque {
   /** `key`: 16 secret bytes (INVALID_ARGUMENT otherwise); `layout`: a preset name or a Layout (default 'twitter'). */
-  constructor(options: { key: Uint8Array; layout?: string | Layout });
+  constructor(options: { key: Uint8Array; layout?: PresetName | Layout });
   /** The token of an ID (INVALID_ID at or above 2^bits). */
   encode(id: bigint | number): bigint;
   /** The ID of a token (INVALID_ID at or above 2^bits). */
@@ -120,13 +171,27 @@ export interface Decoded {
   iso: string;
   nodeId: number;
   sequence: number;
+  /** `JSON.stringify` form: the same fields, bigints as decimal strings, `date` as `iso`. */
+  toJSON(): DecodedJSON;
 }
 
-export declare function decode(id: bigint | string, layout?: string | Layout): Decoded;
+/** `JSON.stringify(decode(id))`: IDs as decimal strings. */
+export interface DecodedJSON {
+  id: string;
+  timestampTicks: string;
+  timestampMs: number;
+  subMsNs: number;
+  date: string;
+  iso: string;
+  nodeId: number;
+  sequence: number;
+}
+
+export declare function decode(id: bigint | string, layout?: PresetName | Layout): Decoded;
 export declare function compose(
   fields: { timestampTicks: bigint | number; nodeId: number | bigint; sequence: number | bigint },
-  layout?: string | Layout,
+  layout?: PresetName | Layout,
 ): bigint;
-export declare function minIdAt(at: Date | number | bigint, layout?: string | Layout): bigint;
-export declare function encode(id: bigint, encoding?: EncodingName): string;
+export declare function minIdAt(at: Date | number | bigint, layout?: PresetName | Layout): bigint;
+export declare function encode(id: bigint | number, encoding?: EncodingName): string;
 export declare function parse(text: string, encoding?: EncodingName | 'any'): bigint;

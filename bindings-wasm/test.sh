@@ -14,12 +14,18 @@ if [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ]; then
 fi
 WORK="$ROOT/target/wasm-work"
 "$HERE/build.sh"
+# The README's install commands, as written, into a throw-away project (build.sh finds the module current).
+bash "$ROOT/scripts/test-install.sh" bindings-wasm/README.md
 
 # --- the package as users get it: npm pack → npm install into a fresh project ------------------------
 PROJECT="$WORK/project"
 rm -rf "$PROJECT" "$WORK/pack"
 mkdir -p "$PROJECT" "$WORK/pack"
 TARBALL="$(cd "$HERE" && npm pack --silent --pack-destination "$WORK/pack" | tail -n 1)"
+listing="$(tar -tzf "$WORK/pack/$TARBALL")"   # listed first: `grep -q` would close the pipe on tar (pipefail)
+for lic in LICENSE-MIT LICENSE-APACHE; do
+  grep -qx "package/$lic" <<<"$listing" || { echo "test.sh: the package lacks $lic" >&2; exit 1; }
+done
 echo '{"name":"snowmint-wasm-test-project","private":true,"type":"commonjs"}' > "$PROJECT/package.json"
 (cd "$PROJECT" && npm install --no-audit --no-fund --silent "$WORK/pack/$TARBALL")
 printf "export * from 'snowmint-wasm';\n" > "$PROJECT/api.mjs"

@@ -9,15 +9,22 @@ if [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ]; then
 fi
 cd "$ROOT"
 bash scripts/setup-rust.sh
+# The CLI's man pages are rendered by groff in its tests (required here, not skipped).
+apt_install groff-base
+export SNOWMINT_REQUIRE_MAN=1
 set -x
 cargo fmt --all -- --check
-cargo clippy -p snowmint -p snowmint-cli --all-targets -- -D warnings
+cargo clippy --workspace --all-targets -- -D warnings
 cargo test -p snowmint -p snowmint-cli
+cargo test -p snowmint --features serde --test serde  # the serde feature (off by default) …
+cargo test -p snowmint --features serde --doc         # … and its documented example
 cargo test -p snowmint-coord --test node_sources  # node_sources.json (the core cannot parse node sources)
 RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint --no-deps
 cargo package -p snowmint --allow-dirty
 cargo build -p snowmint --no-default-features --target wasm32-unknown-unknown --release
 cargo build -p snowmint --no-default-features --target thumbv7em-none-eabi --release
+cargo build -p snowmint --no-default-features --features serde --target thumbv7em-none-eabi --release
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$ROOT/target/loom" cargo test -p snowmint --test loom --release
+bash scripts/test-install.sh core/README.md cli/README.md  # their install commands, as written
 python3 tests/oracle/vectors.py --check
 python3 scripts/check-conformance.py --self-test

@@ -1,5 +1,8 @@
 /* Quickstart: mint, decode and print IDs with snowmint from C.
- *   cc quickstart.c $(pkg-config --cflags --libs snowmint) -o quickstart && ./quickstart */
+ * After `make -C bindings-c install PREFIX=...` (and, for a PREFIX outside the system's search paths,
+ * PKG_CONFIG_PATH=PREFIX/lib/pkgconfig), from this file's directory:
+ *   cc quickstart.c $(pkg-config --cflags --libs snowmint) -Wl,-rpath,"$(pkg-config --variable=libdir snowmint)" -o quickstart && ./quickstart
+ * (tests/readme.sh runs this line as written.) */
 #include <inttypes.h>
 #include <stdio.h>
 

@@ -34,7 +34,7 @@ const custom = new Layout({
   timestampBits: 41, nodeBits: 10, sequenceBits: 12, order: 'timestamp_node_sequence',
   tickNs: 1_000_000n, epochMs: 1_700_000_000_000, useSignBit: false,
 })
-const capacity: bigint = custom.nodeCount * custom.idsPerTick
+const capacity: number = custom.nodeCount * custom.idsPerTick
 const lifespan: string = custom.lifespanEndIso
 const unit: 'ms' | 'ns' = custom.clockUnit
 const name: string | null = custom.name

@@ -4,9 +4,10 @@
 //!
 //! Integer inputs are read exactly: a `bigint` must be non-negative and below 2^64, a `number` must be a
 //! whole number no larger than 2^53 - 1 (`snowmint::whole_f64`); anything else is refused, never wrapped
-//! or rounded. Wrong JavaScript types are `TypeError`s, out-of-range values `RangeError`s, both with
-//! `code: 'INVALID_ARGUMENT'` (or `'INVALID_CLOCK'` for a clock reading); core errors are `Error`s with
-//! the core's code.
+//! or rounded. Wrong JavaScript types are `TypeError`s with `code: 'INVALID_ARGUMENT'` (or
+//! `'INVALID_CLOCK'` for a clock reading); every other error (a value out of range, a core or
+//! coordination error) is a `SnowmintError` (the package's `Error` subclass, made in `index.js` and
+//! handed to the addon by `__setErrorClass`) with the code. The WASM package follows the same rule.
 #![deny(clippy::all)]
 
 use std::ffi::{c_char, CString};
@@ -36,9 +37,93 @@ type Raw = sys::napi_value;
 
 #[derive(Clone, Copy)]
 enum Kind {
+    /// A `SnowmintError` (a plain `Error` before `index.js` registered the class).
     Error,
+    /// A `TypeError`: a wrong JavaScript type.
     Type,
-    Range,
+}
+
+thread_local! {
+    /// The `SnowmintError` class of the environment running on this thread (`__setErrorClass`), with
+    /// that environment: a JavaScript environment runs on one thread, and its cleanup hook clears the
+    /// entry, so a reference is never used in another environment or after its own is gone.
+    static ERROR_CLASS: Cell<(sys::napi_env, sys::napi_ref)> = const { Cell::new((ptr::null_mut(), ptr::null_mut())) };
+}
+
+/// A new error object: a `TypeError`, or a `SnowmintError` (a plain `Error` before the class is
+/// registered), with `code` set. Null if the engine could not make one.
+fn new_error(env: sys::napi_env, kind: Kind, code: &str, msg: &str) -> Raw {
+    let c = js_str(env, code);
+    let m = js_str(env, msg);
+    let mut err = ptr::null_mut();
+    unsafe {
+        match kind {
+            Kind::Type => {
+                sys::napi_create_type_error(env, c, m, &mut err);
+            }
+            Kind::Error => {
+                let (class_env, class) = ERROR_CLASS.with(Cell::get);
+                let mut ctor = ptr::null_mut();
+                if class_env == env
+                    && !class.is_null()
+                    && sys::napi_get_reference_value(env, class, &mut ctor) == sys::Status::napi_ok
+                    && !ctor.is_null()
+                    && sys::napi_new_instance(env, ctor, 1, &m, &mut err) == sys::Status::napi_ok
+                {
+                    sys::napi_set_named_property(env, err, c"code".as_ptr(), c);
+                } else {
+                    err = ptr::null_mut();
+                    sys::napi_create_error(env, c, m, &mut err);
+                }
+            }
+        }
+    }
+    err
+}
+
+/// The environment's cleanup hook for [`ERROR_CLASS`].
+unsafe extern "C" fn forget_error_class(env: *mut std::ffi::c_void) {
+    ERROR_CLASS.with(|c| {
+        if c.get().0 == env as sys::napi_env {
+            c.set((ptr::null_mut(), ptr::null_mut()));
+        }
+    });
+}
+
+/// `__setErrorClass(SnowmintError)`: the class every non-type error of this environment is made of.
+unsafe extern "C" fn set_error_class(env: sys::napi_env, info: sys::napi_callback_info) -> Raw {
+    let mut argc = 1usize;
+    let mut argv = [ptr::null_mut(); 1];
+    unsafe {
+        sys::napi_get_cb_info(
+            env,
+            info,
+            &mut argc,
+            argv.as_mut_ptr(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        );
+        if argc < 1 || type_of(env, argv[0]) != sys::ValueType::napi_function {
+            type_err(env, "__setErrorClass takes a class");
+            return ptr::null_mut();
+        }
+        let (old_env, old) = ERROR_CLASS.with(Cell::get);
+        if old_env == env && !old.is_null() {
+            sys::napi_delete_reference(env, old);
+        } else if sys::napi_add_env_cleanup_hook(
+            env,
+            Some(forget_error_class),
+            env as *mut std::ffi::c_void,
+        ) != sys::Status::napi_ok
+        {
+            return ptr::null_mut();
+        }
+        let mut r = ptr::null_mut();
+        if sys::napi_create_reference(env, argv[0], 1, &mut r) == sys::Status::napi_ok {
+            ERROR_CLASS.with(|c| c.set((env, r)));
+        }
+    }
+    ptr::null_mut()
 }
 
 /// Throws a JavaScript error with `code` (and extra numeric properties) and returns the napi error that
@@ -50,25 +135,33 @@ fn throw(
     msg: &str,
     extra: &[(&str, f64)],
 ) -> napi::Error {
+    throw_with_field(env, kind, code, msg, extra, None)
+}
+
+/// [`throw`], with a `field` property (the layout field an `INVALID_LAYOUT` names) when given.
+fn throw_with_field(
+    env: sys::napi_env,
+    kind: Kind,
+    code: &str,
+    msg: &str,
+    extra: &[(&str, f64)],
+    field: Option<&str>,
+) -> napi::Error {
     unsafe {
         let mut is_pending = false;
         sys::napi_is_exception_pending(env, &mut is_pending);
         if !is_pending {
-            let c = js_str(env, code);
-            let m = js_str(env, msg);
-            let mut err = ptr::null_mut();
-            let status = match kind {
-                Kind::Error => sys::napi_create_error(env, c, m, &mut err),
-                Kind::Type => sys::napi_create_type_error(env, c, m, &mut err),
-                Kind::Range => sys::napi_create_range_error(env, c, m, &mut err),
-            };
-            if status == sys::Status::napi_ok && !err.is_null() {
+            let err = new_error(env, kind, code, msg);
+            if !err.is_null() {
                 for (name, value) in extra {
                     let mut v = ptr::null_mut();
                     sys::napi_create_double(env, *value, &mut v);
                     if let Ok(name) = CString::new(*name) {
                         sys::napi_set_named_property(env, err, name.as_ptr(), v);
                     }
+                }
+                if let Some(field) = field {
+                    sys::napi_set_named_property(env, err, c"field".as_ptr(), js_str(env, field));
                 }
                 sys::napi_throw(env, err);
             }
@@ -77,17 +170,19 @@ fn throw(
     napi::Error::from_status(Status::PendingException)
 }
 
-/// A core error as a JavaScript `Error` with the core's code; `retryAfterMs` for TOO_FAR_AHEAD,
-/// `position` for PARSE.
+/// A core error as a `SnowmintError` with the core's code; `retryAfterMs` for TOO_FAR_AHEAD,
+/// `position` for PARSE, `field` for INVALID_LAYOUT (as in snowmint-wasm).
 fn core_err(env: sys::napi_env, e: snowmint::Error) -> napi::Error {
     let msg = e.to_string();
     let mut extra: Vec<(&str, f64)> = Vec::new();
     if let Some(ms) = e.retry_after_ms() {
         extra.push(("retryAfterMs", ms as f64));
     }
+    let mut field = None;
     match e {
         snowmint::Error::Parse { position, .. } => extra.push(("position", position as f64)),
         snowmint::Error::AmbiguousId { .. } => extra.push(("position", 0.0)),
+        snowmint::Error::InvalidLayout { field: f, .. } => field = Some(f),
         _ => {}
     }
     let msg = match e {
@@ -98,7 +193,7 @@ fn core_err(env: sys::napi_env, e: snowmint::Error) -> napi::Error {
         ),
         _ => msg,
     };
-    throw(env, Kind::Error, e.code().as_str(), &msg, &extra)
+    throw_with_field(env, Kind::Error, e.code().as_str(), &msg, &extra, field)
 }
 
 /// A coordination error as a JavaScript `Error` with its code.
@@ -116,10 +211,11 @@ fn type_err(env: sys::napi_env, msg: &str) -> napi::Error {
     )
 }
 
+/// A value of the right type out of range: a `SnowmintError` with `INVALID_ARGUMENT`.
 fn range_err(env: sys::napi_env, msg: &str) -> napi::Error {
     throw(
         env,
-        Kind::Range,
+        Kind::Error,
         ErrorCode::InvalidArgument.as_str(),
         msg,
         &[],
@@ -342,7 +438,7 @@ fn id_arg(env: sys::napi_env, v: Raw, strings: bool) -> Result<u64> {
     let out_of_range = || {
         throw(
             env,
-            Kind::Range,
+            Kind::Error,
             ErrorCode::InvalidId.as_str(),
             "id is out of range: an ID is in 0..2^64 (a bigint 0n..2^64n-1n, or a number 0..2^53-1)",
             &[],
@@ -427,7 +523,7 @@ impl Layout {
     }
 
     /// A preset: `twitter`, `discord`, `instagram`, `sonyflake`, `hazelcast`, `js53`, `decimal`.
-    #[napi(factory, ts_args_type = "name: string")]
+    #[napi(factory, ts_args_type = "name: PresetName")]
     pub fn preset(env: Env, name: Unknown<'_>) -> Result<Layout> {
         let env = env.raw();
         if type_of(env, raw_of(&name)) != sys::ValueType::napi_string {
@@ -508,13 +604,15 @@ impl Layout {
     }
     /// How many node IDs the node field holds.
     #[napi(getter)]
-    pub fn node_count(&self) -> u64 {
-        self.inner.node_count()
+    pub fn node_count(&self) -> f64 {
+        // A power of two (or the decimal layout's 100 and 1): exact as a Number at every width.
+        self.inner.node_count() as f64
     }
     /// IDs one node can mint per tick.
     #[napi(getter)]
-    pub fn ids_per_tick(&self) -> u64 {
-        self.inner.ids_per_tick()
+    pub fn ids_per_tick(&self) -> f64 {
+        // A power of two (or the decimal layout's 100 and 1): exact as a Number at every width.
+        self.inner.ids_per_tick() as f64
     }
     /// Largest node ID a generator may be given.
     #[napi(getter)]
@@ -577,6 +675,8 @@ impl Drop for Generator {
 }
 
 /// A fixed node ID, or a node ID held under a lease (every lease decision is the coord crate's).
+// The in-memory generator stays inline: it is the hot path, and one indirection costs more than the size.
+#[allow(clippy::large_enum_variant)]
 enum Gen {
     /// State in this process's memory, or in a state file shared by processes.
     Plain(SharedGenerator<SharedState>),
@@ -634,20 +734,19 @@ fn generator_options(env: sys::napi_env, o: &Opts) -> Result<Options> {
         }
     };
     let random_start = match o.get("randomStart") {
-        None => false,
-        Some(v) => get_bool(env, v, "randomStart")?,
+        None => None,
+        Some(v) => Some(get_bool(env, v, "randomStart")?),
     };
+    // As in snowmint-wasm: a seed implies randomStart, and contradicts `randomStart: false`.
     let random_start_seed = match o.get("randomSeed") {
-        Some(v) => {
-            if type_of(env, v) != sys::ValueType::napi_bigint {
-                return Err(type_err(env, "randomSeed must be a bigint"));
-            }
-            Some(
-                get_bigint_u64(env, v)
-                    .ok_or_else(|| range_err(env, "randomSeed must be a bigint in 0..2^64"))?,
-            )
+        Some(_) if random_start == Some(false) => {
+            return Err(range_err(
+                env,
+                "randomSeed is given but randomStart is false",
+            ));
         }
-        None if random_start => Some(os_seed()),
+        Some(v) => Some(get_u64(env, v, "randomSeed")?),
+        None if random_start == Some(true) => Some(os_seed()),
         None => None,
     };
     Ok(Options {
@@ -768,7 +867,7 @@ impl Generator {
     /// `STATE_FILE_MISMATCH`): Node cluster workers mint under one node ID with no duplicates.
     #[napi(
         constructor,
-        ts_args_type = "options: { nodeId: number | bigint | string; layout?: string | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint; stateFile?: string | null }"
+        ts_args_type = "options: { nodeId: number | bigint | string; layout?: PresetName | Layout; clock?: () => number | bigint; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint | number; stateFile?: string | null }"
     )]
     pub fn new(env: Env, this: This<'_>, options: Unknown<'_>) -> Result<Self> {
         let env = env.raw();
@@ -1061,7 +1160,7 @@ impl Generator {
     /// node source; a lease source (`file:///DIR`, `etcd://…`, `postgres://…`) claims a node ID on a
     /// worker thread (the event loop keeps running).
     #[napi(
-        ts_args_type = "options: { nodeId: number | bigint | string; layout?: string | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint }",
+        ts_args_type = "options: { nodeId: number | bigint | string; layout?: PresetName | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint | number }",
         ts_return_type = "Promise<Generator>"
     )]
     pub fn open(env: Env, options: Unknown<'_>) -> Result<AsyncTask<CoordTask>> {
@@ -1272,16 +1371,8 @@ impl napi::Task for CoordTask {
         // A rejection carries the Error object itself (with its `code`): nothing is thrown here, where
         // no JavaScript frame could catch it.
         let done = output.map_err(|e| {
-            let mut err = ptr::null_mut();
-            unsafe {
-                sys::napi_create_error(
-                    raw,
-                    js_str(raw, e.code().as_str()),
-                    js_str(raw, e.message()),
-                    &mut err,
-                );
-                napi::Error::from(Unknown::from_raw_unchecked(raw, err))
-            }
+            let err = new_error(raw, Kind::Error, e.code().as_str(), e.message());
+            unsafe { napi::Error::from(Unknown::from_raw_unchecked(raw, err)) }
         })?;
         let value: Raw = match done {
             Done::Nothing => {
@@ -1337,7 +1428,7 @@ impl Sequencer {
     /// on the existing one with the same configuration; another configuration rejects with
     /// SEQUENCER_CONFLICT).
     #[napi(
-        ts_args_type = "name: string, options: { store: string; layout?: string | Layout; nodeCount?: number | bigint }",
+        ts_args_type = "name: string, options: { store: string; layout?: PresetName | Layout; nodeCount?: number | bigint }",
         ts_return_type = "Promise<Sequencer>"
     )]
     pub fn create(
@@ -1470,8 +1561,8 @@ fn safe_num(env: sys::napi_env, x: u64, what: &str) -> Result<Raw> {
 
 /// Takes an ID (a bigint, or a string in any form) apart under a layout (default 'twitter').
 #[napi(
-    ts_args_type = "id: bigint | string, layout?: string | Layout",
-    ts_return_type = "{ id: bigint; timestampTicks: bigint; timestampMs: number; subMsNs: number; date: Date; iso: string; nodeId: number; sequence: number }"
+    ts_args_type = "id: bigint | string, layout?: PresetName | Layout",
+    ts_return_type = "Decoded"
 )]
 pub fn decode(env: Env, id: Unknown<'_>, layout: Option<Unknown<'_>>) -> Result<Unknown<'static>> {
     let env = env.raw();
@@ -1506,7 +1597,7 @@ pub fn decode(env: Env, id: Unknown<'_>, layout: Option<Unknown<'_>>) -> Result<
 
 /// Composes an ID from its fields (`nodeId` is the node field as stored, offset included).
 #[napi(
-    ts_args_type = "fields: { timestampTicks: bigint | number; nodeId: number | bigint; sequence: number | bigint }, layout?: string | Layout"
+    ts_args_type = "fields: { timestampTicks: bigint | number; nodeId: number | bigint; sequence: number | bigint }, layout?: PresetName | Layout"
 )]
 pub fn compose(env: Env, fields: Unknown<'_>, layout: Option<Unknown<'_>>) -> Result<u64> {
     let env = env.raw();
@@ -1525,7 +1616,7 @@ pub fn compose(env: Env, fields: Unknown<'_>, layout: Option<Unknown<'_>>) -> Re
 }
 
 /// The smallest ID of a layout at or after an instant (a Date, or Unix ms as a number or bigint).
-#[napi(ts_args_type = "at: Date | number | bigint, layout?: string | Layout")]
+#[napi(ts_args_type = "at: Date | number | bigint, layout?: PresetName | Layout")]
 pub fn min_id_at(env: Env, at: Unknown<'_>, layout: Option<Unknown<'_>>) -> Result<u64> {
     let env = env.raw();
     let v = raw_of(&at);
@@ -2061,7 +2152,8 @@ unsafe extern "C" fn mint_at(env: sys::napi_env, info: sys::napi_callback_info) 
 }
 
 /// Internal exports for the package's `index.js`, each with the environment's table as its `data`.
-const INTERNAL_EXPORTS: [(&std::ffi::CStr, Callback); 6] = [
+const INTERNAL_EXPORTS: [(&std::ffi::CStr, Callback); 7] = [
+    (c"__setErrorClass", set_error_class),
     (c"__idSlot", id_slot_array),
     (c"__register", register),
     (c"__mintAt", mint_at),

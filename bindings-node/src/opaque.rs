@@ -62,7 +62,7 @@ fn value_arg(env: sys::napi_env, v: Raw, what: &str) -> Result<u64> {
         return get_bigint_u64(env, v).ok_or_else(|| {
             throw(
                 env,
-                Kind::Range,
+                Kind::Error,
                 ErrorCode::InvalidId.as_str(),
                 &format!("{what} must be a bigint in 0..2^64 (negative or too large)"),
                 &[],
@@ -118,7 +118,7 @@ impl Opaque {
     /// a preset name or a `Layout` (default `'twitter'`, 63 bits; `'js53'` gives 53-bit tokens).
     #[napi(
         constructor,
-        ts_args_type = "options: { key: Uint8Array; layout?: string | Layout }"
+        ts_args_type = "options: { key: Uint8Array; layout?: PresetName | Layout }"
     )]
     pub fn new(env: Env, options: Unknown<'_>) -> Result<Self> {
         let env = env.raw();
@@ -326,6 +326,9 @@ unsafe fn handle<'a>(env: sys::napi_env, v: Raw) -> Option<&'a snowmint::Opaque>
     }
 }
 
+/// One direction of the permutation.
+type Permute = fn(&snowmint::Opaque, u64) -> snowmint::Result<u64>;
+
 /// Encodes or decodes into the environment's ID cell (what `__idSlot()` views; `index.js` reads it
 /// there: a BigUint64Array read costs a few nanoseconds, `napi_create_bigint_uint64` several times
 /// that). Returns undefined, or throws the method's error with nothing written.
@@ -334,7 +337,7 @@ unsafe fn fast(env: sys::napi_env, info: sys::napi_callback_info, decode: bool) 
         let mut argv = [ptr::null_mut(); 2];
         let table = unsafe { crate::fast_call(env, info, &mut argv) }?;
         let o = unsafe { handle(env, argv[0]) }?;
-        let (what, f): (&str, fn(&snowmint::Opaque, u64) -> snowmint::Result<u64>) = if decode {
+        let (what, f): (&str, Permute) = if decode {
             ("token", snowmint::Opaque::decode)
         } else {
             ("id", snowmint::Opaque::encode)

@@ -8,6 +8,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { inspect } from 'node:util'
 import { Generator, Sequencer, decode } from 'snowmint'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -105,6 +106,7 @@ for (const [kind, url] of STORES) {
     const seq = await Sequencer.create(name, { store, layout: 'twitter', nodeCount: 2 })
     assert.equal(seq.name, name)
     assert.equal(seq.nodeCount, 2)
+    assert.equal(inspect(seq), `Sequencer { name: '${name}', nodeCount: 2, layout: 'twitter' }`)
     assert.ok((await Sequencer.list({ store })).includes(name))
     await Sequencer.create(name, { store, layout: 'twitter', nodeCount: 2 })
     await assert.rejects(Sequencer.create(name, { store, nodeCount: 3 }), { code: 'SEQUENCER_CONFLICT' })

@@ -564,6 +564,33 @@ impl PyLayout {
         })
     }
 
+    /// Pickling: the layout is rebuilt by `_layout_restore` from its preset name and configuration
+    /// (equal to this one, or the unpickling fails).
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let l = &self.inner;
+        let c = l.config();
+        let restore = py
+            .import("snowmint._snowmint")?
+            .getattr("_layout_restore")?;
+        let args = (
+            l.preset_name(),
+            c.timestamp_bits,
+            c.node_bits,
+            c.sequence_bits,
+            c.order.name(),
+            c.tick_ns,
+            c.epoch_ms,
+            c.node_id_offset,
+            c.use_sign_bit,
+            c.node_split_bits,
+        )
+            .into_pyobject(py)?;
+        Ok((restore, args))
+    }
+
     fn __repr__(&self) -> String {
         let l = &self.inner;
         match (l.preset_name(), l.family()) {
@@ -707,6 +734,8 @@ fn os_random_seed() -> u64 {
 }
 
 /// A fixed node ID, or a node ID held under a lease (every lease decision is the coord crate's).
+// The in-memory generator stays inline: it is the hot path, and one indirection costs more than the size.
+#[allow(clippy::large_enum_variant)]
 enum Kind {
     /// State in this process's memory, or in a state file shared by processes.
     Plain(sm::SharedGenerator<SharedState>),
@@ -1017,7 +1046,7 @@ unsafe fn u64_array_slice<'a>(arr: &Bound<'_, PyAny>, n: usize) -> PyResult<&'a 
     let info = info.cast::<PyTuple>()?;
     let addr: usize = info.get_item(0)?.extract()?;
     let len: usize = info.get_item(1)?.extract()?;
-    if itemsize != 8 || len != n || addr == 0 || addr % std::mem::align_of::<u64>() != 0 {
+    if itemsize != 8 || len != n || addr == 0 || !addr.is_multiple_of(std::mem::align_of::<u64>()) {
         return Err(PyRuntimeError::new_err(
             "array('Q') is not a buffer of 64-bit integers here",
         ));
@@ -1456,11 +1485,56 @@ impl PyGenerator {
 // Decoding, composing, string forms
 // ---------------------------------------------------------------------------------------------------
 
+/// Rebuilds a pickled `Layout` (see `Layout.__reduce__`): the preset it came from, else its
+/// configuration, checked to give back the same layout.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _layout_restore(
+    py: Python<'_>,
+    preset: Option<&str>,
+    timestamp_bits: u32,
+    node_bits: u32,
+    sequence_bits: u32,
+    order: &str,
+    tick_ns: u64,
+    epoch_ms: u64,
+    node_id_offset: u64,
+    use_sign_bit: bool,
+    node_split_bits: u32,
+) -> PyResult<PyLayout> {
+    let cfg = sm::LayoutConfig {
+        timestamp_bits,
+        node_bits,
+        sequence_bits,
+        order: sm::Order::from_name(order).or_raise(py)?,
+        tick_ns,
+        epoch_ms,
+        node_id_offset,
+        use_sign_bit,
+        node_split_bits,
+    };
+    let inner = match preset {
+        Some("hazelcast") => sm::Layout::hazelcast(node_id_offset),
+        Some("snowcast") => sm::Layout::snowcast(epoch_ms, 1u64 << node_bits.min(63)),
+        Some(name) => sm::Layout::preset(name),
+        None => sm::Layout::new(cfg),
+    }
+    .or_raise(py)?;
+    if inner.config() != &cfg || inner.preset_name() != preset {
+        return Err(PyValueError::new_err(
+            "pickled Layout does not match the layout its preset or configuration gives",
+        ));
+    }
+    Ok(PyLayout { inner })
+}
+
 /// An ID taken apart under a layout.
-#[pyclass(frozen, eq, module = "snowmint", name = "Decoded")]
-#[derive(PartialEq)]
+#[pyclass(frozen, eq, hash, module = "snowmint", name = "Decoded")]
+#[derive(PartialEq, Eq, Hash)]
 struct PyDecoded {
     inner: sm::Decoded,
+    /// The layout it was decoded under (pickling decodes the ID again under it).
+    layout: sm::Layout,
 }
 
 #[pymethods]
@@ -1510,6 +1584,31 @@ impl PyDecoded {
             "the ID's time",
         )
     }
+    /// The layout the ID was decoded under.
+    #[getter]
+    fn layout(&self) -> PyLayout {
+        PyLayout { inner: self.layout }
+    }
+    /// The fields as a dict of plain values (``json.dumps`` takes it): ``id``, ``timestamp_ticks``,
+    /// ``timestamp_ms``, ``sub_ms_ns``, ``unix_ns`` (None past 2554), ``node_id``, ``sequence``, ``iso``.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = &self.inner;
+        let out = PyDict::new(py);
+        out.set_item("id", d.id)?;
+        out.set_item("timestamp_ticks", d.timestamp_ticks)?;
+        out.set_item("timestamp_ms", d.unix_ms)?;
+        out.set_item("sub_ms_ns", d.sub_ms_ns)?;
+        out.set_item("unix_ns", d.unix_ns())?;
+        out.set_item("node_id", d.node)?;
+        out.set_item("sequence", d.sequence)?;
+        out.set_item("iso", d.iso().to_buf().as_str())?;
+        Ok(out)
+    }
+    /// Pickling: `decode(id, layout)` again.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (u64, PyLayout))> {
+        let decode = py.import("snowmint._snowmint")?.getattr("decode")?;
+        Ok((decode, (self.inner.id, PyLayout { inner: self.layout })))
+    }
     fn __repr__(&self) -> String {
         let d = &self.inner;
         format!(
@@ -1554,6 +1653,7 @@ fn decode(
         .unwrap_or_else(sm::Layout::twitter);
     Ok(PyDecoded {
         inner: layout.decode(id).or_raise(py)?,
+        layout,
     })
 }
 
@@ -1664,6 +1764,10 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLease>()?;
     m.add_class::<PySequencer>()?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
+    m.add_function(wrap_pyfunction!(_layout_restore, m)?)?;
+    // One source for the version: the crate's (Cargo.toml), which maturin also writes into the
+    // wheel's metadata.
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(compose, m)?)?;
     m.add_function(wrap_pyfunction!(min_id_at, m)?)?;
     m.add_function(wrap_pyfunction!(encode, m)?)?;

@@ -60,7 +60,7 @@ def test_stubtest(tmp_path: Path) -> None:
         "snowmint.SnowmintError.code\n"
         "# type aliases that exist only in the stubs\n"
         "snowmint.PresetName\nsnowmint.OrderName\nsnowmint.PolicyName\nsnowmint.EncodingName\n"
-        "snowmint.LayoutLike\nsnowmint.ClockFn\nsnowmint.GeneratorState\n"
+        "snowmint.LayoutLike\nsnowmint.ClockFn\nsnowmint.GeneratorState\nsnowmint.DecodedDict\n"
         "# the native module is an implementation detail, typed through the package stubs\n"
         "snowmint._snowmint\n"
     )

@@ -2,9 +2,12 @@
 import * as wasm from '../dist/bundler/snowmint_wasm.js';
 import * as opaqueCore from '../dist/bundler/snowmint_wasm_opaque.js';
 import { installFastPath, makeOpaque } from './fast-path.js';
+import { SnowmintError, installSurface } from './surface.js';
 
 installFastPath(wasm);
 
-export const { Layout, Generator, decode, compose, minIdAt, encode, parse } = wasm;
+export const { Layout, Generator, compose, minIdAt, encode, parse } = wasm;
 export const Opaque = makeOpaque(wasm, opaqueCore);
+export const { decode, PRESET_NAMES } = installSurface({ ...wasm, Opaque });
+export { SnowmintError };
 export const ERROR_CODES = Object.freeze(wasm.__errorCodes().split(','));

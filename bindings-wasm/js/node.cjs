@@ -1,6 +1,8 @@
 'use strict';
 // Node (CommonJS) entry: the wasm-bindgen `nodejs` build, loaded synchronously.
 const wasm = require('../dist/nodejs/snowmint_wasm.js');
+// The shared surface (js/surface.js, as CommonJS): SnowmintError, JSON forms, util.inspect output.
+const { SnowmintError, installSurface } = require('../dist/surface.cjs');
 
 // nextId() with the default clock: Date.now() read here and passed in, the ID read back from the
 // module's memory (see Generator::mint_at in src/lib.rs); anything else takes the full path.
@@ -58,15 +60,18 @@ function makeOpaque(main, core) {
   };
 }
 const Opaque = makeOpaque(wasm, require('../dist/nodejs/snowmint_wasm_opaque.js'));
+const surface = installSurface({ ...wasm, Opaque });
 
 module.exports = {
   Layout: wasm.Layout,
   Generator: wasm.Generator,
   Opaque,
-  decode: wasm.decode,
+  decode: surface.decode,
   compose: wasm.compose,
   minIdAt: wasm.minIdAt,
   encode: wasm.encode,
   parse: wasm.parse,
   ERROR_CODES: Object.freeze(wasm.__errorCodes().split(',')),
+  PRESET_NAMES: surface.PRESET_NAMES,
+  SnowmintError,
 };

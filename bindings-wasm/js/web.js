@@ -3,6 +3,7 @@
 import init, * as wasm from '../dist/web/snowmint_wasm.js';
 import initOpaque, * as opaqueCore from '../dist/web/snowmint_wasm_opaque.js';
 import { installFastPath, makeOpaque } from './fast-path.js';
+import { SnowmintError, installSurface } from './surface.js';
 
 await Promise.all([
   init({ module_or_path: new URL('../dist/web/snowmint_wasm_bg.wasm', import.meta.url) }),
@@ -11,6 +12,8 @@ await Promise.all([
 
 installFastPath(wasm);
 
-export const { Layout, Generator, decode, compose, minIdAt, encode, parse } = wasm;
+export const { Layout, Generator, compose, minIdAt, encode, parse } = wasm;
 export const Opaque = makeOpaque(wasm, opaqueCore);
+export const { decode, PRESET_NAMES } = installSurface({ ...wasm, Opaque });
+export { SnowmintError };
 export const ERROR_CODES = Object.freeze(wasm.__errorCodes().split(','));

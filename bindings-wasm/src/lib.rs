@@ -341,8 +341,8 @@ impl Layout {
 
     /// `'timestamp_node_sequence'` or `'timestamp_sequence_node'`.
     #[wasm_bindgen(getter)]
-    pub fn order(&self) -> String {
-        self.inner.order().name().into()
+    pub fn order(&self) -> JsValue {
+        JsValue::from_str(self.inner.order().name())
     }
 
     /// Tick length in nanoseconds.
@@ -359,14 +359,16 @@ impl Layout {
 
     /// How many node IDs the node field holds.
     #[wasm_bindgen(getter, js_name = nodeCount)]
-    pub fn node_count(&self) -> u64 {
-        self.inner.node_count()
+    pub fn node_count(&self) -> f64 {
+        // A power of two (or the decimal layout's 100 and 1): exact as a Number at every width.
+        self.inner.node_count() as f64
     }
 
     /// IDs one node can mint per tick.
     #[wasm_bindgen(getter, js_name = idsPerTick)]
-    pub fn ids_per_tick(&self) -> u64 {
-        self.inner.ids_per_tick()
+    pub fn ids_per_tick(&self) -> f64 {
+        // A power of two (or the decimal layout's 100 and 1): exact as a Number at every width.
+        self.inner.ids_per_tick() as f64
     }
 
     /// Largest node ID a generator may be given.
@@ -389,14 +391,14 @@ impl Layout {
 
     /// The lifespan end as ISO-8601 UTC text.
     #[wasm_bindgen(getter, js_name = lifespanEndIso)]
-    pub fn lifespan_end_iso(&self) -> String {
-        self.inner.lifespan_end().to_buf().as_str().into()
+    pub fn lifespan_end_iso(&self) -> JsValue {
+        JsValue::from_str(self.inner.lifespan_end().to_buf().as_str())
     }
 
     /// The unit of injected clock readings: `'ms'`, or `'ns'` for sub-millisecond ticks.
     #[wasm_bindgen(getter, js_name = clockUnit)]
-    pub fn clock_unit(&self) -> String {
-        self.inner.clock_unit().name().into()
+    pub fn clock_unit(&self) -> JsValue {
+        JsValue::from_str(self.inner.clock_unit().name())
     }
 }
 
@@ -522,11 +524,17 @@ impl Generator {
         const WHAT: &str = "Generator options";
         let o = Opts::new(&options, WHAT, GENERATOR_OPTIONS)?;
         // Node sources (strings) need a host (env, k8s, ip) or a store (leases): not in a browser. A
-        // string is refused by the number check, whose message carries this name.
-        let node_id = u64_arg(
-            &o.required("nodeId", WHAT)?,
-            "nodeId (browsers get node leases from the ID service)",
-        )?;
+        // string is of a type the native package takes, so it is refused as a value (a SnowmintError,
+        // as the native package refuses a source it cannot use), not as a TypeError.
+        const NODE_ID: &str = "nodeId (browsers get node leases from the ID service)";
+        let node_id = o.required("nodeId", WHAT)?;
+        if node_id.is_string() {
+            return Err(arg_err(&cat(&[
+                NODE_ID,
+                " must be a number or a bigint, got a node source",
+            ])));
+        }
+        let node_id = u64_arg(&node_id, NODE_ID)?;
         let layout = layout_arg(&o.get("layout"))?;
         let clock = match o.get("clock") {
             v if absent(&v) => None,
@@ -607,9 +615,9 @@ impl Generator {
 
     /// The next ID as decimal text.
     #[wasm_bindgen(js_name = nextIdString)]
-    pub fn next_id_string(&self) -> Result<String, JsValue> {
+    pub fn next_id_string(&self) -> Result<JsValue, JsValue> {
         let id = self.next_id()?;
-        Ok(Encoding::Decimal.encode(id).as_str().into())
+        Ok(JsValue::from_str(Encoding::Decimal.encode(id).as_str()))
     }
 
     /// The next ID as a Number: only for layouts of at most 53 bits (e.g. `js53`), whose IDs Numbers
@@ -697,6 +705,12 @@ impl Generator {
         };
         self.inner.restore(mark);
         Ok(())
+    }
+
+    /// `'wait'`, `'fail'` or `'strict'`.
+    #[wasm_bindgen(getter)]
+    pub fn policy(&self) -> JsValue {
+        JsValue::from_str(self.inner.policy().name())
     }
 }
 
@@ -788,10 +802,10 @@ fn encoding_arg(v: &JsValue, default: &str) -> Result<String, JsValue> {
 
 /// An ID as text: `'dec'` (default), `'hex'`, `'base32'` or `'base58'`.
 #[wasm_bindgen]
-pub fn encode(id: JsValue, encoding: JsValue) -> Result<String, JsValue> {
+pub fn encode(id: JsValue, encoding: JsValue) -> Result<JsValue, JsValue> {
     let id = id_number_arg(&id)?;
     let encoding = Encoding::from_name(&encoding_arg(&encoding, "dec")?).map_err(js_err)?;
-    Ok(encoding.encode(id).as_str().into())
+    Ok(JsValue::from_str(encoding.encode(id).as_str()))
 }
 
 /// Text as an ID: `'dec'`, `'hex'`, `'base32'`, `'base58'` or `'any'` (default: told apart by shape).
@@ -838,7 +852,7 @@ pub fn memory() -> JsValue {
 
 /// Every error code, comma-separated (the package exports them as the array `ERROR_CODES`).
 #[wasm_bindgen(js_name = "__errorCodes", skip_typescript)]
-pub fn error_codes() -> String {
+pub fn error_codes() -> JsValue {
     let mut s = String::new();
     for c in ErrorCode::ALL {
         if !s.is_empty() {
@@ -846,5 +860,5 @@ pub fn error_codes() -> String {
         }
         s.push_str(c.as_str());
     }
-    s
+    JsValue::from_str(&s)
 }

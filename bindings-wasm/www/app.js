@@ -1,5 +1,5 @@
 // snowmint playground: plain JavaScript over the snowmint-wasm no-modules build (works from file://).
-/* global wasm_bindgen, SNOWMINT_WASM_BASE64 */
+/* global wasm_bindgen, snowmint_surface, SNOWMINT_WASM_BASE64 */
 'use strict';
 
 (function () {
@@ -36,8 +36,26 @@
     const api = wasm_bindgen;
     installFastPath(api);
     api.ERROR_CODES = Object.freeze(api.__errorCodes().split(','));
+    // The package's shared surface (js/surface.js, inlined by build.sh): SnowmintError, JSON forms.
+    Object.assign(api, snowmint_surface.installSurface(api), { SnowmintError: snowmint_surface.SnowmintError });
     return api;
   }
+
+  /** The layout as the page names it: the preset, or the custom layout's widths and order. */
+  function layoutLabel(l) {
+    if (l.name !== null) return l.name;
+    const order = l.order === 'timestamp_node_sequence' ? 'timestamp | node | sequence' : 'timestamp | sequence | node';
+    return `custom (${l.timestampBits} / ${l.nodeBits} / ${l.sequenceBits} bits, ${order})`;
+  }
+
+  // Which string form decode read the text as: the core's own answer (`__formOf`, its parse_any_form),
+  // so the page names exactly the form `any` took; ambiguous text never gets here (decode refuses it,
+  // naming both readings).
+  const FORMS = ['decimal', 'hex', 'base32', 'base58'];
+  function readForm(text) {
+    return FORMS[state.api.__formOf(text)];
+  }
+  state.readForm = readForm;
 
   // ---- layout ------------------------------------------------------------------------------------
   function readLayout() {
@@ -114,7 +132,7 @@
     state.layout = l;
     state.gen = null;
     drawDiagram(l);
-    const perSec = l.idsPerTick * 1000000000n / l.tickNs;
+    const perSec = BigInt(l.idsPerTick) * 1000000000n / l.tickNs;
     facts($('layout-facts'), [
       ['layout', l.name === null ? 'custom' : l.name, 'fact-name'],
       ['bits', `${l.totalBits} (timestamp ${l.timestampBits}, node ${l.nodeBits}, sequence ${l.sequenceBits})`, 'fact-bits'],
@@ -164,9 +182,11 @@
     const tr = document.createElement('tr');
     const cells = [encode(id, 'dec'), encode(id, 'hex'), encode(id, 'base32'), encode(id, 'base58'),
       d.iso, String(d.nodeId), String(d.sequence)];
-    for (const c of cells) {
-      const td = document.createElement('td'); td.textContent = c; tr.appendChild(td);
-    }
+    const labels = [...$('minted').tHead.rows[0].cells].map((th) => th.textContent);
+    cells.forEach((c, i) => {
+      // data-label: narrow screens show each row as a card of labelled cells (style.css).
+      const td = document.createElement('td'); td.textContent = c; td.dataset.label = labels[i]; tr.appendChild(td);
+    });
     const body = $('minted').tBodies[0];
     body.insertBefore(tr, body.firstChild);
     while (body.rows.length > 50) body.deleteRow(body.rows.length - 1);
@@ -200,11 +220,10 @@
     const { decode, encode } = state.api;
     try {
       const d = decode(text, state.layout);
-      // The form the text was read in (an all-digit string that two forms read is refused above).
-      const form = ['decimal', 'hex', 'base32', 'base58'][state.api.__formOf(text)];
       show($('decode-error'), '');
       facts($('decoded'), [
-        ['read as', form, 'dec-form'],
+        ['layout', layoutLabel(state.layout), 'dec-layout'],
+        ['read as', state.readForm(text), 'dec-form'],
         ['decimal', encode(d.id, 'dec'), 'dec-dec'],
         ['hex', encode(d.id, 'hex'), 'dec-hex'],
         ['base32', encode(d.id, 'base32'), 'dec-base32'],

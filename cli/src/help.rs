@@ -15,12 +15,16 @@ each other, as long as each machine (or process) uses its own node ID.
 
 USAGE
   snowmint mint    [-n N] [--node N] [--layout L] [--format dec|hex|base32|base58] [--state-file PATH]
-  snowmint inspect ID...|- [--layout L] [--from dec|hex|base32|base58|any]
+                   [--json]
+  snowmint inspect ID...|- [--layout L] [--from dec|hex|base32|base58|any] [--json]
   snowmint layout  [--preset L] [--timestamp-bits B] [--node-bits B] [--sequence-bits B]
-                   [--order ORDER] [--tick-ns NS] [--epoch-ms MS] [--node-id-offset N]
+                   [--order ORDER] [--tick-ns NS] [--epoch-ms MS] [--node-id-offset N] [--json]
   snowmint sequencer create|show|list|destroy [NAME] --store URL   named sequencers (leases)
   snowmint opaque  encode|decode ID...|- --key-file F [--layout L] [--format F]
-  snowmint help [mint|inspect|layout|layouts|sequencer|opaque]  (or: snowmint COMMAND --help)
+  snowmint completions bash|zsh|fish|elvish|powershell              shell completion script
+  snowmint man [COMMAND]                                            man page (roff)
+  snowmint help [mint|inspect|layout|layouts|sequencer|opaque|completions|man]
+                                                   (or: snowmint COMMAND --help)
 
 EXAMPLES
   snowmint mint                               one ID: twitter layout, node 0 (or $SNOWMINT_NODE_ID)
@@ -32,15 +36,50 @@ EXAMPLES
   snowmint inspect 175928847299117063 --layout discord
   snowmint layout --preset sonyflake          bit diagram, capacity and when the layout runs out
   snowmint layout --timestamp-bits 40 --node-bits 8 --sequence-bits 15 --epoch-ms 1704067200000
+  snowmint mint -n 3 --json | jq -r .id        JSON lines, IDs as decimal strings
+  snowmint man | man -l -                      the manual
 
 LAYOUTS (--layout NAME; 'snowmint help layouts' for the full table)
   twitter (default), discord, instagram, sonyflake, hazelcast, snowcast, js53, decimal,
   or a custom layout from field options (see 'snowmint layout --help').
 
-ERRORS
+ERRORS AND EXIT STATUS
   Bad input prints 'error[CODE]: message' on stderr, with the codes every snowmint library uses
-  (INVALID_LAYOUT, NODE_ID_OUT_OF_RANGE, PARSE, INVALID_ID, INVALID_ARGUMENT, ...), and exits
-  with status 2 for a malformed command line or 1 for a value that was rejected.
+  (INVALID_LAYOUT, NODE_ID_OUT_OF_RANGE, PARSE, INVALID_ID, INVALID_ARGUMENT, ...), also with --json.
+  0  success
+  1  failure: a value was rejected (a layout, node ID or ID) or an operation failed (a store,
+     a state file, writing the output)
+  2  usage error: the command line is malformed (unknown command or option, a missing value,
+     not a number, an option given twice); the message points at the command's --help
+";
+
+pub const COMPLETIONS: &str = "\
+snowmint completions — print a shell completion script
+
+USAGE
+  snowmint completions bash|zsh|fish|elvish|powershell
+
+Generated from the same argument definitions as 'snowmint man': commands, options, preset and
+encoding names complete.
+
+EXAMPLES
+  snowmint completions bash > ~/.local/share/bash-completion/completions/snowmint
+  snowmint completions zsh > \"${fpath[1]}/_snowmint\"
+  snowmint completions fish > ~/.config/fish/completions/snowmint.fish
+";
+
+pub const MAN: &str = "\
+snowmint man — print a man page (roff)
+
+USAGE
+  snowmint man [mint|inspect|layout|sequencer|opaque|completions|man]
+
+Without a command: snowmint(1); with one: snowmint-COMMAND(1).
+
+EXAMPLES
+  snowmint man | man -l -
+  snowmint man > ~/.local/share/man/man1/snowmint.1
+  snowmint man mint > ~/.local/share/man/man1/snowmint-mint.1
 ";
 
 pub const MINT: &str = "\
@@ -65,6 +104,7 @@ OPTIONS
                     file a service's workers use): no ID repeats between them or across runs.
                     Created if missing; another layout or node ID, or a damaged file, is
                     STATE_FILE_MISMATCH. The state is flushed to storage (msync) before exiting.
+  --json            one JSON object per line: {\"id\":\"<decimal>\",\"text\":\"<in --format>\"}
 
 EXAMPLES
   snowmint mint
@@ -74,6 +114,7 @@ EXAMPLES
   snowmint mint --layout hazelcast --node-id-offset 100 --node 3
   snowmint mint -n 10 --node 3 --state-file /dev/shm/orders.snowmint
   snowmint mint -n 5 --node 'file:///var/lib/snowmint?sequencer=orders'
+  snowmint mint -n 3 --json
 
 NOTES
   mint never runs ahead of the clock: when a tick's sequence numbers are used up it waits for the
@@ -99,6 +140,9 @@ bits mean a different time under another layout.
 OPTIONS
   --from ENC        the string form of the IDs (default any: told apart by shape)
   -l, --layout L    the layout the IDs were minted with (and its parameters, or field options)
+  --json            one JSON object per ID and line: id (a decimal string), input, layout, time,
+                    unix_ms, sub_ms_ns, timestamp_ticks, node, node_id, node_parts, sequence,
+                    shows_nanos, encodings {dec, hex, base32, base58} (see the README)
 
 EXAMPLES
   snowmint inspect 1212161512043450368
@@ -106,6 +150,7 @@ EXAMPLES
   snowmint inspect 175928847299117063 --layout discord
   snowmint inspect 123456 --from hex
   snowmint mint -n 3 --node 7 | snowmint inspect -
+  snowmint inspect 1212161512043450368 --json
 ";
 
 const LAYOUT_INTRO: &str = "\
@@ -126,6 +171,11 @@ FIELD OPTIONS
   --epoch-ms MS         epoch, Unix milliseconds (the time of timestamp 0)
   --node-id-offset N    added to every node ID before packing (hazelcast's parameter)
   --node-split-bits B   high bits of the node field shown as a separate part (twitter: 5 datacenter bits)
+
+OUTPUT
+  --json                one JSON object: preset and the nine fields above (as in the Rust serde
+                        form), layout, family, total_bits, epoch, lifespan_end(_ms), node_count,
+                        max_node_id, ids_per_tick, ids_per_second(_per_node), clock_unit
 
 PRESET PARAMETERS
   --preset snowcast --epoch-ms MS --node-count N    (N: 128..=8192, rounded up to a power of two)

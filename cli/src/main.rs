@@ -6,10 +6,12 @@
 mod args;
 mod error;
 mod help;
+mod json;
 mod layout_args;
 mod opaque;
 mod render;
 mod sequencer;
+mod spec;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -86,6 +88,17 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         "layout" => layout(Args::new(rest, "layout"), out),
         "sequencer" => sequencer::run(rest, out),
         "opaque" => opaque::run(Args::new(rest, "opaque"), out),
+        "completions" | "man" if matches!(rest.as_slice(), [h] if h == "-h" || h == "--help") => {
+            let text = if command == "man" {
+                help::MAN
+            } else {
+                help::COMPLETIONS
+            };
+            out.write_all(text.as_bytes())?;
+            Ok(())
+        }
+        "completions" => spec::completions(&rest, out),
+        "man" => spec::man(&rest, out),
         "help" | "-h" | "--help" => {
             let text = match rest.first().map(String::as_str) {
                 None => help::MAIN.to_string(),
@@ -95,6 +108,8 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 Some("sequencer") => help::SEQUENCER.to_string(),
                 Some("layouts") => help::layouts_table(),
                 Some("opaque") => opaque::HELP.to_string(),
+                Some("completions") => help::COMPLETIONS.to_string(),
+                Some("man") => help::MAN.to_string(),
                 Some(other) => {
                     return Err(CliError::usage(format!("no help on {other:?}"), "").into())
                 }
@@ -110,16 +125,18 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             let mut e = CliError::usage(format!("unknown command {other:?}"), "");
             e.detail.insert(
                 0,
-                "commands: mint, inspect, layout, sequencer, opaque, help".to_string(),
+                "commands: mint, inspect, layout, sequencer, opaque, completions, man, help"
+                    .to_string(),
             );
             Err(e.into())
         }
     }
 }
 
-/// `snowmint mint [-n N] [--node N] [--layout L …] [--format F] [--state-file PATH]`
+/// `snowmint mint [-n N] [--node N] [--layout L …] [--format F] [--state-file PATH] [--json]`
 fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
     let mut count: u64 = 1;
+    let mut json = false;
     let mut node: Option<String> = None;
     let mut state_file: Option<String> = None;
     let mut format = Encoding::Decimal;
@@ -132,6 +149,10 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                     return Ok(());
                 }
                 "-n" | "--count" => count = args.number(&name, inline)?,
+                "--json" => {
+                    args.no_value(&name, inline)?;
+                    json = true;
+                }
                 "--node" => node = Some(args.value(&name, inline)?),
                 "--state-file" => state_file = Some(args.value(&name, inline)?),
                 "-f" | "--format" => {
@@ -172,7 +193,7 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                         )
                         .into());
                     }
-                    return mint_leased(&text, layout, count, format, out);
+                    return mint_leased(&text, layout, count, (format, json), out);
                 }
                 (
                     parsed
@@ -200,7 +221,7 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                 };
                 CliError::core(e).with(hint)
             })?;
-        emit(count, chunk, format, out, |buf| gen.next_ids(buf))?;
+        emit(count, chunk, (format, json), out, |buf| gen.next_ids(buf))?;
         gen.flush()?;
         return Ok(());
     }
@@ -215,18 +236,31 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
         let hint = format!("node ID from {source}");
         CliError::core(e).with(hint)
     })?;
-    let last = emit(count, chunk, format, out, |buf| gen.next_ids(buf))?;
+    let last = emit(count, chunk, (format, json), out, |buf| gen.next_ids(buf))?;
     if let Some(last) = last {
         wait_out_tick(&layout, last);
     }
     Ok(())
 }
 
+/// How minted IDs are printed: the string form, and whether as JSON lines.
+type Style = (Encoding, bool);
+
+/// Prints one minted ID on its own line.
+fn write_id(out: &mut impl Write, id: u64, (format, json): Style) -> io::Result<()> {
+    if json {
+        out.write_all(json::minted(id, format).as_bytes())?;
+    } else {
+        out.write_all(format.encode(id).as_str().as_bytes())?;
+    }
+    out.write_all(b"\n")
+}
+
 /// Mints `count` IDs in batches of at most `chunk` with `fill` and prints them; returns the last one.
 fn emit(
     count: u64,
     chunk: usize,
-    format: Encoding,
+    format: Style,
     out: &mut impl Write,
     mut fill: impl FnMut(&mut [u64]) -> Result<(), Error>,
 ) -> Result<Option<u64>, Failure> {
@@ -237,8 +271,7 @@ fn emit(
         let n = (remaining.min(chunk as u64)) as usize;
         fill(&mut buf[..n])?;
         for &id in &buf[..n] {
-            out.write_all(format.encode(id).as_str().as_bytes())?;
-            out.write_all(b"\n")?;
+            write_id(out, id, format)?;
         }
         last = Some(buf[n - 1]);
         remaining -= n as u64;
@@ -256,7 +289,7 @@ fn mint_leased(
     source: &str,
     layout: snowmint::Layout,
     count: u64,
-    format: Encoding,
+    format: Style,
     out: &mut impl Write,
 ) -> Result<(), Failure> {
     let options = Options {
@@ -271,8 +304,7 @@ fn mint_leased(
         let n = (remaining.min(chunk as u64)) as usize;
         gen.next_ids(&mut buf[..n]).map_err(sequencer::cli_error)?;
         for &id in &buf[..n] {
-            out.write_all(format.encode(id).as_str().as_bytes())?;
-            out.write_all(b"\n")?;
+            write_id(out, id, format)?;
         }
         remaining -= n as u64;
     }
@@ -316,9 +348,10 @@ fn encoding_named(name: &str, any_ok: bool) -> Result<Option<Encoding>, CliError
     })
 }
 
-/// `snowmint inspect ID… [--layout L …] [--from ENC]`
+/// `snowmint inspect ID… [--layout L …] [--from ENC] [--json]`
 fn inspect(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
     let mut ids: Vec<String> = Vec::new();
+    let mut json = false;
     let mut from: Option<Encoding> = None;
     let mut layout_args = LayoutArgs::default();
     while let Some(item) = args.next_item()? {
@@ -331,6 +364,10 @@ fn inspect(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                 "--from" => {
                     let v = args.value(&name, inline)?;
                     from = encoding_named(&v, true)?;
+                }
+                "--json" => {
+                    args.no_value(&name, inline)?;
+                    json = true;
                 }
                 _ => {
                     if !layout_args.take(&mut args, &name, inline)? {
@@ -381,6 +418,10 @@ fn inspect(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                 chosen.label
             ))
         })?;
+        if json {
+            writeln!(out, "{}", json::inspected(&chosen, text, &decoded))?;
+            continue;
+        }
         if i > 0 {
             writeln!(out)?;
         }
@@ -411,15 +452,20 @@ fn parse_failure(err: Error, text: &str) -> CliError {
     e
 }
 
-/// `snowmint layout [--preset P | fields …]`
+/// `snowmint layout [--preset P | fields …] [--json]`
 fn layout(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
     let mut layout_args = LayoutArgs::default();
+    let mut json = false;
     while let Some(item) = args.next_item()? {
         match item {
             Item::Flag { name, inline } => match name.as_str() {
                 "-h" | "--help" => {
                     out.write_all(help::layout_help().as_bytes())?;
                     return Ok(());
+                }
+                "--json" => {
+                    args.no_value(&name, inline)?;
+                    json = true;
                 }
                 _ => {
                     if !layout_args.take(&mut args, &name, inline)? {
@@ -437,6 +483,10 @@ fn layout(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
         }
     }
     let chosen = layout_args.build("layout")?;
+    if json {
+        writeln!(out, "{}", json::layout(&chosen))?;
+        return Ok(());
+    }
     let now_ms = SystemClock.now_ns().ok().map(|ns| ns / 1_000_000);
     out.write_all(render::layout(&chosen, now_ms).as_bytes())?;
     Ok(())

@@ -13,7 +13,7 @@ pub fn group(n: u128) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -23,11 +23,11 @@ pub fn group(n: u128) -> String {
 
 /// A tick length: `1 ms`, `10 ms`, `100 ns`, `1 s`, `250 µs`.
 pub fn tick(ns: u64) -> String {
-    if ns % 1_000_000_000 == 0 {
+    if ns.is_multiple_of(1_000_000_000) {
         format!("{} s", group((ns / 1_000_000_000).into()))
-    } else if ns % NS_PER_MS == 0 {
+    } else if ns.is_multiple_of(NS_PER_MS) {
         format!("{} ms", ns / NS_PER_MS)
-    } else if ns % 1_000 == 0 {
+    } else if ns.is_multiple_of(1_000) {
         format!("{} µs", ns / 1_000)
     } else {
         format!("{ns} ns")
@@ -66,7 +66,7 @@ fn relative(then_ms: u64, now_ms: Option<u64>) -> Option<String> {
 }
 
 /// Names of the two parts of a split node field.
-fn split_names(layout: &Layout) -> (&'static str, &'static str) {
+pub fn split_names(layout: &Layout) -> (&'static str, &'static str) {
     match layout.preset_name() {
         Some("twitter") => ("datacenter", "worker"),
         Some("discord") => ("worker", "process"),
@@ -77,7 +77,7 @@ fn split_names(layout: &Layout) -> (&'static str, &'static str) {
 /// IDs per second for `per_tick` IDs each tick of `tick_ns`, exact when whole.
 fn per_second(per_tick: u128, tick_ns: u64) -> String {
     let num = per_tick * 1_000_000_000;
-    if num % tick_ns as u128 == 0 {
+    if num.is_multiple_of(tick_ns as u128) {
         group(num / tick_ns as u128)
     } else {
         format!("{:.3}", num as f64 / tick_ns as f64)
@@ -293,9 +293,9 @@ fn diagram(s: &mut String, chosen: &Chosen) {
     };
     let mut map = String::new();
     let unused = 64 - total;
-    map.extend(std::iter::repeat('0').take(unused as usize));
+    map.extend(std::iter::repeat_n('0', unused as usize));
     for f in &fields {
-        map.extend(std::iter::repeat(f.letter).take(f.bits as usize));
+        map.extend(std::iter::repeat_n(f.letter, f.bits as usize));
     }
     let _ = writeln!(s, "  bit 63{:>58}", "bit 0");
     let _ = writeln!(s, "  {map}");

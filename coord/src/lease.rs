@@ -45,6 +45,26 @@ pub struct LeaseOptions {
     pub wait_bound: Option<Duration>,
     /// Who holds the claim, as [`Store::holders`] shows it (default `pid N on HOST`).
     pub holder: String,
+    /// No keeper thread: the caller runs each keeper round with [`Lease::keeper_round`] (a deterministic
+    /// simulation decides when rounds happen). Default `false`.
+    pub stepped: bool,
+    /// A defect planted on purpose, so the simulator can prove it catches it (feature
+    /// `planted-defects`, for the simulation's own tests only).
+    #[cfg(feature = "planted-defects")]
+    pub defect: Defect,
+}
+
+/// Defects the simulation must catch (feature `planted-defects`): each breaks one rule of SPEC §3.2.
+#[cfg(feature = "planted-defects")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Defect {
+    /// The algorithm as it is.
+    #[default]
+    None,
+    /// A new holder ignores the stored reservation and starts from its clock.
+    IgnoreReservation,
+    /// The ceiling is raised before the store acknowledges the reservation (and even if it never does).
+    CeilingBeforeAck,
 }
 
 impl Default for LeaseOptions {
@@ -54,6 +74,9 @@ impl Default for LeaseOptions {
             reserve_ahead: Duration::from_secs(4),
             wait_bound: None,
             holder: default_holder(),
+            stepped: false,
+            #[cfg(feature = "planted-defects")]
+            defect: Defect::None,
         }
     }
 }
@@ -128,6 +151,11 @@ pub struct Lease {
     /// The process that acquired the lease: a forked child owns neither its keeper nor its claim.
     pid: u32,
     keeper: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// A stepped lease (no keeper thread; [`Lease::keeper_round`] runs a round): the monotonic instant
+    /// its claim is good until.
+    stepped: Option<Mutex<u64>>,
+    /// Released (or abandoned): dropping does nothing more.
+    released: std::sync::atomic::AtomicBool,
 }
 
 fn ms(ns: u64) -> u64 {
@@ -216,6 +244,11 @@ impl Shared {
     fn extend_to(&self, position: u64) -> Result<()> {
         let claim = self.claim();
         let r = self.reservation_for(position);
+        #[cfg(feature = "planted-defects")]
+        if self.options.defect == Defect::CeilingBeforeAck {
+            self.ceiling
+                .fetch_max(position.saturating_add(1), Ordering::SeqCst);
+        }
         self.store.reserve(&claim, &r)?;
         if self.state.load(Ordering::SeqCst) == HELD {
             self.ceiling
@@ -269,7 +302,6 @@ fn deadline_after(time: &dyn Time, d: Duration) -> u64 {
 }
 
 fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
-    let ttl_ms = duration_ms(shared.options.ttl);
     // The claim is good until this monotonic instant (measured from before the request that renewed it).
     let mut good_until = deadline_after(&*shared.time, shared.options.ttl);
     loop {
@@ -287,60 +319,70 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
             }
             w.urgent = false;
         }
-        let started = shared.time.monotonic_ns();
-        match shared.check_sequencer() {
-            Ok(true) => {}
-            Ok(false) => {
-                shared.set_state(DESTROYED);
-                let _ = shared.store.release(&shared.claim());
-                return;
-            }
-            Err(_) if shared.time.monotonic_ns() < good_until => continue,
-            Err(_) => {
-                shared.set_state(LOST);
-                return;
-            }
-        }
-        let claim = shared.claim();
-        match shared
-            .store
-            .renew(&claim, ttl_ms, ms(shared.time.unix_ns()))
-        {
-            Ok(renewed) => {
-                *shared.claim.lock().unwrap_or_else(|p| p.into_inner()) = renewed;
-                good_until = started.saturating_add(ttl_ms.saturating_mul(1_000_000));
-            }
-            Err(e) if e.code() == ErrorCode::LeaseLost => {
-                shared.lost_or_destroyed();
-                return;
-            }
-            Err(_) => {
-                if shared.time.monotonic_ns() >= good_until {
-                    shared.set_state(LOST);
-                    return;
-                }
-                continue;
-            }
-        }
-        let extended = shared.target(state_of()).and_then(|target| {
-            if target >= shared.ceiling.load(Ordering::SeqCst) {
-                shared.extend_to(target)
-            } else {
-                Ok(())
-            }
-        });
-        if let Err(e) = extended {
-            if e.code() == ErrorCode::LeaseLost {
-                shared.lost_or_destroyed();
-                return;
-            }
+        if !keeper_round(&shared, state_of(), &mut good_until) {
+            return;
         }
     }
 }
 
+/// One keeper round: check the sequencer, renew the claim, extend the reservation. `false` once the
+/// lease has ended (lost or destroyed): the keeper stops.
+fn keeper_round(shared: &Shared, next_free: u64, good_until: &mut u64) -> bool {
+    let ttl_ms = duration_ms(shared.options.ttl);
+    let started = shared.time.monotonic_ns();
+    match shared.check_sequencer() {
+        Ok(true) => {}
+        Ok(false) => {
+            shared.set_state(DESTROYED);
+            let _ = shared.store.release(&shared.claim());
+            return false;
+        }
+        Err(_) if shared.time.monotonic_ns() < *good_until => return true,
+        Err(_) => {
+            shared.set_state(LOST);
+            return false;
+        }
+    }
+    let claim = shared.claim();
+    match shared
+        .store
+        .renew(&claim, ttl_ms, ms(shared.time.unix_ns()))
+    {
+        Ok(renewed) => {
+            *shared.claim.lock().unwrap_or_else(|p| p.into_inner()) = renewed;
+            *good_until = started.saturating_add(ttl_ms.saturating_mul(1_000_000));
+        }
+        Err(e) if e.code() == ErrorCode::LeaseLost => {
+            shared.lost_or_destroyed();
+            return false;
+        }
+        Err(_) => {
+            if shared.time.monotonic_ns() >= *good_until {
+                shared.set_state(LOST);
+                return false;
+            }
+            return true;
+        }
+    }
+    let extended = shared.target(next_free).and_then(|target| {
+        if target >= shared.ceiling.load(Ordering::SeqCst) {
+            shared.extend_to(target)
+        } else {
+            Ok(())
+        }
+    });
+    if let Err(e) = extended {
+        if e.code() == ErrorCode::LeaseLost {
+            shared.lost_or_destroyed();
+            return false;
+        }
+    }
+    true
+}
+
 impl Lease {
-    /// Claims a node ID of the sequencer `record` on `store` and starts its keeper; the generator mints
-    /// under `layout` with `options`.
+    /// Claims a node ID of the sequencer `record` on `store` and starts its keeper (unless
+    /// [`LeaseOptions::stepped`]); the generator mints under `layout` with `options`.
     pub fn acquire(
         store: Arc<dyn Store>,
         time: Arc<dyn Time>,
@@ -354,6 +396,7 @@ impl Lease {
             return Err(Error::invalid("the lease TTL must be at least 1 ms"));
         }
         let mut lease = lease;
+        let stepped = lease.stepped;
         // Well inside max_ahead, so that the generator never waits on the reservation while it may mint.
         let half_ahead = Duration::from_nanos(options.max_ahead_ns / 2);
         if options.policy != Policy::Strict
@@ -363,7 +406,16 @@ impl Lease {
             lease.reserve_ahead = half_ahead;
         }
         let nodes = record.config.nodes;
-        let start = spread(nodes, time.unix_ns());
+        let start = if stepped {
+            // A simulation replays exactly: the start follows from the holder and its clock only.
+            let h = lease
+                .holder
+                .bytes()
+                .fold(0u64, |h, b| snowmint::mix64(h ^ b as u64));
+            snowmint::mix64(h ^ time.unix_ns()) % nodes.max(1)
+        } else {
+            spread(nodes, time.unix_ns())
+        };
         let claim = store
             .claim(&ClaimRequest {
                 sequencer: &record.name,
@@ -416,21 +468,34 @@ impl Lease {
             Ok(r) => r.map_or(0, |r| shared.start_after(&r)),
             Err(e) => return Err(release_on_error(e)),
         };
+        #[cfg(feature = "planted-defects")]
+        let start_at = if shared.options.defect == Defect::IgnoreReservation {
+            0
+        } else {
+            start_at
+        };
         generator.restore(start_at);
         let target = shared.target(start_at).map_err(release_on_error)?;
         shared.extend_to(target).map_err(release_on_error)?;
-        let keeper_shared = shared.clone();
-        let keeper = std::thread::Builder::new()
-            .name(format!("snowmint-lease-{}", claim.node_id))
-            .spawn({
-                let state_word = state_word.clone();
-                move || keeper(keeper_shared, move || state_word.load(Ordering::Relaxed))
-            })
-            .map_err(|e| {
-                release_on_error(Error::unavailable(format!(
-                    "cannot start the lease keeper: {e}"
-                )))
-            })?;
+        let keeper = if stepped {
+            None
+        } else {
+            let keeper_shared = shared.clone();
+            let k = std::thread::Builder::new()
+                .name(format!("snowmint-lease-{}", claim.node_id))
+                .spawn({
+                    let state_word = state_word.clone();
+                    move || keeper(keeper_shared, move || state_word.load(Ordering::Relaxed))
+                })
+                .map_err(|e| {
+                    release_on_error(Error::unavailable(format!(
+                        "cannot start the lease keeper: {e}"
+                    )))
+                })?;
+            Some(k)
+        };
+        let stepped =
+            stepped.then(|| Mutex::new(deadline_after(&*shared.time, shared.options.ttl)));
         forks::register(&shared);
         Ok(Lease {
             node_id: claim.node_id,
@@ -440,8 +505,40 @@ impl Lease {
             shared,
             generator,
             state_word,
-            keeper: Mutex::new(Some(keeper)),
+            keeper: Mutex::new(keeper),
+            stepped,
+            released: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Runs one keeper round now, on the calling thread (a [`LeaseOptions::stepped`] lease):
+    /// checks the sequencer, renews the claim, extends the reservation. `false` once the lease has
+    /// ended (then it stays ended), or if the lease has a keeper thread of its own.
+    pub fn keeper_round(&self) -> bool {
+        let Some(good_until) = &self.stepped else {
+            return false;
+        };
+        if self.shared.state() != LeaseState::Held || self.released.load(Ordering::SeqCst) {
+            return false;
+        }
+        let mut good_until = good_until.lock().unwrap_or_else(|p| p.into_inner());
+        keeper_round(
+            &self.shared,
+            self.state_word.load(Ordering::Relaxed),
+            &mut good_until,
+        )
+    }
+
+    /// Ends the lease as a crash would: no release, no final reservation; the claim stays in the store
+    /// until it expires (or, on the embedded store, until the file lock is dropped with the store).
+    pub fn abandon(self) {
+        self.released.store(true, Ordering::SeqCst);
+        self.shared.forked();
+        {
+            let mut w = self.shared.wake.lock().unwrap_or_else(|p| p.into_inner());
+            w.stop = true;
+            self.shared.wake_cv.notify_all();
+        }
     }
 
     /// The generator (lock-free; mint through [`Lease::next_id`] to get `wait` and destroyed handling).
@@ -623,6 +720,7 @@ impl Lease {
     /// generator is sealed first, so nothing is minted after it is read), so that the next holder of the
     /// node ID starts right after it rather than `reserve_ahead` later.
     pub fn release(&self) -> Result<()> {
+        self.released.store(true, Ordering::SeqCst);
         if std::process::id() != self.pid {
             // A forked child: the keeper thread and the claim are the parent's (and so may be the locks
             // the keeper held at the fork). Stop minting here, touch nothing else.
@@ -670,8 +768,7 @@ impl Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        let running = self.keeper.get_mut().map_or(true, |k| k.is_some());
-        if running {
+        if !self.released.load(Ordering::SeqCst) {
             let _ = self.release();
         }
     }

@@ -317,7 +317,7 @@ impl Sequencer {
     fn destroyed_in_store(&self) -> bool {
         let gone = matches!(
             self.store.sequencer(&self.record.name),
-            Ok(r) if r.as_ref().map_or(true, |r| r.incarnation != self.record.incarnation)
+            Ok(r) if r.as_ref().is_none_or(|r| r.incarnation != self.record.incarnation)
         );
         if gone {
             self.destroyed

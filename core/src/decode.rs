@@ -19,7 +19,7 @@ pub struct Decoded {
     pub node: u64,
     /// The sequence field (0 for decimal IDs).
     pub sequence: u64,
-    nanos: bool,
+    pub(crate) nanos: bool,
 }
 
 impl Decoded {

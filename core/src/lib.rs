@@ -30,6 +30,33 @@
 //! service mint under one node ID with no duplicates, a restarted process continues after the last ID,
 //! and a forked child is safe by construction. See [`state_file`] for the format, errors and durability.
 //!
+//! ## Serde (feature `serde`, off by default, no_std)
+//! `Layout`, `LayoutConfig`, `Order` and `Decoded` implement `Serialize` and `Deserialize` (serde
+//! without its `std` feature and without allocation, so the feature builds for bare-metal targets too).
+//! A `Layout` is written as `preset` (the preset's name or `null`) beside the nine `LayoutConfig`
+//! fields; reading one back runs the same validation as [`Layout::new`] (a preset's fields must be the
+//! preset's), so no invalid `Layout` comes through serde. `Decoded`'s `id` is a decimal string in
+//! human-readable formats such as JSON (exact in JavaScript) and a `u64` in binary ones; reading
+//! accepts both. `cargo add snowmint --features serde` (from this repository: `cargo add --path core
+//! --features serde`).
+//!
+//! ```
+//! # #[cfg(feature = "serde")] {
+//! use snowmint::{Layout, LayoutConfig};
+//! let json = serde_json::to_string(&Layout::twitter()).unwrap();
+//! assert!(json.starts_with(r#"{"preset":"twitter","timestamp_bits":41,"#));
+//! assert_eq!(serde_json::from_str::<Layout>(&json).unwrap(), Layout::twitter());
+//! // 41 + 10 + 13 bits: rejected as Layout::new rejects it.
+//! let too_wide = LayoutConfig { sequence_bits: 13, ..LayoutConfig::default() };
+//! let err = serde_json::from_value::<Layout>(serde_json::json!({
+//!     "preset": null, "timestamp_bits": 41, "node_bits": 10, "sequence_bits": 13,
+//!     "order": "timestamp_node_sequence", "tick_ns": 1000000, "epoch_ms": 1288834974657u64,
+//!     "node_id_offset": 0, "use_sign_bit": false, "node_split_bits": 0,
+//! })).unwrap_err();
+//! assert!(err.to_string().contains(&Layout::new(too_wide).unwrap_err().to_string()));
+//! # }
+//! ```
+//!
 //! ## The generation rule
 //! For a clock reading at tick `c`, an ID takes logical position `max(c, last + 1)` where a position is
 //! `tick << sequence_bits | sequence`. A backwards clock step or a burst past a tick's sequence borrows
@@ -52,6 +79,8 @@ mod generator;
 mod layout;
 mod names;
 mod opaque;
+#[cfg(feature = "serde")]
+mod serde_impl;
 #[cfg(all(feature = "std", unix, target_has_atomic = "64", not(loom)))]
 pub mod state_file;
 mod time;

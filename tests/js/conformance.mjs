@@ -118,6 +118,12 @@ function eqId(assert, actual, expected, what) {
   assert.equal(actual, u64(expected, what), what)
 }
 
+/** A count that is a Number at every width (a power of two, or decimal's 100 and 1): exactly the u64. */
+function eqCount(assert, actual, expected, what) {
+  assert.equal(typeof actual, 'number', `${what}: expected a Number`)
+  assert.equal(BigInt(actual), u64(expected, what), what)
+}
+
 /** A JS Number or bigint field compared with a u64 decimal string. */
 function eqNum(assert, actual, expected, what) {
   assert.ok(typeof actual === 'number' || typeof actual === 'bigint', `${what}: expected a number or bigint`)
@@ -152,8 +158,8 @@ const layouts = {
     const l = makeLayout(api, c.layout)
     const x = c.expect
     if ('total_bits' in x) assert.equal(l.totalBits, small(x.total_bits, 'total_bits'))
-    if ('node_count' in x) eqId(assert, l.nodeCount, x.node_count, 'nodeCount')
-    if ('ids_per_tick' in x) eqId(assert, l.idsPerTick, x.ids_per_tick, 'idsPerTick')
+    if ('node_count' in x) eqCount(assert, l.nodeCount, x.node_count, 'nodeCount')
+    if ('ids_per_tick' in x) eqCount(assert, l.idsPerTick, x.ids_per_tick, 'idsPerTick')
     if ('max_node_id' in x) eqId(assert, l.maxNodeId, x.max_node_id, 'maxNodeId')
     if ('max_tick' in x) eqId(assert, l.maxTick, x.max_tick, 'maxTick')
     if ('lifespan_end_ms' in x) eqId(assert, l.lifespanEndMs, x.lifespan_end_ms, 'lifespanEndMs')

@@ -60,6 +60,7 @@ from ._snowmint import (
     StateFileMismatchError,
     StoreUnavailableError,
     TooFarAheadError,
+    __version__,
     compose,
     decode,
     encode,

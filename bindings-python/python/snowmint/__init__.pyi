@@ -4,7 +4,7 @@ import array
 import builtins
 import datetime
 import os
-from typing import Callable, Final, Iterable, Literal, Optional, Union, final
+from typing import Callable, Final, Iterable, Literal, Optional, TypedDict, Union, final
 
 __all__ = [
     "ENCODINGS",
@@ -49,11 +49,13 @@ PolicyName = Literal["wait", "fail", "strict"]
 #: The state of a generator's node ID (a fixed node ID is always ``"attached"``).
 GeneratorState = Literal["attached", "detached", "destroyed"]
 EncodingName = Literal["dec", "decimal", "hex", "base32", "base58"]
-#: A layout argument: a preset name or a :class:`Layout`.
-LayoutLike = Union[str, "Layout"]
+#: A layout argument: a preset name or a :class:`Layout` (a misspelt name fails type-checking).
+LayoutLike = Union[PresetName, "Layout"]
 #: An injected clock: returns Unix milliseconds (whole), or nanoseconds when ``layout.clock_unit == "ns"``.
 ClockFn = Callable[[], Union[int, float]]
 
+#: The package version (the crate's, as in the wheel's metadata).
+__version__: Final[str]
 PRESET_NAMES: Final[list[str]]
 ENCODINGS: Final[list[str]]
 ERROR_CODES: Final[list[str]]
@@ -145,7 +147,7 @@ class Layout:
         use_sign_bit: bool = False,
     ) -> Layout: ...
     @staticmethod
-    def preset(name: str) -> Layout:
+    def preset(name: PresetName) -> Layout:
         """A preset: twitter, discord, instagram, sonyflake, hazelcast, js53, decimal."""
     @staticmethod
     def snowcast(epoch_ms: int, node_count: int) -> Layout:
@@ -238,6 +240,25 @@ class Decoded:
     @property
     def datetime(self) -> datetime.datetime:
         """An aware UTC datetime (microsecond precision; ``OverflowError`` past year 9999)."""
+    @property
+    def layout(self) -> Layout:
+        """The layout the ID was decoded under."""
+    def to_dict(self) -> DecodedDict:
+        """The fields as plain values (``json.dumps`` takes the dict)."""
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class DecodedDict(TypedDict):
+    """:meth:`Decoded.to_dict`: the same fields as JavaScript's ``JSON.stringify(decode(id))``, in Python names."""
+
+    id: int
+    timestamp_ticks: int
+    timestamp_ms: int
+    sub_ms_ns: int
+    unix_ns: Optional[int]
+    node_id: int
+    sequence: int
+    iso: str
 
 @final
 class Generator:

@@ -1,7 +1,8 @@
 // Real-browser tests: Debian's Chromium, headless, driven by playwright-core. Pages come from a Node
 // http server on 127.0.0.1 (and the playground once more from file://). Runs the conformance vectors
 // inside a page, drives the playground (mint, decode a pasted ID, switch layout, custom layout errors,
-// timing), and saves a screenshot under target/wasm-work/.
+// timing), checks at desktop and phone (390 px) widths that nothing overflows the viewport, and saves
+// screenshots under target/wasm-work/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -116,9 +117,10 @@ test('the playground: layout facts, mint, decode a pasted ID, switch layout, cus
   const minted = first[0];
   assert.ok(Math.abs(Date.parse(first[4]) - Date.now()) < 60000, `minted now: ${first[4]}`);
 
-  // decode a pasted ID, in decimal and in base58
+  // decode a pasted ID, in decimal and in base58: the page names the layout and the form it read
   await page.fill('#decode-input', '1212161512043450368');
   assert.equal(await fact(page, 'dec-iso'), '2020-01-01T00:00:00.000Z');
+  assert.equal(await fact(page, 'dec-layout'), 'twitter');
   assert.equal(await fact(page, 'dec-form'), 'decimal');
   assert.equal(await fact(page, 'dec-node'), '1');
   assert.equal(await fact(page, 'dec-seq'), '0');
@@ -126,8 +128,11 @@ test('the playground: layout facts, mint, decode a pasted ID, switch layout, cus
   await page.fill('#decode-input', b58);
   assert.equal(await fact(page, 'dec-dec'), '1212161512043450368');
   assert.equal(await fact(page, 'dec-form'), 'base58');
-  await page.fill('#decode-input', '0x10d2a6b3c0001000');
+  await page.fill('#decode-input', `0x${await fact(page, 'dec-hex')}`);
+  assert.equal(await fact(page, 'dec-dec'), '1212161512043450368');
   assert.equal(await fact(page, 'dec-form'), 'hex');
+  await page.fill('#decode-input', await fact(page, 'dec-base32'));
+  assert.equal(await fact(page, 'dec-form'), 'base32');
   // 16 digits: decimal, or hex? The page never chooses: both readings are named.
   await page.fill('#decode-input', '1970065334000000');
   assert.match(await page.locator('#decode-error').textContent(),
@@ -162,6 +167,8 @@ test('the playground: layout facts, mint, decode a pasted ID, switch layout, cus
   await page.fill('#c-ts', '40');
   assert.equal(await page.locator('#layout-error').isHidden(), true);
   assert.equal(await fact(page, 'fact-name'), 'custom');
+  await page.fill('#decode-input', '1212161512043450368');
+  assert.equal(await fact(page, 'dec-layout'), 'custom (40 / 10 / 12 bits, timestamp | node | sequence)');
 
   // back to js53 for the screenshot, with a few IDs and a decoded one
   await page.selectOption('#preset', 'js53');
@@ -187,6 +194,62 @@ test('the playground: layout facts, mint, decode a pasted ID, switch layout, cus
   await page.screenshot({ path: shot, fullPage: true });
   console.log(`# screenshot: ${shot}`);
   await page.close();
+});
+
+// Everything the page shows lies inside the viewport (no element reaches past its left or right edge,
+// the document does not scroll sideways) and no diagram label is clipped.
+async function layoutProblems(page) {
+  return page.evaluate(() => {
+    const vw = document.documentElement.clientWidth;
+    const name = (el) => el.tagName.toLowerCase() + (el.id ? `#${el.id}` : '') + (el.className && typeof el.className === 'string' ? `.${el.className.trim().replace(/\s+/g, '.')}` : '');
+    const bad = [];
+    let checked = 0;
+    for (const el of document.body.querySelectorAll('*')) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue; // not rendered (hidden, <script>, <option>)
+      checked++;
+      if (r.left < -0.5 || r.right > vw + 0.5) bad.push(`${name(el)} spans ${r.left.toFixed(1)}..${r.right.toFixed(1)} of ${vw}`);
+    }
+    if (document.documentElement.scrollWidth > vw) bad.push(`the document is ${document.documentElement.scrollWidth} px wide, the viewport ${vw}`);
+    for (const seg of document.querySelectorAll('#diagram .seg')) {
+      const box = seg.getBoundingClientRect();
+      if (seg.scrollWidth > seg.clientWidth) bad.push(`${name(seg)}: its label is clipped (${seg.scrollWidth} > ${seg.clientWidth})`);
+      for (const label of seg.children) {
+        const r = label.getBoundingClientRect();
+        if (r.left < box.left - 0.5 || r.right > box.right + 0.5) bad.push(`${name(seg)}: label "${label.textContent}" outside its field`);
+      }
+    }
+    return { bad, checked, vw };
+  });
+}
+
+test('the playground at desktop and phone widths: nothing overflows, no label is clipped; screenshots', async () => {
+  for (const [device, width, height] of [['desktop', 1200, 900], ['phone', 390, 844]]) {
+    const page = await open(`${server.url}/www/`);
+    await page.setViewportSize({ width, height });
+    await page.waitForSelector('body[data-ready="true"]');
+    for (const preset of ['sonyflake', 'decimal', 'custom', 'twitter']) {
+      await page.selectOption('#preset', preset);
+      await page.fill('#node-id', preset === 'decimal' ? '42' : '7');
+      await page.click('#mint10');
+      await page.fill('#decode-input', '1212161512043450368');
+      const { bad, checked, vw } = await layoutProblems(page);
+      assert.equal(vw, width);
+      assert.ok(checked > 100, `only ${checked} elements measured`);
+      assert.deepEqual(bad, [], `${device} (${width} px), ${preset}`);
+    }
+    // twitter's 63 bits leave the sign bit: its field is drawn, with its whole label.
+    const sign = page.locator('#diagram .seg.unused');
+    assert.equal(await sign.count(), 1);
+    assert.deepEqual(await sign.locator('span').allTextContents(), ['unused', '1 bit']);
+    assert.equal(await fact(page, 'dec-layout'), 'twitter');
+    const shot = path.join(work, `playground-${device}.png`);
+    await page.screenshot({ path: shot, fullPage: true });
+    const png = fs.readFileSync(shot);
+    assert.equal(png.readUInt32BE(16), width, 'screenshot width'); // IHDR width
+    console.log(`# screenshot (${device}, ${width} px): ${shot}`);
+    await page.close();
+  }
 });
 
 test('the playground works offline from file://', async () => {

@@ -1,0 +1,69 @@
+// Build step (not shipped): makes the shared surface (js/surface.js) usable by every entry.
+//
+//   node js/patch-glue.mjs cjs OUT.cjs     the CommonJS copy of js/surface.js (both packages' CJS entries)
+//   node js/patch-glue.mjs dist DIST       wasm-bindgen's generated glue in DIST/{nodejs,web,bundler,
+//                                          no-modules}: errors the modules make are SnowmintErrors
+//
+// wasm-bindgen's glue makes the module's errors with `new Error(…)` / `new RangeError(…)` in the import
+// shims that `js_sys::Error::new` / `RangeError::new` compile to; each becomes `new SnowmintError(…)`, the
+// class imported from js/surface.js (or its CommonJS copy), so no byte of the .wasm pays for it. Every
+// replacement is counted: a wasm-bindgen version that writes the shims differently fails the build.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const SOURCE = fs.readFileSync(path.join(HERE, 'surface.js'), 'utf8');
+const NAMES = ['SnowmintError', 'installSurface'];
+
+/** js/surface.js without its `export` keywords: plain declarations. */
+function declarations() {
+  const text = SOURCE.replace(/^export (class|function) /gm, '$1 ');
+  if (/^export /m.test(text)) throw new Error('surface.js: only `export class` / `export function` are supported');
+  for (const n of NAMES) if (!new RegExp(`^(class|function) ${n}\\b`, 'm').test(text)) throw new Error(`surface.js lacks ${n}`);
+  return text;
+}
+
+const cjs = () =>
+  `// Generated from js/surface.js by js/patch-glue.mjs: do not edit.\n'use strict';\n${declarations()}\nmodule.exports = { ${NAMES.join(', ')} };\n`;
+
+// The shims wasm-bindgen writes for `js_sys::Error::new` and `js_sys::RangeError::new`.
+const SHIM = /(const ret = new )(Error|RangeError)(\(getStringFromWasm0\(arg0, arg1\)\);)/g;
+
+function patch(file, header, ctor) {
+  let text = fs.readFileSync(file, 'utf8');
+  let n = 0;
+  text = text.replace(SHIM, (_, a, _cls, b) => {
+    n++;
+    return a + ctor + b;
+  });
+  // Each module makes Errors (the main one also TypeErrors, left as they are).
+  if (n === 0) throw new Error(`${file}: no Error shim to patch (has wasm-bindgen changed its glue?)`);
+  // After a leading `/* @ts-self-types=… */` comment, which must stay first.
+  const m = text.match(/^\/\* @ts-self-types=[^\n]*\n/);
+  const at = m ? m[0].length : 0;
+  fs.writeFileSync(file, text.slice(0, at) + header + '\n' + text.slice(at));
+  return n;
+}
+
+const [mode, out] = process.argv.slice(2);
+if (mode === 'cjs') {
+  fs.writeFileSync(out, cjs());
+} else if (mode === 'dist') {
+  fs.writeFileSync(path.join(out, 'surface.cjs'), cjs());
+  let total = 0;
+  for (const m of ['snowmint_wasm', 'snowmint_wasm_opaque']) {
+    total += patch(path.join(out, 'nodejs', `${m}.js`), "const { SnowmintError } = require('../surface.cjs');", 'SnowmintError');
+    total += patch(path.join(out, 'web', `${m}.js`), "import { SnowmintError } from '../../js/surface.js';", 'SnowmintError');
+    total += patch(path.join(out, 'bundler', `${m}_bg.js`), "import { SnowmintError } from '../../js/surface.js';", 'SnowmintError');
+    // A classic script: one shared object, whichever of the two scripts a page loads first defines it.
+    total += patch(
+      path.join(out, 'no-modules', `${m}.js`),
+      `var snowmint_surface = typeof snowmint_surface === 'object' ? snowmint_surface : (function () {\n${declarations()}\nreturn { ${NAMES.join(', ')} };\n})();`,
+      'snowmint_surface.SnowmintError',
+    );
+  }
+  console.error(`[patch-glue] ${total} error shims now make SnowmintErrors`);
+} else {
+  throw new Error('usage: patch-glue.mjs cjs OUT | dist DIST');
+}

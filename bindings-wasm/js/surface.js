@@ -1,0 +1,134 @@
+// The part of the JavaScript API that both packages — `snowmint` (native, napi-rs) and `snowmint-wasm` —
+// define in JavaScript rather than in compiled code, so that it is one code for both: the error class,
+// the JSON forms, and what `console.log` / `util.inspect` show.
+//
+// One source, this ES module. bindings-wasm/build.sh and bindings-node/build.sh write its CommonJS copy
+// (`export ` dropped, `module.exports` appended) for the CommonJS entries; the WASM build's glue makes
+// its errors of this `SnowmintError` (see build.sh), the native addon gets it by `__setErrorClass`.
+
+/**
+ * Every error snowmint throws for a value of the right JavaScript type — out of range, or refused by the
+ * core — is a `SnowmintError` with `code` (one of `ERROR_CODES`), and `retryAfterMs` (TOO_FAR_AHEAD),
+ * `position` (PARSE) or `field` (INVALID_LAYOUT) where they apply. A value of the wrong JavaScript type
+ * is a `TypeError` with `code: 'INVALID_ARGUMENT'`. The same rule in both packages.
+ */
+export class SnowmintError extends Error {}
+Object.defineProperty(SnowmintError.prototype, 'name', {
+  value: 'SnowmintError',
+  writable: true,
+  configurable: true,
+});
+
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+
+// The core's `PRESET_NAMES`, for the WASM package (the native one exports the core's own array; the
+// WASM module would pay bytes for it): the shared tests check that `Layout.preset` takes each one
+// (snowcast asking for its parameters) and that its error for an unknown name lists exactly these.
+const CORE_PRESET_NAMES = ['twitter', 'discord', 'instagram', 'sonyflake', 'hazelcast', 'snowcast', 'js53', 'decimal'];
+
+/** A non-enumerable method (as class methods are), replacing any of the same name. */
+function define(target, name, value) {
+  Object.defineProperty(target, name, { value, writable: true, configurable: true });
+}
+
+/** Node's `util.inspect` output for `fields` under the class name `tag` (plain text elsewhere). */
+function show(tag, fields, depth, options, inspect) {
+  if (typeof inspect !== 'function') return `${tag} ${JSON.stringify(fields)}`;
+  if (depth < 0) return options.stylize(`[${tag}]`, 'special');
+  return `${tag} ${inspect(fields, { ...options, depth: options.depth === null ? null : options.depth - 1 })}`;
+}
+
+/** Layout figures: every getter, in the order the README's layout table uses. */
+function layoutFields(l) {
+  return {
+    name: l.name,
+    timestampBits: l.timestampBits,
+    nodeBits: l.nodeBits,
+    sequenceBits: l.sequenceBits,
+    totalBits: l.totalBits,
+    order: l.order,
+    tickNs: l.tickNs,
+    epochMs: l.epochMs,
+    nodeIdOffset: l.nodeIdOffset,
+    nodeCount: l.nodeCount,
+    idsPerTick: l.idsPerTick,
+    maxNodeId: l.maxNodeId,
+    maxTick: l.maxTick,
+    lifespanEndMs: l.lifespanEndMs,
+    lifespanEndIso: l.lifespanEndIso,
+    clockUnit: l.clockUnit,
+  };
+}
+
+/** `fields` with every bigint as its decimal string (JSON has no 64-bit integers). */
+function jsonable(fields) {
+  const out = {};
+  for (const [k, v] of Object.entries(fields)) out[k] = typeof v === 'bigint' ? v.toString() : v;
+  return out;
+}
+
+/** What a layout shows inside a generator: its preset name, or all its figures when it has none. */
+function layoutSummary(l) {
+  return l.name !== null ? l.name : layoutFields(l);
+}
+
+/** The JSON form of a `decode()` result (installed on each as a non-enumerable `toJSON`). */
+function decodedToJSON() {
+  return jsonable({ ...this, date: this.iso });
+}
+
+/**
+ * Installs the shared surface on a package's classes (their prototypes) and returns the functions
+ * the package exports in place of the compiled ones (`decode`, `PRESET_NAMES`). `api`: `{ Layout,
+ * Generator, Opaque?, decode, PRESET_NAMES? }`.
+ */
+export function installSurface(api) {
+  const { Layout, Generator } = api;
+  const L = Layout.prototype;
+  if (!Object.getOwnPropertyDescriptor(L, 'nodeIdOffset')) {
+    // The WASM module does without this getter (module size): every node ID fits in the node field
+    // after the offset, so the offset is the field's top value less the largest node ID.
+    Object.defineProperty(L, 'nodeIdOffset', {
+      get() {
+        return BigInt(this.nodeCount) - 1n - this.maxNodeId;
+      },
+      configurable: true,
+    });
+  }
+  // snowmint-wasm frees a module object's memory at `free()`; the native package's objects are the
+  // garbage collector's, and `free()` does nothing there, so code written for either runs on both.
+  for (const proto of [Layout.prototype, Generator.prototype]) {
+    if (!('free' in proto)) define(proto, 'free', function free() {});
+  }
+  define(L, 'toJSON', function toJSON() {
+    return jsonable(layoutFields(this));
+  });
+  define(L, INSPECT, function (depth, options, inspect) {
+    return show('Layout', layoutFields(this), depth, options, inspect);
+  });
+  const G = Generator.prototype;
+  const generatorFields = (g) => ({ layout: layoutSummary(g.layout), nodeId: g.nodeId, policy: g.policy });
+  define(G, 'toJSON', function toJSON() {
+    const f = generatorFields(this);
+    return { ...f, layout: typeof f.layout === 'string' ? f.layout : jsonable(f.layout) };
+  });
+  define(G, INSPECT, function (depth, options, inspect) {
+    return show('Generator', generatorFields(this), depth, options, inspect);
+  });
+  if (api.Opaque) {
+    // Never the key: the width and the layout.
+    define(api.Opaque.prototype, INSPECT, function (depth, options, inspect) {
+      return show('Opaque', { bits: this.bits, layout: layoutSummary(this.layout) }, depth, options, inspect);
+    });
+  }
+  const compiledDecode = api.decode;
+  return {
+    PRESET_NAMES: Object.freeze([...(api.PRESET_NAMES ?? CORE_PRESET_NAMES)]),
+    /** Takes an ID apart; the result serialises with `JSON.stringify` (IDs as decimal strings). */
+    decode: function decode(id, layout) {
+      const d = compiledDecode(id, layout);
+      define(d, 'toJSON', decodedToJSON);
+      return d;
+    },
+  };
+}

@@ -1,0 +1,108 @@
+//! `--json` output of `mint`, `inspect` and `layout`: stable field names (documented in the README),
+//! IDs as decimal strings (exact for every JSON reader, JavaScript's included), one JSON document per
+//! line for commands that print one per ID.
+
+use serde_json::{json, Map, Value};
+use snowmint::{Decoded, Encoding, Family, Layout, ENCODINGS};
+
+use crate::layout_args::Chosen;
+use crate::render::split_names;
+
+/// One minted ID: `{"id":"…","text":"…"}`, `text` in the `--format` form.
+pub fn minted(id: u64, format: Encoding) -> String {
+    json!({
+        "id": Encoding::Decimal.encode(id).as_str(),
+        "text": format.encode(id).as_str(),
+    })
+    .to_string()
+}
+
+/// Every string form of an ID, by encoding name.
+fn encodings(id: u64) -> Value {
+    let mut m = Map::new();
+    for enc in ENCODINGS {
+        m.insert(enc.name().into(), enc.encode(id).as_str().into());
+    }
+    Value::Object(m)
+}
+
+/// One inspected ID: the core's `Decoded` fields (serde), the input as given, the layout, the time,
+/// the node ID (without the layout's offset), the node field's two parts if it has them, every string
+/// form.
+pub fn inspected(chosen: &Chosen, input: &str, d: &Decoded) -> String {
+    let l = &chosen.layout;
+    let mut v = serde_json::to_value(d).expect("a Decoded serialises");
+    let m = v.as_object_mut().expect("a Decoded is an object");
+    m.insert("input".into(), input.into());
+    m.insert("layout".into(), chosen.label.as_str().into());
+    m.insert("time".into(), d.iso().to_buf().as_str().into());
+    let offset = l.node_id_offset();
+    let node_id = match l.family() {
+        Family::Binary if d.node >= offset => Value::from(d.node - offset),
+        Family::Binary => Value::Null,
+        Family::Decimal => Value::from(d.node),
+    };
+    m.insert("node_id".into(), node_id);
+    let parts = l.node_split().map(|(hi, lo)| {
+        let (a, b) = split_names(l);
+        json!({ a: d.node >> lo, b: d.node & ((1u64 << lo) - 1), "bits": [hi, lo] })
+    });
+    m.insert("node_parts".into(), parts.into());
+    m.insert("encodings".into(), encodings(d.id));
+    v.to_string()
+}
+
+/// IDs per second for `per_tick` IDs each tick of `tick_ns`: an integer when whole.
+fn per_second(per_tick: u128, tick_ns: u64) -> Value {
+    let num = per_tick * 1_000_000_000;
+    if num % tick_ns as u128 == 0 {
+        match u64::try_from(num / tick_ns as u128) {
+            Ok(n) => n.into(),
+            Err(_) => (num as f64 / tick_ns as f64).into(),
+        }
+    } else {
+        (num as f64 / tick_ns as f64).into()
+    }
+}
+
+/// A layout: the core's serde form (`preset` and the nine config fields) and what follows from them.
+pub fn layout(chosen: &Chosen) -> String {
+    let l: &Layout = &chosen.layout;
+    let mut v = serde_json::to_value(l).expect("a Layout serialises");
+    let m = v.as_object_mut().expect("a Layout is an object");
+    m.insert("layout".into(), chosen.label.as_str().into());
+    let family = match l.family() {
+        Family::Binary => "binary",
+        Family::Decimal => "decimal",
+    };
+    m.insert("family".into(), family.into());
+    m.insert("total_bits".into(), l.total_bits().into());
+    m.insert(
+        "epoch".into(),
+        snowmint::IsoTime::from_unix_ms(l.epoch_ms())
+            .to_buf()
+            .as_str()
+            .into(),
+    );
+    m.insert("lifespan_end_ms".into(), l.lifespan_end_ms().into());
+    m.insert(
+        "lifespan_end".into(),
+        l.lifespan_end().to_buf().as_str().into(),
+    );
+    m.insert("node_count".into(), l.node_count().into());
+    m.insert("max_node_id".into(), l.max_node_id().into());
+    m.insert("ids_per_tick".into(), l.ids_per_tick().into());
+    m.insert(
+        "ids_per_second_per_node".into(),
+        per_second(l.ids_per_tick().into(), l.tick_ns()),
+    );
+    m.insert(
+        "ids_per_second".into(),
+        per_second(
+            l.ids_per_tick() as u128 * l.node_count() as u128,
+            l.tick_ns(),
+        ),
+    );
+    m.insert("clock_unit".into(), l.clock_unit().name().into());
+    v.to_string()
+}

@@ -1,0 +1,372 @@
+//! The command line described as clap argument definitions: every command, option, value name and
+//! allowed value. Shell completions (`snowmint completions SHELL`, clap_complete) and the man pages
+//! (`snowmint man [COMMAND]`, clap_mangen) are generated from it.
+//!
+//! Parsing stays with the hand-written parser (`args.rs`), whose messages teach ("did you mean",
+//! carets, hints). The two are kept in step by tests: every option defined here is accepted by the
+//! parser of its command, and every option a command's help text shows is defined here
+//! (`tests/completions.rs`).
+
+use std::io::Write;
+
+use clap::{Arg, ArgAction, Command, ValueHint};
+use clap_complete::Shell;
+use snowmint::PRESET_NAMES;
+
+use crate::error::CliError;
+use crate::Failure;
+
+/// Shells `snowmint completions` writes scripts for.
+pub const SHELLS: [&str; 5] = ["bash", "zsh", "fish", "elvish", "powershell"];
+const ENCODINGS: [&str; 4] = ["dec", "hex", "base32", "base58"];
+const ENCODINGS_ANY: [&str; 5] = ["dec", "hex", "base32", "base58", "any"];
+const ORDERS: [&str; 4] = [
+    "timestamp_node_sequence",
+    "timestamp_sequence_node",
+    "ts|node|seq",
+    "ts|seq|node",
+];
+/// Commands that have a help text (and so a man page of their own).
+pub const COMMANDS: [&str; 7] = [
+    "mint",
+    "inspect",
+    "layout",
+    "sequencer",
+    "opaque",
+    "completions",
+    "man",
+];
+
+fn opt(name: &'static str, value: &'static str, help: &'static str) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .value_name(value)
+        .num_args(1)
+        .help(help)
+}
+
+fn flag(name: &'static str, help: &'static str) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .action(ArgAction::SetTrue)
+        .help(help)
+}
+
+fn json() -> Arg {
+    flag(
+        "json",
+        "print JSON (IDs as decimal strings; field names in the README)",
+    )
+}
+
+/// The layout options every command shares (`layout_args.rs`).
+fn layout_args(cmd: Command, preset_flag: bool) -> Command {
+    let layout = opt(
+        "layout",
+        "L",
+        "the layout: a preset, then field options for a custom one",
+    )
+    .short('l')
+    .value_parser(PRESET_NAMES);
+    let layout = if preset_flag {
+        layout.visible_alias("preset")
+    } else {
+        layout.alias("preset")
+    };
+    cmd.arg(layout)
+        .arg(opt(
+            "epoch-ms",
+            "MS",
+            "epoch, Unix milliseconds (snowcast's parameter, or a field)",
+        ))
+        .arg(opt("node-count", "N", "snowcast's node count, 128..=8192"))
+        .arg(opt(
+            "node-id-offset",
+            "N",
+            "added to every node ID before packing (hazelcast's parameter)",
+        ))
+        .arg(opt("timestamp-bits", "B", "bits of the timestamp (1..=64)"))
+        .arg(opt("node-bits", "B", "bits of the node ID (0..=63)"))
+        .arg(opt(
+            "sequence-bits",
+            "B",
+            "bits of the per-tick sequence (0..=63)",
+        ))
+        .arg(opt(
+            "node-split-bits",
+            "B",
+            "high bits of the node field shown as a separate part",
+        ))
+        .arg(opt("order", "ORDER", "field order below the timestamp").value_parser(ORDERS))
+        .arg(opt("tick-ns", "NS", "tick length in nanoseconds"))
+        .arg(flag("use-sign-bit", "allow all 64 bits"))
+}
+
+/// The whole command line.
+pub fn command() -> Command {
+    let mint = Command::new("mint")
+        .about("Mint new IDs from the system clock")
+        .arg(opt("count", "N", "how many IDs (default 1)").short('n'))
+        .arg(opt(
+            "node",
+            "SOURCE",
+            "node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease URL (default $SNOWMINT_NODE_ID, else 0)",
+        ))
+        .arg(
+            opt("format", "F", "string form of the IDs (default dec)")
+                .short('f')
+                .value_parser(ENCODINGS),
+        )
+        .arg(
+            opt("state-file", "PATH", "mint from the state shared through this file")
+                .value_hint(ValueHint::FilePath),
+        )
+        .arg(json());
+    let inspect = Command::new("inspect")
+        .about("Take IDs apart: time, node, sequence and every string form")
+        .arg(
+            Arg::new("ids")
+                .value_name("ID")
+                .num_args(1..)
+                .required(true)
+                .help("IDs in any string form; - reads them from standard input"),
+        )
+        .arg(
+            opt("from", "ENC", "the string form of the IDs (default any)")
+                .value_parser(ENCODINGS_ANY),
+        )
+        .arg(json());
+    let layout = Command::new("layout")
+        .about("Design a layout: bit diagram, lifespan and capacity")
+        .arg(json());
+    let store = || {
+        opt("store", "URL", "file:///DIR, etcd://HOST:PORT/PREFIX or postgres://USER@HOST/DB (default $SNOWMINT_STORE)")
+            .value_hint(ValueHint::Url)
+    };
+    let name = || {
+        Arg::new("name")
+            .value_name("NAME")
+            .required(true)
+            .help("the sequencer's name")
+    };
+    let sequencer = Command::new("sequencer")
+        .about("Named sequencers: a name bound to a layout and node count in a store")
+        .subcommand_required(true)
+        .subcommand(layout_args(
+            Command::new("create")
+                .about("Register NAME with a layout and node count")
+                .arg(name())
+                .arg(store())
+                .arg(opt(
+                    "nodes",
+                    "N",
+                    "node count (default: every node ID of the layout)",
+                )),
+            false,
+        ))
+        .subcommand(
+            Command::new("show")
+                .about("The configuration and every node ID's holder and reservation")
+                .arg(name())
+                .arg(store()),
+        )
+        .subcommand(
+            Command::new("list")
+                .about("Every live sequencer")
+                .arg(store()),
+        )
+        .subcommand(
+            Command::new("destroy")
+                .about("Remove NAME; every holder stops with SEQUENCER_DESTROYED")
+                .arg(name())
+                .arg(store()),
+        );
+    let opaque_cmd = |name: &'static str, about: &'static str, what: &'static str| {
+        layout_args(
+            Command::new(name)
+                .about(about)
+                .arg(
+                    Arg::new("values")
+                        .value_name(what)
+                        .num_args(1..)
+                        .required(true)
+                        .help("values in any string form; - reads them from standard input"),
+                )
+                .arg(
+                    opt(
+                        "key-file",
+                        "F",
+                        "the 16-byte key: 16 raw bytes or 32 hex digits",
+                    )
+                    .value_hint(ValueHint::FilePath),
+                )
+                .arg(
+                    opt("format", "F", "how to print what comes out (default dec)")
+                        .short('f')
+                        .value_parser(ENCODINGS),
+                )
+                .arg(
+                    opt("from", "F", "how to read what goes in (default any)")
+                        .value_parser(ENCODINGS_ANY),
+                ),
+            false,
+        )
+    };
+    let opaque = Command::new("opaque")
+        .about("Turn IDs into opaque tokens and back, with a secret key")
+        .subcommand_required(true)
+        .subcommand(opaque_cmd("encode", "IDs to tokens", "ID"))
+        .subcommand(opaque_cmd("decode", "Tokens to IDs", "TOKEN"));
+    let completions = Command::new("completions")
+        .about("Print a shell completion script (bash, zsh, fish, elvish, powershell)")
+        .arg(
+            Arg::new("shell")
+                .value_name("SHELL")
+                .required(true)
+                .value_parser(SHELLS),
+        );
+    let man = Command::new("man")
+        .about("Print the man page (roff) of snowmint or of one command")
+        .arg(
+            Arg::new("command")
+                .value_name("COMMAND")
+                .value_parser(COMMANDS),
+        );
+    let help = Command::new("help")
+        .about("Help on a command, or on the layouts")
+        .hide(true)
+        .arg(Arg::new("topic").value_name("TOPIC").value_parser([
+            "mint",
+            "inspect",
+            "layout",
+            "layouts",
+            "sequencer",
+            "opaque",
+            "completions",
+            "man",
+        ]));
+    Command::new("snowmint")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("Mint, inspect and design unique, time-ordered 64-bit IDs (the Snowflake family)")
+        .long_about(
+            "A snowmint ID packs a timestamp, a node ID and a per-tick sequence number into one 64-bit \
+             integer. IDs sort by creation time, and any number of machines mint them without talking \
+             to each other, as long as each machine (or process) uses its own node ID.",
+        )
+        .disable_help_subcommand(true)
+        .subcommand_required(false)
+        .subcommand(layout_args(mint, false))
+        .subcommand(layout_args(inspect, false))
+        .subcommand(layout_args(layout, true))
+        .subcommand(sequencer)
+        .subcommand(opaque)
+        .subcommand(completions)
+        .subcommand(man)
+        .subcommand(help)
+}
+
+/// `snowmint completions SHELL`.
+pub fn completions(args: &[String], out: &mut impl Write) -> Result<(), Failure> {
+    let [name] = args else {
+        return Err(CliError::usage(
+            format!("give one shell: snowmint completions {}", SHELLS.join("|")),
+            "completions",
+        )
+        .into());
+    };
+    let shell: Shell = match name.as_str() {
+        "bash" => Shell::Bash,
+        "zsh" => Shell::Zsh,
+        "fish" => Shell::Fish,
+        "elvish" => Shell::Elvish,
+        "powershell" => Shell::PowerShell,
+        _ => {
+            return Err(CliError::usage(
+                format!("unknown shell {name:?}: use one of {}", SHELLS.join(", ")),
+                "completions",
+            )
+            .into())
+        }
+    };
+    // Into memory first: clap_complete panics on a failed write (`… | head`), ours is handled.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command(), "snowmint", &mut script);
+    out.write_all(&script)?;
+    Ok(())
+}
+
+/// `snowmint man [COMMAND]`: the page of snowmint, or of `snowmint-COMMAND`.
+pub fn man(args: &[String], out: &mut impl Write) -> Result<(), Failure> {
+    let root = command();
+    let cmd = match args {
+        [] => root,
+        [name] if COMMANDS.contains(&name.as_str()) => {
+            let mut sub = root
+                .find_subcommand(name)
+                .cloned()
+                .expect("every command in COMMANDS is defined");
+            sub = sub
+                .name(format!("snowmint-{name}"))
+                .bin_name(format!("snowmint {name}"))
+                .version(env!("CARGO_PKG_VERSION"))
+                .disable_version_flag(true);
+            sub
+        }
+        [name] => {
+            return Err(CliError::usage(
+                format!(
+                    "no man page for {name:?}: snowmint man [{}]",
+                    COMMANDS.join("|")
+                ),
+                "man",
+            )
+            .into())
+        }
+        _ => return Err(CliError::usage("give at most one command", "man").into()),
+    };
+    let root_page = args.is_empty();
+    clap_mangen::Man::new(cmd).render(out)?;
+    out.write_all(MAN_EXIT_STATUS.as_bytes())?;
+    if root_page {
+        out.write_all(MAN_ROOT_EXTRA.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Sections clap has no field for, in roff (every page: exit status; snowmint(1): environment, examples).
+const MAN_EXIT_STATUS: &str = r#".SH "EXIT STATUS"
+.TP
+0
+success
+.TP
+1
+failure: a value was rejected (a layout, node ID or ID) or an operation failed (a store, a state
+file, writing the output); \fBerror[\fICODE\fB]:\fR and a message on standard error, with the
+codes every snowmint library uses (INVALID_LAYOUT, NODE_ID_OUT_OF_RANGE, PARSE, ...)
+.TP
+2
+usage error: the command line is malformed (an unknown command or option, a missing value, not a
+number, an option given twice)
+"#;
+
+const MAN_ROOT_EXTRA: &str = r#".SH ENVIRONMENT
+.TP
+SNOWMINT_NODE_ID
+the node ID of \fBsnowmint mint\fR when \fB\-\-node\fR is not given (default 0)
+.TP
+SNOWMINT_STORE
+the store URL of \fBsnowmint sequencer\fR when \fB\-\-store\fR is not given
+.SH EXAMPLES
+.nf
+snowmint mint \-n 5 \-\-node 7
+snowmint mint \-\-layout discord \-\-format base58
+snowmint mint \-n 3 \-\-json
+snowmint inspect 1212161512043450368
+snowmint mint \-n 2 | snowmint inspect \-
+snowmint layout \-\-preset sonyflake \-\-json
+snowmint completions bash > ~/.local/share/bash\-completion/completions/snowmint
+.fi
+.SH "SEE ALSO"
+snowmint\-mint(1), snowmint\-inspect(1), snowmint\-layout(1), snowmint\-sequencer(1),
+snowmint\-opaque(1); \fBsnowmint help layouts\fR for the table of layouts
+"#;

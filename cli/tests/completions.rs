@@ -1,0 +1,348 @@
+//! Shell completions and man pages, generated from the clap definitions (`src/spec.rs`), checked the
+//! way a user meets them: bash parses and runs the script, groff renders the pages without a warning;
+//! and the definitions are checked against the parser and the help texts, so they cannot drift apart.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::{Command, Output};
+
+use common::{run_with, COMMANDS};
+
+fn run(args: &[&str]) -> Output {
+    run_with(args, "")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = run(args);
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "snowmint {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn has(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Runs `program args` with `input` on stdin; returns (success, stdout, stderr).
+fn pipe(program: &str, args: &[&str], input: &[u8]) -> (bool, String, String) {
+    let out = common::pipe(Command::new(program).args(args), input);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The commands with options, as the bash script names them (`snowmint__mint`), and their options.
+fn bash_options() -> BTreeMap<String, Vec<String>> {
+    let script = ok(&["completions", "bash"]);
+    let mut map = BTreeMap::new();
+    let mut case: Option<String> = None;
+    for line in script.lines() {
+        let t = line.trim();
+        if let Some(name) = t.strip_suffix(')') {
+            if name.starts_with("snowmint") && !name.contains(' ') {
+                case = Some(name.to_string());
+            }
+        }
+        if let (Some(c), Some(rest)) = (&case, t.strip_prefix("opts=\"")) {
+            let opts = rest
+                .trim_end_matches('"')
+                .split_whitespace()
+                .filter(|o| o.starts_with('-'))
+                .map(str::to_string)
+                .collect();
+            map.insert(c.clone(), opts);
+            case = None;
+        }
+    }
+    map
+}
+
+#[test]
+fn bash_script_parses_and_completes() {
+    let script = ok(&["completions", "bash"]);
+    let dir = std::env::temp_dir().join(format!("snowmint-compl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("snowmint.bash");
+    std::fs::write(&path, &script).unwrap();
+    let st = Command::new("bash").arg("-n").arg(&path).status().unwrap();
+    assert!(st.success(), "bash -n rejects the completion script");
+    // Run the completion function as bash does on TAB: words so far, the word under the cursor.
+    let complete = |words: &[&str]| -> Vec<String> {
+        let cur = words.last().unwrap();
+        let prev = if words.len() > 1 {
+            words[words.len() - 2]
+        } else {
+            ""
+        };
+        let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+        let prog = format!(
+            "source '{}'; COMP_WORDS=({}); COMP_CWORD={}; COMP_LINE='{}'; COMP_POINT=${{#COMP_LINE}}; \
+             _snowmint snowmint '{cur}' '{prev}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            path.display(),
+            quoted.join(" "),
+            words.len() - 1,
+            words.join(" "),
+        );
+        let out = Command::new("bash").args(["-c", &prog]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    let cmds = complete(&["snowmint", ""]);
+    for c in COMMANDS {
+        assert!(cmds.contains(&c.to_string()), "{c} not completed: {cmds:?}");
+    }
+    assert_eq!(complete(&["snowmint", "mint", "--js"]), vec!["--json"]);
+    assert_eq!(complete(&["snowmint", "layout", "--pre"]), vec!["--preset"]);
+    let presets = complete(&["snowmint", "mint", "--layout", ""]);
+    for p in snowmint::PRESET_NAMES {
+        assert!(presets.contains(&p.to_string()), "{p}: {presets:?}");
+    }
+    let forms = complete(&["snowmint", "inspect", "--from", "b"]);
+    assert_eq!(forms, vec!["base32", "base58"]);
+    assert_eq!(complete(&["snowmint", "completions", "z"]), vec!["zsh"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `snowmint completions bash | head -1`: the reader leaving early is no failure (and no panic).
+#[test]
+fn output_to_a_closed_pipe() {
+    for args in [
+        ["completions", "bash"],
+        ["man", "mint"],
+        ["man", "sequencer"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_snowmint"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The read end closes before the program has started writing: every write fails (EPIPE).
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn every_shell_gets_a_script() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let s = ok(&["completions", shell]);
+        assert!(s.contains("snowmint") && s.contains("json"), "{shell}");
+        if ["bash", "zsh", "fish"].contains(&shell) {
+            assert!(
+                s.contains("base58") && s.contains("sonyflake"),
+                "{shell}: allowed values"
+            );
+        }
+    }
+    for (shell, flag) in [("zsh", "-n"), ("fish", "--no-execute")] {
+        if has(shell) {
+            let script = ok(&["completions", shell]);
+            let (good, _, err) = pipe(shell, &[flag], script.as_bytes());
+            assert!(good, "{shell} {flag}: {err}");
+        } else {
+            eprintln!("note: {shell} is not installed; its script is checked for content only");
+        }
+    }
+    let e = run(&["completions", "tcsh"]);
+    assert_eq!(e.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&e.stderr).contains("bash, zsh, fish, elvish, powershell"));
+    assert_eq!(run(&["completions"]).status.code(), Some(2));
+    assert!(ok(&["completions", "--help"]).contains("snowmint completions bash"));
+}
+
+/// Renders a page with groff (the formatter `man -l` uses), failing on any warning.
+fn render(page: &str) -> String {
+    let (good, text, err) = pipe(
+        "groff",
+        &["-man", "-Tutf8", "-ww", "-z", "-rLL=200n"],
+        page.as_bytes(),
+    );
+    assert!(good && err.trim().is_empty(), "groff: {err}");
+    let (good, text2, err) = pipe(
+        "groff",
+        &[
+            "-man",
+            "-Tascii",
+            "-rLL=200n",
+            "-rHY=0",
+            "-P-c",
+            "-P-b",
+            "-P-u",
+        ],
+        page.as_bytes(),
+    );
+    assert!(good, "groff: {err}");
+    assert!(text.is_empty());
+    text2
+}
+
+#[test]
+fn man_pages_render() {
+    if !has("groff") {
+        assert!(
+            std::env::var_os("SNOWMINT_REQUIRE_MAN").is_none(),
+            "groff is required (SNOWMINT_REQUIRE_MAN is set): apt-get install groff-base"
+        );
+        eprintln!("note: groff is not installed; man pages not rendered");
+        return;
+    }
+    let page = render(&ok(&["man"]));
+    for needle in [
+        "Mint, inspect and design",
+        "SYNOPSIS",
+        "snowmint-mint(1)",
+        "snowmint-completions(1)",
+        "EXIT STATUS",
+        "usage error",
+        "SNOWMINT_NODE_ID",
+        "EXAMPLES",
+    ] {
+        assert!(
+            page.contains(needle),
+            "{needle} missing from snowmint(1):\n{page}"
+        );
+    }
+    for cmd in COMMANDS {
+        let page = render(&ok(&["man", cmd]));
+        assert!(page.contains(&format!("snowmint-{cmd}")), "{page}");
+        assert!(page.contains("EXIT STATUS"), "{cmd}");
+    }
+    let mint = render(&ok(&["man", "mint"]));
+    for needle in [
+        "--count",
+        "--json",
+        "--state-file",
+        "--layout",
+        "base58",
+        "sonyflake",
+    ] {
+        assert!(
+            mint.contains(needle),
+            "{needle} missing from snowmint-mint(1)"
+        );
+    }
+    if has("man") {
+        let dir = std::env::temp_dir().join(format!("snowmint-man-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("snowmint.1");
+        std::fs::write(&path, ok(&["man"])).unwrap();
+        let out = Command::new("man")
+            .arg("-l")
+            .arg(&path)
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "100")
+            .output()
+            .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            out.status.success(),
+            "man -l: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("EXIT STATUS"));
+    }
+    let e = run(&["man", "nope"]);
+    assert_eq!(e.status.code(), Some(2));
+}
+
+/// Every option the definitions give a command is one its parser knows, and every option its help
+/// text shows is in the definitions: completions and man pages describe the real command line.
+#[test]
+fn definitions_match_the_parser_and_the_help() {
+    let opts = bash_options();
+    let commands: [(&str, &[&str]); 9] = [
+        ("snowmint__subcmd__mint", &["mint"]),
+        (
+            "snowmint__subcmd__inspect",
+            &["inspect", "1212161512043450368"],
+        ),
+        ("snowmint__subcmd__layout", &["layout"]),
+        (
+            "snowmint__subcmd__sequencer__subcmd__create",
+            &["sequencer", "create", "x"],
+        ),
+        (
+            "snowmint__subcmd__sequencer__subcmd__show",
+            &["sequencer", "show", "x"],
+        ),
+        (
+            "snowmint__subcmd__sequencer__subcmd__list",
+            &["sequencer", "list"],
+        ),
+        (
+            "snowmint__subcmd__sequencer__subcmd__destroy",
+            &["sequencer", "destroy", "x"],
+        ),
+        (
+            "snowmint__subcmd__opaque__subcmd__encode",
+            &["opaque", "encode", "1"],
+        ),
+        (
+            "snowmint__subcmd__opaque__subcmd__decode",
+            &["opaque", "decode", "1"],
+        ),
+    ];
+    for (case, argv) in commands {
+        let defined = opts
+            .get(case)
+            .unwrap_or_else(|| panic!("{case} not in the bash script: {:?}", opts.keys()));
+        assert!(defined.len() >= 2, "{case}: {defined:?}");
+        for o in defined {
+            if o == "-h" || o == "--help" {
+                continue;
+            }
+            // Without a value: the parser either takes the option or says it needs a value;
+            // it never calls it unknown.
+            let mut a: Vec<&str> = argv.to_vec();
+            a.push(o);
+            if o == "--json" || o == "--use-sign-bit" {
+                a.push("--help"); // print the help rather than mint or touch a store
+            }
+            let out = run(&a);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !err.contains("unknown option"),
+                "{case}: {o} is defined for completion but the parser rejects it: {err}"
+            );
+        }
+        // Every option in the command's help text is defined.
+        let help = ok(&[argv[0], "--help"]);
+        // Its synopsis and options, not its examples (which may show other commands' options).
+        let help = help.split("\nEXAMPLES").next().unwrap();
+        for word in help.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+            let is_option =
+                word.starts_with("--") && word.len() > 2 && word.as_bytes()[2].is_ascii_lowercase();
+            if is_option && !defined.iter().any(|d| d == word) {
+                // A help text may show a sibling's option (sequencer's shows --nodes for create).
+                let shared_help = matches!(argv[0], "sequencer" | "opaque");
+                let anywhere = opts.values().flatten().any(|d| d == word);
+                assert!(
+                    shared_help && anywhere,
+                    "{case}: its help shows {word}, which the definitions lack"
+                );
+            }
+        }
+    }
+}

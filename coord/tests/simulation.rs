@@ -1,0 +1,978 @@
+//! Deterministic simulation of the lease and sequencer algorithms (SPEC §3.2, §3.3): the real `Lease`
+//! code, stepped (no keeper threads), over the in-memory store, with every holder's clock, the store's
+//! clock and every fault drawn from one seed. The same seed replays the same run, step by step. The
+//! shared state file (SPEC §4a) runs in a second world: processes of one host minting from one real
+//! memory-mapped file with clocks of their own, crashing and opening it again.
+//!
+//! Faults: clocks stepped back and forth, frozen and smeared; holders paused past their TTL, crashed
+//! (no release) and restarted; the store unreachable from a holder (a partition), failing requests at
+//! random, or applying a request and answering after the holder gave up; the sequencer destroyed and
+//! created again. After every step: no ID minted twice across all holders, IDs strictly increasing per
+//! lease. At the end of a run: per node ID, the positions of successive leases do not overlap (what
+//! SPEC §3.2 promises, and what lets the long run check 10^9 IDs without keeping them).
+//!
+//! ```text
+//! cargo test -p snowmint-coord --features planted-defects --test simulation            # make test's bounded run
+//! cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay SEED
+//! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
+//! ```
+//! Options: `--seeds N` (default 500), `--first SEED`, `--steps N` (per seed, default 4000), `--replay
+//! SEED` (one seed, every step printed; with `--state-file`, the state-file world), `--long` (1024 nodes, 10^9 IDs: the README's figures),
+//! `--defects` / `--no-defects` (only / without the planted-defect proof).
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
+use snowmint_coord::lease::Defect;
+use snowmint_coord::{
+    layout_text, Claim, ClaimRequest, Error, Lease, LeaseOptions, LeaseState, MemoryStore,
+    NodeState, Reservation, Result, SequencerConfig, SequencerRecord, Store, Time,
+};
+
+/// SplitMix64: small, fast, and the whole run follows from its seed.
+#[derive(Debug)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+const MS: u64 = 1_000_000;
+const START_UNIX_NS: u64 = 1_750_000_000_000 * MS;
+
+/// One holder's clock: the true time (shared, also the store's clock) plus an offset that may be stepped
+/// or smeared, or frozen at a reading. Monotonic time is the true time (a process's monotonic clock).
+#[derive(Debug)]
+struct SimClock {
+    now: Arc<AtomicU64>,
+    offset_ns: AtomicI64,
+    frozen: Mutex<Option<u64>>,
+}
+
+impl Time for SimClock {
+    fn unix_ns(&self) -> u64 {
+        if let Some(f) = *self.frozen.lock().unwrap() {
+            return f;
+        }
+        let t =
+            self.now.load(Ordering::SeqCst) as i128 + self.offset_ns.load(Ordering::SeqCst) as i128;
+        t.clamp(0, u64::MAX as i128) as u64
+    }
+    fn monotonic_ns(&self) -> u64 {
+        self.now.load(Ordering::SeqCst)
+    }
+}
+
+/// One holder's link to the shared store. The store judges claim expiry by its own clock (the true
+/// time), as etcd and PostgreSQL do. `cut`: every request fails; `flaky` percent of requests fail before
+/// reaching the store; `late` percent of writes are applied but answered with a failure.
+#[derive(Debug)]
+struct Link {
+    store: Arc<MemoryStore>,
+    now: Arc<AtomicU64>,
+    cut: AtomicBool,
+    flaky: AtomicU64,
+    late: AtomicU64,
+    rng: Mutex<Rng>,
+}
+
+impl Link {
+    fn true_ms(&self) -> u64 {
+        self.now.load(Ordering::SeqCst) / MS
+    }
+    fn before(&self) -> Result<()> {
+        let flaky = self.flaky.load(Ordering::SeqCst);
+        if self.cut.load(Ordering::SeqCst) || self.rng.lock().unwrap().chance(flaky) {
+            return Err(Error::unavailable("simulated: the store is unreachable"));
+        }
+        Ok(())
+    }
+    fn after<T>(&self, r: Result<T>) -> Result<T> {
+        let late = self.late.load(Ordering::SeqCst);
+        if r.is_ok() && self.rng.lock().unwrap().chance(late) {
+            return Err(Error::unavailable(
+                "simulated: applied, but answered after the holder gave up",
+            ));
+        }
+        r
+    }
+}
+
+impl Store for Link {
+    fn describe(&self) -> String {
+        "simulated store".into()
+    }
+    fn create_sequencer(
+        &self,
+        name: &str,
+        config: &SequencerConfig,
+        now: u64,
+    ) -> Result<SequencerRecord> {
+        self.before()?;
+        self.after(self.store.create_sequencer(name, config, now))
+    }
+    fn sequencer(&self, name: &str) -> Result<Option<SequencerRecord>> {
+        self.before()?;
+        self.store.sequencer(name)
+    }
+    fn sequencers(&self) -> Result<Vec<SequencerRecord>> {
+        self.before()?;
+        self.store.sequencers()
+    }
+    fn destroy_sequencer(&self, name: &str) -> Result<bool> {
+        self.before()?;
+        self.after(self.store.destroy_sequencer(name))
+    }
+    fn claim(&self, request: &ClaimRequest<'_>) -> Result<Option<Claim>> {
+        self.before()?;
+        let r = ClaimRequest {
+            now_unix_ms: self.true_ms(),
+            ..*request
+        };
+        self.after(self.store.claim(&r))
+    }
+    fn renew(&self, claim: &Claim, ttl_ms: u64, _now: u64) -> Result<Claim> {
+        self.before()?;
+        self.after(self.store.renew(claim, ttl_ms, self.true_ms()))
+    }
+    fn release(&self, claim: &Claim) -> Result<()> {
+        self.before()?;
+        self.after(self.store.release(claim))
+    }
+    fn reservation(&self, sequencer: &str, node_id: u64) -> Result<Option<Reservation>> {
+        self.before()?;
+        self.store.reservation(sequencer, node_id)
+    }
+    fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        self.before()?;
+        self.after(self.store.reserve(claim, reservation))
+    }
+    fn holders(&self, sequencer: &str, _now: u64) -> Result<Vec<NodeState>> {
+        self.before()?;
+        self.store.holders(sequencer, self.true_ms())
+    }
+}
+
+/// What one simulation run is made of.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    holders: usize,
+    node_bits: u32,
+    sequence_bits: u32,
+    steps: u64,
+    /// IDs per mint step at most (one `next_ids` call when above 1).
+    burst: u64,
+    ttl_ms: u64,
+    /// Stop once this many IDs were minted (the long run).
+    target_ids: u64,
+    /// Keep every ID for the exact check (the bounded runs), or only per-lease ranges (the long run).
+    exact: bool,
+    faults: bool,
+}
+
+impl Shape {
+    fn bounded(steps: u64) -> Shape {
+        Shape {
+            holders: 6,
+            node_bits: 2,
+            sequence_bits: 4,
+            steps,
+            burst: 24,
+            ttl_ms: 300,
+            target_ids: u64::MAX,
+            exact: true,
+            faults: true,
+        }
+    }
+}
+
+struct Holder {
+    clock: Arc<SimClock>,
+    link: Arc<Link>,
+    lease: Option<Lease>,
+    /// Per lease: (uid, last ID minted).
+    uid: u64,
+    last: Option<u64>,
+    paused: bool,
+    smear_ns_per_ms: i64,
+    next_round_ns: u64,
+    /// When the faults put on this holder end by themselves (0: none pending): a partition heals, a
+    /// paused process is resumed, a clock is fixed.
+    heal_at_ns: u64,
+}
+
+/// Per lease: node ID, first and last ID minted.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    node: u64,
+    first: u64,
+    last: u64,
+}
+
+struct World {
+    rng: Rng,
+    shape: Shape,
+    defect: Defect,
+    trace: bool,
+    now: Arc<AtomicU64>,
+    store: Arc<MemoryStore>,
+    layout: Layout,
+    config: SequencerConfig,
+    holders: Vec<Holder>,
+    spans: BTreeMap<u64, Span>,
+    next_uid: u64,
+    seen: HashSet<u64>,
+    minted: u64,
+    step: u64,
+}
+
+const NAME: &str = "sim";
+
+impl World {
+    fn new(seed: u64, shape: Shape, defect: Defect, trace: bool) -> World {
+        let now = Arc::new(AtomicU64::new(START_UNIX_NS));
+        let store = Arc::new(MemoryStore::new());
+        let layout = Layout::new(LayoutConfig {
+            timestamp_bits: 41,
+            node_bits: shape.node_bits,
+            sequence_bits: shape.sequence_bits,
+            node_split_bits: 0,
+            ..LayoutConfig::default()
+        })
+        .expect("the simulation's layout");
+        let config = SequencerConfig {
+            layout: layout_text(&layout),
+            nodes: 1 << shape.node_bits,
+        };
+        store
+            .create_sequencer(NAME, &config, START_UNIX_NS / MS)
+            .expect("the simulation's sequencer");
+        let mut rng = Rng(seed);
+        let holders = (0..shape.holders)
+            .map(|i| Holder {
+                clock: Arc::new(SimClock {
+                    now: now.clone(),
+                    offset_ns: AtomicI64::new(0),
+                    frozen: Mutex::new(None),
+                }),
+                link: Arc::new(Link {
+                    store: store.clone(),
+                    now: now.clone(),
+                    cut: AtomicBool::new(false),
+                    flaky: AtomicU64::new(0),
+                    late: AtomicU64::new(0),
+                    rng: Mutex::new(Rng(rng.next() ^ i as u64)),
+                }),
+                lease: None,
+                uid: 0,
+                last: None,
+                paused: false,
+                smear_ns_per_ms: 0,
+                next_round_ns: 0,
+                heal_at_ns: 0,
+            })
+            .collect();
+        World {
+            rng,
+            shape,
+            defect,
+            trace,
+            now,
+            store,
+            layout,
+            config,
+            holders,
+            spans: BTreeMap::new(),
+            next_uid: 0,
+            seen: HashSet::new(),
+            minted: 0,
+            step: 0,
+        }
+    }
+
+    fn log(&self, what: impl FnOnce() -> String) {
+        if self.trace {
+            println!(
+                "step {:>6} t={:>8}ms  {}",
+                self.step,
+                (self.now.load(Ordering::SeqCst) - START_UNIX_NS) / MS,
+                what()
+            );
+        }
+    }
+
+    fn lease_options(&self, i: usize) -> LeaseOptions {
+        LeaseOptions {
+            ttl: Duration::from_millis(self.shape.ttl_ms),
+            reserve_ahead: Duration::from_millis(self.shape.ttl_ms * 2 / 3),
+            holder: format!("simulated holder {i}"),
+            stepped: true,
+            defect: self.defect,
+            ..LeaseOptions::default()
+        }
+    }
+
+    fn period_ns(&self) -> u64 {
+        // As the keeper's: a third of the TTL (and of the reserve-ahead span).
+        self.shape.ttl_ms * MS / 3
+    }
+
+    /// Time passes: the true clock, smeared offsets.
+    fn advance(&mut self, ns: u64) {
+        self.now.fetch_add(ns, Ordering::SeqCst);
+        let ms = (ns / MS) as i64;
+        for h in &self.holders {
+            if h.smear_ns_per_ms != 0 {
+                h.clock
+                    .offset_ns
+                    .fetch_add(h.smear_ns_per_ms * ms, Ordering::SeqCst);
+            }
+        }
+    }
+
+    fn acquire(&mut self, i: usize) {
+        let record = match self.store.sequencer(NAME) {
+            Ok(Some(r)) => r,
+            _ => return,
+        };
+        let h = &self.holders[i];
+        let r = Lease::acquire(
+            h.link.clone(),
+            h.clock.clone(),
+            record,
+            self.layout,
+            Options {
+                policy: Policy::Fail,
+                ..Options::default()
+            },
+            self.lease_options(i),
+        );
+        let now = self.now.load(Ordering::SeqCst);
+        let period = self.period_ns();
+        match r {
+            Ok(l) => {
+                self.next_uid += 1;
+                let uid = self.next_uid;
+                self.log(|| format!("holder {i} acquires node {} (lease {uid})", l.node_id()));
+                let h = &mut self.holders[i];
+                h.lease = Some(l);
+                h.uid = uid;
+                h.last = None;
+                h.next_round_ns = now + period;
+            }
+            Err(e) => self.log(|| format!("holder {i} cannot acquire: {}", e.code())),
+        }
+    }
+
+    fn mint(&mut self, i: usize, n: u64) -> std::result::Result<(), String> {
+        let (got, err, node, uid) = {
+            let h = &self.holders[i];
+            let Some(lease) = &h.lease else { return Ok(()) };
+            let mut got = Vec::new();
+            let mut err = None;
+            if n > 1 {
+                let mut out = vec![0u64; n as usize];
+                match lease.next_ids(&mut out) {
+                    Ok(()) => got = out,
+                    Err(e) => err = Some(e),
+                }
+            } else {
+                match lease.next_id() {
+                    Ok(id) => got.push(id),
+                    Err(e) => err = Some(e),
+                }
+            }
+            (got, err, lease.node_id(), h.uid)
+        };
+        if let Some(e) = &err {
+            match e.code() {
+                ErrorCode::TooFarAhead | ErrorCode::LeaseLost | ErrorCode::SequencerDestroyed => {}
+                other => return Err(format!("holder {i}: unexpected error {other}: {e}")),
+            }
+        }
+        let mut last = self.holders[i].last;
+        for &id in &got {
+            if let Some(l) = last.filter(|&l| id <= l) {
+                return Err(format!(
+                    "holder {i} (lease {uid}): ID {id} does not follow {l}"
+                ));
+            }
+            last = Some(id);
+            if self.shape.exact && !self.seen.insert(id) {
+                return Err(format!(
+                    "holder {i} (lease {uid}, node {node}): ID {id} was minted before"
+                ));
+            }
+        }
+        self.minted += got.len() as u64;
+        if let (Some(&first), Some(&l)) = (got.first(), got.last()) {
+            let span = self.spans.entry(uid).or_insert(Span {
+                node,
+                first,
+                last: l,
+            });
+            span.last = l;
+        }
+        self.holders[i].last = last;
+        self.log(|| {
+            format!(
+                "holder {i} mints {}{}",
+                got.len(),
+                err.as_ref()
+                    .map_or(String::new(), |e| format!(", then {}", e.code()))
+            )
+        });
+        Ok(())
+    }
+
+    /// Keeper rounds that are due (an unpaused holder's keeper runs every period).
+    fn keepers(&mut self) {
+        let now = self.now.load(Ordering::SeqCst);
+        let period = self.period_ns();
+        let mut ended = Vec::new();
+        for (i, h) in self.holders.iter_mut().enumerate() {
+            if h.paused || now < h.next_round_ns {
+                continue;
+            }
+            h.next_round_ns = now + period;
+            if let Some(l) = &h.lease {
+                if !l.keeper_round() && l.state() != LeaseState::Held {
+                    // The application sees its lease end and drops it (a release that may fail).
+                    ended.push((i, l.state()));
+                    h.lease = None;
+                }
+            }
+        }
+        for (i, state) in ended {
+            self.log(|| format!("holder {i}'s lease ended: {state:?}"));
+        }
+    }
+
+    /// Faults end by themselves within two TTLs of being put on (or sooner, if toggled off).
+    fn heal(&mut self) {
+        let now = self.now.load(Ordering::SeqCst);
+        let mut healed = Vec::new();
+        for (i, h) in self.holders.iter_mut().enumerate() {
+            if h.heal_at_ns == 0 || now < h.heal_at_ns {
+                continue;
+            }
+            h.heal_at_ns = 0;
+            h.paused = false;
+            h.smear_ns_per_ms = 0;
+            *h.clock.frozen.lock().unwrap() = None;
+            h.link.cut.store(false, Ordering::SeqCst);
+            h.link.flaky.store(0, Ordering::SeqCst);
+            h.link.late.store(0, Ordering::SeqCst);
+            healed.push(i);
+        }
+        for i in healed {
+            self.log(|| format!("holder {i} recovers from its faults"));
+        }
+    }
+
+    fn step(&mut self) -> std::result::Result<(), String> {
+        self.step += 1;
+        let n = self.holders.len();
+        let i = self.rng.below(n as u64) as usize;
+        let small = self.rng.below(3 * MS);
+        self.advance(small);
+        self.heal();
+        let roll = self.rng.below(100);
+        if self.shape.faults && (67..=90).contains(&roll) && self.holders[i].heal_at_ns == 0 {
+            let now = self.now.load(Ordering::SeqCst);
+            self.holders[i].heal_at_ns = now + self.rng.below(2 * self.shape.ttl_ms * MS);
+        }
+        let faults = self.shape.faults;
+        match roll {
+            0..=54 => {
+                if self.holders[i].lease.is_none() {
+                    self.acquire(i);
+                } else if !self.holders[i].paused {
+                    let k = 1 + self.rng.below(self.shape.burst);
+                    self.mint(i, k)?;
+                }
+            }
+            55..=62 => {
+                let d = self.rng.below(self.shape.ttl_ms * 3 / 2) * MS;
+                self.log(|| format!("{} ms pass", d / MS));
+                self.advance(d);
+            }
+            63..=66 if faults => {
+                let by = self.rng.below(6_000) as i64 - 3_000;
+                self.holders[i]
+                    .clock
+                    .offset_ns
+                    .fetch_add(by * MS as i64, Ordering::SeqCst);
+                self.log(|| format!("holder {i}'s clock steps {by} ms"));
+            }
+            67..=68 if faults => {
+                let c = self.holders[i].clock.clone();
+                let mut f = c.frozen.lock().unwrap();
+                *f = match *f {
+                    Some(_) => None,
+                    None => Some(c.unix_ns_unfrozen()),
+                };
+                let frozen = f.is_some();
+                drop(f);
+                self.log(|| {
+                    format!(
+                        "holder {i}'s clock {}",
+                        if frozen { "freezes" } else { "runs again" }
+                    )
+                });
+            }
+            69..=70 if faults => {
+                let s = self.rng.below(401) as i64 - 200;
+                self.holders[i].smear_ns_per_ms = if self.holders[i].smear_ns_per_ms == 0 {
+                    s * 1_000
+                } else {
+                    0
+                };
+                self.log(|| {
+                    format!(
+                        "holder {i}'s clock smears {} µs per ms",
+                        self.holders[i].smear_ns_per_ms / 1_000
+                    )
+                });
+            }
+            71..=74 if faults => {
+                self.holders[i].paused = !self.holders[i].paused;
+                self.log(|| {
+                    format!(
+                        "holder {i} {}",
+                        if self.holders[i].paused {
+                            "pauses"
+                        } else {
+                            "resumes"
+                        }
+                    )
+                });
+            }
+            75..=77 if faults => {
+                if let Some(l) = self.holders[i].lease.take() {
+                    l.abandon();
+                    self.holders[i].paused = false;
+                    self.log(|| format!("holder {i} crashes"));
+                }
+            }
+            78..=79 => {
+                if let Some(l) = self.holders[i].lease.take() {
+                    let r = l.release();
+                    self.log(|| {
+                        format!(
+                            "holder {i} shuts down ({})",
+                            r.err().map_or("released".into(), |e| e.code().to_string())
+                        )
+                    });
+                }
+            }
+            80..=83 if faults => {
+                let c = !self.holders[i].link.cut.load(Ordering::SeqCst);
+                self.holders[i].link.cut.store(c, Ordering::SeqCst);
+                self.log(|| {
+                    format!(
+                        "holder {i} {} the store",
+                        if c { "is cut off from" } else { "reaches" }
+                    )
+                });
+            }
+            84..=86 if faults => {
+                let p = [0, 0, 10, 30][self.rng.below(4) as usize];
+                self.holders[i].link.flaky.store(p, Ordering::SeqCst);
+                self.log(|| format!("holder {i}'s requests fail {p}% of the time"));
+            }
+            87..=89 if faults => {
+                let p = [0, 0, 20, 50][self.rng.below(4) as usize];
+                self.holders[i].link.late.store(p, Ordering::SeqCst);
+                self.log(|| format!("holder {i}'s writes are answered late {p}% of the time"));
+            }
+            90 if faults && self.rng.chance(30) => {
+                self.store.destroy_sequencer(NAME).expect("memory store");
+                self.store
+                    .create_sequencer(NAME, &self.config, self.now.load(Ordering::SeqCst) / MS)
+                    .expect("memory store");
+                self.log(|| "the sequencer is destroyed and created again".into());
+            }
+            _ => {}
+        }
+        self.keepers();
+        Ok(())
+    }
+
+    /// Per node ID, the spans of successive leases never overlap.
+    fn check_spans(&self) -> std::result::Result<(), String> {
+        let mut by_node: BTreeMap<u64, Vec<(u64, Span)>> = BTreeMap::new();
+        for (&uid, s) in &self.spans {
+            by_node.entry(s.node).or_default().push((uid, *s));
+        }
+        for (node, mut spans) in by_node {
+            spans.sort_by_key(|(_, s)| s.first);
+            for w in spans.windows(2) {
+                let ((ua, a), (ub, b)) = (w[0], w[1]);
+                if b.first <= a.last {
+                    return Err(format!(
+                        "node {node}: lease {ub} minted {}..={} inside lease {ua}'s {}..={}",
+                        b.first, b.last, a.first, a.last
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn run(&mut self) -> std::result::Result<(), String> {
+        let mut report = self.shape.target_ids / 10;
+        for _ in 0..self.shape.steps {
+            self.step()?;
+            if self.minted >= report {
+                println!("  {} IDs after {} steps", self.minted, self.step);
+                report = report.saturating_add(self.shape.target_ids / 10);
+            }
+            if self.minted >= self.shape.target_ids {
+                break;
+            }
+        }
+        self.check_spans()
+    }
+}
+
+impl SimClock {
+    fn unix_ns_unfrozen(&self) -> u64 {
+        let t =
+            self.now.load(Ordering::SeqCst) as i128 + self.offset_ns.load(Ordering::SeqCst) as i128;
+        t.clamp(0, u64::MAX as i128) as u64
+    }
+}
+
+/// The shared state file (SPEC §4a): 4 processes of one host, each with its own clock (stepped, frozen,
+/// smeared), mint from one real memory-mapped file; a process crashes (drops its mapping) and opens the
+/// file again. After every step: no ID twice, IDs strictly increasing per process life.
+fn run_state_file(
+    seed: u64,
+    steps: u64,
+    dir: &std::path::Path,
+    trace: bool,
+) -> std::result::Result<u64, String> {
+    use snowmint::{SharedGenerator, StateFile};
+    let path = dir.join(format!("seed-{seed}.state"));
+    let _ = std::fs::remove_file(&path);
+    let layout = Layout::new(LayoutConfig {
+        timestamp_bits: 41,
+        node_bits: 2,
+        sequence_bits: 4,
+        node_split_bits: 0,
+        ..LayoutConfig::default()
+    })
+    .expect("the simulation's layout");
+    let options = Options {
+        policy: Policy::Fail,
+        ..Options::default()
+    };
+    let open = || {
+        SharedGenerator::<StateFile>::open_file(&path, layout, 1, options)
+            .map_err(|e| format!("state file: open: {e}"))
+    };
+    struct Proc {
+        clock: SimClock,
+        gen: Option<SharedGenerator<StateFile>>,
+        last: Option<u64>,
+        smear_ns_per_ms: i64,
+    }
+    let now = Arc::new(AtomicU64::new(START_UNIX_NS));
+    let mut rng = Rng(seed ^ 0x5EED_F11E);
+    let mut procs = Vec::new();
+    for _ in 0..4 {
+        procs.push(Proc {
+            clock: SimClock {
+                now: now.clone(),
+                offset_ns: AtomicI64::new(0),
+                frozen: Mutex::new(None),
+            },
+            gen: Some(open()?),
+            last: None,
+            smear_ns_per_ms: 0,
+        });
+    }
+    let mut seen = HashSet::new();
+    for step in 0..steps {
+        let d = rng.below(3 * MS);
+        now.fetch_add(d, Ordering::SeqCst);
+        for p in &procs {
+            let by = p.smear_ns_per_ms * (d / MS) as i64;
+            p.clock.offset_ns.fetch_add(by, Ordering::SeqCst);
+        }
+        let i = rng.below(procs.len() as u64) as usize;
+        let roll = rng.below(100);
+        let p = &mut procs[i];
+        let what = match roll {
+            0..=69 => match &p.gen {
+                None => {
+                    p.gen = Some(open()?);
+                    p.last = None;
+                    format!("process {i} opens the file again")
+                }
+                Some(g) => {
+                    let clock = || Ok(p.clock.unix_ns());
+                    let n = 1 + rng.below(24);
+                    let mut minted = 0;
+                    for _ in 0..n {
+                        match g.next_id_from(&clock) {
+                            Ok(id) => {
+                                if let Some(l) = p.last.filter(|&l| id <= l) {
+                                    return Err(format!(
+                                        "state file: process {i}: ID {id} does not follow {l}"
+                                    ));
+                                }
+                                if !seen.insert(id) {
+                                    return Err(format!(
+                                        "state file: process {i}: ID {id} was minted before"
+                                    ));
+                                }
+                                p.last = Some(id);
+                                minted += 1;
+                            }
+                            Err(e) if e.code() == ErrorCode::TooFarAhead => break,
+                            Err(e) => {
+                                return Err(format!(
+                                    "state file: process {i}: unexpected error {}: {e}",
+                                    e.code()
+                                ))
+                            }
+                        }
+                    }
+                    format!("process {i} mints {minted}")
+                }
+            },
+            70..=77 => {
+                let by = rng.below(6_000) as i64 - 3_000;
+                p.clock
+                    .offset_ns
+                    .fetch_add(by * MS as i64, Ordering::SeqCst);
+                format!("process {i}'s clock steps {by} ms")
+            }
+            78..=80 => {
+                let mut f = p.clock.frozen.lock().unwrap();
+                *f = match *f {
+                    Some(_) => None,
+                    None => Some(p.clock.unix_ns_unfrozen()),
+                };
+                let frozen = f.is_some();
+                format!(
+                    "process {i}'s clock {}",
+                    if frozen { "freezes" } else { "runs again" }
+                )
+            }
+            81..=83 => {
+                p.smear_ns_per_ms = if p.smear_ns_per_ms == 0 {
+                    (rng.below(401) as i64 - 200) * 1_000
+                } else {
+                    0
+                };
+                format!(
+                    "process {i}'s clock smears {} µs per ms",
+                    p.smear_ns_per_ms / 1_000
+                )
+            }
+            84..=89 => {
+                p.gen = None;
+                format!("process {i} crashes")
+            }
+            _ => {
+                let d = rng.below(2_000) * MS;
+                now.fetch_add(d, Ordering::SeqCst);
+                format!("{} ms pass", d / MS)
+            }
+        };
+        if trace {
+            println!("state file: step {step}: {what}");
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+    Ok(seen.len() as u64)
+}
+
+fn run_seed(
+    seed: u64,
+    shape: Shape,
+    defect: Defect,
+    trace: bool,
+) -> std::result::Result<u64, String> {
+    let mut w = World::new(seed, shape, defect, trace);
+    let r = w.run();
+    // Leases still held are released as the world ends (their keepers are stepped: nothing else runs).
+    for h in &mut w.holders {
+        if let Some(l) = h.lease.take() {
+            l.abandon();
+        }
+    }
+    r.map(|()| w.minted)
+}
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{name}: not a number: {v}"))
+        })
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let steps: u64 = arg(&args, "--steps").unwrap_or(4000);
+    if let Some(seed) = arg::<u64>(&args, "--replay") {
+        let defect = match arg::<String>(&args, "--defect").as_deref() {
+            Some("ignore-reservation") => Defect::IgnoreReservation,
+            Some("ceiling-before-ack") => Defect::CeilingBeforeAck,
+            _ => Defect::None,
+        };
+        let r = if args.iter().any(|a| a == "--state-file") {
+            run_state_file(seed, steps, &std::env::temp_dir(), true)
+        } else {
+            run_seed(seed, Shape::bounded(steps), defect, true)
+        };
+        match r {
+            Ok(n) => println!("seed {seed}: {n} IDs, no duplicate"),
+            Err(e) => {
+                println!("seed {seed}: FAILED: {e}");
+                std::process::exit(1);
+            }
+        }
+        return;
+    }
+    if args.iter().any(|a| a == "--long") {
+        long_run(arg(&args, "--ids").unwrap_or(1_000_000_000));
+        return;
+    }
+    let seeds: u64 = arg(&args, "--seeds").unwrap_or(500);
+    let first: u64 = arg(&args, "--first").unwrap_or(0);
+    let defect_seeds: u64 = arg(&args, "--defect-seeds").unwrap_or(2000);
+    let mut failed = false;
+    if !args.iter().any(|a| a == "--defects") {
+        let t0 = Instant::now();
+        let mut ids = 0;
+        for seed in first..first + seeds {
+            match run_seed(seed, Shape::bounded(steps), Defect::None, false) {
+                Ok(n) => ids += n,
+                Err(e) => {
+                    println!("simulation: seed {seed} FAILED: {e}");
+                    println!("  replay: cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay {seed} --steps {steps}");
+                    failed = true;
+                }
+            }
+        }
+        println!(
+            "simulation: {seeds} seeds × {steps} steps, {ids} IDs, {} ({:.1} s)",
+            if failed { "FAILED" } else { "no duplicate" },
+            t0.elapsed().as_secs_f64()
+        );
+        let t0 = Instant::now();
+        let dir = std::env::temp_dir().join(format!("snowmint-sim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let (mut ids, mut sf_failed) = (0, false);
+        for seed in first..first + seeds / 10 {
+            match run_state_file(seed, steps / 2, &dir, false) {
+                Ok(n) => ids += n,
+                Err(e) => {
+                    println!("simulation: state file, seed {seed} FAILED: {e}");
+                    println!(
+                        "  replay: cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay {seed} --steps {} --state-file",
+                        steps / 2
+                    );
+                    sf_failed = true;
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        println!(
+            "simulation: state file, {} seeds × {} steps, 4 processes, {ids} IDs, {} ({:.1} s)",
+            seeds / 10,
+            steps / 2,
+            if sf_failed { "FAILED" } else { "no duplicate" },
+            t0.elapsed().as_secs_f64()
+        );
+        failed |= sf_failed;
+    }
+    if !args.iter().any(|a| a == "--no-defects") {
+        // Each planted defect must be caught within the bound, or the simulation proves nothing.
+        for (defect, name) in [
+            (Defect::IgnoreReservation, "ignore-reservation"),
+            (Defect::CeilingBeforeAck, "ceiling-before-ack"),
+        ] {
+            let t0 = Instant::now();
+            let caught = (0..defect_seeds).find_map(|seed| {
+                run_seed(seed, Shape::bounded(steps), defect, false)
+                    .err()
+                    .map(|e| (seed, e))
+            });
+            match caught {
+                Some((seed, e)) => println!(
+                    "planted defect {name}: caught by seed {seed} in {:.1} s: {e}",
+                    t0.elapsed().as_secs_f64()
+                ),
+                None => {
+                    println!("planted defect {name}: NOT caught in {defect_seeds} seeds");
+                    failed = true;
+                }
+            }
+        }
+    }
+    if failed {
+        std::process::exit(1);
+    }
+}
+
+/// The README's long run: 1024 simulated nodes (and 1100 holders competing for them), 10^9 IDs in
+/// batches, every fault on; checked by per-lease order and per-node span disjointness.
+fn long_run(target_ids: u64) {
+    let shape = Shape {
+        holders: 1100,
+        node_bits: 10,
+        sequence_bits: 12,
+        steps: u64::MAX,
+        burst: 8192,
+        ttl_ms: 3_000,
+        target_ids,
+        exact: false,
+        faults: true,
+    };
+    let t0 = Instant::now();
+    let mut w = World::new(1, shape, Defect::None, false);
+    // Every holder takes a node ID first (the 76 spares wait for one to come free).
+    for i in 0..shape.holders {
+        w.acquire(i);
+    }
+    let r = w.run();
+    let nodes: HashSet<u64> = w.spans.values().map(|s| s.node).collect();
+    println!(
+        "long run: {} IDs, {} leases on {} node IDs, {} steps, {:.0} s: {}",
+        w.minted,
+        w.spans.len(),
+        nodes.len(),
+        w.step,
+        t0.elapsed().as_secs_f64(),
+        match &r {
+            Ok(()) => "no overlap, every lease strictly increasing".to_string(),
+            Err(e) => format!("FAILED: {e}"),
+        }
+    );
+    if r.is_err() {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Fuzzing smoke runs (cargo-fuzz, libFuzzer + AddressSanitizer on nightly): every string parser of the
+# core, layout configurations, the generation rule under arbitrary clocks, node sources and store URLs,
+# and the C API's entry points with arbitrary arguments. Each target first replays its committed corpus
+# (fuzz/corpus/TARGET: seeds from the conformance vectors and inputs the fuzzer found, minimised with
+# `cargo fuzz cmin`) and its regressions (fuzz/regressions/TARGET: every crash ever found, kept after
+# its fix), then fuzzes for SNOWMINT_FUZZ_SECONDS (default 15) seconds. New
+# inputs go to a throw-away directory, never into the repository.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+if ! rustup toolchain list | grep -q '^nightly'; then
+  rustup toolchain install nightly --profile minimal --no-self-update
+fi
+command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked --version 0.13.2
+command -v c++ >/dev/null 2>&1 || apt_install g++   # libFuzzer is C++
+seconds="${SNOWMINT_FUZZ_SECONDS:-15}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cd fuzz
+set -x
+cargo +nightly fuzz build -O
+rm -rf artifacts
+set +x
+for target in $(cargo +nightly fuzz list); do
+  mkdir -p "$work/$target" "corpus/$target"
+  echo "== fuzz $target: $(ls "corpus/$target" | wc -l) corpus inputs, then ${seconds} s"
+  dirs=("$work/$target" "corpus/$target")
+  [ -d "regressions/$target" ] && dirs+=("regressions/$target")
+  cargo +nightly fuzz run -O "$target" "${dirs[@]}" -- \
+    -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 2>&1 |
+    grep -E '^(INFO: seed corpus|#[0-9]+ +DONE|stat::number_of_executed_units)|panicked|ERROR|SUMMARY|Test unit written' || true
+  # The pipeline hides cargo-fuzz's status: a crash leaves an artifact.
+  if ls "artifacts/$target"/crash-* "artifacts/$target"/leak-* "artifacts/$target"/timeout-* >/dev/null 2>&1; then
+    echo "fuzz $target: failed; the input is in fuzz/artifacts/$target/ (add it to fuzz/corpus/$target once fixed)" >&2
+    exit 1
+  fi
+done
