@@ -419,7 +419,7 @@ fn inspect(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
             ))
         })?;
         if json {
-            writeln!(out, "{}", json::inspected(&chosen, text, &decoded))?;
+            writeln!(out, "{}", json::inspected(&chosen, text, form, &decoded))?;
             continue;
         }
         if i > 0 {
