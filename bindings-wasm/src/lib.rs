@@ -728,16 +728,11 @@ fn id_arg(v: &JsValue) -> Result<u64, JsValue> {
 /// An ID as a bigint or Number; one out of 0..2^64 (negative, or a bigint ≥ 2^64) is `INVALID_ID`, as in
 /// every runtime.
 fn id_number_arg(v: &JsValue) -> Result<u64, JsValue> {
-    u64_arg(v, "id").map_err(|e| {
+    u64_arg(v, "id").inspect_err(|e| {
         // A bigint that failed is outside 0n..2^64n; a Number, negative or not whole or past 2^53.
         if v.is_bigint() || v.as_f64().is_some_and(|x| x < 0.0) {
-            set(
-                &e,
-                "code",
-                &JsValue::from_str(ErrorCode::InvalidId.as_str()),
-            );
+            set(e, "code", &JsValue::from_str(ErrorCode::InvalidId.as_str()));
         }
-        e
     })
 }
 

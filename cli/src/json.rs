@@ -56,7 +56,7 @@ pub fn inspected(chosen: &Chosen, input: &str, form: Encoding, d: &Decoded) -> S
 /// IDs per second for `per_tick` IDs each tick of `tick_ns`: an integer when whole.
 fn per_second(per_tick: u128, tick_ns: u64) -> Value {
     let num = per_tick * 1_000_000_000;
-    if num % tick_ns as u128 == 0 {
+    if num.is_multiple_of(tick_ns as u128) {
         match u64::try_from(num / tick_ns as u128) {
             Ok(n) => n.into(),
             Err(_) => (num as f64 / tick_ns as f64).into(),
