@@ -125,6 +125,17 @@ export declare class Generator {
   get nodeId(): number
   /** 'wait', 'fail' or 'strict'. */
   get policy(): 'wait' | 'fail' | 'strict'
+  /**
+   * The high-water mark (SPEC §2): the next free logical position, a bigint. Persist it (at
+   * shutdown, or periodically) and pass it to `restore()` after a restart: no ID repeats, even if the
+   * clock went back while the process was down. `INVALID_ARGUMENT` under a lease source.
+   */
+  highWaterMark(): bigint
+  /**
+   * Continues from a persisted high-water mark (a bigint, or its decimal string); never moves
+   * backwards.
+   */
+  restore(mark: bigint | string): void
   /** The state file's path, or null (the state is in this process). */
   get stateFile(): string | null
   /**

@@ -123,6 +123,10 @@ export declare class Generator {
   nextIds(n: number): BigUint64Array;
   /** Only for layouts of at most 53 bits (js53); else an INVALID_ARGUMENT error. */
   nextIdNumber(): number;
+  /** The high-water mark (next free logical position): persist it and `restore()` it after a restart. */
+  highWaterMark(): bigint;
+  /** Continues from a persisted high-water mark (bigint or decimal string); never moves backwards. */
+  restore(mark: bigint | string): void;
   free(): void;
   readonly layout: Layout;
   readonly nodeId: number;

@@ -16,7 +16,7 @@ pub(crate) unsafe fn text_arg<'a>(p: *const c_char, what: &'static str) -> Resul
 }
 
 fn leased_box(g: Box<coord::SequencerGenerator>, forks: u64) -> *mut snowmint_shared_generator {
-    let unit = g.layout().clock_unit();
+    let unit = g.layout().clock_reader();
     Box::into_raw(Box::new(snowmint_shared_generator {
         inner: SharedInner::Leased(g),
         clock: HostClock {

@@ -150,6 +150,12 @@ impl Fail {
 
     fn message(&self) -> String {
         match self {
+            // The core's message shows the Rust call; say it in C.
+            Fail::Core(Error::PresetNeedsParameters { preset }) => format!(
+                "invalid layout: the {preset} preset needs an epoch and a node count: call \
+                 snowmint_layout_new_snowcast(epoch_ms, node_count, &layout) (epoch_ms: Unix ms; \
+                 node_count: 128..8192)"
+            ),
             Fail::Core(e) => e.to_string(),
             Fail::Coord(_) => COORD_MESSAGE
                 .try_with(|m| m.borrow().clone())
@@ -868,7 +874,7 @@ pub unsafe extern "C" fn snowmint_clock_reading_to_ns(
         nonnull!(ns_out);
         // SAFETY: non-NULL live handle.
         let ns = unsafe { layout_ref(layout) }
-            .clock_unit()
+            .clock_reader()
             .f64_to_ns(reading)?;
         // SAFETY: non-NULL.
         unsafe { put(ns_out, ns) };
@@ -1144,7 +1150,7 @@ enum Source {
 struct HostClock {
     source: Source,
     userdata: *mut c_void,
-    unit: ClockUnit,
+    unit: snowmint::ClockReader,
 }
 
 // SAFETY: the userdata pointer is only passed back to the caller's callback; the header documents that
@@ -1241,7 +1247,7 @@ unsafe fn convert_options(
         HostClock {
             source,
             userdata: o.clock_userdata,
-            unit: layout.clock_unit(),
+            unit: layout.clock_reader(),
         },
     ))
 }

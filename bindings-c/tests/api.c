@@ -558,6 +558,81 @@ static void test_opaque(void) {
     snowmint_layout_free(js53);
 }
 
+/* What a new user trips over first: ambiguous strings, unknown names, clock units, restarts. */
+static double read_seconds_f64(void *p) {
+    (void)p;
+    return 1700000000.25; /* time(NULL)-style seconds, with a fraction */
+}
+
+static void test_edges(void) {
+    uint64_t id = SENTINEL;
+    uint32_t n = 77;
+    /* parse_any never chooses: both readings named, how to choose said. */
+    CHECK_RC(snowmint_parse_any("1970065334000000", &id), SNOWMINT_RESULT_PARSE);
+    CHECK(id == SENTINEL);
+    CHECK(strstr(last_message(), "dec 1970065334000000") != NULL);
+    CHECK(strstr(last_message(), "hex 1832972002764259328") != NULL);
+    CHECK(strstr(last_message(), "\"hex\"") != NULL);
+    CHECK_RC(snowmint_parse_any("1700000000000", &id), SNOWMINT_RESULT_PARSE);
+    CHECK(strstr(last_message(), "base32 1405123083739594752") != NULL);
+    CHECK_RC(snowmint_parse_any("12345678912", &id), SNOWMINT_RESULT_PARSE);
+    CHECK(strstr(last_message(), "base58 7690564481429305") != NULL);
+    CHECK_RC(snowmint_parse_any("12345678910", &id), SNOWMINT_RESULT_OK);
+    CHECK(id == 12345678910ULL);
+
+    /* Unknown names: the name as given, the nearest, the allowed. */
+    snowmint_layout *l = NULL;
+    CHECK_RC(snowmint_layout_new_preset("Twitter", &l), SNOWMINT_RESULT_INVALID_LAYOUT);
+    CHECK(l == NULL && strstr(last_message(), "\"Twitter\" (did you mean twitter?)") != NULL);
+    CHECK(strstr(last_message(), "is 0") == NULL);
+    CHECK_RC(snowmint_policy_from_name("Fail", &n), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    CHECK(n == 77 && strstr(last_message(), "\"Fail\" (did you mean fail?); allowed: wait, fail, strict") != NULL);
+    CHECK_RC(snowmint_encoding_from_name("bas58", &n), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    CHECK(strstr(last_message(), "did you mean base58?") != NULL);
+    CHECK_RC(snowmint_order_from_name("ts|sq|node", &n), SNOWMINT_RESULT_INVALID_LAYOUT);
+    CHECK(strstr(last_message(), "did you mean ts|seq|node?") != NULL);
+    /* snowcast by name says how, in C. */
+    CHECK_RC(snowmint_layout_new_preset("snowcast", &l), SNOWMINT_RESULT_INVALID_LAYOUT);
+    CHECK(strstr(last_message(), "epoch and a node count") != NULL);
+    CHECK(strstr(last_message(), "snowmint_layout_new_snowcast(epoch_ms, node_count, &layout)") != NULL);
+    CHECK(strstr(last_message(), "::") == NULL);
+
+    /* Clock readings in the wrong unit say so. */
+    CHECK_RC(snowmint_layout_new_preset("twitter", &l), SNOWMINT_RESULT_OK);
+    snowmint_options o;
+    snowmint_generator *g = NULL;
+    fixed_clock fc = {1700000000ULL}; /* seconds */
+    snowmint_options_default(&o);
+    o.clock = read_fixed;
+    o.clock_userdata = &fc;
+    CHECK_RC(snowmint_generator_new(l, 3, &o, &g), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_INVALID_CLOCK);
+    CHECK(strstr(last_message(), "looks like seconds: multiply by 1000") != NULL);
+    fc.now = 1700000000000000000ULL; /* nanoseconds */
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_INVALID_CLOCK);
+    CHECK(strstr(last_message(), "looks like nanoseconds: divide by 1000000") != NULL);
+    fc.now = 1700000000000000ULL; /* microseconds */
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_INVALID_CLOCK);
+    CHECK(strstr(last_message(), "looks like microseconds: divide by 1000") != NULL);
+    uint64_t mark = SENTINEL;
+    CHECK_RC(snowmint_generator_state(g, &mark), SNOWMINT_RESULT_OK);
+    CHECK(mark == 0); /* nothing was minted */
+    fc.now = 1700000000000ULL; /* milliseconds: mints */
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_OK);
+    snowmint_generator_free(g);
+    g = NULL;
+    snowmint_options_default(&o);
+    o.clock_f64 = read_seconds_f64;
+    CHECK_RC(snowmint_generator_new(l, 3, &o, &g), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_INVALID_CLOCK);
+    CHECK(strstr(last_message(), "looks like seconds") != NULL);
+    uint64_t ns = SENTINEL;
+    CHECK_RC(snowmint_clock_reading_to_ns(l, 1700000000.0, &ns), SNOWMINT_RESULT_INVALID_CLOCK);
+    CHECK(ns == SENTINEL && strstr(last_message(), "multiply by 1000") != NULL);
+    snowmint_generator_free(g);
+    snowmint_layout_free(l);
+}
+
 int main(void) {
     test_codes();
     test_null_pointers();
@@ -568,6 +643,7 @@ int main(void) {
     test_generators();
     test_fork();
     test_opaque();
+    test_edges();
     printf("api: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

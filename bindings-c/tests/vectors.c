@@ -282,6 +282,24 @@ static snowmint_result gen_batch(any_gen g, uint64_t *buf, size_t n) {
 }
 
 static int run_step(const cJSON *step, any_gen g, script_clock *clock) {
+    const char *op = NULL;
+    if (get_str(step, "op", &op)) return -1;
+    if (strcmp(op, "state") == 0 || strcmp(op, "restore") == 0) {
+        /* The high-water mark: check it, or restore one (never moves backwards). */
+        static const char *const KS[] = {"op", "state", NULL};
+        uint64_t want = 0, got = 42;
+        if (check_keys(step, "step", KS) || get_u64(step, "state", &want)) return -1;
+        if (op[0] == 'r') {
+            return expect_ok(g.plain ? snowmint_generator_restore(g.plain, want)
+                                     : snowmint_shared_generator_restore(g.shared, want),
+                             "restore");
+        }
+        if (expect_ok(g.plain ? snowmint_generator_state(g.plain, &got)
+                              : snowmint_shared_generator_state(g.shared, &got),
+                      "state"))
+            return -1;
+        return expect_eq(got, want, "state");
+    }
     static const char *const K[] = {"clock", "op", "count", "ids", "first", "last", "error", NULL};
     if (check_keys(step, "step", K)) return -1;
     const cJSON *readings = field(step, "clock");
@@ -292,9 +310,8 @@ static int run_step(const cJSON *step, any_gen g, script_clock *clock) {
     for (const cJSON *r = readings->child; r; r = r->next) {
         if (as_u64(r, "clock reading", &clock->readings[clock->n++])) return -1;
     }
-    const char *op = NULL;
     uint64_t count = 0;
-    if (get_str(step, "op", &op) || get_u64(step, "count", &count)) return -1;
+    if (get_u64(step, "count", &count)) return -1;
     if (count < 1 || count > 10000000) return fail("step.count out of range");
     int batch = strcmp(op, "batch") == 0;
     if (!batch && strcmp(op, "next") != 0) return fail("unknown op %s", op);
@@ -641,7 +658,7 @@ static int run_encoding_case(const cJSON *c) {
         return 0;
     }
     if (strcmp(op, "parse") != 0) return fail("unknown op %s", op);
-    static const char *const K[] = {"name", "op", "encoding", "input", "id", "error", "position", NULL};
+    static const char *const K[] = {"name", "op", "encoding", "input", "id", "error", "position", "readings", NULL};
     const char *encoding = NULL, *input = NULL;
     if (check_keys(c, "case", K) || get_str(c, "encoding", &encoding) || get_str(c, "input", &input)) return -1;
     const cJSON *err = field(c, "error");
@@ -667,6 +684,18 @@ static int run_encoding_case(const cJSON *c) {
         if (get_u64(c, "position", &pos) || expect_ok(snowmint_last_error_info(&info), "last_error_info") ||
             expect_eq(info.position, pos, "position"))
             return -1;
+    }
+    const cJSON *readings = field(c, "readings");
+    if (readings) {
+        /* Ambiguous: the message names every reading ("FORM VALUE"); nothing was chosen. */
+        char msg[512], want_text[96];
+        if (!cJSON_IsObject(readings)) return fail("readings must be an object");
+        if (expect_ok(snowmint_last_error_message(msg, sizeof msg, NULL), "last_error_message")) return -1;
+        for (const cJSON *r = readings->child; r; r = r->next) {
+            if (!cJSON_IsString(r)) return fail("a reading must be a string");
+            snprintf(want_text, sizeof want_text, "%s %s", r->string, r->valuestring);
+            if (!strstr(msg, want_text)) return fail("message \"%s\" does not name %s", msg, want_text);
+        }
     }
     return 0;
 }

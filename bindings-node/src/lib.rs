@@ -23,8 +23,7 @@ use snowmint_coord as coord;
 use std::sync::Arc;
 
 use snowmint::{
-    ClockUnit, Encoding, ErrorCode, FastClock, LayoutConfig, Options, Order, Policy,
-    SharedGenerator,
+    Encoding, ErrorCode, FastClock, LayoutConfig, Options, Order, Policy, SharedGenerator,
 };
 
 mod opaque;
@@ -183,9 +182,18 @@ fn core_err(env: sys::napi_env, e: snowmint::Error) -> napi::Error {
     let mut field = None;
     match e {
         snowmint::Error::Parse { position, .. } => extra.push(("position", position as f64)),
+        snowmint::Error::AmbiguousId { .. } => extra.push(("position", 0.0)),
         snowmint::Error::InvalidLayout { field: f, .. } => field = Some(f),
         _ => {}
     }
+    let msg = match e {
+        // The core's message shows the Rust call; say it in JavaScript.
+        snowmint::Error::PresetNeedsParameters { preset } => format!(
+            "invalid layout: the {preset} preset needs an epoch and a node count: pass \
+             {{ layout: Layout.snowcast(epochMs, nodeCount) }} (epochMs: Unix ms; nodeCount: 128..8192)"
+        ),
+        _ => msg,
+    };
     throw_with_field(env, Kind::Error, e.code().as_str(), &msg, &extra, field)
 }
 
@@ -432,11 +440,25 @@ fn layout_arg(env: sys::napi_env, v: Option<Raw>) -> Result<snowmint::Layout> {
 }
 
 /// An ID argument: a `bigint`, a safe-integer `number`, or (where `strings` is set) a string in any form.
+///
+/// An ID out of 0..2^64 (a negative number or bigint, a bigint ≥ 2^64) is `INVALID_ID`, as in every
+/// runtime (a string out of range is `PARSE`, the core's parse error).
 fn id_arg(env: sys::napi_env, v: Raw, strings: bool) -> Result<u64> {
-    if strings && type_of(env, v) == sys::ValueType::napi_string {
-        return snowmint::parse_any(&get_string(env, v)?).js(env);
+    let out_of_range = || {
+        throw(
+            env,
+            Kind::Error,
+            ErrorCode::InvalidId.as_str(),
+            "id is out of range: an ID is in 0..2^64 (a bigint 0n..2^64n-1n, or a number 0..2^53-1)",
+            &[],
+        )
+    };
+    match type_of(env, v) {
+        sys::ValueType::napi_string if strings => snowmint::parse_any(&get_string(env, v)?).js(env),
+        sys::ValueType::napi_bigint => get_bigint_u64(env, v).ok_or_else(out_of_range),
+        sys::ValueType::napi_number if get_double(env, v) < 0.0 => Err(out_of_range()),
+        _ => get_u64(env, v, "id"),
     }
-    get_u64(env, v, "id")
 }
 
 fn raw_of(v: &Unknown<'_>) -> Raw {
@@ -638,7 +660,7 @@ impl Layout {
 #[napi]
 pub struct Generator {
     gen: Gen,
-    unit: ClockUnit,
+    unit: snowmint::ClockReader,
     /// The injected clock: a reference to a JS function in `env`, or null for the system clock.
     clock: sys::napi_ref,
     env: sys::napi_env,
@@ -948,7 +970,7 @@ impl Generator {
             }
         };
         Ok(Generator {
-            unit: layout.clock_unit(),
+            unit: layout.clock_reader(),
             gen: Gen::Plain(gen),
             clock,
             env,
@@ -1038,6 +1060,31 @@ impl Generator {
             Gen::Plain(g) => g.policy().name(),
             Gen::Leased(l) => l.sequencer().options().policy.name(),
         }
+    }
+
+    /// The high-water mark (SPEC §2): the next free logical position, a bigint. Persist it (at
+    /// shutdown, or periodically) and pass it to `restore()` after a restart: no ID repeats, even if the
+    /// clock went back while the process was down. `INVALID_ARGUMENT` under a lease source.
+    #[napi]
+    pub fn high_water_mark(&self) -> Result<u64> {
+        Ok(self.plain()?.state())
+    }
+
+    /// Continues from a persisted high-water mark (a bigint, or its decimal string); never moves
+    /// backwards.
+    #[napi(ts_args_type = "mark: bigint | string")]
+    pub fn restore(&self, mark: Unknown<'_>) -> Result<()> {
+        let (env, v) = (self.env, raw_of(&mark));
+        let mark = match type_of(env, v) {
+            sys::ValueType::napi_string => snowmint::Encoding::Decimal
+                .parse(&get_string(env, v)?)
+                .js(env)?,
+            sys::ValueType::napi_bigint => get_bigint_u64(env, v)
+                .ok_or_else(|| range_err(env, "mark must be a bigint in 0n..2^64n"))?,
+            _ => return Err(type_err(env, "mark must be a bigint or a decimal string")),
+        };
+        self.plain()?.restore(mark);
+        Ok(())
     }
 
     /// The state file's path, or null (the state is in this process).
@@ -1171,6 +1218,19 @@ impl Generator {
         }
     }
 
+    /// The generator of a fixed node ID (a lease source's store keeps its own state: no mark).
+    fn plain(&self) -> Result<&SharedGenerator<SharedState>> {
+        match &self.gen {
+            Gen::Plain(g) => Ok(g),
+            Gen::Leased(_) => Err(throw(
+                self.env,
+                Kind::Error,
+                ErrorCode::InvalidArgument.as_str(),
+                "a generator under a lease source has no high-water mark to persist: its lease store keeps its state",
+                &[],
+            )),
+        }
+    }
     fn file(&self) -> Result<&StateFile> {
         self.state_file_ref().ok_or_else(|| {
             throw(
@@ -1193,7 +1253,7 @@ impl Generator {
     /// A generator object for a lease held by `l` (created by `Generator.open` or `Sequencer.attach`).
     fn leased(env: sys::napi_env, l: coord::SequencerGenerator) -> Generator {
         Generator {
-            unit: l.layout().clock_unit(),
+            unit: l.layout().clock_reader(),
             gen: Gen::Leased(Arc::new(l)),
             clock: ptr::null_mut(),
             env,
@@ -1328,7 +1388,7 @@ impl napi::Task for CoordTask {
             }
             Done::Fixed(g) => {
                 let gen = Generator {
-                    unit: g.layout().clock_unit(),
+                    unit: g.layout().clock_reader(),
                     gen: Gen::Plain(g),
                     clock: ptr::null_mut(),
                     env: raw,

@@ -20,6 +20,17 @@ test('README quickstart runs', () => {
   assert.match(r.stdout, /^\d{4}-\d\d-\d\dT/m)
 })
 
+test('README restart recipe runs', () => {
+  const readme = readFileSync(join(project, 'README.md'), 'utf8')
+  const m = readme.match(/## Restarts: persist the high-water mark[\s\S]*?```js\n([\s\S]*?)```/)
+  assert.ok(m, 'no js code block under ## Restarts')
+  const file = join(project, 'restart.cjs')
+  writeFileSync(file, m[1])
+  const r = spawnSync(process.execPath, [file], { cwd: project, encoding: 'utf8', timeout: 60_000 })
+  assert.equal(r.status, 0, r.stderr)
+  assert.match(r.stdout, /^restarted after \d+$/m)
+})
+
 test('README lease example runs (embedded store, and etcd when the tests started it)', () => {
   const readme = readFileSync(join(project, 'README.md'), 'utf8')
   const m = readme.match(/## Leases and sequencers[\s\S]*?```js\n([\s\S]*?)```/)

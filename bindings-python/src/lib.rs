@@ -191,10 +191,21 @@ fn err(py: Python<'_>, e: sm::Error) -> PyErr {
     if let Some(ms) = e.retry_after_ms() {
         extra.push(("retry_after_ms", ms));
     }
-    if let sm::Error::Parse { position, .. } = e {
-        extra.push(("position", position as u64));
+    match e {
+        sm::Error::Parse { position, .. } => extra.push(("position", position as u64)),
+        sm::Error::AmbiguousId { .. } => extra.push(("position", 0)),
+        _ => {}
     }
-    raise(py, e.code(), e.to_string(), &extra)
+    let message = match e {
+        // The core's message shows the Rust call; say it in Python.
+        sm::Error::PresetNeedsParameters { preset } => format!(
+            "invalid layout: the {preset} preset needs an epoch and a node count: pass \
+             layout=snowmint.Layout.snowcast(epoch_ms=..., node_count=...) (epoch: Unix ms; \
+             node_count: 128..8192)"
+        ),
+        e => e.to_string(),
+    };
+    raise(py, e.code(), message, &extra)
 }
 
 /// Maps a coordination error to its Python exception.
@@ -555,7 +566,7 @@ impl PyLayout {
     /// validating it exactly as a generator does (InvalidClockError for NaN, infinities, negatives,
     /// fractions, floats above 2**53 - 1 and values out of range).
     fn reading_to_ns(&self, py: Python<'_>, reading: &Bound<'_, PyAny>) -> PyResult<u64> {
-        reading_ns(py, reading, self.inner.clock_unit()).map_err(|e| match e {
+        reading_ns(py, reading, self.inner.clock_reader()).map_err(|e| match e {
             ReadError::Py(e) => e,
             ReadError::Core(e) => err(py, e),
         })
@@ -622,7 +633,11 @@ enum ReadError {
 }
 
 /// Validates one clock reading (int or float, in `unit`) and converts it to Unix nanoseconds.
-fn reading_ns(py: Python<'_>, v: &Bound<'_, PyAny>, unit: ClockUnit) -> Result<u64, ReadError> {
+fn reading_ns(
+    py: Python<'_>,
+    v: &Bound<'_, PyAny>,
+    unit: sm::ClockReader,
+) -> Result<u64, ReadError> {
     if v.is_instance_of::<PyBool>() {
         return Err(ReadError::Py(PyTypeError::new_err(
             "the clock must return an int or a float, not bool",
@@ -654,7 +669,7 @@ fn reading_ns(py: Python<'_>, v: &Bound<'_, PyAny>, unit: ClockUnit) -> Result<u
         .unwrap_or_else(|_| "?".into());
     Err(ReadError::Py(PyTypeError::new_err(format!(
         "the clock must return an int or a float (Unix {} ), not {tname}",
-        if unit == ClockUnit::Nanos {
+        if unit.unit() == ClockUnit::Nanos {
             "nanoseconds"
         } else {
             "milliseconds"
@@ -712,7 +727,7 @@ struct PyGenerator {
     kind: Kind,
     policy: sm::Policy,
     clock: Option<Py<PyAny>>,
-    unit: ClockUnit,
+    unit: sm::ClockReader,
     forks: u64,
     max_ahead_ms: u64,
     random_start: bool,
@@ -787,6 +802,20 @@ impl PyGenerator {
         }
     }
 
+    fn plain_or_raise(&self, py: Python<'_>) -> PyResult<&sm::SharedGenerator<SharedState>> {
+        match &self.kind {
+            Kind::Plain(g) => Ok(g),
+            Kind::Leased(_) => Err(raise(
+                py,
+                ErrorCode::InvalidArgument,
+                "a generator under a lease source has no high-water mark to persist: its lease \
+                 store keeps its state"
+                    .into(),
+                &[],
+            )),
+        }
+    }
+
     fn file_or_raise(&self, py: Python<'_>) -> PyResult<&StateFile> {
         self.file().ok_or_else(|| {
             raise(
@@ -823,7 +852,7 @@ impl PyGenerator {
         random_start: bool,
     ) -> PyGenerator {
         PyGenerator {
-            unit: g.layout().clock_unit(),
+            unit: g.layout().clock_reader(),
             kind: Kind::Leased(g),
             policy,
             clock: None,
@@ -1187,7 +1216,7 @@ impl PyGenerator {
             ),
             policy,
             clock,
-            unit: layout.clock_unit(),
+            unit: layout.clock_reader(),
             forks: FORKS.load(Ordering::Relaxed),
             max_ahead_ms,
             random_start: seed.is_some(),
@@ -1341,6 +1370,22 @@ impl PyGenerator {
     #[getter]
     fn policy(&self) -> &'static str {
         self.policy.name()
+    }
+    /// The high-water mark (SPEC §2): the next free logical position, an int. Persist it (at shutdown,
+    /// or periodically) and pass it to `restore()` after a restart: no ID repeats, even if the clock
+    /// went back while the process was down. Not for a lease source (the store keeps its state).
+    fn high_water_mark(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.plain_or_raise(py)?.state())
+    }
+    /// Continues from a persisted high-water mark (an int, or its decimal str); never moves backwards.
+    fn restore(&self, py: Python<'_>, mark: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mark = if let Ok(s) = mark.cast::<PyString>() {
+            sm::Encoding::Decimal.parse(&s.to_cow()?).or_raise(py)?
+        } else {
+            u64_arg(mark, "mark", ErrorCode::InvalidArgument)?
+        };
+        self.plain_or_raise(py)?.restore(mark);
+        Ok(())
     }
     /// The lease held (node_id, fencing_token, expires_at), or None: a fixed node ID, or detached.
     #[getter]
@@ -1591,6 +1636,16 @@ fn id_arg(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
     u64_arg(obj, "id", ErrorCode::InvalidId)
 }
 
+/// An ID to decode: an int, or a str in any form (decimal, hex, base32, base58 by `parse()`'s rules,
+/// ambiguous strings refused), as JavaScript takes them. Out of range (negative, ≥ 2**64) as an int is
+/// InvalidIdError; as a str, ParseError — as in every runtime.
+fn id_or_text_arg(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return sm::parse_any(&s.to_cow()?).or_raise(obj.py());
+    }
+    id_arg(obj)
+}
+
 /// Takes an ID apart under a layout.
 #[pyfunction]
 #[pyo3(signature = (id, layout = None), text_signature = "(id, layout='twitter')")]
@@ -1599,7 +1654,7 @@ fn decode(
     id: &Bound<'_, PyAny>,
     layout: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyDecoded> {
-    let id = id_arg(id)?;
+    let id = id_or_text_arg(id)?;
     let layout = layout
         .map(layout_arg)
         .transpose()?

@@ -93,7 +93,7 @@ def test_bad_input_raises_its_code(call, cls) -> None:  # type: ignore[no-untype
         lambda: snowmint.Layout.preset(1),
         lambda: snowmint.Layout(timestamp_bits=41.0, node_bits=10, sequence_bits=12, epoch_ms=0),
         lambda: snowmint.Layout(timestamp_bits=41, node_bits=10, sequence_bits=12, epoch_ms=0, use_sign_bit=1),
-        lambda: snowmint.decode("123"),
+        lambda: snowmint.decode(b"123"),
         lambda: snowmint.decode(1.0),
         lambda: snowmint.encode("1"),
         lambda: snowmint.parse(123),

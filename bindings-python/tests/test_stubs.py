@@ -39,7 +39,7 @@ def test_mypy_strict_rejects_wrong_types(tmp_path: Path) -> None:
         "import snowmint\n"
         "g = snowmint.Generator(1)\n"
         "s: str = g.next_id()\n"
-        "snowmint.decode('12')\n"
+        "snowmint.decode(b'12')\n"
         "snowmint.Generator(1, policy='sometimes')\n"
     )
     r = _mypy("--strict", str(bad), cwd=tmp_path)

@@ -177,7 +177,7 @@ def run_encodings(c: dict[str, Any]) -> None:
     if op != "parse":
         raise FormatError(f"{w}: unknown op {op!r}")
     if "error" in c:
-        check_keys(w, c, {"name", "op", "encoding", "input", "error", "position"})
+        check_keys(w, c, {"name", "op", "encoding", "input", "error", "position"}, {"readings"})
     else:
         check_keys(w, c, {"name", "op", "encoding", "input", "id"})
     if c["encoding"] not in ("dec", "hex", "base32", "base58", "any"):
@@ -191,6 +191,10 @@ def run_encodings(c: dict[str, Any]) -> None:
         expect_error(w, info.value, code)
         pos = small(w, c["position"])
         assert getattr(info.value, "position", None) == pos, f"{w}: position {info.value.position} != {pos} ({info.value})"
+        # An ambiguous string: the message names every reading (form and value); nothing was chosen.
+        for form, value in c.get("readings", {}).items():
+            assert f"{form} {u64(w, value)}" in str(info.value), f"{w}: {info.value} does not name {form} {value}"
+            assert snowmint.parse(c["input"], form) == u64(w, value), w
         return
     assert snowmint.parse(c["input"], c["encoding"]) == u64(w, c["id"]), w
 

@@ -217,6 +217,10 @@ def check_generate_shape(where: str, case: dict[str, Any], need_outcome: bool = 
         raise FormatError(f"{where}: steps must be a non-empty list")
     for i, step in enumerate(case["steps"]):
         w = f"{where}.steps[{i}]"
+        if step.get("op") in ("state", "restore"):
+            check_keys(w, step, {"op", "state"})
+            u64(w, step["state"])
+            continue
         if "ids" in step:
             check_keys(w, step, STEP_REQUIRED | {"ids"})
         elif "first" in step or "last" in step:
@@ -252,6 +256,14 @@ def run_generate(case: dict[str, Any], batch: str = "list") -> list[str]:
         raise AssertionError(f"{where}: expected {case['error']}, but the generator was built")
     for i, step in enumerate(case["steps"]):
         w = f"{where}.steps[{i}]"
+        if step["op"] == "state":
+            mark = gen.high_water_mark()
+            assert type(mark) is int and mark == u64(w, step["state"]), f"{w}: mark {mark} != {step['state']}"
+            continue
+        if step["op"] == "restore":
+            # Alternate the two input types: int, and the decimal str a file would hold.
+            gen.restore(u64(w, step["state"]) if i % 2 else step["state"])
+            continue
         clock.script([u64(w, r) for r in step["clock"]])
         n = step["count"]
         ids: list[int] = []

@@ -51,7 +51,15 @@ fn set(target: &JsValue, key: &str, value: &JsValue) {
 /// A core error as a JavaScript `Error` with `code` (and `retryAfterMs`, `position`, `field` when they
 /// apply).
 fn js_err(e: snowmint::Error) -> JsValue {
-    let err: JsValue = js_sys::Error::new(&e.to_string()).into();
+    let err: JsValue = js_sys::Error::new(&match e {
+        // The core's message shows the Rust call; say it in JavaScript.
+        snowmint::Error::PresetNeedsParameters { .. } => cat(&[
+            "invalid layout: snowcast needs an epoch and a node count: pass ",
+            "{ layout: Layout.snowcast(epochMs, nodeCount) }",
+        ]),
+        e => e.to_string(),
+    })
+    .into();
     set(&err, "code", &JsValue::from_str(e.code().as_str()));
     if let Some(ms) = e.retry_after_ms() {
         set(&err, "retryAfterMs", &JsValue::from_f64(ms as f64));
@@ -60,6 +68,7 @@ fn js_err(e: snowmint::Error) -> JsValue {
         snowmint::Error::Parse { position, .. } => {
             set(&err, "position", &JsValue::from_f64(position as f64))
         }
+        snowmint::Error::AmbiguousId { .. } => set(&err, "position", &JsValue::from_f64(0.0)),
         snowmint::Error::InvalidLayout { field, .. } => {
             set(&err, "field", &JsValue::from_str(field))
         }
@@ -411,7 +420,7 @@ const GENERATOR_OPTIONS: &[&str] = &[
 pub struct Generator {
     inner: SharedGenerator,
     clock: Option<Function>,
-    unit: ClockUnit,
+    unit: snowmint::ClockReader,
 }
 
 #[wasm_bindgen]
@@ -571,7 +580,7 @@ impl Generator {
         Ok(Generator {
             inner,
             clock,
-            unit: layout.clock_unit(),
+            unit: layout.clock_reader(),
         })
     }
 
@@ -679,6 +688,25 @@ impl Generator {
         self.inner.node_id() as f64
     }
 
+    /// The high-water mark (the next free logical position), a bigint: persist it and pass it to
+    /// `restore()` after a restart so no ID repeats, even if the clock went back meanwhile.
+    #[wasm_bindgen(js_name = highWaterMark)]
+    pub fn high_water_mark(&self) -> u64 {
+        self.inner.state()
+    }
+
+    /// Continues from a persisted high-water mark (a bigint, or its decimal string); never moves
+    /// backwards.
+    pub fn restore(&self, mark: JsValue) -> Result<(), JsValue> {
+        let mark = match mark.as_string() {
+            Some(s) => Encoding::Decimal.parse(&s).map_err(js_err)?,
+            None if mark.is_bigint() => u64_arg(&mark, "mark")?,
+            None => return Err(type_err("mark must be a bigint or a decimal string")),
+        };
+        self.inner.restore(mark);
+        Ok(())
+    }
+
     /// `'wait'`, `'fail'` or `'strict'`.
     #[wasm_bindgen(getter)]
     pub fn policy(&self) -> JsValue {
@@ -694,7 +722,18 @@ fn id_arg(v: &JsValue) -> Result<u64, JsValue> {
     if let Some(s) = v.as_string() {
         return snowmint::parse_any(&s).map_err(js_err);
     }
-    u64_arg(v, "id")
+    id_number_arg(v)
+}
+
+/// An ID as a bigint or Number; one out of 0..2^64 (negative, or a bigint ≥ 2^64) is `INVALID_ID`, as in
+/// every runtime.
+fn id_number_arg(v: &JsValue) -> Result<u64, JsValue> {
+    u64_arg(v, "id").inspect_err(|e| {
+        // A bigint that failed is outside 0n..2^64n; a Number, negative or not whole or past 2^53.
+        if v.is_bigint() || v.as_f64().is_some_and(|x| x < 0.0) {
+            set(e, "code", &JsValue::from_str(ErrorCode::InvalidId.as_str()));
+        }
+    })
 }
 
 /// Takes an ID (bigint or any string form) apart under a layout (default `'twitter'`):
@@ -759,7 +798,7 @@ fn encoding_arg(v: &JsValue, default: &str) -> Result<String, JsValue> {
 /// An ID as text: `'dec'` (default), `'hex'`, `'base32'` or `'base58'`.
 #[wasm_bindgen]
 pub fn encode(id: JsValue, encoding: JsValue) -> Result<JsValue, JsValue> {
-    let id = u64_arg(&id, "id")?;
+    let id = id_number_arg(&id)?;
     let encoding = Encoding::from_name(&encoding_arg(&encoding, "dec")?).map_err(js_err)?;
     Ok(JsValue::from_str(encoding.encode(id).as_str()))
 }
@@ -774,6 +813,18 @@ pub fn parse(text: JsValue, encoding: JsValue) -> Result<u64, JsValue> {
     }
     let encoding = Encoding::from_name(&encoding).map_err(js_err)?;
     encoding.parse(&text).map_err(js_err)
+}
+
+/// The string form `parse(text)` reads `text` in (0 dec, 1 hex, 2 base32, 3 base58), or the error it
+/// gives: the offline page shows which form it decoded.
+#[wasm_bindgen(js_name = "__formOf", skip_typescript)]
+pub fn form_of(text: &str) -> Result<u32, JsValue> {
+    Ok(match snowmint::parse_any_form(text).map_err(js_err)?.0 {
+        Encoding::Decimal => 0,
+        Encoding::Hex => 1,
+        Encoding::Base32 => 2,
+        Encoding::Base58 => 3,
+    })
 }
 
 /// Where [`Generator::mint_at`] leaves its ID (8-byte aligned, in the module's memory).

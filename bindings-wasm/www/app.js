@@ -48,20 +48,12 @@
     return `custom (${l.timestampBits} / ${l.nodeBits} / ${l.sequenceBits} bits, ${order})`;
   }
 
-  // Which string form decode read the text as. The core's `any` mode tells the forms apart by shape;
-  // this names every explicit form that reads the text as the same ID. A hook: when the runtime
-  // reports the form it read (and refuses ambiguous text), `state.readForm` answers from that instead.
-  const FORMS = [['dec', 'decimal'], ['hex', 'hex'], ['base32', 'base32'], ['base58', 'base58']];
-  function readForm(text, id) {
-    const forms = [];
-    for (const [encoding, label] of FORMS) {
-      try {
-        if (state.api.parse(text, encoding) === id) forms.push(label);
-      } catch (e) {
-        // not this form
-      }
-    }
-    return forms.length ? forms.join(' or ') : 'unknown';
+  // Which string form decode read the text as: the core's own answer (`__formOf`, its parse_any_form),
+  // so the page names exactly the form `any` took; ambiguous text never gets here (decode refuses it,
+  // naming both readings).
+  const FORMS = ['decimal', 'hex', 'base32', 'base58'];
+  function readForm(text) {
+    return FORMS[state.api.__formOf(text)];
   }
   state.readForm = readForm;
 
@@ -231,7 +223,7 @@
       show($('decode-error'), '');
       facts($('decoded'), [
         ['layout', layoutLabel(state.layout), 'dec-layout'],
-        ['read as', state.readForm(text, d.id), 'dec-form'],
+        ['read as', state.readForm(text), 'dec-form'],
         ['decimal', encode(d.id, 'dec'), 'dec-dec'],
         ['hex', encode(d.id, 'hex'), 'dec-hex'],
         ['base32', encode(d.id, 'base32'), 'dec-base32'],

@@ -132,10 +132,11 @@ USAGE
   snowmint inspect ID... [--layout L] [--from dec|hex|base32|base58|any]
 
 The ID may be written in any string form: decimal digits, hex (16 digits or 0x...), Crockford
-base32 (13 characters) or base58 (11 characters); --from names the form when the shape is
-ambiguous. '-' reads IDs, separated by white space, from standard input. The layout must be the
-one the ID was minted with (default twitter): the same 64 bits mean a different time under
-another layout.
+base32 (13 characters) or base58 (11 characters). An all-digit ID of 16, 13 or 11 characters that
+hex, base32 or base58 also reads is refused with both readings: --from names the form then. The
+report's first line says which form was read. '-' reads IDs, separated by white space, from
+standard input. The layout must be the one the ID was minted with (default twitter): the same 64
+bits mean a different time under another layout.
 
 OPTIONS
   --from ENC        the string form of the IDs (default any: told apart by shape)

@@ -28,12 +28,13 @@ fn encodings(id: u64) -> Value {
 
 /// One inspected ID: the core's `Decoded` fields (serde), the input as given, the layout, the time,
 /// the node ID (without the layout's offset), the node field's two parts if it has them, every string
-/// form.
-pub fn inspected(chosen: &Chosen, input: &str, d: &Decoded) -> String {
+/// form, and the form the input was read in (`read_as`).
+pub fn inspected(chosen: &Chosen, input: &str, form: Encoding, d: &Decoded) -> String {
     let l = &chosen.layout;
     let mut v = serde_json::to_value(d).expect("a Decoded serialises");
     let m = v.as_object_mut().expect("a Decoded is an object");
     m.insert("input".into(), input.into());
+    m.insert("read_as".into(), form.name().into());
     m.insert("layout".into(), chosen.label.as_str().into());
     m.insert("time".into(), d.iso().to_buf().as_str().into());
     let offset = l.node_id_offset();

@@ -2,7 +2,7 @@
 //! (snowcast's `--epoch-ms` and `--node-count`, hazelcast's `--node-id-offset`) and field overrides for
 //! a custom layout. Every value is validated by the core (`Layout::new`, `Layout::snowcast` …).
 
-use snowmint::{ErrorCode, Layout, LayoutConfig, Order, PRESET_NAMES};
+use snowmint::{Layout, LayoutConfig, Order};
 
 use crate::args::Args;
 use crate::error::CliError;
@@ -78,15 +78,10 @@ impl LayoutArgs {
                 Layout::snowcast(epoch_ms, node_count)?
             }
             "hazelcast" => Layout::hazelcast(self.node_id_offset.unwrap_or(0))?,
-            _ => Layout::preset(name).map_err(|_| {
-                CliError::rejected(
-                    ErrorCode::InvalidLayout,
-                    format!(
-                        "unknown layout {name:?}: use one of {}",
-                        PRESET_NAMES.join(", ")
-                    ),
-                )
-                .with("or give the fields of a custom layout: see 'snowmint layout --help'")
+            // The core's message: the name as given, the nearest preset, the presets.
+            _ => Layout::preset(name).map_err(|e| {
+                CliError::core(e)
+                    .with("or give the fields of a custom layout: see 'snowmint layout --help'")
             })?,
         };
         let overrides = self.timestamp_bits.is_some()
@@ -126,14 +121,8 @@ impl LayoutArgs {
             cfg.node_split_bits = v;
         }
         if let Some(order) = &self.order {
-            cfg.order = Order::from_name(order).map_err(|_| {
-                CliError::rejected(
-                    ErrorCode::InvalidLayout,
-                    format!(
-                        "invalid layout: order {order:?} is not one of timestamp_node_sequence (ts|node|seq) or timestamp_sequence_node (ts|seq|node)"
-                    ),
-                )
-            })?;
+            cfg.order = Order::from_name(order)
+                .map_err(|e| CliError::core(e).with("short forms: ts|node|seq, ts|seq|node"))?;
         }
         if let Some(v) = self.tick_ns {
             cfg.tick_ns = v;

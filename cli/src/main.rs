@@ -18,7 +18,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use snowmint::{
-    parse_any, Clock, Encoding, Error, ErrorCode, Generator, Options, Policy, SharedGenerator,
+    parse_any_form, Clock, Encoding, Error, ErrorCode, Generator, Options, Policy, SharedGenerator,
     SystemClock,
 };
 
@@ -340,14 +340,14 @@ fn encoding_named(name: &str, any_ok: bool) -> Result<Option<Encoding>, CliError
     if any_ok && name == "any" {
         return Ok(None);
     }
-    Encoding::from_name(name).map(Some).map_err(|_| {
-        CliError::rejected(
-            ErrorCode::InvalidArgument,
-            format!(
-                "unknown string form {name:?}: use dec, hex, base32 or base58{}",
-                if any_ok { " (or any)" } else { "" }
-            ),
-        )
+    // The core's message: the name as given, the nearest allowed one, the allowed ones.
+    Encoding::from_name(name).map(Some).map_err(|e| {
+        let e = CliError::core(e);
+        if any_ok {
+            e.with("or 'any': tell the form by the string's shape")
+        } else {
+            e
+        }
     })
 }
 
@@ -410,9 +410,9 @@ fn inspect(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
     }
     let now_ms = SystemClock.now_ns().ok().map(|ns| ns / 1_000_000);
     for (i, text) in ids.iter().enumerate() {
-        let id = match from {
-            Some(enc) => enc.parse(text),
-            None => parse_any(text),
+        let (form, id) = match from {
+            Some(enc) => enc.parse(text).map(|id| (enc, id)),
+            None => parse_any_form(text),
         }
         .map_err(|e| parse_failure(e, text))?;
         let decoded = chosen.layout.decode(id).map_err(|e| {
@@ -422,13 +422,13 @@ fn inspect(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
             ))
         })?;
         if json {
-            writeln!(out, "{}", json::inspected(&chosen, text, &decoded))?;
+            writeln!(out, "{}", json::inspected(&chosen, text, form, &decoded))?;
             continue;
         }
         if i > 0 {
             writeln!(out)?;
         }
-        out.write_all(render::inspect(&chosen, &decoded, now_ms).as_bytes())?;
+        out.write_all(render::inspect(&chosen, &decoded, form, now_ms).as_bytes())?;
     }
     Ok(())
 }
@@ -436,6 +436,12 @@ fn inspect(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
 /// A parse error with a caret under the bad character.
 fn parse_failure(err: Error, text: &str) -> CliError {
     let mut e = CliError::core(err);
+    if let Error::AmbiguousId { other, .. } = err {
+        e = e.with(format!(
+            "choose with --from dec or --from {} (the string forms are told apart by shape)",
+            other.name()
+        ));
+    }
     if let Error::Parse { kind, position, .. } = err {
         use snowmint::ParseErrorKind as K;
         if kind == K::InvalidCharacter {

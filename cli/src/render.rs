@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use snowmint::{Decoded, Family, IsoTime, Layout, Order, ENCODINGS};
+use snowmint::{Decoded, Encoding, Family, IsoTime, Layout, Order, ENCODINGS};
 
 use crate::layout_args::Chosen;
 
@@ -85,10 +85,17 @@ fn per_second(per_tick: u128, tick_ns: u64) -> String {
 }
 
 /// `snowmint inspect`: one ID's fields, time and every string form.
-pub fn inspect(chosen: &Chosen, d: &Decoded, now_ms: Option<u64>) -> String {
+/// `form`: the string form the ID was read in (shown, so a reader sees which reading was taken).
+pub fn inspect(chosen: &Chosen, d: &Decoded, form: Encoding, now_ms: Option<u64>) -> String {
     let l = &chosen.layout;
     let mut s = String::new();
-    let _ = writeln!(s, "ID {} under the {} layout", d.id, chosen.label);
+    let _ = writeln!(
+        s,
+        "ID {} under the {} layout (read as {})",
+        d.id,
+        chosen.label,
+        form.name()
+    );
     let rel = relative(d.unix_ms, now_ms)
         .map(|r| format!(", {r}"))
         .unwrap_or_default();

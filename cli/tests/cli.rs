@@ -282,24 +282,83 @@ fn inspect_known_id() {
 #[test]
 fn inspect_accepts_every_string_form() {
     let id = 1165130818468946459u64;
-    let expected = ok(&["inspect", &id.to_string()]);
+    // The same report whatever the form, whose name the first line shows.
+    let read_as = |enc: &str| {
+        ok(&["inspect", &id.to_string()]).replacen("(read as dec)", &format!("(read as {enc})"), 1)
+    };
+    assert!(
+        read_as("dec").starts_with(&format!("ID {id} under the twitter layout (read as dec)\n"))
+    );
     for enc in ENCODINGS {
         let text = enc.encode(id).to_string();
-        assert_eq!(ok(&["inspect", &text]), expected, "{enc:?}");
+        assert_eq!(ok(&["inspect", &text]), read_as(enc.name()), "{enc:?}");
         assert_eq!(
             ok(&["inspect", &text, "--from", enc.name()]),
-            expected,
+            read_as(enc.name()),
             "{enc:?}"
         );
     }
-    assert_eq!(ok(&["inspect", "0x102b604e67b3a21b"]), expected);
+    assert_eq!(ok(&["inspect", "0x102b604e67b3a21b"]), read_as("hex"));
     assert_eq!(
         ok(&["inspect", "10av09skv78gv", "--from", "base32"]),
-        expected
+        read_as("base32")
     );
     // --from names the form when the shape misleads: "123456" is decimal by shape, hex by request.
     let out = ok(&["inspect", "123456", "--from", "hex"]);
     assert!(out.starts_with("ID 1193046 "), "{out}");
+}
+
+#[test]
+fn inspect_never_chooses_between_readings() {
+    // 16 digits: decimal, or the hex that `encode … hex` wrote? Both named, and how to choose.
+    let e = fails(&["inspect", "1970065334000000"], "PARSE", 1);
+    assert!(
+        e.contains("dec 1970065334000000") && e.contains("hex 1832972002764259328"),
+        "{e}"
+    );
+    assert!(e.contains("--from dec or --from hex"), "{e}");
+    let e = fails(&["inspect", "1700000000000"], "PARSE", 1);
+    assert!(
+        e.contains("base32 1405123083739594752") && e.contains("--from base32"),
+        "{e}"
+    );
+    let e = fails(&["inspect", "12345678912"], "PARSE", 1);
+    assert!(
+        e.contains("base58 7690564481429305") && e.contains("--from base58"),
+        "{e}"
+    );
+    let out = ok(&["inspect", "1970065334000000", "--from", "hex"]);
+    assert!(
+        out.starts_with("ID 1832972002764259328 under the twitter layout (read as hex)"),
+        "{out}"
+    );
+    let out = ok(&["inspect", "1970065334000000", "--from", "dec"]);
+    assert!(
+        out.starts_with("ID 1970065334000000 under the twitter layout (read as dec)"),
+        "{out}"
+    );
+    // Neighbouring widths and 11 digits with a 0 are plain decimal.
+    assert!(ok(&["inspect", "12345678910"]).contains("(read as dec)"));
+}
+
+#[test]
+fn unknown_names_suggest_the_nearest() {
+    let e = fails(&["mint", "--layout", "Twitter"], "INVALID_LAYOUT", 1);
+    assert!(
+        e.contains(
+            "unknown layout preset \"Twitter\" (did you mean twitter?); allowed: twitter, discord"
+        ),
+        "{e}"
+    );
+    let e = fails(&["inspect", "1", "--from", "bas58"], "INVALID_ARGUMENT", 1);
+    assert!(e.contains("\"bas58\" (did you mean base58?)"), "{e}");
+    let e = fails(&["layout", "--order", "ts|sq|node"], "INVALID_LAYOUT", 1);
+    assert!(e.contains("did you mean ts|seq|node?"), "{e}");
+    let e = fails(&["mint", "--layout", "uuid"], "INVALID_LAYOUT", 1);
+    assert!(
+        !e.contains("did you mean") && e.contains("allowed: twitter"),
+        "{e}"
+    );
 }
 
 #[test]

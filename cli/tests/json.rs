@@ -75,6 +75,7 @@ fn inspect_json_fields_are_stable() {
         v,
         vec![json!({
             "input": "1212161512043450368",
+            "read_as": "dec",
             "id": "1212161512043450368",
             "layout": "twitter",
             "time": "2020-01-01T00:00:00.000Z",
@@ -98,6 +99,7 @@ fn inspect_json_fields_are_stable() {
     let mut d = v[0].as_object().unwrap().clone();
     for extra in [
         "input",
+        "read_as",
         "layout",
         "time",
         "node_id",
@@ -124,6 +126,9 @@ fn inspect_json_many_forms_and_stdin() {
     for (doc, form) in v.iter().zip(&forms) {
         assert_eq!(id_of(doc), id);
         assert_eq!(doc["input"], json!(form));
+    }
+    for (doc, enc) in v.iter().zip(ENCODINGS) {
+        assert_eq!(doc["read_as"], json!(enc.name()));
     }
     let v = lines_with(
         &["inspect", "-", "--json"],

@@ -45,11 +45,21 @@ fn encode_decode_match_the_core_with_raw_and_hex_keys() {
         .map(|&i| core.encode(i).unwrap().to_string())
         .collect();
     for file in [&raw, &hex] {
-        let args: Vec<String> = ["opaque", "encode", "--key-file", file, "--layout", "js53"]
-            .iter()
-            .map(|s| s.to_string())
-            .chain(ids.iter().map(u64::to_string))
-            .collect();
+        // --from dec: a 16-digit js53 ID is also 16 hex digits, which `any` refuses to guess.
+        let args: Vec<String> = [
+            "opaque",
+            "encode",
+            "--key-file",
+            file,
+            "--layout",
+            "js53",
+            "--from",
+            "dec",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(ids.iter().map(u64::to_string))
+        .collect();
         let out = run(&args.iter().map(String::as_str).collect::<Vec<_>>(), "");
         assert!(
             out.status.success(),
@@ -143,11 +153,20 @@ fn bad_input_has_codes() {
             &raw,
             "--layout",
             "js53",
+            "--from",
+            "dec",
         ],
         "INVALID_ID",
         1,
     );
     fails(&["opaque", "encode", "1"], "INVALID_ARGUMENT", 2);
+    // `any` never guesses between dec and hex.
+    let err = fails(
+        &["opaque", "decode", "9007199254740992", "--key-file", &raw],
+        "PARSE",
+        1,
+    );
+    assert!(err.contains("dec 9007199254740992 or as hex"), "{err}");
     fails(
         &["opaque", "scramble", "1", "--key-file", &raw],
         "INVALID_ARGUMENT",

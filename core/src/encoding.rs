@@ -51,11 +51,7 @@ impl Encoding {
             "hex" => Ok(Encoding::Hex),
             "base32" => Ok(Encoding::Base32),
             "base58" => Ok(Encoding::Base58),
-            _ => Err(Error::InvalidArgument {
-                name: "encoding (dec, hex, base32 or base58)",
-                value: 0,
-                max: 0,
-            }),
+            _ => Err(crate::NameKind::Encoding.unknown(s)),
         }
     }
 
@@ -158,7 +154,12 @@ impl Encoding {
             encoding: self.name(),
         };
         let (body, offset) = match self {
-            Encoding::Hex if s.starts_with("0x") || s.starts_with("0X") => (&s[2..], 2),
+            // `strip_prefix`, not `&s[2..]`: no str-slicing panic path (its message formatting
+            // costs the WASM module kilobytes).
+            Encoding::Hex => match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+                Some(body) => (body, 2),
+                None => (s, 0),
+            },
             _ => (s, 0),
         };
         if body.is_empty() {
@@ -199,9 +200,35 @@ impl Encoding {
 /// Parses an ID in any string form, telling them apart by shape: all decimal digits → decimal;
 /// lowercase `0x…` or 16 characters → hex; 13 characters → base32; 11 characters → base58. (Uppercase
 /// `0X…` of 13 characters is base32, which writes uppercase.)
+///
+/// It never chooses silently: an all-digit string that is also an ID of a fixed-width form (see
+/// [`fixed_width_reading`]) is [`Error::AmbiguousId`] (code `PARSE`), naming both readings; parse it
+/// with [`Encoding::parse`] instead.
+///
+/// ```
+/// use snowmint::{parse_any, Encoding, Error, ErrorCode};
+/// assert_eq!(parse_any("1212161207262208000").unwrap(), 1212161207262208000);
+/// let err = parse_any("1970065334000000").unwrap_err(); // 16 digits: decimal, or hex?
+/// assert_eq!(err.code(), ErrorCode::Parse);
+/// assert!(matches!(err, Error::AmbiguousId { other: Encoding::Hex, other_value: 1832972002764259328, .. }));
+/// assert_eq!(Encoding::Hex.parse("1970065334000000").unwrap(), 1832972002764259328);
+/// ```
 pub fn parse_any(s: &str) -> Result<u64> {
+    parse_any_form(s).map(|(_, id)| id)
+}
+
+/// [`parse_any`], also saying which form the string was read in.
+pub fn parse_any_form(s: &str) -> Result<(Encoding, u64)> {
     let enc = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-        Encoding::Decimal
+        let decimal = Encoding::Decimal.parse(s)?;
+        if let Some((other, other_value)) = fixed_width_reading(s) {
+            return Err(Error::AmbiguousId {
+                decimal,
+                other,
+                other_value,
+            });
+        }
+        return Ok((Encoding::Decimal, decimal));
     } else if s.starts_with("0x") || (s.starts_with("0X") && s.len() != 13) || s.len() == 16 {
         Encoding::Hex
     } else if s.len() == 13 {
@@ -216,7 +243,18 @@ pub fn parse_any(s: &str) -> Result<u64> {
             encoding: "any",
         });
     };
-    enc.parse(s)
+    enc.parse(s).map(|id| (enc, id))
+}
+
+/// The reading of a string in the fixed-width form whose width it has (hex 16, base32 13, base58 11),
+/// if that form accepts it. For an all-digit string this is what makes it ambiguous in [`parse_any`]:
+/// every 16-digit string is also hex, every 13-digit one base32 (its first digit weighs 2^60, and 9·2^60
+/// fits), and an 11-digit one is base58 unless it has a `0` (not a base58 digit; `1` is base58's zero).
+pub fn fixed_width_reading(s: &str) -> Option<(Encoding, u64)> {
+    let enc = [Encoding::Hex, Encoding::Base32, Encoding::Base58]
+        .into_iter()
+        .find(|e| e.width() == s.len())?;
+    enc.parse(s).ok().map(|id| (enc, id))
 }
 
 /// An encoded ID held on the stack.

@@ -267,6 +267,42 @@ pub enum Error {
         /// What is wrong and what to do instead.
         reason: &'static str,
     },
+    /// A name (layout, policy, encoding, field order) that is not one of the allowed names (code
+    /// `INVALID_LAYOUT` for layouts and orders, `INVALID_ARGUMENT` for policies and encodings).
+    UnknownName {
+        /// What kind of name.
+        kind: crate::NameKind,
+        /// The name as given.
+        given: crate::GivenName,
+        /// The nearest allowed name, if one is near.
+        suggestion: Option<&'static str>,
+    },
+    /// A preset that needs parameters was asked for by name alone (code `INVALID_LAYOUT`): `snowcast`
+    /// needs an epoch and a node count ([`Layout::snowcast`](crate::Layout::snowcast)).
+    PresetNeedsParameters {
+        /// The preset, `"snowcast"`.
+        preset: &'static str,
+    },
+    /// An all-digit string that is also an ID of a fixed-width form (code `PARSE`): `parse_any` never
+    /// chooses; name the encoding.
+    AmbiguousId {
+        /// Its value read as decimal.
+        decimal: u64,
+        /// The other form that reads it.
+        other: crate::Encoding,
+        /// Its value read in that form.
+        other_value: u64,
+    },
+    /// A clock reading plainly in another unit than the one expected (code `INVALID_CLOCK`): read in
+    /// the expected unit it falls outside the layout's lifespan, in the other unit inside it.
+    ClockUnit {
+        /// The reading.
+        reading: u64,
+        /// The unit readings must be in.
+        expected: crate::ClockUnit,
+        /// Nanoseconds per unit of the unit the reading looks like (10^9 seconds … 1 nanoseconds).
+        looks_like_ns: u64,
+    },
     /// A state file cannot be used by this generator (code `STATE_FILE_MISMATCH`). Only with the
     /// `std` feature, like state files themselves (a `no_std` build keeps none of this text).
     #[cfg(feature = "std")]
@@ -422,6 +458,13 @@ impl Error {
             Error::InvalidArgument { .. } => ErrorCode::InvalidArgument,
             Error::Forked => ErrorCode::Forked,
             Error::InvalidOptions { .. } => ErrorCode::InvalidArgument,
+            Error::UnknownName { kind, .. } => match kind {
+                crate::NameKind::Layout | crate::NameKind::Order => ErrorCode::InvalidLayout,
+                crate::NameKind::Policy | crate::NameKind::Encoding => ErrorCode::InvalidArgument,
+            },
+            Error::PresetNeedsParameters { .. } => ErrorCode::InvalidLayout,
+            Error::AmbiguousId { .. } => ErrorCode::Parse,
+            Error::ClockUnit { .. } => ErrorCode::InvalidClock,
             #[cfg(feature = "std")]
             Error::StateFile { .. } => ErrorCode::StateFileMismatch,
         }
@@ -476,10 +519,17 @@ impl fmt::Display for Error {
             ),
             Error::Parse { kind, position, character, encoding } => match (kind, character) {
                 (ParseErrorKind::Empty, _) => write!(f, "cannot parse an empty string as a {encoding} ID"),
-                (ParseErrorKind::InvalidCharacter, Some(c)) => write!(
-                    f,
-                    "invalid character {c:?} at position {position} for a {encoding} ID"
-                ),
+                // Quoted as is; a control character escaped as '\u{1f}' (not `{c:?}`, whose
+                // Unicode tables cost the WASM module kilobytes).
+                (ParseErrorKind::InvalidCharacter, Some(c)) => {
+                    f.write_str("invalid character '")?;
+                    if c.is_control() {
+                        write!(f, "{}", c.escape_unicode())?;
+                    } else {
+                        write!(f, "{c}")?;
+                    }
+                    write!(f, "' at position {position} for a {encoding} ID")
+                }
                 (ParseErrorKind::TooLong, _) => write!(
                     f,
                     "{encoding} ID too long: position {position} is past the {} characters an ID can have",
@@ -505,6 +555,50 @@ impl fmt::Display for Error {
                 write!(f, "{name} is {value}, allowed at most {max}")
             }
             Error::InvalidOptions { reason } => write!(f, "invalid options: {reason}"),
+            Error::UnknownName { kind, given, suggestion } => {
+                // Quoted as given (no Debug escaping: its Unicode tables would cost the WASM module).
+                f.write_str("unknown ")?;
+                f.write_str(kind.what())?;
+                f.write_str(" \"")?;
+                f.write_str(given.as_str())?;
+                f.write_str(if given.truncated() { "\"…" } else { "\"" })?;
+                if let Some(s) = suggestion {
+                    write!(f, " (did you mean {s}?)")?;
+                }
+                f.write_str("; allowed: ")?;
+                for (i, name) in kind.names()[..kind.listed()].iter().enumerate() {
+                    f.write_str(if i == 0 { "" } else { ", " })?;
+                    f.write_str(name)?;
+                }
+                Ok(())
+            }
+            Error::PresetNeedsParameters { preset } => write!(
+                f,
+                "invalid layout: the {preset} preset needs an epoch and a node count: Layout::snowcast(epoch_ms, node_count)"
+            ),
+            Error::AmbiguousId { decimal, other, other_value } => write!(
+                f,
+                "ambiguous ID string: it reads as dec {decimal} or as {} {other_value}; parse it with the encoding named (\"dec\" or \"{}\")",
+                other.name(),
+                other.name()
+            ),
+            Error::ClockUnit { reading, expected, looks_like_ns } => {
+                let (unit, per) = match expected {
+                    crate::ClockUnit::Millis => ("milliseconds", 1_000_000),
+                    crate::ClockUnit::Nanos => ("nanoseconds", 1),
+                };
+                let (name, op, by) = match looks_like_ns {
+                    1_000_000_000 => ("seconds", "multiply", 1_000_000_000 / per),
+                    1_000_000 => ("milliseconds", "multiply", 1_000_000 / per),
+                    1_000 if per > 1_000 => ("microseconds", "divide", per / 1_000),
+                    1_000 => ("microseconds", "multiply", 1_000),
+                    _ => ("nanoseconds", "divide", per),
+                };
+                write!(
+                    f,
+                    "invalid clock reading {reading}: expected Unix {unit}, but it looks like {name}: {op} by {by}"
+                )
+            }
             #[cfg(feature = "std")]
             Error::StateFile { problem } => write!(f, "state file: {problem}"),
             Error::Forked => write!(

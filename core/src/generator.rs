@@ -39,11 +39,7 @@ impl Policy {
             "wait" => Ok(Policy::Wait),
             "fail" => Ok(Policy::Fail),
             "strict" => Ok(Policy::Strict),
-            _ => Err(Error::InvalidArgument {
-                name: "policy (wait, fail or strict)",
-                value: 0,
-                max: 0,
-            }),
+            _ => Err(crate::NameKind::Policy.unknown(s)),
         }
     }
 }

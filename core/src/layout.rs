@@ -31,11 +31,7 @@ impl Order {
         match s {
             "timestamp_node_sequence" | "ts|node|seq" => Ok(Order::TimestampNodeSequence),
             "timestamp_sequence_node" | "ts|seq|node" => Ok(Order::TimestampSequenceNode),
-            _ => Err(Error::InvalidLayout {
-                field: "order",
-                value: 0,
-                allowed: "timestamp_node_sequence or timestamp_sequence_node",
-            }),
+            _ => Err(crate::NameKind::Order.unknown(s)),
         }
     }
 }
@@ -81,6 +77,91 @@ impl ClockUnit {
     /// nanoseconds: NaN, infinities, negatives, fractions and values past 2^53 are errors, never rounded.
     pub fn f64_to_ns(self, reading: f64) -> Result<u64> {
         self.to_ns(whole_f64(reading)?)
+    }
+}
+
+/// Converts a host's clock readings (in a layout's [`ClockUnit`]) to Unix nanoseconds, and recognises a
+/// reading plainly in another unit (`Error::ClockUnit`, code `INVALID_CLOCK`: "looks like seconds:
+/// multiply by 1000").
+///
+/// The rule: a reading is "plainly" in another unit when, read in the expected unit, it falls outside
+/// the layout's lifespan (before its epoch, past its end, or past year 2554), and read as exactly one of
+/// seconds, milliseconds, microseconds or nanoseconds (the other three) it falls inside. A reading the
+/// layout can use is never refused, and when two other units would fit, no guess is made (the error is
+/// the one the reading gets anyway: `CLOCK_BEFORE_EPOCH`, `LAYOUT_EXHAUSTED` or `INVALID_CLOCK`).
+///
+/// ```
+/// use snowmint::{Layout, ErrorCode};
+/// let reader = Layout::twitter().clock_reader(); // readings in Unix milliseconds
+/// assert_eq!(reader.to_ns(1_700_000_000_000).unwrap(), 1_700_000_000_000_000_000);
+/// let err = reader.to_ns(1_700_000_000).unwrap_err(); // seconds
+/// assert_eq!(err.code(), ErrorCode::InvalidClock);
+/// assert!(err.to_string().ends_with("looks like seconds: multiply by 1000"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ClockReader {
+    unit: ClockUnit,
+    /// Unix ns of the layout's epoch and of the end of its lifespan (exclusive, saturated).
+    lo_ns: u64,
+    hi_ns: u64,
+}
+
+impl ClockReader {
+    /// The unit readings are expected in.
+    pub const fn unit(self) -> ClockUnit {
+        self.unit
+    }
+
+    /// A whole reading in [`ClockReader::unit`], as Unix nanoseconds.
+    #[inline]
+    pub fn to_ns(self, reading: u64) -> Result<u64> {
+        match self.unit.to_ns(reading) {
+            Ok(ns) if ns >= self.lo_ns && ns < self.hi_ns => Ok(ns),
+            other => match self.hint(reading) {
+                Some(e) => Err(e),
+                None => other,
+            },
+        }
+    }
+
+    /// A floating-point reading (JavaScript Number, Python float): NaN, infinities, negatives,
+    /// fractions and values past 2^53 are errors, never rounded (one plainly in another unit says so).
+    pub fn f64_to_ns(self, reading: f64) -> Result<u64> {
+        match whole_f64(reading) {
+            Ok(r) => self.to_ns(r),
+            // Huge, or fractional (Python's time.time(), seconds with a fraction): say which unit.
+            Err(e) if reading.is_finite() && reading >= 0.0 => {
+                Err(self.hint(reading as u64).unwrap_or(e))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `Error::ClockUnit` when exactly one other unit puts `reading` inside the lifespan.
+    fn hint(self, reading: u64) -> Option<Error> {
+        let expected_ns = match self.unit {
+            ClockUnit::Millis => NS_PER_MS,
+            ClockUnit::Nanos => 1,
+        };
+        let mut found = None;
+        for per in [1_000_000_000, NS_PER_MS, 1_000, 1] {
+            if per == expected_ns {
+                continue;
+            }
+            if let Some(ns) = reading.checked_mul(per) {
+                if ns >= self.lo_ns && ns < self.hi_ns {
+                    if found.is_some() {
+                        return None;
+                    }
+                    found = Some(per);
+                }
+            }
+        }
+        found.map(|looks_like_ns| Error::ClockUnit {
+            reading,
+            expected: self.unit,
+            looks_like_ns,
+        })
     }
 }
 
@@ -164,6 +245,18 @@ pub const PRESET_NAMES: [&str; 8] = [
     "js53",
     "decimal",
 ];
+
+/// [`PRESET_NAMES`] and the aliases [`Layout::preset`] also accepts (`chronicle` for `decimal`).
+pub(crate) const ACCEPTED_PRESET_NAMES: [&str; PRESET_NAMES.len() + 1] = {
+    let mut names = [""; PRESET_NAMES.len() + 1];
+    let mut i = 0;
+    while i < PRESET_NAMES.len() {
+        names[i] = PRESET_NAMES[i];
+        i += 1;
+    }
+    names[i] = "chronicle";
+    names
+};
 
 /// `x / D` as a multiply and shifts, for a constant `D` that is not a power of two (Granlund and
 /// Montgomery 1994, Theorem 4.2): with `D = 2^s · o`, `o` odd, `N = 64 - s` and `l = ceil(log2 o)`,
@@ -429,18 +522,8 @@ impl Layout {
                 },
             ),
             "decimal" | "chronicle" => Layout::decimal(),
-            "snowcast" => {
-                return Err(bad(
-                    "preset",
-                    0,
-                    "snowcast needs an epoch and a node count (Layout::snowcast)",
-                ))
-            }
-            _ => return Err(bad(
-                "preset",
-                0,
-                "one of twitter, discord, instagram, sonyflake, hazelcast, snowcast, js53, decimal",
-            )),
+            "snowcast" => return Err(Error::PresetNeedsParameters { preset: "snowcast" }),
+            _ => return Err(crate::NameKind::Layout.unknown(name)),
         })
     }
 
@@ -628,6 +711,14 @@ impl Layout {
             ClockUnit::Nanos
         } else {
             ClockUnit::Millis
+        }
+    }
+    /// Converts this layout's clock readings to Unix nanoseconds, recognising readings in a wrong unit.
+    pub const fn clock_reader(&self) -> ClockReader {
+        ClockReader {
+            unit: self.clock_unit(),
+            lo_ns: self.epoch_ns,
+            hi_ns: self.lifespan_end_ms().saturating_mul(NS_PER_MS),
         }
     }
     /// Whether times are shown with nanosecond precision (ticks that are not whole milliseconds).

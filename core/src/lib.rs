@@ -77,6 +77,7 @@ mod error;
 mod fast_clock;
 mod generator;
 mod layout;
+mod names;
 mod opaque;
 #[cfg(feature = "serde")]
 mod serde_impl;
@@ -88,7 +89,7 @@ mod time;
 pub use clock::{sleep_ns, SystemClock};
 pub use clock::{Clock, FixedClock};
 pub use decode::Decoded;
-pub use encoding::{parse_any, Encoded, Encoding, ENCODINGS};
+pub use encoding::{fixed_width_reading, parse_any, parse_any_form, Encoded, Encoding, ENCODINGS};
 #[cfg(feature = "std")]
 pub use error::StateFileProblem;
 pub use error::{Error, ErrorCode, ParseErrorKind, Result};
@@ -98,8 +99,10 @@ pub use generator::{mix64, Generator, Ids, Mint, Options, Policy, DEFAULT_MAX_AH
 #[cfg(target_has_atomic = "64")]
 pub use generator::{Ceiling, SharedGenerator, StateWord, Unbounded};
 pub use layout::{
-    whole_f64, ClockUnit, Family, Layout, LayoutConfig, Order, MAX_EPOCH_MS, PRESET_NAMES,
+    whole_f64, ClockReader, ClockUnit, Family, Layout, LayoutConfig, Order, MAX_EPOCH_MS,
+    PRESET_NAMES,
 };
+pub use names::{suggest, GivenName, NameKind};
 pub use opaque::{Opaque, OPAQUE_KEY_LEN, OPAQUE_MAX_BITS, OPAQUE_MIN_BITS};
 #[cfg(all(feature = "std", unix, target_has_atomic = "64", not(loom)))]
 pub use state_file::StateFile;

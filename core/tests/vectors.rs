@@ -329,6 +329,20 @@ impl AnyGenerator {
             AnyGenerator::Shared(g) => g.next_ids_with(clock, |ns| clock.sleep(ns), out),
         }
     }
+
+    fn state(&self) -> u64 {
+        match self {
+            AnyGenerator::Plain(g) => g.state(),
+            AnyGenerator::Shared(g) => g.state(),
+        }
+    }
+
+    fn restore(&mut self, state: u64) {
+        match self {
+            AnyGenerator::Plain(g) => g.restore(state),
+            AnyGenerator::Shared(g) => g.restore(state),
+        }
+    }
 }
 
 fn options(c: &Obj) -> Check<Options> {
@@ -421,6 +435,23 @@ fn run_step(
     previous: &mut Option<u64>,
 ) -> Check<u64> {
     let s = obj(step, "a step")?;
+    match s.get("op").and_then(Value::as_str) {
+        Some("state") => {
+            keys(s, &["op", "state"], &[])?;
+            let (want, got) = (dec(s, "state")?, gen.state());
+            return if want == got {
+                Ok(0)
+            } else {
+                Err(format!("state(): expected {want}, got {got}"))
+            };
+        }
+        Some("restore") => {
+            keys(s, &["op", "state"], &[])?;
+            gen.restore(dec(s, "state")?);
+            return Ok(0);
+        }
+        _ => {}
+    }
     let outcome = ["ids", "first", "error"]
         .into_iter()
         .find(|k| s.contains_key(*k))
@@ -700,7 +731,7 @@ fn run_encoding(c: &Obj, seen: &mut Encoded) -> Check {
                 keys(
                     c,
                     &["name", "op", "encoding", "input", "error", "position"],
-                    &[],
+                    &["readings"],
                 )?;
             }
             let input = text(c, "input")?;
@@ -723,6 +754,33 @@ fn run_encoding(c: &Obj, seen: &mut Encoded) -> Check {
             };
             expect_code(&err, text(c, "error")?)?;
             let want = num(c, "position")?;
+            if let Some(readings) = c.get("readings") {
+                // Ambiguous: the message names every reading (form and value) and nothing chose.
+                let readings = obj(readings, "readings")?;
+                let message = err.to_string();
+                for (form, value) in readings {
+                    let value = value.as_str().ok_or("a reading is not a string")?;
+                    if !message.contains(&format!("{form} {value}")) {
+                        return Err(format!("message {message:?} does not name {form} {value}"));
+                    }
+                }
+                return match err {
+                    Error::AmbiguousId {
+                        decimal,
+                        other,
+                        other_value,
+                    } if want == 0
+                        && readings.len() == 2
+                        && readings.get("dec").and_then(Value::as_str)
+                            == Some(decimal.to_string().as_str())
+                        && readings.get(other.name()).and_then(Value::as_str)
+                            == Some(other_value.to_string().as_str()) =>
+                    {
+                        Ok(())
+                    }
+                    other => Err(unexpected("an ambiguous-ID error", other)),
+                };
+            }
             match err {
                 Error::Parse { position, .. } if position as u64 == want => Ok(()),
                 Error::Parse { position, .. } => {

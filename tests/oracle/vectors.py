@@ -30,11 +30,12 @@ VECTORS = os.path.normpath(os.path.join(HERE, "..", "vectors"))
 class Fail(Exception):
     """An expected error: `code` is the stable error code; `field` names a bad layout field."""
 
-    def __init__(self, code, field=None, position=None):
+    def __init__(self, code, field=None, position=None, readings=None):
         super().__init__(code, field, position)
         self.code = code
         self.field = field
         self.position = position
+        self.readings = readings
 
 
 # --------------------------------------------------------------------------------------------------
@@ -431,10 +432,20 @@ def parse(name, s):
 
 def parse_any(s):
     """Tells the form by shape: all decimal digits → dec; 0x… or 16 characters → hex; 13 → base32;
-    11 → base58; anything else is ambiguous (position 0). Lengths count UTF-8 bytes."""
+    11 → base58; anything else is ambiguous (position 0). Lengths count UTF-8 bytes.
+    Never silently: an all-digit string of a fixed width (hex 16, base32 13, base58 11) that form also
+    reads is PARSE at position 0, with both readings (the message must name each value and form)."""
     n = len(s.encode("utf-8"))
     if s and all(c in "0123456789" for c in s):
-        return parse("dec", s)
+        dec = parse("dec", s)
+        other = {16: "hex", 13: "base32", 11: "base58"}.get(n)
+        if other is not None:
+            try:
+                value = parse(other, s)
+            except Fail:
+                return dec
+            raise Fail("PARSE", position=0, readings={"dec": str(dec), other: str(value)})
+        return dec
     if s[:2] in ("0x", "0X") or n == 16:
         return parse("hex", s)
     if n == 13:
@@ -482,6 +493,16 @@ def gen_case(name, spec, node_id, steps, policy=None, max_ahead_ms=None, seed=No
     assert steps, name
     out, sleeps, previous = [], [], None
     for readings, op, count in steps:
+        if readings in ("state", "restore"):
+            # ("state", None, None): the high-water mark now; ("restore", value, None): continue from
+            # a persisted one (never backwards), then the mark is max(before, value).
+            if readings == "restore":
+                op = op(gen.next) if callable(op) else op  # a function of the mark before
+                assert 0 <= op <= U64, name
+                out.append({"op": "restore", "state": str(op)})
+                gen.next = max(gen.next, op)
+            out.append({"op": "state", "state": str(gen.next)})
+            continue
         assert op in ("next", "batch") and count >= 1, name
         step = {"clock": [str(r) for r in readings], "op": op, "count": count}
         clock = ScriptedClock(lay, readings)
@@ -587,6 +608,8 @@ def parse_case(name, form, text):
         case["id"] = str(parse_any(text) if form == "any" else parse(form, text))
     except Fail as e:
         case["error"], case["position"] = e.code, e.position
+        if e.readings:
+            case["readings"] = e.readings
     return case
 
 
@@ -918,6 +941,23 @@ def generate_cases():
     g("node_id_out_of_range_decimal", DEC, 100, [])
     g("node_id_out_of_range_u64_max", TW, U64, [])
     g("invalid_layout_generator", C(0, 10, 12), 1, [])
+    # --- state() / restore(): the persisted high-water mark (SPEC §2, restarts)
+    S, R = ("state", None, None), (lambda v: ("restore", v, None))
+    tw_pos = lambda ms, seq: ((ms - 1288834974657) << 12) + seq
+    g("state_fresh_is_0", TW, 7, [S, ([T0], N, 1), S])
+    g("state_after_batch", TW, 7, [([T0], B, 5), S, ([T0 + 1], N, 1), S])
+    # A restarted process whose clock went back 2 s while it was down continues after the mark.
+    g("restore_after_restart_clock_behind", TW, 7, [R(tw_pos(T0, 3)), ([T0 - 2000], N, 2), S])
+    g("restore_never_moves_backwards", TW, 7, [([T0], B, 3), R(tw_pos(T0, 1)), R(0), ([T0], N, 1)])
+    g("restore_0_on_fresh", TW, 7, [R(0), ([T0], N, 1)])
+    g("restore_mid_tick_same_clock", TW, 7, [R(tw_pos(T0, 4095)), ([T0], N, 2)])
+    g("restore_ahead_fail_policy", TW, 7, [R(tw_pos(T0 + 20_000, 0)), ([T0], N, 1), S, ([T0 + 5001], N, 1)],
+      policy="fail")
+    g("restore_ahead_strict_policy", TW, 7, [R(tw_pos(T0 + 10, 0)), ([T0], N, 1), ([T0 + 10], N, 1)],
+      policy="strict")
+    g("restore_sonyflake_sequence_node", SF, 513, [R((((T0 - 1409529600000) // 10) << 8) + 200), ([T0], N, 2), S])
+    g("restore_decimal", DEC, 28, [([T0_NS], N, 1), S, R(lambda mark: mark + 5), ([T0_NS], N, 1), S])
+    g("restore_past_lifespan", TW, 7, [R(U64), ([T0], N, 1)])
     return c
 
 
@@ -1147,7 +1187,21 @@ def encodings_cases():
     p("base58_empty", "base58", "")
     # parse_any tells the form by shape
     p("any_decimal", "any", "175928847299117063")
-    p("any_decimal_16_digits", "any", "0000000000000010")
+    # ... never silently: all-digit strings of a fixed width that form also reads are ambiguous
+    p("any_ambiguous_16_digits_hex", "any", "1970065334000000")
+    p("any_ambiguous_16_zeros", "any", "0000000000000010")
+    p("any_ambiguous_16_nines", "any", "9" * 16)
+    p("any_decimal_15_digits", "any", "197006533400000")
+    p("any_decimal_17_digits", "any", "19700653340000000")
+    p("any_ambiguous_13_digits_base32", "any", "1700000000000")
+    p("any_ambiguous_13_nines", "any", "9" * 13)
+    p("any_decimal_12_digits", "any", "170000000000")
+    p("any_decimal_14_digits", "any", "17000000000000")
+    p("any_ambiguous_11_digits_base58", "any", "12345678912")
+    p("any_ambiguous_11_nines", "any", "9" * 11)
+    p("any_decimal_11_digits_with_zero", "any", "12345678910")
+    p("any_decimal_10_digits", "any", "1234567891")
+    p("any_decimal_12_digits_no_zero", "any", "123456789123")
     p("any_decimal_11_digits", "any", "12345678901")
     p("any_hex_prefix", "any", "0xff")
     p("any_hex_16", "any", encode("hex", 175928847299117063))

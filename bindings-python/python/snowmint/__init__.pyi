@@ -328,6 +328,12 @@ class Generator:
     @property
     def state(self) -> GeneratorState:
         """``"attached"``, ``"detached"`` or ``"destroyed"`` (a fixed node ID is always attached)."""
+    def high_water_mark(self) -> int:
+        """The high-water mark (the next free logical position): persist it at shutdown or
+        periodically and pass it to :meth:`restore` after a restart, so no ID repeats even if the
+        clock went back while the process was down. :class:`InvalidArgumentError` under a lease source."""
+    def restore(self, mark: Union[int, str]) -> None:
+        """Continues from a persisted high-water mark (int or decimal str); never moves backwards."""
     def detach(self) -> None:
         """Releases the lease; minting raises :class:`LeaseLostError` until :meth:`attach`."""
     def attach(self) -> None:
@@ -461,8 +467,10 @@ def DecimalGenerator(
 ) -> Generator:
     """A generator of Chronicle-style decimal IDs (``layout="decimal"``, host IDs 0..99)."""
 
-def decode(id: int, layout: LayoutLike = "twitter") -> Decoded:
-    """Takes an ID apart (:class:`InvalidIdError` if it has bits above the layout's width)."""
+def decode(id: Union[int, str], layout: LayoutLike = "twitter") -> Decoded:
+    """Takes an ID apart: an int, or a str in any form (as :func:`parse` with ``"any"``).
+    :class:`InvalidIdError` for an int that is negative, ≥ 2**64 or has bits above the layout's width;
+    :class:`ParseError` for a malformed or ambiguous str."""
 
 def compose(timestamp_ticks: int, node_id: int, sequence: int, layout: LayoutLike = "twitter") -> int:
     """Composes an ID from its fields (the node field as stored), each checked against the layout."""

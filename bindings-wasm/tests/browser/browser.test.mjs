@@ -133,6 +133,10 @@ test('the playground: layout facts, mint, decode a pasted ID, switch layout, cus
   assert.equal(await fact(page, 'dec-form'), 'hex');
   await page.fill('#decode-input', await fact(page, 'dec-base32'));
   assert.equal(await fact(page, 'dec-form'), 'base32');
+  // 16 digits: decimal, or hex? The page never chooses: both readings are named.
+  await page.fill('#decode-input', '1970065334000000');
+  assert.match(await page.locator('#decode-error').textContent(),
+    /^PARSE: .*dec 1970065334000000 or as hex 1832972002764259328/);
   await page.fill('#decode-input', minted);
   assert.equal(await fact(page, 'dec-node'), '7');
   await page.fill('#decode-input', '12x4');
