@@ -26,8 +26,8 @@ STORES+=" $SNOWMINT_TEST_ETCD_URL $SNOWMINT_TEST_POSTGRES_URL"
 set -x
 cargo clippy -p snowmint-coord --all-targets --all-features -- -D warnings
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-coord
-# The deterministic simulation (500 seeds × 4000 steps of faults) and its proof: each planted defect
-# must be caught, or the stage fails.
+# The deterministic simulation (leases, the state file, range sequences, under faults) and its proof:
+# each planted defect must be caught, or the stage fails.
 cargo test -p snowmint-coord --features planted-defects --test simulation
 RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint-coord --no-deps
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test leases

@@ -65,6 +65,9 @@ pub enum Defect {
     IgnoreReservation,
     /// The ceiling is raised before the store acknowledges the reservation (and even if it never does).
     CeilingBeforeAck,
+    /// A range sequence writes its rows against what they hold at the time of the write, not against
+    /// what it read (a range taken without the compare).
+    RangeWithoutCompare,
 }
 
 impl Default for LeaseOptions {

@@ -363,6 +363,9 @@ struct Allocator {
     time: Arc<dyn Time>,
     process_ranges: AtomicU64,
     dc_ranges: AtomicU64,
+    /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
+    #[cfg(feature = "planted-defects")]
+    defect: crate::lease::Defect,
 }
 
 /// What a compare-and-set came to.
@@ -372,6 +375,31 @@ enum Swap {
 }
 
 impl Allocator {
+    /// Checks the options and names.
+    fn new(
+        name: &str,
+        dc: &str,
+        global: Arc<dyn Store>,
+        local: Arc<dyn Store>,
+        options: RangeOptions,
+        time: Arc<dyn Time>,
+    ) -> Result<Allocator> {
+        options.check()?;
+        check_names(name, dc)?;
+        Ok(Allocator {
+            name: name.to_string(),
+            dc: dc.to_string(),
+            global,
+            local,
+            options,
+            time,
+            process_ranges: AtomicU64::new(0),
+            dc_ranges: AtomicU64::new(0),
+            #[cfg(feature = "planted-defects")]
+            defect: crate::lease::Defect::None,
+        })
+    }
+
     fn limit(&self) -> u64 {
         1u64 << self.options.bits
     }
@@ -399,6 +427,16 @@ impl Allocator {
 
     /// Compare-and-set with a lost answer resolved by reading back (the text carries a fresh nonce).
     fn swap(&self, store: &dyn Store, key: &str, old: Option<&str>, new: &str) -> Result<Swap> {
+        #[cfg(feature = "planted-defects")]
+        let current;
+        #[cfg(feature = "planted-defects")]
+        let old = if self.defect == crate::lease::Defect::RangeWithoutCompare {
+            // The defect: compare against whatever the row holds now, not what was read (a blind write).
+            current = store.row(key)?;
+            current.as_deref()
+        } else {
+            old
+        };
         match store.swap_row(key, old, new) {
             Ok(true) => Ok(Swap::Done),
             Ok(false) => Ok(Swap::Lost),
@@ -849,18 +887,7 @@ impl RangeSequence {
         options: RangeOptions,
         time: Arc<dyn Time>,
     ) -> Result<RangeSequence> {
-        options.check()?;
-        check_names(name, dc)?;
-        let alloc = Allocator {
-            name: name.to_string(),
-            dc: dc.to_string(),
-            global,
-            local,
-            options,
-            time,
-            process_ranges: AtomicU64::new(0),
-            dc_ranges: AtomicU64::new(0),
-        };
+        let alloc = Allocator::new(name, dc, global, local, options, time)?;
         let deadline = alloc.time.monotonic_ns()
             + (TICKET_MS + alloc.options.wait.as_millis() as u64) * 1_000_000;
         let (first, low) = alloc.take_process_range(deadline)?;
@@ -1148,5 +1175,40 @@ mod tests {
             Dc::parse("v1 bits=31 start=1 floor=0 ranges=3-2 fetch=- by=x"),
             None
         );
+    }
+}
+
+/// The allocation algorithm with no thread of its own (feature `planted-defects`): a deterministic
+/// simulation takes each process range and each datacenter pre-allocation itself, when it decides.
+#[cfg(feature = "planted-defects")]
+#[derive(Debug)]
+pub struct SteppedAllocator(Allocator);
+
+#[cfg(feature = "planted-defects")]
+impl SteppedAllocator {
+    /// One process of datacenter `dc` (what [`RangeSequence::open_with_time`] builds), with a defect.
+    pub fn new(
+        name: &str,
+        dc: &str,
+        global: Arc<dyn Store>,
+        local: Arc<dyn Store>,
+        options: RangeOptions,
+        time: Arc<dyn Time>,
+        defect: crate::lease::Defect,
+    ) -> Result<SteppedAllocator> {
+        let mut alloc = Allocator::new(name, dc, global, local, options, time)?;
+        alloc.defect = defect;
+        Ok(SteppedAllocator(alloc))
+    }
+
+    /// The next process range `[start, end)`, and whether the datacenter row fell below the threshold.
+    /// Never waits: another process's fetch in progress is `STORE_UNAVAILABLE` at once.
+    pub fn take_process_range(&self) -> Result<((u64, u64), bool)> {
+        self.0.take_process_range(self.0.time.monotonic_ns())
+    }
+
+    /// The datacenter-level pre-allocation.
+    pub fn prefetch_dc(&self) -> Result<()> {
+        self.0.prefetch_dc()
     }
 }

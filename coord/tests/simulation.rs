@@ -17,7 +17,7 @@
 //! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
 //! ```
 //! Options: `--seeds N` (default 500), `--first SEED`, `--steps N` (per seed, default 4000), `--replay
-//! SEED` (one seed, every step printed; with `--state-file`, the state-file world), `--long` (1024 nodes, 10^9 IDs: the README's figures),
+//! SEED` (one seed, every step printed; with `--state-file` or `--ranges`, that world), `--long` (1024 nodes, 10^9 IDs: the README's figures),
 //! `--defects` / `--no-defects` (only / without the planted-defect proof).
 
 use std::collections::{BTreeMap, HashSet};
@@ -27,9 +27,10 @@ use std::time::{Duration, Instant};
 
 use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
 use snowmint_coord::lease::Defect;
+use snowmint_coord::range::SteppedAllocator;
 use snowmint_coord::{
     layout_text, Claim, ClaimRequest, Error, Lease, LeaseOptions, LeaseState, MemoryStore,
-    NodeState, Reservation, Result, SequencerConfig, SequencerRecord, Store, Time,
+    NodeState, RangeOptions, Reservation, Result, SequencerConfig, SequencerRecord, Store, Time,
 };
 
 /// SplitMix64: small, fast, and the whole run follows from its seed.
@@ -814,6 +815,279 @@ fn run_state_file(
     Ok(seen.len() as u64)
 }
 
+/// A process's store, through its link, where another process's whole range take may land between a
+/// read of a row and the compare-and-set that follows it (`Race`): the interleaving a real
+/// datacenter's processes produce.
+#[derive(Debug)]
+struct RaceLink {
+    inner: Arc<Link>,
+    race: Arc<Race>,
+    me: usize,
+}
+
+/// The processes a race may interleave, and the ranges taken inside races.
+#[derive(Debug)]
+struct Race {
+    rng: Mutex<Rng>,
+    busy: AtomicBool,
+    percent: u64,
+    allocs: Mutex<Vec<Arc<SteppedAllocator>>>,
+    taken: Mutex<Vec<(usize, u64, u64)>>,
+}
+
+impl Race {
+    fn interleave(&self, me: usize) {
+        if self.busy.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let other = {
+            let mut rng = self.rng.lock().unwrap();
+            let n = self.allocs.lock().unwrap().len();
+            if n > 1 && rng.chance(self.percent) {
+                Some((me + 1 + rng.below(n as u64 - 1) as usize) % n)
+            } else {
+                None
+            }
+        };
+        if let Some(j) = other {
+            let a = self.allocs.lock().unwrap()[j].clone();
+            if let Ok(((s, e), _)) = a.take_process_range() {
+                self.taken.lock().unwrap().push((j, s, e));
+            }
+        }
+        self.busy.store(false, Ordering::SeqCst);
+    }
+}
+
+impl Store for RaceLink {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn create_sequencer(&self, n: &str, c: &SequencerConfig, now: u64) -> Result<SequencerRecord> {
+        self.inner.create_sequencer(n, c, now)
+    }
+    fn sequencer(&self, name: &str) -> Result<Option<SequencerRecord>> {
+        self.inner.sequencer(name)
+    }
+    fn sequencers(&self) -> Result<Vec<SequencerRecord>> {
+        self.inner.sequencers()
+    }
+    fn destroy_sequencer(&self, name: &str) -> Result<bool> {
+        self.inner.destroy_sequencer(name)
+    }
+    fn claim(&self, request: &ClaimRequest<'_>) -> Result<Option<Claim>> {
+        self.inner.claim(request)
+    }
+    fn renew(&self, claim: &Claim, ttl_ms: u64, now: u64) -> Result<Claim> {
+        self.inner.renew(claim, ttl_ms, now)
+    }
+    fn release(&self, claim: &Claim) -> Result<()> {
+        self.inner.release(claim)
+    }
+    fn reservation(&self, sequencer: &str, node_id: u64) -> Result<Option<Reservation>> {
+        self.inner.reservation(sequencer, node_id)
+    }
+    fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        self.inner.reserve(claim, reservation)
+    }
+    fn holders(&self, sequencer: &str, now: u64) -> Result<Vec<NodeState>> {
+        self.inner.holders(sequencer, now)
+    }
+    fn row(&self, key: &str) -> Result<Option<String>> {
+        // What this process read may be stale by the time it writes.
+        let r = self.inner.row(key);
+        self.race.interleave(self.me);
+        r
+    }
+    fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool> {
+        self.inner.swap_row(key, expected, new)
+    }
+}
+
+/// Range sequences (SPEC §4): 6 processes in two datacenters (one global store, one store per
+/// datacenter), each through links of its own with faults (failed requests, writes answered late,
+/// partitions), clocks stepped (fetch tickets expire by them), processes crashed and restarted, and
+/// races: another process's whole take may land between a read and the compare-and-set after it. After every step:
+/// every range handed out is disjoint from every other, and each process's ranges increase.
+fn run_ranges(
+    seed: u64,
+    steps: u64,
+    defect: Defect,
+    trace: bool,
+) -> std::result::Result<u64, String> {
+    const PROCS: usize = 6;
+    let now = Arc::new(AtomicU64::new(START_UNIX_NS));
+    let mut rng = Rng(seed ^ 0x0A11_0CA7);
+    let global = Arc::new(MemoryStore::new());
+    let dcs = [Arc::new(MemoryStore::new()), Arc::new(MemoryStore::new())];
+    let options = RangeOptions {
+        bits: 24,
+        start: 1,
+        dc_range: 1_000,
+        process_range: 100,
+        threshold_percent: 50,
+        wait: Duration::ZERO,
+    };
+    let race = Arc::new(Race {
+        rng: Mutex::new(Rng(rng.next())),
+        busy: AtomicBool::new(false),
+        percent: 25,
+        allocs: Mutex::new(Vec::new()),
+        taken: Mutex::new(Vec::new()),
+    });
+    let link = |store: &Arc<MemoryStore>, rng: &mut Rng| {
+        Arc::new(Link {
+            store: store.clone(),
+            now: now.clone(),
+            cut: AtomicBool::new(false),
+            flaky: AtomicU64::new(0),
+            late: AtomicU64::new(0),
+            rng: Mutex::new(Rng(rng.next())),
+        })
+    };
+    let mut links = Vec::new();
+    let mut clocks = Vec::new();
+    for i in 0..PROCS {
+        links.push((link(&global, &mut rng), link(&dcs[i % 2], &mut rng)));
+        clocks.push(Arc::new(SimClock {
+            now: now.clone(),
+            offset_ns: AtomicI64::new(0),
+            frozen: Mutex::new(None),
+        }));
+    }
+    let open = |i: usize| -> std::result::Result<Arc<SteppedAllocator>, String> {
+        let wrap = |l: &Arc<Link>| -> Arc<dyn Store> {
+            Arc::new(RaceLink {
+                inner: l.clone(),
+                race: race.clone(),
+                me: i,
+            })
+        };
+        SteppedAllocator::new(
+            "sim",
+            ["a", "b"][i % 2],
+            wrap(&links[i].0),
+            wrap(&links[i].1),
+            options.clone(),
+            clocks[i].clone(),
+            defect,
+        )
+        .map(Arc::new)
+        .map_err(|e| format!("ranges: open: {e}"))
+    };
+    for i in 0..PROCS {
+        let a = open(i)?;
+        race.allocs.lock().unwrap().push(a);
+    }
+    // Every range handed out (start → end, process), and each process's last end.
+    let mut ranges: BTreeMap<u64, (u64, usize)> = BTreeMap::new();
+    let mut last_end = [0u64; PROCS];
+    let mut values = 0u64;
+    let mut record = |p: usize, s: u64, e: u64, how: &str| -> std::result::Result<(), String> {
+        if s >= e || e > 1 << options.bits {
+            return Err(format!("ranges: process {p} took {s}..{e} ({how})"));
+        }
+        if s < last_end[p] {
+            return Err(format!(
+                "ranges: process {p} took {s}..{e} after a range ending at {} ({how})",
+                last_end[p]
+            ));
+        }
+        if let Some((&s0, &(e0, p0))) = ranges.range(..e).next_back() {
+            if e0 > s {
+                return Err(format!("ranges: process {p} took {s}..{e}, overlapping process {p0}'s {s0}..{e0} ({how})"));
+            }
+        }
+        ranges.insert(s, (e, p));
+        last_end[p] = e;
+        values += e - s;
+        if trace {
+            println!("ranges: process {p} takes {s}..{e} ({how})");
+        }
+        Ok(())
+    };
+    for step in 0..steps {
+        now.fetch_add(rng.below(50 * MS), Ordering::SeqCst);
+        let i = rng.below(PROCS as u64) as usize;
+        let roll = rng.below(100);
+        let what = match roll {
+            0..=59 => {
+                let a = race.allocs.lock().unwrap()[i].clone();
+                match a.take_process_range() {
+                    Ok(((s, e), low)) => {
+                        record(i, s, e, "its own take")?;
+                        if low && rng.chance(50) {
+                            let _ = a.prefetch_dc();
+                        }
+                        String::new()
+                    }
+                    Err(e)
+                        if matches!(
+                            e.code(),
+                            ErrorCode::StoreUnavailable | ErrorCode::RangeExhausted
+                        ) =>
+                    {
+                        format!("process {i} takes no range: {}", e.code())
+                    }
+                    Err(e) => {
+                        return Err(format!(
+                            "ranges: process {i}: unexpected error {}: {e}",
+                            e.code()
+                        ))
+                    }
+                }
+            }
+            60..=67 => {
+                let a = race.allocs.lock().unwrap()[i].clone();
+                let r = a.prefetch_dc();
+                format!(
+                    "process {i} pre-allocates for its datacenter: {}",
+                    r.map_or_else(|e| e.code().to_string(), |_| "ok".into())
+                )
+            }
+            68..=75 => {
+                let (g, l) = &links[i];
+                let which = if rng.chance(50) { g } else { l };
+                let flaky = [0, 0, 10, 30][rng.below(4) as usize];
+                let late = [0, 0, 20, 50][rng.below(4) as usize];
+                which.flaky.store(flaky, Ordering::SeqCst);
+                which.late.store(late, Ordering::SeqCst);
+                let cut = rng.chance(20);
+                which.cut.store(cut, Ordering::SeqCst);
+                format!("process {i}: a link fails {flaky}%, answers late {late}%, cut {cut}")
+            }
+            76..=81 => {
+                let by = rng.below(8_000) as i64 - 4_000;
+                clocks[i]
+                    .offset_ns
+                    .fetch_add(by * MS as i64, Ordering::SeqCst);
+                format!("process {i}'s clock steps {by} ms")
+            }
+            82..=86 => {
+                // A crash: the ranges it held are holes; a new process takes its place.
+                let a = open(i)?;
+                race.allocs.lock().unwrap()[i] = a;
+                // Its successor's ranges still start above its last one: every range of a datacenter
+                // starts at or above the row's floor, which each take raises.
+                format!("process {i} crashes and restarts")
+            }
+            _ => {
+                let d = rng.below(6_000) * MS;
+                now.fetch_add(d, Ordering::SeqCst);
+                format!("{} ms pass", d / MS)
+            }
+        };
+        let raced: Vec<_> = std::mem::take(&mut *race.taken.lock().unwrap());
+        for (p, s, e) in raced {
+            record(p, s, e, "inside another process's compare-and-set")?;
+        }
+        if trace && !what.is_empty() {
+            println!("ranges: step {step}: {what}");
+        }
+    }
+    Ok(values)
+}
+
 fn run_seed(
     seed: u64,
     shape: Shape,
@@ -848,10 +1122,13 @@ fn main() {
         let defect = match arg::<String>(&args, "--defect").as_deref() {
             Some("ignore-reservation") => Defect::IgnoreReservation,
             Some("ceiling-before-ack") => Defect::CeilingBeforeAck,
+            Some("range-without-compare") => Defect::RangeWithoutCompare,
             _ => Defect::None,
         };
         let r = if args.iter().any(|a| a == "--state-file") {
             run_state_file(seed, steps, &std::env::temp_dir(), true)
+        } else if args.iter().any(|a| a == "--ranges") {
+            run_ranges(seed, steps, defect, true)
         } else {
             run_seed(seed, Shape::bounded(steps), defect, true)
         };
@@ -916,18 +1193,45 @@ fn main() {
             t0.elapsed().as_secs_f64()
         );
         failed |= sf_failed;
+        let t0 = Instant::now();
+        let (mut values, mut r_failed) = (0, false);
+        for seed in first..first + seeds / 5 {
+            match run_ranges(seed, steps / 4, Defect::None, false) {
+                Ok(n) => values += n,
+                Err(e) => {
+                    println!("simulation: ranges, seed {seed} FAILED: {e}");
+                    println!(
+                        "  replay: cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay {seed} --steps {} --ranges",
+                        steps / 4
+                    );
+                    r_failed = true;
+                }
+            }
+        }
+        println!(
+            "simulation: ranges, {} seeds × {} steps, 6 processes in 2 datacenters, {values} values, {} ({:.1} s)",
+            seeds / 5,
+            steps / 4,
+            if r_failed { "FAILED" } else { "no value twice" },
+            t0.elapsed().as_secs_f64()
+        );
+        failed |= r_failed;
     }
     if !args.iter().any(|a| a == "--no-defects") {
         // Each planted defect must be caught within the bound, or the simulation proves nothing.
         for (defect, name) in [
             (Defect::IgnoreReservation, "ignore-reservation"),
             (Defect::CeilingBeforeAck, "ceiling-before-ack"),
+            (Defect::RangeWithoutCompare, "range-without-compare"),
         ] {
             let t0 = Instant::now();
             let caught = (0..defect_seeds).find_map(|seed| {
-                run_seed(seed, Shape::bounded(steps), defect, false)
-                    .err()
-                    .map(|e| (seed, e))
+                let r = if defect == Defect::RangeWithoutCompare {
+                    run_ranges(seed, steps / 4, defect, false)
+                } else {
+                    run_seed(seed, Shape::bounded(steps), defect, false)
+                };
+                r.err().map(|e| (seed, e))
             });
             match caught {
                 Some((seed, e)) => println!(
