@@ -121,6 +121,10 @@ enum snowmint_result
    */
   SNOWMINT_RESULT_RANGE_EXHAUSTED = 18,
   /**
+   * An ID service cannot be reached (clients of SPEC §6a; not raised by the C API today).
+   */
+  SNOWMINT_RESULT_SERVICE_UNAVAILABLE = 19,
+  /**
    * A required pointer argument was NULL.
    */
   SNOWMINT_RESULT_NULL_POINTER = 100,

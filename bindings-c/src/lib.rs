@@ -79,6 +79,8 @@ pub enum snowmint_result {
     StateFileMismatch = 17,
     /// A range sequence has handed out every value of its width.
     RangeExhausted = 18,
+    /// An ID service cannot be reached (clients of SPEC §6a; not raised by the C API today).
+    ServiceUnavailable = 19,
     /// A required pointer argument was NULL.
     NullPointer = 100,
     /// An output buffer is too small; the needed length is reported.
@@ -109,6 +111,7 @@ impl snowmint_result {
             ErrorCode::StoreUnavailable => R::StoreUnavailable,
             ErrorCode::StateFileMismatch => R::StateFileMismatch,
             ErrorCode::RangeExhausted => R::RangeExhausted,
+            ErrorCode::ServiceUnavailable => R::ServiceUnavailable,
             ErrorCode::NullPointer => R::NullPointer,
             ErrorCode::BufferTooSmall => R::BufferTooSmall,
             // A code added to the core later: the unit test `codes_match_core` fails until it is here.

@@ -121,6 +121,12 @@ pyo3::create_exception!(
     SnowmintError,
     "RANGE_EXHAUSTED: the range sequence has handed out every value of its width."
 );
+pyo3::create_exception!(
+    snowmint,
+    ServiceUnavailableError,
+    SnowmintError,
+    "SERVICE_UNAVAILABLE: the ID service cannot be reached, did not answer within the client's bound, or answered with something that is not its protocol."
+);
 
 pyo3::create_exception!(
     snowmint,
@@ -168,6 +174,7 @@ fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
         ErrorCode::StoreUnavailable => py.get_type::<StoreUnavailableError>(),
         ErrorCode::StateFileMismatch => py.get_type::<StateFileMismatchError>(),
         ErrorCode::RangeExhausted => py.get_type::<RangeExhaustedError>(),
+        ErrorCode::ServiceUnavailable => py.get_type::<ServiceUnavailableError>(),
         _ => py.get_type::<SnowmintError>(),
     }
 }
@@ -1806,6 +1813,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("StoreUnavailableError", ErrorCode::StoreUnavailable),
         ("StateFileMismatchError", ErrorCode::StateFileMismatch),
         ("RangeExhaustedError", ErrorCode::RangeExhausted),
+        ("ServiceUnavailableError", ErrorCode::ServiceUnavailable),
     ];
     for (name, code) in classes {
         let t = error_type(py, code);

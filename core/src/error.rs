@@ -47,6 +47,9 @@ pub enum ErrorCode {
     StateFileMismatch = 17,
     /// A range sequence has handed out every value of its width (SPEC §4).
     RangeExhausted = 18,
+    /// An ID service (SPEC §6a) cannot be reached, did not answer within the client's bound, or answered
+    /// with something that is not the service's protocol.
+    ServiceUnavailable = 19,
     /// C API: a required pointer argument was NULL.
     NullPointer = 100,
     /// C API: an output buffer is too small; the needed length is reported.
@@ -57,7 +60,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 21] = [
+    pub const ALL: [ErrorCode; 22] = [
         ErrorCode::InvalidLayout,
         ErrorCode::NodeIdOutOfRange,
         ErrorCode::ClockMovedBackwards,
@@ -76,6 +79,7 @@ impl ErrorCode {
         ErrorCode::StoreUnavailable,
         ErrorCode::StateFileMismatch,
         ErrorCode::RangeExhausted,
+        ErrorCode::ServiceUnavailable,
         ErrorCode::NullPointer,
         ErrorCode::BufferTooSmall,
         ErrorCode::Panic,
@@ -102,6 +106,7 @@ impl ErrorCode {
             ErrorCode::StoreUnavailable => "STORE_UNAVAILABLE",
             ErrorCode::StateFileMismatch => "STATE_FILE_MISMATCH",
             ErrorCode::RangeExhausted => "RANGE_EXHAUSTED",
+            ErrorCode::ServiceUnavailable => "SERVICE_UNAVAILABLE",
             ErrorCode::NullPointer => "NULL_POINTER",
             ErrorCode::BufferTooSmall => "BUFFER_TOO_SMALL",
             ErrorCode::Panic => "PANIC",
@@ -152,6 +157,7 @@ impl ErrorCode {
             ErrorCode::RangeExhausted => {
                 "the range sequence has handed out every value of its width"
             }
+            ErrorCode::ServiceUnavailable => "the ID service cannot be reached",
             ErrorCode::NullPointer => "a required pointer was NULL",
             ErrorCode::BufferTooSmall => "the output buffer is too small",
             ErrorCode::Panic => "internal error (a panic was caught)",

@@ -29,6 +29,7 @@ __all__ = [
     "Opaque",
     "ParseError",
     "RangeExhaustedError",
+    "ServiceUnavailableError",
     "RangeSequence",
     "Sequencer",
     "SequencerConflictError",
@@ -126,6 +127,10 @@ class StoreUnavailableError(SnowmintError):
 
 class RangeExhaustedError(SnowmintError):
     """``RANGE_EXHAUSTED``: the range sequence has handed out every value of its width."""
+
+class ServiceUnavailableError(SnowmintError):
+    """``SERVICE_UNAVAILABLE``: the ID service cannot be reached, did not answer within the client's
+    bound, or answered with something that is not its protocol."""
 
 class StateFileMismatchError(SnowmintError):
     """``STATE_FILE_MISMATCH``: the state file belongs to another layout or node ID, is not a state
