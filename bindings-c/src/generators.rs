@@ -75,16 +75,9 @@ pub unsafe extern "C" fn snowmint_options_default(
     })
 }
 
-/// A batch length that can be a Rust slice of u64 (at most isize::MAX bytes).
+/// A batch length within the one limit of every binding (`snowmint::MAX_BATCH`, 2^24 IDs).
 pub(crate) fn checked_len(n: usize) -> Result<usize, Fail> {
-    if n > isize::MAX as usize / std::mem::size_of::<u64>() {
-        return Err(Fail::Core(Error::InvalidArgument {
-            name: "n (batch length)",
-            value: n as u64,
-            max: (isize::MAX as usize / std::mem::size_of::<u64>()) as u64,
-        }));
-    }
-    Ok(n)
+    Ok(snowmint::check_batch(n as u64)?)
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -222,13 +222,12 @@ fn type_err(env: sys::napi_env, msg: &str) -> napi::Error {
 
 /// A value of the right type out of range: a `SnowmintError` with `INVALID_ARGUMENT`.
 fn range_err(env: sys::napi_env, msg: &str) -> napi::Error {
-    throw(
-        env,
-        Kind::Error,
-        ErrorCode::InvalidArgument.as_str(),
-        msg,
-        &[],
-    )
+    code_err(env, msg, ErrorCode::InvalidArgument)
+}
+
+/// A value of the right type but out of range, with the argument's own code.
+fn code_err(env: sys::napi_env, msg: &str, code: ErrorCode) -> napi::Error {
+    throw(env, Kind::Error, code.as_str(), msg, &[])
 }
 
 trait OrThrow<T> {
@@ -301,24 +300,34 @@ fn get_string(env: sys::napi_env, v: Raw) -> Result<String> {
 
 /// A whole number from a `number` (≤ 2^53 - 1) or a `bigint` (< 2^64), exactly; `what` names it.
 fn get_u64(env: sys::napi_env, v: Raw, what: &str) -> Result<u64> {
+    get_u64_as(env, v, what, ErrorCode::InvalidArgument)
+}
+
+/// [`get_u64`] whose whole-number values outside 0..2^64 (negative, too large a bigint) are `range`
+/// (the argument's own code, e.g. `NODE_ID_OUT_OF_RANGE`); other bad values are `INVALID_ARGUMENT`.
+fn get_u64_as(env: sys::napi_env, v: Raw, what: &str, range: ErrorCode) -> Result<u64> {
     match type_of(env, v) {
         sys::ValueType::napi_number => snowmint::whole_f64(get_double(env, v)).map_err(|e| {
+            let x = get_double(env, v);
             let reason = match e {
                 snowmint::Error::InvalidClock { reason } => reason,
                 _ => "out of range",
             };
-            range_err(
-                env,
-                &format!(
-                    "{what} must be a whole number in 0..=2^53-1 (got {}: {reason})",
-                    fmt_num(get_double(env, v))
-                ),
-            )
+            let msg = format!(
+                "{what} must be a whole number in 0..=2^53-1 (got {}: {reason})",
+                fmt_num(x)
+            );
+            if x < 0.0 && x == x.trunc() && x.is_finite() {
+                code_err(env, &msg, range)
+            } else {
+                range_err(env, &msg)
+            }
         }),
         sys::ValueType::napi_bigint => get_bigint_u64(env, v).ok_or_else(|| {
-            range_err(
+            code_err(
                 env,
                 &format!("{what} must be a bigint in 0..2^64 (negative or too large)"),
+                range,
             )
         }),
         _ => Err(type_err(
@@ -903,7 +912,7 @@ impl Generator {
                     Err(e) => return Err(coord_err(env, e)),
                 }
             }
-            _ => get_u64(env, node_raw, "nodeId")?,
+            _ => get_u64_as(env, node_raw, "nodeId", ErrorCode::NodeIdOutOfRange)?,
         };
         let options = generator_options(env, &o)?;
         let state_file = match o.get("stateFile") {
@@ -1004,14 +1013,8 @@ impl Generator {
     #[napi(ts_args_type = "n: number")]
     pub fn next_ids(&self, n: Unknown<'_>) -> Result<BigUint64Array> {
         let env = self.env;
-        if type_of(env, raw_of(&n)) != sys::ValueType::napi_number {
-            return Err(type_err(env, "n must be a number"));
-        }
-        let n = get_u64(env, raw_of(&n), "n")?;
-        if n > u32::MAX as u64 {
-            return Err(range_err(env, "n must be at most 2^32 - 1"));
-        }
-        let mut out = vec![0u64; n as usize];
+        let n = snowmint::check_batch(get_u64(env, raw_of(&n), "n")?).js(env)?;
+        let mut out = vec![0u64; n];
         self.fill(&mut out)?;
         Ok(BigUint64Array::new(out))
     }
@@ -1989,16 +1992,10 @@ unsafe extern "C" fn fast_next_ids(env: sys::napi_env, info: sys::napi_callback_
     guarded(env, || {
         let mut argv = [ptr::null_mut(); 1];
         let g = unsafe { target(env, info, &mut argv) }?;
-        let v = argv[0];
-        if type_of(env, v) != sys::ValueType::napi_number {
-            type_err(env, "n must be a number");
-            return None;
-        }
-        let n = get_u64(env, v, "n").ok()?;
-        if n > (u32::MAX as u64) {
-            range_err(env, "n must be at most 2^32 - 1");
-            return None;
-        }
+        // The same conversion and the one batch limit as `Generator::next_ids`.
+        let n = snowmint::check_batch(get_u64(env, argv[0], "n").ok()?)
+            .js(env)
+            .ok()? as u64;
         // Mint straight into a fresh ArrayBuffer's memory: no copy.
         let mut data: *mut std::ffi::c_void = ptr::null_mut();
         let mut buffer = ptr::null_mut();

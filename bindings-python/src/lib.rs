@@ -986,18 +986,7 @@ unsafe fn u64_array_slice<'a>(arr: &Bound<'_, PyAny>, n: usize) -> PyResult<&'a 
 }
 
 fn batch_len(py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let n = u64_arg(n, "n", ErrorCode::InvalidArgument)?;
-    usize::try_from(n)
-        .ok()
-        .filter(|&n| n <= (isize::MAX as usize) / 8)
-        .ok_or_else(|| {
-            raise(
-                py,
-                ErrorCode::InvalidArgument,
-                format!("n is {n}, too large for one batch"),
-                &[],
-            )
-        })
+    sm::check_batch(u64_arg(n, "n", ErrorCode::InvalidArgument)?).or_raise(py)
 }
 
 #[pymethods]
@@ -1068,7 +1057,17 @@ impl PyGenerator {
                 &[],
             )
         })?;
+        let start_given = random_start.is_some_and(|v| !v.is_none());
         let random_start = bool_arg(random_start, "random_start")?;
+        if start_given && !random_start && random_seed.is_some_and(|v| !v.is_none()) {
+            // The rule of every runtime (tests/host-inputs): a seed only seeds a random start.
+            return Err(raise(
+                py,
+                ErrorCode::InvalidArgument,
+                "random_seed is given but random_start is False".into(),
+                &[],
+            ));
+        }
         let seed = match random_seed {
             Some(s) if !s.is_none() => Some(u64_arg(s, "random_seed", ErrorCode::InvalidArgument)?),
             _ if random_start => Some(os_random_seed()),
@@ -1245,7 +1244,7 @@ impl PyGenerator {
             ));
         }
         self.check_fork(py)?;
-        let n: usize = out.len()?;
+        let n: usize = sm::check_batch(out.len()? as u64).or_raise(py)?;
         if n == 0 {
             return Ok(());
         }

@@ -47,6 +47,23 @@ impl Policy {
 /// Default `max_ahead`: 15 seconds, as Hazelcast.
 pub const DEFAULT_MAX_AHEAD_NS: u64 = 15_000_000_000;
 
+/// The most IDs one batch call returns in every binding (Python `next_ids`, Node and WASM `nextIds`, C
+/// `snowmint_next_ids`): 2^24 (16,777,216 IDs, 128 MiB). One limit for all, so a batch size valid in
+/// one runtime is valid in every other; a larger request is `INVALID_ARGUMENT` (ask in several calls).
+pub const MAX_BATCH: u64 = 1 << 24;
+
+/// `n` as a batch length if it is at most [`MAX_BATCH`]; `INVALID_ARGUMENT` otherwise.
+pub fn check_batch(n: u64) -> Result<usize> {
+    if n > MAX_BATCH {
+        return Err(Error::InvalidArgument {
+            name: "batch size (IDs per call)",
+            value: n,
+            max: MAX_BATCH,
+        });
+    }
+    Ok(n as usize)
+}
+
 /// How a generator behaves; every field has a default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Options {

@@ -95,7 +95,9 @@ pub use error::StateFileProblem;
 pub use error::{Error, ErrorCode, ParseErrorKind, Result};
 #[cfg(feature = "std")]
 pub use fast_clock::FastClock;
-pub use generator::{mix64, Generator, Ids, Mint, Options, Policy, DEFAULT_MAX_AHEAD_NS};
+pub use generator::{
+    check_batch, mix64, Generator, Ids, Mint, Options, Policy, DEFAULT_MAX_AHEAD_NS, MAX_BATCH,
+};
 #[cfg(target_has_atomic = "64")]
 pub use generator::{Ceiling, SharedGenerator, StateWord, Unbounded};
 pub use layout::{
