@@ -132,13 +132,6 @@ impl Clock for HostClock {
     }
 }
 
-pub(crate) fn os_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(std::process::id().into());
-    h.finish()
-}
-
 /// Converts C options to the core's, plus the host clock.
 pub(crate) unsafe fn convert_options(
     layout: &Layout,
@@ -162,7 +155,7 @@ pub(crate) unsafe fn convert_options(
     };
     let random_start_seed = match o.sequence_start {
         0 => None,
-        1 => Some(os_seed()),
+        1 => Some(snowmint_host::os_seed()),
         2 => Some(o.seed),
         _ => {
             return Err(Fail::Argument(
@@ -259,7 +252,7 @@ impl snowmint_shared_generator {
     /// shared with the parent by construction (MAP_SHARED): safe in the child.
     #[inline(always)]
     pub(crate) fn check_fork(&self) -> Result<(), Fail> {
-        if FORKS.load(std::sync::atomic::Ordering::Relaxed) != self.forks
+        if snowmint_host::fork::forked_since(self.forks)
             && !matches!(&self.inner, SharedInner::Plain(g) if g.state_holder().state_file().is_some())
         {
             return Err(Fail::Core(Error::Forked));

@@ -743,35 +743,27 @@ fn generator_options(env: sys::napi_env, o: &Opts) -> Result<Options> {
             Policy::from_name(&get_string(env, v)?).js(env)?
         }
     };
-    let max_ahead_ns = match o.get("maxAheadMs") {
-        None => snowmint::DEFAULT_MAX_AHEAD_NS,
-        Some(v) => {
-            let ms = get_u64(env, v, "maxAheadMs")?;
-            ms.checked_mul(1_000_000)
-                .ok_or_else(|| range_err(env, "maxAheadMs is too large"))?
-        }
+    let max_ahead_ms = match o.get("maxAheadMs") {
+        None => None,
+        Some(v) => Some(get_u64(env, v, "maxAheadMs")?),
     };
     let random_start = match o.get("randomStart") {
         None => None,
         Some(v) => Some(get_bool(env, v, "randomStart")?),
     };
-    // As in snowmint-wasm: a seed implies randomStart, and contradicts `randomStart: false`.
-    let random_start_seed = match o.get("randomSeed") {
-        Some(_) if random_start == Some(false) => {
-            return Err(range_err(
-                env,
-                "randomSeed is given but randomStart is false",
-            ));
-        }
-        Some(v) => Some(get_u64(env, v, "randomSeed")?),
-        None if random_start == Some(true) => Some(os_seed()),
+    let random_seed = match o.get("randomSeed") {
         None => None,
+        Some(v) => Some(get_u64(env, v, "randomSeed")?),
     };
-    Ok(Options {
+    // Defaults, the overflow check and the seed rule: the host layer's, as in every runtime.
+    snowmint_host::options(
+        &snowmint_host::JS_NAMES,
         policy,
-        max_ahead_ns,
-        random_start_seed,
-    })
+        max_ahead_ms,
+        random_start,
+        random_seed,
+    )
+    .map_err(|e| code_err(env, &e.message, e.code))
 }
 
 const GENERATOR_KEYS: [&str; 8] = [
@@ -784,19 +776,6 @@ const GENERATOR_KEYS: [&str; 8] = [
     "randomSeed",
     "stateFile",
 ];
-
-/// A seed from the OS's randomness (std's hash keys) mixed with the time.
-fn os_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0),
-    );
-    h.finish()
-}
 
 impl Generator {
     /// Reads the injected clock once, in the layout's unit, as Unix nanoseconds. A JS exception thrown by

@@ -15,7 +15,6 @@
 //!   the parent's IDs.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
@@ -610,34 +609,12 @@ fn sleep_detached(py: Python<'_>, ns: u64) {
 // Fork detection
 // ---------------------------------------------------------------------------------------------------
 
-/// Bumped in every forked child (os.register_at_fork(after_in_child=...)).
-static FORKS: AtomicU64 = AtomicU64::new(0);
-
+/// Counts a fork in the child: `os.register_at_fork(after_in_child=...)` calls it. Forks that bypass
+/// Python's `os.fork` (a C extension calling `fork()`) are counted by the host layer's `pthread_atfork`
+/// handler, registered by `snowmint_host::fork::count`.
 #[pyfunction]
 fn _after_fork_in_child() {
-    FORKS.fetch_add(1, Ordering::Relaxed);
-}
-
-/// Also counts forks that bypass Python's `os.fork` (a C extension calling `fork()`): the same counter,
-/// bumped by a `pthread_atfork` child handler (one atomic add: async-signal-safe).
-#[cfg(unix)]
-fn register_pthread_atfork() {
-    extern "C" fn child() {
-        FORKS.fetch_add(1, Ordering::Relaxed);
-    }
-    extern "C" {
-        fn pthread_atfork(
-            prepare: Option<extern "C" fn()>,
-            parent: Option<extern "C" fn()>,
-            child: Option<extern "C" fn()>,
-        ) -> std::os::raw::c_int;
-    }
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    // SAFETY: registers a handler that only touches a static atomic; extension modules are never
-    // unloaded, so the function stays valid for the life of the process.
-    ONCE.call_once(|| unsafe {
-        pthread_atfork(None, None, Some(child));
-    });
+    snowmint_host::fork::note_child();
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -656,14 +633,6 @@ struct PyGenerator {
     random_start: bool,
 }
 
-fn os_random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    // std's RandomState is seeded from the operating system's randomness.
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(std::process::id() as u64);
-    h.finish()
-}
-
 /// A fixed node ID, or a node ID held under a lease (every lease decision is the coord crate's).
 // The in-memory generator stays inline: it is the hot path, and one indirection costs more than the size.
 #[allow(clippy::large_enum_variant)]
@@ -677,7 +646,7 @@ impl PyGenerator {
     #[inline(always)]
     fn check_fork(&self, py: Python<'_>) -> PyResult<()> {
         // A state file is shared with the parent by construction (MAP_SHARED): safe in the child.
-        if FORKS.load(Ordering::Relaxed) != self.forks && self.file().is_none() {
+        if snowmint_host::fork::forked_since(self.forks) && self.file().is_none() {
             return Err(err(py, sm::Error::Forked));
         }
         Ok(())
@@ -779,7 +748,7 @@ impl PyGenerator {
             kind: Kind::Leased(g),
             policy,
             clock: None,
-            forks: FORKS.load(Ordering::Relaxed),
+            forks: snowmint_host::fork::count(),
             max_ahead_ms,
             random_start,
         }
@@ -1042,42 +1011,28 @@ impl PyGenerator {
             None => sm::Policy::Wait,
             Some(p) => sm::Policy::from_name(&str_arg(p, "policy")?.to_cow()?).or_raise(py)?,
         };
-        let max_ahead_ms = match max_ahead_ms {
-            None => 15_000,
-            Some(m) => u64_arg(m, "max_ahead_ms", ErrorCode::InvalidArgument)?,
-        };
-        let max_ahead_ns = max_ahead_ms.checked_mul(1_000_000).ok_or_else(|| {
-            raise(
-                py,
-                ErrorCode::InvalidArgument,
-                format!(
-                    "max_ahead_ms is {max_ahead_ms}, allowed at most {}",
-                    u64::MAX / 1_000_000
-                ),
-                &[],
-            )
-        })?;
-        let start_given = random_start.is_some_and(|v| !v.is_none());
-        let random_start = bool_arg(random_start, "random_start")?;
-        if start_given && !random_start && random_seed.is_some_and(|v| !v.is_none()) {
-            // The rule of every runtime (tests/host-inputs): a seed only seeds a random start.
-            return Err(raise(
-                py,
-                ErrorCode::InvalidArgument,
-                "random_seed is given but random_start is False".into(),
-                &[],
-            ));
-        }
-        let seed = match random_seed {
-            Some(s) if !s.is_none() => Some(u64_arg(s, "random_seed", ErrorCode::InvalidArgument)?),
-            _ if random_start => Some(os_random_seed()),
-            _ => None,
-        };
-        let options = sm::Options {
+        let max_ahead_given = max_ahead_ms
+            .map(|m| u64_arg(m, "max_ahead_ms", ErrorCode::InvalidArgument))
+            .transpose()?;
+        let random_start = random_start
+            .filter(|v| !v.is_none())
+            .map(|v| bool_arg(Some(v), "random_start"))
+            .transpose()?;
+        let random_seed = random_seed
+            .filter(|v| !v.is_none())
+            .map(|s| u64_arg(s, "random_seed", ErrorCode::InvalidArgument))
+            .transpose()?;
+        // Defaults, the overflow check and the seed rule: the host layer's, as in every runtime.
+        let options = snowmint_host::options(
+            &snowmint_host::PYTHON_NAMES,
             policy,
-            max_ahead_ns,
-            random_start_seed: seed,
-        };
+            max_ahead_given,
+            random_start,
+            random_seed,
+        )
+        .map_err(|e| raise(py, e.code, e.message, &[]))?;
+        let max_ahead_ms = options.max_ahead_ns / 1_000_000;
+        let random_start = options.random_start_seed.is_some();
         let node_id = match (number, source) {
             (Some(n), _) => n,
             (None, Some(source)) => {
@@ -1105,7 +1060,7 @@ impl PyGenerator {
                 match py.detach(|| coord::SequencerGenerator::open(&source, layout, options)) {
                     Ok(coord::Opened::Fixed(n)) => n,
                     Ok(coord::Opened::Leased(g)) => {
-                        return Ok(PyGenerator::leased(g, policy, max_ahead_ms, seed.is_some()))
+                        return Ok(PyGenerator::leased(g, policy, max_ahead_ms, random_start))
                     }
                     Err(e) => return Err(coord_err(py, e)),
                 }
@@ -1139,9 +1094,9 @@ impl PyGenerator {
             policy,
             clock,
             unit: layout.clock_reader(),
-            forks: FORKS.load(Ordering::Relaxed),
+            forks: snowmint_host::fork::count(),
             max_ahead_ms,
-            random_start: seed.is_some(),
+            random_start,
         })
     }
 
@@ -1347,7 +1302,7 @@ impl PyGenerator {
     }
     /// Releases the lease now (as detach()); also done by `with` and when the generator is collected.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        if FORKS.load(Ordering::Relaxed) != self.forks {
+        if snowmint_host::fork::forked_since(self.forks) {
             // A forked child: the lease is the parent's (the coord crate already stopped it here).
             return Ok(());
         }
@@ -1729,7 +1684,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     // The fork rule: count forks in the child; generators compare the count on every mint.
     #[cfg(unix)]
-    register_pthread_atfork();
+    snowmint_host::fork::count(); // registers the pthread_atfork handler
     let os = py.import("os")?;
     if os.hasattr("register_at_fork")? {
         let kw = PyDict::new(py);
