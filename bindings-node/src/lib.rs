@@ -1636,10 +1636,11 @@ fn encoding_arg(env: sys::napi_env, v: Option<Raw>, allow_any: bool) -> Result<O
         return Err(type_err(env, "encoding must be a string"));
     }
     let name = get_string(env, v)?;
-    if allow_any && name == "any" {
-        return Ok(None);
+    if allow_any {
+        Encoding::from_name_or_any(&name).js(env)
+    } else {
+        Encoding::from_name(&name).map(Some).js(env)
     }
-    Encoding::from_name(&name).map(Some).js(env)
 }
 
 /// An ID as text: 'dec' (default), 'hex', 'base32' or 'base58'.
@@ -1659,10 +1660,7 @@ pub fn parse(env: Env, text: Unknown<'_>, encoding: Option<Unknown<'_>>) -> Resu
         return Err(type_err(env, "text must be a string"));
     }
     let s = get_string(env, raw_of(&text))?;
-    match encoding_arg(env, opt_raw(&encoding), true)? {
-        None => snowmint::parse_any(&s).js(env),
-        Some(enc) => enc.parse(&s).js(env),
-    }
+    snowmint::Encoding::parse_in(encoding_arg(env, opt_raw(&encoding), true)?, &s).js(env)
 }
 
 const fn error_codes() -> [&'static str; ErrorCode::ALL.len()] {

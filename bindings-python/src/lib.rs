@@ -1619,20 +1619,13 @@ fn parse(
     encoding: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<u64> {
     let text = str_arg(text, "text")?.to_cow()?;
-    match encoding {
-        None => sm::parse_any(&text).or_raise(py),
+    let encoding = match encoding {
+        None => None,
         Some(e) => {
-            let name = str_arg(e, "encoding")?.to_cow()?;
-            if name == "any" {
-                sm::parse_any(&text).or_raise(py)
-            } else {
-                sm::Encoding::from_name(&name)
-                    .or_raise(py)?
-                    .parse(&text)
-                    .or_raise(py)
-            }
+            sm::Encoding::from_name_or_any(&str_arg(e, "encoding")?.to_cow()?).or_raise(py)?
         }
-    }
+    };
+    sm::Encoding::parse_in(encoding, &text).or_raise(py)
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -818,12 +818,8 @@ pub fn encode(id: JsValue, encoding: JsValue) -> Result<JsValue, JsValue> {
 #[wasm_bindgen]
 pub fn parse(text: JsValue, encoding: JsValue) -> Result<u64, JsValue> {
     let text = string_arg(&text, "text")?;
-    let encoding = encoding_arg(&encoding, "any")?;
-    if encoding == "any" {
-        return snowmint::parse_any(&text).map_err(js_err);
-    }
-    let encoding = Encoding::from_name(&encoding).map_err(js_err)?;
-    encoding.parse(&text).map_err(js_err)
+    let encoding = Encoding::from_name_or_any(&encoding_arg(&encoding, "any")?).map_err(js_err)?;
+    Encoding::parse_in(encoding, &text).map_err(js_err)
 }
 
 /// The string form `parse(text)` reads `text` in (0 dec, 1 hex, 2 base32, 3 base58), or the error it

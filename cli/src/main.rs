@@ -337,11 +337,13 @@ fn wait_out_tick(layout: &snowmint::Layout, last: u64) {
 
 /// An encoding by name; `any` (allowed when `any_ok`) gives `None`.
 fn encoding_named(name: &str, any_ok: bool) -> Result<Option<Encoding>, CliError> {
-    if any_ok && name == "any" {
-        return Ok(None);
-    }
     // The core's message: the name as given, the nearest allowed one, the allowed ones.
-    Encoding::from_name(name).map(Some).map_err(|e| {
+    let named = if any_ok {
+        Encoding::from_name_or_any(name)
+    } else {
+        Encoding::from_name(name).map(Some)
+    };
+    named.map_err(|e| {
         let e = CliError::core(e);
         if any_ok {
             e.with("or 'any': tell the form by the string's shape")
