@@ -20,6 +20,7 @@ use std::cell::{Cell, UnsafeCell};
 
 use snowmint::state_file::{SharedState, StateFile};
 use snowmint_coord as coord;
+use snowmint_host::ClockFault;
 use std::sync::Arc;
 
 use snowmint::{
@@ -779,8 +780,9 @@ const GENERATOR_KEYS: [&str; 8] = [
 
 impl Generator {
     /// Reads the injected clock once, in the layout's unit, as Unix nanoseconds. A JS exception thrown by
-    /// the clock is left pending (and reported as `Err(None)`); a bad reading is `Err(Some(core error))`.
-    fn read_clock(&self) -> std::result::Result<u64, Option<snowmint::Error>> {
+    /// the clock is left pending (`ClockFault::Host`); a value that is not a number or a bigint is
+    /// `ClockFault::WrongType`; a bad reading is `ClockFault::Core`.
+    fn read_clock(&self) -> std::result::Result<u64, ClockFault<()>> {
         let env = self.env;
         let mut f = ptr::null_mut();
         let mut undefined = ptr::null_mut();
@@ -788,7 +790,7 @@ impl Generator {
         unsafe {
             sys::napi_get_reference_value(env, self.clock, &mut f);
             if f.is_null() {
-                return Err(Some(snowmint::Error::InvalidClock {
+                return Err(ClockFault::Core(snowmint::Error::InvalidClock {
                     reason: "the clock function is gone",
                 }));
             }
@@ -796,18 +798,21 @@ impl Generator {
             if sys::napi_call_function(env, undefined, f, 0, ptr::null(), &mut out)
                 != sys::Status::napi_ok
             {
-                return Err(None);
+                return Err(ClockFault::Host(()));
             }
         }
         match type_of(env, out) {
-            sys::ValueType::napi_number => self.unit.f64_to_ns(get_double(env, out)).map_err(Some),
+            sys::ValueType::napi_number => self
+                .unit
+                .f64_to_ns(get_double(env, out))
+                .map_err(ClockFault::Core),
             sys::ValueType::napi_bigint => match get_bigint_u64(env, out) {
-                Some(r) => self.unit.to_ns(r).map_err(Some),
-                None => Err(Some(snowmint::Error::InvalidClock {
+                Some(r) => self.unit.to_ns(r).map_err(ClockFault::Core),
+                None => Err(ClockFault::Core(snowmint::Error::InvalidClock {
                     reason: "bigint reading is negative or not below 2^64",
                 })),
             },
-            _ => Err(Some(snowmint::Error::InvalidClock {
+            _ => Err(ClockFault::WrongType(snowmint::Error::InvalidClock {
                 reason: "the clock must return a number or a bigint",
             })),
         }
@@ -822,36 +827,19 @@ impl Generator {
         if self.clock.is_null() {
             return run(&FastClock).js(env);
         }
-        let js_threw = std::cell::Cell::new(false);
-        let wrong_type = std::cell::Cell::new(false);
-        let clock = || match self.read_clock() {
-            Ok(ns) => Ok(ns),
-            Err(Some(e)) => {
-                if let snowmint::Error::InvalidClock { reason } = e {
-                    if reason.starts_with("the clock must return") {
-                        wrong_type.set(true);
-                    }
-                }
-                Err(e)
-            }
-            Err(None) => {
-                js_threw.set(true);
-                Err(snowmint::Error::InvalidClock {
-                    reason: "the clock threw",
-                })
-            }
-        };
-        match run(&clock) {
+        // The host layer's clock adapter: the clock's own exception stays pending, a wrong type is a
+        // TypeError, anything else the core's error.
+        match snowmint_host::with_host_clock(|| self.read_clock(), run) {
             Ok(v) => Ok(v),
-            Err(_) if js_threw.get() => Err(napi::Error::from_status(Status::PendingException)),
-            Err(e) if wrong_type.get() => Err(throw(
+            Err(ClockFault::Host(())) => Err(napi::Error::from_status(Status::PendingException)),
+            Err(ClockFault::WrongType(e)) => Err(throw(
                 env,
                 Kind::Type,
                 e.code().as_str(),
                 &e.to_string(),
                 &[],
             )),
-            Err(e) => Err(core_err(env, e)),
+            Err(ClockFault::Core(e)) => Err(core_err(env, e)),
         }
     }
 }

@@ -14,7 +14,6 @@
 //!   relaxed atomic load). A generator used in a forked child raises `ForkedError` instead of repeating
 //!   the parent's IDs.
 
-use std::cell::Cell;
 
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
@@ -27,6 +26,7 @@ use snowmint as sm;
 use snowmint::state_file::{SharedState, StateFile};
 use snowmint::{Clock, ClockUnit, ErrorCode};
 use snowmint_coord as coord;
+use snowmint_host::ClockFault;
 
 mod opaque;
 mod range;
@@ -660,30 +660,21 @@ impl PyGenerator {
         clock: &Py<PyAny>,
         run: impl FnOnce(&dyn Clock, &mut dyn FnMut(u64)) -> sm::Result<T>,
     ) -> PyResult<T> {
-        let raised: Cell<Option<PyErr>> = Cell::new(None);
         let unit = self.unit;
-        let read = || -> sm::Result<u64> {
-            let result = clock
-                .bind(py)
-                .call0()
-                .map_err(ReadError::Py)
-                .and_then(|v| reading_ns(py, &v, unit));
-            match result {
-                Ok(ns) => Ok(ns),
-                Err(ReadError::Core(e)) => Err(e),
-                Err(ReadError::Py(e)) => {
-                    raised.set(Some(e));
-                    Err(sm::Error::InvalidClock {
-                        reason: "the clock callable raised",
-                    })
-                }
-            }
+        // The host layer's clock adapter: the callable's own exception (or the TypeError for a reading of
+        // the wrong type) reaches the caller unchanged; a refused reading is the core's error.
+        let read = || -> Result<u64, ClockFault<PyErr>> {
+            let v = clock.bind(py).call0().map_err(ClockFault::Host)?;
+            reading_ns(py, &v, unit).map_err(|e| match e {
+                ReadError::Core(e) => ClockFault::Core(e),
+                ReadError::Py(e) => ClockFault::Host(e),
+            })
         };
         let mut sleep = |ns| sleep_detached(py, ns);
-        match run(&read, &mut sleep) {
-            Ok(v) => Ok(v),
-            Err(e) => Err(raised.take().unwrap_or_else(|| err(py, e))),
-        }
+        snowmint_host::with_host_clock(read, |c| run(c, &mut sleep)).map_err(|f| match f {
+            ClockFault::Host(e) => e,
+            ClockFault::Core(e) | ClockFault::WrongType(e) => err(py, e),
+        })
     }
 
     /// The state file this generator's state lives in, if any.

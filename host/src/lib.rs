@@ -1,10 +1,12 @@
 //! The host layer: what every binding does with host input, written once, below the bindings (Python,
-//! Node and C call it; the WASM package keeps its own copy of [`options`]'s rule to stay inside its size
-//! budget, and the host-input vectors in `tests/host-inputs/` hold all four to the same results).
+//! Node and C call it; the WASM package keeps its own copy of [`options`]'s rule and of the clock adapter
+//! to stay inside its size budget, and the host-input vectors in `tests/host-inputs/` hold all four to the
+//! same results).
 //!
 //! - [`options`]: the generator's options from host values — the defaults, the `max_ahead` overflow
 //!   check and the seed rule (a seed implies the random start and contradicts turning it off);
 //! - [`os_seed`]: a seed from the operating system's randomness;
+//! - [`with_host_clock`]: the injected-clock adapter that returns the core's error or the host's own;
 //! - [`fork`]: the fork guard (SPEC §2: a generator created before `fork()` refuses to mint in the child);
 //! - the batch limit is the core's ([`snowmint::check_batch`], [`snowmint::MAX_BATCH`]).
 
@@ -111,6 +113,46 @@ pub fn os_seed() -> u64 {
     h.finish()
 }
 
+/// What went wrong reading a host's injected clock.
+#[derive(Debug)]
+pub enum ClockFault<H> {
+    /// A reading the core refuses (NaN, negative, fractional, out of range: `INVALID_CLOCK`), or an
+    /// error of the mint itself (`CLOCK_BEFORE_EPOCH`, `TOO_FAR_AHEAD` …).
+    Core(snowmint::Error),
+    /// The clock returned a value of the wrong host type: the host raises its `TypeError` with this
+    /// error's code (`INVALID_CLOCK`) and message.
+    WrongType(snowmint::Error),
+    /// The clock raised: the host's own exception, passed on unchanged.
+    Host(H),
+}
+
+/// Runs `mint` with an injected host clock: `read` calls the host function and converts its value (a
+/// refused reading: `Err(ClockFault::Core)`; a wrong type: `Err(ClockFault::WrongType)`; an exception:
+/// `Err(ClockFault::Host)`). The core sees every failure as `INVALID_CLOCK` and stops; the fault that
+/// stopped it is returned as it was, so a host's exception reaches the caller unchanged and a wrong type
+/// stays a type error. One adapter for every binding's injected clock.
+pub fn with_host_clock<T, H>(
+    read: impl Fn() -> Result<u64, ClockFault<H>>,
+    mint: impl FnOnce(&dyn snowmint::Clock) -> snowmint::Result<T>,
+) -> Result<T, ClockFault<H>> {
+    let fault: std::cell::Cell<Option<ClockFault<H>>> = std::cell::Cell::new(None);
+    let clock = || match read() {
+        Ok(ns) => Ok(ns),
+        Err(ClockFault::Core(e)) => Err(e),
+        Err(other) => {
+            let e = match &other {
+                ClockFault::WrongType(e) => *e,
+                _ => snowmint::Error::InvalidClock {
+                    reason: "the clock raised an exception",
+                },
+            };
+            fault.set(Some(other));
+            Err(e)
+        }
+    };
+    mint(&clock).map_err(|e| fault.take().unwrap_or(ClockFault::Core(e)))
+}
+
 /// The fork guard (SPEC §2: forked children must not repeat the parent's IDs). A process-wide counter is
 /// bumped in every forked child (a `pthread_atfork` child handler, plus [`fork::note_child`] for hosts
 /// with their own fork hook, such as Python's `os.register_at_fork`); a generator remembers
@@ -208,6 +250,31 @@ mod tests {
             None
         )
         .is_ok());
+    }
+
+    #[test]
+    fn the_clock_adapter_keeps_the_host_fault() {
+        let layout = snowmint::Layout::preset("twitter").unwrap();
+        let gen = snowmint::SharedGenerator::new(layout, 1, snowmint::Options::default()).unwrap();
+        let ok = with_host_clock::<_, &str>(
+            || Ok(1_750_000_000_000 * 1_000_000),
+            |c| gen.next_id_from(c),
+        );
+        assert!(ok.is_ok());
+        let threw = with_host_clock(|| Err(ClockFault::Host("boom")), |c| gen.next_id_from(c));
+        assert!(matches!(threw, Err(ClockFault::Host("boom"))));
+        let wrong = snowmint::Error::InvalidClock {
+            reason: "not a number",
+        };
+        let typed = with_host_clock::<_, ()>(
+            || Err(ClockFault::WrongType(wrong)),
+            |c| gen.next_id_from(c),
+        );
+        assert!(matches!(typed, Err(ClockFault::WrongType(e)) if e == wrong));
+        let early = with_host_clock::<_, ()>(|| Ok(1), |c| gen.next_id_from(c));
+        assert!(
+            matches!(early, Err(ClockFault::Core(e)) if e.code() == ErrorCode::ClockBeforeEpoch)
+        );
     }
 
     #[test]
