@@ -363,11 +363,19 @@ fn mint_stats_on_stderr() {
     // Batches of at most one tick (4096 in twitter): 5000 IDs are two batches. In process, on a state
     // file, and under a lease.
     let lease = format!("file://{}?sequencer=s", dir.display());
-    for extra in [vec![], vec!["--state-file", file.as_str()], vec!["--node", lease.as_str()]] {
+    for extra in [
+        vec![],
+        vec!["--state-file", file.as_str()],
+        vec!["--node", lease.as_str()],
+    ] {
         let mut args = vec!["mint", "-n", "5000", "--stats"];
         args.extend(&extra);
         let out = run(&args);
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 5000);
         let stderr = String::from_utf8(out.stderr).unwrap();
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -375,10 +383,21 @@ fn mint_stats_on_stderr() {
         let keys: Vec<&str> = s.as_object().unwrap().keys().map(|k| k.as_str()).collect();
         assert_eq!(
             keys,
-            ["batches", "borrowed_ticks", "minted", "regressions", "wait_ns", "waits"],
+            [
+                "batches",
+                "borrowed_ticks",
+                "minted",
+                "regressions",
+                "wait_ns",
+                "waits"
+            ],
             "{args:?}"
         );
-        assert_eq!((s["minted"].as_u64(), s["batches"].as_u64()), (Some(5000), Some(2)), "{args:?}");
+        assert_eq!(
+            (s["minted"].as_u64(), s["batches"].as_u64()),
+            (Some(5000), Some(2)),
+            "{args:?}"
+        );
         assert!(s["waits"].as_u64().unwrap() <= 2 && s["regressions"].as_u64().is_some());
     }
     // Without --stats, nothing on stderr.

@@ -830,8 +830,9 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     }
 
     /// Takes `n` (≥ 1) positions for a clock reading: the first one. `seen`: the last tick seen, loaded
-    /// before the reading was taken.
-    #[inline(always)]
+    /// before the reading was taken. (WebAssembly's module has a size budget: there the optimizer, set
+    /// for size, decides, and keeps one copy.)
+    #[cfg_attr(not(target_family = "wasm"), inline(always))]
     fn reserve(&self, now_ns: u64, n: u64, seen: u64) -> Result<Mint<u64>> {
         let tick = self.rule.layout.tick_at_ns(now_ns)?;
         self.counts.see(seen, tick);

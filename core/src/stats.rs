@@ -10,6 +10,10 @@
 //! per tick). Where the state word is not the generator's alone (a state file shared by processes, a
 //! word a lease keeper raises), the positions do not tell this generator's IDs apart from others', so
 //! each request adds its IDs to a counter of the process instead (one atomic add per request).
+//!
+//! The counting paths are inlined, not calls: a call (or a fence) inside the minting loop makes the
+//! optimizer assume the generator's fields may have changed, and reloading them cost more than the
+//! counting itself (measured: 9.7 → 16 ns per ID on the shared generator).
 
 /// Counters of one generator since it was built (for a state file: of this process's generator, not of
 /// every process sharing the file). Every field only grows (wrapping after 2^64, never in practice).
@@ -136,7 +140,13 @@ mod shared {
     use super::{Stats, Waited};
     // Not loom's atomics even under loom: the counters take no part in uniqueness, and leaving them out
     // of the model keeps its state space what it was.
-    use core::sync::atomic::{fence, AtomicU64, Ordering::*};
+    #[cfg(not(any(
+        target_arch = "x86",
+        target_arch = "x86_64",
+        all(target_family = "wasm", not(target_feature = "atomics"))
+    )))]
+    use core::sync::atomic::fence;
+    use core::sync::atomic::{AtomicU64, Ordering::*};
 
     /// The shared generator's counters; see the module notes for what is counted where.
     #[derive(Debug)]
@@ -188,8 +198,7 @@ mod shared {
             }
         }
 
-        #[cold]
-        #[inline(never)]
+        #[inline(always)]
         fn see_new(&self, seen: u64, tick: u64) {
             // Only from the value this reading is judged against: a thread whose reading is older than
             // another's newer tick must not move the tick back (nor count that as a regression), and of
@@ -212,12 +221,20 @@ mod shared {
             }
         }
 
-        #[cold]
-        #[inline(never)]
+        #[inline(always)]
         fn add_skipped(&self, skip: u64) {
             self.counted.fetch_add(skip, Relaxed);
-            // Ordered before the (relaxed) compare-and-swap that follows: a reader that loads the word
-            // (acquire) after that swap sees this addition too.
+            // Ordered before the (relaxed) compare-and-swap that follows, so that a reader that loads
+            // the word (acquire) after that swap sees this addition too. On x86 the two locked
+            // instructions are globally ordered as written, and the compiler does not move one locked
+            // instruction past another; a fence there (free in the processor) would make the optimizer
+            // reload the generator's fields on every mint, which measurably costs. WebAssembly without
+            // threads has no other thread to order for. Elsewhere: a fence.
+            #[cfg(not(any(
+                target_arch = "x86",
+                target_arch = "x86_64",
+                all(target_family = "wasm", not(target_feature = "atomics"))
+            )))]
             fence(Release);
         }
 
@@ -240,8 +257,7 @@ mod shared {
             }
         }
 
-        #[cold]
-        #[inline(never)]
+        #[inline(always)]
         fn add_borrowed(&self, ticks: u64) {
             self.borrowed.fetch_add(ticks, Relaxed);
         }
