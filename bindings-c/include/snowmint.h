@@ -499,6 +499,38 @@ typedef struct snowmint_options {
 } snowmint_options;
 
 /**
+ * What a generator has done since it was created (SPEC §6a); every field only grows. For a shared
+ * generator on a state file: this process's handle only; under a lease source: summed over every
+ * lease it held.
+ */
+typedef struct snowmint_stats {
+  /**
+   * IDs handed out: single IDs and every ID of every batch.
+   */
+  uint64_t minted;
+  /**
+   * Batch calls (`*_next_ids`) that minted at least one ID.
+   */
+  uint64_t batches;
+  /**
+   * Ticks the generator moved to ahead of the clock (a used-up tick, or a clock that stepped back).
+   */
+  uint64_t borrowed_ticks;
+  /**
+   * Sleeps the generator took under SNOWMINT_POLICY_WAIT (logical time `max_ahead` ahead).
+   */
+  uint64_t waits;
+  /**
+   * The total of those sleeps, in nanoseconds (as asked).
+   */
+  uint64_t wait_ns;
+  /**
+   * Clock readings below the last one seen, in whole ticks (one step back counts once).
+   */
+  uint64_t regressions;
+} snowmint_stats;
+
+/**
  * The fields of a custom layout. Initialise with `snowmint_layout_config_default` (Twitter's layout),
  * change fields, then call `snowmint_layout_new`.
  */
@@ -949,6 +981,19 @@ snowmint_result snowmint_shared_generator_state(const struct snowmint_shared_gen
  */
 snowmint_result snowmint_shared_generator_restore(const struct snowmint_shared_generator *generator,
                                                   uint64_t state);
+
+/**
+ * Writes what `generator` has done into `*stats_out` (see `snowmint_stats`).
+ */
+snowmint_result snowmint_generator_stats(const struct snowmint_generator *generator,
+                                         struct snowmint_stats *stats_out);
+
+/**
+ * `snowmint_generator_stats` for a shared generator (safe while other threads mint: each field is
+ * read atomically; `minted` may trail a request in flight and never goes backwards).
+ */
+snowmint_result snowmint_shared_generator_stats(const struct snowmint_shared_generator *generator,
+                                                struct snowmint_stats *stats_out);
 
 /**
  * Looks up `SNOWMINT_ENCODING_*` by name: "dec" (or "decimal"), "hex", "base32", "base58".

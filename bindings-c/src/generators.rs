@@ -588,3 +588,74 @@ pub unsafe extern "C" fn snowmint_shared_generator_restore(
         Ok(())
     })
 }
+
+/// What a generator has done since it was created (SPEC §6a); every field only grows. For a shared
+/// generator on a state file: this process's handle only; under a lease source: summed over every
+/// lease it held.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct snowmint_stats {
+    /// IDs handed out: single IDs and every ID of every batch.
+    pub minted: u64,
+    /// Batch calls (`*_next_ids`) that minted at least one ID.
+    pub batches: u64,
+    /// Ticks the generator moved to ahead of the clock (a used-up tick, or a clock that stepped back).
+    pub borrowed_ticks: u64,
+    /// Sleeps the generator took under SNOWMINT_POLICY_WAIT (logical time `max_ahead` ahead).
+    pub waits: u64,
+    /// The total of those sleeps, in nanoseconds (as asked).
+    pub wait_ns: u64,
+    /// Clock readings below the last one seen, in whole ticks (one step back counts once).
+    pub regressions: u64,
+}
+
+impl From<snowmint::Stats> for snowmint_stats {
+    fn from(s: snowmint::Stats) -> Self {
+        snowmint_stats {
+            minted: s.minted,
+            batches: s.batches,
+            borrowed_ticks: s.borrowed_ticks,
+            waits: s.waits,
+            wait_ns: s.wait_ns,
+            regressions: s.regressions,
+        }
+    }
+}
+
+/// Writes what `generator` has done into `*stats_out` (see `snowmint_stats`).
+#[no_mangle]
+pub unsafe extern "C" fn snowmint_generator_stats(
+    generator: *const snowmint_generator,
+    stats_out: *mut snowmint_stats,
+) -> snowmint_result {
+    guard(|| {
+        nonnull!(generator);
+        nonnull!(stats_out);
+        // SAFETY: non-NULL live handle.
+        let stats = unsafe { &*generator }.inner.stats();
+        // SAFETY: non-NULL.
+        unsafe { put(stats_out, stats.into()) };
+        Ok(())
+    })
+}
+
+/// `snowmint_generator_stats` for a shared generator (safe while other threads mint: each field is
+/// read atomically; `minted` may trail a request in flight and never goes backwards).
+#[no_mangle]
+pub unsafe extern "C" fn snowmint_shared_generator_stats(
+    generator: *const snowmint_shared_generator,
+    stats_out: *mut snowmint_stats,
+) -> snowmint_result {
+    guard(|| {
+        nonnull!(generator);
+        nonnull!(stats_out);
+        // SAFETY: non-NULL live handle.
+        let stats = match &unsafe { &*generator }.inner {
+            SharedInner::Plain(g) => g.stats(),
+            SharedInner::Leased(g) => g.stats(),
+        };
+        // SAFETY: non-NULL.
+        unsafe { put(stats_out, stats.into()) };
+        Ok(())
+    })
+}

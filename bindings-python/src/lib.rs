@@ -1245,6 +1245,27 @@ impl PyGenerator {
     fn high_water_mark(&self, py: Python<'_>) -> PyResult<u64> {
         Ok(self.plain_or_raise(py)?.state())
     }
+    /// What this generator has done since it was built, as a dict of ints (`minted`, `batches`,
+    /// `borrowed_ticks`, `waits`, `wait_ns`, `regressions`; SPEC §6a). With a state file: this
+    /// process's generator; with a lease source: summed over every lease it held.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = match &self.kind {
+            Kind::Plain(g) => g.stats(),
+            Kind::Leased(g) => g.stats(),
+        };
+        let d = PyDict::new(py);
+        for (name, value) in [
+            ("minted", s.minted),
+            ("batches", s.batches),
+            ("borrowed_ticks", s.borrowed_ticks),
+            ("waits", s.waits),
+            ("wait_ns", s.wait_ns),
+            ("regressions", s.regressions),
+        ] {
+            d.set_item(name, value)?;
+        }
+        Ok(d)
+    }
     /// Continues from a persisted high-water mark (an int, or its decimal str); never moves backwards.
     fn restore(&self, py: Python<'_>, mark: &Bound<'_, PyAny>) -> PyResult<()> {
         let mark = if let Ok(s) = mark.cast::<PyString>() {
