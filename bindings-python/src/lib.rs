@@ -14,7 +14,6 @@
 //!   relaxed atomic load). A generator used in a forked child raises `ForkedError` instead of repeating
 //!   the parent's IDs.
 
-
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
