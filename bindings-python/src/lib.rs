@@ -29,6 +29,7 @@ use snowmint::state_file::{SharedState, StateFile};
 use snowmint::{Clock, ClockUnit, ErrorCode};
 use snowmint_coord as coord;
 
+mod client;
 mod opaque;
 mod range;
 
@@ -1779,6 +1780,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLease>()?;
     m.add_class::<PySequencer>()?;
     m.add_class::<range::PyRangeSequence>()?;
+    m.add_class::<client::IdBuffer>()?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(_layout_restore, m)?)?;
     // One source for the version: the crate's (Cargo.toml), which maturin also writes into the
@@ -1793,8 +1795,10 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     let base = py.get_type::<SnowmintError>();
     base.setattr("code", py.None())?;
+    // The input to blame, when an ID service's error names one (snowmint.Client).
+    base.setattr("field", py.None())?;
     m.add("SnowmintError", base)?;
-    let classes: [(&str, ErrorCode); 18] = [
+    let classes: [(&str, ErrorCode); 19] = [
         ("InvalidLayoutError", ErrorCode::InvalidLayout),
         ("NodeIdOutOfRangeError", ErrorCode::NodeIdOutOfRange),
         ("ClockMovedBackwardsError", ErrorCode::ClockMovedBackwards),

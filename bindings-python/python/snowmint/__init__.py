@@ -70,6 +70,7 @@ from ._snowmint import (
     min_id_at,
     parse,
 )
+from ._client import AsyncClient, Client
 
 #: Alias of :func:`encode` (the name other runtimes use).
 to_string = encode
@@ -84,6 +85,8 @@ def DecimalGenerator(host_id, **options):  # noqa: N802 (a factory that reads li
 
 
 __all__ = [
+    "AsyncClient",
+    "Client",
     "ENCODINGS",
     "ERROR_CODES",
     "PRESET_NAMES",
