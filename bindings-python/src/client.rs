@@ -39,6 +39,8 @@ struct State {
     expired: u64,
     /// IDs handed out.
     taken: u64,
+    /// Closed: batches that arrive later (a refill in flight) are dropped.
+    closed: bool,
 }
 
 impl State {
@@ -135,10 +137,12 @@ impl IdBuffer {
     /// Takes one valid ID, asking for a refill when the batch runs low.
     fn take(&self, py: Python<'_>) -> PyResult<Option<u64>> {
         let now = self.now(py)?;
+        // Nothing valid left: the caller fetches itself (a background refill would fetch twice).
         let (id, trigger) = {
             let mut s = self.lock();
             let id = s.take(now);
-            (id, s.wants_refill(self.low_water))
+            let t = id.is_some() && s.wants_refill(self.low_water);
+            (id, t)
         };
         if trigger {
             self.on_low.bind(py).call0()?;
@@ -206,7 +210,7 @@ impl IdBuffer {
                     None => break,
                 }
             }
-            let t = s.wants_refill(self.low_water);
+            let t = out.len() == n && s.wants_refill(self.low_water);
             (out, t)
         };
         if trigger {
@@ -239,7 +243,7 @@ impl IdBuffer {
         let n = parsed.len();
         let mut s = self.lock();
         s.refilling = false;
-        if n > 0 {
+        if n > 0 && !s.closed {
             s.left += n;
             s.batches.push_back(Batch { ids: parsed, pos: 0, expires_ms });
         }
@@ -264,9 +268,17 @@ impl IdBuffer {
         Ok(s.left)
     }
 
-    /// Drops every batch (close()).
+    /// Drops every batch (a forked child's copy of its parent's).
     fn clear(&self) {
         let mut s = self.lock();
+        s.batches.clear();
+        s.left = 0;
+    }
+
+    /// Drops every batch, now and whenever one arrives later (the client's close()).
+    fn close(&self) {
+        let mut s = self.lock();
+        s.closed = true;
         s.batches.clear();
         s.left = 0;
     }

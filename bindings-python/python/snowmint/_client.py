@@ -373,7 +373,7 @@ class Client:
         if self._closed:
             return
         self._closed = True
-        self._buf.clear()
+        self._buf.close()
         self._wake.set()
         t = self._thread
         if t is not None and t is not threading.current_thread():
@@ -515,7 +515,7 @@ class AsyncClient:
         if self._closed:
             return
         self._closed = True
-        self._buf.clear()
+        self._buf.close()
         task = self._task
         if task is not None and not task.done():
             try:
