@@ -45,11 +45,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def send(self, status, doc):
         body = json.dumps(doc).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        # One write (headers and body together): two small writes meet Nagle and delayed ACKs.
+        head = (f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(body)}\r\n\r\n").encode()
+        self.wfile.write(head + body)
+        self.wfile.flush()
 
     def do_GET(self):
         url = urlsplit(self.path)

@@ -11,6 +11,7 @@ import asyncio
 import http.client
 import json
 import os
+import socket
 import threading
 import time
 import urllib.parse
@@ -109,6 +110,9 @@ class _Fetcher:
         if self.conn is None:
             cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
             self.conn = cls(self.host, self.port, timeout=self.timeout)
+            self.conn.connect()
+            # Small requests, answered at once: never hold one back for an ACK.
+            self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return self.conn
 
     def reset(self):
