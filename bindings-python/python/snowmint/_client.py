@@ -210,6 +210,16 @@ def _prepare(url, prefetch, validity_ms, timeout_ms, retries, clock, on_low, slo
     return prefetch, buf, _Fetcher(url, timeout_ms, retries, buf)
 
 
+def _strike(buf, expired_before, strikes):
+    """Counts a fetch after which no valid ID was left because IDs expired (other callers taking the
+    batch is progress, not a strike); raises at the third."""
+    if buf.counts()[1] > expired_before and buf.available() == 0:
+        strikes += 1
+        if strikes >= 3:
+            raise _unavailable("every batch fetched expired before it could be used (validity too short)")
+    return strikes
+
+
 def _stats(buf, fetcher):
     taken, expired = buf.counts()
     return {
@@ -319,17 +329,24 @@ class Client:
         if self._closed:
             raise _unavailable("the client is closed")
 
+    def _refill_for(self, count, strikes):
+        self._check_open()
+        expired = self._buf.counts()[1]
+        try:
+            self._fetcher.fetch(count)
+        finally:
+            self._buf.refill_done()
+        return _strike(self._buf, expired, strikes)
+
     def _slow_next_id(self):
         self._check_open()
         with self._slow_lock:
-            for _ in range(3):
+            strikes = 0
+            while True:
                 v = self._buf.try_take()
                 if v is not None:
                     return v
-                self._check_open()
-                self._fetcher.fetch(self._prefetch)
-                self._buf.refill_done()
-        raise _unavailable("every batch fetched expired before it could be used (validity too short)")
+                strikes = self._refill_for(self._prefetch, strikes)
 
     def next_id(self):  # replaced per instance by the native method (see __init__)
         """The next ID (an int)."""
@@ -342,18 +359,11 @@ class Client:
         if len(out) < n:
             self._check_open()
             with self._slow_lock:
-                rounds = 0
+                strikes = 0
                 while len(out) < n:
                     out += self._buf.take_many(n - len(out))
-                    if len(out) >= n:
-                        break
-                    self._check_open()
-                    want = min(MAX_COUNT, max(self._prefetch, n - len(out)))
-                    self._fetcher.fetch(want)
-                    self._buf.refill_done()
-                    rounds += 1
-                    if rounds > 3 + n // MAX_COUNT:
-                        raise _unavailable("every batch fetched expired before it could be used")
+                    if len(out) < n:
+                        strikes = self._refill_for(min(MAX_COUNT, max(self._prefetch, n - len(out))), strikes)
         return out
 
     def try_next_id(self):
@@ -461,9 +471,14 @@ class AsyncClient:
         if self._closed:
             raise _unavailable("the client is closed")
 
-    async def _fill(self, count):
-        await asyncio.to_thread(self._fetcher.fetch, count)
-        self._buf.refill_done()
+    async def _refill_for(self, count, strikes):
+        self._check_open()
+        expired = self._buf.counts()[1]
+        try:
+            await asyncio.to_thread(self._fetcher.fetch, count)
+        finally:
+            self._buf.refill_done()
+        return _strike(self._buf, expired, strikes)
 
     async def next_id(self):
         """The next ID (an int)."""
@@ -475,13 +490,12 @@ class AsyncClient:
         self._check_open()
         self._bind()
         async with self._alock:
-            for _ in range(3):
+            strikes = 0
+            while True:
                 v = self._buf.try_take()
                 if v is not None:
                     return v
-                self._check_open()
-                await self._fill(self._prefetch)
-        raise _unavailable("every batch fetched expired before it could be used (validity too short)")
+                strikes = await self._refill_for(self._prefetch, strikes)
 
     async def next_ids(self, n):
         """``n`` IDs (a list of ints)."""
@@ -491,16 +505,11 @@ class AsyncClient:
         if len(out) < n:
             self._check_open()
             async with self._alock:
-                rounds = 0
+                strikes = 0
                 while len(out) < n:
                     out += self._buf.take_many(n - len(out))
-                    if len(out) >= n:
-                        break
-                    self._check_open()
-                    await self._fill(min(MAX_COUNT, max(self._prefetch, n - len(out))))
-                    rounds += 1
-                    if rounds > 3 + n // MAX_COUNT:
-                        raise _unavailable("every batch fetched expired before it could be used")
+                    if len(out) < n:
+                        strikes = await self._refill_for(min(MAX_COUNT, max(self._prefetch, n - len(out))), strikes)
         return out
 
     def stats(self):
