@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the wheel, installs it with pip into a FRESH venv, and runs the whole pytest suite against it
-# (conformance vectors, API and error tests, threads, fork, injected clocks, state files shared by
+# (conformance vectors, API and error tests, threads, fork, injected clocks, the ID-service Client against
+# a real `snowmint serve` (scripts/service-bin.sh) and the protocol stand-in, state files shared by
 # processes (with C processes on the same file and the README's gunicorn recipe), README quickstart,
 # and a mypy --strict check of the type stubs), and the node-source, lease and sequencer tests
 # (test_coord.py) against the embedded store and real etcd and PostgreSQL servers (scripts/servers.sh:
@@ -51,5 +52,7 @@ if [ -z "${SNOWMINT_TEST_ETCD_URL:-}" ]; then
   pg_start
 fi
 export SNOWMINT_REQUIRE_SERVERS=1
+# The ID service (`snowmint serve`) for the client tests (tests/test_client.py, the README's Client block).
+export SNOWMINT_SERVE="$(bash "$ROOT/scripts/service-bin.sh")"
 # Not exec: the servers' trap stops them when pytest is done.
 "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"
