@@ -102,6 +102,8 @@ export function makeClient(errorCodes) {
     #refilling = null;
     #abort = null;
     #closed = false;
+    // The largest count to ask for beyond `prefetch` (nextIds); lowered when the service refuses one.
+    #maxCount = MAX_COUNT;
     #stats = { ids: 0, expired: 0, requests: 0, failures: 0 };
 
     constructor(options) {
@@ -216,7 +218,7 @@ export function makeClient(errorCodes) {
     async #refillFor(count, strikes) {
       this.#checkOpen();
       const expired = this.#stats.expired;
-      await this.#fetchShared(count);
+      await this.#fetchUpTo(count);
       this.#advance(this.#now());
       if (this.#stats.expired > expired && this.#available(this.#now()) === 0 && ++strikes >= 3) {
         throw unavailable('every batch fetched expired before it could be used (validity too short)');
@@ -264,6 +266,19 @@ export function makeClient(errorCodes) {
         .finally(() => {
           this.#refilling = null;
         });
+    }
+
+    /** `count` IDs, or `prefetch` (which the service took before) when it refuses a count that large
+     * (its --max-count): remembered for later calls. */
+    async #fetchUpTo(count) {
+      count = Math.max(this.#prefetch, Math.min(count, this.#maxCount));
+      try {
+        await this.#fetchShared(count);
+      } catch (e) {
+        if (count <= this.#prefetch || e.code !== 'INVALID_ARGUMENT' || e.field !== 'count') throw e;
+        this.#maxCount = this.#prefetch;
+        await this.#fetchShared(this.#prefetch);
+      }
     }
 
     /** One fetch at a time: concurrent callers share the one in flight. */

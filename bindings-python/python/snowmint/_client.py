@@ -105,6 +105,8 @@ class _Fetcher:
         self.conn = None
         self.requests = 0
         self.failures = 0
+        # The largest count to ask for beyond `prefetch` (next_ids); lowered when the service refuses one.
+        self.max_count = MAX_COUNT
 
     def _connection(self):
         if self.conn is None:
@@ -167,6 +169,18 @@ class _Fetcher:
             field if isinstance(field, str) else None,
             retry if isinstance(retry, int) and not isinstance(retry, bool) else None,
         )
+
+    def fetch_up_to(self, count, floor):
+        """Fetches ``count`` IDs, or ``floor`` (the client's prefetch, which the service took before)
+        when the service refuses a count that large (its --max-count): remembered for later calls."""
+        count = max(floor, min(count, self.max_count))
+        try:
+            self.fetch(count)
+        except SnowmintError as e:
+            if count <= floor or e.code != "INVALID_ARGUMENT" or getattr(e, "field", None) != "count":
+                raise
+            self.max_count = floor
+            self.fetch(floor)
 
     def fetch(self, count):
         """Fetches one batch of ``count`` IDs into the buffer, retrying what may pass (no answer, a
@@ -333,7 +347,7 @@ class Client:
         self._check_open()
         expired = self._buf.counts()[1]
         try:
-            self._fetcher.fetch(count)
+            self._fetcher.fetch_up_to(count, self._prefetch)
         finally:
             self._buf.refill_done()
         return _strike(self._buf, expired, strikes)
@@ -475,7 +489,7 @@ class AsyncClient:
         self._check_open()
         expired = self._buf.counts()[1]
         try:
-            await asyncio.to_thread(self._fetcher.fetch, count)
+            await asyncio.to_thread(self._fetcher.fetch_up_to, count, self._prefetch)
         finally:
             self._buf.refill_done()
         return _strike(self._buf, expired, strikes)
