@@ -285,7 +285,7 @@ def test_a_service_that_never_answers_times_out(tmp_path: Path) -> None:
         t = time.monotonic()
         with pytest.raises(snowmint.ServiceUnavailableError, match="did not answer"):
             c.next_id()
-        assert (time.monotonic() - t) * 1000 <= c.max_wait_ms() + 300
+        assert (time.monotonic() - t) * 1000 <= c.max_wait_ms() + 1000  # scheduling slack on a busy machine
         c.close()
     finally:
         srv.close()

@@ -254,7 +254,7 @@ export function clientTests(api, { test, assert, flavour, moduleUrl }) {
       const t0 = performance.now()
       const e = await rejectsWith(assert, c.nextId(), 'SERVICE_UNAVAILABLE')
       assert.match(e.message, /within 200 ms/)
-      assert.ok(performance.now() - t0 <= c.maxWaitMs + 300)
+      assert.ok(performance.now() - t0 <= c.maxWaitMs + 1000) // scheduling slack on a busy machine
     } finally {
       for (const s of sockets) s.destroy()
       server.close()

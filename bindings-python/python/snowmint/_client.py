@@ -17,7 +17,8 @@ import time
 import urllib.parse
 import weakref
 
-from ._snowmint import ERROR_CODES, SnowmintError, _IdBuffer
+from . import ERROR_CODES, SnowmintError  # bound by __init__ before it imports this module
+from ._snowmint import _IdBuffer  # type: ignore[import-not-found]  # native; typed through the package stubs
 
 #: The service's limit on one request's count.
 MAX_COUNT = 10_000
@@ -245,7 +246,7 @@ def _stats(buf, fetcher):
     }
 
 
-_LIVE = weakref.WeakSet()
+_LIVE: weakref.WeakSet[object] = weakref.WeakSet()
 
 
 def _after_fork():
@@ -412,7 +413,7 @@ class Client:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, tb):
         self.close()
 
     def __repr__(self):
@@ -494,6 +495,10 @@ class AsyncClient:
             self._buf.refill_done()
         return _strike(self._buf, expired, strikes)
 
+    def try_next_id(self):  # replaced per instance by the native method (see __init__)
+        """The next ID if a valid one is prefetched, else None (never waits on the network)."""
+        return self._buf.try_take()
+
     async def next_id(self):
         """The next ID (an int)."""
         if self._loop is None:
@@ -558,7 +563,7 @@ class AsyncClient:
     async def __aenter__(self):
         return self
 
-    async def __aexit__(self, *exc):
+    async def __aexit__(self, exc_type, exc, tb):
         await self.aclose()
 
     def __repr__(self):
