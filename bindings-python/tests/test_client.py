@@ -274,6 +274,26 @@ def test_a_killed_service_is_unavailable_within_the_bound(live: Service) -> None
     c.close()
 
 
+def test_a_caller_waiting_on_a_failing_refill_gets_its_error_within_the_bound(service: Service) -> None:
+    c = snowmint.Client(service.url, prefetch=10, timeout_ms=400, retries=1)
+    c.next_id()  # 9 left
+    service.proc.send_signal(signal.SIGSTOP)  # connections hang: every attempt times out
+    try:
+        for _ in range(5):  # 4 left < 5: the refill thread starts (and hangs)
+            c.next_id()
+        time.sleep(0.1)
+        while c.try_next_id() is not None:
+            pass
+        t = time.monotonic()
+        with pytest.raises(snowmint.ServiceUnavailableError):
+            c.next_id()  # waits for the refill's connection, then takes its error: no second cycle
+        elapsed_ms = (time.monotonic() - t) * 1000
+        assert elapsed_ms <= c.max_wait_ms() + 500, (elapsed_ms, c.max_wait_ms())
+    finally:
+        service.proc.send_signal(signal.SIGCONT)
+    c.close()
+
+
 def test_a_service_that_never_answers_times_out(tmp_path: Path) -> None:
     import socket
 

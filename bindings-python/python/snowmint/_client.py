@@ -108,6 +108,8 @@ class _Fetcher:
         self.failures = 0
         # The largest count to ask for beyond `prefetch` (next_ids); lowered when the service refuses one.
         self.max_count = MAX_COUNT
+        # (monotonic time, error) of the last fetch when it failed.
+        self.failed = None
 
     def _connection(self):
         if self.conn is None:
@@ -186,32 +188,46 @@ class _Fetcher:
     def fetch(self, count):
         """Fetches one batch of ``count`` IDs into the buffer, retrying what may pass (no answer, a
         503); raises the service's error (or ServiceUnavailableError) when it does not."""
+        entered = time.monotonic()
         with self.lock:
-            last = None
-            for attempt in range(self.retries + 1):
-                if attempt:
-                    pause = backoff_ms(attempt - 1)
-                    retry = getattr(last, "retry_after_ms", None)
-                    if isinstance(retry, int) and last.code == "TOO_FAR_AHEAD":
-                        pause = min(max(pause, retry), BACKOFF_CAP_MS)
-                    time.sleep(pause / 1000)
-                fetched_at = self.buf.now_ms()
-                self.requests += 1
-                try:
-                    status, body = self._post(count)
-                except (OSError, http.client.HTTPException) as e:
-                    self.reset()
-                    self.failures += 1
-                    last = _unavailable(f"the ID service at {self.url} did not answer: {e}")
-                    continue
-                err = self._answer(status, body, count, fetched_at)
-                if err is None:
-                    return
+            failed = self.failed
+            if failed is not None and failed[0] >= entered:
+                # A fetch that ran while this caller waited for the connection has just failed: its
+                # error is this caller's too (retrying again would double the bound).
+                raise failed[1]
+            try:
+                self._fetch_locked(count)
+            except SnowmintError as e:
+                self.failed = (time.monotonic(), e)
+                raise
+            self.failed = None
+
+    def _fetch_locked(self, count):
+        last = None
+        for attempt in range(self.retries + 1):
+            if attempt:
+                pause = backoff_ms(attempt - 1)
+                retry = getattr(last, "retry_after_ms", None)
+                if isinstance(retry, int) and last.code == "TOO_FAR_AHEAD":
+                    pause = min(max(pause, retry), BACKOFF_CAP_MS)
+                time.sleep(pause / 1000)
+            fetched_at = self.buf.now_ms()
+            self.requests += 1
+            try:
+                status, body = self._post(count)
+            except (OSError, http.client.HTTPException) as e:
+                self.reset()
                 self.failures += 1
-                if status != 503 and err.code != "SERVICE_UNAVAILABLE":
-                    raise err
-                last = err
-            raise last
+                last = _unavailable(f"the ID service at {self.url} did not answer: {e}")
+                continue
+            err = self._answer(status, body, count, fetched_at)
+            if err is None:
+                return
+            self.failures += 1
+            if status != 503 and err.code != "SERVICE_UNAVAILABLE":
+                raise err
+            last = err
+        raise last
 
 
 def _prepare(url, prefetch, validity_ms, timeout_ms, retries, clock, on_low, slow):
