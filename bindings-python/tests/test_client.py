@@ -191,6 +191,17 @@ def test_client_validity_shorter_than_the_service(live: Service) -> None:
     c.close()
 
 
+def test_validity_on_the_host_clock(live: Service) -> None:
+    c = snowmint.Client(live.url, prefetch=10, validity_ms=300)  # the host's monotonic clock
+    a = c.next_id()
+    assert c.next_id() == a + 1  # well inside 300 ms
+    time.sleep(0.35)
+    assert c.try_next_id() is None  # expired: dropped
+    assert c.next_id() > a + 1
+    assert c.stats()["expired"] == 8
+    c.close()
+
+
 @pytest.mark.parametrize(
     "status,code,cls",
     [

@@ -177,6 +177,22 @@ export function clientTests(api, { test, assert, flavour, moduleUrl }) {
     }
   })
 
+  t('validity on the host clock (performance.now)', async () => {
+    const s = await startLive()
+    try {
+      const c = new Client({ url: s.url, prefetch: 10, validityMs: 300 })
+      const a = await c.nextId()
+      assert.equal(c.tryNextId(), a + 1n)
+      await new Promise((r) => setTimeout(r, 350))
+      assert.equal(c.tryNextId(), undefined)
+      assert.ok((await c.nextId()) > a + 1n)
+      assert.equal(c.stats().expired, 8)
+      c.close()
+    } finally {
+      s.kill()
+    }
+  })
+
   t('each service error rejects with its code, field and retryAfterMs', async () => {
     const s = await startService()
     try {
