@@ -77,6 +77,7 @@ function answerError(status, doc, url, codes) {
 }
 
 const defaultClock = () => performance.now();
+const EMPTY = new BigUint64Array(0);
 
 /**
  * `new Client({ url, prefetch = 100, validityMs = 600000, timeoutMs = 2000, retries = 3, clock })`.
@@ -94,7 +95,7 @@ export function makeClient(errorCodes) {
     #retries;
     #clock;
     // The batch in use, then the ones behind it: { ids: BigUint64Array, expires: number }.
-    #ids = new BigUint64Array(0);
+    #ids = EMPTY;
     #pos = 0;
     #expires = -Infinity;
     #queue = [];
@@ -169,6 +170,7 @@ export function makeClient(errorCodes) {
     #advance(now) {
       if (now >= this.#expires) this.#stats.expired += this.#ids.length - this.#pos;
       else if (this.#pos < this.#ids.length) return true;
+      this.#stats.ids += this.#pos; // the batch left behind: what was taken of it
       while (this.#queue.length > 0) {
         const b = this.#queue.shift();
         if (now < b.expires) {
@@ -179,19 +181,26 @@ export function makeClient(errorCodes) {
         }
         this.#stats.expired += b.ids.length;
       }
-      this.#ids = new BigUint64Array(0);
+      this.#ids = EMPTY;
       this.#pos = 0;
       return false;
     }
 
-    /** The next ID if a valid one is prefetched, else undefined (never waits; may start a refill). */
+    /** The next ID if a valid one is prefetched, else undefined (never waits; may start a refill).
+     * The hot path: one clock reading (the default one called directly), one comparison, one read. */
     tryNextId() {
-      const now = this.#now();
-      if ((now >= this.#expires || this.#pos >= this.#ids.length) && !this.#advance(now)) return undefined;
-      const id = this.#ids[this.#pos++];
-      this.#stats.ids++;
-      if (this.#ids.length - this.#pos < this.#lowWater && this.#refilling === null) this.#maybeRefill(now);
-      return id;
+      const now = this.#clock === defaultClock ? performance.now() : this.#now();
+      const pos = this.#pos;
+      const ids = this.#ids;
+      if (now >= this.#expires || pos >= ids.length) return this.#tryNextSlow(now);
+      this.#pos = pos + 1;
+      if (ids.length - pos <= this.#lowWater && this.#refilling === null) this.#maybeRefill(now);
+      return ids[pos];
+    }
+
+    #tryNextSlow(now) {
+      if (!this.#advance(now)) return undefined;
+      return this.tryNextId();
     }
 
     /** The next ID (a bigint): at once from a prefetched batch, else after a fetch. */
@@ -242,14 +251,16 @@ export function makeClient(errorCodes) {
 
     /** Counters: ids handed out, ids expired (dropped), available now, requests, failures. */
     stats() {
-      return { ...this.#stats, available: this.#closed ? 0 : this.#available(this.#now()) };
+      const s = this.#stats;
+      return { ...s, ids: s.ids + this.#pos, available: this.#closed ? 0 : this.#available(this.#now()) };
     }
 
     /** Drops the prefetched IDs and aborts a fetch in flight. Idempotent; later calls reject. */
     close() {
       if (this.#closed) return;
       this.#closed = true;
-      this.#ids = new BigUint64Array(0);
+      this.#stats.ids += this.#pos;
+      this.#ids = EMPTY;
       this.#pos = 0;
       this.#queue = [];
       this.#abort?.abort();
