@@ -392,6 +392,38 @@ def test_async_client(service: Service) -> None:
     asyncio.run(main())
 
 
+def test_async_client_across_event_loops(live: Service) -> None:
+    c = snowmint.AsyncClient(live.url, prefetch=10)
+    first = asyncio.run(c.next_id())  # a loop, closed when it returns
+
+    async def more() -> list[int]:
+        # 9 left: the fifth call leaves 4 < 5 and asks the closed first loop for a refill (no error).
+        got = [await c.next_id() for _ in range(5)]
+        return got + await c.next_ids(20)
+
+    ids = asyncio.run(more())
+    assert len(set([first, *ids])) == 26 and min(ids) > first
+    asyncio.run(c.aclose())
+
+
+def test_a_dropped_client_ends_its_refill_thread(live: Service) -> None:
+    import gc
+
+    c = snowmint.Client(live.url, prefetch=10)
+    for _ in range(6):  # 4 left: the refill thread starts
+        c.next_id()
+    deadline = time.monotonic() + 5
+    while c.stats()["available"] < 14 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert c.stats()["available"] == 14  # the refill landed: the thread waits for the next one
+    thread = c._thread
+    assert thread is not None and thread.is_alive()
+    del c
+    gc.collect()
+    thread.join(5)
+    assert not thread.is_alive()
+
+
 def test_async_validity_and_dead_service(short_service: Service) -> None:
     now = [0]
 

@@ -326,6 +326,8 @@ class Client:
         )
         #: The next ID (an int): the native hot path, bound once.
         self.next_id = self._buf.next_id
+        # A client dropped without close(): its refill thread wakes, finds it gone and ends.
+        weakref.finalize(self, self._wake.set)
         _LIVE.add(self)
 
     @property
@@ -453,7 +455,12 @@ class AsyncClient:
         def on_low():
             c = ref()
             if c is not None and c._loop is not None and not c._closed:
-                c._loop.call_soon_threadsafe(c._start_refill)
+                try:
+                    c._loop.call_soon_threadsafe(c._start_refill)
+                except RuntimeError:
+                    # The loop it last ran on is closed (a later asyncio.run): the next call that finds
+                    # the batch empty fetches on the running loop.
+                    c._loop = None
 
         def slow():
             return None
