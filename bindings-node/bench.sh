@@ -26,3 +26,7 @@ python3 "$ROOT/scripts/bench_statefile.py" node "$SF" ${SNOWMINT_BENCH_JSON:+"$S
 ROWS="$(mktemp)"; trap 'rm -f "$SF" "$ROWS"' EXIT
 SNOWMINT_BENCH_OPAQUE_JSON="$ROWS" node "$HERE/bench_opaque.mjs"
 if [ -n "${SNOWMINT_BENCH_JSON:-}" ]; then python3 "$HERE/../scripts/bench_merge.py" "$SNOWMINT_BENCH_JSON" "$ROWS"; fi
+# The ID-service client (SPEC §6a): tryNextId / await nextId from a prefetched batch, group "client".
+CROWS="$(mktemp)"; trap 'rm -f "$SF" "$ROWS" "$CROWS"' EXIT
+SNOWMINT_BENCH_CLIENT_JSON="$CROWS" node "$HERE/bench_client.mjs"
+if [ -n "${SNOWMINT_BENCH_JSON:-}" ]; then python3 "$HERE/../scripts/bench_merge.py" "$SNOWMINT_BENCH_JSON" "$CROWS"; fi

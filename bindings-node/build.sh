@@ -29,6 +29,8 @@ fi
 
 # The JavaScript surface shared with snowmint-wasm (its one source is bindings-wasm/js/surface.js).
 node "$HERE/../bindings-wasm/js/patch-glue.mjs" cjs "$HERE/surface.cjs"
+# The ID-service Client, shared the same way (its one source is bindings-wasm/js/client.js).
+node "$HERE/../bindings-wasm/js/patch-glue.mjs" client "$HERE/client.cjs"
 
 # The napi-rs platform-package layout: npm/<platform>/ is the package `snowmint-<platform>` that holds
 # the binary (made by `napi create-npm-dirs`, committed); the main package ships only the loader and

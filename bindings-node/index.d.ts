@@ -23,6 +23,62 @@ export declare class SnowmintError extends Error {
   field?: string
 }
 
+/** `new Client(options)`: a client of the snowmint ID service (`snowmint serve`, SPEC §6a). */
+export interface ClientOptions {
+  /** The service's base URL, `http(s)://host:port[/prefix]`. */
+  url: string
+  /** IDs per request, 1..=10000 (default 100); the next batch is fetched below half of it. */
+  prefetch?: number
+  /** How long a batch serves on this client's clock, ms (default 600000); the service's
+   * `valid_for_ms` when shorter. */
+  validityMs?: number
+  /** Each attempt's bound, ms (default 2000). */
+  timeoutMs?: number
+  /** Retries of an attempt that got no answer or a 503 (default 3; pauses 50, 100, 200, … ≤ 1000 ms). */
+  retries?: number
+  /** Monotonic milliseconds (default `performance.now`); tests inject one. */
+  clock?: () => number
+}
+
+/** What a client has done. */
+export interface ClientStats {
+  /** IDs handed out. */
+  ids: number
+  /** IDs dropped because their batch expired (never returned). */
+  expired: number
+  /** Valid IDs prefetched now. */
+  available: number
+  /** HTTP requests sent, and failed attempts. */
+  requests: number
+  failures: number
+}
+
+/**
+ * A prefetching client of the ID service: `tryNextId()` takes an ID from the batch in hand (no promise,
+ * no network); below half of `prefetch` left, the next batch is fetched in the background. A batch
+ * fetched at local time t serves until t + min(validityMs, the service's valid_for_ms); older IDs are
+ * dropped, never returned. Errors: the service's answer rejects with a `SnowmintError` of its `code`
+ * (with `field`, `retryAfterMs`); a service that cannot be reached, times out or does not speak the
+ * protocol rejects with `SERVICE_UNAVAILABLE` after `retries` retries, within `maxWaitMs`.
+ */
+export declare class Client {
+  constructor(options: ClientOptions)
+  /** The next ID: at once from a prefetched batch, else after a fetch. */
+  nextId(): Promise<bigint>
+  /** The next ID if a valid one is prefetched, else `undefined` (never waits). */
+  tryNextId(): bigint | undefined
+  /** `n` IDs, fetching the batches they need (at most 10000 per request). */
+  nextIds(n: number): Promise<bigint[]>
+  stats(): ClientStats
+  /** Drops the prefetched IDs and aborts a fetch in flight; later calls reject (`SERVICE_UNAVAILABLE`). */
+  close(): void
+  get url(): string
+  get prefetch(): number
+  get closed(): boolean
+  /** The longest one fetch takes before it rejects: every attempt's timeout and every pause. */
+  get maxWaitMs(): number
+}
+
 /** An ID taken apart by `decode`. */
 export interface Decoded {
   id: bigint

@@ -15,6 +15,8 @@ const native = require('./binding.js')
 // The surface shared with snowmint-wasm (generated from bindings-wasm/js/surface.js by build.sh):
 // the SnowmintError class every non-type error is made of, JSON forms and util.inspect output.
 const { SnowmintError, installSurface } = require('./surface.cjs')
+// The ID-service client (generated from bindings-wasm/js/client.js by build.sh), shared with snowmint-wasm.
+const { makeClient } = require('./client.cjs')
 
 native.__setErrorClass(SnowmintError)
 const surface = installSurface(native)
@@ -148,6 +150,7 @@ class RangeSequence extends native.RangeSequence {
 }
 
 module.exports = {
+  Client: makeClient(native.ERROR_CODES),
   Generator,
   Layout: native.Layout,
   Opaque,

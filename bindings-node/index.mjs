@@ -4,6 +4,7 @@ import { createRequire } from 'node:module'
 const native = createRequire(import.meta.url)('./index.js')
 
 export const {
+  Client,
   Generator,
   Layout,
   Opaque,

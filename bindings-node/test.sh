@@ -76,6 +76,8 @@ if [ -z "${SNOWMINT_TEST_ETCD_URL:-}" ]; then
   pg_start
 fi
 export SNOWMINT_REQUIRE_SERVERS=1
+# The ID service (`snowmint serve`) for the client tests (tests/client.test.mjs, the README's Client block).
+export SNOWMINT_SERVE="$(bash "$ROOT/scripts/service-bin.sh")"
 status=0
 # No NODE_PATH and no napi override: the package must resolve from the project's node_modules alone.
 env -u NODE_PATH -u NAPI_RS_NATIVE_LIBRARY_PATH -u NAPI_RS_FORCE_WASI \

@@ -32,3 +32,7 @@ python3 "$ROOT/scripts/bench_statefile.py" python "$SF" ${SNOWMINT_BENCH_JSON:+"
 ROWS="$(mktemp)"; trap 'rm -f "$SF" "$ROWS"' EXIT
 SNOWMINT_BENCH_OPAQUE_JSON="$ROWS" "$VENV/bin/python" "$HERE/bench_opaque.py"
 if [ -n "${SNOWMINT_BENCH_JSON:-}" ]; then "$PY" "$ROOT/scripts/bench_merge.py" "$SNOWMINT_BENCH_JSON" "$ROWS"; fi
+# The ID-service client (SPEC §6a): next_id from a prefetched batch, in its own "client" group.
+CROWS="$(mktemp)"; trap 'rm -f "$SF" "$ROWS" "$CROWS"' EXIT
+SNOWMINT_BENCH_CLIENT_JSON="$CROWS" "$VENV/bin/python" "$HERE/bench_client.py"
+if [ -n "${SNOWMINT_BENCH_JSON:-}" ]; then "$PY" "$ROOT/scripts/bench_merge.py" "$SNOWMINT_BENCH_JSON" "$CROWS"; fi

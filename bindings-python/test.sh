@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the wheel, installs it with pip into a FRESH venv, and runs the whole pytest suite against it
-# (conformance vectors, API and error tests, threads, fork, injected clocks, state files shared by
+# (conformance vectors, API and error tests, threads, fork, injected clocks, the ID-service Client against
+# a real `snowmint serve` (scripts/service-bin.sh) and the protocol stand-in, state files shared by
 # processes (with C processes on the same file and the README's gunicorn recipe), README quickstart,
 # and a mypy --strict check of the type stubs) on CPython 3.11, then on 3.9, 3.10, 3.12 and 3.13
 # (test-versions.sh), and the node-source, lease and sequencer tests
@@ -52,6 +53,8 @@ if [ -z "${SNOWMINT_TEST_ETCD_URL:-}" ]; then
   pg_start
 fi
 export SNOWMINT_REQUIRE_SERVERS=1
+# The ID service (`snowmint serve`) for the client tests (tests/test_client.py, the README's Client block).
+export SNOWMINT_SERVE="$(bash "$ROOT/scripts/service-bin.sh")"
 # Not exec: the servers' trap stops them when pytest is done.
 "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"
 # The whole run (no test selection given): the same wheel on every other CPython here.

@@ -19,3 +19,7 @@ node "$HERE/bench/chromium.mjs"
 ROWS="$(mktemp)"; trap 'rm -f "$ROWS"' EXIT
 SNOWMINT_BENCH_OPAQUE_JSON="$ROWS" node "$HERE/bench/opaque.mjs"
 if [ -n "${SNOWMINT_BENCH_JSON:-}" ]; then python3 "$ROOT/scripts/bench_merge.py" "$SNOWMINT_BENCH_JSON" "$ROWS"; fi
+# The ID-service client (SPEC §6a, the same js/client.js as the native package's), group "client".
+CROWS="$(mktemp)"; trap 'rm -f "$ROWS" "$CROWS"' EXIT
+SNOWMINT_BENCH_CLIENT_JSON="$CROWS" node "$ROOT/bindings-node/bench_client.mjs" "$HERE/js/node.mjs"
+if [ -n "${SNOWMINT_BENCH_JSON:-}" ]; then python3 "$ROOT/scripts/bench_merge.py" "$SNOWMINT_BENCH_JSON" "$CROWS"; fi

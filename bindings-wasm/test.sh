@@ -42,6 +42,9 @@ fi
 cp -r "$HERE/tests/installed" "$PROJECT/tests"
 cp -r "$HERE/examples" "$PROJECT/examples"
 
+# The ID service (`snowmint serve`) for the client tests (tests/client.test.mjs, the README's Client block).
+export SNOWMINT_SERVE="$(bash "$ROOT/scripts/service-bin.sh")"
+
 status=0
 echo "== node --test (the nodejs build, from the installed tarball)"
 node --test --test-reporter=spec "$HERE"/tests/*.test.mjs 2>&1 | tee "$WORK/run-node.txt" || status=1

@@ -3,7 +3,7 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { join } from 'node:path'
 
 const project = fileURLToPath(new URL('..', import.meta.url))
@@ -43,5 +43,22 @@ test('README lease example runs (embedded store, and etcd when the tests started
   if (process.env.SNOWMINT_TEST_ETCD_URL) {
     assert.match(r.stdout, /etcd node \d+/)
     assert.match(r.stdout, /payments listed: false/)
+  }
+})
+
+test('README client example runs against a live service', async () => {
+  const { startService } = await import(new URL('client.mjs', pathToFileURL(process.env.SNOWMINT_CONFORMANCE)).href)
+  const readme = readFileSync(join(project, 'README.md'), 'utf8')
+  const m = readme.match(/## Client: IDs from the ID service[\s\S]*?```js\n([\s\S]*?)```/)
+  assert.ok(m, 'no js code block under ## Client')
+  const file = join(project, 'client.cjs')
+  writeFileSync(file, m[1])
+  const s = await startService()
+  try {
+    const r = spawnSync(process.execPath, [file], { cwd: project, encoding: 'utf8', timeout: 60_000, env: { ...process.env, SNOWMINT_SERVICE_URL: s.url } })
+    assert.equal(r.status, 0, r.stderr)
+    assert.equal(r.stdout, 'true bigint\n5000 0\ntrue SERVICE_UNAVAILABLE\n')
+  } finally {
+    s.kill()
   }
 })

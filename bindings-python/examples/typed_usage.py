@@ -23,6 +23,22 @@ def describe(i: int, layout: snowmint.Layout) -> str:
     return f"{d.iso} node={d.node_id} seq={d.sequence} {when.isoformat()} {ns}"
 
 
+def from_the_service(url: str) -> list[int]:
+    """Typed use of the ID-service client (checked by mypy; run by the client tests, not here)."""
+    with snowmint.Client(url, prefetch=500, timeout_ms=1000, clock=lambda: 0.0) as c:
+        one: int = c.next_id()
+        maybe: int | None = c.try_next_id()
+        stats: snowmint.ClientStats = c.stats()
+        assert stats["failures"] >= 0 and c.max_wait_ms() > 0
+        return [one, *c.next_ids(3), *([maybe] if maybe is not None else [])]
+
+
+async def from_the_service_async(url: str) -> list[int]:
+    async with snowmint.AsyncClient(url) as c:
+        first: int = await c.next_id()
+        return [first, *(await c.next_ids(2))]
+
+
 def main() -> None:
     layout = snowmint.Layout(timestamp_bits=41, node_bits=10, sequence_bits=12, epoch_ms=1288834974657)
     assert layout.lifespan_end_ms > 0 and layout.clock_unit in ("ms", "ns")

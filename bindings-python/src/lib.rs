@@ -27,6 +27,7 @@ use snowmint::{Clock, ClockUnit, ErrorCode};
 use snowmint_coord as coord;
 use snowmint_host::ClockFault;
 
+mod client;
 mod opaque;
 mod range;
 
@@ -1653,6 +1654,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLease>()?;
     m.add_class::<PySequencer>()?;
     m.add_class::<range::PyRangeSequence>()?;
+    m.add_class::<client::IdBuffer>()?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(_layout_restore, m)?)?;
     // One source for the version: the crate's (Cargo.toml), which maturin also writes into the
@@ -1667,6 +1669,8 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     let base = py.get_type::<SnowmintError>();
     base.setattr("code", py.None())?;
+    // The input to blame, when an ID service's error names one (snowmint.Client).
+    base.setattr("field", py.None())?;
     m.add("SnowmintError", base)?;
     register_exceptions(py, m)?;
     py.get_type::<TooFarAheadError>()

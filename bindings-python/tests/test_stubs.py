@@ -61,6 +61,7 @@ def test_stubtest(tmp_path: Path) -> None:
         "# type aliases that exist only in the stubs\n"
         "snowmint.PresetName\nsnowmint.OrderName\nsnowmint.PolicyName\nsnowmint.EncodingName\n"
         "snowmint.LayoutLike\nsnowmint.ClockFn\nsnowmint.GeneratorState\nsnowmint.DecodedDict\n"
+        "snowmint.MonotonicMsFn\nsnowmint.ClientStats\n"
         "# the native module is an implementation detail, typed through the package stubs\n"
         "snowmint._snowmint\n"
     )

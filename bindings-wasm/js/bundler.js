@@ -3,6 +3,7 @@ import * as wasm from '../dist/bundler/snowmint_wasm.js';
 import * as opaqueCore from '../dist/bundler/snowmint_wasm_opaque.js';
 import { installFastPath, makeOpaque } from './fast-path.js';
 import { SnowmintError, installSurface } from './surface.js';
+import { makeClient } from './client.js';
 
 installFastPath(wasm);
 
@@ -11,3 +12,4 @@ export const Opaque = makeOpaque(wasm, opaqueCore);
 export const { decode, PRESET_NAMES } = installSurface({ ...wasm, Opaque });
 export { SnowmintError };
 export const ERROR_CODES = Object.freeze(wasm.__errorCodes().split(','));
+export const Client = makeClient(ERROR_CODES);

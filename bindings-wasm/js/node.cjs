@@ -3,6 +3,8 @@
 const wasm = require('../dist/nodejs/snowmint_wasm.js');
 // The shared surface (js/surface.js, as CommonJS): SnowmintError, JSON forms, util.inspect output.
 const { SnowmintError, installSurface } = require('../dist/surface.cjs');
+// The ID-service client (js/client.js, as CommonJS), shared with the native package.
+const { makeClient } = require('../dist/client.cjs');
 
 // nextId() with the default clock: Date.now() read here and passed in, the ID read back from the
 // module's memory (see Generator::mint_at in src/lib.rs); anything else takes the full path.
@@ -62,7 +64,10 @@ function makeOpaque(main, core) {
 const Opaque = makeOpaque(wasm, require('../dist/nodejs/snowmint_wasm_opaque.js'));
 const surface = installSurface({ ...wasm, Opaque });
 
+const ERROR_CODES = Object.freeze(wasm.__errorCodes().split(','));
+
 module.exports = {
+  Client: makeClient(ERROR_CODES),
   Layout: wasm.Layout,
   Generator: wasm.Generator,
   Opaque,
@@ -71,7 +76,7 @@ module.exports = {
   minIdAt: wasm.minIdAt,
   encode: wasm.encode,
   parse: wasm.parse,
-  ERROR_CODES: Object.freeze(wasm.__errorCodes().split(',')),
+  ERROR_CODES,
   PRESET_NAMES: surface.PRESET_NAMES,
   SnowmintError,
 };

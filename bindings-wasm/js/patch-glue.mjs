@@ -1,6 +1,7 @@
 // Build step (not shipped): makes the shared surface (js/surface.js) usable by every entry.
 //
 //   node js/patch-glue.mjs cjs OUT.cjs     the CommonJS copy of js/surface.js (both packages' CJS entries)
+//   node js/patch-glue.mjs client OUT.cjs  the CommonJS copy of js/client.js (next to surface.cjs)
 //   node js/patch-glue.mjs dist DIST       wasm-bindgen's generated glue in DIST/{nodejs,web,bundler,
 //                                          no-modules}: errors the modules make are SnowmintErrors
 //
@@ -46,11 +47,24 @@ function patch(file, header, ctor) {
   return n;
 }
 
+/** js/client.js as CommonJS, next to the surface's copy (surface.cjs in the same folder). */
+function clientCjs() {
+  const IMPORT = "import { SnowmintError } from './surface.js';";
+  const source = fs.readFileSync(path.join(HERE, 'client.js'), 'utf8');
+  if (!source.includes(IMPORT)) throw new Error(`client.js: expected the line ${IMPORT}`);
+  const text = source.replace(IMPORT, "const { SnowmintError } = require('./surface.cjs');").replace(/^export function /gm, 'function ');
+  if (/^(export|import) /m.test(text)) throw new Error('client.js: only `export function` and the surface import are supported');
+  return `// Generated from js/client.js by js/patch-glue.mjs: do not edit.\n'use strict';\n${text}\nmodule.exports = { makeClient };\n`;
+}
+
 const [mode, out] = process.argv.slice(2);
 if (mode === 'cjs') {
   fs.writeFileSync(out, cjs());
+} else if (mode === 'client') {
+  fs.writeFileSync(out, clientCjs());
 } else if (mode === 'dist') {
   fs.writeFileSync(path.join(out, 'surface.cjs'), cjs());
+  fs.writeFileSync(path.join(out, 'client.cjs'), clientCjs());
   let total = 0;
   for (const m of ['snowmint_wasm', 'snowmint_wasm_opaque']) {
     total += patch(path.join(out, 'nodejs', `${m}.js`), "const { SnowmintError } = require('../surface.cjs');", 'SnowmintError');
@@ -65,5 +79,5 @@ if (mode === 'cjs') {
   }
   console.error(`[patch-glue] ${total} error shims now make SnowmintErrors`);
 } else {
-  throw new Error('usage: patch-glue.mjs cjs OUT | dist DIST');
+  throw new Error('usage: patch-glue.mjs cjs OUT | client OUT | dist DIST');
 }

@@ -22,9 +22,10 @@ USAGE
   snowmint sequencer create|show|list|destroy [NAME] --store URL   named sequencers (leases)
   snowmint opaque  encode|decode ID...|- --key-file F [--layout L] [--format F]
   snowmint range   next|show NAME --global URL [--dc DC --local URL]   compact 32-bit IDs (ranges)
+  snowmint serve   --listen HOST:PORT --node SOURCE [--leases URL]   the ID service (HTTP)
   snowmint completions bash|zsh|fish|elvish|powershell              shell completion script
   snowmint man [COMMAND]                                            man page (roff)
-  snowmint help [mint|inspect|layout|layouts|sequencer|opaque|range|completions|man]
+  snowmint help [mint|inspect|layout|layouts|sequencer|opaque|range|serve|completions|man]
                                                    (or: snowmint COMMAND --help)
 
 EXAMPLES

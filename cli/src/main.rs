@@ -12,6 +12,7 @@ mod opaque;
 mod range;
 mod render;
 mod sequencer;
+mod serve;
 mod spec;
 
 use std::io::{self, Write};
@@ -101,6 +102,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         "completions" => spec::completions(&rest, out),
         "man" => spec::man(&rest, out),
         "range" => range::run(rest, out),
+        "serve" => serve::run(rest, out),
         "help" | "-h" | "--help" => {
             let text = match rest.first().map(String::as_str) {
                 None => help::MAIN.to_string(),
@@ -113,6 +115,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 Some("completions") => help::COMPLETIONS.to_string(),
                 Some("man") => help::MAN.to_string(),
                 Some("range") => help::RANGE.to_string(),
+                Some("serve") => serve::HELP.to_string(),
                 Some(other) => {
                     return Err(CliError::usage(format!("no help on {other:?}"), "").into())
                 }
@@ -128,7 +131,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             let mut e = CliError::usage(format!("unknown command {other:?}"), "");
             e.detail.insert(
                 0,
-                "commands: mint, inspect, layout, sequencer, opaque, range, completions, man, help"
+                "commands: mint, inspect, layout, sequencer, opaque, range, serve, completions, man, help"
                     .to_string(),
             );
             Err(e.into())

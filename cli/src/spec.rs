@@ -27,13 +27,14 @@ const ORDERS: [&str; 4] = [
     "ts|seq|node",
 ];
 /// Commands that have a help text (and so a man page of their own).
-pub const COMMANDS: [&str; 8] = [
+pub const COMMANDS: [&str; 9] = [
     "mint",
     "inspect",
     "layout",
     "sequencer",
     "opaque",
     "range",
+    "serve",
     "completions",
     "man",
 ];
@@ -256,6 +257,31 @@ pub fn command() -> Command {
                 .arg(opt("dc", "DC", "a datacenter whose row to show"))
                 .arg(range_store("local", "that datacenter's store (default: the global one)")),
         );
+    let duration = |name: &'static str, help: &'static str| opt(name, "DURATION", help);
+    let serve = Command::new("serve")
+        .about("The ID service: batches of IDs over HTTP, node-ID leases for clients that mint locally")
+        .arg(opt("listen", "HOST:PORT", "address to listen on (port 0: any free port)"))
+        .arg(opt(
+            "node",
+            "SOURCE",
+            "the service's node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease URL",
+        ))
+        .arg(duration("validity", "how long a batch may be used (default 600s)"))
+        .arg(opt("max-count", "N", "the largest count of one batch (default 10000)"))
+        .arg(
+            opt("leases", "URL", "the store of client leases when --node is not a lease source")
+                .value_hint(ValueHint::Url),
+        )
+        .arg(opt(
+            "client-sequencer",
+            "NAME",
+            "the sequencer client leases come from",
+        ))
+        .arg(duration("lease-ttl", "a client lease's claim time-to-live (default 70s)"))
+        .arg(duration(
+            "lease-reservation",
+            "how far past the clock a client lease's reservation reaches (default 60s)",
+        ));
     let completions = Command::new("completions")
         .about("Print a shell completion script (bash, zsh, fish, elvish, powershell)")
         .arg(
@@ -282,6 +308,7 @@ pub fn command() -> Command {
             "sequencer",
             "opaque",
             "range",
+            "serve",
             "completions",
             "man",
         ]));
@@ -301,6 +328,7 @@ pub fn command() -> Command {
         .subcommand(sequencer)
         .subcommand(opaque)
         .subcommand(range)
+        .subcommand(layout_args(serve, false))
         .subcommand(completions)
         .subcommand(man)
         .subcommand(help)

@@ -272,8 +272,9 @@ fn man_pages_render() {
 #[test]
 fn definitions_match_the_parser_and_the_help() {
     let opts = bash_options();
-    let commands: [(&str, &[&str]); 9] = [
+    let commands: [(&str, &[&str]); 10] = [
         ("snowmint__subcmd__mint", &["mint"]),
+        ("snowmint__subcmd__serve", &["serve"]),
         (
             "snowmint__subcmd__inspect",
             &["inspect", "1212161512043450368"],

@@ -11,7 +11,7 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
 type Assert<T extends true> = T
 
 // --- exports -------------------------------------------------------------------------------------
-type SharedValues = 'Layout' | 'Generator' | 'Opaque' | 'SnowmintError' | 'decode' | 'compose' | 'minIdAt'
+type SharedValues = 'Client' | 'Layout' | 'Generator' | 'Opaque' | 'SnowmintError' | 'decode' | 'compose' | 'minIdAt'
   | 'encode' | 'parse' | 'ERROR_CODES' | 'PRESET_NAMES'
 /** Native only: named sequencers, range sequences and the loader's report (a store, a thread pool: not in a browser). */
 type NodeOnlyValues = 'Sequencer' | 'RangeSequence' | '__napiBindingTarget'
@@ -19,6 +19,10 @@ type _ExportsN = Assert<Same<Exclude<keyof typeof N, SharedValues | NodeOnlyValu
 type _ExportsW = Assert<Same<Exclude<keyof typeof W, SharedValues>, never>>
 
 type _PresetName = Assert<Same<N.PresetName, W.PresetName>>
+type _Client = Assert<Same<N.Client, W.Client>>
+type _ClientClass = Assert<Same<typeof N.Client, typeof W.Client>>
+type _ClientOptions = Assert<Same<N.ClientOptions, W.ClientOptions>>
+type _ClientStats = Assert<Same<N.ClientStats, W.ClientStats>>
 type _Decoded = Assert<Same<N.Decoded, W.Decoded>>
 type _DecodedJSON = Assert<Same<N.DecodedJSON, W.DecodedJSON>>
 type _LayoutJSON = Assert<Same<N.LayoutJSON, W.LayoutJSON>>

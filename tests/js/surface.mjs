@@ -20,7 +20,7 @@ const T0 = 1750000000000 // 2025-06-15T15:06:40Z
 /** The shared surface. Each class: getter and method names every instance has, in both packages. */
 const SHARED = {
   exports: {
-    Layout: 'function', Generator: 'function', Opaque: 'function', SnowmintError: 'function',
+    Client: 'function', Layout: 'function', Generator: 'function', Opaque: 'function', SnowmintError: 'function',
     decode: 'function', compose: 'function', minIdAt: 'function', encode: 'function', parse: 'function',
     ERROR_CODES: 'object', PRESET_NAMES: 'object',
   },

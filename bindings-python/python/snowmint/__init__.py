@@ -52,6 +52,7 @@ from ._snowmint import (
     min_id_at,
     parse,
 )
+from ._client import AsyncClient, Client
 
 # The exception classes, one per stable error code, come from the one table in src/lib.rs
 # (`exceptions!`): the native module lists their names in `_EXCEPTIONS`.
@@ -70,6 +71,8 @@ def DecimalGenerator(host_id, **options):  # noqa: N802 (a factory that reads li
 
 
 __all__ = [
+    "AsyncClient",
+    "Client",
     "ENCODINGS",
     "ERROR_CODES",
     "PRESET_NAMES",

@@ -4,9 +4,12 @@ import array
 import builtins
 import datetime
 import os
+import types
 from typing import Callable, Final, Iterable, Literal, Optional, TypedDict, Union, final
 
 __all__ = [
+    "AsyncClient",
+    "Client",
     "ENCODINGS",
     "ERROR_CODES",
     "PRESET_NAMES",
@@ -67,6 +70,9 @@ class SnowmintError(ValueError):
     """Base class of every snowmint error. ``code`` is the stable, language-neutral error code."""
 
     code: str
+    #: The input to blame (``count``, ``token``, ``body``, ``path``, ``method``) when an ID service's
+    #: error names one (:class:`Client`); None otherwise.
+    field: Optional[str]
 
 class InvalidLayoutError(SnowmintError):
     """``INVALID_LAYOUT``: a layout field is out of range; the message names the field."""
@@ -479,6 +485,102 @@ class RangeSequence:
         """Values handed out, ranges taken per level, late pre-allocations and the time spent waiting."""
     @property
     def bits(self) -> int: ...
+
+class ClientStats(TypedDict):
+    """What a client has done: IDs handed out, IDs dropped because their batch expired, valid IDs
+    prefetched now, HTTP requests sent and failed attempts."""
+
+    ids: int
+    expired: int
+    available: int
+    requests: int
+    failures: int
+
+#: A client's clock: monotonic milliseconds (only differences matter; tests inject one).
+MonotonicMsFn = Callable[[], Union[int, float]]
+
+@final
+class Client:
+    """A thread-safe client of the snowmint ID service (``snowmint serve``, SPEC §6a) that prefetches
+    IDs: ``next_id()`` takes one from the batch in hand (a native call, no network); below half of
+    ``prefetch`` left, a background thread fetches the next batch. A batch fetched at local time ``t``
+    serves until ``t + min(validity_ms, the service's valid_for_ms)`` on this client's monotonic clock
+    (``clock``, injectable); older IDs are dropped, never returned.
+
+    Errors: the service's answer raises the :class:`SnowmintError` subclass of its code (``.code``,
+    ``.field``, ``.retry_after_ms``); a service that cannot be reached, times out or does not speak the
+    protocol raises :class:`ServiceUnavailableError` after ``retries`` retries, within
+    ``max_wait_ms()`` = (retries + 1) × timeout_ms + the pauses (50, 100, 200, … ≤ 1000 ms).
+    Refused options raise :class:`InvalidArgumentError` (``TypeError`` for a wrong type).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        prefetch: int = 100,
+        validity_ms: int = 600000,
+        timeout_ms: int = 2000,
+        retries: int = 3,
+        clock: Optional[MonotonicMsFn] = None,
+    ) -> None: ...
+    def next_id(self) -> int:
+        """The next ID (waits on the network only when no valid ID is prefetched)."""
+    def next_ids(self, n: int) -> builtins.list[int]:
+        """``n`` IDs, fetching the batches they need (at most 10000 per request)."""
+    def try_next_id(self) -> Optional[int]:
+        """The next ID if a valid one is prefetched, else None (never waits)."""
+    def stats(self) -> ClientStats: ...
+    def max_wait_ms(self) -> int:
+        """The longest one fetch takes before it raises."""
+    def close(self) -> None:
+        """Drops the prefetched IDs, stops the refill thread, closes the connection (idempotent);
+        later calls raise :class:`ServiceUnavailableError`."""
+    @property
+    def url(self) -> str: ...
+    @property
+    def prefetch(self) -> int: ...
+    @property
+    def closed(self) -> bool: ...
+    def __enter__(self) -> Client: ...
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[types.TracebackType],
+    ) -> None: ...
+
+@final
+class AsyncClient:
+    """The asyncio form of :class:`Client` (same options, batches, validity and errors):
+    ``await client.next_id()``; the I/O runs on the loop's default executor and a refill starts as a
+    task below half of ``prefetch``. ``try_next_id()`` is the synchronous hot path."""
+
+    def __init__(
+        self,
+        url: str,
+        prefetch: int = 100,
+        validity_ms: int = 600000,
+        timeout_ms: int = 2000,
+        retries: int = 3,
+        clock: Optional[MonotonicMsFn] = None,
+    ) -> None: ...
+    async def next_id(self) -> int: ...
+    async def next_ids(self, n: int) -> builtins.list[int]: ...
+    def try_next_id(self) -> Optional[int]: ...
+    def stats(self) -> ClientStats: ...
+    def max_wait_ms(self) -> int: ...
+    async def aclose(self) -> None: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def closed(self) -> bool: ...
+    async def __aenter__(self) -> AsyncClient: ...
+    async def __aexit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[types.TracebackType],
+    ) -> None: ...
 
 def DecimalGenerator(
     host_id: int,

@@ -5,12 +5,13 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 /// The commands with a man page of their own.
-pub const COMMANDS: [&str; 7] = [
+pub const COMMANDS: [&str; 8] = [
     "mint",
     "inspect",
     "layout",
     "sequencer",
     "opaque",
+    "serve",
     "completions",
     "man",
 ];

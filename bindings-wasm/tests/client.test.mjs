@@ -1,0 +1,15 @@
+// The shared ID-service client suite (tests/js/client.mjs, also run on the native package) against the
+// installed tarball in Node and a live HTTP service on a free 127.0.0.1 port.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { api } from './load.mjs';
+
+const { clientTests } = await import(new URL('../../tests/js/client.mjs', import.meta.url).href);
+clientTests(api, {
+  test,
+  assert,
+  flavour: 'wasm',
+  moduleUrl: pathToFileURL(path.join(process.env.SNOWMINT_WASM_PROJECT, 'api.mjs')).href,
+});

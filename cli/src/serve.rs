@@ -1,0 +1,147 @@
+//! `snowmint serve`: the ID service of SPEC §6a (crate `snowmint-service`).
+
+use std::io::Write;
+use std::net::SocketAddr;
+
+use snowmint_service::{Config, Service};
+
+use crate::args::{Args, Item};
+use crate::error::CliError;
+use crate::layout_args::LayoutArgs;
+use crate::sequencer::{cli_error, malformed};
+use crate::Failure;
+
+pub const HELP: &str = "\
+snowmint serve — the ID service: batches of IDs over HTTP, node-ID leases for clients that mint locally
+
+USAGE
+  snowmint serve --listen HOST:PORT --node SOURCE [--layout L …] [--validity 600s] [--max-count 10000]
+                 [--leases URL] [--client-sequencer NAME] [--lease-ttl 70s] [--lease-reservation 60s]
+
+  --listen             address to listen on (port 0: any free port); the first line on standard output
+                       says where it listens: snowmint serve: listening on http://HOST:PORT …
+  --node               the service's node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease source
+                       (file:///DIR, etcd://HOST:PORT/PREFIX, postgres://USER@HOST:PORT/DB) that the
+                       service holds while it runs (/healthz turns 503 if it is lost). A node ID that is
+                       not leased makes the service wait 2 s before it serves (an instance before it may
+                       have minted up to 2 s ahead of the clock).
+  --validity           how long a batch may be used (valid_for_ms of every batch; default 600s)
+  --max-count          the largest count of one batch (default 10000)
+  --leases             the store of client leases when --node is not a lease source
+  --client-sequencer   the sequencer client leases come from (default: the node source's sequencer,
+                       so clients and services never share a node ID; else clients)
+  --lease-ttl          a client lease's claim time-to-live (default 70s); longer than the reservation
+  --lease-reservation  how far past the clock a client lease's reservation reaches (default 60s)
+
+  Durations: 500ms, 10s, 2m. Routes: POST /v1/ids?count=N, POST /v1/leases,
+  POST /v1/leases/{token}/renew, DELETE /v1/leases/{token}, GET /healthz, GET /metrics (Prometheus).
+  SIGINT/SIGTERM: stops accepting, lets requests in flight finish (5 s at most), releases the service's
+  own lease (client leases stay in the store) and exits 0.
+
+EXAMPLES
+  snowmint serve --listen 127.0.0.1:8080 --node 7
+  curl -s -X POST 'http://127.0.0.1:8080/v1/ids?count=3'
+  snowmint serve --listen 127.0.0.1:8080 --node 'etcd://127.0.0.1:2379/ids?sequencer=web'
+  curl -s -X POST http://127.0.0.1:8080/v1/leases -d '{\"holder\": \"tab 1\"}'
+";
+
+fn duration(
+    args: &mut Args,
+    name: &str,
+    inline: Option<String>,
+) -> Result<std::time::Duration, CliError> {
+    let v = args.value(name, inline)?;
+    snowmint_coord::source::parse_ttl(&v)
+        .map_err(|why| CliError::usage(format!("{name}: {why}"), "serve"))
+}
+
+pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
+    let mut args = Args::new(argv, "serve");
+    let mut listen = None;
+    let mut node = None;
+    let mut layout_args = LayoutArgs::default();
+    let mut validity = None;
+    let mut max_count = None;
+    let mut leases = None;
+    let mut client_sequencer = None;
+    let mut lease_ttl = None;
+    let mut lease_reservation = None;
+    while let Some(item) = args.next_item()? {
+        match item {
+            Item::Flag { name, inline } => match name.as_str() {
+                "-h" | "--help" => {
+                    out.write_all(HELP.as_bytes())?;
+                    return Ok(());
+                }
+                "--listen" => listen = Some(args.value(&name, inline)?),
+                "--node" => node = Some(args.value(&name, inline)?),
+                "--validity" => validity = Some(duration(&mut args, &name, inline)?),
+                "--max-count" => max_count = Some(args.number(&name, inline)?),
+                "--leases" => leases = Some(args.value(&name, inline)?),
+                "--client-sequencer" => client_sequencer = Some(args.value(&name, inline)?),
+                "--lease-ttl" => lease_ttl = Some(duration(&mut args, &name, inline)?),
+                "--lease-reservation" => {
+                    lease_reservation = Some(duration(&mut args, &name, inline)?)
+                }
+                _ => {
+                    if !layout_args.take(&mut args, &name, inline)? {
+                        return Err(args.unknown(&name).into());
+                    }
+                }
+            },
+            Item::Positional(p) => {
+                return Err(CliError::usage(format!("unexpected argument {p:?}"), "serve").into())
+            }
+        }
+    }
+    let listen = listen.ok_or_else(|| {
+        CliError::usage(
+            "give the address to listen on: --listen 127.0.0.1:8080",
+            "serve",
+        )
+    })?;
+    let listen: SocketAddr = listen.parse().map_err(|_| {
+        CliError::usage(
+            format!(
+                "--listen {listen:?} is not HOST:PORT with an IP address (e.g. 127.0.0.1:8080)"
+            ),
+            "serve",
+        )
+    })?;
+    let node = node.ok_or_else(|| {
+        CliError::usage(
+            "give the service's node ID: --node 7, or a lease source such as --node file:///var/lib/snowmint",
+            "serve",
+        )
+    })?;
+    snowmint_coord::NodeSource::parse(&node).map_err(|e| malformed(e, "serve"))?;
+    if let Some(url) = &leases {
+        snowmint_coord::source::parse_store_url(url).map_err(|e| malformed(e, "serve"))?;
+    }
+    let chosen = layout_args.build("serve")?;
+    let layout_name = if chosen.label.starts_with("custom") {
+        snowmint_coord::layout_text(&chosen.layout)
+    } else {
+        chosen.label
+    };
+    let mut config = Config::new(node, "twitter").map_err(CliError::core)?;
+    config.layout = chosen.layout;
+    config.layout_name = layout_name;
+    if let Some(v) = validity {
+        config.validity = v;
+    }
+    if let Some(v) = max_count {
+        config.max_count = v;
+    }
+    if let Some(v) = lease_ttl {
+        config.lease_ttl = v;
+    }
+    if let Some(v) = lease_reservation {
+        config.lease_reservation = v;
+    }
+    config.leases = leases;
+    config.client_sequencer = client_sequencer;
+    let service = Service::open(config).map_err(cli_error)?;
+    snowmint_service::server::run(service, listen).map_err(cli_error)?;
+    Ok(())
+}

@@ -1,0 +1,403 @@
+//! Node-ID leases for clients that mint locally (SPEC §6a, §3.2): claimed from a sequencer on the
+//! store, each with a reservation written durably, conditioned on the claim, before the answer.
+//!
+//! The lease token names the claim (sequencer, node ID, fencing token) and the holder's start position,
+//! nothing else: the store is the only record, so any instance on the store (a restarted one, another
+//! one) renews or releases with the token alone, and the store's check of the fencing token decides.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use snowmint::{ErrorCode, Layout, Options};
+use snowmint_coord::{Claim, ClaimRequest, LeaseOptions, Reservation, Sequencer, Store, Time};
+
+use crate::json::{push_dec, push_str, push_u64};
+use crate::{ApiError, Config, Response};
+
+/// A parsed lease token: `1.NODE.FENCING.START.SEQUENCER` (URL-safe: sequencer names are
+/// `A-Z a-z 0-9 _ . -`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseToken {
+    /// The sequencer of the claim.
+    pub sequencer: String,
+    /// The node ID.
+    pub node_id: u64,
+    /// The claim's fencing token.
+    pub fencing_token: u64,
+    /// The first position the holder may mint.
+    pub start: u64,
+}
+
+impl LeaseToken {
+    /// The token's text.
+    pub fn encode(&self) -> String {
+        format!(
+            "1.{}.{}.{}.{}",
+            self.node_id, self.fencing_token, self.start, self.sequencer
+        )
+    }
+
+    /// Parses a token; `None` if it is not one.
+    pub fn parse(text: &str) -> Option<LeaseToken> {
+        if text.len() > 200 {
+            return None;
+        }
+        let mut parts = text.splitn(5, '.');
+        if parts.next()? != "1" {
+            return None;
+        }
+        let num = |s: &str| {
+            (!s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| s.parse::<u64>().ok())
+                .flatten()
+        };
+        let node_id = num(parts.next()?)?;
+        let fencing_token = num(parts.next()?)?;
+        let start = num(parts.next()?)?;
+        let sequencer = parts.next()?.to_string();
+        snowmint_coord::sequencer::check_name(&sequencer).ok()?;
+        Some(LeaseToken {
+            sequencer,
+            node_id,
+            fencing_token,
+            start,
+        })
+    }
+}
+
+/// The client sequencer on its store.
+#[derive(Debug)]
+pub struct Leases {
+    store: Arc<dyn Store>,
+    time: Arc<dyn Time>,
+    sequencer: String,
+    nodes: u64,
+    layout: Layout,
+    layout_name: String,
+    fingerprint: u64,
+    ttl: Duration,
+    reservation: Duration,
+    /// The service's own node ID when it is not leased: never handed to a client.
+    own_fixed: Option<u64>,
+}
+
+pub struct Gauges {
+    /// Live claims on the client sequencer, the service's own excluded.
+    pub active: u64,
+    /// Live claims per sequencer.
+    pub holders: Vec<(String, u64)>,
+    pub error: Option<String>,
+}
+
+fn unavailable(e: snowmint_coord::Error) -> ApiError {
+    ApiError::from_coord(e)
+}
+
+impl Leases {
+    pub fn open(
+        store: Arc<dyn Store>,
+        time: Arc<dyn Time>,
+        sequencer: &str,
+        config: &Config,
+        own_fixed: Option<u64>,
+    ) -> Result<Leases, snowmint_coord::Error> {
+        let seq = Sequencer::for_layout(
+            store.clone(),
+            sequencer,
+            config.layout,
+            Options::default(),
+            time.clone(),
+            LeaseOptions::default(),
+        )
+        .map_err(|e| e.context(format!("client sequencer {sequencer:?}")))?;
+        Ok(Leases {
+            nodes: seq.record().config.nodes,
+            store,
+            time,
+            sequencer: sequencer.to_string(),
+            layout: config.layout,
+            layout_name: config.layout_name.clone(),
+            fingerprint: snowmint_coord::layout_fingerprint(&config.layout),
+            ttl: config.lease_ttl,
+            reservation: config.lease_reservation,
+            own_fixed,
+        })
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.time.unix_ns() / 1_000_000
+    }
+
+    fn seq_bits(&self) -> u32 {
+        self.layout.sequence_bits()
+    }
+
+    fn max_position(&self) -> u64 {
+        (self.layout.max_tick() << self.seq_bits()) | ((1u64 << self.seq_bits()) - 1)
+    }
+
+    /// The first position a new holder may mint after `r` (SPEC §3.2: after its position under this
+    /// layout, and after every tick that starts before its `until_unix_ms`).
+    fn start_after(&self, r: &Reservation) -> u64 {
+        let mut start = 0;
+        if r.layout_fingerprint == self.fingerprint {
+            start = r.position.saturating_add(1);
+        }
+        let until_ns = r.until_unix_ms.saturating_mul(1_000_000);
+        let since = until_ns.saturating_sub(self.layout.epoch_ns());
+        let tick = since.div_ceil(self.layout.tick_ns());
+        start.max(tick.saturating_mul(1u64 << self.seq_bits()))
+    }
+
+    /// The last position to reserve: the end of the tick `reservation` past the clock, and at least
+    /// `reservation` of ticks past `from` (a holder ahead of the clock).
+    fn target(&self, from: u64) -> Result<u64, ApiError> {
+        let ahead_ns = self.reservation.as_nanos() as u64;
+        let tick = self
+            .layout
+            .tick_at_ns(self.time.unix_ns().saturating_add(ahead_ns))
+            .map_err(|e| ApiError::new(500, e.code(), e.to_string()))?;
+        let mask = (1u64 << self.seq_bits()) - 1;
+        let by_clock = (tick << self.seq_bits()) | mask;
+        let span = ahead_ns / self.layout.tick_ns();
+        let by_start = ((from >> self.seq_bits()).saturating_add(span) << self.seq_bits()) | mask;
+        let last = by_clock.max(by_start).min(self.max_position());
+        if last < from {
+            return Err(ApiError::new(
+                503,
+                ErrorCode::LayoutExhausted,
+                "the layout's timestamp field has run out for this node ID",
+            ));
+        }
+        Ok(last)
+    }
+
+    fn reservation_for(&self, position: u64) -> Reservation {
+        let tick = position >> self.seq_bits();
+        let end_ns = self
+            .layout
+            .epoch_ns()
+            .saturating_add((tick + 1).saturating_mul(self.layout.tick_ns()));
+        Reservation {
+            position,
+            layout_fingerprint: self.fingerprint,
+            until_unix_ms: end_ns.div_ceil(1_000_000),
+        }
+    }
+
+    fn claim(&self, holder: &str, start: u64) -> Result<Option<Claim>, ApiError> {
+        self.store
+            .claim(&ClaimRequest {
+                sequencer: &self.sequencer,
+                nodes: self.nodes,
+                start,
+                ttl_ms: self.ttl.as_millis() as u64,
+                holder,
+                now_unix_ms: self.now_ms(),
+            })
+            .map_err(unavailable)
+    }
+
+    fn exhausted(&self) -> ApiError {
+        ApiError::new(
+            503,
+            ErrorCode::NodeIdsExhausted,
+            format!(
+                "{}: all {} node IDs of sequencer {:?} are held",
+                self.store.describe(),
+                self.nodes,
+                self.sequencer
+            ),
+        )
+    }
+
+    /// `POST /v1/leases`
+    pub fn take(&self, holder: Option<&str>) -> Result<Response, ApiError> {
+        let holder = holder.unwrap_or("a client of snowmint serve");
+        let first = snowmint::mix64(self.time.unix_ns() ^ self.time.monotonic_ns()) % self.nodes;
+        let mut claim = self.claim(holder, first)?.ok_or_else(|| self.exhausted())?;
+        if Some(claim.node_id) == self.own_fixed {
+            // Hold the service's own node ID while claiming another, so the store cannot give it again.
+            let other = self.claim(holder, (claim.node_id + 1) % self.nodes);
+            let _ = self.store.release(&claim);
+            claim = other?.ok_or_else(|| self.exhausted())?;
+        }
+        let answer = self.reserve_new(&claim);
+        if answer.is_err() {
+            let _ = self.store.release(&claim);
+        }
+        let (start, last) = answer?;
+        let token = LeaseToken {
+            sequencer: self.sequencer.clone(),
+            node_id: claim.node_id,
+            fencing_token: claim.token,
+            start,
+        };
+        Ok(self.answer(201, &token, last, claim.expires_unix_ms))
+    }
+
+    /// Reads the stored reservation and writes the new one (conditioned on `claim`): `(start, last)`.
+    fn reserve_new(&self, claim: &Claim) -> Result<(u64, u64), ApiError> {
+        let stored = self
+            .store
+            .reservation(&self.sequencer, claim.node_id)
+            .map_err(unavailable)?;
+        let start = stored.map_or(0, |r| self.start_after(&r));
+        let last = self.target(start)?;
+        self.store
+            .reserve(claim, &self.reservation_for(last))
+            .map_err(unavailable)?;
+        Ok((start, last))
+    }
+
+    fn token(&self, text: &str) -> Result<LeaseToken, ApiError> {
+        let unknown = || {
+            ApiError::new(
+                404,
+                ErrorCode::LeaseLost,
+                format!(
+                    "unknown lease token {:?}: take a new lease with POST /v1/leases",
+                    crate::json::clip(text, 60)
+                ),
+            )
+            .field("token")
+        };
+        let t = LeaseToken::parse(text).ok_or_else(unknown)?;
+        if t.sequencer != self.sequencer || t.node_id >= self.nodes {
+            return Err(unknown());
+        }
+        Ok(t)
+    }
+
+    fn claim_of(&self, t: &LeaseToken) -> Claim {
+        Claim {
+            sequencer: t.sequencer.clone(),
+            node_id: t.node_id,
+            token: t.fencing_token,
+            expires_unix_ms: 0,
+        }
+    }
+
+    fn lost(&self, e: ApiError) -> ApiError {
+        if e.code == ErrorCode::LeaseLost {
+            e.field("token")
+        } else {
+            e
+        }
+    }
+
+    /// `POST /v1/leases/{token}/renew`
+    pub fn renew(&self, text: &str) -> Result<Response, ApiError> {
+        let t = self.token(text)?;
+        let claim = self
+            .store
+            .renew(
+                &self.claim_of(&t),
+                self.ttl.as_millis() as u64,
+                self.now_ms(),
+            )
+            .map_err(|e| self.lost(unavailable(e)))?;
+        let stored = self
+            .store
+            .reservation(&self.sequencer, t.node_id)
+            .map_err(unavailable)?;
+        let current = stored
+            .filter(|r| r.layout_fingerprint == self.fingerprint)
+            .map(|r| r.position);
+        let target = self.target(t.start)?;
+        let last = match current {
+            Some(c) if c >= target => c,
+            _ => {
+                self.store
+                    .reserve(&claim, &self.reservation_for(target))
+                    .map_err(|e| self.lost(unavailable(e)))?;
+                target
+            }
+        };
+        Ok(self.answer(200, &t, last, claim.expires_unix_ms))
+    }
+
+    /// `DELETE /v1/leases/{token}`
+    pub fn release(&self, text: &str) -> Result<Response, ApiError> {
+        let t = self.token(text)?;
+        self.store
+            .release(&self.claim_of(&t))
+            .map_err(unavailable)?;
+        Ok(Response {
+            status: 204,
+            content_type: "",
+            headers: Vec::new(),
+            body: Vec::new(),
+        })
+    }
+
+    fn answer(&self, status: u16, t: &LeaseToken, last: u64, expires: u64) -> Response {
+        let mut out = Vec::with_capacity(512);
+        out.extend_from_slice(b"{\"token\":");
+        push_str(&mut out, &t.encode());
+        out.extend_from_slice(b",\"node_id\":");
+        push_u64(&mut out, t.node_id);
+        out.extend_from_slice(b",\"layout\":");
+        push_str(&mut out, &self.layout_name);
+        out.extend_from_slice(b",\"sequencer\":");
+        push_str(&mut out, &self.sequencer);
+        out.extend_from_slice(b",\"start\":");
+        push_dec(&mut out, t.start);
+        out.extend_from_slice(b",\"limit\":");
+        push_dec(&mut out, last.saturating_add(1));
+        out.extend_from_slice(b",\"limit_unix_ms\":");
+        push_u64(&mut out, self.reservation_for(last).until_unix_ms);
+        out.extend_from_slice(b",\"expires_unix_ms\":");
+        push_u64(&mut out, expires);
+        out.extend_from_slice(b",\"renew_after_ms\":");
+        push_u64(
+            &mut out,
+            (self.ttl.min(self.reservation).as_millis() as u64 / 3).max(1),
+        );
+        out.extend_from_slice(b",\"fencing_token\":");
+        push_dec(&mut out, t.fencing_token);
+        out.push(b'}');
+        Response {
+            status,
+            content_type: crate::json::CONTENT_TYPE,
+            headers: Vec::new(),
+            body: out,
+        }
+    }
+
+    /// Live claims, from the store (for `/metrics`).
+    pub fn gauges(&self, own: Option<(&str, u64)>) -> Gauges {
+        let now = self.now_ms();
+        let mut g = Gauges {
+            active: 0,
+            holders: Vec::new(),
+            error: None,
+        };
+        let mut names = vec![self.sequencer.clone()];
+        if let Some((s, _)) = own {
+            if s != self.sequencer {
+                names.push(s.to_string());
+            }
+        }
+        for name in names {
+            match self.store.holders(&name, now) {
+                Ok(nodes) => {
+                    let live: Vec<u64> = nodes
+                        .iter()
+                        .filter(|n| n.claim.is_some())
+                        .map(|n| n.node_id)
+                        .collect();
+                    if name == self.sequencer {
+                        g.active = live
+                            .iter()
+                            .filter(|&&n| own != Some((name.as_str(), n)))
+                            .count() as u64;
+                    }
+                    g.holders.push((name, live.len() as u64));
+                }
+                Err(e) => g.error = Some(e.to_string()),
+            }
+        }
+        g
+    }
+}

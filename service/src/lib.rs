@@ -1,0 +1,655 @@
+//! # snowmint-service
+//!
+//! The ID service of SPEC §6a (`snowmint serve`): batches of IDs with a validity for clients that do not
+//! hold a node ID (Hazelcast's `prefetchCount` / `prefetchValidityMillis`), node-ID leases for clients
+//! that mint locally (browsers, offline pages), `/healthz` and Prometheus `/metrics`, over HTTP/1.1.
+//!
+//! The protocol lives in one function, [`Service::handle`]: method, path with query, body in; status,
+//! headers, body out. The HTTP server ([`server`]), the tests, the fuzz target and the bench all go
+//! through it. It never panics across a request (a panic becomes `500 PANIC`), and it never blocks on a
+//! store unless [`Route::blocks`] says so (the server then runs it on a blocking thread).
+#![warn(missing_docs)]
+
+mod json;
+mod leases;
+mod metrics;
+pub mod server;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use snowmint::{ErrorCode, Layout, Options, Policy};
+use snowmint_coord::source::open_store;
+use snowmint_coord::{
+    LeaseOptions, LeaseState, NodeGenerator, NodeSource, Store, SystemTime, Time,
+};
+
+pub use leases::LeaseToken;
+
+/// The largest request body accepted (bytes); a larger one is `413`.
+pub const MAX_BODY: usize = 4096;
+/// The client sequencer's name unless `--client-sequencer` names one (and `--node` is no lease source).
+pub const DEFAULT_CLIENT_SEQUENCER: &str = "clients";
+/// How far ahead of the clock the service's generator may mint with a node ID that is not leased; a
+/// restarted instance waits this long before minting (so it never repeats what the one before it minted
+/// ahead of the clock).
+pub const FIXED_NODE_MAX_AHEAD: Duration = Duration::from_secs(2);
+
+/// What `snowmint serve` is configured with.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The node source of the service's own generator (SPEC §3.1).
+    pub node: String,
+    /// The layout.
+    pub layout: Layout,
+    /// The layout as clients read it: a preset's name, or the canonical layout text of a custom one.
+    pub layout_name: String,
+    /// `valid_for_ms` of every batch (`--validity`, default 600 s).
+    pub validity: Duration,
+    /// The largest `count` of `POST /v1/ids` (`--max-count`, default 10000).
+    pub max_count: u64,
+    /// The store of client leases when `--node` is not a lease source (`--leases URL`).
+    pub leases: Option<String>,
+    /// The sequencer client leases come from (`--client-sequencer`); `None`: the node source's
+    /// sequencer when `--node` is a lease source (so that clients and the service share one node-ID
+    /// space and never hold the same node ID), else [`DEFAULT_CLIENT_SEQUENCER`].
+    pub client_sequencer: Option<String>,
+    /// Claim time-to-live of a client lease (`--lease-ttl`, default 70 s); longer than the reservation.
+    pub lease_ttl: Duration,
+    /// How far past the clock a client lease's reservation reaches (`--lease-reservation`, default 60 s).
+    pub lease_reservation: Duration,
+}
+
+impl Config {
+    /// A configuration with the defaults of `snowmint serve` for `node` and a preset layout.
+    pub fn new(node: impl Into<String>, layout_name: &str) -> Result<Config, snowmint::Error> {
+        Ok(Config {
+            node: node.into(),
+            layout: Layout::preset(layout_name)?,
+            layout_name: layout_name.to_string(),
+            validity: Duration::from_secs(600),
+            max_count: 10_000,
+            leases: None,
+            client_sequencer: None,
+            lease_ttl: Duration::from_secs(70),
+            lease_reservation: Duration::from_secs(60),
+        })
+    }
+}
+
+/// An answer: status, content type, extra headers and body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Response {
+    /// The HTTP status.
+    pub status: u16,
+    /// `content-type` (empty for a body-less 204).
+    pub content_type: &'static str,
+    /// Extra headers (`allow`, `retry-after`).
+    pub headers: Vec<(&'static str, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// A failed request: status and the error body's fields.
+#[derive(Clone, Debug)]
+pub struct ApiError {
+    status: u16,
+    code: ErrorCode,
+    message: String,
+    field: Option<&'static str>,
+    retry_after_ms: Option<u64>,
+    allow: Option<&'static str>,
+}
+
+impl ApiError {
+    fn new(status: u16, code: ErrorCode, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            field: None,
+            retry_after_ms: None,
+            allow: None,
+        }
+    }
+
+    fn field(mut self, field: &'static str) -> ApiError {
+        self.field = Some(field);
+        self
+    }
+
+    fn bad(field: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError::new(400, ErrorCode::InvalidArgument, message).field(field)
+    }
+
+    /// The status a store or generator error answers with (SERVICE-API.md's mapping).
+    fn from_coord(e: snowmint_coord::Error) -> ApiError {
+        let status = match e.code() {
+            ErrorCode::StoreUnavailable
+            | ErrorCode::NodeIdsExhausted
+            | ErrorCode::TooFarAhead
+            | ErrorCode::ServiceUnavailable => 503,
+            ErrorCode::LeaseLost | ErrorCode::SequencerDestroyed => 409,
+            ErrorCode::InvalidArgument | ErrorCode::Parse => 400,
+            _ => 500,
+        };
+        ApiError::new(status, e.code(), e.to_string())
+    }
+
+    fn into_response(self) -> Response {
+        let mut headers = Vec::new();
+        if let Some(allow) = self.allow {
+            headers.push(("allow", allow.to_string()));
+        }
+        if let Some(ms) = self.retry_after_ms {
+            headers.push(("retry-after", ms.div_ceil(1000).max(1).to_string()));
+        }
+        Response {
+            status: self.status,
+            content_type: json::CONTENT_TYPE,
+            headers,
+            body: json::error(
+                self.code.as_str(),
+                &self.message,
+                self.field,
+                self.retry_after_ms,
+            ),
+        }
+    }
+}
+
+/// The routes of the protocol (what `/metrics` counts requests by).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Route {
+    /// `POST /v1/ids`
+    Ids,
+    /// `POST /v1/leases`
+    Leases,
+    /// `POST /v1/leases/{token}/renew`
+    Renew,
+    /// `DELETE /v1/leases/{token}`
+    Release,
+    /// `GET /healthz`
+    Health,
+    /// `GET /metrics`
+    Metrics,
+    /// Anything else.
+    Unknown,
+}
+
+impl Route {
+    /// The route of a path (the query removed).
+    pub fn of(path: &str) -> Route {
+        match path {
+            "/v1/ids" => Route::Ids,
+            "/v1/leases" => Route::Leases,
+            "/healthz" => Route::Health,
+            "/metrics" => Route::Metrics,
+            p => match p.strip_prefix("/v1/leases/") {
+                Some(rest) if rest.ends_with("/renew") => Route::Renew,
+                Some(rest) if !rest.is_empty() && !rest.contains('/') => Route::Release,
+                _ => Route::Unknown,
+            },
+        }
+    }
+
+    /// The route's label in `snowmint_http_requests_total{route=…}`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Route::Ids => "/v1/ids",
+            Route::Leases => "/v1/leases",
+            Route::Renew => "/v1/leases/{token}/renew",
+            Route::Release => "/v1/leases/{token}",
+            Route::Health => "/healthz",
+            Route::Metrics => "/metrics",
+            Route::Unknown => "other",
+        }
+    }
+
+    /// `true` if answering may wait on the store (run it off the reactor).
+    pub fn blocks(self) -> bool {
+        matches!(
+            self,
+            Route::Leases | Route::Renew | Route::Release | Route::Metrics
+        )
+    }
+
+    fn allow(self) -> &'static str {
+        match self {
+            Route::Ids | Route::Leases | Route::Renew => "POST",
+            Route::Release => "DELETE",
+            Route::Health | Route::Metrics => "GET",
+            Route::Unknown => "",
+        }
+    }
+}
+
+/// The service: its generator, the store of client leases, counters.
+#[derive(Debug)]
+pub struct Service {
+    config: Config,
+    generator: NodeGenerator,
+    node_id: u64,
+    time: Arc<dyn Time>,
+    leases: Option<leases::Leases>,
+    /// Why `POST /v1/leases` is unavailable when there is no store.
+    no_store: String,
+    metrics: metrics::Metrics,
+    shutting_down: AtomicBool,
+}
+
+impl Service {
+    /// Opens the node source (a lease source claims a node ID first), the store of client leases and
+    /// the client sequencer. Blocking. A fixed node ID waits [`FIXED_NODE_MAX_AHEAD`] first.
+    pub fn open(config: Config) -> Result<Service, snowmint_coord::Error> {
+        Service::open_with(config, Arc::new(SystemTime), None, true)
+    }
+
+    /// [`Service::open`] with a clock, a store given directly (the fuzz target's in-memory store: it
+    /// serves client leases, and the node source must then be a fixed node ID), and whether a fixed
+    /// node ID waits out [`FIXED_NODE_MAX_AHEAD`] (the fuzz target and unit tests do not).
+    pub fn open_with(
+        config: Config,
+        time: Arc<dyn Time>,
+        store: Option<Arc<dyn Store>>,
+        wait_out_fixed: bool,
+    ) -> Result<Service, snowmint_coord::Error> {
+        if config.lease_ttl <= config.lease_reservation {
+            return Err(snowmint_coord::Error::invalid(format!(
+                "the client lease TTL ({} ms) must be longer than its reservation ({} ms): a node ID is handed out again only after its holder's reservation has passed",
+                config.lease_ttl.as_millis(),
+                config.lease_reservation.as_millis()
+            )));
+        }
+        if config.max_count == 0 {
+            return Err(snowmint_coord::Error::invalid(
+                "--max-count must be at least 1",
+            ));
+        }
+        let parsed = NodeSource::parse(&config.node)?;
+        let (generator, node_store, node_sequencer) = match &parsed {
+            NodeSource::Lease(l) => {
+                let s = open_store(&l.store).map_err(|e| {
+                    e.context(format!(
+                        "node source {:?}",
+                        snowmint_coord::source::redacted(&config.node)
+                    ))
+                })?;
+                // Under `fail`: a request never waits on the reactor; at the ceiling it is
+                // TOO_FAR_AHEAD (503, retry) while the keeper extends the reservation.
+                let options = Options {
+                    policy: Policy::Fail,
+                    ..Options::default()
+                };
+                let g = NodeGenerator::lease_from(
+                    s.clone(),
+                    &l.sequencer,
+                    config.layout,
+                    options,
+                    time.clone(),
+                    LeaseOptions {
+                        ttl: l.ttl,
+                        holder: format!(
+                            "snowmint serve, {}",
+                            snowmint_coord::lease::default_holder()
+                        ),
+                        ..LeaseOptions::default()
+                    },
+                )?;
+                (g, Some(s), Some(l.sequencer.clone()))
+            }
+            _ => {
+                let options = Options {
+                    policy: Policy::Fail,
+                    max_ahead_ns: FIXED_NODE_MAX_AHEAD.as_nanos() as u64,
+                    random_start_seed: None,
+                };
+                let g = NodeGenerator::open_with(
+                    &config.node,
+                    config.layout,
+                    options,
+                    time.clone(),
+                    LeaseOptions::default(),
+                )?;
+                if wait_out_fixed {
+                    // An instance before this one (killed, restarted) may have minted up to
+                    // FIXED_NODE_MAX_AHEAD ahead of the clock with this node ID.
+                    std::thread::sleep(FIXED_NODE_MAX_AHEAD);
+                }
+                (g, None, None)
+            }
+        };
+        let node_id = generator.node_id();
+        let store = match (store, &config.leases) {
+            (Some(s), _) => Some(s),
+            (None, Some(url)) => {
+                let parsed = snowmint_coord::source::parse_store_url(url)
+                    .map_err(|e| e.context("--leases"))?;
+                Some(open_store(&parsed).map_err(|e| e.context("--leases"))?)
+            }
+            (None, None) => node_store,
+        };
+        let sequencer = config
+            .client_sequencer
+            .clone()
+            .or(node_sequencer.clone())
+            .unwrap_or_else(|| DEFAULT_CLIENT_SEQUENCER.to_string());
+        snowmint_coord::sequencer::check_name(&sequencer)
+            .map_err(|e| e.context("--client-sequencer"))?;
+        let own_fixed = node_sequencer.is_none().then_some(node_id);
+        let leases = match store {
+            Some(store) => Some(leases::Leases::open(
+                store,
+                time.clone(),
+                &sequencer,
+                &config,
+                own_fixed,
+            )?),
+            None => None,
+        };
+        Ok(Service {
+            no_store: "client leases need a store: start the service with a lease source as --node (file:///DIR, etcd://…, postgres://…) or give --leases URL".into(),
+            config,
+            generator,
+            node_id,
+            time,
+            leases,
+            metrics: metrics::Metrics::default(),
+            shutting_down: AtomicBool::new(false),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The service's own node ID.
+    pub fn node_id(&self) -> u64 {
+        self.node_id
+    }
+
+    /// The service's generator.
+    pub fn generator(&self) -> &NodeGenerator {
+        &self.generator
+    }
+
+    /// From now on every request but `/metrics` answers `503 SERVICE_UNAVAILABLE` (graceful shutdown).
+    pub fn begin_shutdown(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+    }
+
+    /// Releases the service's own lease (if `--node` is a lease source); client leases stay.
+    pub fn release(&self) -> Result<(), snowmint_coord::Error> {
+        self.generator.release()
+    }
+
+    /// Answers with `error` for a request the server refused before [`Service::handle`] (a body too
+    /// large or too slow), counted like every answer.
+    pub fn refuse(&self, route: Route, error: ApiError) -> Response {
+        let r = error.into_response();
+        self.metrics.count(route, r.status);
+        r
+    }
+
+    /// Answers one request. `target` is the request target (path and query). Never panics: a panic
+    /// inside becomes `500 PANIC`. Every answer is counted by route and status.
+    pub fn handle(&self, method: &str, target: &str, body: &[u8]) -> Response {
+        let (path, query) = match target.split_once('?') {
+            Some((p, q)) => (p, Some(q)),
+            None => (target, None),
+        };
+        let route = Route::of(path);
+        let response = catch_unwind(AssertUnwindSafe(|| {
+            self.route(route, method, path, query, body)
+        }))
+        .unwrap_or_else(|_| {
+            Err(ApiError::new(
+                500,
+                ErrorCode::Panic,
+                "the service failed on this request (a bug: please report it)",
+            ))
+        })
+        .unwrap_or_else(ApiError::into_response);
+        self.metrics.count(route, response.status);
+        response
+    }
+
+    fn route(
+        &self,
+        route: Route,
+        method: &str,
+        path: &str,
+        query: Option<&str>,
+        body: &[u8],
+    ) -> Result<Response, ApiError> {
+        if route == Route::Unknown {
+            return Err(ApiError::new(
+                404,
+                ErrorCode::InvalidArgument,
+                format!(
+                    "no route {:?}; the routes are POST /v1/ids, POST /v1/leases, POST /v1/leases/{{token}}/renew, DELETE /v1/leases/{{token}}, GET /healthz, GET /metrics",
+                    json::clip(path, 100)
+                ),
+            )
+            .field("path"));
+        }
+        if method != route.allow() {
+            let mut e = ApiError::new(
+                405,
+                ErrorCode::InvalidArgument,
+                format!(
+                    "{} {} is not allowed; use {}",
+                    json::clip(method, 20),
+                    route.label(),
+                    route.allow()
+                ),
+            )
+            .field("method");
+            e.allow = Some(route.allow());
+            return Err(e);
+        }
+        if body.len() > MAX_BODY {
+            return Err(body_too_large(body.len()));
+        }
+        if route == Route::Metrics {
+            return Ok(self.metrics());
+        }
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return Err(ApiError::new(
+                503,
+                ErrorCode::ServiceUnavailable,
+                "the service is shutting down",
+            ));
+        }
+        match route {
+            Route::Ids => self.ids(query, body),
+            Route::Health => self.health(query),
+            Route::Leases => {
+                no_query(query)?;
+                let holder = json::holder(body)?;
+                self.leases()?.take(holder.as_deref())
+            }
+            Route::Renew => {
+                no_query(query)?;
+                json::empty_body(body)?;
+                let token = &path["/v1/leases/".len()..path.len() - "/renew".len()];
+                self.leases()?.renew(token)
+            }
+            Route::Release => {
+                no_query(query)?;
+                json::empty_body(body)?;
+                self.leases()?.release(&path["/v1/leases/".len()..])
+            }
+            Route::Metrics | Route::Unknown => unreachable!("answered above"),
+        }
+    }
+
+    fn leases(&self) -> Result<&leases::Leases, ApiError> {
+        self.leases
+            .as_ref()
+            .ok_or_else(|| ApiError::new(503, ErrorCode::StoreUnavailable, self.no_store.clone()))
+    }
+
+    /// `LEASE_LOST` (503) when the service's own lease is gone.
+    fn own_lease(&self) -> Result<(), ApiError> {
+        match self.generator.state() {
+            None | Some(LeaseState::Held) => Ok(()),
+            Some(LeaseState::Lost) => Err(ApiError::new(
+                503,
+                ErrorCode::LeaseLost,
+                format!(
+                    "the service lost the lease on its node ID {}; restart it to claim another",
+                    self.node_id
+                ),
+            )),
+            Some(LeaseState::Destroyed) => Err(ApiError::new(
+                503,
+                ErrorCode::SequencerDestroyed,
+                "the sequencer of the service's node ID was destroyed",
+            )),
+        }
+    }
+
+    fn health(&self, query: Option<&str>) -> Result<Response, ApiError> {
+        no_query(query)?;
+        self.own_lease()?;
+        Ok(json_response(
+            200,
+            json::health(self.node_id, &self.config.layout_name),
+        ))
+    }
+
+    fn ids(&self, query: Option<&str>, body: &[u8]) -> Result<Response, ApiError> {
+        let count = parse_count(query, self.config.max_count)?;
+        json::empty_body(body)?;
+        self.own_lease()?;
+        let mut ids = vec![0u64; count as usize];
+        if let Err(e) = self.generator.next_ids(&mut ids) {
+            let mut err = ApiError::from_coord(e);
+            if err.code == ErrorCode::LeaseLost {
+                err.status = 503;
+            }
+            if err.code == ErrorCode::TooFarAhead {
+                // The time the clock needs to catch up with this many IDs, at least one tick.
+                let per_tick = self.config.layout.ids_per_tick().max(1);
+                let ticks = count.div_ceil(per_tick).max(1);
+                let ns = ticks.saturating_mul(self.config.layout.tick_ns());
+                err.retry_after_ms = Some(ns.div_ceil(1_000_000).max(1));
+            }
+            return Err(err);
+        }
+        self.metrics.minted(count);
+        let now_ms = self.time.unix_ns() / 1_000_000;
+        let valid_ms = self.config.validity.as_millis() as u64;
+        Ok(json_response(
+            200,
+            json::ids(
+                &ids,
+                now_ms.saturating_add(valid_ms),
+                valid_ms,
+                &self.config.layout_name,
+                self.node_id,
+            ),
+        ))
+    }
+
+    fn metrics(&self) -> Response {
+        let own = self
+            .generator
+            .lease()
+            .map(|l| (l.sequencer().name.as_str(), l.node_id()));
+        let leases = self.leases.as_ref().map(|l| l.gauges(own));
+        Response {
+            status: 200,
+            content_type: "text/plain; version=0.0.4; charset=utf-8",
+            headers: Vec::new(),
+            body: self.metrics.render(leases.as_ref()).into_bytes(),
+        }
+    }
+}
+
+fn json_response(status: u16, body: Vec<u8>) -> Response {
+    Response {
+        status,
+        content_type: json::CONTENT_TYPE,
+        headers: Vec::new(),
+        body,
+    }
+}
+
+/// `413` for a body of `len` bytes.
+pub fn body_too_large(len: usize) -> ApiError {
+    ApiError::new(
+        413,
+        ErrorCode::InvalidArgument,
+        format!("the body is {len} bytes; at most {MAX_BODY} are accepted"),
+    )
+    .field("body")
+}
+
+impl ApiError {
+    /// The answer for this error.
+    pub fn response(self) -> Response {
+        self.into_response()
+    }
+}
+
+fn no_query(query: Option<&str>) -> Result<(), ApiError> {
+    match query {
+        None | Some("") => Ok(()),
+        Some(q) => Err(ApiError::bad(
+            "query",
+            format!(
+                "unexpected query {:?}; this route takes none",
+                json::clip(q, 100)
+            ),
+        )),
+    }
+}
+
+/// `count=N` of `POST /v1/ids` (1 when absent); any other parameter is an error.
+fn parse_count(query: Option<&str>, max: u64) -> Result<u64, ApiError> {
+    let mut count = None;
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        if k != "count" {
+            return Err(ApiError::bad(
+                "query",
+                format!(
+                    "unknown query parameter {:?}; POST /v1/ids takes count=N",
+                    json::clip(k, 40)
+                ),
+            ));
+        }
+        if count.is_some() {
+            return Err(ApiError::bad("count", "count is given twice"));
+        }
+        let n = if !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit()) {
+            v.parse::<u64>().ok()
+        } else {
+            None
+        };
+        match n {
+            Some(n) if (1..=max).contains(&n) => count = Some(n),
+            Some(_) => {
+                return Err(ApiError::bad(
+                    "count",
+                    format!("count must be 1..={max}, got {v}"),
+                ))
+            }
+            None => {
+                return Err(ApiError::bad(
+                    "count",
+                    format!(
+                        "count must be a whole number 1..={max}, got {:?}",
+                        json::clip(v, 40)
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(count.unwrap_or(1))
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""A stand-in for `snowmint serve` speaking the `/v1/ids` part of the service protocol (SPEC §6a), for
+the client tests of every binding (Python, Node, WASM in Node). Standard library only.
+
+It is not the service: IDs are a strictly increasing counter shared by every request (what the clients
+must keep unique), not Snowflakes. On top of the protocol it has test controls:
+
+  POST /_test/fail?status=503&code=STORE_UNAVAILABLE&times=2[&field=count][&retry_after_ms=5]
+       the next `times` requests to /v1/ids answer that error (times=-1: until reset)
+  POST /_test/garbage?times=1   the next requests answer 200 with a body that is not the protocol
+  POST /_test/reset             clears both
+  GET  /_test/stats             {"requests": N, "ids": N}
+
+Usage: fake_service.py [--validity MS] [--delay-ms MS]; prints `listening http://127.0.0.1:PORT` once ready
+and serves until killed.
+"""
+
+import argparse
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+LOCK = threading.Lock()
+STATE = {"next": 1_000_000_000_000, "requests": 0, "ids": 0, "fail": None, "fail_times": 0, "garbage": 0}
+OPTS = argparse.Namespace()
+
+
+def error_body(code, message, field=None, retry_after_ms=None):
+    err = {"code": code, "message": message}
+    if field is not None:
+        err["field"] = field
+    if retry_after_ms is not None:
+        err["retry_after_ms"] = retry_after_ms
+    return {"error": err}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def send(self, status, doc):
+        body = json.dumps(doc).encode()
+        # One write (headers and body together): two small writes meet Nagle and delayed ACKs.
+        head = (f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(body)}\r\n\r\n").encode()
+        self.wfile.write(head + body)
+        self.wfile.flush()
+
+    def do_GET(self):
+        url = urlsplit(self.path)
+        if url.path == "/_test/stats":
+            with LOCK:
+                self.send(200, {"requests": STATE["requests"], "ids": STATE["ids"]})
+        elif url.path == "/healthz":
+            self.send(200, {"status": "ok", "node_id": 0, "layout": "twitter"})
+        elif url.path == "/v1/ids":
+            self.send(405, error_body("INVALID_ARGUMENT", "method GET not allowed on /v1/ids", "method"))
+        else:
+            self.send(404, error_body("INVALID_ARGUMENT", f"no route {url.path}", "path"))
+
+    def do_POST(self):
+        url = urlsplit(self.path)
+        q = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        length = int(self.headers.get("content-length") or 0)
+        if length:
+            self.rfile.read(length)
+        if url.path == "/_test/fail":
+            with LOCK:
+                STATE["fail"] = (int(q.get("status", 503)), q.get("code", "STORE_UNAVAILABLE"), q.get("field"),
+                                 int(q["retry_after_ms"]) if "retry_after_ms" in q else None)
+                STATE["fail_times"] = int(q.get("times", 1))
+            return self.send(200, {})
+        if url.path == "/_test/garbage":
+            with LOCK:
+                STATE["garbage"] = int(q.get("times", 1))
+            return self.send(200, {})
+        if url.path == "/_test/reset":
+            with LOCK:
+                STATE["fail"], STATE["fail_times"], STATE["garbage"] = None, 0, 0
+            return self.send(200, {})
+        if url.path != "/v1/ids":
+            return self.send(404, error_body("INVALID_ARGUMENT", f"no route {url.path}", "path"))
+        if OPTS.delay_ms:
+            time.sleep(OPTS.delay_ms / 1000)
+        with LOCK:
+            STATE["requests"] += 1
+            if STATE["fail_times"] != 0:
+                STATE["fail_times"] -= 1
+                status, code, field, retry = STATE["fail"]
+                return self.send(status, error_body(code, f"injected {code}", field, retry))
+            if STATE["garbage"] > 0:
+                STATE["garbage"] -= 1
+                return self.send(200, {"ids": "not a list"})
+            text = q.get("count", "1")
+            if not text.isdigit() or not 1 <= int(text) <= 10000:
+                return self.send(400, error_body("INVALID_ARGUMENT", f"count must be 1..=10000, got {text}", "count"))
+            n = int(text)
+            first = STATE["next"]
+            STATE["next"] += n
+            STATE["ids"] += n
+        now = int(time.time() * 1000)
+        self.send(200, {
+            "ids": [str(first + i) for i in range(n)],
+            "valid_until": now + OPTS.validity,
+            "valid_for_ms": OPTS.validity,
+            "layout": "twitter",
+            "node_id": 0,
+        })
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # a client that hangs up (a killed test, a timeout) is not the stand-in's error
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--validity", type=int, default=600_000)
+    p.add_argument("--delay-ms", type=int, default=0)
+    p.parse_args(namespace=OPTS)
+    server = Server(("127.0.0.1", 0), Handler)
+    print(f"listening http://127.0.0.1:{server.server_address[1]}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
