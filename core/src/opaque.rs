@@ -31,10 +31,14 @@
 //! even in principle be told apart from a random permutation; telling them apart is still far from
 //! decoding another token. NIST's FF1 (10 rounds) and FF3-1 (8 rounds) buy margin beyond that bound
 //! (Patarin: 6 or more rounds stay secure up to about `2^u` queries) with two to two and a half times
-//! the work. Each round is one SipHash-1-3 call: four SipRounds of about four cycles of *dependent*
-//! arithmetic each, so an encode is a chain of about 72 cycles that no compiler or CPU can shorten —
-//! about 25 ns on this project's 2-core CI VM (`cargo bench -p snowmint --bench opaque`), which is why
-//! the project's 20 ns target is not quite met there, and eight rounds would cost twice as much (and
+//! the work. Each round is one SipHash-1-3 call on a one-block message (the 4-byte half, the round
+//! index and the width: one compression SipRound and three finalization SipRounds), and everything in
+//! it that does not depend on the half — the keyed state, the message's constant bytes, the half of
+//! the first SipRound that reads only the key — is computed once per key ([`Opaque::new`]). What is
+//! left is 16 SipRounds of 14 operations each, a chain of dependent arithmetic that no compiler or CPU
+//! can shorten: about 264 instructions per encode (valgrind), about 25 ns on this project's 2-core CI
+//! VM (`cargo bench -p snowmint --bench opaque`), which is why the project's 20 ns target is not quite
+//! met there, and eight rounds would cost twice as much (and
 //! push a call from Python or JavaScript past its 100 ns target). Fewer rounds than four would no longer
 //! be a strong pseudo-random permutation, and a cheaper round function would no longer be a published
 //! PRF. Widths below 32 bits are refused: there the birthday bound becomes small.
