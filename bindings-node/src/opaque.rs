@@ -9,8 +9,8 @@ use napi_derive::napi;
 use snowmint::{Encoding, ErrorCode};
 
 use crate::{
-    core_err, encoding_arg, get_string, get_u64, layout_arg, opt_raw, raw_of,
-    throw, type_err, type_of, Kind, Layout, Opts, OrThrow, Raw, Result,
+    core_err, encoding_arg, get_string, get_u64, layout_arg, opt_raw, raw_of, throw, type_err,
+    type_of, Kind, Layout, Opts, OrThrow, Raw, Result,
 };
 
 const OPAQUE_KEYS: [&str; 2] = ["key", "layout"];

@@ -72,7 +72,7 @@ pub const OPAQUE_MIN_BITS: u32 = 32;
 /// The widest width [`Opaque`] accepts, in bits.
 pub const OPAQUE_MAX_BITS: u32 = 64;
 /// Feistel rounds (even, so the halves end where they started).
-const ROUNDS: u64 = 4;
+const ROUNDS: usize = 4;
 
 /// A keyed permutation of the `w`-bit numbers: encode IDs into tokens and tokens back into IDs.
 ///
@@ -84,7 +84,7 @@ pub struct Opaque {
     /// the message's constant bytes 4..8 (round index, width, length) xored into `v3`, and the half of
     /// the first SipRound that reads only `v0` and `v1` already applied; then those constant bytes
     /// themselves (for the `v0 ^= m` after the compression round). See [`Opaque::round_fn`].
-    rounds: [[u64; 5]; ROUNDS as usize],
+    rounds: [[u64; 5]; ROUNDS],
     /// `2^bits - 1`: the largest ID and token.
     max: u64,
     /// Masks of the high half `A` (`u = bits / 2` bits) and the low half `B` (`v = bits - u` bits).
@@ -167,7 +167,7 @@ impl Opaque {
             k1 ^ 0x7465_6462_7974_6573,
         ];
         let low_bits = bits - bits / 2;
-        let mut rounds = [[0u64; 5]; ROUNDS as usize];
+        let mut rounds = [[0u64; 5]; ROUNDS];
         for (i, r) in rounds.iter_mut().enumerate() {
             // The message bytes 4..8 of round i: the round index (byte 4), the width (byte 5) and the
             // message length 6 (byte 7, as SipHash's padding puts it).
@@ -232,8 +232,8 @@ impl Opaque {
         let v = self.low_bits;
         let (mask_a, mask_b) = (self.mask_a, self.mask_b);
         let (mut a, mut b) = (x >> v, x & mask_b);
-        for step in 0..ROUNDS as usize {
-            let i = if decode { ROUNDS as usize - 1 - step } else { step };
+        for step in 0..ROUNDS {
+            let i = if decode { ROUNDS - 1 - step } else { step };
             // Even rounds change A from B; odd rounds change B from A.
             if i % 2 == 0 {
                 a ^= self.round_fn(i, b) & mask_a;
@@ -318,8 +318,8 @@ impl Opaque {
         let (mask_a, mask_b) = (self.mask_a, self.mask_b);
         let mut a = xs.map(|x| x >> v);
         let mut b = xs.map(|x| x & mask_b);
-        for step in 0..ROUNDS as usize {
-            let i = if decode { ROUNDS as usize - 1 - step } else { step };
+        for step in 0..ROUNDS {
+            let i = if decode { ROUNDS - 1 - step } else { step };
             for k in 0..4 {
                 if i % 2 == 0 {
                     a[k] ^= self.round_fn(i, b[k]) & mask_a;
