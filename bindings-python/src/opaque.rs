@@ -28,10 +28,10 @@ fn value_arg(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
         if v != u64::MAX {
             return Ok(v);
         }
-        match PyErr::take(obj.py()) {
-            None => return Ok(v),
-            Some(_) => {} // out of range: u64_arg says so in the house style
+        if PyErr::take(obj.py()).is_none() {
+            return Ok(v);
         }
+        // Out of range: u64_arg says so in the house style.
     }
     u64_arg(obj, name, ErrorCode::InvalidId)
 }
