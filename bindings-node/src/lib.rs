@@ -20,14 +20,19 @@ use std::cell::{Cell, UnsafeCell};
 
 use snowmint::state_file::{SharedState, StateFile};
 use snowmint_coord as coord;
+use snowmint_host::ClockFault;
 use std::sync::Arc;
 
 use snowmint::{
     Encoding, ErrorCode, FastClock, LayoutConfig, Options, Order, Policy, SharedGenerator,
 };
 
+mod fast;
 mod opaque;
 mod range;
+use fast::*;
+// The module-exports hook napi-rs calls when the addon loads (it installs the fast paths).
+pub use fast::install_fast_paths;
 
 type Result<T> = napi::Result<T>;
 type Raw = sys::napi_value;
@@ -222,13 +227,12 @@ fn type_err(env: sys::napi_env, msg: &str) -> napi::Error {
 
 /// A value of the right type out of range: a `SnowmintError` with `INVALID_ARGUMENT`.
 fn range_err(env: sys::napi_env, msg: &str) -> napi::Error {
-    throw(
-        env,
-        Kind::Error,
-        ErrorCode::InvalidArgument.as_str(),
-        msg,
-        &[],
-    )
+    code_err(env, msg, ErrorCode::InvalidArgument)
+}
+
+/// A value of the right type but out of range, with the argument's own code.
+fn code_err(env: sys::napi_env, msg: &str, code: ErrorCode) -> napi::Error {
+    throw(env, Kind::Error, code.as_str(), msg, &[])
 }
 
 trait OrThrow<T> {
@@ -301,24 +305,34 @@ fn get_string(env: sys::napi_env, v: Raw) -> Result<String> {
 
 /// A whole number from a `number` (≤ 2^53 - 1) or a `bigint` (< 2^64), exactly; `what` names it.
 fn get_u64(env: sys::napi_env, v: Raw, what: &str) -> Result<u64> {
+    get_u64_as(env, v, what, ErrorCode::InvalidArgument)
+}
+
+/// [`get_u64`] whose whole-number values outside 0..2^64 (negative, too large a bigint) are `range`
+/// (the argument's own code, e.g. `NODE_ID_OUT_OF_RANGE`); other bad values are `INVALID_ARGUMENT`.
+fn get_u64_as(env: sys::napi_env, v: Raw, what: &str, range: ErrorCode) -> Result<u64> {
     match type_of(env, v) {
         sys::ValueType::napi_number => snowmint::whole_f64(get_double(env, v)).map_err(|e| {
+            let x = get_double(env, v);
             let reason = match e {
                 snowmint::Error::InvalidClock { reason } => reason,
                 _ => "out of range",
             };
-            range_err(
-                env,
-                &format!(
-                    "{what} must be a whole number in 0..=2^53-1 (got {}: {reason})",
-                    fmt_num(get_double(env, v))
-                ),
-            )
+            let msg = format!(
+                "{what} must be a whole number in 0..=2^53-1 (got {}: {reason})",
+                fmt_num(x)
+            );
+            if x < 0.0 && x == x.trunc() && x.is_finite() {
+                code_err(env, &msg, range)
+            } else {
+                range_err(env, &msg)
+            }
         }),
         sys::ValueType::napi_bigint => get_bigint_u64(env, v).ok_or_else(|| {
-            range_err(
+            code_err(
                 env,
                 &format!("{what} must be a bigint in 0..2^64 (negative or too large)"),
+                range,
             )
         }),
         _ => Err(type_err(
@@ -683,6 +697,38 @@ impl Drop for Generator {
     }
 }
 
+/// What a generator has done since it was built (`gen.stats()`). Numbers, not bigints: exact up to
+/// 2^53 (about 2.8 years of minting at 100 million IDs a second; 104 days of total waiting for
+/// `waitNs`), and `JSON.stringify` takes them.
+#[napi(object)]
+pub struct GeneratorStats {
+    /// IDs handed out: single IDs and every ID of every batch.
+    pub minted: f64,
+    /// `nextIds` calls that minted at least one ID.
+    pub batches: f64,
+    /// Ticks the generator moved to ahead of the clock (a used-up tick, or a clock that stepped back).
+    pub borrowed_ticks: f64,
+    /// Sleeps the generator took under the `wait` policy (JavaScript's default `fail` never sleeps).
+    pub waits: f64,
+    /// The total of those sleeps, in nanoseconds (as asked).
+    pub wait_ns: f64,
+    /// Clock readings below the last one seen, in whole ticks (one step back counts once).
+    pub regressions: f64,
+}
+
+impl From<snowmint::Stats> for GeneratorStats {
+    fn from(s: snowmint::Stats) -> Self {
+        GeneratorStats {
+            minted: s.minted as f64,
+            batches: s.batches as f64,
+            borrowed_ticks: s.borrowed_ticks as f64,
+            waits: s.waits as f64,
+            wait_ns: s.wait_ns as f64,
+            regressions: s.regressions as f64,
+        }
+    }
+}
+
 /// A fixed node ID, or a node ID held under a lease (every lease decision is the coord crate's).
 // The in-memory generator stays inline: it is the hot path, and one indirection costs more than the size.
 #[allow(clippy::large_enum_variant)]
@@ -734,35 +780,27 @@ fn generator_options(env: sys::napi_env, o: &Opts) -> Result<Options> {
             Policy::from_name(&get_string(env, v)?).js(env)?
         }
     };
-    let max_ahead_ns = match o.get("maxAheadMs") {
-        None => snowmint::DEFAULT_MAX_AHEAD_NS,
-        Some(v) => {
-            let ms = get_u64(env, v, "maxAheadMs")?;
-            ms.checked_mul(1_000_000)
-                .ok_or_else(|| range_err(env, "maxAheadMs is too large"))?
-        }
+    let max_ahead_ms = match o.get("maxAheadMs") {
+        None => None,
+        Some(v) => Some(get_u64(env, v, "maxAheadMs")?),
     };
     let random_start = match o.get("randomStart") {
         None => None,
         Some(v) => Some(get_bool(env, v, "randomStart")?),
     };
-    // As in snowmint-wasm: a seed implies randomStart, and contradicts `randomStart: false`.
-    let random_start_seed = match o.get("randomSeed") {
-        Some(_) if random_start == Some(false) => {
-            return Err(range_err(
-                env,
-                "randomSeed is given but randomStart is false",
-            ));
-        }
-        Some(v) => Some(get_u64(env, v, "randomSeed")?),
-        None if random_start == Some(true) => Some(os_seed()),
+    let random_seed = match o.get("randomSeed") {
         None => None,
+        Some(v) => Some(get_u64(env, v, "randomSeed")?),
     };
-    Ok(Options {
+    // Defaults, the overflow check and the seed rule: the host layer's, as in every runtime.
+    snowmint_host::options(
+        &snowmint_host::JS_NAMES,
         policy,
-        max_ahead_ns,
-        random_start_seed,
-    })
+        max_ahead_ms,
+        random_start,
+        random_seed,
+    )
+    .map_err(|e| code_err(env, &e.message, e.code))
 }
 
 const GENERATOR_KEYS: [&str; 8] = [
@@ -776,23 +814,11 @@ const GENERATOR_KEYS: [&str; 8] = [
     "stateFile",
 ];
 
-/// A seed from the OS's randomness (std's hash keys) mixed with the time.
-fn os_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0),
-    );
-    h.finish()
-}
-
 impl Generator {
     /// Reads the injected clock once, in the layout's unit, as Unix nanoseconds. A JS exception thrown by
-    /// the clock is left pending (and reported as `Err(None)`); a bad reading is `Err(Some(core error))`.
-    fn read_clock(&self) -> std::result::Result<u64, Option<snowmint::Error>> {
+    /// the clock is left pending (`ClockFault::Host`); a value that is not a number or a bigint is
+    /// `ClockFault::WrongType`; a bad reading is `ClockFault::Core`.
+    fn read_clock(&self) -> std::result::Result<u64, ClockFault<()>> {
         let env = self.env;
         let mut f = ptr::null_mut();
         let mut undefined = ptr::null_mut();
@@ -800,7 +826,7 @@ impl Generator {
         unsafe {
             sys::napi_get_reference_value(env, self.clock, &mut f);
             if f.is_null() {
-                return Err(Some(snowmint::Error::InvalidClock {
+                return Err(ClockFault::Core(snowmint::Error::InvalidClock {
                     reason: "the clock function is gone",
                 }));
             }
@@ -808,18 +834,21 @@ impl Generator {
             if sys::napi_call_function(env, undefined, f, 0, ptr::null(), &mut out)
                 != sys::Status::napi_ok
             {
-                return Err(None);
+                return Err(ClockFault::Host(()));
             }
         }
         match type_of(env, out) {
-            sys::ValueType::napi_number => self.unit.f64_to_ns(get_double(env, out)).map_err(Some),
+            sys::ValueType::napi_number => self
+                .unit
+                .f64_to_ns(get_double(env, out))
+                .map_err(ClockFault::Core),
             sys::ValueType::napi_bigint => match get_bigint_u64(env, out) {
-                Some(r) => self.unit.to_ns(r).map_err(Some),
-                None => Err(Some(snowmint::Error::InvalidClock {
+                Some(r) => self.unit.to_ns(r).map_err(ClockFault::Core),
+                None => Err(ClockFault::Core(snowmint::Error::InvalidClock {
                     reason: "bigint reading is negative or not below 2^64",
                 })),
             },
-            _ => Err(Some(snowmint::Error::InvalidClock {
+            _ => Err(ClockFault::WrongType(snowmint::Error::InvalidClock {
                 reason: "the clock must return a number or a bigint",
             })),
         }
@@ -834,36 +863,19 @@ impl Generator {
         if self.clock.is_null() {
             return run(&FastClock).js(env);
         }
-        let js_threw = std::cell::Cell::new(false);
-        let wrong_type = std::cell::Cell::new(false);
-        let clock = || match self.read_clock() {
-            Ok(ns) => Ok(ns),
-            Err(Some(e)) => {
-                if let snowmint::Error::InvalidClock { reason } = e {
-                    if reason.starts_with("the clock must return") {
-                        wrong_type.set(true);
-                    }
-                }
-                Err(e)
-            }
-            Err(None) => {
-                js_threw.set(true);
-                Err(snowmint::Error::InvalidClock {
-                    reason: "the clock threw",
-                })
-            }
-        };
-        match run(&clock) {
+        // The host layer's clock adapter: the clock's own exception stays pending, a wrong type is a
+        // TypeError, anything else the core's error.
+        match snowmint_host::with_host_clock(|| self.read_clock(), run) {
             Ok(v) => Ok(v),
-            Err(_) if js_threw.get() => Err(napi::Error::from_status(Status::PendingException)),
-            Err(e) if wrong_type.get() => Err(throw(
+            Err(ClockFault::Host(())) => Err(napi::Error::from_status(Status::PendingException)),
+            Err(ClockFault::WrongType(e)) => Err(throw(
                 env,
                 Kind::Type,
                 e.code().as_str(),
                 &e.to_string(),
                 &[],
             )),
-            Err(e) => Err(core_err(env, e)),
+            Err(ClockFault::Core(e)) => Err(core_err(env, e)),
         }
     }
 }
@@ -903,7 +915,7 @@ impl Generator {
                     Err(e) => return Err(coord_err(env, e)),
                 }
             }
-            _ => get_u64(env, node_raw, "nodeId")?,
+            _ => get_u64_as(env, node_raw, "nodeId", ErrorCode::NodeIdOutOfRange)?,
         };
         let options = generator_options(env, &o)?;
         let state_file = match o.get("stateFile") {
@@ -1004,14 +1016,8 @@ impl Generator {
     #[napi(ts_args_type = "n: number")]
     pub fn next_ids(&self, n: Unknown<'_>) -> Result<BigUint64Array> {
         let env = self.env;
-        if type_of(env, raw_of(&n)) != sys::ValueType::napi_number {
-            return Err(type_err(env, "n must be a number"));
-        }
-        let n = get_u64(env, raw_of(&n), "n")?;
-        if n > u32::MAX as u64 {
-            return Err(range_err(env, "n must be at most 2^32 - 1"));
-        }
-        let mut out = vec![0u64; n as usize];
+        let n = snowmint::check_batch(get_u64(env, raw_of(&n), "n")?).js(env)?;
+        let mut out = vec![0u64; n];
         self.fill(&mut out)?;
         Ok(BigUint64Array::new(out))
     }
@@ -1060,6 +1066,17 @@ impl Generator {
             Gen::Plain(g) => g.policy().name(),
             Gen::Leased(l) => l.sequencer().options().policy.name(),
         }
+    }
+
+    /// What this generator has done since it was built (SPEC §6a): a plain object of Numbers, a new
+    /// one each call. With a state file: this process's generator; with a lease source: summed over
+    /// every lease it held.
+    #[napi]
+    pub fn stats(&self) -> GeneratorStats {
+        GeneratorStats::from(match &self.gen {
+            Gen::Plain(g) => g.stats(),
+            Gen::Leased(l) => l.stats(),
+        })
     }
 
     /// The high-water mark (SPEC §2): the next free logical position, a bigint. Persist it (at
@@ -1654,10 +1671,11 @@ fn encoding_arg(env: sys::napi_env, v: Option<Raw>, allow_any: bool) -> Result<O
         return Err(type_err(env, "encoding must be a string"));
     }
     let name = get_string(env, v)?;
-    if allow_any && name == "any" {
-        return Ok(None);
+    if allow_any {
+        Encoding::from_name_or_any(&name).js(env)
+    } else {
+        Encoding::from_name(&name).map(Some).js(env)
     }
-    Encoding::from_name(&name).map(Some).js(env)
 }
 
 /// An ID as text: 'dec' (default), 'hex', 'base32' or 'base58'.
@@ -1677,10 +1695,7 @@ pub fn parse(env: Env, text: Unknown<'_>, encoding: Option<Unknown<'_>>) -> Resu
         return Err(type_err(env, "text must be a string"));
     }
     let s = get_string(env, raw_of(&text))?;
-    match encoding_arg(env, opt_raw(&encoding), true)? {
-        None => snowmint::parse_any(&s).js(env),
-        Some(enc) => enc.parse(&s).js(env),
-    }
+    snowmint::Encoding::parse_in(encoding_arg(env, opt_raw(&encoding), true)?, &s).js(env)
 }
 
 const fn error_codes() -> [&'static str; ErrorCode::ALL.len()] {
@@ -1700,525 +1715,3 @@ pub const ERROR_CODES: [&str; ErrorCode::ALL.len()] = error_codes();
 /// Every preset name `Layout.preset` accepts (snowcast needs `Layout.snowcast`).
 #[napi]
 pub const PRESET_NAMES: [&str; 8] = snowmint::PRESET_NAMES;
-
-// ---------------------------------------------------------------------------------------------------
-// Fast paths: the minting methods as plain N-API callbacks
-// ---------------------------------------------------------------------------------------------------
-//
-// napi-rs's generated method glue, and `napi_unwrap` itself (a private-property lookup), each cost more
-// than minting an ID. So after the classes are registered, the minting methods on `Generator.prototype`
-// are replaced by plain N-API callbacks that check `this` in full (the class's type tag, then
-// napi_unwrap: never a blind cast) and then install on that object its own copies of the methods,
-// created with the generator's address as their N-API `data`. Each copy holds a strong reference to its
-// object (a symbol-keyed property), so the generator outlives every function that can reach it; a copy
-// called with another `this` still mints from its own generator, like a bound method. They call the same
-// Rust methods as the napi-rs versions above and throw the same errors.
-//
-// One step further for `nextId`, with the package's `index.js`. N-API's `napi_create_bigint_uint64`
-// costs more than the rest of a mint, while JavaScript reads a bigint out of a BigUint64Array in a few
-// nanoseconds. And V8 calls a native function quickly only when its optimizing compiler knows which
-// function it is; a per-generator function (as above) is called through a generic path that costs more
-// than the mint. So each JavaScript environment gets one table (`Fast`): an ID cell, and the generators
-// registered at construction (`__register` returns the generator's index). `index.js` calls the one
-// `__mintAt(index)` function, which mints into the cell, and reads the cell through a BigUint64Array
-// over it (`__idSlot`). JavaScript runs one thread per environment, so a mint's write and the read that
-// follows it cannot interleave with another mint.
-
-type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> Raw;
-
-const FAST_METHODS: [(&std::ffi::CStr, Callback); 3] = [
-    (c"nextId", fast_next_id),
-    (c"nextIdString", fast_next_id_string),
-    (c"nextIds", fast_next_ids),
-];
-
-/// One JavaScript environment's fast-path table: its ID cell and its registered generators. Used only on
-/// the environment's thread. Reference-counted by the environment (released by its cleanup hook), by
-/// each `__idSlot` buffer over the cell (released by the buffer's finalizer) and by each registered
-/// generator (released when it is dropped): freed by whichever comes last.
-struct Fast {
-    cell: UnsafeCell<u64>,
-    generators: UnsafeCell<Vec<*const Generator>>,
-    free: UnsafeCell<Vec<u32>>,
-    refs: Cell<usize>,
-}
-
-impl Fast {
-    /// A new table with one reference (the environment's).
-    fn new() -> *const Fast {
-        Box::into_raw(Box::new(Fast {
-            cell: UnsafeCell::new(0),
-            generators: UnsafeCell::new(Vec::new()),
-            free: UnsafeCell::new(Vec::new()),
-            refs: Cell::new(1),
-        }))
-    }
-
-    /// Drops one reference; the last one frees the table.
-    ///
-    /// # Safety
-    /// `fast` came from `Fast::new` and the caller owns one of its references.
-    unsafe fn release(fast: *const Fast) {
-        let refs = (*fast).refs.get() - 1;
-        (*fast).refs.set(refs);
-        if refs == 0 {
-            drop(Box::from_raw(fast as *mut Fast));
-        }
-    }
-
-    /// Registers `g` (once: a registered generator keeps its index); the generator holds a reference.
-    ///
-    /// # Safety
-    /// `fast` is alive; `g` is a live, wrapped generator of this environment.
-    unsafe fn register(fast: *const Fast, g: &Generator) -> u32 {
-        if !g.fast.get().is_null() {
-            return g.index.get();
-        }
-        let (generators, free) = (&mut *(*fast).generators.get(), &mut *(*fast).free.get());
-        let index = match free.pop() {
-            Some(i) => {
-                generators[i as usize] = g;
-                i
-            }
-            None => {
-                generators.push(g);
-                (generators.len() - 1) as u32
-            }
-        };
-        (*fast).refs.set((*fast).refs.get() + 1);
-        g.fast.set(fast);
-        g.index.set(index);
-        index
-    }
-
-    /// Removes generator `index` and drops its reference.
-    ///
-    /// # Safety
-    /// `fast` is alive and `index` was returned by `register` for a generator now being dropped.
-    unsafe fn unregister(fast: *const Fast, index: u32) {
-        let (generators, free) = (&mut *(*fast).generators.get(), &mut *(*fast).free.get());
-        generators[index as usize] = ptr::null();
-        free.push(index);
-        Fast::release(fast);
-    }
-
-    /// The registered generator at `index`, if any.
-    ///
-    /// # Safety
-    /// `fast` is alive; called on its environment's thread.
-    unsafe fn get<'a>(fast: *const Fast, index: u32) -> Option<&'a Generator> {
-        let generators = &*(*fast).generators.get();
-        let p = *generators.get(index as usize)?;
-        (!p.is_null()).then(|| &*p)
-    }
-}
-
-/// A native function named `name` that calls `cb` with `data`.
-unsafe fn create_function(
-    env: sys::napi_env,
-    name: &std::ffi::CStr,
-    cb: Callback,
-    data: *mut std::ffi::c_void,
-) -> Option<Raw> {
-    let mut f = ptr::null_mut();
-    (sys::napi_create_function(
-        env,
-        name.as_ptr(),
-        name.to_bytes().len() as isize,
-        Some(cb),
-        data,
-        &mut f,
-    ) == sys::Status::napi_ok)
-        .then_some(f)
-}
-
-/// A fixed, hidden property: symbol `key` holding `value` (read-only, not enumerable).
-fn hidden(key: Raw, value: Raw) -> sys::napi_property_descriptor {
-    sys::napi_property_descriptor {
-        utf8name: ptr::null(),
-        name: key,
-        method: None,
-        getter: None,
-        setter: None,
-        value,
-        attributes: sys::PropertyAttributes::default,
-        data: ptr::null_mut(),
-    }
-}
-
-/// A method property `name` (writable, configurable, not enumerable) holding `f`.
-fn method(name: &std::ffi::CStr, f: Raw) -> sys::napi_property_descriptor {
-    sys::napi_property_descriptor {
-        utf8name: name.as_ptr(),
-        name: ptr::null_mut(),
-        method: None,
-        getter: None,
-        setter: None,
-        value: f,
-        attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
-        data: ptr::null_mut(),
-    }
-}
-
-/// A function calling `cb` with `data`, holding `keep` alive (under the symbol `key`).
-unsafe fn bound_function(
-    env: sys::napi_env,
-    name: &std::ffi::CStr,
-    cb: Callback,
-    data: *mut std::ffi::c_void,
-    key: Raw,
-    keep: Raw,
-) -> Option<Raw> {
-    let f = create_function(env, name, cb, data)?;
-    let keep = hidden(key, keep);
-    (sys::napi_define_properties(env, f, 1, &keep) == sys::Status::napi_ok).then_some(f)
-}
-
-/// Installs the generator's own bound copies of `methods` on `this` (best effort: a frozen object keeps
-/// using the prototype's methods).
-unsafe fn install_bound(
-    env: sys::napi_env,
-    this: Raw,
-    data: *mut std::ffi::c_void,
-    methods: &[(&std::ffi::CStr, Callback)],
-) {
-    let mut key = ptr::null_mut();
-    if sys::napi_create_symbol(env, ptr::null_mut(), &mut key) != sys::Status::napi_ok {
-        return;
-    }
-    let mut props = Vec::with_capacity(methods.len());
-    for &(name, cb) in methods {
-        let Some(f) = bound_function(env, name, cb, data, key, this) else {
-            return;
-        };
-        props.push(method(name, f));
-    }
-    if sys::napi_define_properties(env, this, props.len(), props.as_ptr()) != sys::Status::napi_ok {
-        // A frozen or non-extensible object: clear the TypeError, the prototype methods keep working.
-        let mut ignored = ptr::null_mut();
-        sys::napi_get_and_clear_last_exception(env, &mut ignored);
-    }
-}
-
-/// The `Generator` wrapped by `obj`, checked in full (the class's type tag, then `napi_unwrap`); a
-/// TypeError is thrown for anything else.
-unsafe fn unwrap_generator(env: sys::napi_env, obj: Raw) -> Option<*mut std::ffi::c_void> {
-    use napi::bindgen_prelude::TypeTag;
-    let mut wrapped: *mut std::ffi::c_void = ptr::null_mut();
-    let mut tagged = false;
-    let tag = <Generator as TypeTag>::type_tag();
-    if obj.is_null()
-        || type_of(env, obj) != sys::ValueType::napi_object
-        || sys::napi_check_object_type_tag(env, obj, &tag, &mut tagged) != sys::Status::napi_ok
-        || !tagged
-        || sys::napi_unwrap(env, obj, &mut wrapped) != sys::Status::napi_ok
-        || wrapped.is_null()
-    {
-        type_err(env, "this is not a Generator");
-        return None;
-    }
-    Some(wrapped)
-}
-
-/// The generator a minting call is for: the function's own `data` (a bound copy), or `this` checked in
-/// full (a prototype method; the bound copies are then installed on it). `None`: an exception is pending.
-unsafe fn target<'a>(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-    argv: &mut [Raw],
-) -> Option<&'a Generator> {
-    let mut this = ptr::null_mut();
-    let mut data: *mut std::ffi::c_void = ptr::null_mut();
-    let mut argc = argv.len();
-    let argv_ptr = if argv.is_empty() {
-        ptr::null_mut()
-    } else {
-        argv.as_mut_ptr()
-    };
-    if sys::napi_get_cb_info(env, info, &mut argc, argv_ptr, &mut this, &mut data)
-        != sys::Status::napi_ok
-    {
-        return None;
-    }
-    for a in argv.iter_mut().skip(argc) {
-        sys::napi_get_undefined(env, a);
-    }
-    if !data.is_null() {
-        return Some(&*(data as *const Generator));
-    }
-    let wrapped = unwrap_generator(env, this)?;
-    install_bound(env, this, wrapped, &FAST_METHODS);
-    Some(&*(wrapped as *const Generator))
-}
-
-/// Runs a callback body, turning a panic into a thrown error (never an unwind across FFI).
-fn guarded(env: sys::napi_env, f: impl FnOnce() -> Option<Raw>) -> Raw {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(Some(v)) => v,
-        Ok(None) => ptr::null_mut(),
-        Err(_) => {
-            throw(
-                env,
-                Kind::Error,
-                ErrorCode::Panic.as_str(),
-                "internal error (a panic was caught)",
-                &[],
-            );
-            ptr::null_mut()
-        }
-    }
-}
-
-unsafe extern "C" fn fast_next_id(env: sys::napi_env, info: sys::napi_callback_info) -> Raw {
-    guarded(env, || {
-        let g = unsafe { target(env, info, &mut []) }?;
-        let id = g.next_id().ok()?;
-        Some(big(env, id))
-    })
-}
-
-unsafe extern "C" fn fast_next_id_string(env: sys::napi_env, info: sys::napi_callback_info) -> Raw {
-    guarded(env, || {
-        let g = unsafe { target(env, info, &mut []) }?;
-        let id = g.next_id().ok()?;
-        Some(js_str(env, Encoding::Decimal.encode(id).as_str()))
-    })
-}
-
-unsafe extern "C" fn fast_next_ids(env: sys::napi_env, info: sys::napi_callback_info) -> Raw {
-    guarded(env, || {
-        let mut argv = [ptr::null_mut(); 1];
-        let g = unsafe { target(env, info, &mut argv) }?;
-        let v = argv[0];
-        if type_of(env, v) != sys::ValueType::napi_number {
-            type_err(env, "n must be a number");
-            return None;
-        }
-        let n = get_u64(env, v, "n").ok()?;
-        if n > (u32::MAX as u64) {
-            range_err(env, "n must be at most 2^32 - 1");
-            return None;
-        }
-        // Mint straight into a fresh ArrayBuffer's memory: no copy.
-        let mut data: *mut std::ffi::c_void = ptr::null_mut();
-        let mut buffer = ptr::null_mut();
-        if unsafe { sys::napi_create_arraybuffer(env, n as usize * 8, &mut data, &mut buffer) }
-            != sys::Status::napi_ok
-        {
-            return None;
-        }
-        if n > 0 {
-            let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u64, n as usize) };
-            g.fill(out).ok()?;
-        }
-        let mut array = ptr::null_mut();
-        if unsafe {
-            sys::napi_create_typedarray(
-                env,
-                sys::TypedarrayType::biguint64_array,
-                n as usize,
-                buffer,
-                0,
-                &mut array,
-            )
-        } != sys::Status::napi_ok
-        {
-            return None;
-        }
-        Some(array)
-    })
-}
-
-/// The calling function's `data` (the environment's `Fast`) and its first `argv.len()` arguments
-/// (`undefined` for missing ones). `None`: an exception is pending.
-unsafe fn fast_call(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-    argv: &mut [Raw],
-) -> Option<*const Fast> {
-    let mut argc = argv.len();
-    let mut data: *mut std::ffi::c_void = ptr::null_mut();
-    if sys::napi_get_cb_info(
-        env,
-        info,
-        &mut argc,
-        argv.as_mut_ptr(),
-        ptr::null_mut(),
-        &mut data,
-    ) != sys::Status::napi_ok
-        || data.is_null()
-    {
-        return None;
-    }
-    for a in argv.iter_mut().skip(argc) {
-        sys::napi_get_undefined(env, a);
-    }
-    Some(data as *const Fast)
-}
-
-/// `__idSlot()`: a BigUint64Array of one element over the environment's ID cell, or null where the
-/// runtime refuses external buffers (the package then keeps N-API's `nextId`).
-unsafe extern "C" fn id_slot_array(env: sys::napi_env, info: sys::napi_callback_info) -> Raw {
-    guarded(env, || unsafe {
-        let fast = fast_call(env, info, &mut [])?;
-        unsafe extern "C" fn finalize(
-            _env: sys::napi_env,
-            _data: *mut std::ffi::c_void,
-            hint: *mut std::ffi::c_void,
-        ) {
-            // SAFETY: the buffer held one reference on its table.
-            unsafe { Fast::release(hint as *const Fast) };
-        }
-        let mut buffer = ptr::null_mut();
-        let mut array = ptr::null_mut();
-        // The buffer's reference is taken first: a runtime may run the finalizer at any time after.
-        (*fast).refs.set((*fast).refs.get() + 1);
-        if sys::napi_create_external_arraybuffer(
-            env,
-            (*fast).cell.get() as *mut std::ffi::c_void,
-            8,
-            Some(finalize),
-            fast as *mut std::ffi::c_void,
-            &mut buffer,
-        ) != sys::Status::napi_ok
-        {
-            // No buffer, so no finalizer: give the reference back (the environment still holds one).
-            Fast::release(fast);
-        } else if sys::napi_create_typedarray(
-            env,
-            sys::TypedarrayType::biguint64_array,
-            1,
-            buffer,
-            0,
-            &mut array,
-        ) == sys::Status::napi_ok
-            && views_cell(env, fast, array)
-        {
-            return Some(array);
-        }
-        let mut ignored = ptr::null_mut();
-        let mut null = ptr::null_mut();
-        sys::napi_get_and_clear_last_exception(env, &mut ignored);
-        sys::napi_get_null(env, &mut null);
-        Some(null)
-    })
-}
-
-/// Whether `array[0]` reads the table's cell. A runtime may implement external buffers by copying the
-/// data (some N-API implementations outside Node do); the view would then never see a minted ID.
-///
-/// # Safety
-/// `fast` is alive; `array` is a BigUint64Array of at least one element.
-unsafe fn views_cell(env: sys::napi_env, fast: *const Fast, array: Raw) -> bool {
-    [0x0123_4567_89ab_cdef_u64, 0xfedc_ba98_7654_3210]
-        .iter()
-        .all(|&marker| {
-            *(*fast).cell.get() = marker;
-            let mut v = ptr::null_mut();
-            let (mut seen, mut lossless) = (0u64, false);
-            sys::napi_get_element(env, array, 0, &mut v) == sys::Status::napi_ok
-                && sys::napi_get_value_bigint_uint64(env, v, &mut seen, &mut lossless)
-                    == sys::Status::napi_ok
-                && lossless
-                && seen == marker
-        })
-}
-
-/// `__register(generator)`: registers the generator in the environment's table, installs its own
-/// `nextIdString` and `nextIds`, and returns its index. A TypeError for anything but a Generator.
-unsafe extern "C" fn register(env: sys::napi_env, info: sys::napi_callback_info) -> Raw {
-    guarded(env, || unsafe {
-        let mut argv = [ptr::null_mut(); 1];
-        let fast = fast_call(env, info, &mut argv)?;
-        let wrapped = unwrap_generator(env, argv[0])?;
-        let index = Fast::register(fast, &*(wrapped as *const Generator));
-        install_bound(env, argv[0], wrapped, &FAST_METHODS[1..]);
-        let mut v = ptr::null_mut();
-        sys::napi_create_uint32(env, index, &mut v);
-        Some(v)
-    })
-}
-
-/// `__mintAt(index)`: mints from registered generator `index` into the environment's ID cell and returns
-/// undefined; throws exactly as `nextId` does.
-unsafe extern "C" fn mint_at(env: sys::napi_env, info: sys::napi_callback_info) -> Raw {
-    guarded(env, || unsafe {
-        let mut argv = [ptr::null_mut(); 1];
-        let fast = fast_call(env, info, &mut argv)?;
-        let mut index = u32::MAX;
-        sys::napi_get_value_uint32(env, argv[0], &mut index);
-        let Some(g) = Fast::get(fast, index) else {
-            type_err(env, "not the index of a live Generator");
-            return None;
-        };
-        let id = g.next_id().ok()?;
-        *(*fast).cell.get() = id;
-        None
-    })
-}
-
-/// Internal exports for the package's `index.js`, each with the environment's table as its `data`.
-const INTERNAL_EXPORTS: [(&std::ffi::CStr, Callback); 9] = [
-    (c"__setErrorClass", set_error_class),
-    (c"__idSlot", id_slot_array),
-    (c"__register", register),
-    (c"__mintAt", mint_at),
-    (c"__opaqueHandle", opaque::opaque_handle),
-    (c"__opaqueEncode", opaque::opaque_encode),
-    (c"__opaqueDecode", opaque::opaque_decode),
-    (c"__rangeHandle", range::range_handle),
-    (c"__rangeNext", range::range_next),
-];
-
-/// The environment's cleanup hook: drops the environment's reference on its table.
-unsafe extern "C" fn release_fast(arg: *mut std::ffi::c_void) {
-    // SAFETY: registered with the environment's reference, once.
-    unsafe { Fast::release(arg as *const Fast) };
-}
-
-/// After the classes are registered: replace the minting methods of `Generator.prototype`.
-#[napi(module_exports)]
-pub fn install_fast_paths(exports: napi::bindgen_prelude::Object<'_>, env: Env) -> Result<()> {
-    let env = env.raw();
-    let exports = exports.raw();
-    let fail = |what: &str| napi::Error::from_reason(format!("cannot install {what}"));
-    unsafe {
-        let mut ctor = ptr::null_mut();
-        sys::napi_get_named_property(env, exports, c"Generator".as_ptr(), &mut ctor);
-        let mut proto = ptr::null_mut();
-        sys::napi_get_named_property(env, ctor, c"prototype".as_ptr(), &mut proto);
-        let methods = FAST_METHODS
-            .iter()
-            .map(|&(name, cb)| {
-                create_function(env, name, cb, ptr::null_mut()).map(|f| method(name, f))
-            })
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| fail("the Generator fast paths"))?;
-        if sys::napi_define_properties(env, proto, methods.len(), methods.as_ptr())
-            != sys::Status::napi_ok
-        {
-            return Err(fail("the Generator fast paths"));
-        }
-        let fast = Fast::new();
-        if sys::napi_add_env_cleanup_hook(env, Some(release_fast), fast as *mut std::ffi::c_void)
-            != sys::Status::napi_ok
-        {
-            Fast::release(fast);
-            return Err(fail("the environment's cleanup hook"));
-        }
-        let internal = INTERNAL_EXPORTS
-            .iter()
-            .map(|&(name, cb)| {
-                create_function(env, name, cb, fast as *mut std::ffi::c_void)
-                    .map(|f| method(name, f))
-            })
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| fail("the internal exports"))?;
-        if sys::napi_define_properties(env, exports, internal.len(), internal.as_ptr())
-            != sys::Status::napi_ok
-        {
-            return Err(fail("the internal exports"));
-        }
-    }
-    Ok(())
-}
