@@ -9,8 +9,8 @@ use napi_derive::napi;
 use snowmint::{Encoding, ErrorCode};
 
 use crate::{
-    core_err, encoding_arg, get_bigint_u64, get_string, get_u64, layout_arg, opt_raw, raw_of,
-    throw, type_err, type_of, Kind, Layout, Opts, OrThrow, Raw, Result,
+    core_err, encoding_arg, get_string, get_u64, layout_arg, opt_raw, raw_of, throw, type_err,
+    type_of, Kind, Layout, Opts, OrThrow, Raw, Result,
 };
 
 const OPAQUE_KEYS: [&str; 2] = ["key", "layout"];
@@ -57,17 +57,22 @@ fn key_bytes(env: sys::napi_env, v: Raw) -> Result<Vec<u8>> {
 
 /// An ID or token: a bigint or safe-integer number. Negative or ≥ 2^64 is INVALID_ID (a value outside
 /// any width), like one outside the layout's width.
+#[inline]
 fn value_arg(env: sys::napi_env, v: Raw, what: &str) -> Result<u64> {
-    if type_of(env, v) == sys::ValueType::napi_bigint {
-        return get_bigint_u64(env, v).ok_or_else(|| {
-            throw(
-                env,
-                Kind::Error,
-                ErrorCode::InvalidId.as_str(),
-                &format!("{what} must be a bigint in 0..2^64 (negative or too large)"),
-                &[],
-            )
-        });
+    // A bigint, the common case, in one N-API call (no `typeof` first).
+    let (mut value, mut lossless) = (0u64, false);
+    let status = unsafe { sys::napi_get_value_bigint_uint64(env, v, &mut value, &mut lossless) };
+    if status == sys::Status::napi_ok && lossless {
+        return Ok(value);
+    }
+    if status == sys::Status::napi_ok {
+        return Err(throw(
+            env,
+            Kind::Error,
+            ErrorCode::InvalidId.as_str(),
+            &format!("{what} must be a bigint in 0..2^64 (negative or too large)"),
+            &[],
+        ));
     }
     get_u64(env, v, what)
 }

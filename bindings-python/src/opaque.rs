@@ -3,7 +3,7 @@
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyList, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyInt, PyList, PyString};
 
 use snowmint as sm;
 use snowmint::ErrorCode;
@@ -17,7 +17,22 @@ pub(crate) struct PyOpaque {
     layout: sm::Layout,
 }
 
+/// An ID or token argument. The common case, an exact `int` that fits 64 bits, takes one C call
+/// (`PyLong_AsUnsignedLongLong`); anything else (bool, `__index__` objects, negative or huge ints) goes
+/// through [`u64_arg`], which gives the errors.
+#[inline]
 fn value_arg(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
+    if obj.is_exact_instance_of::<PyInt>() {
+        // SAFETY: `obj` is a live exact int; on failure the call sets an exception, fetched here.
+        let v = unsafe { pyo3::ffi::PyLong_AsUnsignedLongLong(obj.as_ptr()) };
+        if v != u64::MAX {
+            return Ok(v);
+        }
+        if PyErr::take(obj.py()).is_none() {
+            return Ok(v);
+        }
+        // Out of range: u64_arg says so in the house style.
+    }
     u64_arg(obj, name, ErrorCode::InvalidId)
 }
 
@@ -39,16 +54,15 @@ impl PyOpaque {
         &self,
         values: &Bound<'py, PyAny>,
         name: &str,
-        f: fn(&sm::Opaque, u64) -> sm::Result<u64>,
+        f: fn(&sm::Opaque, &mut [u64]) -> sm::Result<()>,
     ) -> PyResult<Bound<'py, PyList>> {
         let py = values.py();
         let mut out: Vec<u64> = Vec::with_capacity(values.len().unwrap_or(0));
         for v in values.try_iter()? {
             out.push(value_arg(&v?, name)?);
         }
-        for x in out.iter_mut() {
-            *x = f(&self.inner, *x).map_err(|e| err(py, e))?;
-        }
+        // In place: the core checks them all first, then maps four at a time.
+        f(&self.inner, &mut out).map_err(|e| err(py, e))?;
         PyList::new(py, out)
     }
 }
@@ -125,12 +139,12 @@ impl PyOpaque {
 
     /// The tokens of many IDs (any iterable of ints), as a list.
     fn encode_many<'py>(&self, ids: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        self.map_many(ids, "id", sm::Opaque::encode)
+        self.map_many(ids, "id", sm::Opaque::encode_in_place)
     }
 
     /// The IDs of many tokens (any iterable of ints), as a list.
     fn decode_many<'py>(&self, tokens: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        self.map_many(tokens, "token", sm::Opaque::decode)
+        self.map_many(tokens, "token", sm::Opaque::decode_in_place)
     }
 
     /// The width in bits: IDs and tokens are the ints below ``2 ** bits``.

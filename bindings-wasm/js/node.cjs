@@ -36,6 +36,7 @@ function makeOpaque(main, core) {
   return class Opaque {
     #core;
     #layout;
+    #max; // 2^bits - 1: a bigint up to it takes the core's fast path (__encode / __decode)
     /** `new Opaque({ key, layout? })`: `key` is a Uint8Array of 16 secret bytes. */
     constructor(options) {
       if (options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -50,11 +51,20 @@ function makeOpaque(main, core) {
       if (!(layout instanceof main.Layout)) throw coded(new TypeError('layout must be a preset name or a Layout'), 'INVALID_ARGUMENT');
       this.#core = new core.OpaqueCore(options.key, layout.totalBits);
       this.#layout = layout;
+      this.#max = (1n << BigInt(this.#core.bits)) - 1n;
     }
-    encode(id) { return this.#core.encode(id); }
-    decode(token) { return this.#core.decode(token); }
-    encodeString(id, encoding) { return main.encode(this.#core.encode(id), encoding); }
-    decodeString(text, encoding) { return this.#core.decode(main.parse(text, encoding)); }
+    encode(id) {
+      if (typeof id !== 'bigint' || id < 0n || id > this.#max) return this.#core.encode(id);
+      const t = this.#core.__encode(id);
+      return t < 0n ? BigInt.asUintN(64, t) : t;
+    }
+    decode(token) {
+      if (typeof token !== 'bigint' || token < 0n || token > this.#max) return this.#core.decode(token);
+      const id = this.#core.__decode(token);
+      return id < 0n ? BigInt.asUintN(64, id) : id;
+    }
+    encodeString(id, encoding) { return main.encode(this.encode(id), encoding); }
+    decodeString(text, encoding) { return this.decode(main.parse(text, encoding)); }
     encodeMany(ids) { return this.#core.encodeMany(ids); }
     decodeMany(tokens) { return this.#core.decodeMany(tokens); }
     get bits() { return this.#core.bits; }

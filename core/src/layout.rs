@@ -67,7 +67,10 @@ impl ClockUnit {
     pub fn to_ns(self, reading: u64) -> Result<u64> {
         match self {
             ClockUnit::Nanos => Ok(reading),
-            ClockUnit::Millis => reading.checked_mul(NS_PER_MS).ok_or(Error::InvalidClock {
+            // A comparison, not `checked_mul`: WebAssembly has no overflow flag, so there a checked
+            // 64-bit multiply becomes a call to a 128-bit multiply routine on every clock reading.
+            ClockUnit::Millis if reading <= u64::MAX / NS_PER_MS => Ok(reading * NS_PER_MS),
+            ClockUnit::Millis => Err(Error::InvalidClock {
                 reason: "reading out of range (after year 2554)",
             }),
         }
@@ -776,7 +779,10 @@ impl Layout {
         // Division by a run-time divisor is slow; the common ticks take a constant path. (Written as
         // `since / 1_000_000`, LLVM merges these arms back into the one `div` of the last arm.)
         // The 1 ms tick first, alone: in one match LLVM computes every constant arm before choosing.
-        let tick = if self.cfg.tick_ns == 1_000_000 {
+        // In WebAssembly a 128-bit multiply is a library call: there the division instruction is faster.
+        let tick = if cfg!(target_arch = "wasm32") && self.cfg.tick_ns == 1_000_000 {
+            since / 1_000_000
+        } else if self.cfg.tick_ns == 1_000_000 {
             ConstDiv::<1_000_000>::div(since)
         } else {
             self.tick_other(since)

@@ -31,10 +31,14 @@
 //! even in principle be told apart from a random permutation; telling them apart is still far from
 //! decoding another token. NIST's FF1 (10 rounds) and FF3-1 (8 rounds) buy margin beyond that bound
 //! (Patarin: 6 or more rounds stay secure up to about `2^u` queries) with two to two and a half times
-//! the work. Each round is one SipHash-1-3 call: four SipRounds of about four cycles of *dependent*
-//! arithmetic each, so an encode is a chain of about 72 cycles that no compiler or CPU can shorten —
-//! about 25 ns on this project's 2-core CI VM (`cargo bench -p snowmint --bench opaque`), which is why
-//! the project's 20 ns target is not quite met there, and eight rounds would cost twice as much (and
+//! the work. Each round is one SipHash-1-3 call on a one-block message (the 4-byte half, the round
+//! index and the width: one compression SipRound and three finalization SipRounds), and everything in
+//! it that does not depend on the half — the keyed state, the message's constant bytes, the half of
+//! the first SipRound that reads only the key — is computed once per key ([`Opaque::new`]). What is
+//! left is 16 SipRounds of 14 operations each, a chain of dependent arithmetic that no compiler or CPU
+//! can shorten: about 264 instructions per encode (valgrind), about 25 ns on this project's 2-core CI
+//! VM (`cargo bench -p snowmint --bench opaque`), which is why the project's 20 ns target is not quite
+//! met there, and eight rounds would cost twice as much (and
 //! push a call from Python or JavaScript past its 100 ns target). Fewer rounds than four would no longer
 //! be a strong pseudo-random permutation, and a cheaper round function would no longer be a published
 //! PRF. Widths below 32 bits are refused: there the birthday bound becomes small.
@@ -68,23 +72,28 @@ pub const OPAQUE_MIN_BITS: u32 = 32;
 /// The widest width [`Opaque`] accepts, in bits.
 pub const OPAQUE_MAX_BITS: u32 = 64;
 /// Feistel rounds (even, so the halves end where they started).
-const ROUNDS: u64 = 4;
+const ROUNDS: usize = 4;
 
 /// A keyed permutation of the `w`-bit numbers: encode IDs into tokens and tokens back into IDs.
 ///
-/// Cheap to copy (48 bytes), immutable, `Send + Sync`: build one per key and share it.
+/// Cheap to copy (200 bytes), immutable, `Send + Sync`: build one per key and share it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Opaque {
-    /// SipHash's state after the key is mixed in: `k0 ^ c0, k1 ^ c1, k0 ^ c2, k1 ^ c3`.
-    init: [u64; 4],
+    /// Per round `i`, what SipHash computes before the message's variable bytes matter, done once at
+    /// construction: the state after the key is mixed in (`k0 ^ c0, k1 ^ c1, k0 ^ c2, k1 ^ c3`), with
+    /// the message's constant bytes 4..8 (round index, width, length) xored into `v3`, and the half of
+    /// the first SipRound that reads only `v0` and `v1` already applied; then those constant bytes
+    /// themselves (for the `v0 ^= m` after the compression round). See [`Opaque::round_fn`].
+    rounds: [[u64; 5]; ROUNDS],
+    /// `2^bits - 1`: the largest ID and token.
+    max: u64,
+    /// Masks of the high half `A` (`u = bits / 2` bits) and the low half `B` (`v = bits - u` bits).
+    mask_a: u64,
+    mask_b: u64,
     /// Width in bits (32..=64; smaller only in this crate's tests).
     bits: u32,
     /// Bits of the low half, `B` (`v = bits - bits / 2`).
     low_bits: u32,
-    /// The message bytes 4..8 of every round, as the high half of SipHash's last block: the width
-    /// (byte 5) and the message length 6 (byte 7, as SipHash's padding puts it); the round index goes
-    /// into byte 4.
-    tweak: u64,
 }
 
 impl core::fmt::Debug for Opaque {
@@ -151,16 +160,31 @@ impl Opaque {
         let (k0_bytes, k1_bytes) = key.split_at(8);
         let k0 = u64::from_le_bytes(k0_bytes.try_into().unwrap_or([0; 8]));
         let k1 = u64::from_le_bytes(k1_bytes.try_into().unwrap_or([0; 8]));
+        let init = [
+            k0 ^ 0x736f_6d65_7073_6575,
+            k1 ^ 0x646f_7261_6e64_6f6d,
+            k0 ^ 0x6c79_6765_6e65_7261,
+            k1 ^ 0x7465_6462_7974_6573,
+        ];
+        let low_bits = bits - bits / 2;
+        let mut rounds = [[0u64; 5]; ROUNDS];
+        for (i, r) in rounds.iter_mut().enumerate() {
+            // The message bytes 4..8 of round i: the round index (byte 4), the width (byte 5) and the
+            // message length 6 (byte 7, as SipHash's padding puts it).
+            let tweak = (6u64 << 56) | (u64::from(bits) << 40) | ((i as u64) << 32);
+            // The first SipRound's steps on v0 and v1 alone (they come before v3, which holds the
+            // message, reaches them).
+            let v0 = init[0].wrapping_add(init[1]);
+            let v1 = init[1].rotate_left(13) ^ v0;
+            *r = [v0.rotate_left(32), v1, init[2], init[3] ^ tweak, tweak];
+        }
         Ok(Opaque {
-            init: [
-                k0 ^ 0x736f_6d65_7073_6575,
-                k1 ^ 0x646f_7261_6e64_6f6d,
-                k0 ^ 0x6c79_6765_6e65_7261,
-                k1 ^ 0x7465_6462_7974_6573,
-            ],
+            rounds,
+            max: low_mask(bits),
+            mask_a: low_mask(bits - low_bits),
+            mask_b: low_mask(low_bits),
             bits,
-            low_bits: bits - bits / 2,
-            tweak: (6u64 << 56) | (u64::from(bits) << 40),
+            low_bits,
         })
     }
 
@@ -171,19 +195,27 @@ impl Opaque {
 
     /// The largest ID (and token), `2^bits - 1`.
     pub const fn max_value(&self) -> u64 {
-        low_mask(self.bits)
+        self.max
     }
 
-    /// Round `i`'s function: SipHash-1-3 of the 6-byte message `x` (LE32) ‖ `i` ‖ `bits`.
+    /// Round `i`'s function: SipHash-1-3 of the 6-byte message `x` (LE32) ‖ `i` ‖ `bits`, for `x`
+    /// below `2^32`. A message shorter than 8 bytes is one block `m`: its bytes, then the length in the
+    /// top byte; here `m = x ^ tweak`, the tweak's part of the first SipRound precomputed (see
+    /// [`Opaque::rounds`](Opaque)), so a call is the rest of the standard SipHash-1-3 steps.
     #[inline(always)]
-    fn round_fn(&self, i: u64, x: u64) -> u64 {
-        // A message shorter than 8 bytes is one block: its bytes, then the length in the top byte.
-        let m = self.tweak | (i << 32) | x;
-        let mut v = self.init;
-        v[3] ^= m;
-        sip_round(&mut v);
-        v[0] ^= m;
-        v[2] ^= 0xff;
+    fn round_fn(&self, i: usize, x: u64) -> u64 {
+        let [mut v0, mut v1, mut v2, v3_tweaked, tweak] = self.rounds[i];
+        // v3 ^= m, then the rest of the first SipRound (the compression round).
+        let mut v3 = v3_tweaked ^ x;
+        v2 = v2.wrapping_add(v3);
+        v3 = v3.rotate_left(16) ^ v2;
+        v0 = v0.wrapping_add(v3);
+        v3 = v3.rotate_left(21) ^ v0;
+        v2 = v2.wrapping_add(v1);
+        v1 = v1.rotate_left(17) ^ v2;
+        v2 = v2.rotate_left(32);
+        let mut v = [v0 ^ tweak ^ x, v1, v2 ^ 0xff, v3];
+        // Finalization: three SipRounds.
         sip_round(&mut v);
         sip_round(&mut v);
         sip_round(&mut v);
@@ -198,7 +230,7 @@ impl Opaque {
     #[cfg_attr(target_arch = "wasm32", inline)]
     fn feistel(&self, x: u64, decode: bool) -> u64 {
         let v = self.low_bits;
-        let (mask_a, mask_b) = (low_mask(self.bits - v), low_mask(v));
+        let (mask_a, mask_b) = (self.mask_a, self.mask_b);
         let (mut a, mut b) = (x >> v, x & mask_b);
         for step in 0..ROUNDS {
             let i = if decode { ROUNDS - 1 - step } else { step };
@@ -257,7 +289,7 @@ impl Opaque {
     }
 
     fn map_in_place(&self, xs: &mut [u64], decode: bool) -> Result<()> {
-        if let Some(&bad) = xs.iter().find(|&&x| x > self.max_value()) {
+        if let Some(&bad) = xs.iter().find(|&&x| x > self.max) {
             return Err(Error::InvalidId {
                 id: bad,
                 bits: self.bits,
@@ -283,7 +315,7 @@ impl Opaque {
     #[inline(always)]
     fn feistel4(&self, xs: [u64; 4], decode: bool) -> [u64; 4] {
         let v = self.low_bits;
-        let (mask_a, mask_b) = (low_mask(self.bits - v), low_mask(v));
+        let (mask_a, mask_b) = (self.mask_a, self.mask_b);
         let mut a = xs.map(|x| x >> v);
         let mut b = xs.map(|x| x & mask_b);
         for step in 0..ROUNDS {
@@ -364,7 +396,7 @@ mod tests {
                 msg.push(i as u8);
                 msg.push(bits as u8);
                 assert_eq!(
-                    o.round_fn(i, x),
+                    o.round_fn(i as usize, x),
                     siphash(1, 3, &KEY, &msg),
                     "bits {bits} round {i}"
                 );
@@ -440,7 +472,7 @@ mod tests {
             u64::MAX
         );
         assert!(
-            !std::format!("{o:?}").contains("init"),
+            !std::format!("{o:?}").contains("rounds"),
             "Debug must not show key material"
         );
     }

@@ -100,6 +100,14 @@ impl OpaqueCore {
     }
 }
 
+/// The value of a fast-path call as the `i64` of its bits; an error throws (the class checks first).
+fn checked(r: snowmint::Result<u64>) -> i64 {
+    match r {
+        Ok(v) => v as i64,
+        Err(_) => wasm_bindgen::throw_str("INVALID_ID: value outside the width (fast path)"),
+    }
+}
+
 #[wasm_bindgen(js_class = OpaqueCore)]
 impl OpaqueCore {
     /// `key` must be a Uint8Array of 16 bytes; `bits` is the layout's width (32..=64).
@@ -128,6 +136,22 @@ impl OpaqueCore {
             err
         })?;
         Ok(OpaqueCore { inner })
+    }
+
+    /// The fast path of `encode` for a bigint the package's `Opaque` class has checked to be in
+    /// `0..2^bits` (a bigint in, an `i64` across, as wasm-bindgen passes a `u64`): no JS value to
+    /// inspect through imports, and no `Result` to unpack. The token comes back as the `i64` of the same
+    /// bits (a bigint below 0 for tokens of 2^63 and above: the class takes `BigInt.asUintN(64, …)` of
+    /// those). The core checks the range again and throws if the class's check ever let one through.
+    #[wasm_bindgen(js_name = "__encode", skip_typescript)]
+    pub fn encode_i64(&self, id: u64) -> i64 {
+        checked(self.inner.encode(id))
+    }
+
+    /// The fast path of `decode`, as [`OpaqueCore::encode_i64`].
+    #[wasm_bindgen(js_name = "__decode", skip_typescript)]
+    pub fn decode_i64(&self, token: u64) -> i64 {
+        checked(self.inner.decode(token))
     }
 
     /// The token of an ID.
