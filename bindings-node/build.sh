@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Node addon (napi-rs): installs what a fresh machine lacks (Node/npm, Rust, @napi-rs/cli),
 # then `napi build --platform --release`, which writes snowmint.linux-x64-gnu.node, binding.js (the
-# generated loader, which the hand-written index.js wraps) and index.d.ts into this folder, and copies the addon into its platform package npm/linux-x64-gnu/.
+# generated loader, which the hand-written index.js wraps) and index.d.ts (dts-header.d.ts + the types of
+# src/, both generated: not in git) into this folder, and copies the addon into its platform package npm/linux-x64-gnu/.
 # Fast when up to date (cargo skips the compile).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,7 +20,7 @@ fi
 
 # Up to date: the addon is newer than every input (this folder's sources and the core's).
 addon="$(ls -t "$HERE"/snowmint.*.node 2>/dev/null | head -1 || true)"
-if [ -n "$addon" ] && [ -f binding.js ] && [ -f index.d.ts ] && [ -z "$(find "$HERE/src" "$HERE/Cargo.toml" "$HERE/build.rs" "$HERE/package.json" "$HERE/dts-header.d.ts" "$HERE/../core/src" "$HERE/../core/Cargo.toml" "$HERE/../coord/src" "$HERE/../coord/Cargo.toml" "$HERE/../Cargo.lock" -newer "$addon" -print -quit 2>/dev/null)" ]; then
+if [ -n "$addon" ] && [ -f binding.js ] && [ -f index.d.ts ] && [ -z "$(find "$HERE/src" "$HERE/Cargo.toml" "$HERE/build.rs" "$HERE/package.json" "$HERE/dts-header.d.ts" "$HERE/../core/src" "$HERE/../core/Cargo.toml" "$HERE/../coord/src" "$HERE/../coord/Cargo.toml" "$HERE/../host/src" "$HERE/../host/Cargo.toml" "$HERE/../Cargo.lock" -newer "$addon" -print -quit 2>/dev/null)" ]; then
   echo "build.sh: $(basename "$addon") is up to date" >&2
 else
   # --platform names the addon snowmint.<platform>.node, as the generated loader expects.

@@ -31,7 +31,7 @@ fi
 # Rebuild only when an input changed: the binding, the core, the workspace manifests.
 stamp_inputs() {
     local p paths=()
-    for p in core/src core/Cargo.toml coord/src coord/Cargo.toml bindings-python/src bindings-python/python bindings-python/Cargo.toml \
+    for p in core/src core/Cargo.toml coord/src coord/Cargo.toml host/src host/Cargo.toml bindings-python/src bindings-python/python bindings-python/Cargo.toml \
         bindings-python/pyproject.toml bindings-python/README.md Cargo.toml Cargo.lock; do
         [ -e "$ROOT/$p" ] && paths+=("$p")
     done

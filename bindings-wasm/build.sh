@@ -57,7 +57,7 @@ RAW="$TARGET/wasm32-unknown-unknown/release/snowmint_wasm.wasm"
 RAW_OPAQUE="$TARGET/wasm32-unknown-unknown/release/snowmint_wasm_opaque.wasm"
 STAMP="$HERE/dist/.stamp"
 # dist/ is current when it was made from this very module by this very script.
-WANT="$(sha256sum "$RAW" "$RAW_OPAQUE" "$HERE/build.sh" "$HERE/js/surface.js" "$HERE/js/client.js" "$HERE/js/patch-glue.mjs" | awk '{print $1}' | tr -d '\n')"
+WANT="$(sha256sum "$RAW" "$RAW_OPAQUE" "$HERE/build.sh" "$HERE/js/surface.js" "$HERE/js/client.js" "$HERE/js/fast-path.js" "$HERE/js/patch-glue.mjs" | awk '{print $1}' | tr -d '\n')"
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && [ -f "$HERE/www/pkg/snowmint_wasm_inline.js" ]; then
   log "dist/ is up to date"
   exit 0

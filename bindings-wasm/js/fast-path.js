@@ -1,5 +1,6 @@
-// Shared by the ES-module entries (web.js, bundler.js). node.cjs (both functions) and the file:// page
-// (installFastPath) keep their own copy: CommonJS cannot load an ES module synchronously, and a file:// page cannot import one.
+// Shared by every entry: the ES-module ones (web.js, bundler.js) import it, node.cjs requires its CommonJS
+// copy (dist/fast-path.cjs, written by patch-glue.mjs). The file:// page keeps its own copy of
+// installFastPath: a classic script cannot import a module.
 // nextId() with the default clock: Date.now() read here and passed in, the ID read back from the
 // module's memory (see Generator::mint_at in src/lib.rs); anything else takes the full path.
 export function installFastPath(wasm) {

@@ -2,6 +2,7 @@
 //
 //   node js/patch-glue.mjs cjs OUT.cjs     the CommonJS copy of js/surface.js (both packages' CJS entries)
 //   node js/patch-glue.mjs client OUT.cjs  the CommonJS copy of js/client.js (next to surface.cjs)
+//   (dist also writes fast-path.cjs: the CommonJS copy of js/fast-path.js, for node.cjs)
 //   node js/patch-glue.mjs dist DIST       wasm-bindgen's generated glue in DIST/{nodejs,web,bundler,
 //                                          no-modules}: errors the modules make are SnowmintErrors
 //
@@ -57,6 +58,14 @@ function clientCjs() {
   return `// Generated from js/client.js by js/patch-glue.mjs: do not edit.\n'use strict';\n${text}\nmodule.exports = { makeClient };\n`;
 }
 
+/** js/fast-path.js as CommonJS (node.cjs cannot load an ES module synchronously). */
+function fastPathCjs() {
+  const source = fs.readFileSync(path.join(HERE, 'fast-path.js'), 'utf8');
+  const text = source.replace(/^export function /gm, 'function ');
+  if (/^(export|import) /m.test(text)) throw new Error('fast-path.js: only `export function` is supported');
+  return `// Generated from js/fast-path.js by js/patch-glue.mjs: do not edit.\n'use strict';\n${text}\nmodule.exports = { installFastPath, makeOpaque };\n`;
+}
+
 const [mode, out] = process.argv.slice(2);
 if (mode === 'cjs') {
   fs.writeFileSync(out, cjs());
@@ -65,6 +74,7 @@ if (mode === 'cjs') {
 } else if (mode === 'dist') {
   fs.writeFileSync(path.join(out, 'surface.cjs'), cjs());
   fs.writeFileSync(path.join(out, 'client.cjs'), clientCjs());
+  fs.writeFileSync(path.join(out, 'fast-path.cjs'), fastPathCjs());
   let total = 0;
   for (const m of ['snowmint_wasm', 'snowmint_wasm_opaque']) {
     total += patch(path.join(out, 'nodejs', `${m}.js`), "const { SnowmintError } = require('../surface.cjs');", 'SnowmintError');
