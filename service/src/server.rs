@@ -49,6 +49,9 @@ async fn answer(service: Arc<Service>, req: Request<Incoming>) -> hyper::Respons
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| "/".to_string());
     let route = Route::of(target.split('?').next().unwrap_or(""));
+    if service.is_shutting_down() && route != Route::Metrics {
+        return to_hyper(service.refuse(route, Service::shutdown_error()));
+    }
     let declared = req
         .headers()
         .get(CONTENT_LENGTH)
