@@ -26,7 +26,8 @@ fn main() {
         let refused = Arc::new(AtomicU64::new(0));
         let threads: Vec<_> = (0..conns)
             .map(|_| {
-                let (stop, ids, refused, addr) = (stop.clone(), ids.clone(), refused.clone(), s.addr);
+                let (stop, ids, refused, addr) =
+                    (stop.clone(), ids.clone(), refused.clone(), s.addr);
                 std::thread::spawn(move || {
                     let mut c = Conn::open(addr);
                     while !stop.load(Ordering::Relaxed) {

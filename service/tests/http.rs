@@ -97,7 +97,9 @@ fn batch_answer_shape_and_validity() {
 fn every_bad_request_gets_its_status_and_code() {
     let s = with_store(common::config("1"));
     let big = vec![b' '; 5000];
-    let cases: Vec<(&str, &str, &[u8], u16, &str, Option<&str>)> = vec![
+    /// method, target, body, status, code, field
+    type Case<'a> = (&'a str, &'a str, &'a [u8], u16, &'a str, Option<&'a str>);
+    let cases: Vec<Case> = vec![
         (
             "POST",
             "/v1/ids?count=0",
@@ -401,11 +403,13 @@ fn dec(v: &serde_json::Value) -> u64 {
 
 /// A layout of 4 node IDs (2 node bits).
 fn small() -> Config {
-    let mut cfg = LayoutConfig::default();
-    cfg.timestamp_bits = 41;
-    cfg.node_bits = 2;
-    cfg.sequence_bits = 12;
-    cfg.epoch_ms = 1_288_834_974_657;
+    let cfg = LayoutConfig {
+        timestamp_bits: 41,
+        node_bits: 2,
+        sequence_bits: 12,
+        epoch_ms: 1_288_834_974_657,
+        ..LayoutConfig::default()
+    };
     let layout = Layout::new(cfg).unwrap();
     let mut c = common::config("0");
     c.layout = layout;
