@@ -550,6 +550,10 @@ impl Service {
             if err.code == ErrorCode::LeaseLost {
                 err.status = 503;
             }
+            if err.code == ErrorCode::InvalidArgument {
+                // A batch this layout can never mint at once (more than max_ahead holds).
+                err = err.field("count");
+            }
             if err.code == ErrorCode::TooFarAhead {
                 // The time the clock needs to catch up with this many IDs, at least one tick.
                 let per_tick = self.config.layout.ids_per_tick().max(1);

@@ -546,3 +546,56 @@ fn shutdown_answers_503_and_health_follows() {
     );
     s.stop();
 }
+
+#[test]
+fn too_far_ahead_says_when_to_retry() {
+    // 4 IDs per millisecond, at most 2 s ahead of the clock.
+    let cfg = LayoutConfig {
+        timestamp_bits: 41,
+        node_bits: 10,
+        sequence_bits: 2,
+        epoch_ms: 1_288_834_974_657,
+        ..LayoutConfig::default()
+    };
+    let layout = Layout::new(cfg).unwrap();
+    let mut c = common::config("9");
+    c.layout = layout;
+    c.layout_name = snowmint_coord::layout_text(&layout);
+    let s = service(c, None);
+    // More than the layout can ever mint at once (2 s ahead holds 8004): 400 on count.
+    let r = once(s.addr, "POST", "/v1/ids?count=10000", b"");
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (400, "INVALID_ARGUMENT"),
+        "{}",
+        r.text()
+    );
+    assert_eq!(r.json()["error"]["field"], "count");
+    // 5000 fit (1.25 s ahead); 5000 more would be 2.5 s ahead.
+    assert_eq!(
+        once(s.addr, "POST", "/v1/ids?count=5000", b"").ids().len(),
+        5000
+    );
+    let r = once(s.addr, "POST", "/v1/ids?count=5000", b"");
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (503, "TOO_FAR_AHEAD"),
+        "{}",
+        r.text()
+    );
+    let ms = r.json()["error"]["retry_after_ms"]
+        .as_u64()
+        .expect("retry_after_ms");
+    assert!((1..=5_000).contains(&ms), "{ms}");
+    let header: u64 = r
+        .header("retry-after")
+        .expect("retry-after")
+        .parse()
+        .unwrap();
+    assert_eq!(header, ms.div_ceil(1000));
+    // A batch that fits is served.
+    assert_eq!(
+        once(s.addr, "POST", "/v1/ids?count=100", b"").ids().len(),
+        100
+    );
+}
