@@ -180,3 +180,39 @@ fn on_etcd_client_leases_survive_sigterm_and_sigkill_and_instances_share_the_sto
     all.dedup();
     assert_eq!(all.len(), 2000);
 }
+
+#[test]
+fn on_etcd_a_lost_own_lease_turns_health_and_batches_to_503() {
+    let Some(base) = etcd_url() else { return };
+    let node = format!(
+        "{base}-service-lost-{}?sequencer=svc&ttl=1s",
+        std::process::id()
+    );
+    let s = Served::start(&["--node", &node]);
+    assert_eq!(once(s.addr, "GET", "/healthz", b"").status, 200);
+    // Paused past its TTL: etcd expires the claim; once resumed, the keeper learns the lease is lost.
+    s.signal(libc::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(3_000));
+    s.signal(libc::SIGCONT);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let h = loop {
+        let h = once(s.addr, "GET", "/healthz", b"");
+        if h.status != 200 || std::time::Instant::now() > deadline {
+            break h;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(
+        (h.status, h.error_code().as_str()),
+        (503, "LEASE_LOST"),
+        "{}",
+        h.text()
+    );
+    let r = once(s.addr, "POST", "/v1/ids", b"");
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (503, "LEASE_LOST"),
+        "{}",
+        r.text()
+    );
+}
