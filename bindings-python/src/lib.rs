@@ -42,141 +42,57 @@ pyo3::create_exception!(
     PyValueError,
     "Base class of every snowmint error; `.code` is the stable, language-neutral error code."
 );
-pyo3::create_exception!(
-    snowmint,
-    InvalidLayoutError,
-    SnowmintError,
-    "INVALID_LAYOUT: a layout field is out of range (the message names it)."
-);
-pyo3::create_exception!(
-    snowmint,
-    NodeIdOutOfRangeError,
-    SnowmintError,
-    "NODE_ID_OUT_OF_RANGE: the node ID does not fit the layout's node field."
-);
-pyo3::create_exception!(
-    snowmint,
-    ClockMovedBackwardsError,
-    SnowmintError,
-    "CLOCK_MOVED_BACKWARDS: the clock stepped back under the strict policy."
-);
-pyo3::create_exception!(
-    snowmint,
-    ClockBeforeEpochError,
-    SnowmintError,
-    "CLOCK_BEFORE_EPOCH: the clock reads a time before the layout's epoch."
-);
-pyo3::create_exception!(snowmint, TooFarAheadError, SnowmintError, "TOO_FAR_AHEAD: logical time would run more than max_ahead ahead of the clock; `.retry_after_ms` says when a retry succeeds.");
-pyo3::create_exception!(
-    snowmint,
-    LayoutExhaustedError,
-    SnowmintError,
-    "LAYOUT_EXHAUSTED: the layout's timestamp field has run out."
-);
-pyo3::create_exception!(
-    snowmint,
-    ParseError,
-    SnowmintError,
-    "PARSE: a malformed ID string; `.position` is the 0-based position of the problem."
-);
-pyo3::create_exception!(
-    snowmint,
-    LeaseLostError,
-    SnowmintError,
-    "LEASE_LOST: the node-ID lease was lost."
-);
-pyo3::create_exception!(
-    snowmint,
-    InvalidClockError,
-    SnowmintError,
-    "INVALID_CLOCK: a clock reading is not a finite, non-negative whole number in range."
-);
-pyo3::create_exception!(
-    snowmint,
-    InvalidIdError,
-    SnowmintError,
-    "INVALID_ID: an ID does not fit the layout (or is not a 64-bit unsigned integer)."
-);
-pyo3::create_exception!(
-    snowmint,
-    InvalidArgumentError,
-    SnowmintError,
-    "INVALID_ARGUMENT: an argument is out of range."
-);
-pyo3::create_exception!(
-    snowmint,
-    ForkedError,
-    SnowmintError,
-    "FORKED: a generator created before os.fork() was used in the child."
-);
-pyo3::create_exception!(
-    snowmint,
-    StateFileMismatchError,
-    SnowmintError,
-    "STATE_FILE_MISMATCH: the state file belongs to another layout or node ID, is not a state file (truncated, foreign, damaged), was unlinked or replaced while in use, or cannot be opened (the message says which)."
-);
-pyo3::create_exception!(
-    snowmint,
-    RangeExhaustedError,
-    SnowmintError,
-    "RANGE_EXHAUSTED: the range sequence has handed out every value of its width."
-);
-pyo3::create_exception!(
-    snowmint,
-    ServiceUnavailableError,
-    SnowmintError,
-    "SERVICE_UNAVAILABLE: the ID service cannot be reached, did not answer within the client's bound, or answered with something that is not its protocol."
-);
 
-pyo3::create_exception!(
-    snowmint,
-    NodeIdsExhaustedError,
-    SnowmintError,
-    "NODE_IDS_EXHAUSTED: every node ID of the sequencer is held by another live holder."
-);
-pyo3::create_exception!(
-    snowmint,
-    SequencerConflictError,
-    SnowmintError,
-    "SEQUENCER_CONFLICT: a sequencer of this name exists with another configuration."
-);
-pyo3::create_exception!(
-    snowmint,
-    SequencerDestroyedError,
-    SnowmintError,
-    "SEQUENCER_DESTROYED: the sequencer was destroyed; its handles never mint again."
-);
-pyo3::create_exception!(
-    snowmint,
-    StoreUnavailableError,
-    SnowmintError,
-    "STORE_UNAVAILABLE: the coordination store cannot be reached, refused the request or holds unreadable data."
-);
+/// One table of the exception classes: each stable code (core `ErrorCode`), its class under
+/// `SnowmintError` and its docstring. The classes, the code → class map ([`error_type`]) and the module's
+/// registration ([`register_exceptions`]) are all generated from it, so they cannot disagree; the
+/// package's `__init__.py`, `__all__` and `.pyi` are checked against the module by tests/test_api.py.
+macro_rules! exceptions {
+    ($($class:ident => $code:ident, $doc:literal;)*) => {
+        $(pyo3::create_exception!(snowmint, $class, SnowmintError, $doc);)*
 
-/// The exception class for a code (C-only codes fall back to the base class).
-fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
-    match code {
-        ErrorCode::InvalidLayout => py.get_type::<InvalidLayoutError>(),
-        ErrorCode::NodeIdOutOfRange => py.get_type::<NodeIdOutOfRangeError>(),
-        ErrorCode::ClockMovedBackwards => py.get_type::<ClockMovedBackwardsError>(),
-        ErrorCode::ClockBeforeEpoch => py.get_type::<ClockBeforeEpochError>(),
-        ErrorCode::TooFarAhead => py.get_type::<TooFarAheadError>(),
-        ErrorCode::LayoutExhausted => py.get_type::<LayoutExhaustedError>(),
-        ErrorCode::Parse => py.get_type::<ParseError>(),
-        ErrorCode::LeaseLost => py.get_type::<LeaseLostError>(),
-        ErrorCode::InvalidClock => py.get_type::<InvalidClockError>(),
-        ErrorCode::InvalidId => py.get_type::<InvalidIdError>(),
-        ErrorCode::InvalidArgument => py.get_type::<InvalidArgumentError>(),
-        ErrorCode::Forked => py.get_type::<ForkedError>(),
-        ErrorCode::NodeIdsExhausted => py.get_type::<NodeIdsExhaustedError>(),
-        ErrorCode::SequencerConflict => py.get_type::<SequencerConflictError>(),
-        ErrorCode::SequencerDestroyed => py.get_type::<SequencerDestroyedError>(),
-        ErrorCode::StoreUnavailable => py.get_type::<StoreUnavailableError>(),
-        ErrorCode::StateFileMismatch => py.get_type::<StateFileMismatchError>(),
-        ErrorCode::RangeExhausted => py.get_type::<RangeExhaustedError>(),
-        ErrorCode::ServiceUnavailable => py.get_type::<ServiceUnavailableError>(),
-        _ => py.get_type::<SnowmintError>(),
-    }
+        /// The exception class for a code (C-only codes fall back to the base class).
+        fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
+            match code {
+                $(ErrorCode::$code => py.get_type::<$class>(),)*
+                _ => py.get_type::<SnowmintError>(),
+            }
+        }
+
+        /// Adds every class to the module, each with its `.code`, and their names as `_EXCEPTIONS`
+        /// (the package's `__init__.py` re-exports exactly those).
+        fn register_exceptions(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $({
+                let t = py.get_type::<$class>();
+                t.setattr("code", ErrorCode::$code.as_str())?;
+                m.add(stringify!($class), t)?;
+            })*
+            m.add("_EXCEPTIONS", PyTuple::new(py, [$(stringify!($class)),*])?)?;
+            Ok(())
+        }
+    };
+}
+
+exceptions! {
+    InvalidLayoutError => InvalidLayout, "INVALID_LAYOUT: a layout field is out of range (the message names it).";
+    NodeIdOutOfRangeError => NodeIdOutOfRange, "NODE_ID_OUT_OF_RANGE: the node ID does not fit the layout's node field.";
+    ClockMovedBackwardsError => ClockMovedBackwards, "CLOCK_MOVED_BACKWARDS: the clock stepped back under the strict policy.";
+    ClockBeforeEpochError => ClockBeforeEpoch, "CLOCK_BEFORE_EPOCH: the clock reads a time before the layout's epoch.";
+    TooFarAheadError => TooFarAhead, "TOO_FAR_AHEAD: logical time would run more than max_ahead ahead of the clock; `.retry_after_ms` says when a retry succeeds.";
+    LayoutExhaustedError => LayoutExhausted, "LAYOUT_EXHAUSTED: the layout's timestamp field has run out.";
+    ParseError => Parse, "PARSE: a malformed ID string; `.position` is the 0-based position of the problem.";
+    LeaseLostError => LeaseLost, "LEASE_LOST: the node-ID lease was lost.";
+    InvalidClockError => InvalidClock, "INVALID_CLOCK: a clock reading is not a finite, non-negative whole number in range.";
+    InvalidIdError => InvalidId, "INVALID_ID: an ID does not fit the layout (or is not a 64-bit unsigned integer).";
+    InvalidArgumentError => InvalidArgument, "INVALID_ARGUMENT: an argument is out of range.";
+    ForkedError => Forked, "FORKED: a generator created before os.fork() was used in the child.";
+    NodeIdsExhaustedError => NodeIdsExhausted, "NODE_IDS_EXHAUSTED: every node ID of the sequencer is held by another live holder.";
+    SequencerConflictError => SequencerConflict, "SEQUENCER_CONFLICT: a sequencer of this name exists with another configuration.";
+    SequencerDestroyedError => SequencerDestroyed, "SEQUENCER_DESTROYED: the sequencer was destroyed; its handles never mint again.";
+    StoreUnavailableError => StoreUnavailable, "STORE_UNAVAILABLE: the coordination store cannot be reached, refused the request or holds unreadable data.";
+    StateFileMismatchError => StateFileMismatch, "STATE_FILE_MISMATCH: the state file belongs to another layout or node ID, is not a state file (truncated, foreign, damaged), was unlinked or replaced while in use, or cannot be opened (the message says which).";
+    RangeExhaustedError => RangeExhausted, "RANGE_EXHAUSTED: the range sequence has handed out every value of its width.";
+    ServiceUnavailableError => ServiceUnavailable, "SERVICE_UNAVAILABLE: the ID service cannot be reached, did not answer within the client's bound, or answered with something that is not its protocol.";
 }
 
 /// An exception of the class for `code` with `message`, carrying `.code` (and any extra attributes).
@@ -1384,6 +1300,27 @@ impl PyGenerator {
     fn high_water_mark(&self, py: Python<'_>) -> PyResult<u64> {
         Ok(self.plain_or_raise(py)?.state())
     }
+    /// What this generator has done since it was built, as a dict of ints (`minted`, `batches`,
+    /// `borrowed_ticks`, `waits`, `wait_ns`, `regressions`; SPEC §6a). With a state file: this
+    /// process's generator; with a lease source: summed over every lease it held.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = match &self.kind {
+            Kind::Plain(g) => g.stats(),
+            Kind::Leased(g) => g.stats(),
+        };
+        let d = PyDict::new(py);
+        for (name, value) in [
+            ("minted", s.minted),
+            ("batches", s.batches),
+            ("borrowed_ticks", s.borrowed_ticks),
+            ("waits", s.waits),
+            ("wait_ns", s.wait_ns),
+            ("regressions", s.regressions),
+        ] {
+            d.set_item(name, value)?;
+        }
+        Ok(d)
+    }
     /// Continues from a persisted high-water mark (an int, or its decimal str); never moves backwards.
     fn restore(&self, py: Python<'_>, mark: &Bound<'_, PyAny>) -> PyResult<()> {
         let mark = if let Ok(s) = mark.cast::<PyString>() {
@@ -1794,32 +1731,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let base = py.get_type::<SnowmintError>();
     base.setattr("code", py.None())?;
     m.add("SnowmintError", base)?;
-    let classes: [(&str, ErrorCode); 18] = [
-        ("InvalidLayoutError", ErrorCode::InvalidLayout),
-        ("NodeIdOutOfRangeError", ErrorCode::NodeIdOutOfRange),
-        ("ClockMovedBackwardsError", ErrorCode::ClockMovedBackwards),
-        ("ClockBeforeEpochError", ErrorCode::ClockBeforeEpoch),
-        ("TooFarAheadError", ErrorCode::TooFarAhead),
-        ("LayoutExhaustedError", ErrorCode::LayoutExhausted),
-        ("ParseError", ErrorCode::Parse),
-        ("LeaseLostError", ErrorCode::LeaseLost),
-        ("InvalidClockError", ErrorCode::InvalidClock),
-        ("InvalidIdError", ErrorCode::InvalidId),
-        ("InvalidArgumentError", ErrorCode::InvalidArgument),
-        ("ForkedError", ErrorCode::Forked),
-        ("NodeIdsExhaustedError", ErrorCode::NodeIdsExhausted),
-        ("SequencerConflictError", ErrorCode::SequencerConflict),
-        ("SequencerDestroyedError", ErrorCode::SequencerDestroyed),
-        ("StoreUnavailableError", ErrorCode::StoreUnavailable),
-        ("StateFileMismatchError", ErrorCode::StateFileMismatch),
-        ("RangeExhaustedError", ErrorCode::RangeExhausted),
-        ("ServiceUnavailableError", ErrorCode::ServiceUnavailable),
-    ];
-    for (name, code) in classes {
-        let t = error_type(py, code);
-        t.setattr("code", code.as_str())?;
-        m.add(name, t)?;
-    }
+    register_exceptions(py, m)?;
     py.get_type::<TooFarAheadError>()
         .setattr("retry_after_ms", 0)?;
     py.get_type::<ParseError>().setattr("position", 0)?;

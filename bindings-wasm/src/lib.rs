@@ -613,6 +613,21 @@ impl Generator {
         }
     }
 
+    /// One counter of `stats()`, which js/surface.js builds (0 minted, 1 batches, 2 borrowedTicks,
+    /// 3 waits, 4 waitNs, 5 regressions).
+    #[wasm_bindgen(js_name = "__stats", skip_typescript)]
+    pub fn stats_field(&self, i: u32) -> f64 {
+        let s = self.inner.stats();
+        (match i {
+            0 => s.minted,
+            1 => s.batches,
+            2 => s.borrowed_ticks,
+            3 => s.waits,
+            4 => s.wait_ns,
+            _ => s.regressions,
+        }) as f64
+    }
+
     /// The next ID as decimal text.
     #[wasm_bindgen(js_name = nextIdString)]
     pub fn next_id_string(&self) -> Result<JsValue, JsValue> {

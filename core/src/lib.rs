@@ -83,6 +83,7 @@ mod opaque;
 mod serde_impl;
 #[cfg(all(feature = "std", unix, target_has_atomic = "64", not(loom)))]
 pub mod state_file;
+mod stats;
 mod time;
 
 #[cfg(feature = "std")]
@@ -106,4 +107,5 @@ pub use names::{suggest, GivenName, NameKind};
 pub use opaque::{Opaque, OPAQUE_KEY_LEN, OPAQUE_MAX_BITS, OPAQUE_MIN_BITS};
 #[cfg(all(feature = "std", unix, target_has_atomic = "64", not(loom)))]
 pub use state_file::StateFile;
+pub use stats::Stats;
 pub use time::{IsoBuf, IsoTime};
