@@ -563,7 +563,6 @@ impl Service {
             }
             return Err(err);
         }
-        self.metrics.minted(count);
         let now_ms = self.time.unix_ns() / 1_000_000;
         let valid_ms = self.config.validity.as_millis() as u64;
         Ok(json_response(
@@ -588,7 +587,10 @@ impl Service {
             status: 200,
             content_type: "text/plain; version=0.0.4; charset=utf-8",
             headers: Vec::new(),
-            body: self.metrics.render(leases.as_ref()).into_bytes(),
+            body: self
+                .metrics
+                .render(self.generator.stats(), leases.as_ref())
+                .into_bytes(),
         }
     }
 }

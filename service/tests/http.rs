@@ -394,7 +394,19 @@ fn metrics_parse_and_move() {
             .status,
         204
     );
-    assert_eq!(metrics(s.addr)["snowmint_leases_active"], 0.0);
+    let m2 = metrics(s.addr);
+    assert_eq!(m2["snowmint_leases_active"], 0.0);
+    // 10000 IDs at one clock reading span three ticks of 4096: at least two borrowed ahead of the clock.
+    c.request("POST", "/v1/ids?count=10000", b"").ids();
+    let m3 = metrics(s.addr);
+    assert!(
+        m3["snowmint_borrowed_ticks_total"] >= m2["snowmint_borrowed_ticks_total"] + 2.0,
+        "{m2:?} then {m3:?}"
+    );
+    assert_eq!(
+        m3["snowmint_ids_minted_total"],
+        m2["snowmint_ids_minted_total"] + 10_000.0
+    );
 }
 
 fn dec(v: &serde_json::Value) -> u64 {
