@@ -1,6 +1,6 @@
 # The two commands of the README: `make demo` (mint in every runtime and show they agree) and `make test`
 # (every test of every runtime; what CI runs). Both install what a fresh machine lacks.
-.PHONY: demo test bench bench-servers test-core test-msrv test-miri test-fuzz test-coord test-c test-python test-node test-wasm
+.PHONY: demo test bench bench-servers test-core test-msrv test-miri test-fuzz test-coord test-service test-c test-python test-node test-wasm
 
 demo:
 	bash scripts/demo.sh
@@ -9,7 +9,7 @@ test:
 	bash scripts/test-all.sh
 
 bench:
-	bash scripts/bench-all.sh
+	bash scripts/bench-all.sh; rc=$$?; bash service/bench.sh || rc=1; exit $$rc
 
 # Claim latency and 64 attaching processes on the embedded store, etcd and PostgreSQL (starts the servers).
 bench-servers:
@@ -19,6 +19,8 @@ test-core:
 	bash scripts/test-all.sh core:scripts/test-core.sh
 test-miri:
 	bash scripts/test-all.sh miri:scripts/test-miri.sh
+test-service:
+	bash scripts/test-all.sh service:service/test.sh
 test-coord:
 	bash scripts/test-all.sh coord:coord/test.sh
 test-c:

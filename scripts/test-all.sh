@@ -15,6 +15,7 @@ stages=(
   "miri:scripts/test-miri.sh"
   "fuzz:scripts/test-fuzz.sh"
   "coord:coord/test.sh"
+  "service:service/test.sh"
   "c:bindings-c/test.sh"
   "python:bindings-python/test.sh"
   "node:bindings-node/test.sh"

@@ -182,29 +182,12 @@ impl Shared {
 
     /// The reservation record for "every position up to `position`".
     fn reservation_for(&self, position: u64) -> Reservation {
-        let tick = position >> self.seq_bits();
-        let end_ns = self
-            .layout
-            .epoch_ns()
-            .saturating_add((tick + 1).saturating_mul(self.layout.tick_ns()));
-        Reservation {
-            position,
-            layout_fingerprint: self.fingerprint,
-            until_unix_ms: end_ns.div_ceil(1_000_000),
-        }
+        reservation_for(&self.layout, self.fingerprint, position)
     }
 
     /// The first position a new holder may mint after `r`.
     fn start_after(&self, r: &Reservation) -> u64 {
-        let mut start = 0;
-        if r.layout_fingerprint == self.fingerprint {
-            start = r.position.saturating_add(1);
-        }
-        // Every tick that starts before `until_unix_ms` is taken, under any layout.
-        let until_ns = r.until_unix_ms.saturating_mul(1_000_000);
-        let since = until_ns.saturating_sub(self.layout.epoch_ns());
-        let tick = since.div_ceil(self.layout.tick_ns());
-        start.max(tick.saturating_mul(1u64 << self.seq_bits()))
+        start_after(&self.layout, self.fingerprint, r)
     }
 
     fn state(&self) -> LeaseState {
@@ -296,6 +279,35 @@ impl Shared {
             _ => self.set_state(LOST),
         }
     }
+}
+
+/// The reservation record for "every position up to `position`" under `layout` (whose
+/// [`crate::layout_fingerprint`] is `fingerprint`): it also covers, in time, the end of `position`'s tick.
+pub fn reservation_for(layout: &Layout, fingerprint: u64, position: u64) -> Reservation {
+    let tick = position >> layout.sequence_bits();
+    let end_ns = layout
+        .epoch_ns()
+        .saturating_add((tick + 1).saturating_mul(layout.tick_ns()));
+    Reservation {
+        position,
+        layout_fingerprint: fingerprint,
+        until_unix_ms: end_ns.div_ceil(1_000_000),
+    }
+}
+
+/// The first position a new holder of a node ID may mint under `layout` (fingerprint `fingerprint`)
+/// after the stored reservation `r`: after its position under the same layout, and after every tick
+/// that starts before its `until_unix_ms` under any layout (SPEC §3.2).
+pub fn start_after(layout: &Layout, fingerprint: u64, r: &Reservation) -> u64 {
+    let mut start = 0;
+    if r.layout_fingerprint == fingerprint {
+        start = r.position.saturating_add(1);
+    }
+    // Every tick that starts before `until_unix_ms` is taken, under any layout.
+    let until_ns = r.until_unix_ms.saturating_mul(1_000_000);
+    let since = until_ns.saturating_sub(layout.epoch_ns());
+    let tick = since.div_ceil(layout.tick_ns());
+    start.max(tick.saturating_mul(1u64 << layout.sequence_bits()))
 }
 
 /// A (renewal) deadline in the time source's monotonic clock.

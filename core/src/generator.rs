@@ -465,22 +465,10 @@ macro_rules! generator_common {
             })
         }
 
-        /// Counts a [`Mint::Wait`] answered to a `*_at` caller.
-        #[inline(always)]
-        fn answered<T>(&$($recv)? self, r: Result<Mint<T>>) -> Result<Mint<T>> {
-            if let Ok(Mint::Wait(ns)) = r {
-                let mut w = Waited::default();
-                w.add(ns);
-                self.note_waits(w);
-            }
-            r
-        }
-
         /// Mints one ID for a clock reading in Unix nanoseconds.
         #[inline(always)]
         pub fn next_id_at(&$($recv)? self, now_ns: u64) -> Result<Mint<u64>> {
-            let r = self.one_at(now_ns, self.seen_fn()());
-            self.answered(r)
+            self.one_at(now_ns, self.seen_fn()())
         }
 
         /// Fills `out` with consecutive IDs for one clock reading (one state update for the whole batch;
@@ -489,8 +477,7 @@ macro_rules! generator_common {
             if out.is_empty() {
                 return Ok(Mint::Ready(()));
             }
-            let r = self.fill_at(now_ns, self.seen_fn()(), out);
-            self.answered(r)
+            self.fill_at(now_ns, self.seen_fn()(), out)
         }
 
         /// Mints one ID from `clock`, sleeping with `sleep(ns)` while the policy says wait.
@@ -545,8 +532,7 @@ macro_rules! generator_common {
             if n == 0 {
                 return Ok(Mint::Ready(Ids { rule: &self.rule, position: 0, left: 0 }));
             }
-            let r = self.batch_at(now_ns, self.seen_fn()(), n as u64);
-            Ok(match self.answered(r)? {
+            Ok(match self.batch_at(now_ns, self.seen_fn()(), n as u64)? {
                 Mint::Ready(position) => Mint::Ready(Ids { rule: &self.rule, position, left: n }),
                 Mint::Wait(ns) => Mint::Wait(ns),
             })

@@ -39,9 +39,11 @@ pub struct Stats {
     /// request was still in an earlier tick (a used-up tick's sequence, or a clock that stepped back,
     /// makes the generator borrow the next tick). A tick is counted once, when it is entered.
     pub borrowed_ticks: u64,
-    /// Sleeps the generator asked for: under the `wait` policy, each time logical time was `max_ahead`
-    /// ahead of the clock (by the `*_with` / `next_id` methods: each sleep they took; by the `*_at`
-    /// methods: each [`Mint::Wait`](crate::Mint::Wait) they returned).
+    /// Sleeps the generator took: under the `wait` policy, each time logical time was `max_ahead` ahead
+    /// of the clock and the `*_with` / `next_id` methods slept for the time the core asked. (The `*_at`
+    /// methods never sleep: a host that drives them sleeps on its own after a
+    /// [`Mint::Wait`](crate::Mint::Wait), and a fast path that falls back to the `*_with` methods on
+    /// one is not counted twice.)
     pub waits: u64,
     /// The total of those sleeps, in nanoseconds (as asked; a host's sleep may overshoot).
     pub wait_ns: u64,

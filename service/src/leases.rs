@@ -136,17 +136,8 @@ impl Leases {
         (self.layout.max_tick() << self.seq_bits()) | ((1u64 << self.seq_bits()) - 1)
     }
 
-    /// The first position a new holder may mint after `r` (SPEC §3.2: after its position under this
-    /// layout, and after every tick that starts before its `until_unix_ms`).
     fn start_after(&self, r: &Reservation) -> u64 {
-        let mut start = 0;
-        if r.layout_fingerprint == self.fingerprint {
-            start = r.position.saturating_add(1);
-        }
-        let until_ns = r.until_unix_ms.saturating_mul(1_000_000);
-        let since = until_ns.saturating_sub(self.layout.epoch_ns());
-        let tick = since.div_ceil(self.layout.tick_ns());
-        start.max(tick.saturating_mul(1u64 << self.seq_bits()))
+        snowmint_coord::lease::start_after(&self.layout, self.fingerprint, r)
     }
 
     /// The last position to reserve: the end of the tick `reservation` past the clock, and at least
@@ -173,16 +164,7 @@ impl Leases {
     }
 
     fn reservation_for(&self, position: u64) -> Reservation {
-        let tick = position >> self.seq_bits();
-        let end_ns = self
-            .layout
-            .epoch_ns()
-            .saturating_add((tick + 1).saturating_mul(self.layout.tick_ns()));
-        Reservation {
-            position,
-            layout_fingerprint: self.fingerprint,
-            until_unix_ms: end_ns.div_ceil(1_000_000),
-        }
+        snowmint_coord::lease::reservation_for(&self.layout, self.fingerprint, position)
     }
 
     fn claim(&self, holder: &str, start: u64) -> Result<Option<Claim>, ApiError> {

@@ -188,7 +188,13 @@ impl Route {
             "/healthz" => Route::Health,
             "/metrics" => Route::Metrics,
             p => match p.strip_prefix("/v1/leases/") {
-                Some(rest) if rest.ends_with("/renew") => Route::Renew,
+                Some(rest)
+                    if rest
+                        .strip_suffix("/renew")
+                        .is_some_and(|t| !t.is_empty() && !t.contains('/')) =>
+                {
+                    Route::Renew
+                }
                 Some(rest) if !rest.is_empty() && !rest.contains('/') => Route::Release,
                 _ => Route::Unknown,
             },
@@ -376,9 +382,25 @@ impl Service {
         &self.generator
     }
 
-    /// From now on every request but `/metrics` answers `503 SERVICE_UNAVAILABLE` (graceful shutdown).
+    /// Graceful shutdown has begun: `/healthz` answers 503, and the server answers every request that
+    /// arrives from now on (but `/metrics`) with `503 SERVICE_UNAVAILABLE` ([`Service::shutdown_error`]);
+    /// requests already received finish.
     pub fn begin_shutdown(&self) {
         self.shutting_down.store(true, Ordering::SeqCst);
+    }
+
+    /// `true` once [`Service::begin_shutdown`] was called.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::SeqCst)
+    }
+
+    /// The error of a request that arrives during shutdown.
+    pub fn shutdown_error() -> ApiError {
+        ApiError::new(
+            503,
+            ErrorCode::ServiceUnavailable,
+            "the service is shutting down",
+        )
     }
 
     /// Releases the service's own lease (if `--node` is a lease source); client leases stay.
@@ -457,13 +479,6 @@ impl Service {
         if route == Route::Metrics {
             return Ok(self.metrics());
         }
-        if self.shutting_down.load(Ordering::SeqCst) {
-            return Err(ApiError::new(
-                503,
-                ErrorCode::ServiceUnavailable,
-                "the service is shutting down",
-            ));
-        }
         match route {
             Route::Ids => self.ids(query, body),
             Route::Health => self.health(query),
@@ -515,6 +530,9 @@ impl Service {
 
     fn health(&self, query: Option<&str>) -> Result<Response, ApiError> {
         no_query(query)?;
+        if self.is_shutting_down() {
+            return Err(Service::shutdown_error());
+        }
         self.own_lease()?;
         Ok(json_response(
             200,
@@ -532,6 +550,10 @@ impl Service {
             if err.code == ErrorCode::LeaseLost {
                 err.status = 503;
             }
+            if err.code == ErrorCode::InvalidArgument {
+                // A batch this layout can never mint at once (more than max_ahead holds).
+                err = err.field("count");
+            }
             if err.code == ErrorCode::TooFarAhead {
                 // The time the clock needs to catch up with this many IDs, at least one tick.
                 let per_tick = self.config.layout.ids_per_tick().max(1);
@@ -541,7 +563,6 @@ impl Service {
             }
             return Err(err);
         }
-        self.metrics.minted(count);
         let now_ms = self.time.unix_ns() / 1_000_000;
         let valid_ms = self.config.validity.as_millis() as u64;
         Ok(json_response(
@@ -566,7 +587,10 @@ impl Service {
             status: 200,
             content_type: "text/plain; version=0.0.4; charset=utf-8",
             headers: Vec::new(),
-            body: self.metrics.render(leases.as_ref()).into_bytes(),
+            body: self
+                .metrics
+                .render(self.generator.stats(), leases.as_ref())
+                .into_bytes(),
         }
     }
 }

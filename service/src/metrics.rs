@@ -2,17 +2,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::leases::Gauges;
 use crate::Route;
 
-/// Counted by the service itself (until the core's generators report `stats()`).
+/// HTTP requests by route and status (the generator's counters come from its `stats()`).
 #[derive(Debug, Default)]
 pub struct Metrics {
-    minted: AtomicU64,
-    batches: AtomicU64,
     requests: Mutex<BTreeMap<(Route, u16), u64>>,
 }
 
@@ -28,11 +25,6 @@ fn head(out: &mut String, name: &str, kind: &str, help: &str) {
 }
 
 impl Metrics {
-    pub fn minted(&self, count: u64) {
-        self.minted.fetch_add(count, Ordering::Relaxed);
-        self.batches.fetch_add(1, Ordering::Relaxed);
-    }
-
     pub fn count(&self, route: Route, status: u16) {
         *self
             .requests
@@ -42,44 +34,50 @@ impl Metrics {
             .or_insert(0) += 1;
     }
 
-    pub fn render(&self, leases: Option<&Gauges>) -> String {
+    pub fn render(&self, stats: snowmint::Stats, leases: Option<&Gauges>) -> String {
         let mut out = String::with_capacity(2048);
-        let counters: [(&str, &str, u64); 6] = [
+        let counters: [(&str, &str, u64); 5] = [
             (
                 "snowmint_ids_minted_total",
                 "IDs minted by the service's generator.",
-                self.minted.load(Ordering::Relaxed),
+                stats.minted,
             ),
             (
                 "snowmint_batches_total",
-                "Batches minted (one per POST /v1/ids answered 200).",
-                self.batches.load(Ordering::Relaxed),
+                "Batches the service's generator minted.",
+                stats.batches,
             ),
             (
                 "snowmint_borrowed_ticks_total",
-                "Ticks the generator borrowed ahead of the clock.",
-                0,
+                "Ticks the generator moved to ahead of the clock.",
+                stats.borrowed_ticks,
             ),
             (
                 "snowmint_waits_total",
-                "Times the generator waited for the clock.",
-                0,
-            ),
-            (
-                "snowmint_wait_seconds_total",
-                "Time the generator spent waiting for the clock, seconds.",
-                0,
+                "Sleeps the generator took for the clock.",
+                stats.waits,
             ),
             (
                 "snowmint_clock_regressions_total",
-                "Times the generator saw the clock step backwards.",
-                0,
+                "Clock readings below the last one seen, in whole ticks.",
+                stats.regressions,
             ),
         ];
         for (name, help, v) in counters {
             head(&mut out, name, "counter", help);
             let _ = writeln!(out, "{name} {v}");
         }
+        head(
+            &mut out,
+            "snowmint_wait_seconds_total",
+            "counter",
+            "Time the generator slept for the clock, seconds.",
+        );
+        let _ = writeln!(
+            out,
+            "snowmint_wait_seconds_total {}",
+            stats.wait_ns as f64 / 1e9
+        );
         head(
             &mut out,
             "snowmint_http_requests_total",

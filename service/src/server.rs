@@ -41,7 +41,11 @@ fn to_hyper(r: Response) -> hyper::Response<Full<Bytes>> {
     out
 }
 
-async fn answer(service: Arc<Service>, req: Request<Incoming>) -> hyper::Response<Full<Bytes>> {
+async fn answer(
+    service: Arc<Service>,
+    req: Request<Incoming>,
+    late: bool,
+) -> hyper::Response<Full<Bytes>> {
     let method = req.method().as_str().to_string();
     let target = req
         .uri()
@@ -49,6 +53,9 @@ async fn answer(service: Arc<Service>, req: Request<Incoming>) -> hyper::Respons
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| "/".to_string());
     let route = Route::of(target.split('?').next().unwrap_or(""));
+    if late && route != Route::Metrics {
+        return to_hyper(service.refuse(route, Service::shutdown_error()));
+    }
     let declared = req
         .headers()
         .get(CONTENT_LENGTH)
@@ -130,7 +137,10 @@ pub async fn serve(
                     TokioIo::new(stream),
                     service_fn(move |req| {
                         let s = s.clone();
-                        async move { Ok::<_, Infallible>(answer(s, req).await) }
+                        // Judged when the request's head arrived: one received before shutdown began
+                        // finishes, even if its body arrives later.
+                        let late = s.is_shutting_down();
+                        async move { Ok::<_, Infallible>(answer(s, req, late).await) }
                     }),
                 );
                 let watched = graceful.watch(conn);

@@ -27,6 +27,7 @@ type _Decoded = Assert<Same<N.Decoded, W.Decoded>>
 type _DecodedJSON = Assert<Same<N.DecodedJSON, W.DecodedJSON>>
 type _LayoutJSON = Assert<Same<N.LayoutJSON, W.LayoutJSON>>
 type _GeneratorJSON = Assert<Same<N.GeneratorJSON, W.GeneratorJSON>>
+type _GeneratorStats = Assert<Same<N.GeneratorStats, W.GeneratorStats>>
 type _Error = Assert<Same<N.SnowmintError, W.SnowmintError>>
 type _ErrorClass = Assert<Same<typeof N.SnowmintError, typeof W.SnowmintError>>
 type _Codes = Assert<Same<(typeof N.ERROR_CODES)[number], (typeof W.ERROR_CODES)[number]>>
@@ -44,7 +45,7 @@ type _LayoutStatics = Assert<Same<typeof N.Layout, typeof W.Layout>>
 
 // --- Generator -----------------------------------------------------------------------------------
 type GeneratorShared = 'nextId' | 'nextIdString' | 'nextIds' | 'nextIdNumber' | 'layout' | 'nodeId' | 'policy'
-  | 'highWaterMark' | 'restore' | 'toJSON' | 'free'
+  | 'highWaterMark' | 'restore' | 'stats' | 'toJSON' | 'free'
 /** Native only: state files and node leases (SPEC §2, §3). */
 type GeneratorNodeOnly = 'stateFile' | 'flush' | 'verifyStateFile' | 'lease' | 'state' | 'detach' | 'attach' | 'close'
 type _GenN = Assert<Same<Exclude<keyof N.Generator, GeneratorShared | GeneratorNodeOnly>, never>>

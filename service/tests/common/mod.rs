@@ -1,0 +1,416 @@
+//! Helpers of the service's tests and bench: a raw HTTP/1.1 keep-alive client (std sockets, nothing
+//! hidden), the service in process on a real 127.0.0.1 socket, and `snowmint serve` as a child process.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use snowmint_service::{Config, Service};
+
+/// One answer.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "status {}: body is not JSON ({e}): {}",
+                self.status,
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// The error code of an error body, checking the body's shape on the way.
+    pub fn error_code(&self) -> String {
+        let v = self.json();
+        let e = &v["error"];
+        assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
+        e["code"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no code: {v}"))
+            .to_string()
+    }
+
+    /// The IDs of a `/v1/ids` answer.
+    pub fn ids(&self) -> Vec<u64> {
+        assert_eq!(self.status, 200, "{}", self.text());
+        self.json()["ids"]
+            .as_array()
+            .expect("ids")
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .expect("a decimal string")
+                    .parse::<u64>()
+                    .expect("a u64")
+            })
+            .collect()
+    }
+}
+
+/// A keep-alive HTTP/1.1 connection.
+pub struct Conn {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Conn {
+    pub fn open(addr: SocketAddr) -> Conn {
+        let s = TcpStream::connect(addr).expect("connect");
+        s.set_nodelay(true).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        Conn {
+            reader: BufReader::new(s.try_clone().unwrap()),
+            writer: s,
+        }
+    }
+
+    /// Writes raw bytes (a request in pieces).
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).expect("write");
+    }
+
+    pub fn request(&mut self, method: &str, target: &str, body: &[u8]) -> Reply {
+        let head = format!(
+            "{method} {target} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        );
+        let mut req = head.into_bytes();
+        req.extend_from_slice(body);
+        self.send_raw(&req);
+        self.read_reply()
+    }
+
+    pub fn read_reply(&mut self) -> Reply {
+        let mut line = String::new();
+        self.reader.read_line(&mut line).expect("status line");
+        let status: u16 = line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("bad status line {line:?}"));
+        let mut headers = Vec::new();
+        let mut len = 0usize;
+        loop {
+            let mut h = String::new();
+            self.reader.read_line(&mut h).expect("header");
+            let h = h.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            let (k, v) = h.split_once(':').expect("header line");
+            let (k, v) = (k.trim().to_string(), v.trim().to_string());
+            if k.eq_ignore_ascii_case("content-length") {
+                len = v.parse().unwrap();
+            }
+            headers.push((k, v));
+        }
+        let mut body = vec![0u8; len];
+        self.reader.read_exact(&mut body).expect("body");
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+}
+
+/// One request on a new connection.
+pub fn once(addr: SocketAddr, method: &str, target: &str, body: &[u8]) -> Reply {
+    Conn::open(addr).request(method, target, body)
+}
+
+/// The service in this process on a real socket, stopped (gracefully) when dropped.
+pub struct InProcess {
+    pub addr: SocketAddr,
+    pub service: Arc<Service>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl InProcess {
+    pub fn start(service: Service) -> InProcess {
+        let service = Arc::new(service);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s = service.clone();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(l.local_addr().unwrap()).unwrap();
+                snowmint_service::server::serve(s, l, async {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap();
+            });
+        });
+        let addr = rx.recv_timeout(Duration::from_secs(10)).expect("listening");
+        InProcess {
+            addr,
+            service,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops it (graceful shutdown) and waits for the server to return.
+    pub fn stop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A fixed-node configuration with the twitter layout.
+pub fn config(node: &str) -> Config {
+    Config::new(node, "twitter").unwrap()
+}
+
+/// The `snowmint` binary (built by service/test.sh before the tests; $SNOWMINT_BIN overrides).
+pub fn snowmint_bin() -> PathBuf {
+    if let Ok(p) = std::env::var("SNOWMINT_BIN") {
+        return PathBuf::from(p);
+    }
+    // target/debug/deps/TEST → target/debug/snowmint
+    let exe = std::env::current_exe().unwrap();
+    let p = exe.parent().unwrap().parent().unwrap().join("snowmint");
+    assert!(
+        p.exists(),
+        "{} missing: cargo build -p snowmint-cli first",
+        p.display()
+    );
+    p
+}
+
+/// `snowmint serve` as a child process, killed (SIGKILL) when dropped unless it already exited.
+pub struct Served {
+    pub child: Child,
+    pub addr: SocketAddr,
+}
+
+impl Served {
+    pub fn start(args: &[&str]) -> Served {
+        let mut child = Command::new(snowmint_bin())
+            .arg("serve")
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn snowmint serve");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).expect("the listening line");
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| {
+                let _ = child.kill();
+                panic!("no address in {line:?}")
+            });
+        Served { child, addr }
+    }
+
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: a signal to our own child, by its PID.
+        unsafe {
+            libc::kill(self.child.id() as i32, sig);
+        }
+    }
+
+    /// Waits for the exit (at most `limit`), returning its status code.
+    pub fn wait(&mut self, limit: Duration) -> Option<i32> {
+        let t = Instant::now();
+        while t.elapsed() < limit {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return Some(s.code().unwrap_or(-1));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A throw-away directory, removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p =
+            std::env::temp_dir().join(format!("snowmint-service-{tag}-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+
+    pub fn url(&self, query: &str) -> String {
+        format!("file://{}{query}", self.0.display())
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A strict parser of the Prometheus text format 0.0.4: every sample's family has a `# TYPE` (counter
+/// or gauge) and a `# HELP` before it, names and labels are well formed, values are numbers, counters
+/// end in `_total`, no series twice. Returns `series → value`, a series written `name{k="v",…}` with
+/// the labels as given.
+pub fn parse_prometheus(text: &str) -> std::collections::BTreeMap<String, f64> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let name_ok = |n: &str| {
+        !n.is_empty()
+            && n.bytes().enumerate().all(|(i, b)| {
+                b.is_ascii_alphabetic() || b == b'_' || b == b':' || (i > 0 && b.is_ascii_digit())
+            })
+    };
+    let mut types: BTreeMap<String, String> = BTreeMap::new();
+    let mut helps: BTreeSet<String> = BTreeSet::new();
+    let mut series = BTreeMap::new();
+    assert!(
+        text.ends_with('\n'),
+        "the exposition must end with a newline"
+    );
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# ") {
+            let mut parts = rest.splitn(3, ' ');
+            let kind = parts.next().unwrap();
+            let name = parts
+                .next()
+                .unwrap_or_else(|| panic!("bad comment {line:?}"));
+            let arg = parts
+                .next()
+                .unwrap_or_else(|| panic!("bad comment {line:?}"));
+            assert!(name_ok(name), "bad name in {line:?}");
+            match kind {
+                "HELP" => assert!(helps.insert(name.to_string()), "HELP twice: {line:?}"),
+                "TYPE" => {
+                    assert!(matches!(arg, "counter" | "gauge"), "type {arg:?}");
+                    assert!(
+                        types.insert(name.to_string(), arg.to_string()).is_none(),
+                        "TYPE twice: {line:?}"
+                    );
+                }
+                _ => panic!("unknown comment {line:?}"),
+            }
+            continue;
+        }
+        assert!(
+            !line.is_empty() && !line.starts_with('#'),
+            "bad line {line:?}"
+        );
+        let (key, value) = line
+            .rsplit_once(' ')
+            .unwrap_or_else(|| panic!("no value: {line:?}"));
+        let value: f64 = value
+            .parse()
+            .unwrap_or_else(|_| panic!("bad value in {line:?}"));
+        let name = key.split('{').next().unwrap();
+        assert!(name_ok(name), "bad name in {line:?}");
+        let t = types
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} has no TYPE before it"));
+        assert!(helps.contains(name), "{name} has no HELP");
+        if t == "counter" {
+            assert!(
+                name.ends_with("_total"),
+                "counter {name} must end in _total"
+            );
+            assert!(value >= 0.0, "{line:?}");
+        }
+        if let Some(labels) = key.strip_prefix(name) {
+            if !labels.is_empty() {
+                let inner = labels
+                    .strip_prefix('{')
+                    .and_then(|l| l.strip_suffix('}'))
+                    .unwrap_or_else(|| panic!("bad labels in {line:?}"));
+                // k="v" pairs, values with \\ \" \n escapes only.
+                let b = inner.as_bytes();
+                let mut i = 0;
+                while i < b.len() {
+                    let eq = inner[i..]
+                        .find('=')
+                        .map(|e| e + i)
+                        .unwrap_or_else(|| panic!("{line:?}"));
+                    assert!(name_ok(&inner[i..eq]), "bad label name in {line:?}");
+                    assert_eq!(b.get(eq + 1), Some(&b'"'), "{line:?}");
+                    let mut j = eq + 2;
+                    loop {
+                        match b.get(j) {
+                            Some(b'\\') => {
+                                assert!(
+                                    matches!(b.get(j + 1), Some(b'\\' | b'"' | b'n')),
+                                    "{line:?}"
+                                );
+                                j += 2;
+                            }
+                            Some(b'"') => break,
+                            Some(_) => j += 1,
+                            None => panic!("unterminated label value in {line:?}"),
+                        }
+                    }
+                    i = j + 1;
+                    if i < b.len() {
+                        assert_eq!(b[i], b',', "{line:?}");
+                        i += 1;
+                    }
+                }
+            }
+        }
+        assert!(
+            series.insert(key.to_string(), value).is_none(),
+            "series twice: {line:?}"
+        );
+    }
+    series
+}
