@@ -3,6 +3,7 @@ import * as wasm from '../dist/bundler/snowmint_wasm.js';
 import * as opaqueCore from '../dist/bundler/snowmint_wasm_opaque.js';
 import { installFastPath, makeOpaque } from './fast-path.js';
 import { SnowmintError, installSurface } from './surface.js';
+import { makeOfflineGenerator } from './offline.js';
 
 installFastPath(wasm);
 
@@ -11,3 +12,5 @@ export const Opaque = makeOpaque(wasm, opaqueCore);
 export const { decode, PRESET_NAMES } = installSurface({ ...wasm, Opaque });
 export { SnowmintError };
 export const ERROR_CODES = Object.freeze(wasm.__errorCodes().split(','));
+// Browser-only: minting under a lease of the ID service, offline too (js/offline.js).
+export const OfflineGenerator = makeOfflineGenerator({ Generator: wasm.Generator, SnowmintError });

@@ -4,6 +4,7 @@ import init, * as wasm from '../dist/web/snowmint_wasm.js';
 import initOpaque, * as opaqueCore from '../dist/web/snowmint_wasm_opaque.js';
 import { installFastPath, makeOpaque } from './fast-path.js';
 import { SnowmintError, installSurface } from './surface.js';
+import { makeOfflineGenerator } from './offline.js';
 
 await Promise.all([
   init({ module_or_path: new URL('../dist/web/snowmint_wasm_bg.wasm', import.meta.url) }),
@@ -17,3 +18,5 @@ export const Opaque = makeOpaque(wasm, opaqueCore);
 export const { decode, PRESET_NAMES } = installSurface({ ...wasm, Opaque });
 export { SnowmintError };
 export const ERROR_CODES = Object.freeze(wasm.__errorCodes().split(','));
+// Browser-only: minting under a lease of the ID service, offline too (js/offline.js).
+export const OfflineGenerator = makeOfflineGenerator({ Generator: wasm.Generator, SnowmintError });

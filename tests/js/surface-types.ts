@@ -16,7 +16,9 @@ type SharedValues = 'Layout' | 'Generator' | 'Opaque' | 'SnowmintError' | 'decod
 /** Native only: named sequencers, range sequences and the loader's report (a store, a thread pool: not in a browser). */
 type NodeOnlyValues = 'Sequencer' | 'RangeSequence' | '__napiBindingTarget'
 type _ExportsN = Assert<Same<Exclude<keyof typeof N, SharedValues | NodeOnlyValues>, never>>
-type _ExportsW = Assert<Same<Exclude<keyof typeof W, SharedValues>, never>>
+/** WASM only: minting in a browser under a lease of the ID service (IndexedDB, Web Locks). */
+type WasmOnlyValues = 'OfflineGenerator'
+type _ExportsW = Assert<Same<Exclude<keyof typeof W, SharedValues | WasmOnlyValues>, never>>
 
 type _PresetName = Assert<Same<N.PresetName, W.PresetName>>
 type _Decoded = Assert<Same<N.Decoded, W.Decoded>>
