@@ -182,6 +182,9 @@ test('past the reservation while offline: LEASE_LOST; back online the online eve
   const page = await tab();
   await openIn(page, 'clock', true);
   const before = await mint(page, 10);
+  // 2 s after the lease was taken: its renewal's reservation (the service's clock + the reservation)
+  // then reaches about 2 s past the old one, past the skewed clock below.
+  await page.waitForTimeout(2000);
   await context.setOffline(true);
   const r = await page.evaluate(() => {
     const l = window.g.lease;
@@ -197,9 +200,6 @@ test('past the reservation while offline: LEASE_LOST; back online the online eve
   assert.equal(r.name, 'SnowmintError');
   assert.match(r.message, /reservation ends at position \d+/);
 
-  // Offline for 2 s: the renewed reservation (the service's clock + its reservation) then reaches past
-  // the skewed clock by about that much.
-  await page.waitForTimeout(2000);
   await context.setOffline(false); // the `online` event renews
   await page.waitForFunction(() => window.g.lastEvent === 'renewed', null, { timeout: 15000 });
   const renewed = await page.evaluate(() => window.g.lease);
