@@ -258,6 +258,50 @@ test('the playground\'s offline mode: take a lease, mint offline, status; clean 
   await page.close();
 });
 
+test('a lease the service no longer has (409/404 LEASE_LOST on renewal) is replaced by a new one', async () => {
+  await context.setOffline(false);
+  const page = await tab();
+  const first = await openIn(page, 'lost');
+  const before = await mint(page, 100);
+  // Release the lease behind the generator's back (its token, read from IndexedDB), as an expired
+  // claim would be gone.
+  const token = await page.evaluate(() => new Promise((resolve, reject) => {
+    const req = indexedDB.open('snowmint-offline');
+    req.onsuccess = () => {
+      const get = req.result.transaction('leases').objectStore('leases').get(`snowmint-offline:${location.origin}:lost:0`);
+      get.onsuccess = () => { req.result.close(); resolve(get.result.lease.token); };
+      get.onerror = () => reject(get.error);
+    };
+    req.onerror = () => reject(req.error);
+  }));
+  const res = await fetch(`${server.url}/v1/leases/${encodeURIComponent(token)}`, { method: 'DELETE' });
+  assert.equal(res.status, 204);
+  await page.evaluate(() => window.g.renew());
+  const now = await page.evaluate(() => ({ nodeId: window.g.nodeId, lastEvent: window.g.lastEvent }));
+  assert.match(now.lastEvent, /^lease lost on renewal; took a new lease: node \d+$/);
+  const after = await mint(page, 100);
+  const all = [...before, ...after];
+  assert.equal(new Set(all).size, all.length);
+  console.log(`# lost lease: node ${first.nodeId} → node ${now.nodeId}`);
+  await page.evaluate(() => window.g.close({ release: true }));
+  await page.close();
+});
+
+test('the README example runs in the page as written', async () => {
+  await context.setOffline(false);
+  const readme = fs.readFileSync(path.join(wasmDir, 'README.md'), 'utf8');
+  const block = readme.split('## Offline minting')[1].match(/```js\n([\s\S]*?)```/)[1];
+  const page = await tab();
+  const logged = [];
+  page.on('console', (m) => logged.push(m.text()));
+  const code = block.replace("from 'snowmint-wasm'", `from '${server.url}/pkg/js/web.js'`);
+  await page.evaluate(async (code) => {
+    await import(URL.createObjectURL(new Blob([code], { type: 'text/javascript' })));
+  }, code);
+  assert.ok(logged.some((l) => /^\d+ from node \d+, reserved until \d{4}-\d\d-\d\dT[\d:.]+Z$/.test(l)), logged.join('\n'));
+  await page.close();
+});
+
 test('no page error or console error', () => {
   // Chromium reports the refused requests of the offline phases as console errors; nothing else may appear.
   assert.deepEqual(pageErrors.filter((e) => !/ERR_INTERNET_DISCONNECTED|ERR_FAILED|Failed to load resource/.test(e)), []);
