@@ -251,13 +251,14 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
             try {
               j = await request(this.#url, 'POST', `/v1/leases/${token}/renew`, undefined);
             } catch (e) {
-              if (e.code !== 'LEASE_LOST') throw e;
+              if (e.code !== 'LEASE_LOST' || this.#closed) throw e;
               await this.#take();
               await this.#persist();
               this.lastEvent = `lease lost on renewal; took a new lease: node ${this.#lease.nodeId}`;
               return;
             }
             const lease = leaseOf(j, this.#url);
+            if (this.#closed) return;
             if (lease.nodeId !== this.#lease.nodeId || lease.layout !== this.#lease.layout) {
               throw fail('SERVICE_UNAVAILABLE', 'the ID service renewed the lease with another node ID or layout');
             }
