@@ -4,20 +4,11 @@
 # the workspace's target/). Build output goes to stderr.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-export PATH="$HOME/.cargo/bin:$PATH"
-
-command -v cargo >/dev/null || { echo "build.sh: cargo not found (install Rust with rustup)" >&2; exit 1; }
-
+# shellcheck source=../scripts/lib.sh
+source "$HERE/../scripts/lib.sh"
+need_cargo
 # Debian packages: compilers, valgrind, pkg-config, cJSON (the test runner's JSON reader), libuuid (bench
 # peer), python3 (the runner self-test mutates a copy of the corpus).
-need=()
-for p in gcc g++ make valgrind pkg-config libcjson-dev uuid-dev python3; do
-  dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
-done
-if [ ${#need[@]} -gt 0 ]; then
-  echo "build.sh: installing ${need[*]}" >&2
-  if [ -z "${SNOWMINT_APT_UPDATED:-}" ]; then apt-get update -qq >&2; export SNOWMINT_APT_UPDATED=1; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
-fi
+apt_install gcc g++ make valgrind pkg-config libcjson-dev uuid-dev python3 >&2
 
 make -s -C "$HERE" lib >&2

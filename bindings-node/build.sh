@@ -7,22 +7,10 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE"
 
-need_apt=()
-command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
-command -v npm >/dev/null 2>&1 || need_apt+=(npm)
-if [ ${#need_apt[@]} -gt 0 ]; then
-  echo "build.sh: installing ${need_apt[*]} with apt-get" >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
-fi
-if ! command -v cargo >/dev/null 2>&1; then
-  [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
-fi
-if ! command -v cargo >/dev/null 2>&1; then
-  echo "build.sh: installing Rust with rustup" >&2
-  command -v curl >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq curl ca-certificates; }
-  curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
-  . "$HOME/.cargo/env"
-fi
+# shellcheck source=../scripts/lib.sh
+source "$HERE/../scripts/lib.sh"
+need_node
+need_cargo
 
 # @napi-rs/cli (dev dependency). `npm install`, not `npm ci` (see shared/TOOLCHAIN.md).
 if [ ! -x node_modules/.bin/napi ]; then

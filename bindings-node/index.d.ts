@@ -126,6 +126,12 @@ export declare class Generator {
   /** 'wait', 'fail' or 'strict'. */
   get policy(): 'wait' | 'fail' | 'strict'
   /**
+   * What this generator has done since it was built (SPEC §6a): a plain object of Numbers, a new
+   * one each call. With a state file: this process's generator; with a lease source: summed over
+   * every lease it held.
+   */
+  stats(): GeneratorStats
+  /**
    * The high-water mark (SPEC §2): the next free logical position, a bigint. Persist it (at
    * shutdown, or periodically) and pass it to `restore()` after a restart: no ID repeats, even if the
    * clock went back while the process was down. `INVALID_ARGUMENT` under a lease source.
@@ -303,6 +309,26 @@ export declare function encode(id: bigint | number, encoding?: 'dec' | 'hex' | '
 
 /** Every error code an `err.code` can hold. */
 export declare const ERROR_CODES: string[]
+
+/**
+ * What a generator has done since it was built (`gen.stats()`). Numbers, not bigints: exact up to
+ * 2^53 (about 2.8 years of minting at 100 million IDs a second; 104 days of total waiting for
+ * `waitNs`), and `JSON.stringify` takes them.
+ */
+export interface GeneratorStats {
+  /** IDs handed out: single IDs and every ID of every batch. */
+  minted: number
+  /** `nextIds` calls that minted at least one ID. */
+  batches: number
+  /** Ticks the generator moved to ahead of the clock (a used-up tick, or a clock that stepped back). */
+  borrowedTicks: number
+  /** Sleeps the generator took under the `wait` policy (JavaScript's default `fail` never sleeps). */
+  waits: number
+  /** The total of those sleeps, in nanoseconds (as asked). */
+  waitNs: number
+  /** Clock readings below the last one seen, in whole ticks (one step back counts once). */
+  regressions: number
+}
 
 /** The smallest ID of a layout at or after an instant (a Date, or Unix ms as a number or bigint). */
 export declare function minIdAt(at: Date | number | bigint, layout?: PresetName | Layout): bigint

@@ -14,15 +14,11 @@ mkdir -p "$WORK" "$DIST"
 
 log() { echo "[python build] $*" >&2; }
 
-export PATH="$HOME/.cargo/bin:$PATH"
-command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup first" >&2; exit 1; }
-if ! command -v "$PY" >/dev/null; then
-    log "installing python3"
-    apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 python3-venv python3-pip >&2
-fi
-if ! "$PY" -c 'import venv, ensurepip' 2>/dev/null; then
-    log "installing python3-venv"
-    apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-venv >&2
+# shellcheck source=../scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
+need_cargo
+if ! command -v "$PY" >/dev/null || ! "$PY" -c 'import venv, ensurepip' 2>/dev/null; then
+    apt_install python3 python3-venv python3-pip >&2
 fi
 
 # maturin in its own venv (never touches the system Python).

@@ -2,7 +2,8 @@
 # Builds the wheel, installs it with pip into a FRESH venv, and runs the whole pytest suite against it
 # (conformance vectors, API and error tests, threads, fork, injected clocks, state files shared by
 # processes (with C processes on the same file and the README's gunicorn recipe), README quickstart,
-# and a mypy --strict check of the type stubs), and the node-source, lease and sequencer tests
+# and a mypy --strict check of the type stubs) on CPython 3.11, then on 3.9, 3.10, 3.12 and 3.13
+# (test-versions.sh), and the node-source, lease and sequencer tests
 # (test_coord.py) against the embedded store and real etcd and PostgreSQL servers (scripts/servers.sh:
 # free 127.0.0.1 ports, throw-away data, stopped on every exit path).
 set -euo pipefail
@@ -53,3 +54,7 @@ fi
 export SNOWMINT_REQUIRE_SERVERS=1
 # Not exec: the servers' trap stops them when pytest is done.
 "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"
+# The whole run (no test selection given): the same wheel on every other CPython here.
+if [ "$*" = "tests" ]; then
+  bash "$HERE/test-versions.sh" "$WHEEL"
+fi

@@ -8,20 +8,16 @@ ROOT="$(cd "$HERE/.." && pwd)"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 WORK="$ROOT/target/wasm-work"            # scratch: npm tools, browser profiles, screenshots
 TOOLS="$WORK/tools"
-export PATH="$HOME/.cargo/bin:$PATH"
+# shellcheck source=../scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 log() { printf '[build-wasm] %s\n' "$*" >&2; }
 
 # --- Rust target ---------------------------------------------------------------------------------
-if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
-  log "rustup target add wasm32-unknown-unknown"
-  rustup target add wasm32-unknown-unknown
-fi
+need_cargo
+rust_targets wasm32-unknown-unknown >&2
 
 # --- Node tools (wasm-opt from npm binaryen, playwright-core, benchmark peers) -------------------
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  log "installing nodejs and npm (apt)"
-  apt-get update && apt-get install -y --no-install-recommends nodejs npm
-fi
+need_node >&2
 mkdir -p "$TOOLS"
 if [ ! -x "$TOOLS/node_modules/.bin/wasm-opt" ] || [ ! -d "$TOOLS/node_modules/playwright-core" ] \
    || [ ! -d "$TOOLS/node_modules/nodejs-snowflake" ] || [ ! -d "$TOOLS/node_modules/@sapphire/snowflake" ]; then
@@ -32,10 +28,7 @@ fi
 WASM_OPT="$TOOLS/node_modules/.bin/wasm-opt"
 
 # --- Chromium (Debian) for the browser tests ----------------------------------------------------
-if [ ! -x /usr/bin/chromium ]; then
-  log "apt-get install chromium"
-  apt-get update && apt-get install -y --no-install-recommends chromium
-fi
+[ -x /usr/bin/chromium ] || apt_install chromium >&2
 
 # --- wasm-bindgen-cli at exactly the version of the wasm-bindgen crate in Cargo.lock ------------
 WB_VERSION="$(cd "$ROOT" && cargo metadata --format-version 1 | node -e '

@@ -14,7 +14,7 @@ OUT="$ROOT/target/bench"
 mkdir -p "$OUT"
 LIMIT="${SNOWMINT_BENCH_TIMEOUT:-300}"
 declare -A SCRIPT=(
-  [rust]=core/bench.sh
+  [rust]=benches/bench.sh
   [c]=bindings-c/bench.sh
   [python]=bindings-python/bench.sh
   [node]=bindings-node/bench.sh

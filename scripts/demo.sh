@@ -4,7 +4,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
-bash scripts/setup-rust.sh
+bash scripts/setup.sh
 cargo build -q --release -p snowmint-cli
 cargo build -q --release -p snowmint --example replay
 exec python3 scripts/demo.py "$@"

@@ -11,6 +11,20 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+# Node.js and npm from Debian when missing.
+need_node() {
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && return 0
+  apt_install nodejs npm
+}
+
+# Fails with a clear message when cargo is missing (Rust comes from rustup; scripts/setup.sh says how).
+need_cargo() {
+  [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
+  command -v cargo >/dev/null 2>&1 && return 0
+  echo "cargo not found: install Rust with rustup (https://rustup.rs), then run scripts/setup.sh" >&2
+  return 1
+}
+
 # Adds rustup targets that are missing.
 rust_targets() {
   local installed; installed="$(rustup target list --installed)"

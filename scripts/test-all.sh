@@ -9,6 +9,7 @@ cd "$ROOT"
 export SNOWMINT_CONFORMANCE_DIR="$ROOT/target/conformance"
 rm -rf "$SNOWMINT_CONFORMANCE_DIR" && mkdir -p "$SNOWMINT_CONFORMANCE_DIR"
 stages=(
+  "setup:scripts/setup.sh"
   "core:scripts/test-core.sh"
   "msrv:scripts/test-msrv.sh"
   "miri:scripts/test-miri.sh"

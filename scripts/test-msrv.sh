@@ -13,7 +13,7 @@ version_of() { # package -> its declared rust-version
 }
 core_v=$(version_of snowmint); wasm_v=$(version_of snowmint-wasm); rest_v=$(version_of snowmint-coord)
 [ "$(version_of snowmint-wasm-opaque)" = "$wasm_v" ] || { echo "the WASM crates disagree on rust-version"; exit 1; }
-for p in snowmint-cli snowmint-python snowmint-node snowmint-c; do
+for p in snowmint-cli snowmint-python snowmint-node snowmint-c snowmint-benches snowmint-host; do
   [ "$(version_of $p)" = "$rest_v" ] || { echo "$p declares another rust-version than $rest_v"; exit 1; }
 done
 for v in "$core_v" "$wasm_v" "$rest_v"; do

@@ -404,6 +404,41 @@ typedef struct snowmint_sequencer snowmint_sequencer;
 typedef struct snowmint_shared_generator snowmint_shared_generator;
 
 /**
+ * An ID taken apart under a layout (see `snowmint_decode`).
+ */
+typedef struct snowmint_decoded {
+  /**
+   * The ID.
+   */
+  uint64_t id;
+  /**
+   * Ticks since the layout's epoch.
+   */
+  uint64_t timestamp_ticks;
+  /**
+   * Unix time of the tick's start, whole milliseconds.
+   */
+  uint64_t unix_ms;
+  /**
+   * Nanoseconds past `unix_ms` (non-zero only for ticks that are not whole milliseconds).
+   */
+  uint32_t sub_ms_ns;
+  /**
+   * The node field as stored (node ID plus the layout's node_id_offset).
+   */
+  uint64_t node;
+  /**
+   * The sequence field (0 for decimal IDs).
+   */
+  uint64_t sequence;
+  /**
+   * The time as ISO-8601 UTC, NUL-terminated (millisecond digits, or nanosecond digits for layouts
+   * whose tick is not a whole number of milliseconds).
+   */
+  char iso[SNOWMINT_ISO_CAPACITY];
+} snowmint_decoded;
+
+/**
  * Details of this thread's last failed call (see `snowmint_last_error_info`).
  */
 typedef struct snowmint_error_info {
@@ -424,6 +459,76 @@ typedef struct snowmint_error_info {
    */
   uint64_t needed;
 } snowmint_error_info;
+
+/**
+ * How a generator behaves. Initialise with `snowmint_options_default`, then change fields; or pass
+ * NULL for the defaults (wait policy, max_ahead 15 s, sequence start 0, the system clock).
+ */
+typedef struct snowmint_options {
+  /**
+   * One of `SNOWMINT_POLICY_*` (default WAIT).
+   */
+  uint32_t policy;
+  /**
+   * How far logical time may run ahead of the clock, in nanoseconds (default 15 000 000 000).
+   */
+  uint64_t max_ahead_ns;
+  /**
+   * One of `SNOWMINT_SEQUENCE_START_*` (default ZERO).
+   */
+  uint32_t sequence_start;
+  /**
+   * The seed for SNOWMINT_SEQUENCE_START_SEEDED.
+   */
+  uint64_t seed;
+  /**
+   * An injected clock, or NULL. At most one of `clock` and `clock_f64` may be set; with neither the
+   * generator reads the system clock (CLOCK_REALTIME). Called with `clock_userdata`, on the thread
+   * that mints; for a shared generator used by several threads it must be thread-safe.
+   * It must not unwind (throw): see `snowmint_clock_fn`.
+   */
+  uint64_t (*clock)(void *userdata);
+  /**
+   * An injected floating-point clock, or NULL.
+   */
+  double (*clock_f64)(void *userdata);
+  /**
+   * Passed to the clock callback; snowmint never dereferences it.
+   */
+  void *clock_userdata;
+} snowmint_options;
+
+/**
+ * What a generator has done since it was created (SPEC §6a); every field only grows. For a shared
+ * generator on a state file: this process's handle only; under a lease source: summed over every
+ * lease it held.
+ */
+typedef struct snowmint_stats {
+  /**
+   * IDs handed out: single IDs and every ID of every batch.
+   */
+  uint64_t minted;
+  /**
+   * Batch calls (`*_next_ids`) that minted at least one ID.
+   */
+  uint64_t batches;
+  /**
+   * Ticks the generator moved to ahead of the clock (a used-up tick, or a clock that stepped back).
+   */
+  uint64_t borrowed_ticks;
+  /**
+   * Sleeps the generator took under SNOWMINT_POLICY_WAIT (logical time `max_ahead` ahead).
+   */
+  uint64_t waits;
+  /**
+   * The total of those sleeps, in nanoseconds (as asked).
+   */
+  uint64_t wait_ns;
+  /**
+   * Clock readings below the last one seen, in whole ticks (one step back counts once).
+   */
+  uint64_t regressions;
+} snowmint_stats;
 
 /**
  * The fields of a custom layout. Initialise with `snowmint_layout_config_default` (Twitter's layout),
@@ -533,79 +638,6 @@ typedef struct snowmint_layout_info {
    */
   char lifespan_end_iso[SNOWMINT_ISO_CAPACITY];
 } snowmint_layout_info;
-
-/**
- * An ID taken apart under a layout (see `snowmint_decode`).
- */
-typedef struct snowmint_decoded {
-  /**
-   * The ID.
-   */
-  uint64_t id;
-  /**
-   * Ticks since the layout's epoch.
-   */
-  uint64_t timestamp_ticks;
-  /**
-   * Unix time of the tick's start, whole milliseconds.
-   */
-  uint64_t unix_ms;
-  /**
-   * Nanoseconds past `unix_ms` (non-zero only for ticks that are not whole milliseconds).
-   */
-  uint32_t sub_ms_ns;
-  /**
-   * The node field as stored (node ID plus the layout's node_id_offset).
-   */
-  uint64_t node;
-  /**
-   * The sequence field (0 for decimal IDs).
-   */
-  uint64_t sequence;
-  /**
-   * The time as ISO-8601 UTC, NUL-terminated (millisecond digits, or nanosecond digits for layouts
-   * whose tick is not a whole number of milliseconds).
-   */
-  char iso[SNOWMINT_ISO_CAPACITY];
-} snowmint_decoded;
-
-/**
- * How a generator behaves. Initialise with `snowmint_options_default`, then change fields; or pass
- * NULL for the defaults (wait policy, max_ahead 15 s, sequence start 0, the system clock).
- */
-typedef struct snowmint_options {
-  /**
-   * One of `SNOWMINT_POLICY_*` (default WAIT).
-   */
-  uint32_t policy;
-  /**
-   * How far logical time may run ahead of the clock, in nanoseconds (default 15 000 000 000).
-   */
-  uint64_t max_ahead_ns;
-  /**
-   * One of `SNOWMINT_SEQUENCE_START_*` (default ZERO).
-   */
-  uint32_t sequence_start;
-  /**
-   * The seed for SNOWMINT_SEQUENCE_START_SEEDED.
-   */
-  uint64_t seed;
-  /**
-   * An injected clock, or NULL. At most one of `clock` and `clock_f64` may be set; with neither the
-   * generator reads the system clock (CLOCK_REALTIME). Called with `clock_userdata`, on the thread
-   * that mints; for a shared generator used by several threads it must be thread-safe.
-   * It must not unwind (throw): see `snowmint_clock_fn`.
-   */
-  uint64_t (*clock)(void *userdata);
-  /**
-   * An injected floating-point clock, or NULL.
-   */
-  double (*clock_f64)(void *userdata);
-  /**
-   * Passed to the clock callback; snowmint never dereferences it.
-   */
-  void *clock_userdata;
-} snowmint_options;
 
 /**
  * A node-ID lease as seen at one moment.
@@ -724,122 +756,9 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * A one-line description of a result code, e.g. "node ID out of range for the layout".
- *
- * Never NULL; the string is static (do not free it). Unknown numbers give "unknown result code".
+ * The library version, e.g. "0.1.0" (static; never NULL).
  */
-const char *snowmint_result_message(uint32_t result);
-
-/**
- * The stable name of a result code, e.g. "NODE_ID_OUT_OF_RANGE" (the `code` other languages report);
- * "OK" for 0. Never NULL; the string is static. Unknown numbers give "unknown result code".
- */
-const char *snowmint_result_name(uint32_t result);
-
-/**
- * Fills `*info_out` with details of the last call on this thread that returned an error.
- *
- * Like `errno`, the record is only replaced by the next failing call; successful calls leave it.
- * This function and `snowmint_last_error_message` never change it.
- */
-snowmint_result snowmint_last_error_info(struct snowmint_error_info *info_out);
-
-/**
- * Copies the detailed message of this thread's last failed call (e.g. "invalid layout: tick_ns is 0,
- * allowed at least 1 nanosecond") into `buf` as a NUL-terminated string; "" if none failed yet.
- *
- * `buf` holds `cap` bytes. `*len_out` (optional, may be NULL) receives the message length without the
- * NUL on success, and the length too when the buffer is too small (SNOWMINT_RESULT_BUFFER_TOO_SMALL;
- * `buf` is then untouched; pass a buffer of at least length + 1 bytes). `buf` may be NULL when `cap`
- * is 0, to ask for the length.
- */
-snowmint_result snowmint_last_error_message(char *buf,
-                                            size_t cap,
-                                            size_t *len_out);
-
-/**
- * Looks up `SNOWMINT_ENCODING_*` by name: "dec" (or "decimal"), "hex", "base32", "base58".
- */
-snowmint_result snowmint_encoding_from_name(const char *name, uint32_t *encoding_out);
-
-/**
- * Looks up `SNOWMINT_POLICY_*` by name: "wait", "fail" or "strict".
- */
-snowmint_result snowmint_policy_from_name(const char *name, uint32_t *policy_out);
-
-/**
- * Looks up `SNOWMINT_ORDER_*` by name: "timestamp_node_sequence" or "timestamp_sequence_node".
- */
-snowmint_result snowmint_order_from_name(const char *name, uint32_t *order_out);
-
-/**
- * Writes Twitter's layout fields into `*config_out` (a starting point for custom layouts).
- */
-snowmint_result snowmint_layout_config_default(struct snowmint_layout_config *config_out);
-
-/**
- * Validates a custom layout. On SNOWMINT_RESULT_INVALID_LAYOUT the message
- * (`snowmint_last_error_message`) names the field and the allowed range.
- *
- * On success `*layout_out` is a new handle: free it with `snowmint_layout_free`.
- */
-snowmint_result snowmint_layout_new(const struct snowmint_layout_config *config,
-                                    struct snowmint_layout **layout_out);
-
-/**
- * A preset by name: "twitter", "discord", "instagram", "sonyflake", "hazelcast", "js53", "decimal"
- * (alias "chronicle"). "snowcast" needs parameters: use `snowmint_layout_new_snowcast`.
- *
- * On success `*layout_out` is a new handle: free it with `snowmint_layout_free`.
- */
-snowmint_result snowmint_layout_new_preset(const char *name, struct snowmint_layout **layout_out);
-
-/**
- * A preset by number, one of `SNOWMINT_PRESET_*`.
- *
- * On success `*layout_out` is a new handle: free it with `snowmint_layout_free`.
- */
-snowmint_result snowmint_layout_new_from_preset(uint32_t preset,
-                                                struct snowmint_layout **layout_out);
-
-/**
- * snowcast's layout: 41 timestamp bits of 1 ms since `epoch_ms`, log2(node_count) node bits,
- * 23 - log2(node_count) sequence bits; `node_count` is 128..=8192, rounded up to a power of two.
- *
- * On success `*layout_out` is a new handle: free it with `snowmint_layout_free`.
- */
-snowmint_result snowmint_layout_new_snowcast(uint64_t epoch_ms,
-                                             uint64_t node_count,
-                                             struct snowmint_layout **layout_out);
-
-/**
- * Hazelcast's layout with `node_id_offset` added to every node ID.
- *
- * On success `*layout_out` is a new handle: free it with `snowmint_layout_free`.
- */
-snowmint_result snowmint_layout_new_hazelcast(uint64_t node_id_offset,
-                                              struct snowmint_layout **layout_out);
-
-/**
- * Frees a layout handle. NULL is ignored. Generators made from it stay valid (they hold a copy).
- */
-void snowmint_layout_free(struct snowmint_layout *layout);
-
-/**
- * Fills `*info_out` with the layout's widths, capacity and lifespan.
- */
-snowmint_result snowmint_layout_get_info(const struct snowmint_layout *layout,
-                                         struct snowmint_layout_info *info_out);
-
-/**
- * Converts an injected clock's floating-point reading (in the layout's clock unit, see
- * `snowmint_layout_info.clock_unit`) to Unix nanoseconds, exactly as a generator with a
- * `clock_f64` does: NaN, infinities, negatives, fractions and values above 2^53 - 1 are
- * SNOWMINT_RESULT_INVALID_CLOCK, never rounded.
- */
-snowmint_result snowmint_clock_reading_to_ns(const struct snowmint_layout *layout,
-                                             double reading,
-                                             uint64_t *ns_out);
+const char *snowmint_version(void);
 
 /**
  * Takes `id` apart under `layout`. An ID with bits above the layout's width is
@@ -899,6 +818,40 @@ snowmint_result snowmint_parse(uint32_t encoding, const char *text, uint64_t *id
  */
 snowmint_result snowmint_parse_any(const char *text,
                                    uint64_t *id_out);
+
+/**
+ * A one-line description of a result code, e.g. "node ID out of range for the layout".
+ *
+ * Never NULL; the string is static (do not free it). Unknown numbers give "unknown result code".
+ */
+const char *snowmint_result_message(uint32_t result);
+
+/**
+ * The stable name of a result code, e.g. "NODE_ID_OUT_OF_RANGE" (the `code` other languages report);
+ * "OK" for 0. Never NULL; the string is static. Unknown numbers give "unknown result code".
+ */
+const char *snowmint_result_name(uint32_t result);
+
+/**
+ * Fills `*info_out` with details of the last call on this thread that returned an error.
+ *
+ * Like `errno`, the record is only replaced by the next failing call; successful calls leave it.
+ * This function and `snowmint_last_error_message` never change it.
+ */
+snowmint_result snowmint_last_error_info(struct snowmint_error_info *info_out);
+
+/**
+ * Copies the detailed message of this thread's last failed call (e.g. "invalid layout: tick_ns is 0,
+ * allowed at least 1 nanosecond") into `buf` as a NUL-terminated string; "" if none failed yet.
+ *
+ * `buf` holds `cap` bytes. `*len_out` (optional, may be NULL) receives the message length without the
+ * NUL on success, and the length too when the buffer is too small (SNOWMINT_RESULT_BUFFER_TOO_SMALL;
+ * `buf` is then untouched; pass a buffer of at least length + 1 bytes). `buf` may be NULL when `cap`
+ * is 0, to ask for the length.
+ */
+snowmint_result snowmint_last_error_message(char *buf,
+                                            size_t cap,
+                                            size_t *len_out);
 
 /**
  * Writes the default options into `*options_out`.
@@ -1030,9 +983,101 @@ snowmint_result snowmint_shared_generator_restore(const struct snowmint_shared_g
                                                   uint64_t state);
 
 /**
- * The library version, e.g. "0.1.0" (static; never NULL).
+ * Writes what `generator` has done into `*stats_out` (see `snowmint_stats`).
  */
-const char *snowmint_version(void);
+snowmint_result snowmint_generator_stats(const struct snowmint_generator *generator,
+                                         struct snowmint_stats *stats_out);
+
+/**
+ * `snowmint_generator_stats` for a shared generator (safe while other threads mint: each field is
+ * read atomically; `minted` may trail a request in flight and never goes backwards).
+ */
+snowmint_result snowmint_shared_generator_stats(const struct snowmint_shared_generator *generator,
+                                                struct snowmint_stats *stats_out);
+
+/**
+ * Looks up `SNOWMINT_ENCODING_*` by name: "dec" (or "decimal"), "hex", "base32", "base58".
+ */
+snowmint_result snowmint_encoding_from_name(const char *name, uint32_t *encoding_out);
+
+/**
+ * Looks up `SNOWMINT_POLICY_*` by name: "wait", "fail" or "strict".
+ */
+snowmint_result snowmint_policy_from_name(const char *name, uint32_t *policy_out);
+
+/**
+ * Looks up `SNOWMINT_ORDER_*` by name: "timestamp_node_sequence" or "timestamp_sequence_node".
+ */
+snowmint_result snowmint_order_from_name(const char *name, uint32_t *order_out);
+
+/**
+ * Writes Twitter's layout fields into `*config_out` (a starting point for custom layouts).
+ */
+snowmint_result snowmint_layout_config_default(struct snowmint_layout_config *config_out);
+
+/**
+ * Validates a custom layout. On SNOWMINT_RESULT_INVALID_LAYOUT the message
+ * (`snowmint_last_error_message`) names the field and the allowed range.
+ *
+ * On success `*layout_out` is a new handle: free it with `snowmint_layout_free`.
+ */
+snowmint_result snowmint_layout_new(const struct snowmint_layout_config *config,
+                                    struct snowmint_layout **layout_out);
+
+/**
+ * A preset by name: "twitter", "discord", "instagram", "sonyflake", "hazelcast", "js53", "decimal"
+ * (alias "chronicle"). "snowcast" needs parameters: use `snowmint_layout_new_snowcast`.
+ *
+ * On success `*layout_out` is a new handle: free it with `snowmint_layout_free`.
+ */
+snowmint_result snowmint_layout_new_preset(const char *name, struct snowmint_layout **layout_out);
+
+/**
+ * A preset by number, one of `SNOWMINT_PRESET_*`.
+ *
+ * On success `*layout_out` is a new handle: free it with `snowmint_layout_free`.
+ */
+snowmint_result snowmint_layout_new_from_preset(uint32_t preset,
+                                                struct snowmint_layout **layout_out);
+
+/**
+ * snowcast's layout: 41 timestamp bits of 1 ms since `epoch_ms`, log2(node_count) node bits,
+ * 23 - log2(node_count) sequence bits; `node_count` is 128..=8192, rounded up to a power of two.
+ *
+ * On success `*layout_out` is a new handle: free it with `snowmint_layout_free`.
+ */
+snowmint_result snowmint_layout_new_snowcast(uint64_t epoch_ms,
+                                             uint64_t node_count,
+                                             struct snowmint_layout **layout_out);
+
+/**
+ * Hazelcast's layout with `node_id_offset` added to every node ID.
+ *
+ * On success `*layout_out` is a new handle: free it with `snowmint_layout_free`.
+ */
+snowmint_result snowmint_layout_new_hazelcast(uint64_t node_id_offset,
+                                              struct snowmint_layout **layout_out);
+
+/**
+ * Frees a layout handle. NULL is ignored. Generators made from it stay valid (they hold a copy).
+ */
+void snowmint_layout_free(struct snowmint_layout *layout);
+
+/**
+ * Fills `*info_out` with the layout's widths, capacity and lifespan.
+ */
+snowmint_result snowmint_layout_get_info(const struct snowmint_layout *layout,
+                                         struct snowmint_layout_info *info_out);
+
+/**
+ * Converts an injected clock's floating-point reading (in the layout's clock unit, see
+ * `snowmint_layout_info.clock_unit`) to Unix nanoseconds, exactly as a generator with a
+ * `clock_f64` does: NaN, infinities, negatives, fractions and values above 2^53 - 1 are
+ * SNOWMINT_RESULT_INVALID_CLOCK, never rounded.
+ */
+snowmint_result snowmint_clock_reading_to_ns(const struct snowmint_layout *layout,
+                                             double reading,
+                                             uint64_t *ns_out);
 
 /**
  * Opens a generator from a node source: a number ("7"), "env" / "env:NAME", "k8s" / "k8s:OFFSET",

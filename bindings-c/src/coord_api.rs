@@ -201,9 +201,7 @@ pub unsafe extern "C" fn snowmint_generator_detach(
     generator: *const snowmint_shared_generator,
 ) -> snowmint_result {
     guard(|| {
-        nonnull!(generator);
-        // SAFETY: non-NULL live handle.
-        let g = unsafe { &*generator };
+        let g = try_ref!(generator);
         check_fork(g.forks)?;
         if let SharedInner::Leased(l) = &g.inner {
             l.detach()?;
@@ -219,9 +217,7 @@ pub unsafe extern "C" fn snowmint_generator_attach(
     generator: *const snowmint_shared_generator,
 ) -> snowmint_result {
     guard(|| {
-        nonnull!(generator);
-        // SAFETY: non-NULL live handle.
-        let g = unsafe { &*generator };
+        let g = try_ref!(generator);
         check_fork(g.forks)?;
         if let SharedInner::Leased(l) = &g.inner {
             l.attach()?;
@@ -322,10 +318,8 @@ pub unsafe extern "C" fn snowmint_sequencer_attach(
     generator_out: *mut *mut snowmint_shared_generator,
 ) -> snowmint_result {
     guard(|| {
-        nonnull!(sequencer);
+        let s = try_ref!(sequencer);
         nonnull!(generator_out);
-        // SAFETY: non-NULL live handle.
-        let s = unsafe { &*sequencer };
         let g = coord::SequencerGenerator::attach_new(s.inner.new_handle())?;
         // SAFETY: non-NULL.
         unsafe { put(generator_out, leased_box(Box::new(g), fork_count())) };

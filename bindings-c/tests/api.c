@@ -633,6 +633,78 @@ static void test_edges(void) {
     snowmint_layout_free(l);
 }
 
+/* Stats after a scripted clock: a full tick in one batch, an ID that borrows the next tick, a clock
+ * 5 ms back (one regression); then, with no running ahead, a wait of exactly 1 ms. The same counts
+ * from the single-thread and the shared generator. */
+typedef struct {
+    const uint64_t *readings;
+    size_t n, next;
+} script_clock;
+static uint64_t read_script(void *p) {
+    script_clock *c = p;
+    uint64_t r = c->readings[c->next];
+    if (c->next + 1 < c->n) c->next++;
+    return r;
+}
+
+static void test_stats(void) {
+    const uint64_t t0 = 1750000000000ULL;
+    snowmint_layout *l = NULL;
+    CHECK_RC(snowmint_layout_new_preset("twitter", &l), SNOWMINT_RESULT_OK);
+    static uint64_t batch[4096];
+    for (int shared = 0; shared < 2; shared++) {
+        const uint64_t readings[] = {t0, t0, t0 - 5, t0 - 4};
+        script_clock c = {readings, 4, 0};
+        snowmint_options o;
+        snowmint_options_default(&o);
+        o.clock = read_script;
+        o.clock_userdata = &c;
+        snowmint_generator *g = NULL;
+        snowmint_shared_generator *sg = NULL;
+        snowmint_stats s;
+        memset(&s, 0x5a, sizeof s);
+        uint64_t id;
+        if (shared) {
+            CHECK_RC(snowmint_shared_generator_new(l, 1, &o, &sg), SNOWMINT_RESULT_OK);
+            CHECK_RC(snowmint_shared_generator_stats(sg, &s), SNOWMINT_RESULT_OK);
+            CHECK(s.minted == 0 && s.batches == 0 && s.regressions == 0 && s.wait_ns == 0);
+            CHECK_RC(snowmint_shared_next_ids(sg, batch, 4096), SNOWMINT_RESULT_OK);
+            for (int i = 0; i < 3; i++) CHECK_RC(snowmint_shared_next_id(sg, &id), SNOWMINT_RESULT_OK);
+            CHECK_RC(snowmint_shared_generator_stats(sg, &s), SNOWMINT_RESULT_OK);
+        } else {
+            CHECK_RC(snowmint_generator_new(l, 1, &o, &g), SNOWMINT_RESULT_OK);
+            CHECK_RC(snowmint_next_ids(g, batch, 4096), SNOWMINT_RESULT_OK);
+            for (int i = 0; i < 3; i++) CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_OK);
+            CHECK_RC(snowmint_generator_stats(g, &s), SNOWMINT_RESULT_OK);
+        }
+        CHECK(s.minted == 4099 && s.batches == 1 && s.borrowed_ticks == 1 && s.waits == 0 && s.wait_ns == 0 &&
+              s.regressions == 1);
+        snowmint_generator_free(g);
+        snowmint_shared_generator_free(sg);
+    }
+    /* Wait: max_ahead 0, the 4097th ID at t0 sleeps 1 ms until the clock reads t0 + 1. */
+    const uint64_t readings[] = {t0, t0, t0 + 1};
+    script_clock c = {readings, 3, 0};
+    snowmint_options o;
+    snowmint_options_default(&o);
+    o.max_ahead_ns = 0;
+    o.clock = read_script;
+    o.clock_userdata = &c;
+    snowmint_generator *g = NULL;
+    snowmint_stats s;
+    uint64_t id;
+    CHECK_RC(snowmint_generator_new(l, 1, &o, &g), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_ids(g, batch, 4096), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_generator_stats(g, &s), SNOWMINT_RESULT_OK);
+    CHECK(s.minted == 4097 && s.batches == 1 && s.waits == 1 && s.wait_ns == 1000000 && s.borrowed_ticks == 0);
+    CHECK_RC(snowmint_generator_stats(g, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_generator_stats(NULL, &s), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK_RC(snowmint_shared_generator_stats(NULL, &s), SNOWMINT_RESULT_NULL_POINTER);
+    snowmint_generator_free(g);
+    snowmint_layout_free(l);
+}
+
 int main(void) {
     test_codes();
     test_null_pointers();
@@ -644,6 +716,7 @@ int main(void) {
     test_fork();
     test_opaque();
     test_edges();
+    test_stats();
     printf("api: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

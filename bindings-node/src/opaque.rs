@@ -184,11 +184,8 @@ impl Opaque {
             return Err(type_err(env, "text must be a string"));
         }
         let s = get_string(env, raw_of(&text))?;
-        let token = match encoding_arg(env, opt_raw(&encoding), true)? {
-            None => snowmint::parse_any(&s),
-            Some(enc) => enc.parse(&s),
-        }
-        .js(env)?;
+        let token = snowmint::Encoding::parse_in(encoding_arg(env, opt_raw(&encoding), true)?, &s)
+            .js(env)?;
         self.inner.decode(token).js(env)
     }
 

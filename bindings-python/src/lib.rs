@@ -14,9 +14,6 @@
 //!   relaxed atomic load). A generator used in a forked child raises `ForkedError` instead of repeating
 //!   the parent's IDs.
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
@@ -28,6 +25,7 @@ use snowmint as sm;
 use snowmint::state_file::{SharedState, StateFile};
 use snowmint::{Clock, ClockUnit, ErrorCode};
 use snowmint_coord as coord;
+use snowmint_host::ClockFault;
 
 mod opaque;
 mod range;
@@ -42,141 +40,57 @@ pyo3::create_exception!(
     PyValueError,
     "Base class of every snowmint error; `.code` is the stable, language-neutral error code."
 );
-pyo3::create_exception!(
-    snowmint,
-    InvalidLayoutError,
-    SnowmintError,
-    "INVALID_LAYOUT: a layout field is out of range (the message names it)."
-);
-pyo3::create_exception!(
-    snowmint,
-    NodeIdOutOfRangeError,
-    SnowmintError,
-    "NODE_ID_OUT_OF_RANGE: the node ID does not fit the layout's node field."
-);
-pyo3::create_exception!(
-    snowmint,
-    ClockMovedBackwardsError,
-    SnowmintError,
-    "CLOCK_MOVED_BACKWARDS: the clock stepped back under the strict policy."
-);
-pyo3::create_exception!(
-    snowmint,
-    ClockBeforeEpochError,
-    SnowmintError,
-    "CLOCK_BEFORE_EPOCH: the clock reads a time before the layout's epoch."
-);
-pyo3::create_exception!(snowmint, TooFarAheadError, SnowmintError, "TOO_FAR_AHEAD: logical time would run more than max_ahead ahead of the clock; `.retry_after_ms` says when a retry succeeds.");
-pyo3::create_exception!(
-    snowmint,
-    LayoutExhaustedError,
-    SnowmintError,
-    "LAYOUT_EXHAUSTED: the layout's timestamp field has run out."
-);
-pyo3::create_exception!(
-    snowmint,
-    ParseError,
-    SnowmintError,
-    "PARSE: a malformed ID string; `.position` is the 0-based position of the problem."
-);
-pyo3::create_exception!(
-    snowmint,
-    LeaseLostError,
-    SnowmintError,
-    "LEASE_LOST: the node-ID lease was lost."
-);
-pyo3::create_exception!(
-    snowmint,
-    InvalidClockError,
-    SnowmintError,
-    "INVALID_CLOCK: a clock reading is not a finite, non-negative whole number in range."
-);
-pyo3::create_exception!(
-    snowmint,
-    InvalidIdError,
-    SnowmintError,
-    "INVALID_ID: an ID does not fit the layout (or is not a 64-bit unsigned integer)."
-);
-pyo3::create_exception!(
-    snowmint,
-    InvalidArgumentError,
-    SnowmintError,
-    "INVALID_ARGUMENT: an argument is out of range."
-);
-pyo3::create_exception!(
-    snowmint,
-    ForkedError,
-    SnowmintError,
-    "FORKED: a generator created before os.fork() was used in the child."
-);
-pyo3::create_exception!(
-    snowmint,
-    StateFileMismatchError,
-    SnowmintError,
-    "STATE_FILE_MISMATCH: the state file belongs to another layout or node ID, is not a state file (truncated, foreign, damaged), was unlinked or replaced while in use, or cannot be opened (the message says which)."
-);
-pyo3::create_exception!(
-    snowmint,
-    RangeExhaustedError,
-    SnowmintError,
-    "RANGE_EXHAUSTED: the range sequence has handed out every value of its width."
-);
-pyo3::create_exception!(
-    snowmint,
-    ServiceUnavailableError,
-    SnowmintError,
-    "SERVICE_UNAVAILABLE: the ID service cannot be reached, did not answer within the client's bound, or answered with something that is not its protocol."
-);
 
-pyo3::create_exception!(
-    snowmint,
-    NodeIdsExhaustedError,
-    SnowmintError,
-    "NODE_IDS_EXHAUSTED: every node ID of the sequencer is held by another live holder."
-);
-pyo3::create_exception!(
-    snowmint,
-    SequencerConflictError,
-    SnowmintError,
-    "SEQUENCER_CONFLICT: a sequencer of this name exists with another configuration."
-);
-pyo3::create_exception!(
-    snowmint,
-    SequencerDestroyedError,
-    SnowmintError,
-    "SEQUENCER_DESTROYED: the sequencer was destroyed; its handles never mint again."
-);
-pyo3::create_exception!(
-    snowmint,
-    StoreUnavailableError,
-    SnowmintError,
-    "STORE_UNAVAILABLE: the coordination store cannot be reached, refused the request or holds unreadable data."
-);
+/// One table of the exception classes: each stable code (core `ErrorCode`), its class under
+/// `SnowmintError` and its docstring. The classes, the code → class map ([`error_type`]) and the module's
+/// registration ([`register_exceptions`]) are all generated from it, so they cannot disagree; the
+/// package's `__init__.py`, `__all__` and `.pyi` are checked against the module by tests/test_api.py.
+macro_rules! exceptions {
+    ($($class:ident => $code:ident, $doc:literal;)*) => {
+        $(pyo3::create_exception!(snowmint, $class, SnowmintError, $doc);)*
 
-/// The exception class for a code (C-only codes fall back to the base class).
-fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
-    match code {
-        ErrorCode::InvalidLayout => py.get_type::<InvalidLayoutError>(),
-        ErrorCode::NodeIdOutOfRange => py.get_type::<NodeIdOutOfRangeError>(),
-        ErrorCode::ClockMovedBackwards => py.get_type::<ClockMovedBackwardsError>(),
-        ErrorCode::ClockBeforeEpoch => py.get_type::<ClockBeforeEpochError>(),
-        ErrorCode::TooFarAhead => py.get_type::<TooFarAheadError>(),
-        ErrorCode::LayoutExhausted => py.get_type::<LayoutExhaustedError>(),
-        ErrorCode::Parse => py.get_type::<ParseError>(),
-        ErrorCode::LeaseLost => py.get_type::<LeaseLostError>(),
-        ErrorCode::InvalidClock => py.get_type::<InvalidClockError>(),
-        ErrorCode::InvalidId => py.get_type::<InvalidIdError>(),
-        ErrorCode::InvalidArgument => py.get_type::<InvalidArgumentError>(),
-        ErrorCode::Forked => py.get_type::<ForkedError>(),
-        ErrorCode::NodeIdsExhausted => py.get_type::<NodeIdsExhaustedError>(),
-        ErrorCode::SequencerConflict => py.get_type::<SequencerConflictError>(),
-        ErrorCode::SequencerDestroyed => py.get_type::<SequencerDestroyedError>(),
-        ErrorCode::StoreUnavailable => py.get_type::<StoreUnavailableError>(),
-        ErrorCode::StateFileMismatch => py.get_type::<StateFileMismatchError>(),
-        ErrorCode::RangeExhausted => py.get_type::<RangeExhaustedError>(),
-        ErrorCode::ServiceUnavailable => py.get_type::<ServiceUnavailableError>(),
-        _ => py.get_type::<SnowmintError>(),
-    }
+        /// The exception class for a code (C-only codes fall back to the base class).
+        fn error_type(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
+            match code {
+                $(ErrorCode::$code => py.get_type::<$class>(),)*
+                _ => py.get_type::<SnowmintError>(),
+            }
+        }
+
+        /// Adds every class to the module, each with its `.code`, and their names as `_EXCEPTIONS`
+        /// (the package's `__init__.py` re-exports exactly those).
+        fn register_exceptions(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $({
+                let t = py.get_type::<$class>();
+                t.setattr("code", ErrorCode::$code.as_str())?;
+                m.add(stringify!($class), t)?;
+            })*
+            m.add("_EXCEPTIONS", PyTuple::new(py, [$(stringify!($class)),*])?)?;
+            Ok(())
+        }
+    };
+}
+
+exceptions! {
+    InvalidLayoutError => InvalidLayout, "INVALID_LAYOUT: a layout field is out of range (the message names it).";
+    NodeIdOutOfRangeError => NodeIdOutOfRange, "NODE_ID_OUT_OF_RANGE: the node ID does not fit the layout's node field.";
+    ClockMovedBackwardsError => ClockMovedBackwards, "CLOCK_MOVED_BACKWARDS: the clock stepped back under the strict policy.";
+    ClockBeforeEpochError => ClockBeforeEpoch, "CLOCK_BEFORE_EPOCH: the clock reads a time before the layout's epoch.";
+    TooFarAheadError => TooFarAhead, "TOO_FAR_AHEAD: logical time would run more than max_ahead ahead of the clock; `.retry_after_ms` says when a retry succeeds.";
+    LayoutExhaustedError => LayoutExhausted, "LAYOUT_EXHAUSTED: the layout's timestamp field has run out.";
+    ParseError => Parse, "PARSE: a malformed ID string; `.position` is the 0-based position of the problem.";
+    LeaseLostError => LeaseLost, "LEASE_LOST: the node-ID lease was lost.";
+    InvalidClockError => InvalidClock, "INVALID_CLOCK: a clock reading is not a finite, non-negative whole number in range.";
+    InvalidIdError => InvalidId, "INVALID_ID: an ID does not fit the layout (or is not a 64-bit unsigned integer).";
+    InvalidArgumentError => InvalidArgument, "INVALID_ARGUMENT: an argument is out of range.";
+    ForkedError => Forked, "FORKED: a generator created before os.fork() was used in the child.";
+    NodeIdsExhaustedError => NodeIdsExhausted, "NODE_IDS_EXHAUSTED: every node ID of the sequencer is held by another live holder.";
+    SequencerConflictError => SequencerConflict, "SEQUENCER_CONFLICT: a sequencer of this name exists with another configuration.";
+    SequencerDestroyedError => SequencerDestroyed, "SEQUENCER_DESTROYED: the sequencer was destroyed; its handles never mint again.";
+    StoreUnavailableError => StoreUnavailable, "STORE_UNAVAILABLE: the coordination store cannot be reached, refused the request or holds unreadable data.";
+    StateFileMismatchError => StateFileMismatch, "STATE_FILE_MISMATCH: the state file belongs to another layout or node ID, is not a state file (truncated, foreign, damaged), was unlinked or replaced while in use, or cannot be opened (the message says which).";
+    RangeExhaustedError => RangeExhausted, "RANGE_EXHAUSTED: the range sequence has handed out every value of its width.";
+    ServiceUnavailableError => ServiceUnavailable, "SERVICE_UNAVAILABLE: the ID service cannot be reached, did not answer within the client's bound, or answered with something that is not its protocol.";
 }
 
 /// An exception of the class for `code` with `message`, carrying `.code` (and any extra attributes).
@@ -694,34 +608,12 @@ fn sleep_detached(py: Python<'_>, ns: u64) {
 // Fork detection
 // ---------------------------------------------------------------------------------------------------
 
-/// Bumped in every forked child (os.register_at_fork(after_in_child=...)).
-static FORKS: AtomicU64 = AtomicU64::new(0);
-
+/// Counts a fork in the child: `os.register_at_fork(after_in_child=...)` calls it. Forks that bypass
+/// Python's `os.fork` (a C extension calling `fork()`) are counted by the host layer's `pthread_atfork`
+/// handler, registered by `snowmint_host::fork::count`.
 #[pyfunction]
 fn _after_fork_in_child() {
-    FORKS.fetch_add(1, Ordering::Relaxed);
-}
-
-/// Also counts forks that bypass Python's `os.fork` (a C extension calling `fork()`): the same counter,
-/// bumped by a `pthread_atfork` child handler (one atomic add: async-signal-safe).
-#[cfg(unix)]
-fn register_pthread_atfork() {
-    extern "C" fn child() {
-        FORKS.fetch_add(1, Ordering::Relaxed);
-    }
-    extern "C" {
-        fn pthread_atfork(
-            prepare: Option<extern "C" fn()>,
-            parent: Option<extern "C" fn()>,
-            child: Option<extern "C" fn()>,
-        ) -> std::os::raw::c_int;
-    }
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    // SAFETY: registers a handler that only touches a static atomic; extension modules are never
-    // unloaded, so the function stays valid for the life of the process.
-    ONCE.call_once(|| unsafe {
-        pthread_atfork(None, None, Some(child));
-    });
+    snowmint_host::fork::note_child();
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -740,14 +632,6 @@ struct PyGenerator {
     random_start: bool,
 }
 
-fn os_random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    // std's RandomState is seeded from the operating system's randomness.
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(std::process::id() as u64);
-    h.finish()
-}
-
 /// A fixed node ID, or a node ID held under a lease (every lease decision is the coord crate's).
 // The in-memory generator stays inline: it is the hot path, and one indirection costs more than the size.
 #[allow(clippy::large_enum_variant)]
@@ -761,7 +645,7 @@ impl PyGenerator {
     #[inline(always)]
     fn check_fork(&self, py: Python<'_>) -> PyResult<()> {
         // A state file is shared with the parent by construction (MAP_SHARED): safe in the child.
-        if FORKS.load(Ordering::Relaxed) != self.forks && self.file().is_none() {
+        if snowmint_host::fork::forked_since(self.forks) && self.file().is_none() {
             return Err(err(py, sm::Error::Forked));
         }
         Ok(())
@@ -775,30 +659,21 @@ impl PyGenerator {
         clock: &Py<PyAny>,
         run: impl FnOnce(&dyn Clock, &mut dyn FnMut(u64)) -> sm::Result<T>,
     ) -> PyResult<T> {
-        let raised: Cell<Option<PyErr>> = Cell::new(None);
         let unit = self.unit;
-        let read = || -> sm::Result<u64> {
-            let result = clock
-                .bind(py)
-                .call0()
-                .map_err(ReadError::Py)
-                .and_then(|v| reading_ns(py, &v, unit));
-            match result {
-                Ok(ns) => Ok(ns),
-                Err(ReadError::Core(e)) => Err(e),
-                Err(ReadError::Py(e)) => {
-                    raised.set(Some(e));
-                    Err(sm::Error::InvalidClock {
-                        reason: "the clock callable raised",
-                    })
-                }
-            }
+        // The host layer's clock adapter: the callable's own exception (or the TypeError for a reading of
+        // the wrong type) reaches the caller unchanged; a refused reading is the core's error.
+        let read = || -> Result<u64, ClockFault<PyErr>> {
+            let v = clock.bind(py).call0().map_err(ClockFault::Host)?;
+            reading_ns(py, &v, unit).map_err(|e| match e {
+                ReadError::Core(e) => ClockFault::Core(e),
+                ReadError::Py(e) => ClockFault::Host(e),
+            })
         };
         let mut sleep = |ns| sleep_detached(py, ns);
-        match run(&read, &mut sleep) {
-            Ok(v) => Ok(v),
-            Err(e) => Err(raised.take().unwrap_or_else(|| err(py, e))),
-        }
+        snowmint_host::with_host_clock(read, |c| run(c, &mut sleep)).map_err(|f| match f {
+            ClockFault::Host(e) => e,
+            ClockFault::Core(e) | ClockFault::WrongType(e) => err(py, e),
+        })
     }
 
     /// The state file this generator's state lives in, if any.
@@ -863,7 +738,7 @@ impl PyGenerator {
             kind: Kind::Leased(g),
             policy,
             clock: None,
-            forks: FORKS.load(Ordering::Relaxed),
+            forks: snowmint_host::fork::count(),
             max_ahead_ms,
             random_start,
         }
@@ -1070,18 +945,7 @@ unsafe fn u64_array_slice<'a>(arr: &Bound<'_, PyAny>, n: usize) -> PyResult<&'a 
 }
 
 fn batch_len(py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let n = u64_arg(n, "n", ErrorCode::InvalidArgument)?;
-    usize::try_from(n)
-        .ok()
-        .filter(|&n| n <= (isize::MAX as usize) / 8)
-        .ok_or_else(|| {
-            raise(
-                py,
-                ErrorCode::InvalidArgument,
-                format!("n is {n}, too large for one batch"),
-                &[],
-            )
-        })
+    sm::check_batch(u64_arg(n, "n", ErrorCode::InvalidArgument)?).or_raise(py)
 }
 
 #[pymethods]
@@ -1137,32 +1001,28 @@ impl PyGenerator {
             None => sm::Policy::Wait,
             Some(p) => sm::Policy::from_name(&str_arg(p, "policy")?.to_cow()?).or_raise(py)?,
         };
-        let max_ahead_ms = match max_ahead_ms {
-            None => 15_000,
-            Some(m) => u64_arg(m, "max_ahead_ms", ErrorCode::InvalidArgument)?,
-        };
-        let max_ahead_ns = max_ahead_ms.checked_mul(1_000_000).ok_or_else(|| {
-            raise(
-                py,
-                ErrorCode::InvalidArgument,
-                format!(
-                    "max_ahead_ms is {max_ahead_ms}, allowed at most {}",
-                    u64::MAX / 1_000_000
-                ),
-                &[],
-            )
-        })?;
-        let random_start = bool_arg(random_start, "random_start")?;
-        let seed = match random_seed {
-            Some(s) if !s.is_none() => Some(u64_arg(s, "random_seed", ErrorCode::InvalidArgument)?),
-            _ if random_start => Some(os_random_seed()),
-            _ => None,
-        };
-        let options = sm::Options {
+        let max_ahead_given = max_ahead_ms
+            .map(|m| u64_arg(m, "max_ahead_ms", ErrorCode::InvalidArgument))
+            .transpose()?;
+        let random_start = random_start
+            .filter(|v| !v.is_none())
+            .map(|v| bool_arg(Some(v), "random_start"))
+            .transpose()?;
+        let random_seed = random_seed
+            .filter(|v| !v.is_none())
+            .map(|s| u64_arg(s, "random_seed", ErrorCode::InvalidArgument))
+            .transpose()?;
+        // Defaults, the overflow check and the seed rule: the host layer's, as in every runtime.
+        let options = snowmint_host::options(
+            &snowmint_host::PYTHON_NAMES,
             policy,
-            max_ahead_ns,
-            random_start_seed: seed,
-        };
+            max_ahead_given,
+            random_start,
+            random_seed,
+        )
+        .map_err(|e| raise(py, e.code, e.message, &[]))?;
+        let max_ahead_ms = options.max_ahead_ns / 1_000_000;
+        let random_start = options.random_start_seed.is_some();
         let node_id = match (number, source) {
             (Some(n), _) => n,
             (None, Some(source)) => {
@@ -1190,7 +1050,7 @@ impl PyGenerator {
                 match py.detach(|| coord::SequencerGenerator::open(&source, layout, options)) {
                     Ok(coord::Opened::Fixed(n)) => n,
                     Ok(coord::Opened::Leased(g)) => {
-                        return Ok(PyGenerator::leased(g, policy, max_ahead_ms, seed.is_some()))
+                        return Ok(PyGenerator::leased(g, policy, max_ahead_ms, random_start))
                     }
                     Err(e) => return Err(coord_err(py, e)),
                 }
@@ -1224,9 +1084,9 @@ impl PyGenerator {
             policy,
             clock,
             unit: layout.clock_reader(),
-            forks: FORKS.load(Ordering::Relaxed),
+            forks: snowmint_host::fork::count(),
             max_ahead_ms,
-            random_start: seed.is_some(),
+            random_start,
         })
     }
 
@@ -1329,7 +1189,7 @@ impl PyGenerator {
             ));
         }
         self.check_fork(py)?;
-        let n: usize = out.len()?;
+        let n: usize = sm::check_batch(out.len()? as u64).or_raise(py)?;
         if n == 0 {
             return Ok(());
         }
@@ -1384,6 +1244,27 @@ impl PyGenerator {
     fn high_water_mark(&self, py: Python<'_>) -> PyResult<u64> {
         Ok(self.plain_or_raise(py)?.state())
     }
+    /// What this generator has done since it was built, as a dict of ints (`minted`, `batches`,
+    /// `borrowed_ticks`, `waits`, `wait_ns`, `regressions`; SPEC §6a). With a state file: this
+    /// process's generator; with a lease source: summed over every lease it held.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = match &self.kind {
+            Kind::Plain(g) => g.stats(),
+            Kind::Leased(g) => g.stats(),
+        };
+        let d = PyDict::new(py);
+        for (name, value) in [
+            ("minted", s.minted),
+            ("batches", s.batches),
+            ("borrowed_ticks", s.borrowed_ticks),
+            ("waits", s.waits),
+            ("wait_ns", s.wait_ns),
+            ("regressions", s.regressions),
+        ] {
+            d.set_item(name, value)?;
+        }
+        Ok(d)
+    }
     /// Continues from a persisted high-water mark (an int, or its decimal str); never moves backwards.
     fn restore(&self, py: Python<'_>, mark: &Bound<'_, PyAny>) -> PyResult<()> {
         let mark = if let Ok(s) = mark.cast::<PyString>() {
@@ -1432,7 +1313,7 @@ impl PyGenerator {
     }
     /// Releases the lease now (as detach()); also done by `with` and when the generator is collected.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        if FORKS.load(Ordering::Relaxed) != self.forks {
+        if snowmint_host::fork::forked_since(self.forks) {
             // A forked child: the lease is the parent's (the coord crate already stopped it here).
             return Ok(());
         }
@@ -1749,20 +1630,13 @@ fn parse(
     encoding: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<u64> {
     let text = str_arg(text, "text")?.to_cow()?;
-    match encoding {
-        None => sm::parse_any(&text).or_raise(py),
+    let encoding = match encoding {
+        None => None,
         Some(e) => {
-            let name = str_arg(e, "encoding")?.to_cow()?;
-            if name == "any" {
-                sm::parse_any(&text).or_raise(py)
-            } else {
-                sm::Encoding::from_name(&name)
-                    .or_raise(py)?
-                    .parse(&text)
-                    .or_raise(py)
-            }
+            sm::Encoding::from_name_or_any(&str_arg(e, "encoding")?.to_cow()?).or_raise(py)?
         }
-    }
+    };
+    sm::Encoding::parse_in(encoding, &text).or_raise(py)
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1794,32 +1668,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let base = py.get_type::<SnowmintError>();
     base.setattr("code", py.None())?;
     m.add("SnowmintError", base)?;
-    let classes: [(&str, ErrorCode); 18] = [
-        ("InvalidLayoutError", ErrorCode::InvalidLayout),
-        ("NodeIdOutOfRangeError", ErrorCode::NodeIdOutOfRange),
-        ("ClockMovedBackwardsError", ErrorCode::ClockMovedBackwards),
-        ("ClockBeforeEpochError", ErrorCode::ClockBeforeEpoch),
-        ("TooFarAheadError", ErrorCode::TooFarAhead),
-        ("LayoutExhaustedError", ErrorCode::LayoutExhausted),
-        ("ParseError", ErrorCode::Parse),
-        ("LeaseLostError", ErrorCode::LeaseLost),
-        ("InvalidClockError", ErrorCode::InvalidClock),
-        ("InvalidIdError", ErrorCode::InvalidId),
-        ("InvalidArgumentError", ErrorCode::InvalidArgument),
-        ("ForkedError", ErrorCode::Forked),
-        ("NodeIdsExhaustedError", ErrorCode::NodeIdsExhausted),
-        ("SequencerConflictError", ErrorCode::SequencerConflict),
-        ("SequencerDestroyedError", ErrorCode::SequencerDestroyed),
-        ("StoreUnavailableError", ErrorCode::StoreUnavailable),
-        ("StateFileMismatchError", ErrorCode::StateFileMismatch),
-        ("RangeExhaustedError", ErrorCode::RangeExhausted),
-        ("ServiceUnavailableError", ErrorCode::ServiceUnavailable),
-    ];
-    for (name, code) in classes {
-        let t = error_type(py, code);
-        t.setattr("code", code.as_str())?;
-        m.add(name, t)?;
-    }
+    register_exceptions(py, m)?;
     py.get_type::<TooFarAheadError>()
         .setattr("retry_after_ms", 0)?;
     py.get_type::<ParseError>().setattr("position", 0)?;
@@ -1839,7 +1688,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     // The fork rule: count forks in the child; generators compare the count on every mint.
     #[cfg(unix)]
-    register_pthread_atfork();
+    snowmint_host::fork::count(); // registers the pthread_atfork handler
     let os = py.import("os")?;
     if os.hasattr("register_at_fork")? {
         let kw = PyDict::new(py);

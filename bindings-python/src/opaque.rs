@@ -30,10 +30,7 @@ fn encoding_arg(
         None => default.to_owned(),
         Some(e) => str_arg(e, "encoding")?.to_cow()?.into_owned(),
     };
-    if name == "any" {
-        return Ok(None);
-    }
-    sm::Encoding::from_name(&name).or_raise(py).map(Some)
+    sm::Encoding::from_name_or_any(&name).or_raise(py)
 }
 
 impl PyOpaque {
@@ -121,11 +118,8 @@ impl PyOpaque {
         encoding: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
         let text = str_arg(text, "text")?.to_cow()?;
-        let token = match encoding_arg(py, encoding, "any")? {
-            None => sm::parse_any(&text),
-            Some(enc) => enc.parse(&text),
-        }
-        .or_raise(py)?;
+        let token =
+            sm::Encoding::parse_in(encoding_arg(py, encoding, "any")?, &text).or_raise(py)?;
         self.inner.decode(token).or_raise(py)
     }
 

@@ -168,3 +168,30 @@ def test_cycle_through_injected_clock_is_collected() -> None:
     del s
     gc.collect()
     assert ref() is None, "the Service <-> Generator cycle leaked"
+
+
+def test_stats_count_batches_borrowed_ticks_regressions_and_waits() -> None:
+    # A full tick in one batch, one ID that borrows the next tick, a clock 5 ms back (one regression).
+    g = snowmint.Generator(1, clock=Clock(T0, T0, T0 - 5, T0 - 4))
+    assert g.stats() == dict.fromkeys(
+        ("minted", "batches", "borrowed_ticks", "waits", "wait_ns", "regressions"), 0
+    )
+    g.next_ids(4096)
+    g.next_id()
+    g.next_id()
+    g.next_id()
+    assert g.stats() == {
+        "minted": 4099,
+        "batches": 1,
+        "borrowed_ticks": 1,
+        "waits": 0,
+        "wait_ns": 0,
+        "regressions": 1,
+    }
+    # No running ahead: the 4097th ID at T0 waits exactly 1 ms for the clock's next tick.
+    w = snowmint.Generator(1, clock=Clock(T0, T0, T0 + 1), max_ahead_ms=0)
+    w.next_ids(4096)
+    w.next_id()
+    s = w.stats()
+    assert (s["minted"], s["batches"], s["waits"], s["wait_ns"], s["borrowed_ticks"]) == (4097, 1, 1, 1_000_000, 0)
+    assert all(type(v) is int for v in s.values())

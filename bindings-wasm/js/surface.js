@@ -115,6 +115,13 @@ export function installSurface(api) {
   define(G, INSPECT, function (depth, options, inspect) {
     return show('Generator', generatorFields(this), depth, options, inspect);
   });
+  if (!('stats' in G) && '__stats' in G) {
+    // snowmint-wasm reads the counters one by one (module size); the native package has stats().
+    define(G, 'stats', function stats() {
+      const at = (i) => this.__stats(i);
+      return { minted: at(0), batches: at(1), borrowedTicks: at(2), waits: at(3), waitNs: at(4), regressions: at(5) };
+    });
+  }
   if (api.Opaque) {
     // Never the key: the width and the layout.
     define(api.Opaque.prototype, INSPECT, function (depth, options, inspect) {

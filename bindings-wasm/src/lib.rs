@@ -102,26 +102,42 @@ const U64_RANGE: &str = "a whole number in 0..=2^53-1 or a bigint in 0n..2^64n";
 
 /// A Number or bigint as `u64`, never wrapped or rounded.
 fn u64_arg(v: &JsValue, name: &str) -> Result<u64, JsValue> {
+    u64_arg_as(v, name, ErrorCode::InvalidArgument)
+}
+
+/// [`u64_arg`] whose whole-number values outside 0..2^64 (negative, too large a bigint) are `range`
+/// (the argument's own code, e.g. `NODE_ID_OUT_OF_RANGE`); other bad values are `INVALID_ARGUMENT`.
+fn u64_arg_as(v: &JsValue, name: &str, range: ErrorCode) -> Result<u64, JsValue> {
     if let Some(x) = v.as_f64() {
         return snowmint::whole_f64(x).map_err(|e| match e {
-            snowmint::Error::InvalidClock { reason } => arg_err(&cat(&[
-                name,
-                " must be ",
-                U64_RANGE,
-                ": the number given is ",
-                reason,
-            ])),
+            snowmint::Error::InvalidClock { reason } => {
+                let err = arg_err(&cat(&[
+                    name,
+                    " must be ",
+                    U64_RANGE,
+                    ": the number given is ",
+                    reason,
+                ]));
+                if x < 0.0 && x == x.trunc() && x.is_finite() {
+                    coded(err, range)
+                } else {
+                    err
+                }
+            }
             other => js_err(other),
         });
     }
     if v.is_bigint() {
         return u64::try_from_js_value_ref(v).ok_or_else(|| {
-            arg_err(&cat(&[
-                name,
-                " must be ",
-                U64_RANGE,
-                ": the bigint given is not",
-            ]))
+            coded(
+                arg_err(&cat(&[
+                    name,
+                    " must be ",
+                    U64_RANGE,
+                    ": the bigint given is not",
+                ])),
+                range,
+            )
         });
     }
     Err(type_err(&cat(&[
@@ -474,9 +490,14 @@ impl Generator {
                         reason: "the clock returned a bigint outside 0n..2^64n",
                     })
                 } else {
-                    Err(snowmint::Error::InvalidClock {
-                        reason: "the clock must return a number or a bigint",
-                    })
+                    // A wrong type is a TypeError (code INVALID_CLOCK), as in the native package.
+                    const REASON: &str = "the clock must return a number or a bigint";
+                    let e = snowmint::Error::InvalidClock { reason: REASON };
+                    thrown.set(Some(coded(
+                        js_sys::TypeError::new(&e.to_string()).into(),
+                        ErrorCode::InvalidClock,
+                    )));
+                    Err(e)
                 }
             }
             Err(e) => {
@@ -534,7 +555,7 @@ impl Generator {
                 " must be a number or a bigint, got a node source",
             ])));
         }
-        let node_id = u64_arg(&node_id, NODE_ID)?;
+        let node_id = u64_arg_as(&node_id, NODE_ID, ErrorCode::NodeIdOutOfRange)?;
         let layout = layout_arg(&o.get("layout"))?;
         let clock = match o.get("clock") {
             v if absent(&v) => None,
@@ -613,6 +634,21 @@ impl Generator {
         }
     }
 
+    /// One counter of `stats()`, which js/surface.js builds (0 minted, 1 batches, 2 borrowedTicks,
+    /// 3 waits, 4 waitNs, 5 regressions).
+    #[wasm_bindgen(js_name = "__stats", skip_typescript)]
+    pub fn stats_field(&self, i: u32) -> f64 {
+        let s = self.inner.stats();
+        (match i {
+            0 => s.minted,
+            1 => s.batches,
+            2 => s.borrowed_ticks,
+            3 => s.waits,
+            4 => s.wait_ns,
+            _ => s.regressions,
+        }) as f64
+    }
+
     /// The next ID as decimal text.
     #[wasm_bindgen(js_name = nextIdString)]
     pub fn next_id_string(&self) -> Result<JsValue, JsValue> {
@@ -638,17 +674,7 @@ impl Generator {
     /// `n` consecutive IDs from one clock reading (one state update for the whole batch).
     #[wasm_bindgen(js_name = nextIds)]
     pub fn next_ids(&self, n: JsValue) -> Result<js_sys::BigUint64Array, JsValue> {
-        let n = u64_arg(&n, "n")?;
-        let len = usize::try_from(n)
-            .ok()
-            .filter(|&len| len <= u32::MAX as usize / 8)
-            .ok_or_else(|| {
-                arg_err(&cat(&[
-                    "n is ",
-                    dec(n).as_str(),
-                    ", too many IDs for one array",
-                ]))
-            })?;
+        let len = snowmint::check_batch(u64_arg(&n, "n")?).map_err(js_err)?;
         // Allocated by hand so that running out of memory is an error, not an abort (and no Vec
         // growth code lands in the module).
         let mut out: Vec<u64> = if len == 0 {
@@ -663,7 +689,7 @@ impl Generator {
                 if p.is_null() {
                     return Err(arg_err(&cat(&[
                         "n is ",
-                        dec(n).as_str(),
+                        dec(len as u64).as_str(),
                         ": cannot allocate that many IDs",
                     ])));
                 }
@@ -807,12 +833,8 @@ pub fn encode(id: JsValue, encoding: JsValue) -> Result<JsValue, JsValue> {
 #[wasm_bindgen]
 pub fn parse(text: JsValue, encoding: JsValue) -> Result<u64, JsValue> {
     let text = string_arg(&text, "text")?;
-    let encoding = encoding_arg(&encoding, "any")?;
-    if encoding == "any" {
-        return snowmint::parse_any(&text).map_err(js_err);
-    }
-    let encoding = Encoding::from_name(&encoding).map_err(js_err)?;
-    encoding.parse(&text).map_err(js_err)
+    let encoding = Encoding::from_name_or_any(&encoding_arg(&encoding, "any")?).map_err(js_err)?;
+    Encoding::parse_in(encoding, &text).map_err(js_err)
 }
 
 /// The string form `parse(text)` reads `text` in (0 dec, 1 hex, 2 base32, 3 base58), or the error it

@@ -40,7 +40,12 @@ test('clock before the epoch, and past the lifespan', () => {
 test('node IDs: out of range, wrapped or wrong type', () => {
   throwsCode(assert, () => new Generator({ nodeId: 1024 }), 'NODE_ID_OUT_OF_RANGE');
   throwsCode(assert, () => new Generator({ nodeId: 65531, layout: Layout.hazelcast(5) }), 'NODE_ID_OUT_OF_RANGE');
-  for (const nodeId of [-1, 1.5, NaN, Infinity, 2 ** 53, -1n, 2n ** 64n, 2n ** 64n + 7n]) {
+  // Whole numbers outside 0..2^64 are out of range; fractions, NaN, Infinity and Numbers that may have
+  // been rounded (above 2^53 - 1) are refused as values (tests/host-inputs).
+  for (const nodeId of [-1, -1n, 2n ** 64n, 2n ** 64n + 7n]) {
+    throwsCode(assert, () => new Generator({ nodeId }), 'NODE_ID_OUT_OF_RANGE');
+  }
+  for (const nodeId of [1.5, NaN, Infinity, 2 ** 53]) {
     throwsCode(assert, () => new Generator({ nodeId }), 'INVALID_ARGUMENT');
   }
   // A string is a node source: its own rule (the test below).

@@ -89,6 +89,7 @@ snowmint mint — mint new IDs from the system clock
 
 USAGE
   snowmint mint [-n N] [--node N] [--layout L] [--format dec|hex|base32|base58] [--state-file PATH]
+                [--json] [--stats]
 
 OPTIONS
   -n, --count N     how many IDs (default 1), one per line, strictly increasing
@@ -107,6 +108,10 @@ OPTIONS
                     Created if missing; another layout or node ID, or a damaged file, is
                     STATE_FILE_MISMATCH. The state is flushed to storage (msync) before exiting.
   --json            one JSON object per line: {\"id\":\"<decimal>\",\"text\":\"<in --format>\"}
+  --stats           after minting, the generator's counters as one JSON line on stderr:
+                    {\"minted\":N,\"batches\":N,\"borrowed_ticks\":N,\"waits\":N,\"wait_ns\":N,
+                    \"regressions\":N} (IDs, batches, ticks borrowed ahead of the clock, sleeps and
+                    their total nanoseconds, clock readings below the last one seen)
 
 EXAMPLES
   snowmint mint

@@ -17,6 +17,19 @@ pub fn minted(id: u64, format: Encoding) -> String {
     .to_string()
 }
 
+/// `mint --stats`: the generator's counters (snowmint::Stats), numbers.
+pub fn stats(s: &snowmint::Stats) -> String {
+    json!({
+        "minted": s.minted,
+        "batches": s.batches,
+        "borrowed_ticks": s.borrowed_ticks,
+        "waits": s.waits,
+        "wait_ns": s.wait_ns,
+        "regressions": s.regressions,
+    })
+    .to_string()
+}
+
 /// Every string form of an ID, by encoding name.
 fn encodings(id: u64) -> Value {
     let mut m = Map::new();

@@ -143,6 +143,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
 fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
     let mut count: u64 = 1;
     let mut json = false;
+    let mut stats = false;
     let mut node: Option<String> = None;
     let mut state_file: Option<String> = None;
     let mut format = Encoding::Decimal;
@@ -158,6 +159,10 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                 "--json" => {
                     args.no_value(&name, inline)?;
                     json = true;
+                }
+                "--stats" => {
+                    args.no_value(&name, inline)?;
+                    stats = true;
                 }
                 "--node" => node = Some(args.value(&name, inline)?),
                 "--state-file" => state_file = Some(args.value(&name, inline)?),
@@ -199,7 +204,8 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                         )
                         .into());
                     }
-                    return mint_leased(&text, layout, count, (format, json), out);
+                    let counts = mint_leased(&text, layout, count, (format, json), out)?;
+                    return report_stats(stats, counts);
                 }
                 (
                     parsed
@@ -229,7 +235,7 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
             })?;
         emit(count, chunk, (format, json), out, |buf| gen.next_ids(buf))?;
         gen.flush()?;
-        return Ok(());
+        return report_stats(stats, gen.stats());
     }
     // No running ahead of the clock: a tick's sequence used up waits for the next tick. With the wait
     // for the last ID's tick below, a following run with the same node never repeats an ID.
@@ -245,6 +251,15 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
     let last = emit(count, chunk, (format, json), out, |buf| gen.next_ids(buf))?;
     if let Some(last) = last {
         wait_out_tick(&layout, last);
+    }
+    report_stats(stats, gen.stats())
+}
+
+/// `--stats`: the generator's counters as one JSON line on standard error (standard output keeps the
+/// IDs alone).
+fn report_stats(wanted: bool, stats: snowmint::Stats) -> Result<(), Failure> {
+    if wanted {
+        writeln!(io::stderr(), "{}", json::stats(&stats))?;
     }
     Ok(())
 }
@@ -297,7 +312,7 @@ fn mint_leased(
     count: u64,
     format: Style,
     out: &mut impl Write,
-) -> Result<(), Failure> {
+) -> Result<snowmint::Stats, Failure> {
     let options = Options {
         policy: Policy::Wait,
         ..Options::default()
@@ -316,7 +331,7 @@ fn mint_leased(
     }
     out.flush()?;
     gen.release().map_err(sequencer::cli_error)?;
-    Ok(())
+    Ok(gen.stats())
 }
 
 fn wait_out_tick(layout: &snowmint::Layout, last: u64) {
@@ -340,11 +355,13 @@ fn wait_out_tick(layout: &snowmint::Layout, last: u64) {
 
 /// An encoding by name; `any` (allowed when `any_ok`) gives `None`.
 fn encoding_named(name: &str, any_ok: bool) -> Result<Option<Encoding>, CliError> {
-    if any_ok && name == "any" {
-        return Ok(None);
-    }
     // The core's message: the name as given, the nearest allowed one, the allowed ones.
-    Encoding::from_name(name).map(Some).map_err(|e| {
+    let named = if any_ok {
+        Encoding::from_name_or_any(name)
+    } else {
+        Encoding::from_name(name).map(Some)
+    };
+    named.map_err(|e| {
         let e = CliError::core(e);
         if any_ok {
             e.with("or 'any': tell the form by the string's shape")

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use snowmint::{parse_any, Encoding, ErrorCode, Opaque, OPAQUE_KEY_LEN};
+use snowmint::{Encoding, ErrorCode, Opaque, OPAQUE_KEY_LEN};
 
 use crate::args::{Args, Item};
 use crate::error::CliError;
@@ -145,11 +145,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
             .collect();
     }
     for text in &values {
-        let value = match from {
-            Some(enc) => enc.parse(text),
-            None => parse_any(text),
-        }
-        .map_err(|e| parse_failure(e, text))?;
+        let value = Encoding::parse_in(from, text).map_err(|e| parse_failure(e, text))?;
         let result = if decode {
             opaque.decode(value)
         } else {

@@ -123,6 +123,10 @@ pub fn command() -> Command {
             opt("state-file", "PATH", "mint from the state shared through this file")
                 .value_hint(ValueHint::FilePath),
         )
+        .arg(flag(
+            "stats",
+            "print the generator's counters as one JSON line on stderr",
+        ))
         .arg(json());
     let inspect = Command::new("inspect")
         .about("Take IDs apart: time, node, sequence and every string form")

@@ -354,3 +354,53 @@ fn exit_status_is_documented() {
         "cli/README.md documents the exit status"
     );
 }
+
+#[test]
+fn mint_stats_on_stderr() {
+    let dir = std::env::temp_dir().join(format!("snowmint-cli-stats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("state").display().to_string();
+    // Batches of at most one tick (4096 in twitter): 5000 IDs are two batches. In process, on a state
+    // file, and under a lease.
+    let lease = format!("file://{}?sequencer=s", dir.display());
+    for extra in [
+        vec![],
+        vec!["--state-file", file.as_str()],
+        vec!["--node", lease.as_str()],
+    ] {
+        let mut args = vec!["mint", "-n", "5000", "--stats"];
+        args.extend(&extra);
+        let out = run(&args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 5000);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        let s: Value = serde_json::from_str(&stderr).unwrap();
+        let keys: Vec<&str> = s.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "batches",
+                "borrowed_ticks",
+                "minted",
+                "regressions",
+                "wait_ns",
+                "waits"
+            ],
+            "{args:?}"
+        );
+        assert_eq!(
+            (s["minted"].as_u64(), s["batches"].as_u64()),
+            (Some(5000), Some(2)),
+            "{args:?}"
+        );
+        assert!(s["waits"].as_u64().unwrap() <= 2 && s["regressions"].as_u64().is_some());
+    }
+    // Without --stats, nothing on stderr.
+    assert!(run(&["mint", "-n", "3"]).stderr.is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

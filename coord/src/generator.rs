@@ -123,6 +123,14 @@ impl SequencerGenerator {
         self.current.store(p, Ordering::Release);
     }
 
+    /// What this generator has done ([`snowmint::Stats`]): the sum over every lease it has held (each
+    /// attach mints under a new lease with a generator of its own).
+    pub fn stats(&self) -> snowmint::Stats {
+        let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        held.iter()
+            .fold(snowmint::Stats::default(), |sum, l| sum.merged(l.stats()))
+    }
+
     /// The state (a Detached handle asks the store whether the sequencer was destroyed).
     pub fn state(&self) -> SequencerState {
         self.seq.state()

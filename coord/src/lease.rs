@@ -554,6 +554,12 @@ impl Lease {
         self.node_id
     }
 
+    /// What the lease's generator has done ([`snowmint::Stats`]). Waits for the keeper to raise the
+    /// ceiling are not clock waits and are not counted in `waits`.
+    pub fn stats(&self) -> snowmint::Stats {
+        self.generator.stats()
+    }
+
     /// The fencing token of the claim (strictly greater than every earlier claim's of this node ID).
     pub fn fencing_token(&self) -> u64 {
         self.token

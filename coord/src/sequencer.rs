@@ -518,6 +518,14 @@ impl NodeGenerator {
         }
     }
 
+    /// What this generator has done ([`snowmint::Stats`]; for a lease source, [`Lease::stats`]).
+    pub fn stats(&self) -> snowmint::Stats {
+        match &self.inner {
+            Inner::Fixed(g) => g.stats(),
+            Inner::Leased(l) => l.stats(),
+        }
+    }
+
     /// The lease's state (`None` for a fixed node ID, which never changes).
     pub fn state(&self) -> Option<LeaseState> {
         self.lease().map(Lease::state)

@@ -36,6 +36,9 @@ fn fixed_sources_resolve_and_lease_sources_attach() {
     let mut batch = [0u64; 100];
     g.next_ids(&mut batch).unwrap();
     assert!(batch[0] > a && batch.windows(2).all(|w| w[1] > w[0]));
+    let s = g.stats();
+    assert_eq!((s.minted, s.batches), (101, 1));
+    assert_eq!(lease.stats(), s);
 
     g.detach().unwrap();
     assert!(g.current().is_none() && g.lease().is_none());
@@ -49,6 +52,8 @@ fn fixed_sources_resolve_and_lease_sources_attach() {
 
     g.attach().unwrap();
     assert!(g.next_id().unwrap() > batch[99]);
+    // Counted over every lease held: the first one's 101 IDs and the new one's.
+    assert_eq!((g.stats().minted, g.stats().batches), (102, 1));
     g.destroy().unwrap();
     assert_eq!(g.known_state(), SequencerState::Destroyed);
     assert_eq!(
@@ -93,4 +98,26 @@ fn sequencers_by_store_url() {
     assert!(list_sequencers(&store).unwrap().is_empty());
     drop((a, b));
     std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn node_generators_report_stats_for_fixed_and_leased_nodes() {
+    let d = dir("stats");
+    let src = format!("file://{}?sequencer=st&ttl=2s", d.display());
+    for source in ["7", src.as_str()] {
+        let g = snowmint_coord::NodeGenerator::open(source, Layout::twitter(), Options::default())
+            .unwrap();
+        for _ in 0..10 {
+            g.next_id().unwrap();
+        }
+        let mut out = [0u64; 5];
+        g.next_ids(&mut out).unwrap();
+        let s = g.stats();
+        assert_eq!(
+            (s.minted, s.batches, s.waits, s.regressions),
+            (15, 1, 0, 0),
+            "{source}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
 }

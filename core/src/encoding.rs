@@ -55,6 +55,24 @@ impl Encoding {
         }
     }
 
+    /// Where an ID is read from text: an encoding by name as [`Encoding::from_name`], or `"any"`, which
+    /// gives `None` (read by the string's shape, [`parse_any`]). Every binding and the CLI take names
+    /// through it, so `"any"` means the same everywhere.
+    pub fn from_name_or_any(s: &str) -> Result<Option<Encoding>> {
+        if s == "any" {
+            return Ok(None);
+        }
+        Encoding::from_name(s).map(Some)
+    }
+
+    /// Reads `text` in `encoding`, or by its shape for `None` ([`Encoding::from_name_or_any`]).
+    pub fn parse_in(encoding: Option<Encoding>, text: &str) -> Result<u64> {
+        match encoding {
+            Some(e) => e.parse(text),
+            None => parse_any(text),
+        }
+    }
+
     const fn radix(self) -> u64 {
         match self {
             Encoding::Decimal => 10,

@@ -10,6 +10,7 @@
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use crate::stats::{borrowed, PlainCounts, Stats, Waited};
 
 /// What to do when minting would put logical time more than `max_ahead` ahead of the clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,6 +47,23 @@ impl Policy {
 
 /// Default `max_ahead`: 15 seconds, as Hazelcast.
 pub const DEFAULT_MAX_AHEAD_NS: u64 = 15_000_000_000;
+
+/// The most IDs one batch call returns in every binding (Python `next_ids`, Node and WASM `nextIds`, C
+/// `snowmint_next_ids`): 2^24 (16,777,216 IDs, 128 MiB). One limit for all, so a batch size valid in
+/// one runtime is valid in every other; a larger request is `INVALID_ARGUMENT` (ask in several calls).
+pub const MAX_BATCH: u64 = 1 << 24;
+
+/// `n` as a batch length if it is at most [`MAX_BATCH`]; `INVALID_ARGUMENT` otherwise.
+pub fn check_batch(n: u64) -> Result<usize> {
+    if n > MAX_BATCH {
+        return Err(Error::InvalidArgument {
+            name: "batch size (IDs per call)",
+            value: n,
+            max: MAX_BATCH,
+        });
+    }
+    Ok(n as usize)
+}
 
 /// How a generator behaves; every field has a default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -158,12 +176,12 @@ impl Rule {
         }
     }
 
-    /// Plans `n` (≥ 1) consecutive positions for a clock reading, given the next free position.
+    /// Plans `n` (≥ 1) consecutive positions for a clock reading (`clock_tick` being its tick), given
+    /// the next free position.
     #[inline(always)]
-    fn plan(&self, next: u64, now_ns: u64, n: u64) -> Result<Mint<Plan>> {
+    fn plan(&self, next: u64, now_ns: u64, clock_tick: u64, n: u64) -> Result<Mint<Plan>> {
         let l = &self.layout;
         let seq_bits = l.sequence_bits();
-        let clock_tick = l.tick_at_ns(now_ns)?;
         let tick_base = clock_tick << seq_bits;
         if self.policy == Policy::Strict && next > 0 {
             let last_tick = (next - 1) >> seq_bits;
@@ -312,29 +330,44 @@ impl core::iter::FusedIterator for Ids<'_> {}
 /// The first attempt stands outside any loop: with no loop to hoist them out of, the generator's fields
 /// are read after the clock, not loaded before it and spilled across the call (about 1 ns per ID for the
 /// `&mut self` generator). Everything else is the cold path.
+///
+/// `seen()` is the generator's last clock tick seen (for [`Stats::regressions`]), loaded before each
+/// reading and passed to `attempt` with it; the sleeps taken are added to `waited`.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn with_clock<T, C: Clock + ?Sized>(
     clock: &C,
     window_ns: u64,
     strict: bool,
     snapshot: impl Fn() -> u64,
+    seen: impl Fn() -> u64,
     sleep: impl FnMut(u64),
-    mut attempt: impl FnMut(u64) -> Result<Mint<T>>,
+    waited: &mut Waited,
+    mut attempt: impl FnMut(u64, u64) -> Result<Mint<T>>,
 ) -> Result<T> {
     // Under `strict`, the state before the reading: if the attempt's backwards step was judged against
     // this same state, the step is real (no other thread minted in between).
     let before = if strict { snapshot() } else { 0 };
+    let last_seen = seen();
     let (now, exact) = clock.now_ns_within(window_ns)?;
-    match attempt(now) {
+    match attempt(now, last_seen) {
         Ok(Mint::Ready(v)) => Ok(v),
-        Ok(Mint::Wait(ns)) if exact => settle(clock, snapshot, sleep, attempt, Some((now, ns))),
+        Ok(Mint::Wait(ns)) if exact => settle(
+            clock,
+            snapshot,
+            seen,
+            sleep,
+            waited,
+            attempt,
+            Some((now, ns)),
+        ),
         Err(e)
             if exact
                 && (!matches!(e, Error::ClockMovedBackwards { .. }) || snapshot() == before) =>
         {
             Err(e)
         }
-        _ => settle(clock, snapshot, sleep, attempt, None),
+        _ => settle(clock, snapshot, seen, sleep, waited, attempt, None),
     }
 }
 
@@ -345,8 +378,10 @@ fn with_clock<T, C: Clock + ?Sized>(
 fn settle<T, C: Clock + ?Sized>(
     clock: &C,
     snapshot: impl Fn() -> u64,
+    seen: impl Fn() -> u64,
     mut sleep: impl FnMut(u64),
-    mut attempt: impl FnMut(u64) -> Result<Mint<T>>,
+    waited: &mut Waited,
+    mut attempt: impl FnMut(u64, u64) -> Result<Mint<T>>,
     mut pending: Option<(u64, u64)>,
 ) -> Result<T> {
     // Each wait is at most max_ahead + one tick long, and a stale reading needs another thread to mint
@@ -355,11 +390,13 @@ fn settle<T, C: Clock + ?Sized>(
     for _ in 0..10_000 {
         let previous = pending.map(|(reading, ns)| {
             sleep(ns);
+            waited.add(ns);
             reading
         });
         let before = snapshot();
+        let last_seen = seen();
         let now = clock.now_ns()?;
-        match attempt(now) {
+        match attempt(now, last_seen) {
             Ok(Mint::Ready(v)) => return Ok(v),
             Ok(Mint::Wait(ns)) => {
                 if previous.is_some_and(|p| now <= p) {
@@ -398,10 +435,73 @@ macro_rules! generator_common {
             self.rule.policy
         }
 
+        /// Mints one ID for a reading (`seen`: see [`with_clock`]).
+        #[inline(always)]
+        fn one_at(&$($recv)? self, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
+            Ok(match self.reserve(now_ns, 1, seen)? {
+                Mint::Ready(first) => Mint::Ready(self.rule.id(first)),
+                Mint::Wait(ns) => Mint::Wait(ns),
+            })
+        }
+
+        /// Requests `n` (≥ 1) positions as a batch: the first one.
+        #[inline]
+        fn batch_at(&$($recv)? self, now_ns: u64, seen: u64, n: u64) -> Result<Mint<u64>> {
+            let r = self.reserve(now_ns, n, seen)?;
+            if let Mint::Ready(_) = r {
+                self.note_batch();
+            }
+            Ok(r)
+        }
+
+        /// Fills `out` (not empty) from one reading.
+        fn fill_at(&$($recv)? self, now_ns: u64, seen: u64, out: &mut [u64]) -> Result<Mint<()>> {
+            Ok(match self.batch_at(now_ns, seen, out.len() as u64)? {
+                Mint::Ready(first) => {
+                    self.rule.fill(first, out);
+                    Mint::Ready(())
+                }
+                Mint::Wait(ns) => Mint::Wait(ns),
+            })
+        }
+
+        /// Counts a [`Mint::Wait`] answered to a `*_at` caller.
+        #[inline(always)]
+        fn answered<T>(&$($recv)? self, r: Result<Mint<T>>) -> Result<Mint<T>> {
+            if let Ok(Mint::Wait(ns)) = r {
+                let mut w = Waited::default();
+                w.add(ns);
+                self.note_waits(w);
+            }
+            r
+        }
+
+        /// Mints one ID for a clock reading in Unix nanoseconds.
+        #[inline(always)]
+        pub fn next_id_at(&$($recv)? self, now_ns: u64) -> Result<Mint<u64>> {
+            let r = self.one_at(now_ns, self.seen_fn()());
+            self.answered(r)
+        }
+
+        /// Fills `out` with consecutive IDs for one clock reading (one state update for the whole batch;
+        /// one compare-and-swap for the shared generator).
+        pub fn next_ids_at(&$($recv)? self, now_ns: u64, out: &mut [u64]) -> Result<Mint<()>> {
+            if out.is_empty() {
+                return Ok(Mint::Ready(()));
+            }
+            let r = self.fill_at(now_ns, self.seen_fn()(), out);
+            self.answered(r)
+        }
+
         /// Mints one ID from `clock`, sleeping with `sleep(ns)` while the policy says wait.
         #[inline]
         pub fn next_id_with<C: Clock + ?Sized>(&$($recv)? self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
-            with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), sleep, #[inline(always)] |now| self.next_id_at(now))
+            let mut waited = Waited::default();
+            let r = with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), self.seen_fn(), sleep, &mut waited, #[inline(always)] |now, seen| self.one_at(now, seen));
+            if waited.count != 0 {
+                self.note_waits(waited);
+            }
+            r
         }
 
         /// Fills `out` with consecutive IDs from one clock reading, sleeping while the policy says wait.
@@ -411,7 +511,13 @@ macro_rules! generator_common {
             sleep: impl FnMut(u64),
             out: &mut [u64],
         ) -> Result<()> {
-            with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), sleep, #[inline(always)] |now| self.next_ids_at(now, out))
+            if out.is_empty() {
+                return Ok(());
+            }
+            let mut waited = Waited::default();
+            let r = with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), self.seen_fn(), sleep, &mut waited, #[inline(always)] |now, seen| self.fill_at(now, seen, out));
+            self.note_waits(waited);
+            r
         }
 
         /// Requests `n` consecutive IDs from one clock reading (one state update), sleeping with
@@ -425,7 +531,10 @@ macro_rules! generator_common {
             let position = if n == 0 {
                 0
             } else {
-                with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), sleep, #[inline(always)] |now| self.reserve(now, n as u64))?
+                let mut waited = Waited::default();
+                let r = with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), self.seen_fn(), sleep, &mut waited, #[inline(always)] |now, seen| self.batch_at(now, seen, n as u64));
+                self.note_waits(waited);
+                r?
             };
             Ok(Ids { rule: &self.rule, position, left: n })
         }
@@ -436,7 +545,8 @@ macro_rules! generator_common {
             if n == 0 {
                 return Ok(Mint::Ready(Ids { rule: &self.rule, position: 0, left: 0 }));
             }
-            Ok(match self.reserve(now_ns, n as u64)? {
+            let r = self.batch_at(now_ns, self.seen_fn()(), n as u64);
+            Ok(match self.answered(r)? {
                 Mint::Ready(position) => Mint::Ready(Ids { rule: &self.rule, position, left: n }),
                 Mint::Wait(ns) => Mint::Wait(ns),
             })
@@ -494,6 +604,7 @@ macro_rules! generator_common {
 pub struct Generator {
     rule: Rule,
     next: u64,
+    counts: PlainCounts,
 }
 
 impl Generator {
@@ -502,14 +613,23 @@ impl Generator {
         Ok(Generator {
             rule: Rule::new(layout, node_id, options)?,
             next: 0,
+            counts: PlainCounts::default(),
         })
     }
 
-    /// Takes `n` (≥ 1) positions for a clock reading: the first one.
+    /// Takes `n` (≥ 1) positions for a clock reading: the first one. (`&mut self`: the generator's own
+    /// last tick is the one seen before the reading; the argument is for the shared generator.)
     #[inline(always)]
-    fn reserve(&mut self, now_ns: u64, n: u64) -> Result<Mint<u64>> {
-        Ok(match self.rule.plan(self.next, now_ns, n)? {
+    fn reserve(&mut self, now_ns: u64, n: u64, _seen: u64) -> Result<Mint<u64>> {
+        let tick = self.rule.layout.tick_at_ns(now_ns)?;
+        self.counts.see(tick);
+        Ok(match self.rule.plan(self.next, now_ns, tick, n)? {
             Mint::Ready(p) => {
+                let ahead = borrowed(self.next, p.next, tick, self.rule.layout.sequence_bits());
+                if ahead != 0 {
+                    self.counts.note_borrowed(ahead);
+                }
+                self.counts.stats.minted += n;
                 self.next = p.next;
                 Mint::Ready(p.first)
             }
@@ -517,27 +637,24 @@ impl Generator {
         })
     }
 
-    /// Mints one ID for a clock reading in Unix nanoseconds.
-    #[inline(always)]
-    pub fn next_id_at(&mut self, now_ns: u64) -> Result<Mint<u64>> {
-        Ok(match self.reserve(now_ns, 1)? {
-            Mint::Ready(first) => Mint::Ready(self.rule.id(first)),
-            Mint::Wait(ns) => Mint::Wait(ns),
-        })
+    /// What this generator has done since it was built ([`Stats`]).
+    pub fn stats(&self) -> Stats {
+        self.counts.stats
     }
 
-    /// Fills `out` with consecutive IDs for one clock reading (one state update for the whole batch).
-    pub fn next_ids_at(&mut self, now_ns: u64, out: &mut [u64]) -> Result<Mint<()>> {
-        if out.is_empty() {
-            return Ok(Mint::Ready(()));
-        }
-        Ok(match self.reserve(now_ns, out.len() as u64)? {
-            Mint::Ready(first) => {
-                self.rule.fill(first, out);
-                Mint::Ready(())
-            }
-            Mint::Wait(ns) => Mint::Wait(ns),
-        })
+    #[inline(always)]
+    fn note_batch(&mut self) {
+        self.counts.stats.batches += 1;
+    }
+
+    fn note_waits(&mut self, w: Waited) {
+        self.counts.note_waits(w);
+    }
+
+    /// The generator keeps its last tick itself (see [`Generator::reserve`]).
+    #[inline(always)]
+    fn seen_fn(&self) -> impl Fn() -> u64 {
+        || 0
     }
 
     /// The next free logical position: persist it as a high-water mark.
@@ -569,6 +686,13 @@ impl Generator {
 pub trait StateWord {
     /// The word.
     fn word(&self) -> &AtomicU64;
+
+    /// Whether only the generator holding this changes the word (then [`Stats::minted`] is derived from
+    /// it at no cost per ID; otherwise each request adds to a counter). The default, `false`, is always
+    /// correct.
+    fn exclusive(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(all(target_has_atomic = "64", not(loom)))]
@@ -580,6 +704,10 @@ use loom::sync::atomic::{AtomicU64, Ordering};
 impl StateWord for AtomicU64 {
     fn word(&self) -> &AtomicU64 {
         self
+    }
+
+    fn exclusive(&self) -> bool {
+        true
     }
 }
 
@@ -615,6 +743,7 @@ pub struct SharedGenerator<S: StateWord = AtomicU64, L: Ceiling = Unbounded> {
     rule: Rule,
     state: S,
     ceiling: L,
+    counts: SharedCounts,
 }
 
 /// A bound on the logical positions a [`SharedGenerator`] may mint: a request whose positions reach
@@ -658,12 +787,22 @@ impl Ceiling for std::sync::Arc<AtomicU64> {
 }
 
 #[cfg(target_has_atomic = "64")]
+use crate::stats::SharedCounts;
+
+#[cfg(target_has_atomic = "64")]
+fn counts_for<S: StateWord>(state: &S) -> SharedCounts {
+    SharedCounts::new(state.exclusive(), state.word().load(Ordering::Relaxed))
+}
+
+#[cfg(target_has_atomic = "64")]
 impl SharedGenerator<AtomicU64> {
     /// A generator with its own state word.
     pub fn new(layout: Layout, node_id: u64, options: Options) -> Result<Self> {
+        let state = AtomicU64::new(0);
         Ok(SharedGenerator {
             rule: Rule::new(layout, node_id, options)?,
-            state: AtomicU64::new(0),
+            counts: SharedCounts::new(true, 0),
+            state,
             ceiling: Unbounded,
         })
     }
@@ -676,6 +815,7 @@ impl<S: StateWord> SharedGenerator<S> {
     pub fn with_state(layout: Layout, node_id: u64, options: Options, state: S) -> Result<Self> {
         Ok(SharedGenerator {
             rule: Rule::new(layout, node_id, options)?,
+            counts: counts_for(&state),
             state,
             ceiling: Unbounded,
         })
@@ -695,6 +835,7 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     ) -> Result<Self> {
         Ok(SharedGenerator {
             rule: Rule::new(layout, node_id, options)?,
+            counts: counts_for(&state),
             state,
             ceiling,
         })
@@ -705,17 +846,25 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         &self.ceiling
     }
 
-    #[inline(always)]
-    fn reserve(&self, now_ns: u64, n: u64) -> Result<Mint<u64>> {
+    /// Takes `n` (≥ 1) positions for a clock reading: the first one. `seen`: the last tick seen, loaded
+    /// before the reading was taken. (WebAssembly's module has a size budget: there the optimizer, set
+    /// for size, decides, and keeps one copy.)
+    #[cfg_attr(not(target_family = "wasm"), inline(always))]
+    fn reserve(&self, now_ns: u64, n: u64, seen: u64) -> Result<Mint<u64>> {
+        let tick = self.rule.layout.tick_at_ns(now_ns)?;
+        self.counts.see(seen, tick);
         let word = self.state.word();
         let mut current = word.load(Ordering::Relaxed);
         loop {
-            match self.rule.plan(current, now_ns, n)? {
+            match self.rule.plan(current, now_ns, tick, n)? {
                 Mint::Wait(ns) => return Ok(Mint::Wait(ns)),
                 Mint::Ready(p) => {
                     if p.next > self.ceiling.limit() {
                         return Err(Error::LeaseLost);
                     }
+                    // Positions passed over to reach the clock's tick (zero on the common path).
+                    let skip = p.first - current;
+                    self.counts.before_skip(skip);
                     // Uniqueness needs only the atomicity of this one read-modify-write.
                     match word.compare_exchange_weak(
                         current,
@@ -723,35 +872,42 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
                         Ordering::Relaxed,
                         Ordering::Relaxed,
                     ) {
-                        Ok(_) => return Ok(Mint::Ready(p.first)),
-                        Err(seen) => current = seen,
+                        Ok(_) => {
+                            let seq_bits = self.rule.layout.sequence_bits();
+                            self.counts
+                                .minted(n, borrowed(current, p.next, tick, seq_bits));
+                            return Ok(Mint::Ready(p.first));
+                        }
+                        Err(seen) => {
+                            self.counts.skip_failed(skip);
+                            current = seen
+                        }
                     }
                 }
             }
         }
     }
 
-    /// Mints one ID for a clock reading in Unix nanoseconds.
-    #[inline(always)]
-    pub fn next_id_at(&self, now_ns: u64) -> Result<Mint<u64>> {
-        Ok(match self.reserve(now_ns, 1)? {
-            Mint::Ready(first) => Mint::Ready(self.rule.id(first)),
-            Mint::Wait(ns) => Mint::Wait(ns),
-        })
+    /// What this generator has done since it was built ([`Stats`]). On a state file: this process's
+    /// generator only. While other threads mint, `minted` may trail the truth by a request in flight;
+    /// it never goes backwards from one call to the next.
+    pub fn stats(&self) -> Stats {
+        self.counts
+            .stats(&|| self.state.word().load(Ordering::Acquire))
     }
 
-    /// Fills `out` with consecutive IDs for one clock reading, in one compare-and-swap.
-    pub fn next_ids_at(&self, now_ns: u64, out: &mut [u64]) -> Result<Mint<()>> {
-        if out.is_empty() {
-            return Ok(Mint::Ready(()));
-        }
-        Ok(match self.reserve(now_ns, out.len() as u64)? {
-            Mint::Ready(first) => {
-                self.rule.fill(first, out);
-                Mint::Ready(())
-            }
-            Mint::Wait(ns) => Mint::Wait(ns),
-        })
+    fn note_batch(&self) {
+        self.counts.batch();
+    }
+
+    fn note_waits(&self, w: Waited) {
+        self.counts.note_waits(w);
+    }
+
+    /// The last tick seen, loaded before a clock reading.
+    #[inline(always)]
+    fn seen_fn(&self) -> impl Fn() -> u64 + '_ {
+        || self.counts.seen()
     }
 
     /// The next free logical position: persist it as a high-water mark.
@@ -777,7 +933,20 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
 
     /// Continues from a persisted high-water mark (never moves backwards).
     pub fn restore(&self, state: u64) {
-        self.state.word().fetch_max(state, Ordering::Relaxed);
+        let word = self.state.word();
+        let mut current = word.load(Ordering::Relaxed);
+        // As a mint that moves to the clock's tick: the positions passed over are not IDs minted.
+        while state > current {
+            let skip = state - current;
+            self.counts.before_skip(skip);
+            match word.compare_exchange_weak(current, state, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return,
+                Err(seen) => {
+                    self.counts.skip_failed(skip);
+                    current = seen;
+                }
+            }
+        }
     }
 
     /// What holds the state word (e.g. a [`StateFile`](crate::StateFile)).

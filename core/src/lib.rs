@@ -83,6 +83,7 @@ mod opaque;
 mod serde_impl;
 #[cfg(all(feature = "std", unix, target_has_atomic = "64", not(loom)))]
 pub mod state_file;
+mod stats;
 mod time;
 
 #[cfg(feature = "std")]
@@ -95,7 +96,9 @@ pub use error::StateFileProblem;
 pub use error::{Error, ErrorCode, ParseErrorKind, Result};
 #[cfg(feature = "std")]
 pub use fast_clock::FastClock;
-pub use generator::{mix64, Generator, Ids, Mint, Options, Policy, DEFAULT_MAX_AHEAD_NS};
+pub use generator::{
+    check_batch, mix64, Generator, Ids, Mint, Options, Policy, DEFAULT_MAX_AHEAD_NS, MAX_BATCH,
+};
 #[cfg(target_has_atomic = "64")]
 pub use generator::{Ceiling, SharedGenerator, StateWord, Unbounded};
 pub use layout::{
@@ -106,4 +109,5 @@ pub use names::{suggest, GivenName, NameKind};
 pub use opaque::{Opaque, OPAQUE_KEY_LEN, OPAQUE_MAX_BITS, OPAQUE_MIN_BITS};
 #[cfg(all(feature = "std", unix, target_has_atomic = "64", not(loom)))]
 pub use state_file::StateFile;
+pub use stats::Stats;
 pub use time::{IsoBuf, IsoTime};

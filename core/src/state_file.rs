@@ -592,4 +592,9 @@ impl StateWord for SharedState {
         // SAFETY: see the Send/Sync impls: the pointee lives as long as `self`.
         unsafe { self.word.as_ref() }
     }
+
+    /// A word in process memory is the generator's alone; a state file's is shared by processes.
+    fn exclusive(&self) -> bool {
+        matches!(self.owner, Owner::Memory(_))
+    }
 }

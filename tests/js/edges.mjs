@@ -117,4 +117,29 @@ export function runEdges(api, { test, assert }) {
     // Without the mark, the same restart would mint IDs below the first run's.
     assert.ok(new Generator({ nodeId: 7, clock: () => T0 - 5_000 }).nextId() < before[0])
   })
+
+  test('stats(): IDs, batches, borrowed ticks, regressions and waits after a scripted clock', () => {
+    const script = (...readings) => () => (readings.length > 1 ? readings.shift() : readings[0])
+    const zero = { minted: 0, batches: 0, borrowedTicks: 0, waits: 0, waitNs: 0, regressions: 0 }
+    // A full tick in one batch, an ID that borrows the next tick, the clock 5 ms back (one regression).
+    const g = new Generator({ nodeId: 1, clock: script(T0, T0, T0 - 5, T0 - 4) })
+    assert.deepEqual(g.stats(), zero)
+    g.nextIds(4096)
+    g.nextId()
+    g.nextId()
+    g.nextId()
+    assert.deepEqual(g.stats(), { ...zero, minted: 4099, batches: 1, borrowedTicks: 1, regressions: 1 })
+    // The default fail policy never sleeps: running out of room ahead is an error, not a wait.
+    const f = new Generator({ nodeId: 1, clock: () => T0, maxAheadMs: 0 })
+    f.nextIds(4096)
+    throwsCode(assert, () => f.nextId(), 'TOO_FAR_AHEAD', 'fail policy')
+    assert.deepEqual(f.stats(), { ...zero, minted: 4096, batches: 1 })
+    // Under wait, the 4097th ID at T0 waits exactly 1 ms for the clock's next tick.
+    const w = new Generator({ nodeId: 1, policy: 'wait', maxAheadMs: 0, clock: script(T0, T0, T0 + 1) })
+    w.nextIds(4096)
+    w.nextId()
+    const s = w.stats()
+    assert.deepEqual(s, { ...zero, minted: 4097, batches: 1, waits: 1, waitNs: 1_000_000 })
+    assert.equal(JSON.stringify(s), JSON.stringify({ ...s }))
+  })
 }

@@ -323,6 +323,9 @@ class Generator:
     @property
     def state_file(self) -> Optional[str]:
         """The state file's path, or None (the state is in this process)."""
+    def stats(self) -> _GeneratorStats:
+        """What this generator has done since it was built (a new dict each call, ints only). With a
+        state file: this process's generator; with a lease source: summed over every lease it held."""
     def flush(self) -> None:
         """Makes the state file durable (msync); :class:`InvalidArgumentError` without a state file."""
     def verify_state_file(self) -> None:
@@ -415,6 +418,22 @@ class Sequencer:
     def layout(self) -> Layout: ...
     @property
     def state(self) -> GeneratorState: ...
+
+class _GeneratorStats(TypedDict):
+    """:meth:`Generator.stats`: counters since the generator was built, each only growing."""
+
+    minted: int
+    """IDs handed out (single IDs and every ID of every batch)."""
+    batches: int
+    """Batch calls (``next_ids``, ``next_ids_array``, ``next_ids_into``) that minted at least one ID."""
+    borrowed_ticks: int
+    """Ticks the generator moved to ahead of the clock (a used-up tick, or a clock that stepped back)."""
+    waits: int
+    """Sleeps the generator took under the ``wait`` policy (logical time ``max_ahead_ms`` ahead)."""
+    wait_ns: int
+    """The total of those sleeps, in nanoseconds (as asked)."""
+    regressions: int
+    """Clock readings below the last one seen, in whole ticks (one step back counts once)."""
 
 class _RangeStats(TypedDict):
     values: int

@@ -1,0 +1,142 @@
+/*
+ * The host-input vectors (tests/host-inputs/host_inputs.json) that C's types can express: node IDs and
+ * batch sizes as unsigned integers, node IDs as node-source strings, clock readings as doubles (a
+ * snowmint_clock_f64_fn), IDs to decode as uint64_t, encoding names. Cases whose value C cannot pass
+ * (negative or fractional integers, bigints past 2^64, booleans, JS-only types, throwing clocks) are
+ * counted as not expressible; every other case must give exactly the vector's result (the `expect`, or
+ * a `c` override).
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snowmint.h"
+
+static int failures = 0, ran = 0, skipped = 0;
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) { free(buf); buf = NULL; }
+    fclose(f);
+    if (buf) buf[len] = 0;
+    return buf;
+}
+
+/* A whole number in 0..2^64 from a decimal string; 0 when it is not one. */
+static int u64_of(const char *s, uint64_t *out) {
+    if (!s || !*s || *s == '-') return 0;
+    uint64_t v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9') return 0;
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 1;
+}
+
+static double reading;
+static double f64_clock(void *userdata) { (void)userdata; return reading; }
+
+static const char *name_of(snowmint_result r) { return r == SNOWMINT_RESULT_OK ? "ok" : snowmint_result_name(r); }
+
+int main(int argc, char **argv) {
+    if (argc != 2) { fprintf(stderr, "usage: host_inputs FILE.json\n"); return 2; }
+    char *text = read_file(argv[1]);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    cJSON *cases = root ? cJSON_GetObjectItem(root, "cases") : NULL;
+    if (!cJSON_IsArray(cases)) { fprintf(stderr, "cannot read %s\n", argv[1]); return 2; }
+    snowmint_layout *twitter = NULL;
+    if (snowmint_layout_new_preset("twitter", &twitter) != SNOWMINT_RESULT_OK) return 2;
+
+    cJSON *c;
+    cJSON_ArrayForEach(c, cases) {
+        const char *name = cJSON_GetObjectItem(c, "name")->valuestring;
+        const char *arg = cJSON_GetObjectItem(c, "arg")->valuestring;
+        cJSON *over = cJSON_GetObjectItem(c, "c");
+        const char *expect = over ? over->valuestring : cJSON_GetObjectItem(c, "expect")->valuestring;
+        cJSON *value = cJSON_GetObjectItem(c, "value")->child;
+        const char *type = value->string;
+        const char *raw = cJSON_IsString(value) ? value->valuestring : NULL;
+        uint64_t u = 0;
+        int is_u64 = (!strcmp(type, "int") || !strcmp(type, "bigint")) && u64_of(raw, &u);
+        snowmint_result r;
+        int expressible = 1;
+
+        if (!strcmp(arg, "node_id") && is_u64) {
+            snowmint_generator *g = NULL;
+            r = snowmint_generator_new(twitter, u, NULL, &g);
+            snowmint_generator_free(g);
+        } else if (!strcmp(arg, "node_id") && !strcmp(type, "string")) {
+            snowmint_shared_generator *g = NULL;
+            r = snowmint_generator_open(raw, twitter, NULL, &g);
+            snowmint_shared_generator_free(g);
+        } else if (!strcmp(arg, "count") && is_u64) {
+            snowmint_options o;
+            snowmint_options_default(&o);
+            reading = 1750000000000.0;
+            o.clock_f64 = f64_clock;
+            snowmint_generator *g = NULL;
+            r = snowmint_generator_new(twitter, 1, &o, &g);
+            if (r == SNOWMINT_RESULT_OK) {
+                /* The limit is checked before the buffer is touched: a small buffer is enough to see
+                 * the refusal, and a batch within the limit gets a buffer of its size. */
+                uint64_t *buf = u <= 1u << 24 ? calloc(u ? (size_t)u : 1, sizeof *buf) : calloc(1, sizeof *buf);
+                r = buf ? snowmint_next_ids(g, buf, (size_t)u) : SNOWMINT_RESULT_PANIC;
+                free(buf);
+            }
+            snowmint_generator_free(g);
+        } else if (!strcmp(arg, "clock") && (!strcmp(type, "float") || (!strcmp(type, "int") && raw[0] == '-') || is_u64)) {
+            reading = strtod(raw, NULL);   /* "NaN", "Infinity", "-1", "1.5" */
+            snowmint_options o;
+            snowmint_options_default(&o);
+            o.clock_f64 = f64_clock;
+            snowmint_generator *g = NULL;
+            r = snowmint_generator_new(twitter, 1, &o, &g);
+            uint64_t id;
+            if (r == SNOWMINT_RESULT_OK) r = snowmint_next_id(g, &id);
+            snowmint_generator_free(g);
+        } else if (!strcmp(arg, "decode") && is_u64) {
+            snowmint_decoded d;
+            r = snowmint_decode(twitter, u, &d);
+        } else if (!strcmp(arg, "decode") && !strcmp(type, "string")) {
+            uint64_t id;
+            r = snowmint_parse_any(raw, &id);
+            if (r == SNOWMINT_RESULT_OK) {
+                snowmint_decoded d;
+                r = snowmint_decode(twitter, id, &d);
+            }
+        } else if (!strcmp(arg, "parse_encoding") && !strcmp(type, "string")) {
+            uint32_t enc;
+            r = snowmint_encoding_from_name(raw, &enc);
+            uint64_t id;
+            if (r == SNOWMINT_RESULT_OK) r = snowmint_parse(enc, "1", &id);
+        } else {
+            expressible = 0;
+        }
+        if (!expressible || !strcmp(expect, "TYPE") || !strcmp(expect, "HOST")) {
+            skipped++;
+            continue;
+        }
+        ran++;
+        if (strcmp(name_of(r), expect) != 0) {
+            failures++;
+            char msg[512] = "";
+            snowmint_last_error_message(msg, sizeof msg, NULL);
+            fprintf(stderr, "FAIL %s: expected %s, got %s (%s)\n", name, expect, name_of(r), msg);
+        }
+    }
+    snowmint_layout_free(twitter);
+    cJSON_Delete(root);
+    free(text);
+    printf("host inputs: %d cases run, %d failed, %d not expressible in C\n", ran, failures, skipped);
+    return failures || ran < 20 ? 1 : 0;
+}

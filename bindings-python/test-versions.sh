@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The wheel is abi3 (CPython >= 3.9): install the ONE wheel test.sh built into a fresh venv of every other
+# CPython this machine has under pyenv (3.9, 3.10, 3.12, 3.13; test.sh itself runs 3.11) and run the suite
+# there, but for the server-bound tests (test_coord.py, test_range.py: the same Python code over the same
+# native calls, run by test.sh against real etcd and PostgreSQL on the default interpreter).
+# Usage: test-versions.sh WHEEL. SNOWMINT_PYTHON_VERSIONS overrides the list ("3.9 3.13").
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+WHEEL="$1"
+WORK="${CARGO_TARGET_DIR:-$ROOT/target}/python"
+PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}"
+tested=()
+for minor in ${SNOWMINT_PYTHON_VERSIONS:-3.9 3.10 3.12 3.13}; do
+  # The newest patch release of this minor under pyenv.
+  dir="$(ls -d "$PYENV_ROOT/versions/$minor".* 2>/dev/null | sort -V | tail -n1 || true)"
+  if [ -z "$dir" ] || [ ! -x "$dir/bin/python3" ]; then
+    echo "[python versions] CPython $minor is not installed under $PYENV_ROOT/versions: this machine cannot test it" >&2
+    exit 1
+  fi
+  venv="$WORK/venv-$minor"
+  echo "[python versions] $("$dir/bin/python3" --version): fresh venv, $(basename "$WHEEL")" >&2
+  "$dir/bin/python3" -m venv --clear "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "$WHEEL" "pytest>=7" "mypy>=1.8" "gunicorn>=21" >&2
+  (cd "$HERE" && "$venv/bin/python" -m pytest -q -p no:cacheprovider tests \
+     --ignore=tests/test_coord.py --ignore=tests/test_range.py) >&2
+  tested+=("$minor")
+done
+echo "[python versions] the wheel passed on CPython ${tested[*]} (and 3.11 in test.sh)" >&2

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The machine set-up, in one place: every Debian package, Rust target and component the project's builds
+# and tests need, installed when missing (a no-op on a ready machine). `make test` and `make demo` run it
+# first; each build.sh also installs its own part through the same helpers (scripts/lib.sh), so a single
+# binding can be built on a fresh machine without this script. Toolchains pinned by a stage (nightly for
+# Miri and fuzzing, the MSRV toolchains) are installed by that stage, only when it runs.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_cargo
+# C binding and its tests; Python; Node and the WASM package; the browser tests; the coordination servers
+# (scripts/servers.sh) and their readiness checks.
+apt_install gcc g++ make valgrind pkg-config libcjson-dev uuid-dev \
+  python3 python3-venv python3-pip \
+  chromium \
+  etcd-server postgresql-15 procps curl
+need_node   # Node.js may come from elsewhere than Debian (its npm is then no Debian package)
+"$(dirname "${BASH_SOURCE[0]}")/setup-rust.sh"
