@@ -258,6 +258,8 @@ export declare class OfflineGenerator {
   nextIdString(): string;
   nextIds(n: number): BigUint64Array;
   highWaterMark(): bigint;
+  /** The counters of the current lease's generator (they start again with a new lease). */
+  stats(): GeneratorStats;
   /** Renews now (also by itself at renew_after_ms and on `online`); a lost lease is replaced. */
   renew(): Promise<void>;
   /** Resolves once the high-water mark is written to IndexedDB. */

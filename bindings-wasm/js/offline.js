@@ -364,6 +364,11 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
       return this.#persist();
     }
 
+    /** The counters of the current lease's generator (they start again with a new lease). */
+    stats() {
+      return this.#live().stats();
+    }
+
     /** The node ID of the current lease. */
     get nodeId() {
       return this.#live().nodeId;

@@ -42,7 +42,7 @@ type _LayoutStatics = Assert<Same<typeof N.Layout, typeof W.Layout>>
 
 // --- Generator -----------------------------------------------------------------------------------
 type GeneratorShared = 'nextId' | 'nextIdString' | 'nextIds' | 'nextIdNumber' | 'layout' | 'nodeId' | 'policy'
-  | 'highWaterMark' | 'restore' | 'toJSON' | 'free'
+  | 'highWaterMark' | 'restore' | 'toJSON' | 'free' | 'stats'
 /** Native only: state files and node leases (SPEC §2, §3). */
 type GeneratorNodeOnly = 'stateFile' | 'flush' | 'verifyStateFile' | 'lease' | 'state' | 'detach' | 'attach' | 'close'
 type _GenN = Assert<Same<Exclude<keyof N.Generator, GeneratorShared | GeneratorNodeOnly>, never>>

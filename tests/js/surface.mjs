@@ -33,7 +33,7 @@ const SHARED = {
   },
   Generator: {
     getters: ['layout', 'nodeId', 'policy'],
-    methods: ['nextId', 'nextIdString', 'nextIds', 'nextIdNumber', 'highWaterMark', 'restore', 'toJSON', 'free'],
+    methods: ['nextId', 'nextIdString', 'nextIds', 'nextIdNumber', 'highWaterMark', 'restore', 'toJSON', 'free', 'stats'],
     statics: [],
   },
   Opaque: {

@@ -301,6 +301,7 @@ test('a lease the service no longer has (409/404 LEASE_LOST on renewal) is repla
   const now = await page.evaluate(() => ({ nodeId: window.g.nodeId, lastEvent: window.g.lastEvent }));
   assert.match(now.lastEvent, /^lease lost on renewal; took a new lease: node \d+$/);
   const after = await mint(page, 100);
+  assert.equal(await page.evaluate(() => window.g.stats().minted), 100, 'the new lease\'s generator counts afresh');
   const all = [...before, ...after];
   assert.equal(new Set(all).size, all.length);
   console.log(`# lost lease: node ${first.nodeId} → node ${now.nodeId}`);
