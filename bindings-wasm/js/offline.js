@@ -181,12 +181,14 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
         if (stored) {
           this.#use(stored.lease, stored.mark);
           this.#persisted = stored.mark;
-          // Online: the claim is checked (and extended) now; offline, the stored reservation is used.
+          // Online: the claim is checked (and extended) now. Offline, or refused for any reason, the
+          // stored reservation is still this tab's to use up to its limit (the service hands the node ID
+          // on only after it).
           try {
             await this.renew();
           } catch (e) {
-            if (e.code !== 'SERVICE_UNAVAILABLE') throw e;
-            this.lastEvent = `offline: using the stored lease (${e.message})`;
+            const why = e.code === 'SERVICE_UNAVAILABLE' ? 'offline' : e.code;
+            this.lastEvent = `${why}: using the stored lease (${e.message})`;
           }
         } else {
           await this.#take();
