@@ -273,3 +273,60 @@ export interface GeneratorStats {
   /** Clock readings below the last one seen, in whole ticks (one step back counts once). */
   regressions: number;
 }
+
+export interface OfflineGeneratorOptions {
+  /** The ID service's base URL (http or https), e.g. 'https://ids.example.com'. */
+  url: string;
+  /** Separates independent generators of one origin (their leases and stored marks); default 'default'. */
+  name?: string;
+  /** Sent with the lease request (shown in the service's store); at most 200 characters. */
+  holder?: string;
+  /** Unix ms as a Number; default Date.now() (for tests). */
+  clock?: () => number;
+}
+
+/** The lease an OfflineGenerator mints under (positions as bigints; the token is not shown). */
+export interface OfflineLease {
+  nodeId: number;
+  layout: string;
+  /** The first position of the reservation. */
+  start: bigint;
+  /** The first position it may NOT mint: past it, nextId() throws LEASE_LOST until renewed. */
+  limit: bigint;
+  limitUnixMs: number;
+  expiresUnixMs: number;
+  renewAfterMs: number;
+  /** The high-water mark durably in IndexedDB (every ID handed out lies below it). */
+  persisted: bigint;
+}
+
+/**
+ * Browser only (the `web` and `bundler` entries; undefined in Node): mints under a node-ID lease of the
+ * ID service (SPEC §6a), offline too. The lease and a high-water mark live in IndexedDB so a reload
+ * continues after the last ID; each tab holds a Web Lock on its own lease slot (a second tab takes its own
+ * lease). No ID at or past the lease's `limit` is handed out: LEASE_LOST instead, until renewed online.
+ */
+export declare class OfflineGenerator {
+  private constructor();
+  static open(options: OfflineGeneratorOptions): Promise<OfflineGenerator>;
+  /** The next ID. LEASE_LOST past the reservation; TOO_FAR_AHEAD (retryAfterMs) while the mark is saved. */
+  nextId(): bigint;
+  nextIdString(): string;
+  nextIds(n: number): BigUint64Array;
+  highWaterMark(): bigint;
+  /** The counters of the current lease's generator (they start again with a new lease). */
+  stats(): GeneratorStats;
+  /** Renews now (also by itself at renew_after_ms and on `online`); a lost lease is replaced. */
+  renew(): Promise<void>;
+  /** Resolves once the high-water mark is written to IndexedDB. */
+  flush(): Promise<void>;
+  /** Stops, frees the tab's lease slot; `{ release: true }` also gives the lease back to the service. */
+  close(options?: { release?: boolean }): Promise<void>;
+  readonly nodeId: number;
+  readonly layout: Layout;
+  /** This tab's lease slot (0 for the first tab of the origin). */
+  readonly slot: number;
+  readonly lease: OfflineLease;
+  /** What happened last (lease taken, renewed, renewal failed …), for status displays. */
+  lastEvent: string;
+}

@@ -56,8 +56,13 @@ echo "== node --test in the installed project (CommonJS require, ESM import, Typ
 echo "== browser tests (headless Chromium)"
 node --test --test-reporter=spec "$HERE/tests/browser/browser.test.mjs" 2>&1 | tee "$WORK/run-browser.txt" || status=1
 
+echo "== offline minting in Chromium against a real snowmint serve (the CLI, built once)"
+(cd "$ROOT" && cargo build -q -p snowmint-cli)
+SNOWMINT_CLI="$ROOT/target/debug/snowmint" \
+  node --test --test-reporter=spec "$HERE/tests/browser/offline.test.mjs" 2>&1 | tee "$WORK/run-offline.txt" || status=1
+
 # One summary line over the three runs.
-sum() { cat "$WORK"/run-node.txt "$WORK"/run-installed.txt "$WORK"/run-browser.txt | awk -v k="$1" '$1 == "ℹ" && $2 == k { n += $3 } END { print n + 0 }'; }
+sum() { cat "$WORK"/run-node.txt "$WORK"/run-installed.txt "$WORK"/run-browser.txt "$WORK"/run-offline.txt | awk -v k="$1" '$1 == "ℹ" && $2 == k { n += $3 } END { print n + 0 }'; }
 passed=$(sum pass); failed=$(sum fail)
 echo "snowmint-wasm: $passed passed, $failed failed"
 [ "$failed" = "0" ] && [ "$passed" -gt 0 ] || status=1

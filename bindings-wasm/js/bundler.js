@@ -4,6 +4,7 @@ import * as opaqueCore from '../dist/bundler/snowmint_wasm_opaque.js';
 import { installFastPath, makeOpaque } from './fast-path.js';
 import { SnowmintError, installSurface } from './surface.js';
 import { makeClient } from './client.js';
+import { makeOfflineGenerator } from './offline.js';
 
 installFastPath(wasm);
 
@@ -13,3 +14,5 @@ export const { decode, PRESET_NAMES } = installSurface({ ...wasm, Opaque });
 export { SnowmintError };
 export const ERROR_CODES = Object.freeze(wasm.__errorCodes().split(','));
 export const Client = makeClient(ERROR_CODES);
+// Browser-only: minting under a lease of the ID service, offline too (js/offline.js).
+export const OfflineGenerator = makeOfflineGenerator({ Generator: wasm.Generator, SnowmintError });

@@ -265,6 +265,67 @@
     return ns;
   }
 
+
+  // ---- offline minting under a lease of the ID service (js/offline.js) ----------------------------
+  const offline = { gen: null, Offline: null };
+  function offlineStatus() {
+    $('svc-net').textContent = navigator.onLine ? 'online' : 'offline';
+    const g = offline.gen;
+    if (!g) return;
+    const l = g.lease;
+    const left = l.limitUnixMs - Date.now();
+    $('svc-state').textContent = left > 0 ? `held, ${Math.round(left / 1000)} s of reservation left` : 'reservation ended (renew online)';
+    $('svc-node').textContent = String(l.nodeId);
+    $('svc-slot').textContent = String(g.slot);
+    $('svc-layout').textContent = l.layout;
+    $('svc-limit').textContent = `${new Date(l.limitUnixMs).toISOString()} (position ${l.limit})`;
+    $('svc-mark').textContent = String(l.persisted);
+    $('svc-event').textContent = g.lastEvent;
+  }
+  async function offlineOpen() {
+    show($('svc-error'), '');
+    try {
+      if (offline.gen) await offline.gen.close();
+      offline.gen = null;
+      offline.gen = await offline.Offline.open({ url: $('svc-url').value.trim(), holder: 'snowmint playground' });
+      for (const id of ['svc-mint', 'svc-mint10', 'svc-renew']) $(id).disabled = false;
+    } catch (e) {
+      show($('svc-error'), errText(e));
+    }
+    offlineStatus();
+  }
+  function offlineMint(n) {
+    show($('svc-error'), '');
+    try {
+      const ids = offline.gen.nextIds(n);
+      const list = $('svc-ids');
+      for (const id of ids) {
+        const li = document.createElement('li');
+        li.textContent = String(id);
+        list.prepend(li);
+      }
+    } catch (e) {
+      show($('svc-error'), errText(e));
+    }
+    offlineStatus();
+  }
+  function offlineWire() {
+    offline.Offline = snowmint_offline.makeOfflineGenerator(state.api);
+    window.snowmintOffline = offline; // for the console (and the browser tests)
+    if (location.protocol === 'http:' || location.protocol === 'https:') $('svc-url').value = location.origin;
+    $('svc-open').addEventListener('click', offlineOpen);
+    $('svc-mint').addEventListener('click', () => offlineMint(1));
+    $('svc-mint10').addEventListener('click', () => offlineMint(10));
+    $('svc-renew').addEventListener('click', () => {
+      show($('svc-error'), '');
+      offline.gen.renew().catch((e) => show($('svc-error'), errText(e))).finally(offlineStatus);
+    });
+    addEventListener('online', offlineStatus);
+    addEventListener('offline', offlineStatus);
+    setInterval(offlineStatus, 1000);
+    offlineStatus();
+  }
+
   // ---- wiring ------------------------------------------------------------------------------------
   try {
     state.api = load();
@@ -287,6 +348,7 @@
   $('clear').addEventListener('click', () => { $('minted').tBodies[0].innerHTML = ''; });
   $('decode-input').addEventListener('input', updateDecode);
   $('bench').addEventListener('click', () => { $('bench-result').textContent = 'timing…'; setTimeout(bench, 10); });
+  offlineWire();
   updateLayout();
   document.body.dataset.ready = 'true';
 })();

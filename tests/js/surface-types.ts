@@ -16,7 +16,9 @@ type SharedValues = 'Client' | 'Layout' | 'Generator' | 'Opaque' | 'SnowmintErro
 /** Native only: named sequencers, range sequences and the loader's report (a store, a thread pool: not in a browser). */
 type NodeOnlyValues = 'Sequencer' | 'RangeSequence' | '__napiBindingTarget'
 type _ExportsN = Assert<Same<Exclude<keyof typeof N, SharedValues | NodeOnlyValues>, never>>
-type _ExportsW = Assert<Same<Exclude<keyof typeof W, SharedValues>, never>>
+/** WASM only: minting in a browser under a lease of the ID service (IndexedDB, Web Locks). */
+type WasmOnlyValues = 'OfflineGenerator'
+type _ExportsW = Assert<Same<Exclude<keyof typeof W, SharedValues | WasmOnlyValues>, never>>
 
 type _PresetName = Assert<Same<N.PresetName, W.PresetName>>
 type _Client = Assert<Same<N.Client, W.Client>>

@@ -11,11 +11,23 @@ const TYPES = {
   '.wasm': 'application/wasm', '.png': 'image/png', '.ts': 'text/plain; charset=utf-8',
 };
 
-/** Starts the server; `mounts` maps URL prefixes ('/www/') to directories. Resolves to { url, close }. */
-export function serve(mounts, vectorsDir) {
+/**
+ * Starts the server; `mounts` maps URL prefixes ('/www/') to directories. Resolves to { url, close }.
+ * `proxy` (optional): a base URL that requests under /v1/ are passed to (the ID service, on the page's origin).
+ */
+export function serve(mounts, vectorsDir, proxy) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
     let p = decodeURIComponent(url.pathname);
+    if (proxy && p.startsWith('/v1/')) {
+      const up = http.request(new URL(req.url, proxy), { method: req.method, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode, r.headers);
+        r.pipe(res);
+      });
+      up.on('error', () => { res.writeHead(502); res.end(); });
+      req.pipe(up);
+      return;
+    }
     if (p === '/tests/vectors/index.json') {
       const names = fs.readdirSync(vectorsDir).filter((f) => f.endsWith('.json')).sort();
       res.writeHead(200, { 'content-type': TYPES['.json'] });
