@@ -17,6 +17,7 @@ snowmint serve — the ID service: batches of IDs over HTTP, node-ID leases for 
 USAGE
   snowmint serve --listen HOST:PORT --node SOURCE [--layout L …] [--validity 600s] [--max-count 10000]
                  [--leases URL] [--client-sequencer NAME] [--lease-ttl 70s] [--lease-reservation 60s]
+                 [--cors-origin ORIGIN …]
 
   --listen             address to listen on (port 0: any free port); the first line on standard output
                        says where it listens: snowmint serve: listening on http://HOST:PORT …
@@ -32,6 +33,9 @@ USAGE
                        so clients and services never share a node ID; else clients)
   --lease-ttl          a client lease's claim time-to-live (default 70s); longer than the reservation
   --lease-reservation  how far past the clock a client lease's reservation reaches (default 60s)
+  --cors-origin        a web origin (https://app.example.com) whose pages may call the service from the
+                       browser (CORS: preflights answered, access-control-allow-origin sent); repeatable;
+                       * allows any origin. Without it, only pages of the service's own origin can.
 
   Durations: 500ms, 10s, 2m. Routes: POST /v1/ids?count=N, POST /v1/leases,
   POST /v1/leases/{token}/renew, DELETE /v1/leases/{token}, GET /healthz, GET /metrics (Prometheus).
@@ -66,6 +70,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     let mut client_sequencer = None;
     let mut lease_ttl = None;
     let mut lease_reservation = None;
+    let mut cors_origins = Vec::new();
     while let Some(item) = args.next_item()? {
         match item {
             Item::Flag { name, inline } => match name.as_str() {
@@ -82,6 +87,12 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 "--lease-ttl" => lease_ttl = Some(duration(&mut args, &name, inline)?),
                 "--lease-reservation" => {
                     lease_reservation = Some(duration(&mut args, &name, inline)?)
+                }
+                "--cors-origin" => {
+                    let origin = args.value(&name, inline)?;
+                    snowmint_service::check_origin(&origin)
+                        .map_err(|why| CliError::usage(format!("--cors-origin: {why}"), "serve"))?;
+                    cors_origins.push(origin);
                 }
                 _ => {
                     if !layout_args.take(&mut args, &name, inline)? {
@@ -133,6 +144,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     if let Some(v) = max_count {
         config.max_count = v;
     }
+    config.cors_origins = cors_origins;
     if let Some(v) = lease_ttl {
         config.lease_ttl = v;
     }

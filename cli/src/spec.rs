@@ -281,7 +281,15 @@ pub fn command() -> Command {
         .arg(duration(
             "lease-reservation",
             "how far past the clock a client lease's reservation reaches (default 60s)",
-        ));
+        ))
+        .arg(
+            opt(
+                "cors-origin",
+                "ORIGIN",
+                "a web origin whose pages may call the service (CORS); repeatable; * for any",
+            )
+            .action(ArgAction::Append),
+        );
     let completions = Command::new("completions")
         .about("Print a shell completion script (bash, zsh, fish, elvish, powershell)")
         .arg(

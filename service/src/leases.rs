@@ -2,8 +2,11 @@
 //! store, each with a reservation written durably, conditioned on the claim, before the answer.
 //!
 //! The lease token names the claim (sequencer, node ID, fencing token) and the holder's start position,
-//! nothing else: the store is the only record, so any instance on the store (a restarted one, another
-//! one) renews or releases with the token alone, and the store's check of the fencing token decides.
+//! and carries an HMAC-SHA256 tag of them under a secret kept in the store (row
+//! `snowmint-service-secret.SEQUENCER`, created once by compare-and-set): the store is the only record,
+//! so any instance on the store (a restarted one, another one) renews or releases with the token alone,
+//! the store's check of the fencing token decides, and nobody can make up a token for another client's
+//! lease (fencing tokens are sequential, so without the tag they could be guessed).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,8 +17,8 @@ use snowmint_coord::{Claim, ClaimRequest, LeaseOptions, Reservation, Sequencer, 
 use crate::json::{push_dec, push_str, push_u64};
 use crate::{ApiError, Config, Response};
 
-/// A parsed lease token: `1.NODE.FENCING.START.SEQUENCER` (URL-safe: sequencer names are
-/// `A-Z a-z 0-9 _ . -`).
+/// A parsed lease token: `2.NODE.FENCING.START.TAG.SEQUENCER` (URL-safe: sequencer names are
+/// `A-Z a-z 0-9 _ . -`; TAG is 32 hex digits, [`TokenKey::tag`] of the rest).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeaseToken {
     /// The sequencer of the claim.
@@ -29,21 +32,33 @@ pub struct LeaseToken {
 }
 
 impl LeaseToken {
-    /// The token's text.
-    pub fn encode(&self) -> String {
+    /// The fields the tag covers, as text.
+    fn signed_part(&self) -> String {
         format!(
-            "1.{}.{}.{}.{}",
+            "{}.{}.{}.{}",
             self.node_id, self.fencing_token, self.start, self.sequencer
         )
     }
 
-    /// Parses a token; `None` if it is not one.
-    pub fn parse(text: &str) -> Option<LeaseToken> {
+    /// The token's text, tagged with `key`.
+    pub fn encode(&self, key: &TokenKey) -> String {
+        format!(
+            "2.{}.{}.{}.{}.{}",
+            self.node_id,
+            self.fencing_token,
+            self.start,
+            key.tag(&self.signed_part()),
+            self.sequencer
+        )
+    }
+
+    /// Parses a token and checks its tag under `key`; `None` if it is not one of `key`'s tokens.
+    pub fn parse(text: &str, key: &TokenKey) -> Option<LeaseToken> {
         if text.len() > 200 {
             return None;
         }
-        let mut parts = text.splitn(5, '.');
-        if parts.next()? != "1" {
+        let mut parts = text.splitn(6, '.');
+        if parts.next()? != "2" {
             return None;
         }
         let num = |s: &str| {
@@ -54,14 +69,111 @@ impl LeaseToken {
         let node_id = num(parts.next()?)?;
         let fencing_token = num(parts.next()?)?;
         let start = num(parts.next()?)?;
+        let tag = parts.next()?;
         let sequencer = parts.next()?.to_string();
         snowmint_coord::sequencer::check_name(&sequencer).ok()?;
-        Some(LeaseToken {
+        let token = LeaseToken {
             sequencer,
             node_id,
             fencing_token,
             start,
-        })
+        };
+        key.verify(&token.signed_part(), tag).then_some(token)
+    }
+}
+
+/// The secret that tags lease tokens: 32 random bytes in a store row, shared by every instance of the
+/// service on the store and kept across restarts.
+#[derive(Clone)]
+pub struct TokenKey([u8; 32]);
+
+impl std::fmt::Debug for TokenKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TokenKey(..)")
+    }
+}
+
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+impl TokenKey {
+    /// A key from bytes (tests, the fuzz target).
+    pub fn from_bytes(bytes: [u8; 32]) -> TokenKey {
+        TokenKey(bytes)
+    }
+
+    /// The key of `sequencer`'s tokens on `store`: read from its row, or made and written by
+    /// compare-and-set when there is none (two instances starting at once agree on the first write).
+    pub fn load(store: &dyn Store, sequencer: &str) -> Result<TokenKey, snowmint_coord::Error> {
+        let row = format!("snowmint-service-secret.{sequencer}");
+        for _ in 0..3 {
+            if let Some(text) = store.row(&row)? {
+                return TokenKey::from_hex(&text).ok_or_else(|| {
+                    snowmint_coord::Error::new(
+                        ErrorCode::StoreUnavailable,
+                        format!("{}: row {row} does not hold a token key", store.describe()),
+                    )
+                });
+            }
+            let mut fresh = [0u8; 32];
+            for chunk in fresh.chunks_mut(8) {
+                chunk.copy_from_slice(&snowmint_host::os_seed().to_le_bytes());
+            }
+            let hex: String = fresh.iter().map(|b| format!("{b:02x}")).collect();
+            // A lost answer may have written it: the next round reads the row back either way.
+            if let Ok(true) = store.swap_row(&row, None, &hex) {
+                return Ok(TokenKey(fresh));
+            }
+        }
+        Err(snowmint_coord::Error::new(
+            ErrorCode::StoreUnavailable,
+            format!("{}: cannot read or write row {row}", store.describe()),
+        ))
+    }
+
+    fn from_hex(text: &str) -> Option<TokenKey> {
+        let bytes = text.as_bytes();
+        if bytes.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (i, pair) in bytes.chunks(2).enumerate() {
+            out[i] = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+        }
+        Some(TokenKey(out))
+    }
+
+    fn mac(&self) -> HmacSha256 {
+        use hmac::KeyInit;
+        HmacSha256::new_from_slice(&self.0).expect("HMAC takes a key of any length")
+    }
+
+    /// The tag of `text`: the first 16 bytes of HMAC-SHA256, as 32 hex digits.
+    pub fn tag(&self, text: &str) -> String {
+        use hmac::Mac;
+        let mut mac = self.mac();
+        mac.update(text.as_bytes());
+        mac.finalize().into_bytes()[..16]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// Whether `tag` is `text`'s tag (compared in constant time).
+    fn verify(&self, text: &str, tag: &str) -> bool {
+        use hmac::Mac;
+        let Some(bytes) = (tag.len() == 32)
+            .then(|| {
+                (0..16)
+                    .map(|i| u8::from_str_radix(tag.get(2 * i..2 * i + 2)?, 16).ok())
+                    .collect::<Option<Vec<u8>>>()
+            })
+            .flatten()
+        else {
+            return false;
+        };
+        let mut mac = self.mac();
+        mac.update(text.as_bytes());
+        mac.verify_truncated_left(&bytes).is_ok()
     }
 }
 
@@ -79,6 +191,8 @@ pub struct Leases {
     reservation: Duration,
     /// The service's own node ID when it is not leased: never handed to a client.
     own_fixed: Option<u64>,
+    /// Tags the lease tokens.
+    key: TokenKey,
 }
 
 pub struct Gauges {
@@ -110,6 +224,7 @@ impl Leases {
             LeaseOptions::default(),
         )
         .map_err(|e| e.context(format!("client sequencer {sequencer:?}")))?;
+        let store_for_key = store.clone();
         Ok(Leases {
             nodes: seq.record().config.nodes,
             store,
@@ -121,6 +236,7 @@ impl Leases {
             ttl: config.lease_ttl,
             reservation: config.lease_reservation,
             own_fixed,
+            key: TokenKey::load(store_for_key.as_ref(), sequencer)?,
         })
     }
 
@@ -244,7 +360,7 @@ impl Leases {
             )
             .field("token")
         };
-        let t = LeaseToken::parse(text).ok_or_else(unknown)?;
+        let t = LeaseToken::parse(text, &self.key).ok_or_else(unknown)?;
         if t.sequencer != self.sequencer || t.node_id >= self.nodes {
             return Err(unknown());
         }
@@ -316,7 +432,7 @@ impl Leases {
     fn answer(&self, status: u16, t: &LeaseToken, last: u64, expires: u64) -> Response {
         let mut out = Vec::with_capacity(512);
         out.extend_from_slice(b"{\"token\":");
-        push_str(&mut out, &t.encode());
+        push_str(&mut out, &t.encode(&self.key));
         out.extend_from_slice(b",\"node_id\":");
         push_u64(&mut out, t.node_id);
         out.extend_from_slice(b",\"layout\":");
@@ -381,5 +497,46 @@ impl Leases {
             }
         }
         g
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_tagged_and_a_changed_field_is_refused() {
+        let key = TokenKey::from_bytes([7; 32]);
+        let t = LeaseToken {
+            sequencer: "clients.eu-1".into(),
+            node_id: 5,
+            fencing_token: 42,
+            start: 1 << 40,
+        };
+        let text = t.encode(&key);
+        assert_eq!(LeaseToken::parse(&text, &key), Some(t.clone()));
+        // Another key, another node ID, another fencing token: not a token.
+        assert_eq!(
+            LeaseToken::parse(&text, &TokenKey::from_bytes([8; 32])),
+            None
+        );
+        for forged in [
+            text.replacen("2.5.", "2.6.", 1),
+            text.replacen(".42.", ".43.", 1),
+            text.replace("clients.eu-1", "clients.eu-2"),
+        ] {
+            assert_ne!(forged, text);
+            assert_eq!(LeaseToken::parse(&forged, &key), None, "{forged}");
+        }
+    }
+
+    #[test]
+    fn the_key_is_made_once_per_store_and_read_back() {
+        let store = snowmint_coord::MemoryStore::new();
+        let a = TokenKey::load(&store, "clients").unwrap();
+        let b = TokenKey::load(&store, "clients").unwrap();
+        assert_eq!(a.tag("x"), b.tag("x"));
+        let other = TokenKey::load(&store, "others").unwrap();
+        assert_ne!(a.tag("x"), other.tag("x"));
     }
 }

@@ -60,9 +60,50 @@ pub struct Config {
     pub lease_ttl: Duration,
     /// How far past the clock a client lease's reservation reaches (`--lease-reservation`, default 60 s).
     pub lease_reservation: Duration,
+    /// Web origins whose pages may call the service (`--cors-origin`, CORS); `*` allows any. Empty: no
+    /// CORS headers, so only pages of the service's own origin can read its answers.
+    pub cors_origins: Vec<String>,
+}
+
+/// Checks a `--cors-origin` value: `*`, or `scheme://host[:port]` with no path (what browsers send in
+/// `Origin`).
+pub fn check_origin(origin: &str) -> Result<(), String> {
+    if origin == "*" {
+        return Ok(());
+    }
+    let rest = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"))
+        .ok_or_else(|| {
+            format!("{origin:?} is not * or an origin such as https://app.example.com")
+        })?;
+    let ok = !rest.is_empty()
+        && rest
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{origin:?} is not an origin (scheme://host[:port], no path): e.g. https://app.example.com"
+        ))
+    }
 }
 
 impl Config {
+    /// The `access-control-allow-origin` value for a request from `origin` (its `Origin` header), if
+    /// the service lets that origin's pages read its answers.
+    pub fn cors_allow(&self, origin: Option<&str>) -> Option<String> {
+        if self.cors_origins.iter().any(|o| o == "*") {
+            return Some("*".to_string());
+        }
+        let origin = origin?;
+        self.cors_origins
+            .iter()
+            .any(|o| o == origin)
+            .then(|| origin.to_string())
+    }
+
     /// A configuration with the defaults of `snowmint serve` for `node` and a preset layout.
     pub fn new(node: impl Into<String>, layout_name: &str) -> Result<Config, snowmint::Error> {
         Ok(Config {
@@ -75,6 +116,7 @@ impl Config {
             client_sequencer: None,
             lease_ttl: Duration::from_secs(70),
             lease_reservation: Duration::from_secs(60),
+            cors_origins: Vec::new(),
         })
     }
 }

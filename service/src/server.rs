@@ -46,6 +46,52 @@ async fn answer(
     req: Request<Incoming>,
     late: bool,
 ) -> hyper::Response<Full<Bytes>> {
+    // CORS (`--cors-origin`): the origin's pages may read every answer; a preflight of a known route is
+    // answered here, before the protocol.
+    let cors = service.config().cors_allow(
+        req.headers()
+            .get(hyper::header::ORIGIN)
+            .and_then(|v| v.to_str().ok()),
+    );
+    let preflight = req.method() == hyper::Method::OPTIONS
+        && req
+            .headers()
+            .contains_key(hyper::header::ACCESS_CONTROL_REQUEST_METHOD);
+    let mut r = answer_protocol(service, req, late, cors.is_some() && preflight).await;
+    if let Some(origin) = cors {
+        let h = r.headers_mut();
+        if let Ok(v) = HeaderValue::from_str(&origin) {
+            h.insert(hyper::header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
+        }
+        h.insert(hyper::header::VARY, HeaderValue::from_static("origin"));
+        h.insert(
+            hyper::header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("retry-after"),
+        );
+        if preflight {
+            h.insert(
+                hyper::header::ACCESS_CONTROL_ALLOW_METHODS,
+                HeaderValue::from_static("GET, POST, DELETE"),
+            );
+            h.insert(
+                hyper::header::ACCESS_CONTROL_ALLOW_HEADERS,
+                HeaderValue::from_static("content-type"),
+            );
+            h.insert(
+                hyper::header::ACCESS_CONTROL_MAX_AGE,
+                HeaderValue::from_static("600"),
+            );
+        }
+    }
+    r
+}
+
+async fn answer_protocol(
+    service: Arc<Service>,
+    req: Request<Incoming>,
+    late: bool,
+    preflight: bool,
+) -> hyper::Response<Full<Bytes>> {
     let method = req.method().as_str().to_string();
     let target = req
         .uri()
@@ -53,6 +99,11 @@ async fn answer(
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| "/".to_string());
     let route = Route::of(target.split('?').next().unwrap_or(""));
+    if preflight && route != Route::Unknown {
+        let mut r = hyper::Response::new(Full::new(Bytes::new()));
+        *r.status_mut() = StatusCode::NO_CONTENT;
+        return r;
+    }
     if late && route != Route::Metrics {
         return to_hyper(service.refuse(route, Service::shutdown_error()));
     }

@@ -240,10 +240,11 @@ fn every_bad_request_gets_its_status_and_code() {
             Some("token"),
         ),
         (
+            // Well formed, but not tagged by this store's key: a token nobody was given.
             "POST",
-            "/v1/leases/1.5.999.0.clients/renew",
+            "/v1/leases/2.5.999.0.00000000000000000000000000000000.clients/renew",
             b"",
-            409,
+            404,
             "LEASE_LOST",
             Some("token"),
         ),
@@ -610,4 +611,100 @@ fn too_far_ahead_says_when_to_retry() {
         once(s.addr, "POST", "/v1/ids?count=100", b"").ids().len(),
         100
     );
+}
+
+#[test]
+fn cors_for_the_origins_given_and_no_other() {
+    let mut config = common::config("7");
+    config.cors_origins = vec!["http://app.test:8000".to_string()];
+    let s = with_store(config);
+    let raw = |req: String| {
+        let mut c = Conn::open(s.addr);
+        c.send_raw(req.as_bytes());
+        c.read_reply()
+    };
+    // The browser's preflight for a JSON POST: answered before the protocol, with what may follow.
+    let pre = raw(
+        "OPTIONS /v1/leases HTTP/1.1\r\nhost: x\r\norigin: http://app.test:8000\r\n\
+         access-control-request-method: POST\r\naccess-control-request-headers: content-type\r\n\
+         content-length: 0\r\n\r\n"
+            .to_string(),
+    );
+    assert_eq!(pre.status, 204, "{}", pre.text());
+    assert_eq!(
+        pre.header("access-control-allow-origin"),
+        Some("http://app.test:8000")
+    );
+    assert_eq!(
+        pre.header("access-control-allow-methods"),
+        Some("GET, POST, DELETE")
+    );
+    assert_eq!(
+        pre.header("access-control-allow-headers"),
+        Some("content-type")
+    );
+    // The request itself: its answer readable by that origin, errors too.
+    let ids = raw(
+        "POST /v1/ids?count=2 HTTP/1.1\r\nhost: x\r\norigin: http://app.test:8000\r\ncontent-length: 0\r\n\r\n"
+            .to_string(),
+    );
+    assert_eq!(ids.status, 200);
+    assert_eq!(ids.ids().len(), 2);
+    assert_eq!(
+        ids.header("access-control-allow-origin"),
+        Some("http://app.test:8000")
+    );
+    assert_eq!(ids.header("vary"), Some("origin"));
+    let bad = raw(
+        "POST /v1/ids?count=0 HTTP/1.1\r\nhost: x\r\norigin: http://app.test:8000\r\ncontent-length: 0\r\n\r\n"
+            .to_string(),
+    );
+    assert_eq!(bad.status, 400);
+    assert_eq!(
+        bad.header("access-control-allow-origin"),
+        Some("http://app.test:8000")
+    );
+    // Another origin: no CORS headers (the browser keeps the answer from its page), and its preflight
+    // is not answered as one.
+    let other = raw(
+        "POST /v1/ids HTTP/1.1\r\nhost: x\r\norigin: http://evil.test\r\ncontent-length: 0\r\n\r\n"
+            .to_string(),
+    );
+    assert_eq!(other.status, 200);
+    assert_eq!(other.header("access-control-allow-origin"), None);
+    let other_pre = raw(
+        "OPTIONS /v1/ids HTTP/1.1\r\nhost: x\r\norigin: http://evil.test\r\n\
+         access-control-request-method: POST\r\ncontent-length: 0\r\n\r\n"
+            .to_string(),
+    );
+    assert_eq!(other_pre.status, 405, "{}", other_pre.text());
+    assert_eq!(other_pre.header("access-control-allow-origin"), None);
+    // Without --cors-origin: none at all.
+    let plain = with_store(common::config("8"));
+    let mut c = Conn::open(plain.addr);
+    c.send_raw(b"POST /v1/ids HTTP/1.1\r\nhost: x\r\norigin: http://app.test:8000\r\ncontent-length: 0\r\n\r\n");
+    let r = c.read_reply();
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("access-control-allow-origin"), None);
+}
+
+#[test]
+fn cors_origins_are_checked() {
+    for good in [
+        "*",
+        "https://app.example.com",
+        "http://127.0.0.1:8080",
+        "http://[::1]:3000",
+    ] {
+        assert_eq!(snowmint_service::check_origin(good), Ok(()), "{good}");
+    }
+    for bad in [
+        "",
+        "app.example.com",
+        "https://",
+        "https://app.example.com/path",
+        "ftp://x",
+    ] {
+        assert!(snowmint_service::check_origin(bad).is_err(), "{bad}");
+    }
 }
