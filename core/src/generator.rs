@@ -851,11 +851,13 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
                     // Positions passed over to reach the clock's tick (zero on the common path).
                     let skip = p.first - current;
                     self.counts.before_skip(skip);
-                    // Uniqueness needs only the atomicity of this one read-modify-write.
+                    // Uniqueness needs only the atomicity of this one read-modify-write. Release on
+                    // success: a `stats()` reader that loads the word (acquire) then sees the skip
+                    // counted before it (the same locked instruction on x86: free there).
                     match word.compare_exchange_weak(
                         current,
                         p.next,
-                        Ordering::Relaxed,
+                        Ordering::Release,
                         Ordering::Relaxed,
                     ) {
                         Ok(_) => {
@@ -925,7 +927,7 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         while state > current {
             let skip = state - current;
             self.counts.before_skip(skip);
-            match word.compare_exchange_weak(current, state, Ordering::Relaxed, Ordering::Relaxed) {
+            match word.compare_exchange_weak(current, state, Ordering::Release, Ordering::Relaxed) {
                 Ok(_) => return,
                 Err(seen) => {
                     self.counts.skip_failed(skip);

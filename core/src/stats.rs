@@ -142,12 +142,6 @@ mod shared {
     use super::{Stats, Waited};
     // Not loom's atomics even under loom: the counters take no part in uniqueness, and leaving them out
     // of the model keeps its state space what it was.
-    #[cfg(not(any(
-        target_arch = "x86",
-        target_arch = "x86_64",
-        all(target_family = "wasm", not(target_feature = "atomics"))
-    )))]
-    use core::sync::atomic::fence;
     use core::sync::atomic::{AtomicU64, Ordering::*};
 
     /// The shared generator's counters; see the module notes for what is counted where.
@@ -225,19 +219,11 @@ mod shared {
 
         #[inline(always)]
         fn add_skipped(&self, skip: u64) {
+            // Ordered before the compare-and-swap that follows by that swap's release ordering: a
+            // reader that loads the word (acquire) after the swap sees this addition too (the memory
+            // model's guarantee, which Miri checks; a relaxed swap relied on x86's locked instructions,
+            // which the model does not promise).
             self.counted.fetch_add(skip, Relaxed);
-            // Ordered before the (relaxed) compare-and-swap that follows, so that a reader that loads
-            // the word (acquire) after that swap sees this addition too. On x86 the two locked
-            // instructions are globally ordered as written, and the compiler does not move one locked
-            // instruction past another; a fence there (free in the processor) would make the optimizer
-            // reload the generator's fields on every mint, which measurably costs. WebAssembly without
-            // threads has no other thread to order for. Elsewhere: a fence.
-            #[cfg(not(any(
-                target_arch = "x86",
-                target_arch = "x86_64",
-                all(target_family = "wasm", not(target_feature = "atomics"))
-            )))]
-            fence(Release);
         }
 
         /// The compare-and-swap that was to move the word past `skip` positions failed.
