@@ -42,7 +42,10 @@ function inWorker(path, startAt, n) {
 function inProcess(path, startAt, n) {
   return new Promise((resolve, reject) => {
     const c = fork(fileURLToPath(import.meta.url), ['--child', path, String(startAt), String(n)])
-    c.once('message', (end) => { resolve(end); c.disconnect() })
+    c.once('message', (end) => {
+      resolve(end)
+      c.disconnect()
+    })
     c.once('error', reject)
   })
 }
@@ -60,7 +63,13 @@ if (!isMainThread) {
   let bestFile = Infinity
   for (let r = 0; r < ROUNDS; r++) {
     let a, b
-    if (r % 2 === 0) { a = timed(memory, PER_ROUND); b = timed(file, PER_ROUND) } else { b = timed(file, PER_ROUND); a = timed(memory, PER_ROUND) }
+    if (r % 2 === 0) {
+      a = timed(memory, PER_ROUND)
+      b = timed(file, PER_ROUND)
+    } else {
+      b = timed(file, PER_ROUND)
+      a = timed(memory, PER_ROUND)
+    }
     bestMemory = Math.min(bestMemory, a)
     bestFile = Math.min(bestFile, b)
   }
@@ -70,13 +79,21 @@ if (!isMainThread) {
   let processes = Infinity
   for (let r = 0; r < PARALLEL_ROUNDS; r++) {
     let startAt = wallMs() + 300
-    let ends = await Promise.all([inWorker(path, startAt, PARALLEL_IDS / 2), inWorker(path, startAt, PARALLEL_IDS / 2)])
+    let ends = await Promise.all([
+      inWorker(path, startAt, PARALLEL_IDS / 2),
+      inWorker(path, startAt, PARALLEL_IDS / 2),
+    ])
     threads = Math.min(threads, ((Math.max(...ends) - startAt) * 1e6) / PARALLEL_IDS)
     startAt = wallMs() + 400
-    ends = await Promise.all([inProcess(path, startAt, PARALLEL_IDS / 2), inProcess(path, startAt, PARALLEL_IDS / 2)])
+    ends = await Promise.all([
+      inProcess(path, startAt, PARALLEL_IDS / 2),
+      inProcess(path, startAt, PARALLEL_IDS / 2),
+    ])
     processes = Math.min(processes, ((Math.max(...ends) - startAt) * 1e6) / PARALLEL_IDS)
   }
-  console.log(`STATEFILE threads2 ${threads.toFixed(3)} Node: 2 worker_threads, one state file (a Generator is per thread)`)
+  console.log(
+    `STATEFILE threads2 ${threads.toFixed(3)} Node: 2 worker_threads, one state file (a Generator is per thread)`,
+  )
   console.log(`STATEFILE processes2 ${processes.toFixed(3)} Node: 2 processes, one state file`)
   unlinkSync(path)
 }

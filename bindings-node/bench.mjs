@@ -21,12 +21,18 @@ let sink
 /** A timing loop of its own for each implementation (`new Function`): one shared loop would see every
  * implementation at one call site, and the JIT would then treat them all as megamorphic. */
 function makeLoop() {
-  return new Function('fn', 'state', 'calls', 'now', `
+  return new Function(
+    'fn',
+    'state',
+    'calls',
+    'now',
+    `
     let sink
     const t0 = now()
     for (let i = 0; i < calls; i++) sink = fn(state)
     const t1 = now()
-    return [t1 - t0, sink]`)
+    return [t1 - t0, sink]`,
+  )
 }
 
 /** One timed round: ns per ID of `calls` calls of `fn` on a fresh state (`perCall` IDs per call). */
@@ -78,7 +84,9 @@ function flakeNext(f) {
     } catch (e) {
       if (!/Sequence exceeded/.test(e.message)) throw e
       const ms = Date.now()
-      while (Date.now() === ms) { /* spin to the next millisecond */ }
+      while (Date.now() === ms) {
+        /* spin to the next millisecond */
+      }
     }
   }
 }
@@ -90,16 +98,55 @@ const { mkdtempSync } = await import('node:fs')
 const { tmpdir } = await import('node:os')
 const leaseDir = mkdtempSync(join(tmpdir(), 'snowmint-bench-lease-'))
 const leased = []
-for (let i = 0; i < ROUNDS + 3; i++) leased.push(await Generator.open({ nodeId: `file://${leaseDir}?sequencer=bench` }))
+for (let i = 0; i < ROUNDS + 3; i++)
+  leased.push(await Generator.open({ nodeId: `file://${leaseDir}?sequencer=bench` }))
 const LEASE_ROW = 'snowmint nextId() under a lease'
 const rows = [
-  { name: 'snowmint nextId()', make: () => new Generator({ nodeId: 7 }), fn: (g) => g.nextId(), key: (x) => x },
+  {
+    name: 'snowmint nextId()',
+    make: () => new Generator({ nodeId: 7 }),
+    fn: (g) => g.nextId(),
+    key: (x) => x,
+  },
   { name: LEASE_ROW, make: () => leased.pop(), fn: (g) => g.nextId(), key: (x) => x },
-  { name: 'snowmint nextIdString()', make: () => new Generator({ nodeId: 7 }), fn: (g) => g.nextIdString(), key: (x) => x },
-  { name: 'snowmint nextIds(4096) per ID', make: () => new Generator({ nodeId: 7 }), fn: (g) => g.nextIds(4096), perCall: 4096, calls: 100, key: null },
-  { name: 'snowmint nextId(), clock: Date.now', make: () => new Generator({ nodeId: 7, clock: Date.now }), fn: (g) => g.nextId(), key: (x) => x },
-  { name: '@sapphire/snowflake generate()', make: () => { const s = new Snowflake(TW_EPOCH); s.workerId = 7n; return s }, fn: (s) => s.generate(), key: (x) => x, peer: true },
-  { name: 'flake-idgen next()', make: () => new FlakeId({ id: 7, epoch: Number(TW_EPOCH) }), fn: flakeNext, key: (b) => b.toString('hex'), peer: true },
+  {
+    name: 'snowmint nextIdString()',
+    make: () => new Generator({ nodeId: 7 }),
+    fn: (g) => g.nextIdString(),
+    key: (x) => x,
+  },
+  {
+    name: 'snowmint nextIds(4096) per ID',
+    make: () => new Generator({ nodeId: 7 }),
+    fn: (g) => g.nextIds(4096),
+    perCall: 4096,
+    calls: 100,
+    key: null,
+  },
+  {
+    name: 'snowmint nextId(), clock: Date.now',
+    make: () => new Generator({ nodeId: 7, clock: Date.now }),
+    fn: (g) => g.nextId(),
+    key: (x) => x,
+  },
+  {
+    name: '@sapphire/snowflake generate()',
+    make: () => {
+      const s = new Snowflake(TW_EPOCH)
+      s.workerId = 7n
+      return s
+    },
+    fn: (s) => s.generate(),
+    key: (x) => x,
+    peer: true,
+  },
+  {
+    name: 'flake-idgen next()',
+    make: () => new FlakeId({ id: 7, epoch: Number(TW_EPOCH) }),
+    fn: flakeNext,
+    key: (b) => b.toString('hex'),
+    peer: true,
+  },
   { name: 'crypto.randomUUID()', make: () => null, fn: () => randomUUID(), key: (x) => x, peer: true },
   { name: 'uuid v7()', make: () => null, fn: () => uuidv7(), key: (x) => x, peer: true },
 ]
@@ -112,7 +159,8 @@ for (const r of rows) {
     const g = r.make()
     const seen = new Set()
     let dups = 0
-    for (let n = 0; n < 200_000; n += 4096) for (const id of g.nextIds(4096)) seen.has(id) ? dups++ : seen.add(id)
+    for (let n = 0; n < 200_000; n += 4096)
+      for (const id of g.nextIds(4096)) seen.has(id) ? dups++ : seen.add(id)
     r.dups = dups
   }
 }
@@ -120,13 +168,24 @@ for (const r of rows) {
 const base = rows[0].ns
 const pad = (s, n) => String(s).padEnd(n)
 const lpad = (s, n) => String(s).padStart(n)
-console.log(`node ${process.version}, ${ROUNDS} interleaved rounds of 200k calls (median; batches: 100 calls of 4096), fresh generator per round; dups over 200k IDs`)
-console.log(`${pad('implementation', 36)} ${lpad('ns/ID', 8)} ${lpad('M IDs/s', 8)} ${lpad('vs snowmint nextId', 19)} ${lpad('dups/200k', 10)}`)
+console.log(
+  `node ${process.version}, ${ROUNDS} interleaved rounds of 200k calls (median; batches: 100 calls of 4096), fresh generator per round; dups over 200k IDs`,
+)
+console.log(
+  `${pad('implementation', 36)} ${lpad('ns/ID', 8)} ${lpad('M IDs/s', 8)} ${lpad('vs snowmint nextId', 19)} ${lpad('dups/200k', 10)}`,
+)
 console.log('-'.repeat(85))
 for (const r of rows) {
   const ratio = r.ns / base
-  const rel = r === rows[0] ? '1.00× (base)' : ratio >= 1 ? `${ratio.toFixed(2)}× slower` : `${(1 / ratio).toFixed(2)}× faster`
-  console.log(`${pad(r.name, 36)} ${lpad(r.ns.toFixed(1), 8)} ${lpad((1000 / r.ns).toFixed(2), 8)} ${lpad(rel, 19)} ${lpad(r.dups, 10)}`)
+  const rel =
+    r === rows[0]
+      ? '1.00× (base)'
+      : ratio >= 1
+        ? `${ratio.toFixed(2)}× slower`
+        : `${(1 / ratio).toFixed(2)}× faster`
+  console.log(
+    `${pad(r.name, 36)} ${lpad(r.ns.toFixed(1), 8)} ${lpad((1000 / r.ns).toFixed(2), 8)} ${lpad(rel, 19)} ${lpad(r.dups, 10)}`,
+  )
 }
 console.log('-'.repeat(85))
 const byName = Object.fromEntries(rows.map((r) => [r.name, r]))
@@ -134,17 +193,29 @@ for (const r of rows.filter((x) => x.peer)) {
   console.log(`snowmint nextId() is ${(r.ns / base).toFixed(2)}× as fast as ${r.name}`)
 }
 const leaseRatio = byName[LEASE_ROW].ns / base
-console.log(`nextId() under a lease (file://) / with a plain node ID: ${leaseRatio.toFixed(3)}× (target ≤ 1.05×: ${leaseRatio <= 1.05 ? 'met' : 'NOT met'})`)
+console.log(
+  `nextId() under a lease (file://) / with a plain node ID: ${leaseRatio.toFixed(3)}× (target ≤ 1.05×: ${leaseRatio <= 1.05 ? 'met' : 'NOT met'})`,
+)
 const batch = byName['snowmint nextIds(4096) per ID']
-console.log(`targets: nextId() ${base.toFixed(1)} ns (target ≤ 60 ns: ${base <= 60 ? 'met' : 'NOT met'}); ` +
-  `vs @sapphire/snowflake ${(byName['@sapphire/snowflake generate()'].ns / base).toFixed(2)}× (target ≥ 3×: ${byName['@sapphire/snowflake generate()'].ns / base >= 3 ? 'met' : 'NOT met'}); ` +
-  `nextIds(4096) ${batch.ns.toFixed(2)} ns/ID (target ≤ 2 ns: ${batch.ns <= 2 ? 'met' : 'NOT met'}); snowmint duplicates: ${rows[0].dups + batch.dups}`)
+console.log(
+  `targets: nextId() ${base.toFixed(1)} ns (target ≤ 60 ns: ${base <= 60 ? 'met' : 'NOT met'}); ` +
+    `vs @sapphire/snowflake ${(byName['@sapphire/snowflake generate()'].ns / base).toFixed(2)}× (target ≥ 3×: ${byName['@sapphire/snowflake generate()'].ns / base >= 3 ? 'met' : 'NOT met'}); ` +
+    `nextIds(4096) ${batch.ns.toFixed(2)} ns/ID (target ≤ 2 ns: ${batch.ns <= 2 ? 'met' : 'NOT met'}); snowmint duplicates: ${rows[0].dups + batch.dups}`,
+)
 // The machine-readable summary for scripts/bench-all.sh: the medians of the table above (the first
 // snowmint single and snowmint batch rows are the headline figures; this bench has no floor).
 if (process.env.SNOWMINT_BENCH_JSON) {
   const { writeFileSync } = await import('node:fs')
-  const out = rows.map((r) => ({ name: r.name, kind: r.peer ? 'peer' : 'snowmint', what: r.perCall ? 'batch' : 'single', ns_per_id: r.ns }))
-  writeFileSync(process.env.SNOWMINT_BENCH_JSON, JSON.stringify({ runtime: 'node', rows: out }, null, 1) + '\n')
+  const out = rows.map((r) => ({
+    name: r.name,
+    kind: r.peer ? 'peer' : 'snowmint',
+    what: r.perCall ? 'batch' : 'single',
+    ns_per_id: r.ns,
+  }))
+  writeFileSync(
+    process.env.SNOWMINT_BENCH_JSON,
+    JSON.stringify({ runtime: 'node', rows: out }, null, 1) + '\n',
+  )
 }
 for (const g of leased) await g.close()
 void sink

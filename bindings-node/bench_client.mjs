@@ -30,12 +30,12 @@ if (!url) {
 }
 
 const ns = (t) => Number(process.hrtime.bigint() - t) / CALLS
-function timed (f) {
+function timed(f) {
   const t = process.hrtime.bigint()
   for (let i = 0; i < CALLS; i++) f()
   return ns(t)
 }
-async function timedAsync (c) {
+async function timedAsync(c) {
   const t = process.hrtime.bigint()
   for (let i = 0; i < CALLS; i++) await c.nextId()
   return ns(t)
@@ -45,14 +45,27 @@ try {
   const gen = new Generator({ nodeId: 1 })
   let sink = 0n
   for (let r = 0; r < ROUNDS; r++) {
-    for (const [key, run] of [['sync', (c) => timed(() => { sink ^= c.tryNextId() })], ['async', timedAsync]]) {
+    for (const [key, run] of [
+      [
+        'sync',
+        (c) =>
+          timed(() => {
+            sink ^= c.tryNextId()
+          }),
+      ],
+      ['async', timedAsync],
+    ]) {
       const c = new Client({ url, prefetch: 10000 })
       await c.nextId()
       rows[key].push(await run(c))
       if (c.stats().requests !== 1) throw new Error('a round reached the network')
       c.close()
     }
-    rows.gen.push(timed(() => { sink ^= gen.nextId() }))
+    rows.gen.push(
+      timed(() => {
+        sink ^= gen.nextId()
+      }),
+    )
     rows.noop.push(timed(() => {}))
   }
   if (sink === 1n) console.log('')
@@ -65,15 +78,26 @@ const f = (k) => `${best(rows[k]).toFixed(1).padStart(7)} / ${median(rows[k]).to
 console.log(`service client (${label}), ns per call, best / median of ${ROUNDS} rounds x ${CALLS}`)
 console.log(`  Client#tryNextId (prefetched)        ${f('sync')}   (target <= 60)`)
 console.log(`  await Client#nextId (prefetched)     ${f('async')}`)
-console.log(`  Generator#nextId                     ${f('gen')}   (ratio tryNextId/generator ${(best(rows.sync) / best(rows.gen)).toFixed(2)}x)`)
+console.log(
+  `  Generator#nextId                     ${f('gen')}   (ratio tryNextId/generator ${(best(rows.sync) / best(rows.gen)).toFixed(2)}x)`,
+)
 console.log(`  empty call                           ${f('noop')}`)
 const out = process.env.SNOWMINT_BENCH_CLIENT_JSON
 if (out) {
-  const r = (name, kind, what, k) => ({ name, kind, what, ns_per_id: Math.round(best(rows[k]) * 10) / 10, group: 'client' })
-  fs.writeFileSync(out, JSON.stringify([
-    r('Client#tryNextId() from a prefetched batch', 'snowmint', 'single', 'sync'),
-    r('await Client#nextId() from a prefetched batch', 'snowmint', 'single', 'async'),
-    r('Generator#nextId() (local minting, same run)', 'peer', 'single', 'gen'),
-    r('an empty call (the floor)', 'floor', 'call', 'noop'),
-  ]))
+  const r = (name, kind, what, k) => ({
+    name,
+    kind,
+    what,
+    ns_per_id: Math.round(best(rows[k]) * 10) / 10,
+    group: 'client',
+  })
+  fs.writeFileSync(
+    out,
+    JSON.stringify([
+      r('Client#tryNextId() from a prefetched batch', 'snowmint', 'single', 'sync'),
+      r('await Client#nextId() from a prefetched batch', 'snowmint', 'single', 'async'),
+      r('Generator#nextId() (local minting, same run)', 'peer', 'single', 'gen'),
+      r('an empty call (the floor)', 'floor', 'call', 'noop'),
+    ]),
+  )
 }

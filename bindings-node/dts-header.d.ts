@@ -5,7 +5,8 @@
  * A preset name a `layout` argument takes (snowcast needs its parameters: `Layout.snowcast`). A name
  * outside this list fails type-checking, and at run time `INVALID_LAYOUT`.
  */
-export type PresetName = 'twitter' | 'discord' | 'instagram' | 'sonyflake' | 'hazelcast' | 'js53' | 'decimal' | 'chronicle'
+export type PresetName =
+  'twitter' | 'discord' | 'instagram' | 'sonyflake' | 'hazelcast' | 'js53' | 'decimal' | 'chronicle'
 
 /**
  * Every error snowmint throws for a value of the right JavaScript type (out of range, or refused by the

@@ -25,7 +25,9 @@ Object.defineProperty(native.Sequencer.prototype, Symbol.for('nodejs.util.inspec
   value: function (depth, options, inspect) {
     const l = this.layout
     const fields = { name: this.name, nodeCount: this.nodeCount, layout: l.name !== null ? l.name : l }
-    return depth < 0 ? '[Sequencer]' : `Sequencer ${inspect(fields, { ...options, depth: options.depth === null ? null : options.depth - 1 })}`
+    return depth < 0
+      ? '[Sequencer]'
+      : `Sequencer ${inspect(fields, { ...options, depth: options.depth === null ? null : options.depth - 1 })}`
   },
   writable: true,
   configurable: true,

@@ -50,6 +50,14 @@ if [ ! -x "$TOOLS/node_modules/.bin/tsc" ]; then
   (cd "$TOOLS" && npm install --no-audit --no-fund --loglevel=error "typescript@^5")
 fi
 
+# --- the JavaScript format (prettier, .prettierrc.json at the root: every hand-written JS/TS file) --
+if [ ! -x "$TOOLS/node_modules/.bin/prettier" ]; then
+  [ -f "$TOOLS/package.json" ] || echo '{ "name": "snowmint-node-test-tools", "private": true }' > "$TOOLS/package.json"
+  (cd "$TOOLS" && npm install --no-audit --no-fund --loglevel=error "prettier@3")
+fi
+(cd "$ROOT" && "$TOOLS/node_modules/.bin/prettier" --check --log-level warn .) \
+  || { echo "test.sh: JavaScript not formatted: run prettier --write . (its config: .prettierrc.json)" >&2; exit 1; }
+
 # --- a fresh project with both tarballs installed -------------------------------------------------
 cd "$PROJECT"
 printf '{ "name": "snowmint-user", "version": "1.0.0", "private": true }\n' > package.json

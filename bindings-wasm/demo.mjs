@@ -46,12 +46,18 @@ if (arg === '--live') {
   if ('max_ahead_ms' in c) options.maxAheadMs = BigInt(c.max_ahead_ms);
   if ('random_seed' in c) options.randomSeed = BigInt(c.random_seed);
   let gen;
-  if (coded(() => { gen = new api.Generator({ ...options, layout: makeLayout(api, c.layout) }); })) {
+  if (
+    coded(() => {
+      gen = new api.Generator({ ...options, layout: makeLayout(api, c.layout) });
+    })
+  ) {
     for (const step of c.steps ?? []) {
       script = step.clock;
       at = 0;
       if (step.op === 'batch') {
-        coded(() => { for (const id of gen.nextIds(step.count)) console.log(id.toString()); });
+        coded(() => {
+          for (const id of gen.nextIds(step.count)) console.log(id.toString());
+        });
       } else {
         for (let i = 0; i < step.count; i++) if (!coded(() => console.log(gen.nextId().toString()))) break;
       }

@@ -18,7 +18,12 @@ new Generator({ nodeId: 3, clock: () => BigInt(Date.now()), randomStart: true })
 
 const d = decode(id)
 const fields: { ms: number; date: Date; iso: string; node: number; seq: number; ticks: bigint } = {
-  ms: d.timestampMs, date: d.date, iso: d.iso, node: d.nodeId, seq: d.sequence, ticks: d.timestampTicks,
+  ms: d.timestampMs,
+  date: d.date,
+  iso: d.iso,
+  node: d.nodeId,
+  seq: d.sequence,
+  ticks: d.timestampTicks,
 }
 decode(text, 'twitter')
 decode(batch[0], layout)
@@ -31,8 +36,13 @@ const back: bigint = parse(b58, 'any')
 parse(encode(id))
 
 const custom = new Layout({
-  timestampBits: 41, nodeBits: 10, sequenceBits: 12, order: 'timestamp_node_sequence',
-  tickNs: 1_000_000n, epochMs: 1_700_000_000_000, useSignBit: false,
+  timestampBits: 41,
+  nodeBits: 10,
+  sequenceBits: 12,
+  order: 'timestamp_node_sequence',
+  tickNs: 1_000_000n,
+  epochMs: 1_700_000_000_000,
+  useSignBit: false,
 })
 const capacity: number = custom.nodeCount * custom.idsPerTick
 const lifespan: string = custom.lifespanEndIso
@@ -58,7 +68,22 @@ const wrong: number = gen.nextId()
 // @ts-expect-error unknown encoding
 encode(id, 'base64')
 
-export const used = [id, text, batch.length, nodeId, small, fields, again, after, back, capacity, lifespan, unit, name, wrong]
+export const used = [
+  id,
+  text,
+  batch.length,
+  nodeId,
+  small,
+  fields,
+  again,
+  after,
+  back,
+  capacity,
+  lifespan,
+  unit,
+  name,
+  wrong,
+]
 
 // Node sources, leases and sequencers (never called here: the types are what is checked).
 export async function leases(): Promise<void> {
@@ -75,7 +100,10 @@ export async function leases(): Promise<void> {
   await g.detach()
   await g.attach()
   await g.close()
-  const seq: Sequencer = await Sequencer.create('orders', { store: 'etcd://127.0.0.1:2379/app', nodeCount: 16 })
+  const seq: Sequencer = await Sequencer.create('orders', {
+    store: 'etcd://127.0.0.1:2379/app',
+    nodeCount: 16,
+  })
   const names: string[] = await Sequencer.list({ store: 'etcd://127.0.0.1:2379/app' })
   const worker: Generator = await seq.attach()
   worker.nextId()

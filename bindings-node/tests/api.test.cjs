@@ -16,7 +16,10 @@ function throwsCode(fn, code, cls = Error) {
     err = e
   }
   assert.ok(err !== undefined, `expected ${code}, nothing thrown`)
-  assert.ok(err instanceof cls, `expected a ${cls.name}, got ${err && err.constructor && err.constructor.name}: ${err}`)
+  assert.ok(
+    err instanceof cls,
+    `expected a ${cls.name}, got ${err && err.constructor && err.constructor.name}: ${err}`,
+  )
   assert.equal(err.code, code, err.message)
   assert.ok(err.message.length > 0)
   return err
@@ -26,9 +29,24 @@ test('exports and ERROR_CODES', () => {
   for (const name of ['Generator', 'Layout', 'decode', 'compose', 'minIdAt', 'encode', 'parse']) {
     assert.equal(typeof snowmint[name], 'function', name)
   }
-  for (const code of ['INVALID_LAYOUT', 'NODE_ID_OUT_OF_RANGE', 'CLOCK_MOVED_BACKWARDS', 'CLOCK_BEFORE_EPOCH',
-    'TOO_FAR_AHEAD', 'LAYOUT_EXHAUSTED', 'PARSE', 'INVALID_CLOCK', 'INVALID_ID', 'INVALID_ARGUMENT', 'LEASE_LOST',
-    'FORKED', 'NODE_IDS_EXHAUSTED', 'SEQUENCER_CONFLICT', 'SEQUENCER_DESTROYED', 'STORE_UNAVAILABLE']) {
+  for (const code of [
+    'INVALID_LAYOUT',
+    'NODE_ID_OUT_OF_RANGE',
+    'CLOCK_MOVED_BACKWARDS',
+    'CLOCK_BEFORE_EPOCH',
+    'TOO_FAR_AHEAD',
+    'LAYOUT_EXHAUSTED',
+    'PARSE',
+    'INVALID_CLOCK',
+    'INVALID_ID',
+    'INVALID_ARGUMENT',
+    'LEASE_LOST',
+    'FORKED',
+    'NODE_IDS_EXHAUSTED',
+    'SEQUENCER_CONFLICT',
+    'SEQUENCER_DESTROYED',
+    'STORE_UNAVAILABLE',
+  ]) {
     assert.ok(ERROR_CODES.includes(code), code)
   }
   assert.equal(new Set(ERROR_CODES).size, ERROR_CODES.length)
@@ -45,14 +63,24 @@ test('default generator: twitter, policy fail, host clock read in Rust', () => {
   assert.equal(typeof id, 'bigint')
   const d = decode(id)
   assert.equal(d.nodeId, 7)
-  assert.ok(d.timestampMs >= before && d.timestampMs <= after, `${d.timestampMs} not in [${before}, ${after}]`)
+  assert.ok(
+    d.timestampMs >= before && d.timestampMs <= after,
+    `${d.timestampMs} not in [${before}, ${after}]`,
+  )
   assert.ok(d.date instanceof Date)
   assert.equal(d.iso, d.date.toISOString())
 })
 
 test('host clock: every ID names the millisecond Date.now() shows around it (the TSC-gated clock is exact)', () => {
   // 2^22 IDs a millisecond: the generator never has to run ahead of the clock here.
-  const wide = new Layout({ timestampBits: 41, nodeBits: 0, sequenceBits: 22, order: 'timestamp_node_sequence', tickNs: 1000000, epochMs: T0 })
+  const wide = new Layout({
+    timestampBits: 41,
+    nodeBits: 0,
+    sequenceBits: 22,
+    order: 'timestamp_node_sequence',
+    tickNs: 1000000,
+    epochMs: T0,
+  })
   const gen = new Generator({ nodeId: 0, layout: wide })
   const start = Date.now()
   let n = 0
@@ -141,9 +169,20 @@ test('injected clock: bad readings are INVALID_CLOCK, never rounded', () => {
 
 test('injected clock that throws: the same exception reaches the caller', () => {
   const boom = new RangeError('clock exploded')
-  const gen = new Generator({ nodeId: 1, clock: () => { throw boom } })
-  assert.throws(() => gen.nextId(), (e) => e === boom)
-  assert.throws(() => gen.nextIds(2), (e) => e === boom)
+  const gen = new Generator({
+    nodeId: 1,
+    clock: () => {
+      throw boom
+    },
+  })
+  assert.throws(
+    () => gen.nextId(),
+    (e) => e === boom,
+  )
+  assert.throws(
+    () => gen.nextIds(2),
+    (e) => e === boom,
+  )
 })
 
 test('clock before the epoch, past the lifespan', () => {
@@ -224,14 +263,40 @@ test('Layout: presets, snowcast, hazelcast, custom, getters', () => {
   assert.equal(hz.maxNodeId, 65530n)
   const gen = new Generator({ nodeId: 2, layout: hz, clock: () => T0 })
   assert.equal(decode(gen.nextId(), hz).nodeId, 7)
-  const custom = new Layout({ timestampBits: 40, nodeBits: 11, sequenceBits: 12, order: 'timestamp_node_sequence', tickNs: 1000000, epochMs: T0 })
+  const custom = new Layout({
+    timestampBits: 40,
+    nodeBits: 11,
+    sequenceBits: 12,
+    order: 'timestamp_node_sequence',
+    tickNs: 1000000,
+    epochMs: T0,
+  })
   assert.equal(custom.name, null)
   assert.equal(custom.nodeCount, 2048)
-  assert.equal(new Layout({ timestampBits: 32, nodeBits: 16, sequenceBits: 16, order: 'timestamp_sequence_node', tickNs: 10n ** 9n, epochMs: 0n, useSignBit: true, nodeIdOffset: 1n }).nodeIdOffset, 1n)
+  assert.equal(
+    new Layout({
+      timestampBits: 32,
+      nodeBits: 16,
+      sequenceBits: 16,
+      order: 'timestamp_sequence_node',
+      tickNs: 10n ** 9n,
+      epochMs: 0n,
+      useSignBit: true,
+      nodeIdOffset: 1n,
+    }).nodeIdOffset,
+    1n,
+  )
 })
 
 test('Layout errors name the field', () => {
-  const base = { timestampBits: 41, nodeBits: 10, sequenceBits: 12, order: 'timestamp_node_sequence', tickNs: 1000000, epochMs: 0 }
+  const base = {
+    timestampBits: 41,
+    nodeBits: 10,
+    sequenceBits: 12,
+    order: 'timestamp_node_sequence',
+    tickNs: 1000000,
+    epochMs: 0,
+  }
   const cases = [
     [{ ...base, timestampBits: 0 }, 'timestamp_bits'],
     [{ ...base, timestampBits: 50 }, 'timestamp_bits + node_bits + sequence_bits'],
@@ -292,8 +357,30 @@ test('wrong types are TypeErrors, out-of-range numbers SnowmintErrors, all INVAL
     [() => minIdAt(1.5), R],
     [() => Layout.preset(5), T],
     [() => new Layout({ timestampBits: 41 }), T],
-    [() => new Layout({ timestampBits: 41, nodeBits: 10, sequenceBits: 12, order: 'timestamp_node_sequence', tickNs: '1', epochMs: 0 }), T],
-    [() => new Layout({ timestampBits: 41.5, nodeBits: 10, sequenceBits: 12, order: 'timestamp_node_sequence', tickNs: 1, epochMs: 0 }), R],
+    [
+      () =>
+        new Layout({
+          timestampBits: 41,
+          nodeBits: 10,
+          sequenceBits: 12,
+          order: 'timestamp_node_sequence',
+          tickNs: '1',
+          epochMs: 0,
+        }),
+      T,
+    ],
+    [
+      () =>
+        new Layout({
+          timestampBits: 41.5,
+          nodeBits: 10,
+          sequenceBits: 12,
+          order: 'timestamp_node_sequence',
+          tickNs: 1,
+          epochMs: 0,
+        }),
+      R,
+    ],
   ]
   cases.forEach(([fn, cls], i) => {
     const e = throwsCode(fn, 'INVALID_ARGUMENT', cls)
@@ -301,7 +388,8 @@ test('wrong types are TypeErrors, out-of-range numbers SnowmintErrors, all INVAL
   })
   // A node ID that is a whole number outside 0..2^64 is NODE_ID_OUT_OF_RANGE, as in every runtime
   // (tests/host-inputs).
-  for (const bad of [-1, -1n, 2n ** 64n]) throwsCode(() => new Generator({ nodeId: bad }), 'NODE_ID_OUT_OF_RANGE', R)
+  for (const bad of [-1, -1n, 2n ** 64n])
+    throwsCode(() => new Generator({ nodeId: bad }), 'NODE_ID_OUT_OF_RANGE', R)
   // An ID out of 0..2^64 is INVALID_ID, as in every runtime.
   for (const bad of [-1n, 2n ** 64n, -1]) {
     throwsCode(() => decode(bad), 'INVALID_ID', R)
@@ -329,10 +417,19 @@ test('core errors: node ID range, invalid ID, parse position', () => {
 test('decode, compose, minIdAt, encode, parse agree', () => {
   const id = 1212161512043450368n
   const d = decode(id)
-  assert.deepEqual({ ...d, date: d.date.toISOString() }, {
-    id, timestampTicks: 289001825343n, timestampMs: 1577836800000, subMsNs: 0,
-    date: '2020-01-01T00:00:00.000Z', iso: '2020-01-01T00:00:00.000Z', nodeId: 1, sequence: 0,
-  })
+  assert.deepEqual(
+    { ...d, date: d.date.toISOString() },
+    {
+      id,
+      timestampTicks: 289001825343n,
+      timestampMs: 1577836800000,
+      subMsNs: 0,
+      date: '2020-01-01T00:00:00.000Z',
+      iso: '2020-01-01T00:00:00.000Z',
+      nodeId: 1,
+      sequence: 0,
+    },
+  )
   assert.equal(compose({ timestampTicks: d.timestampTicks, nodeId: 1, sequence: 0 }), id)
   assert.equal(compose({ timestampTicks: 289001825343, nodeId: 1n, sequence: 0n }, 'twitter'), id)
   const min = minIdAt(new Date('2020-01-01T00:00:00Z'))
@@ -386,7 +483,14 @@ test('minting methods: bound copies are safe to detach, frozen objects work, wro
   assert.equal(frozen.nextId() + 1n, frozen.nextId())
   assert.equal(frozen.nextIds(3).length, 3)
   for (const m of ['nextId', 'nextIdString', 'nextIds']) {
-    for (const bad of [{}, null, undefined, 5, Layout.preset('twitter'), Object.create(Generator.prototype)]) {
+    for (const bad of [
+      {},
+      null,
+      undefined,
+      5,
+      Layout.preset('twitter'),
+      Object.create(Generator.prototype),
+    ]) {
       throwsCode(() => Generator.prototype[m].call(bad, 1), 'INVALID_ARGUMENT', TypeError)
     }
   }
@@ -398,7 +502,10 @@ test('minting methods: bound copies are safe to detach, frozen objects work, wro
 test('nextId fast path: each generator has its own bound nextId over the shared ID cell', () => {
   const gen = new Generator({ nodeId: 3 })
   const own = Object.getOwnPropertyDescriptor(gen, 'nextId')
-  assert.ok(own && typeof own.value === 'function' && !own.enumerable, 'nextId is an own, non-enumerable method')
+  assert.ok(
+    own && typeof own.value === 'function' && !own.enumerable,
+    'nextId is an own, non-enumerable method',
+  )
   // The class's own prototype method (N-API, used for other receivers) gives the same sequence.
   const proto = Object.getPrototypeOf(Generator.prototype).nextId
   const a = gen.nextId()
@@ -416,7 +523,10 @@ test('nextId fast path: thousands of generators, collected and replaced, each mi
   const js53 = Layout.preset('js53')
   for (let round = 0; round < 4; round++) {
     // 16 node IDs of js53; table slots freed by collected generators are reused by new ones.
-    const gens = Array.from({ length: 2000 }, (_, i) => new Generator({ nodeId: i % 16, layout: js53, clock: () => T0 + round }))
+    const gens = Array.from(
+      { length: 2000 },
+      (_, i) => new Generator({ nodeId: i % 16, layout: js53, clock: () => T0 + round }),
+    )
     const last = new Array(gens.length).fill(-1n)
     for (let k = 0; k < 3; k++) {
       for (let i = gens.length - 1; i >= 0; i--) {
@@ -437,16 +547,37 @@ test('nextId fast path: thousands of generators, collected and replaced, each mi
 test('nextId fast path: a clock that mints from another generator does not disturb the ID cell', () => {
   const inner = new Generator({ nodeId: 2, clock: () => T0 })
   let innerIds = []
-  const outer = new Generator({ nodeId: 1, clock: () => { innerIds.push(inner.nextId()); return T0 } })
+  const outer = new Generator({
+    nodeId: 1,
+    clock: () => {
+      innerIds.push(inner.nextId())
+      return T0
+    },
+  })
   const ids = [outer.nextId(), outer.nextId()]
-  assert.deepEqual(ids.map((id) => decode(id).nodeId), [1, 1])
-  assert.deepEqual(innerIds.map((id) => decode(id).nodeId), [2, 2])
+  assert.deepEqual(
+    ids.map((id) => decode(id).nodeId),
+    [1, 1],
+  )
+  assert.deepEqual(
+    innerIds.map((id) => decode(id).nodeId),
+    [2, 2],
+  )
   assert.equal(ids[1], ids[0] + 1n)
   // A clock that throws on the second call: the error reaches the caller, the next call works.
   let n = 0
-  const flaky = new Generator({ nodeId: 4, clock: () => { if (n++ === 1) throw new RangeError('flaky'); return T0 } })
+  const flaky = new Generator({
+    nodeId: 4,
+    clock: () => {
+      if (n++ === 1) throw new RangeError('flaky')
+      return T0
+    },
+  })
   const first = flaky.nextId()
-  assert.throws(() => flaky.nextId(), (e) => e instanceof RangeError && e.message === 'flaky')
+  assert.throws(
+    () => flaky.nextId(),
+    (e) => e instanceof RangeError && e.message === 'flaky',
+  )
   assert.equal(flaky.nextId(), first + 1n)
 })
 
@@ -460,7 +591,9 @@ test('an injected clock stays alive with its generator, and a generator whose cl
   for (let i = 0; i < 3; i++) gc()
   assert.equal(decode(gen.nextId()).timestampMs, T0)
   let collected = 0
-  const registry = new FinalizationRegistry(() => { collected++ })
+  const registry = new FinalizationRegistry(() => {
+    collected++
+  })
   for (let i = 0; i < 200; i++) {
     const self = new Generator({ nodeId: 2, clock: () => (self ? T0 : T0) })
     self.nextId()

@@ -8,7 +8,10 @@ const path = require('node:path')
 const { run } = require('./coord-holder.cjs')
 
 if (!isMainThread) {
-  run(workerData).then((r) => parentPort.postMessage({ done: r }), (e) => parentPort.postMessage({ done: { fatal: `${e.code}: ${e.message}` } }))
+  run(workerData).then(
+    (r) => parentPort.postMessage({ done: r }),
+    (e) => parentPort.postMessage({ done: { fatal: `${e.code}: ${e.message}` } }),
+  )
 } else if (cluster.isWorker) {
   run(JSON.parse(process.env.SNOWMINT_JOB)).then(
     (r) => process.send({ done: r }, () => process.exit(0)),
@@ -21,13 +24,21 @@ if (!isMainThread) {
   for (let i = 0; i < 8; i++) {
     const out = path.join(dir, `w${i}.bin`)
     const job = { source, count, out, holdUntil }
-    jobs.push(new Promise((resolve, reject) => {
-      const w = i < 4
-        ? cluster.fork({ SNOWMINT_JOB: JSON.stringify(job) })
-        : new Worker(__filename, { workerData: job })
-      w.on('message', (m) => { if (m.done) resolve({ ...m.done, out, kind: i < 4 ? 'cluster' : 'thread' }) })
-      w.on('error', reject)
-    }))
+    jobs.push(
+      new Promise((resolve, reject) => {
+        const w =
+          i < 4
+            ? cluster.fork({ SNOWMINT_JOB: JSON.stringify(job) })
+            : new Worker(__filename, { workerData: job })
+        w.on('message', (m) => {
+          if (m.done) resolve({ ...m.done, out, kind: i < 4 ? 'cluster' : 'thread' })
+        })
+        w.on('error', reject)
+      }),
+    )
   }
-  Promise.all(jobs).then((r) => { process.stdout.write(JSON.stringify(r) + '\n'); process.exit(0) })
+  Promise.all(jobs).then((r) => {
+    process.stdout.write(JSON.stringify(r) + '\n')
+    process.exit(0)
+  })
 }

@@ -26,7 +26,8 @@ async function run({ source, store, name, count, seconds, out, holdUntil }) {
   const node = gen.nodeId
   const claimedAt = Date.now()
   if (process.send) process.send({ ready: node })
-  else if (!require('node:worker_threads').isMainThread) require('node:worker_threads').parentPort.postMessage({ ready: node })
+  else if (!require('node:worker_threads').isMainThread)
+    require('node:worker_threads').parentPort.postMessage({ ready: node })
   else process.stdout.write(`ready ${node}\n`)
   const fd = fs.openSync(out, 'w')
   let error = null
@@ -38,7 +39,10 @@ async function run({ source, store, name, count, seconds, out, holdUntil }) {
       try {
         ids = gen.nextIds(count ? Math.min(1000, count - minted) : 100)
       } catch (e) {
-        if (e.code === 'TOO_FAR_AHEAD') { await new Promise((r) => setTimeout(r, 5)); continue }
+        if (e.code === 'TOO_FAR_AHEAD') {
+          await new Promise((r) => setTimeout(r, 5))
+          continue
+        }
         throw e
       }
       fs.writeSync(fd, Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength))
@@ -55,7 +59,9 @@ async function run({ source, store, name, count, seconds, out, holdUntil }) {
   // A release the store does not answer in time is not an error of minting (the claim then expires
   // after its TTL); it is reported apart.
   let closeError = null
-  await gen.close().catch((e) => { closeError = e.code })
+  await gen.close().catch((e) => {
+    closeError = e.code
+  })
   return { node, error, claimedAt, heldUntil, closeError }
 }
 
@@ -64,7 +70,12 @@ module.exports = { run }
 if (require.main === module) {
   // A plain child process: the job is a JSON argument; the result goes to stdout.
   run(JSON.parse(process.argv[2])).then(
-    (r) => { process.stdout.write(`result ${JSON.stringify(r)}\n`) },
-    (e) => { process.stdout.write(`result ${JSON.stringify({ fatal: `${e.code}: ${e.message}` })}\n`); process.exitCode = 1 },
+    (r) => {
+      process.stdout.write(`result ${JSON.stringify(r)}\n`)
+    },
+    (e) => {
+      process.stdout.write(`result ${JSON.stringify({ fatal: `${e.code}: ${e.message}` })}\n`)
+      process.exitCode = 1
+    },
   )
 }

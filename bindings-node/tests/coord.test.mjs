@@ -18,7 +18,10 @@ if (process.env.SNOWMINT_REQUIRE_SERVERS === '1') assert.ok(ETCD && POSTGRES, 's
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'snowmint-node-coord-'))
 process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }))
 const FILE = `file://${tmp}/store`
-const SERVERS = [['etcd', ETCD], ['postgres', POSTGRES]].filter(([, u]) => u)
+const SERVERS = [
+  ['etcd', ETCD],
+  ['postgres', POSTGRES],
+].filter(([, u]) => u)
 const STORES = [['file', FILE], ...SERVERS]
 let n = 0
 const uniq = (p) => `${p}-${process.pid}-${n++}`
@@ -37,7 +40,10 @@ test('the synchronous constructor takes numbers and env/k8s/ip, and names open()
   assert.equal(g.state, 'attached')
   assert.equal(g.lease, null)
   for (const src of [FILE, 'etcd://127.0.0.1:2379/x', 'postgres://u@h/db']) {
-    assert.throws(() => new Generator({ nodeId: src }), (e) => e instanceof Error && e.code === 'INVALID_ARGUMENT' && /Generator\.open/.test(e.message))
+    assert.throws(
+      () => new Generator({ nodeId: src }),
+      (e) => e instanceof Error && e.code === 'INVALID_ARGUMENT' && /Generator\.open/.test(e.message),
+    )
   }
   process.env.SNOWMINT_NODE_ID = '4096'
   assert.throws(() => new Generator({ nodeId: 'env' }), { code: 'NODE_ID_OUT_OF_RANGE' })
@@ -46,15 +52,22 @@ test('the synchronous constructor takes numbers and env/k8s/ip, and names open()
 
 test('bad sources reject with the same codes as Rust', async () => {
   const cases = [
-    ['', 'INVALID_ARGUMENT'], ['zookeeper://h:2181/x', 'INVALID_ARGUMENT'], ['file://relative', 'INVALID_ARGUMENT'],
-    ['file:///tmp/x?ttl=0s', 'INVALID_ARGUMENT'], ['file:///tmp/x?sequencer=.bad', 'INVALID_ARGUMENT'],
-    ['etcd://127.0.0.1:1/x?ttl=1s', 'STORE_UNAVAILABLE'], ['postgres://u@127.0.0.1:1/db?ttl=1s', 'STORE_UNAVAILABLE'],
-    ['4096', 'NODE_ID_OUT_OF_RANGE'], ['99999999999999999999', 'INVALID_ARGUMENT'],
+    ['', 'INVALID_ARGUMENT'],
+    ['zookeeper://h:2181/x', 'INVALID_ARGUMENT'],
+    ['file://relative', 'INVALID_ARGUMENT'],
+    ['file:///tmp/x?ttl=0s', 'INVALID_ARGUMENT'],
+    ['file:///tmp/x?sequencer=.bad', 'INVALID_ARGUMENT'],
+    ['etcd://127.0.0.1:1/x?ttl=1s', 'STORE_UNAVAILABLE'],
+    ['postgres://u@127.0.0.1:1/db?ttl=1s', 'STORE_UNAVAILABLE'],
+    ['4096', 'NODE_ID_OUT_OF_RANGE'],
+    ['99999999999999999999', 'INVALID_ARGUMENT'],
   ]
   for (const [src, code] of cases) {
     await assert.rejects(Generator.open({ nodeId: src }), (e) => e instanceof Error && e.code === code, src)
   }
-  await assert.rejects(Generator.open({ nodeId: 'file:///tmp/x', clock: () => 1 }), { code: 'INVALID_ARGUMENT' })
+  await assert.rejects(Generator.open({ nodeId: 'file:///tmp/x', clock: () => 1 }), {
+    code: 'INVALID_ARGUMENT',
+  })
   await assert.rejects(Sequencer.create('.bad', { store: FILE }), { code: 'INVALID_ARGUMENT' })
   await assert.rejects(Sequencer.create('zero', { store: FILE, nodeCount: 0 }), { code: 'INVALID_ARGUMENT' })
   await assert.rejects(Sequencer.open('missing', { store: FILE }), { code: 'INVALID_ARGUMENT' })
@@ -67,9 +80,13 @@ test('the event loop keeps running while a claim waits on a store that never ans
   const server = net.createServer((s) => sockets.push(s)) // accepts, never answers
   await new Promise((r) => server.listen(0, '127.0.0.1', r))
   let ticks = 0
-  const timer = setInterval(() => { ticks++ }, 5)
+  const timer = setInterval(() => {
+    ticks++
+  }, 5)
   const start = Date.now()
-  await assert.rejects(Generator.open({ nodeId: `etcd://127.0.0.1:${server.address().port}/x?ttl=1s` }), { code: 'STORE_UNAVAILABLE' })
+  await assert.rejects(Generator.open({ nodeId: `etcd://127.0.0.1:${server.address().port}/x?ttl=1s` }), {
+    code: 'STORE_UNAVAILABLE',
+  })
   const elapsed = Date.now() - start
   clearInterval(timer)
   for (const s of sockets) s.destroy()
@@ -93,7 +110,10 @@ for (const [kind, url] of STORES) {
     await g.detach()
     assert.equal(g.state, 'detached')
     assert.equal(g.lease, null)
-    assert.throws(() => g.nextId(), (e) => e instanceof Error && e.code === 'LEASE_LOST')
+    assert.throws(
+      () => g.nextId(),
+      (e) => e instanceof Error && e.code === 'LEASE_LOST',
+    )
     await g.attach()
     assert.ok(g.nextId() > batch[999])
     await g.close()
@@ -117,11 +137,16 @@ for (const [kind, url] of STORES) {
     const script = `const {Sequencer}=require('snowmint');Sequencer.open(${JSON.stringify(name)},{store:${JSON.stringify(store)}}).then(s=>s.destroy())`
     execFileSync(process.execPath, ['-e', script], { cwd: process.cwd(), timeout: 30_000 })
     const deadline = Date.now() + 10_000
-    while ((a.state !== 'destroyed' || b.state !== 'destroyed') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    while ((a.state !== 'destroyed' || b.state !== 'destroyed') && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20))
     assert.equal(a.state, 'destroyed')
-    assert.throws(() => a.nextId(), (e) => e instanceof Error && e.code === 'SEQUENCER_DESTROYED')
+    assert.throws(
+      () => a.nextId(),
+      (e) => e instanceof Error && e.code === 'SEQUENCER_DESTROYED',
+    )
     await assert.rejects(a.attach(), { code: 'SEQUENCER_DESTROYED' })
-    await a.close(); await b.close()
+    await a.close()
+    await b.close()
     assert.ok(!(await Sequencer.list({ store })).includes(name))
     const again = await Sequencer.create(name, { store, nodeCount: 2 })
     const c = await again.attach()
@@ -135,7 +160,9 @@ for (const [kind, url] of SERVERS) {
   test(`${kind}: 4 cluster workers and 4 worker_threads claim distinct node IDs, no duplicate`, () => {
     const dir = fs.mkdtempSync(path.join(tmp, `cluster-${kind}-`))
     const src = withParams(url, `sequencer=${uniq('fleet')}&ttl=2s`)
-    const out = execFileSync(process.execPath, [path.join(here, 'coord-cluster.cjs'), src, '50000', dir], { timeout: 90_000 }).toString()
+    const out = execFileSync(process.execPath, [path.join(here, 'coord-cluster.cjs'), src, '50000', dir], {
+      timeout: 90_000,
+    }).toString()
     const results = JSON.parse(out.trim().split('\n').pop())
     assert.equal(results.length, 8)
     const nodes = new Set()
@@ -151,7 +178,10 @@ for (const [kind, url] of SERVERS) {
     assert.deepEqual([...new Set(results.map((r) => r.kind))].sort(), ['cluster', 'thread'])
     // Every worker held its node ID while all the others held theirs: so the node IDs must differ.
     const lastClaim = Math.max(...results.map((r) => r.claimedAt))
-    assert.ok(results.every((r) => r.heldUntil >= lastClaim), 'a worker released before all had claimed')
+    assert.ok(
+      results.every((r) => r.heldUntil >= lastClaim),
+      'a worker released before all had claimed',
+    )
     assert.equal(nodes.size, 8)
     assert.equal(all.size, 8 * 50000)
   })
@@ -162,12 +192,16 @@ for (const [kind, url] of SERVERS) {
     const name = uniq('pause')
     const seq = await Sequencer.create(name, { store, nodeCount: 1 })
     const spawnHolder = (job) => {
-      const child = spawn(process.execPath, [path.join(here, 'coord-holder.cjs'), JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] })
+      const child = spawn(process.execPath, [path.join(here, 'coord-holder.cjs'), JSON.stringify(job)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      })
       let text = ''
-      const done = new Promise((resolve) => child.on('exit', () => {
-        const m = /result (.*)/.exec(text)
-        resolve(m ? JSON.parse(m[1]) : { fatal: text })
-      }))
+      const done = new Promise((resolve) =>
+        child.on('exit', () => {
+          const m = /result (.*)/.exec(text)
+          resolve(m ? JSON.parse(m[1]) : { fatal: text })
+        }),
+      )
       const ready = new Promise((resolve, reject) => {
         child.stdout.on('data', (d) => {
           text += d
@@ -183,7 +217,7 @@ for (const [kind, url] of SERVERS) {
     await new Promise((r) => setTimeout(r, 300))
     a.child.kill('SIGSTOP')
     const b = spawnHolder({ store, name, seconds: 2.5, out: path.join(tmp, `${name}-b.bin`) })
-    assert.equal(await b.ready, 0, 'the second holder takes the paused one\'s node ID after its TTL')
+    assert.equal(await b.ready, 0, "the second holder takes the paused one's node ID after its TTL")
     a.child.kill('SIGCONT')
     const [ra, rb] = await Promise.all([a.done, b.done])
     assert.equal(rb.error, null, JSON.stringify(rb))

@@ -4,7 +4,17 @@ import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
-import snowmintDefault, { Generator, Layout, decode, encode, parse, compose, minIdAt, ERROR_CODES, PRESET_NAMES } from 'snowmint'
+import snowmintDefault, {
+  Generator,
+  Layout,
+  decode,
+  encode,
+  parse,
+  compose,
+  minIdAt,
+  ERROR_CODES,
+  PRESET_NAMES,
+} from 'snowmint'
 
 const require = createRequire(import.meta.url)
 
@@ -24,9 +34,15 @@ test('ESM: mint, decode, errors with codes', () => {
   assert.equal(decode(id, 'discord').nodeId, 9)
   assert.equal(parse(encode(id, 'base58'), 'base58'), id)
   assert.throws(() => new Generator({ nodeId: 1024 }), { code: 'NODE_ID_OUT_OF_RANGE' })
-  assert.throws(() => new Generator({ nodeId: true }), (e) => e instanceof TypeError && e.code === 'INVALID_ARGUMENT')
+  assert.throws(
+    () => new Generator({ nodeId: true }),
+    (e) => e instanceof TypeError && e.code === 'INVALID_ARGUMENT',
+  )
   // A string is a node source: a lease source needs Generator.open.
-  assert.throws(() => new Generator({ nodeId: 'etcd://127.0.0.1:2379/x' }), (e) => e.code === 'INVALID_ARGUMENT' && /Generator.open/.test(e.message))
+  assert.throws(
+    () => new Generator({ nodeId: 'etcd://127.0.0.1:2379/x' }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /Generator.open/.test(e.message),
+  )
 })
 
 test('ESM: import "snowmint" resolves to the installed package (index.mjs, then its loader and platform package)', async () => {
@@ -35,5 +51,7 @@ test('ESM: import "snowmint" resolves to the installed package (index.mjs, then 
   assert.equal(resolved, join(project, 'node_modules', 'snowmint', 'index.mjs'))
   await import('snowmint')
   const nodes = Object.keys(require.cache).filter((f) => f.endsWith('.node'))
-  assert.deepEqual(nodes, [join(project, 'node_modules', 'snowmint-linux-x64-gnu', 'snowmint.linux-x64-gnu.node')])
+  assert.deepEqual(nodes, [
+    join(project, 'node_modules', 'snowmint-linux-x64-gnu', 'snowmint.linux-x64-gnu.node'),
+  ])
 })

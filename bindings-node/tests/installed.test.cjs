@@ -13,9 +13,13 @@ const platformPkg = path.join(modules, 'snowmint-linux-x64-gnu')
 const addon = path.join(platformPkg, 'snowmint.linux-x64-gnu.node')
 const cargoTarget = process.env.SNOWMINT_CARGO_TARGET
 // The source folder, and cargo's build outputs (this project itself lives under target/, so not all of it).
-const forbidden = process.env.SNOWMINT_NODE_SRC && cargoTarget
-  ? [process.env.SNOWMINT_NODE_SRC, ...['release', 'debug', 'x86_64-unknown-linux-gnu'].map((d) => path.join(cargoTarget, d))]
-  : []
+const forbidden =
+  process.env.SNOWMINT_NODE_SRC && cargoTarget
+    ? [
+        process.env.SNOWMINT_NODE_SRC,
+        ...['release', 'debug', 'x86_64-unknown-linux-gnu'].map((d) => path.join(cargoTarget, d)),
+      ]
+    : []
 
 /** Every file this process has mapped (shared objects included) that names snowmint. */
 function mappedSnowmintFiles() {
@@ -46,8 +50,12 @@ test('both packages are installed, at the same version, in the platform-package 
   assert.ok(main.napi.targets.includes('x86_64-unknown-linux-gnu'))
   // The main package ships the loader only; the binary lives in the platform package.
   const shipped = fs.readdirSync(path.join(modules, 'snowmint'))
-  assert.deepEqual(shipped.filter((f) => f.endsWith('.node')), [])
-  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'package.json', 'README.md']) assert.ok(shipped.includes(f), f)
+  assert.deepEqual(
+    shipped.filter((f) => f.endsWith('.node')),
+    [],
+  )
+  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'package.json', 'README.md'])
+    assert.ok(shipped.includes(f), f)
   assert.ok(fs.statSync(addon).size > 0)
 })
 

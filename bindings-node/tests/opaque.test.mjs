@@ -20,19 +20,44 @@ test('Opaque fast path: the napi-rs methods agree; the internal functions check 
     assert.equal(o.decode(id), native.Opaque.prototype.decode.call(o, id))
   }
   for (const bad of [{}, null, 1n, o]) {
-    assert.throws(() => native.__opaqueEncode(bad, 1n), (e) => e instanceof TypeError && e.code === 'INVALID_ARGUMENT')
+    assert.throws(
+      () => native.__opaqueEncode(bad, 1n),
+      (e) => e instanceof TypeError && e.code === 'INVALID_ARGUMENT',
+    )
   }
-  assert.throws(() => native.__opaqueHandle({}), (e) => e instanceof TypeError && e.code === 'INVALID_ARGUMENT')
-  assert.throws(() => native.__opaqueHandle(new api.Layout({ timestampBits: 41, nodeBits: 10, sequenceBits: 12, order: 'timestamp_node_sequence', tickNs: 1000000, epochMs: 0 })), TypeError)
+  assert.throws(
+    () => native.__opaqueHandle({}),
+    (e) => e instanceof TypeError && e.code === 'INVALID_ARGUMENT',
+  )
+  assert.throws(
+    () =>
+      native.__opaqueHandle(
+        new api.Layout({
+          timestampBits: 41,
+          nodeBits: 10,
+          sequenceBits: 12,
+          order: 'timestamp_node_sequence',
+          tickNs: 1000000,
+          epochMs: 0,
+        }),
+      ),
+    TypeError,
+  )
 })
 
 test('Opaque fast path shares the ID cell with nextId: interleaved and nested calls keep their own results', () => {
   const o = new api.Opaque({ key: new Uint8Array(16).fill(9), layout: 'twitter' })
   const expected = o.encode(42n)
   let now = 1750000000000
-  const g = new api.Generator({ nodeId: 1, clock: () => { o.encode(7n); return now++ } })
+  const g = new api.Generator({
+    nodeId: 1,
+    clock: () => {
+      o.encode(7n)
+      return now++
+    },
+  })
   const id = g.nextId()
-  assert.equal(api.decode(id).nodeId, 1, 'the ID is the generator\'s, not the token written by the clock')
+  assert.equal(api.decode(id).nodeId, 1, "the ID is the generator's, not the token written by the clock")
   assert.equal(o.encode(42n), expected)
   const plain = new api.Generator({ nodeId: 2 })
   for (let i = 0; i < 100; i++) {

@@ -25,21 +25,46 @@ const uniq = (p) => `${p}-${process.pid}-${n++}`
 if (process.argv[2] === '--child') {
   const [name, dc, globalStore, localStore, count] = process.argv.slice(3)
   // A long wait: the embedded store fsyncs, which can take seconds on a disk busy with builds.
-  const seq = await RangeSequence.open({ name, dc, globalStore, localStore, dcRange: 500, processRange: 20, waitMs: 30000 })
+  const seq = await RangeSequence.open({
+    name,
+    dc,
+    globalStore,
+    localStore,
+    dcRange: 500,
+    processRange: 20,
+    waitMs: 30000,
+  })
   const out = []
   for (let i = 0; i < Number(count); i++) out.push(seq.nextId())
   process.stdout.write(JSON.stringify(out))
   process.exit(0)
 }
 
-const GLOBALS = [['file', `file://${tmp}/global`], ...[['etcd', ETCD], ['postgres', POSTGRES]].filter(([, u]) => u)]
+const GLOBALS = [
+  ['file', `file://${tmp}/global`],
+  ...[
+    ['etcd', ETCD],
+    ['postgres', POSTGRES],
+  ].filter(([, u]) => u),
+]
 
 for (const [kind, globalStore] of GLOBALS) {
   test(`two datacenters, six processes, global on ${kind}: every value once, increasing per process`, async () => {
     const name = uniq('node')
     const localB = `file://${tmp}/${uniq('dc-b')}`
-    const outs = await Promise.all([0, 1, 2, 3, 4, 5].map((i) =>
-      run(process.execPath, [here, '--child', name, i % 2 ? 'b' : 'a', globalStore, i % 2 ? localB : globalStore, '300'])))
+    const outs = await Promise.all(
+      [0, 1, 2, 3, 4, 5].map((i) =>
+        run(process.execPath, [
+          here,
+          '--child',
+          name,
+          i % 2 ? 'b' : 'a',
+          globalStore,
+          i % 2 ? localB : globalStore,
+          '300',
+        ]),
+      ),
+    )
     const seen = new Set()
     for (const { stdout } of outs) {
       const values = JSON.parse(stdout)
@@ -57,7 +82,13 @@ for (const [kind, globalStore] of GLOBALS) {
 
 test('nextIds is a Uint32Array up to 32 bits, a Float64Array above; stats', async () => {
   const store = `file://${tmp}/typed`
-  const seq = await RangeSequence.open({ name: 's', dc: 'eu', globalStore: store, dcRange: 100, processRange: 10 })
+  const seq = await RangeSequence.open({
+    name: 's',
+    dc: 'eu',
+    globalStore: store,
+    dcRange: 100,
+    processRange: 10,
+  })
   assert.ok(seq instanceof RangeSequence)
   assert.equal(seq.bits, 31)
   const { nextId } = seq // detached, it still mints from this sequence
@@ -66,7 +97,10 @@ test('nextIds is a Uint32Array up to 32 bits, a Float64Array above; stats', asyn
   assert.equal(typeof first, 'number')
   const batch = seq.nextIds(25)
   assert.ok(batch instanceof Uint32Array)
-  assert.deepEqual([...batch], Array.from({ length: 25 }, (_, i) => first + 1 + i))
+  assert.deepEqual(
+    [...batch],
+    Array.from({ length: 25 }, (_, i) => first + 1 + i),
+  )
   const s = seq.stats()
   assert.equal(s.values, 27)
   assert.ok(s.processRanges >= 3 && s.dcRanges >= 1)
@@ -78,38 +112,81 @@ test('nextIds is a Uint32Array up to 32 bits, a Float64Array above; stats', asyn
 })
 
 test('RANGE_EXHAUSTED once the width is used up', async () => {
-  const seq = await RangeSequence.open({ name: 'x', dc: 'a', globalStore: `file://${tmp}/x`, bits: 4, start: 2, dcRange: 5, processRange: 3 })
+  const seq = await RangeSequence.open({
+    name: 'x',
+    dc: 'a',
+    globalStore: `file://${tmp}/x`,
+    bits: 4,
+    start: 2,
+    dcRange: 5,
+    processRange: 3,
+  })
   const values = []
-  assert.throws(() => { for (;;) values.push(seq.nextId()) }, (e) => e instanceof Error && e.code === 'RANGE_EXHAUSTED')
-  assert.deepEqual(values, Array.from({ length: 14 }, (_, i) => i + 2))
+  assert.throws(
+    () => {
+      for (;;) values.push(seq.nextId())
+    },
+    (e) => e instanceof Error && e.code === 'RANGE_EXHAUSTED',
+  )
+  assert.deepEqual(
+    values,
+    Array.from({ length: 14 }, (_, i) => i + 2),
+  )
   assert.ok(ERROR_CODES.includes('RANGE_EXHAUSTED'))
 })
 
 test('bad input rejects with INVALID_ARGUMENT; an unreachable store with STORE_UNAVAILABLE', async () => {
   const globalStore = `file://${tmp}/bad`
   for (const [extra, words] of [
-    [{ bits: 0 }, /width 0 bits/], [{ bits: 54 }, /1 to 53/], [{ start: 2 ** 31 }, /start value/],
+    [{ bits: 0 }, /width 0 bits/],
+    [{ bits: 54 }, /1 to 53/],
+    [{ start: 2 ** 31 }, /start value/],
     [{ bits: 8, dcRange: 1000, processRange: 10 }, /datacenter range 1000/],
-    [{ dcRange: 10, processRange: 11 }, /process range 11/], [{ threshold: 0 }, /threshold/],
+    [{ dcRange: 10, processRange: 11 }, /process range 11/],
+    [{ threshold: 0 }, /threshold/],
   ]) {
-    assert.throws(() => RangeSequence.open({ name: 'n', dc: 'a', globalStore, ...extra }), (e) => e.code === 'INVALID_ARGUMENT' && words.test(e.message))
+    assert.throws(
+      () => RangeSequence.open({ name: 'n', dc: 'a', globalStore, ...extra }),
+      (e) => e.code === 'INVALID_ARGUMENT' && words.test(e.message),
+    )
   }
   for (const url of ['etcd://', 'postgres://host/db', 'redis://x', 'file://relative']) {
-    await assert.rejects(RangeSequence.open({ name: 'n', dc: 'a', globalStore: url }), (e) => e instanceof Error && e.code === 'INVALID_ARGUMENT')
+    await assert.rejects(
+      RangeSequence.open({ name: 'n', dc: 'a', globalStore: url }),
+      (e) => e instanceof Error && e.code === 'INVALID_ARGUMENT',
+    )
   }
-  for (const [name, dc] of [['a/b', 'a'], ['n', 'a@b']]) {
+  for (const [name, dc] of [
+    ['a/b', 'a'],
+    ['n', 'a@b'],
+  ]) {
     await assert.rejects(RangeSequence.open({ name, dc, globalStore }), (e) => e.code === 'INVALID_ARGUMENT')
   }
-  assert.throws(() => RangeSequence.open({ name: 'n', dc: 'a' }), (e) => e instanceof TypeError)
-  assert.throws(() => RangeSequence.open({ name: 'n', dc: 'a', globalStore, bogus: 1 }), (e) => e instanceof TypeError && /unknown option/.test(e.message))
-  assert.throws(() => RangeSequence.open({ name: 'n', dc: 'a', globalStore, bits: -1 }), (e) => e instanceof SnowmintError && e.code === 'INVALID_ARGUMENT')
+  assert.throws(
+    () => RangeSequence.open({ name: 'n', dc: 'a' }),
+    (e) => e instanceof TypeError,
+  )
+  assert.throws(
+    () => RangeSequence.open({ name: 'n', dc: 'a', globalStore, bogus: 1 }),
+    (e) => e instanceof TypeError && /unknown option/.test(e.message),
+  )
+  assert.throws(
+    () => RangeSequence.open({ name: 'n', dc: 'a', globalStore, bits: -1 }),
+    (e) => e instanceof SnowmintError && e.code === 'INVALID_ARGUMENT',
+  )
   const dead = `etcd://127.0.0.1:${await freePort()}/x`
-  await assert.rejects(RangeSequence.open({ name: 'n', dc: 'a', globalStore, localStore: dead }), (e) => e.code === 'STORE_UNAVAILABLE')
+  await assert.rejects(
+    RangeSequence.open({ name: 'n', dc: 'a', globalStore, localStore: dead }),
+    (e) => e.code === 'STORE_UNAVAILABLE',
+  )
 })
 
-async function freePort () {
+async function freePort() {
   const net = await import('node:net')
   return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) })
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = s.address().port
+      s.close(() => resolve(p))
+    })
   })
 }

@@ -47,7 +47,9 @@ test('README lease example runs (embedded store, and etcd when the tests started
 })
 
 test('README client example runs against a live service', async () => {
-  const { startService } = await import(new URL('client.mjs', pathToFileURL(process.env.SNOWMINT_CONFORMANCE)).href)
+  const { startService } = await import(
+    new URL('client.mjs', pathToFileURL(process.env.SNOWMINT_CONFORMANCE)).href
+  )
   const readme = readFileSync(join(project, 'README.md'), 'utf8')
   const m = readme.match(/## Client: IDs from the ID service[\s\S]*?```js\n([\s\S]*?)```/)
   assert.ok(m, 'no js code block under ## Client')
@@ -55,7 +57,12 @@ test('README client example runs against a live service', async () => {
   writeFileSync(file, m[1])
   const s = await startService()
   try {
-    const r = spawnSync(process.execPath, [file], { cwd: project, encoding: 'utf8', timeout: 60_000, env: { ...process.env, SNOWMINT_SERVICE_URL: s.url } })
+    const r = spawnSync(process.execPath, [file], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, SNOWMINT_SERVICE_URL: s.url },
+    })
     assert.equal(r.status, 0, r.stderr)
     assert.equal(r.stdout, 'true bigint\n5000 0\ntrue SERVICE_UNAVAILABLE\n')
   } finally {

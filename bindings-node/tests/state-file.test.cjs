@@ -24,7 +24,8 @@ function tempDir() {
 function run(cmd, args, env = {}) {
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { env: { ...process.env, ...env }, maxBuffer: 1 << 20 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`${cmd} ${args.join(' ')}: ${err.message}\n${stderr}`)) : resolve(stdout))
+      err ? reject(new Error(`${cmd} ${args.join(' ')}: ${err.message}\n${stderr}`)) : resolve(stdout),
+    )
   })
 }
 
@@ -44,7 +45,10 @@ function checkRuns(runs, each) {
   }
   const all = new BigUint64Array(total)
   let at = 0
-  for (const ids of runs) { all.set(ids, at); at += ids.length }
+  for (const ids of runs) {
+    all.set(ids, at)
+    at += ids.length
+  }
   all.sort()
   for (let i = 1; i < all.length; i++) {
     if (all[i] === all[i - 1]) assert.fail(`duplicate ID ${all[i]}`)
@@ -55,7 +59,11 @@ function checkRuns(runs, each) {
 /** Asserts fn throws STATE_FILE_MISMATCH with `words` (a RegExp) and the path in the message. */
 function mismatch(fn, words, file) {
   let err
-  try { fn() } catch (e) { err = e }
+  try {
+    fn()
+  } catch (e) {
+    err = e
+  }
   assert.ok(err instanceof Error, `expected STATE_FILE_MISMATCH, got ${err}`)
   assert.equal(err.code, 'STATE_FILE_MISMATCH', err.message)
   assert.match(err.message, words)
@@ -67,8 +75,13 @@ test('4 processes x 10^6 IDs on one state file: no duplicate, each increasing', 
   const dir = tempDir()
   const file = path.join(dir, 'orders.snowmint')
   const n = 1_000_000
-  await Promise.all([0, 1, 2, 3].map((p) => run(process.execPath, [WORKER, file, String(n), path.join(dir, `ids${p}`)])))
-  const all = checkRuns([0, 1, 2, 3].map((p) => readIds(path.join(dir, `ids${p}`))), n)
+  await Promise.all(
+    [0, 1, 2, 3].map((p) => run(process.execPath, [WORKER, file, String(n), path.join(dir, `ids${p}`)])),
+  )
+  const all = checkRuns(
+    [0, 1, 2, 3].map((p) => readIds(path.join(dir, `ids${p}`))),
+    n,
+  )
   const gen = new Generator({ nodeId: 3, stateFile: file })
   assert.equal(gen.stateFile, file)
   assert.ok(gen.nextId() > all[all.length - 1], 'continues after every process')
@@ -85,8 +98,12 @@ test('Node and C processes on one state file at the same time never collide', as
   const n = 500_000
   const startAt = String(Date.now() + 1000)
   await Promise.all([
-    run(worker, ['--mint', file, 'twitter', '3', String(n), path.join(dir, 'c0')], { SNOWMINT_START_AT_MS: startAt }),
-    run(worker, ['--mint', file, 'twitter', '3', String(n), path.join(dir, 'c1')], { SNOWMINT_START_AT_MS: startAt }),
+    run(worker, ['--mint', file, 'twitter', '3', String(n), path.join(dir, 'c0')], {
+      SNOWMINT_START_AT_MS: startAt,
+    }),
+    run(worker, ['--mint', file, 'twitter', '3', String(n), path.join(dir, 'c1')], {
+      SNOWMINT_START_AT_MS: startAt,
+    }),
     run(process.execPath, [WORKER, file, String(n), path.join(dir, 'js0'), startAt]),
     run(process.execPath, [WORKER, file, String(n), path.join(dir, 'js1'), startAt]),
   ])
@@ -94,8 +111,10 @@ test('Node and C processes on one state file at the same time never collide', as
   checkRuns(runs, n)
   const first = (a, b) => (a[0] < b[0] ? a[0] : b[0])
   const last = (a, b) => (a[n - 1] > b[n - 1] ? a[n - 1] : b[n - 1])
-  assert.ok(first(runs[2], runs[3]) < last(runs[0], runs[1]) && first(runs[0], runs[1]) < last(runs[2], runs[3]),
-    'the C and Node processes did not overlap')
+  assert.ok(
+    first(runs[2], runs[3]) < last(runs[0], runs[1]) && first(runs[0], runs[1]) < last(runs[2], runs[3]),
+    'the C and Node processes did not overlap',
+  )
 })
 
 test('SIGKILL mid-minting, then a restart with the clock an hour back: no repeat', async () => {
@@ -115,13 +134,20 @@ test('SIGKILL mid-minting, then a restart with the clock an hour back: no repeat
   assert.equal(child.signalCode, 'SIGKILL')
   const lines = text.split('\n').slice(0, -1) // the last line may be cut short
   let last = 0n
-  for (const l of lines) { const id = BigInt(l); if (id > last) last = id }
+  for (const l of lines) {
+    const id = BigInt(l)
+    if (id > last) last = id
+  }
   assert.ok(lines.length > 100_000)
 
   const back = () => Date.now() - HOUR_MS
   const failing = new Generator({ nodeId: 3, stateFile: file, clock: back })
   let err
-  try { failing.nextId() } catch (e) { err = e }
+  try {
+    failing.nextId()
+  } catch (e) {
+    err = e
+  }
   assert.equal(err && err.code, 'TOO_FAR_AHEAD')
   assert.ok(err.retryAfterMs > HOUR_MS - 60_000)
   const patient = new Generator({ nodeId: 3, stateFile: file, clock: back, maxAheadMs: 2 * HOUR_MS })
@@ -135,7 +161,11 @@ test('an unlinked state file is detected on the next open', () => {
   const old = new Generator({ nodeId: 3, stateFile: file })
   fs.unlinkSync(file)
   mismatch(() => old.verifyStateFile(), /unlinked/)
-  mismatch(() => new Generator({ nodeId: 3, stateFile: file }), new RegExp(`process ${process.pid} maps another file`), file)
+  mismatch(
+    () => new Generator({ nodeId: 3, stateFile: file }),
+    new RegExp(`process ${process.pid} maps another file`),
+    file,
+  )
 })
 
 test('every bad state file is a clear STATE_FILE_MISMATCH', () => {
@@ -143,11 +173,18 @@ test('every bad state file is a clear STATE_FILE_MISMATCH', () => {
   const good = path.join(dir, 'good.snowmint')
   new Generator({ nodeId: 3, stateFile: good }).nextId()
   const raw = fs.readFileSync(good)
-  const put = (name, bytes) => { const p = path.join(dir, name); fs.writeFileSync(p, bytes); return p }
+  const put = (name, bytes) => {
+    const p = path.join(dir, name)
+    fs.writeFileSync(p, bytes)
+    return p
+  }
   const noise = Buffer.from(Array.from({ length: 256 }, (_, i) => (i * 73 + 41) % 256))
-  const damaged = Buffer.from(raw); damaged[33] ^= 1
-  const readOnly = process.getuid() === 0 ? '/sys/snowmint-test.state' // root may write anywhere but sysfs
-    : (fs.mkdirSync(path.join(dir, 'ro'), { mode: 0o555 }), path.join(dir, 'ro', 's'))
+  const damaged = Buffer.from(raw)
+  damaged[33] ^= 1
+  const readOnly =
+    process.getuid() === 0
+      ? '/sys/snowmint-test.state' // root may write anywhere but sysfs
+      : (fs.mkdirSync(path.join(dir, 'ro'), { mode: 0o555 }), path.join(dir, 'ro', 's'))
   const cases = [
     ['another node ID', good, 4, 'twitter', /made for node ID 3, not 4/],
     ['another layout', good, 3, 'discord', /another layout/],
@@ -163,9 +200,14 @@ test('every bad state file is a clear STATE_FILE_MISMATCH', () => {
   }
   assert.deepEqual(fs.readFileSync(path.join(dir, 'random')), noise, 'a bad file is never reset')
   assert.throws(() => new Generator({ nodeId: 3, stateFile: 42 }), TypeError)
-  assert.throws(() => new Generator({ nodeId: 3 }).flush(), (e) => e.code === 'INVALID_ARGUMENT')
-  assert.throws(() => new Generator({ nodeId: 3, policy: 'nope', stateFile: path.join(dir, 'never') }),
-    (e) => e.code === 'INVALID_ARGUMENT')
+  assert.throws(
+    () => new Generator({ nodeId: 3 }).flush(),
+    (e) => e.code === 'INVALID_ARGUMENT',
+  )
+  assert.throws(
+    () => new Generator({ nodeId: 3, policy: 'nope', stateFile: path.join(dir, 'never') }),
+    (e) => e.code === 'INVALID_ARGUMENT',
+  )
   assert.ok(!fs.existsSync(path.join(dir, 'never')), 'bad options never touch the file system')
   assert.ok(ERROR_CODES.includes('STATE_FILE_MISMATCH'))
 })
@@ -184,17 +226,24 @@ test('a decimal (Chronicle) layout on a state file', () => {
 
 function freePort() {
   return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)) })
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address()
+      s.close(() => resolve(port))
+    })
   })
 }
 
 function get(port) {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, agent: false }, (res) => {
-      let body = ''
-      res.on('data', (d) => { body += d })
-      res.on('end', () => resolve(body))
-    }).on('error', reject)
+    http
+      .get({ host: '127.0.0.1', port, agent: false }, (res) => {
+        let body = ''
+        res.on('data', (d) => {
+          body += d
+        })
+        res.on('end', () => resolve(body))
+      })
+      .on('error', reject)
   })
 }
 
@@ -210,16 +259,25 @@ test("the README's Node cluster recipe: 4 workers on one state file", async () =
   fs.writeFileSync(script, m[1].replace('/dev/shm/orders.snowmint', state))
   test.after(() => fs.rmSync(script, { force: true }))
   const port = await freePort()
-  const primary = spawn(process.execPath, [script], { env: { ...process.env, PORT: String(port) }, stdio: 'inherit', detached: true })
+  const primary = spawn(process.execPath, [script], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: 'inherit',
+    detached: true,
+  })
   try {
     let up = false
     for (let i = 0; i < 200 && !up; i++) {
-      try { await get(port); up = true } catch { await new Promise((r) => setTimeout(r, 50)) }
+      try {
+        await get(port)
+        up = true
+      } catch {
+        await new Promise((r) => setTimeout(r, 50))
+      }
     }
     assert.ok(up, 'the cluster answers')
     const bodies = []
     for (let round = 0; round < 250; round++) {
-      bodies.push(...await Promise.all(Array.from({ length: 8 }, () => get(port))))
+      bodies.push(...(await Promise.all(Array.from({ length: 8 }, () => get(port)))))
     }
     const ids = bodies.map((b) => BigInt(b.split(' ')[0]))
     const pids = new Set(bodies.map((b) => b.split(' ')[1].trim()))

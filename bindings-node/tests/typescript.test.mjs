@@ -12,11 +12,18 @@ const project = fileURLToPath(new URL('..', import.meta.url))
 test('tsc --noEmit: the TypeScript examples (CommonJS and ESM) type-check against the shipped index.d.ts', () => {
   const tsc = process.env.SNOWMINT_TSC
   assert.ok(tsc && existsSync(tsc), `typescript is not installed (SNOWMINT_TSC=${tsc})`)
-  const r = spawnSync(tsc, ['--noEmit', '--listFiles', '-p', join(project, 'examples', 'tsconfig.json')], { encoding: 'utf8', timeout: 120_000 })
+  const r = spawnSync(tsc, ['--noEmit', '--listFiles', '-p', join(project, 'examples', 'tsconfig.json')], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  })
   assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`)
   // The types came from the installed main package, and both examples were checked.
   const files = r.stdout.split('\n').map((l) => l.trim())
-  for (const f of [join(project, 'node_modules', 'snowmint', 'index.d.ts'), join(project, 'examples', 'example.ts'), join(project, 'examples', 'esm-example.mts')]) {
+  for (const f of [
+    join(project, 'node_modules', 'snowmint', 'index.d.ts'),
+    join(project, 'examples', 'example.ts'),
+    join(project, 'examples', 'esm-example.mts'),
+  ]) {
     assert.ok(files.includes(f), `${f} not in tsc's files:\n${r.stdout}`)
   }
 })

@@ -13,7 +13,9 @@ function mintIn(nodeId, count, layout = 'twitter') {
   return new Promise((resolve, reject) => {
     const w = new Worker(workerFile, { workerData: { nodeId, count, layout } })
     let got = null
-    w.once('message', (m) => { got = m })
+    w.once('message', (m) => {
+      got = m
+    })
     w.once('error', reject)
     w.once('exit', (code) => (code === 0 && got ? resolve(got) : reject(new Error(`worker exited ${code}`))))
   })
@@ -25,10 +27,15 @@ test('two workers with different node IDs (and the main thread) mint disjoint, i
   const [a, b] = await Promise.all([mintIn(1, count), mintIn(2, count)])
   const mine = main.nextIds(count)
   const all = new Set()
-  for (const [ids, node] of [[a, 1], [b, 2], [mine, 3]]) {
+  for (const [ids, node] of [
+    [a, 1],
+    [b, 2],
+    [mine, 3],
+  ]) {
     assert.ok(ids instanceof BigUint64Array)
     assert.equal(ids.length, count)
-    for (let i = 1; i < ids.length; i++) if (!(ids[i] > ids[i - 1])) assert.fail(`node ${node}: not increasing at ${i}`)
+    for (let i = 1; i < ids.length; i++)
+      if (!(ids[i] > ids[i - 1])) assert.fail(`node ${node}: not increasing at ${i}`)
     assert.equal(decode(ids[0]).nodeId, node)
     assert.equal(decode(ids[ids.length - 1]).nodeId, node)
     for (const id of ids) all.add(id)

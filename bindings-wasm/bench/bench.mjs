@@ -31,7 +31,12 @@ const wasm = require(path.join(wasmDir, 'js', 'node.cjs'));
   const gs = new wasm.Generator({ nodeId: 8, layout: 'twitter' });
   peers.push({ name: 'snowmint-wasm nextIdString()', fn: () => gs.nextIdString(), extra: true });
   const gb = new wasm.Generator({ nodeId: 9, layout: 'twitter' });
-  peers.push({ name: 'snowmint-wasm nextIds(1000) per ID', fn: () => gb.nextIds(1000), batch: 1000, extra: true });
+  peers.push({
+    name: 'snowmint-wasm nextIds(1000) per ID',
+    fn: () => gb.nextIds(1000),
+    batch: 1000,
+    extra: true,
+  });
 }
 try {
   const native = require(path.join(root, 'bindings-node', 'index.js'));
@@ -39,7 +44,9 @@ try {
   g.nextId();
   peers.push({ name: 'snowmint native (napi) nextId()', fn: () => g.nextId() });
 } catch (e) {
-  notes.push(`snowmint native Node binding not measured: it did not load (${String(e.message).split('\n')[0]})`);
+  notes.push(
+    `snowmint native Node binding not measured: it did not load (${String(e.message).split('\n')[0]})`,
+  );
 }
 {
   const { Snowflake } = requireTools('nodejs-snowflake');
@@ -54,7 +61,9 @@ try {
 
 function nextMs() {
   const t = Date.now();
-  while (Date.now() === t) { /* spin to a fresh millisecond (not timed) */ }
+  while (Date.now() === t) {
+    /* spin to a fresh millisecond (not timed) */
+  }
 }
 
 /** One round: BURSTS_PER_ROUND timed bursts; returns each burst's ns per ID. */
@@ -81,7 +90,10 @@ const samples = new Map(peers.map((p) => [p, []]));
 for (let r = 0; r < ROUNDS; r++) for (const p of peers) samples.get(p).push(...round(p));
 // The median burst: on a shared machine a burst is now and then preempted for milliseconds, which
 // would swamp a mean; the median and the 10th percentile are what one call costs.
-const quantile = (a, q) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor((s.length - 1) * q)]; };
+const quantile = (a, q) => {
+  const s = [...a].sort((x, y) => x - y);
+  return s[Math.floor((s.length - 1) * q)];
+};
 
 const base = quantile(samples.get(peers[0]), 0.5);
 const rows = peers.map((p) => {
@@ -89,13 +101,20 @@ const rows = peers.map((p) => {
   return { name: p.name, ns: m, min: quantile(samples.get(p), 0.1), mops: 1000 / m, ratio: m / base };
 });
 const w = Math.max(...rows.map((r) => r.name.length));
-console.log(`nextId() in Node ${process.version}, twitter layout, bursts of ${BURST} IDs per fresh ms, ` +
-  `${ROUNDS} rounds × ${BURSTS_PER_ROUND} bursts, median burst (p10)`);
+console.log(
+  `nextId() in Node ${process.version}, twitter layout, bursts of ${BURST} IDs per fresh ms, ` +
+    `${ROUNDS} rounds × ${BURSTS_PER_ROUND} bursts, median burst (p10)`,
+);
 console.log(`${'implementation'.padEnd(w)} | ns/ID (p10)      | M IDs/s | time vs snowmint-wasm nextId()`);
 console.log(`${'-'.repeat(w)}-|------------------|---------|-------------------------------`);
 for (const r of rows) {
-  const rel = r.ratio >= 1 ? `${r.ratio.toFixed(2)}× (snowmint-wasm ${r.ratio.toFixed(2)}× faster)` : `${r.ratio.toFixed(2)}× (${(1 / r.ratio).toFixed(2)}× faster than snowmint-wasm)`;
-  console.log(`${r.name.padEnd(w)} | ${r.ns.toFixed(1).padStart(6)} (${r.min.toFixed(1).padStart(6)})  | ${r.mops.toFixed(2).padStart(7)} | ${r.name === peers[0].name ? '1.00× (baseline)' : rel}`);
+  const rel =
+    r.ratio >= 1
+      ? `${r.ratio.toFixed(2)}× (snowmint-wasm ${r.ratio.toFixed(2)}× faster)`
+      : `${r.ratio.toFixed(2)}× (${(1 / r.ratio).toFixed(2)}× faster than snowmint-wasm)`;
+  console.log(
+    `${r.name.padEnd(w)} | ${r.ns.toFixed(1).padStart(6)} (${r.min.toFixed(1).padStart(6)})  | ${r.mops.toFixed(2).padStart(7)} | ${r.name === peers[0].name ? '1.00× (baseline)' : rel}`,
+  );
 }
 for (const n of notes) console.log(`note: ${n}`);
 // The machine-readable summary for scripts/bench-all.sh: the medians of the table above (the first
@@ -109,5 +128,8 @@ if (process.env.SNOWMINT_BENCH_JSON) {
     what: p.batch ? 'batch' : 'single',
     ns_per_id: rows[i].ns,
   }));
-  fs.writeFileSync(process.env.SNOWMINT_BENCH_JSON, JSON.stringify({ runtime: 'wasm', rows: out }, null, 1) + '\n');
+  fs.writeFileSync(
+    process.env.SNOWMINT_BENCH_JSON,
+    JSON.stringify({ runtime: 'wasm', rows: out }, null, 1) + '\n',
+  );
 }

@@ -13,14 +13,25 @@ const root = path.resolve(wasmDir, '..');
 const tools = process.env.SNOWMINT_TOOLS || path.join(root, 'target', 'wasm-work', 'tools', 'node_modules');
 const { chromium } = createRequire(path.join(tools, 'x.js'))('playwright-core');
 
-const server = await serve({ '/www/': path.join(wasmDir, 'www'), '/peers/': tools }, path.join(root, 'tests', 'vectors'));
+const server = await serve(
+  { '/www/': path.join(wasmDir, 'www'), '/peers/': tools },
+  path.join(root, 'tests', 'vectors'),
+);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'snowmint-bench-chromium-'));
 process.env.XDG_CONFIG_HOME = path.join(tmp, 'config');
 process.env.XDG_CACHE_HOME = path.join(tmp, 'cache');
 const context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
-  executablePath: '/usr/bin/chromium', headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 });
 try {
   const page = await context.newPage();
@@ -38,14 +49,16 @@ try {
       for (let i = 0; i < n; i++) s.generate();
       best = Math.min(best, performance.now() - t0);
     }
-    return best * 1e6 / n;
+    return (best * 1e6) / n;
   });
   const ua = await page.evaluate(() => navigator.userAgent.match(/Chrome\/[\d.]+/)[0]);
   console.log(`nextId() inside headless Chromium (${ua}), best of 5 × 200,000 calls`);
   console.log('implementation                  | ns/ID | time vs snowmint-wasm');
   console.log('--------------------------------|-------|----------------------');
   console.log(`snowmint-wasm nextId()          | ${wasmNs.toFixed(1).padStart(5)} | 1.00× (baseline)`);
-  console.log(`@sapphire/snowflake generate()  | ${sapphireNs.toFixed(1).padStart(5)} | ${(sapphireNs / wasmNs).toFixed(2)}×`);
+  console.log(
+    `@sapphire/snowflake generate()  | ${sapphireNs.toFixed(1).padStart(5)} | ${(sapphireNs / wasmNs).toFixed(2)}×`,
+  );
   console.log('(performance.now() is coarsened in the page; the runs are long enough for it not to matter.)');
   // Appended to bench.mjs's machine-readable summary (same run of bench.sh), as group "chromium": their
   // ratios are taken against each other, not against the figures measured in Node.
@@ -53,8 +66,20 @@ try {
   if (out) {
     const doc = JSON.parse(fs.readFileSync(out, 'utf8'));
     doc.rows.push(
-      { name: 'snowmint-wasm nextId() in Chromium', kind: 'snowmint', what: 'single', ns_per_id: wasmNs, group: 'chromium' },
-      { name: '@sapphire/snowflake generate() in Chromium', kind: 'peer', what: 'single', ns_per_id: sapphireNs, group: 'chromium' },
+      {
+        name: 'snowmint-wasm nextId() in Chromium',
+        kind: 'snowmint',
+        what: 'single',
+        ns_per_id: wasmNs,
+        group: 'chromium',
+      },
+      {
+        name: '@sapphire/snowflake generate() in Chromium',
+        kind: 'peer',
+        what: 'single',
+        ns_per_id: sapphireNs,
+        group: 'chromium',
+      },
     );
     fs.writeFileSync(out, JSON.stringify(doc, null, 1) + '\n');
   }

@@ -1,16 +1,16 @@
 // A TypeScript ES-module user of snowmint-wasm (the package's "import" condition): type-checked with
 // example.ts by `tsc --noEmit` in test.sh.
-import snowmint, { Generator, Layout, decode, parse, encode } from 'snowmint-wasm'
+import snowmint, { Generator, Layout, decode, parse, encode } from 'snowmint-wasm';
 
-const gen = new Generator({ nodeId: 9, layout: Layout.preset('discord') })
-const id: bigint = gen.nextId()
-const node: number = decode(id, 'discord').nodeId
-const same: bigint = parse(encode(id, 'hex'), 'hex')
-const codes: readonly string[] = snowmint.ERROR_CODES
+const gen = new Generator({ nodeId: 9, layout: Layout.preset('discord') });
+const id: bigint = gen.nextId();
+const node: number = decode(id, 'discord').nodeId;
+const same: bigint = parse(encode(id, 'hex'), 'hex');
+const codes: readonly string[] = snowmint.ERROR_CODES;
 
 // @ts-expect-error decode takes an ID (bigint or string), not a Date
-decode(new Date())
+decode(new Date());
 // @ts-expect-error Layout.tickNs is a read-only bigint
-gen.layout.tickNs = 5n
+gen.layout.tickNs = 5n;
 
-export const used = [id, node, same, codes]
+export const used = [id, node, same, codes];

@@ -31,8 +31,12 @@ const unavailable = (message) => failure('SERVICE_UNAVAILABLE', message);
 function intOption(options, name, dflt, lo, hi) {
   const v = options[name];
   if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw typeError(`Client option ${name} must be an integer`);
-  if (v < lo || v > hi) throw failure('INVALID_ARGUMENT', `Client option ${name} must be ${lo}..=${hi}, got ${v}`, { field: name });
+  if (typeof v !== 'number' || !Number.isInteger(v))
+    throw typeError(`Client option ${name} must be an integer`);
+  if (v < lo || v > hi)
+    throw failure('INVALID_ARGUMENT', `Client option ${name} must be ${lo}..=${hi}, got ${v}`, {
+      field: name,
+    });
   return v;
 }
 
@@ -111,16 +115,23 @@ export function makeClient(errorCodes) {
       if (options === null || typeof options !== 'object' || Array.isArray(options)) {
         throw typeError('Client options must be an options object ({ url, ... })');
       }
-      for (const k of Object.keys(options)) if (!OPTIONS.includes(k)) throw typeError(`Client options: unknown option "${k}"`);
+      for (const k of Object.keys(options))
+        if (!OPTIONS.includes(k)) throw typeError(`Client options: unknown option "${k}"`);
       if (typeof options.url !== 'string') throw typeError('Client option url must be a string');
       let u;
       try {
         u = new URL(options.url, globalThis.location?.href);
       } catch {
-        throw failure('INVALID_ARGUMENT', `Client option url is not a URL: ${JSON.stringify(options.url)}`, { field: 'url' });
+        throw failure('INVALID_ARGUMENT', `Client option url is not a URL: ${JSON.stringify(options.url)}`, {
+          field: 'url',
+        });
       }
       if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.search || u.hash) {
-        throw failure('INVALID_ARGUMENT', `Client option url must be an http(s) URL without query or fragment, got ${JSON.stringify(options.url)}`, { field: 'url' });
+        throw failure(
+          'INVALID_ARGUMENT',
+          `Client option url must be an http(s) URL without query or fragment, got ${JSON.stringify(options.url)}`,
+          { field: 'url' },
+        );
       }
       this.#url = options.url;
       this.#endpoint = `${u.origin}${u.pathname.replace(/\/+$/, '')}/v1/ids?count=`;
@@ -130,7 +141,8 @@ export function makeClient(errorCodes) {
       this.#timeoutMs = intOption(options, 'timeoutMs', 2000, 1, 3600000);
       this.#retries = intOption(options, 'retries', 3, 0, 100);
       const clock = options.clock ?? defaultClock;
-      if (typeof clock !== 'function') throw typeError('Client option clock must be a function returning monotonic milliseconds');
+      if (typeof clock !== 'function')
+        throw typeError('Client option clock must be a function returning monotonic milliseconds');
       this.#clock = clock;
     }
 
@@ -154,7 +166,10 @@ export function makeClient(errorCodes) {
     #now() {
       const t = this.#clock();
       if (typeof t !== 'number' || !(t >= 0)) {
-        throw failure('INVALID_CLOCK', `the client's clock returned ${String(t)}, expected monotonic milliseconds >= 0`);
+        throw failure(
+          'INVALID_CLOCK',
+          `the client's clock returned ${String(t)}, expected monotonic milliseconds >= 0`,
+        );
       }
       return t;
     }
@@ -215,7 +230,7 @@ export function makeClient(errorCodes) {
     }
 
     async #slowNextId() {
-      for (let strikes = 0; ; ) {
+      for (let strikes = 0; ;) {
         const id = this.tryNextId();
         if (id !== undefined) return id;
         strikes = await this.#refillFor(this.#prefetch, strikes);
@@ -238,13 +253,18 @@ export function makeClient(errorCodes) {
     /** `n` IDs (bigints), fetching the batches they need (at most 10000 per request). */
     async nextIds(n) {
       if (typeof n !== 'number' || !Number.isInteger(n)) throw typeError('n must be an integer');
-      if (n < 0 || n > 2 ** 30) throw failure('INVALID_ARGUMENT', `n must be 0..=${2 ** 30}, got ${n}`, { field: 'n' });
+      if (n < 0 || n > 2 ** 30)
+        throw failure('INVALID_ARGUMENT', `n must be 0..=${2 ** 30}, got ${n}`, { field: 'n' });
       const out = [];
       let strikes = 0;
       while (out.length < n) {
         const id = this.tryNextId();
         if (id !== undefined) out.push(id);
-        else strikes = await this.#refillFor(Math.min(MAX_COUNT, Math.max(this.#prefetch, n - out.length)), strikes);
+        else
+          strikes = await this.#refillFor(
+            Math.min(MAX_COUNT, Math.max(this.#prefetch, n - out.length)),
+            strikes,
+          );
       }
       return out;
     }
@@ -307,7 +327,8 @@ export function makeClient(errorCodes) {
       for (let attempt = 0; attempt <= this.#retries; attempt++) {
         if (attempt > 0) {
           let pause = backoffMs(attempt - 1);
-          if (last.code === 'TOO_FAR_AHEAD' && last.retryAfterMs !== undefined) pause = Math.min(Math.max(pause, last.retryAfterMs), BACKOFF_CAP_MS);
+          if (last.code === 'TOO_FAR_AHEAD' && last.retryAfterMs !== undefined)
+            pause = Math.min(Math.max(pause, last.retryAfterMs), BACKOFF_CAP_MS);
           await sleep(pause);
         }
         this.#checkOpen();
@@ -319,7 +340,11 @@ export function makeClient(errorCodes) {
         let status;
         let doc;
         try {
-          const res = await fetch(this.#endpoint + count, { method: 'POST', headers: { accept: 'application/json' }, signal: abort.signal });
+          const res = await fetch(this.#endpoint + count, {
+            method: 'POST',
+            headers: { accept: 'application/json' },
+            signal: abort.signal,
+          });
           status = res.status;
           const text = await res.text();
           try {
@@ -330,7 +355,9 @@ export function makeClient(errorCodes) {
         } catch (e) {
           this.#stats.failures++;
           this.#checkOpen();
-          last = unavailable(`the ID service at ${this.#url} did not answer${abort.signal.aborted ? ` within ${this.#timeoutMs} ms` : `: ${e?.cause?.code ?? e?.message ?? e}`}`);
+          last = unavailable(
+            `the ID service at ${this.#url} did not answer${abort.signal.aborted ? ` within ${this.#timeoutMs} ms` : `: ${e?.cause?.code ?? e?.message ?? e}`}`,
+          );
           continue;
         } finally {
           clearTimeout(timer);
@@ -340,7 +367,10 @@ export function makeClient(errorCodes) {
         if (status === 200) {
           const batch = doc === undefined ? 'a body that is not JSON' : parseBatch(doc, count);
           if (typeof batch === 'object') {
-            this.#queue.push({ ids: batch.ids, expires: fetchedAt + Math.min(this.#validityMs, batch.validForMs) });
+            this.#queue.push({
+              ids: batch.ids,
+              expires: fetchedAt + Math.min(this.#validityMs, batch.validForMs),
+            });
             return;
           }
           last = unavailable(`HTTP 200 from ${this.#url} is not the ID service's protocol: ${batch}`);

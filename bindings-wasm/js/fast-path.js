@@ -9,7 +9,7 @@ export function installFastPath(wasm) {
   let slot = new BigUint64Array(memory.buffer, at, 1);
   const proto = wasm.Generator.prototype;
   const full = proto.nextId;
-  Object.defineProperty(proto, "nextId", {
+  Object.defineProperty(proto, 'nextId', {
     configurable: true,
     writable: true,
     value: function nextId() {
@@ -37,12 +37,16 @@ export function makeOpaque(main, core) {
         throw coded(new TypeError('Opaque options must be an options object'), 'INVALID_ARGUMENT');
       }
       for (const k of Object.keys(options)) {
-        if (k !== 'key' && k !== 'layout') throw coded(new TypeError(`Opaque options: unknown option "${k}"`), 'INVALID_ARGUMENT');
+        if (k !== 'key' && k !== 'layout')
+          throw coded(new TypeError(`Opaque options: unknown option "${k}"`), 'INVALID_ARGUMENT');
       }
-      if (options.key === undefined) throw coded(new TypeError('Opaque options: option key is required'), 'INVALID_ARGUMENT');
+      if (options.key === undefined)
+        throw coded(new TypeError('Opaque options: option key is required'), 'INVALID_ARGUMENT');
       const l = options.layout;
-      const layout = l === undefined ? main.Layout.preset('twitter') : typeof l === 'string' ? main.Layout.preset(l) : l;
-      if (!(layout instanceof main.Layout)) throw coded(new TypeError('layout must be a preset name or a Layout'), 'INVALID_ARGUMENT');
+      const layout =
+        l === undefined ? main.Layout.preset('twitter') : typeof l === 'string' ? main.Layout.preset(l) : l;
+      if (!(layout instanceof main.Layout))
+        throw coded(new TypeError('layout must be a preset name or a Layout'), 'INVALID_ARGUMENT');
       this.#core = new core.OpaqueCore(options.key, layout.totalBits);
       this.#layout = layout;
       this.#max = (1n << BigInt(this.#core.bits)) - 1n;
@@ -57,11 +61,23 @@ export function makeOpaque(main, core) {
       const id = this.#core.__decode(token);
       return id < 0n ? BigInt.asUintN(64, id) : id;
     }
-    encodeString(id, encoding) { return main.encode(this.encode(id), encoding); }
-    decodeString(text, encoding) { return this.decode(main.parse(text, encoding)); }
-    encodeMany(ids) { return this.#core.encodeMany(ids); }
-    decodeMany(tokens) { return this.#core.decodeMany(tokens); }
-    get bits() { return this.#core.bits; }
-    get layout() { return this.#layout; }
+    encodeString(id, encoding) {
+      return main.encode(this.encode(id), encoding);
+    }
+    decodeString(text, encoding) {
+      return this.decode(main.parse(text, encoding));
+    }
+    encodeMany(ids) {
+      return this.#core.encodeMany(ids);
+    }
+    decodeMany(tokens) {
+      return this.#core.decodeMany(tokens);
+    }
+    get bits() {
+      return this.#core.bits;
+    }
+    get layout() {
+      return this.#layout;
+    }
   };
 }

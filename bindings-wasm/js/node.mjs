@@ -3,5 +3,18 @@ import { createRequire } from 'node:module';
 
 const api = createRequire(import.meta.url)('./node.cjs');
 
-export const { Client, Layout, Generator, Opaque, decode, compose, minIdAt, encode, parse, ERROR_CODES, PRESET_NAMES, SnowmintError } = api;
+export const {
+  Client,
+  Layout,
+  Generator,
+  Opaque,
+  decode,
+  compose,
+  minIdAt,
+  encode,
+  parse,
+  ERROR_CODES,
+  PRESET_NAMES,
+  SnowmintError,
+} = api;
 export default api;

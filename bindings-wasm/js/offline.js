@@ -26,10 +26,11 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
   const fail = (code, message, extra) => Object.assign(new SnowmintError(message), { code }, extra);
   const argErr = (message) => Object.assign(new TypeError(message), { code: 'INVALID_ARGUMENT' });
 
-  const done = (req) => new Promise((resolve, reject) => {
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error);
-  });
+  const done = (req) =>
+    new Promise((resolve, reject) => {
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(req.error);
+    });
   async function openDb() {
     if (typeof indexedDB === 'undefined') throw fail('STORE_UNAVAILABLE', 'OfflineGenerator needs IndexedDB');
     const req = indexedDB.open(DB_NAME, 1);
@@ -52,22 +53,41 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
       }
       const req = f(t.objectStore(STORE));
       t.oncomplete = () => resolve(req.result);
-      t.onerror = t.onabort = () => reject(fail('STORE_UNAVAILABLE', `IndexedDB: ${t.error && t.error.message}`));
+      t.onerror = t.onabort = () =>
+        reject(fail('STORE_UNAVAILABLE', `IndexedDB: ${t.error && t.error.message}`));
     });
   }
 
   const DIGITS = /^(0|[1-9][0-9]{0,19})$/;
   /** A lease answer of the service, checked field by field (anything else: SERVICE_UNAVAILABLE). */
   function leaseOf(j, url) {
-    const ok = j && typeof j === 'object' && typeof j.token === 'string' && j.token.length > 0
-      && Number.isSafeInteger(j.node_id) && j.node_id >= 0 && typeof j.layout === 'string'
-      && DIGITS.test(j.start) && DIGITS.test(j.limit) && Number.isFinite(j.renew_after_ms) && j.renew_after_ms >= 0
-      && Number.isFinite(j.expires_unix_ms) && Number.isFinite(j.limit_unix_ms);
-    if (!ok) throw fail('SERVICE_UNAVAILABLE', `the ID service at ${url} answered with a body that is not a lease`);
+    const ok =
+      j &&
+      typeof j === 'object' &&
+      typeof j.token === 'string' &&
+      j.token.length > 0 &&
+      Number.isSafeInteger(j.node_id) &&
+      j.node_id >= 0 &&
+      typeof j.layout === 'string' &&
+      DIGITS.test(j.start) &&
+      DIGITS.test(j.limit) &&
+      Number.isFinite(j.renew_after_ms) &&
+      j.renew_after_ms >= 0 &&
+      Number.isFinite(j.expires_unix_ms) &&
+      Number.isFinite(j.limit_unix_ms);
+    if (!ok)
+      throw fail('SERVICE_UNAVAILABLE', `the ID service at ${url} answered with a body that is not a lease`);
     return {
-      token: j.token, nodeId: j.node_id, layout: j.layout, sequencer: j.sequencer, start: BigInt(j.start),
-      limit: BigInt(j.limit), limitUnixMs: j.limit_unix_ms, expiresUnixMs: j.expires_unix_ms,
-      renewAfterMs: j.renew_after_ms, fencingToken: j.fencing_token,
+      token: j.token,
+      nodeId: j.node_id,
+      layout: j.layout,
+      sequencer: j.sequencer,
+      start: BigInt(j.start),
+      limit: BigInt(j.limit),
+      limitUnixMs: j.limit_unix_ms,
+      expiresUnixMs: j.expires_unix_ms,
+      renewAfterMs: j.renew_after_ms,
+      fencingToken: j.fencing_token,
     };
   }
 
@@ -75,7 +95,9 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
     let res;
     try {
       res = await fetch(url + path, {
-        method, cache: 'no-store', signal: AbortSignal.timeout(TIMEOUT_MS),
+        method,
+        cache: 'no-store',
+        signal: AbortSignal.timeout(TIMEOUT_MS),
         headers: body === undefined ? undefined : { 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
@@ -97,7 +119,10 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
       if (e.retry_after_ms !== undefined) extra.retryAfterMs = e.retry_after_ms;
       throw fail(e.code, e.message, extra);
     }
-    throw fail('SERVICE_UNAVAILABLE', `the ID service at ${url} answered HTTP ${res.status} without a snowmint error`);
+    throw fail(
+      'SERVICE_UNAVAILABLE',
+      `the ID service at ${url} answered HTTP ${res.status} without a snowmint error`,
+    );
   }
 
   /** Holds the first free slot's Web Lock; resolves to { slot, release } (release() frees it). */
@@ -107,12 +132,16 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
     }
     for (let slot = 0; slot < MAX_SLOTS; slot++) {
       let release;
-      const held = new Promise((r) => { release = r; });
+      const held = new Promise((r) => {
+        release = r;
+      });
       const got = await new Promise((resolve, reject) => {
-        navigator.locks.request(`${prefix}:${slot}`, { ifAvailable: true }, (lock) => {
-          resolve(lock !== null);
-          return lock === null ? undefined : held;
-        }).catch(reject);
+        navigator.locks
+          .request(`${prefix}:${slot}`, { ifAvailable: true }, (lock) => {
+            resolve(lock !== null);
+            return lock === null ? undefined : held;
+          })
+          .catch(reject);
       });
       if (got) return { slot, release };
     }
@@ -120,10 +149,24 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
   }
 
   return class OfflineGenerator {
-    #url; #name; #holder; #clock; #db; #key; #slot; #unlock; #lease; #gen;
+    #url;
+    #name;
+    #holder;
+    #clock;
+    #db;
+    #key;
+    #slot;
+    #unlock;
+    #lease;
+    #gen;
     #persisted = 0n; // a mark durably in IndexedDB: every ID handed out is below it
     #saving = null; // the write in flight
-    #aheadPositions; #timer = 0; #tick = 0; #renewing = null; #closed = false; #onOnline;
+    #aheadPositions;
+    #timer = 0;
+    #tick = 0;
+    #renewing = null;
+    #closed = false;
+    #onOnline;
     /** What happened last (renewal, new lease, failure): for status displays. */
     lastEvent = '';
 
@@ -133,9 +176,11 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
      * origin; `holder` is sent with the lease request; `clock` returns Unix ms (a Number), for tests.
      */
     static async open(options) {
-      if (options === null || typeof options !== 'object') throw argErr('OfflineGenerator options must be an object');
+      if (options === null || typeof options !== 'object')
+        throw argErr('OfflineGenerator options must be an object');
       for (const k of Object.keys(options)) {
-        if (!['url', 'name', 'holder', 'clock'].includes(k)) throw argErr(`OfflineGenerator options: unknown option "${k}"`);
+        if (!['url', 'name', 'holder', 'clock'].includes(k))
+          throw argErr(`OfflineGenerator options: unknown option "${k}"`);
       }
       const { url, name = 'default', holder, clock } = options;
       if (typeof url !== 'string') throw argErr('url must be a string');
@@ -148,8 +193,10 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
       if (base.protocol !== 'http:' && base.protocol !== 'https:') {
         throw fail('INVALID_ARGUMENT', `url must be http(s), got ${base.protocol}`, { field: 'url' });
       }
-      if (typeof name !== 'string' || name.length === 0 || name.length > 200) throw argErr('name must be a string of 1..200 characters');
-      if (holder !== undefined && (typeof holder !== 'string' || holder.length > 200)) throw argErr('holder must be a string of at most 200 characters');
+      if (typeof name !== 'string' || name.length === 0 || name.length > 200)
+        throw argErr('name must be a string of 1..200 characters');
+      if (holder !== undefined && (typeof holder !== 'string' || holder.length > 200))
+        throw argErr('holder must be a string of at most 200 characters');
       if (clock !== undefined && typeof clock !== 'function') throw argErr('clock must be a function');
       const g = new OfflineGenerator(base.href.replace(/\/+$/, ''), name, holder, clock, PRIVATE);
       await g.#start();
@@ -158,7 +205,8 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
 
     /** Not for users: `await OfflineGenerator.open(options)` (a generator needs its lease first). */
     constructor(url, name, holder, clock, key) {
-      if (key !== PRIVATE) throw argErr('use await OfflineGenerator.open({ url }): an OfflineGenerator needs a lease first');
+      if (key !== PRIVATE)
+        throw argErr('use await OfflineGenerator.open({ url }): an OfflineGenerator needs a lease first');
       this.#url = url;
       this.#name = name;
       this.#holder = holder;
@@ -198,7 +246,9 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
         this.close();
         throw e;
       }
-      this.#onOnline = () => { this.renew().catch(() => {}); };
+      this.#onOnline = () => {
+        this.renew().catch(() => {});
+      };
       addEventListener('online', this.#onOnline);
       this.#tick = setInterval(() => this.#maybePersist(), AHEAD_MS / 4);
     }
@@ -219,7 +269,8 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
       }
       this.#gen.restore(mark > lease.start ? mark : lease.start);
       const l = this.#gen.layout;
-      this.#aheadPositions = (BigInt(Math.ceil(AHEAD_MS * 1e6 / Number(l.tickNs))) + 1n) << BigInt(l.sequenceBits);
+      this.#aheadPositions =
+        (BigInt(Math.ceil((AHEAD_MS * 1e6) / Number(l.tickNs))) + 1n) << BigInt(l.sequenceBits);
       this.#lease = lease;
       if (old) old.free();
       this.#schedule(lease.renewAfterMs);
@@ -227,7 +278,10 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
 
     #schedule(ms) {
       clearTimeout(this.#timer);
-      if (!this.#closed) this.#timer = setTimeout(() => { this.renew().catch(() => {}); }, ms);
+      if (!this.#closed)
+        this.#timer = setTimeout(() => {
+          this.renew().catch(() => {});
+        }, ms);
     }
 
     async #take() {
@@ -262,7 +316,10 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
             const lease = leaseOf(j, this.#url);
             if (this.#closed) return;
             if (lease.nodeId !== this.#lease.nodeId || lease.layout !== this.#lease.layout) {
-              throw fail('SERVICE_UNAVAILABLE', 'the ID service renewed the lease with another node ID or layout');
+              throw fail(
+                'SERVICE_UNAVAILABLE',
+                'the ID service renewed the lease with another node ID or layout',
+              );
             }
             if (lease.limit > this.#lease.limit) this.#lease = { ...lease, start: this.#lease.start };
             this.#schedule(lease.renewAfterMs);
@@ -285,7 +342,7 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
     #positionNow() {
       const l = this.#gen.layout;
       const since = this.#now() - Number(l.epochMs);
-      const tick = since <= 0 ? 0n : BigInt(Math.floor(since * 1e6 / Number(l.tickNs)));
+      const tick = since <= 0 ? 0n : BigInt(Math.floor((since * 1e6) / Number(l.tickNs)));
       return tick << BigInt(l.sequenceBits);
     }
 
@@ -301,12 +358,16 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
       if (mark > this.#lease.limit) mark = this.#lease.limit;
       if (mark < this.#persisted && this.#lease === this.#savedLease) mark = this.#persisted;
       const lease = this.#lease;
-      this.#saving = transact(this.#db, 'readwrite', (s) => s.put({ lease, mark, savedUnixMs: Date.now() }, this.#key))
+      this.#saving = transact(this.#db, 'readwrite', (s) =>
+        s.put({ lease, mark, savedUnixMs: Date.now() }, this.#key),
+      )
         .then(() => {
           if (this.#lease === lease) this.#persisted = mark;
           this.#savedLease = lease;
         })
-        .finally(() => { this.#saving = null; });
+        .finally(() => {
+          this.#saving = null;
+        });
       return this.#saving;
     }
     #savedLease = null;
@@ -316,8 +377,9 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
       if (this.#closed || this.#saving) return;
       const p = this.#persisted;
       if (p >= this.#lease.limit) return;
-      const near = this.#gen.highWaterMark() + (this.#aheadPositions >> 5n) > p
-        || this.#positionNow() + (this.#aheadPositions >> 1n) > p;
+      const near =
+        this.#gen.highWaterMark() + (this.#aheadPositions >> 5n) > p ||
+        this.#positionNow() + (this.#aheadPositions >> 1n) > p;
       if (near) this.#persist().catch(() => {});
     }
 
@@ -326,13 +388,17 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
       const hwm = this.#gen.highWaterMark();
       if (hwm > this.#lease.limit) {
         if (typeof navigator === 'undefined' || navigator.onLine !== false) this.renew().catch(() => {});
-        throw fail('LEASE_LOST', `the lease's reservation ends at position ${this.#lease.limit} `
-          + `(${new Date(this.#lease.limitUnixMs).toISOString()}); renew it online (the service at ${this.#url})`);
+        throw fail(
+          'LEASE_LOST',
+          `the lease's reservation ends at position ${this.#lease.limit} ` +
+            `(${new Date(this.#lease.limitUnixMs).toISOString()}); renew it online (the service at ${this.#url})`,
+        );
       }
       if (hwm > this.#persisted) {
         this.#persist().catch(() => {});
-        throw fail('TOO_FAR_AHEAD', 'the high-water mark is being persisted to IndexedDB; retry shortly',
-          { retryAfterMs: 5 });
+        throw fail('TOO_FAR_AHEAD', 'the high-water mark is being persisted to IndexedDB; retry shortly', {
+          retryAfterMs: 5,
+        });
       }
       if (hwm + (this.#aheadPositions >> 5n) > this.#persisted) this.#maybePersist();
     }
@@ -392,8 +458,14 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
     get lease() {
       const l = this.#lease;
       return {
-        nodeId: l.nodeId, layout: l.layout, start: l.start, limit: l.limit, limitUnixMs: l.limitUnixMs,
-        expiresUnixMs: l.expiresUnixMs, renewAfterMs: l.renewAfterMs, persisted: this.#persisted,
+        nodeId: l.nodeId,
+        layout: l.layout,
+        start: l.start,
+        limit: l.limit,
+        limitUnixMs: l.limitUnixMs,
+        expiresUnixMs: l.expiresUnixMs,
+        renewAfterMs: l.renewAfterMs,
+        persisted: this.#persisted,
       };
     }
 
@@ -410,7 +482,12 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
       try {
         if (this.#saving) await this.#saving.catch(() => {});
         if (options && options.release && this.#lease) {
-          await request(this.#url, 'DELETE', `/v1/leases/${encodeURIComponent(this.#lease.token)}`, undefined);
+          await request(
+            this.#url,
+            'DELETE',
+            `/v1/leases/${encodeURIComponent(this.#lease.token)}`,
+            undefined,
+          );
           await transact(this.#db, 'readwrite', (s) => s.delete(this.#key));
         }
       } finally {

@@ -21,8 +21,10 @@ const NAMES = ['SnowmintError', 'installSurface'];
 /** js/surface.js without its `export` keywords: plain declarations. */
 function declarations() {
   const text = SOURCE.replace(/^export (class|function) /gm, '$1 ');
-  if (/^export /m.test(text)) throw new Error('surface.js: only `export class` / `export function` are supported');
-  for (const n of NAMES) if (!new RegExp(`^(class|function) ${n}\\b`, 'm').test(text)) throw new Error(`surface.js lacks ${n}`);
+  if (/^export /m.test(text))
+    throw new Error('surface.js: only `export class` / `export function` are supported');
+  for (const n of NAMES)
+    if (!new RegExp(`^(class|function) ${n}\\b`, 'm').test(text)) throw new Error(`surface.js lacks ${n}`);
   return text;
 }
 
@@ -53,8 +55,11 @@ function clientCjs() {
   const IMPORT = "import { SnowmintError } from './surface.js';";
   const source = fs.readFileSync(path.join(HERE, 'client.js'), 'utf8');
   if (!source.includes(IMPORT)) throw new Error(`client.js: expected the line ${IMPORT}`);
-  const text = source.replace(IMPORT, "const { SnowmintError } = require('./surface.cjs');").replace(/^export function /gm, 'function ');
-  if (/^(export|import) /m.test(text)) throw new Error('client.js: only `export function` and the surface import are supported');
+  const text = source
+    .replace(IMPORT, "const { SnowmintError } = require('./surface.cjs');")
+    .replace(/^export function /gm, 'function ');
+  if (/^(export|import) /m.test(text))
+    throw new Error('client.js: only `export function` and the surface import are supported');
   return `// Generated from js/client.js by js/patch-glue.mjs: do not edit.\n'use strict';\n${text}\nmodule.exports = { makeClient };\n`;
 }
 
@@ -77,9 +82,21 @@ if (mode === 'cjs') {
   fs.writeFileSync(path.join(out, 'fast-path.cjs'), fastPathCjs());
   let total = 0;
   for (const m of ['snowmint_wasm', 'snowmint_wasm_opaque']) {
-    total += patch(path.join(out, 'nodejs', `${m}.js`), "const { SnowmintError } = require('../surface.cjs');", 'SnowmintError');
-    total += patch(path.join(out, 'web', `${m}.js`), "import { SnowmintError } from '../../js/surface.js';", 'SnowmintError');
-    total += patch(path.join(out, 'bundler', `${m}_bg.js`), "import { SnowmintError } from '../../js/surface.js';", 'SnowmintError');
+    total += patch(
+      path.join(out, 'nodejs', `${m}.js`),
+      "const { SnowmintError } = require('../surface.cjs');",
+      'SnowmintError',
+    );
+    total += patch(
+      path.join(out, 'web', `${m}.js`),
+      "import { SnowmintError } from '../../js/surface.js';",
+      'SnowmintError',
+    );
+    total += patch(
+      path.join(out, 'bundler', `${m}_bg.js`),
+      "import { SnowmintError } from '../../js/surface.js';",
+      'SnowmintError',
+    );
     // A classic script: one shared object, whichever of the two scripts a page loads first defines it.
     total += patch(
       path.join(out, 'no-modules', `${m}.js`),

@@ -24,7 +24,16 @@ const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 // The core's `PRESET_NAMES`, for the WASM package (the native one exports the core's own array; the
 // WASM module would pay bytes for it): the shared tests check that `Layout.preset` takes each one
 // (snowcast asking for its parameters) and that its error for an unknown name lists exactly these.
-const CORE_PRESET_NAMES = ['twitter', 'discord', 'instagram', 'sonyflake', 'hazelcast', 'snowcast', 'js53', 'decimal'];
+const CORE_PRESET_NAMES = [
+  'twitter',
+  'discord',
+  'instagram',
+  'sonyflake',
+  'hazelcast',
+  'snowcast',
+  'js53',
+  'decimal',
+];
 
 /** A non-enumerable method (as class methods are), replacing any of the same name. */
 function define(target, name, value) {
@@ -119,7 +128,14 @@ export function installSurface(api) {
     // snowmint-wasm reads the counters one by one (module size); the native package has stats().
     define(G, 'stats', function stats() {
       const at = (i) => this.__stats(i);
-      return { minted: at(0), batches: at(1), borrowedTicks: at(2), waits: at(3), waitNs: at(4), regressions: at(5) };
+      return {
+        minted: at(0),
+        batches: at(1),
+        borrowedTicks: at(2),
+        waits: at(3),
+        waitNs: at(4),
+        regressions: at(5),
+      };
     });
   }
   if (api.Opaque) {

@@ -7,14 +7,38 @@ import { api, apiCjs, throwsCode } from './load.mjs';
 const { Layout, Generator, decode, compose, minIdAt, encode, parse, ERROR_CODES } = api;
 
 test('exports the shared API, the same objects through import and require', () => {
-  for (const name of ['Layout', 'Generator', 'decode', 'compose', 'minIdAt', 'encode', 'parse', 'ERROR_CODES']) {
+  for (const name of [
+    'Layout',
+    'Generator',
+    'decode',
+    'compose',
+    'minIdAt',
+    'encode',
+    'parse',
+    'ERROR_CODES',
+  ]) {
     assert.ok(api[name] !== undefined, name);
     assert.equal(apiCjs[name], api[name], name);
   }
   assert.ok(Object.isFrozen(ERROR_CODES));
-  for (const code of ['INVALID_LAYOUT', 'NODE_ID_OUT_OF_RANGE', 'CLOCK_MOVED_BACKWARDS', 'CLOCK_BEFORE_EPOCH',
-    'TOO_FAR_AHEAD', 'LAYOUT_EXHAUSTED', 'PARSE', 'INVALID_CLOCK', 'INVALID_ID', 'INVALID_ARGUMENT', 'LEASE_LOST',
-    'FORKED', 'NODE_IDS_EXHAUSTED', 'SEQUENCER_CONFLICT', 'SEQUENCER_DESTROYED', 'STORE_UNAVAILABLE']) {
+  for (const code of [
+    'INVALID_LAYOUT',
+    'NODE_ID_OUT_OF_RANGE',
+    'CLOCK_MOVED_BACKWARDS',
+    'CLOCK_BEFORE_EPOCH',
+    'TOO_FAR_AHEAD',
+    'LAYOUT_EXHAUSTED',
+    'PARSE',
+    'INVALID_CLOCK',
+    'INVALID_ID',
+    'INVALID_ARGUMENT',
+    'LEASE_LOST',
+    'FORKED',
+    'NODE_IDS_EXHAUSTED',
+    'SEQUENCER_CONFLICT',
+    'SEQUENCER_DESTROYED',
+    'STORE_UNAVAILABLE',
+  ]) {
     assert.ok(ERROR_CODES.includes(code), code);
   }
 });
@@ -41,8 +65,14 @@ test('Layout presets and their getters', () => {
   const s = Layout.snowcast(1704067200000, 1000);
   assert.equal(s.nodeCount, 1024);
   assert.equal(s.sequenceBits, 13);
-  const c = new Layout({ timestampBits: 40, nodeBits: 8, sequenceBits: 10, order: 'timestamp_sequence_node',
-    tickNs: 1000000n, epochMs: 1704067200000 });
+  const c = new Layout({
+    timestampBits: 40,
+    nodeBits: 8,
+    sequenceBits: 10,
+    order: 'timestamp_sequence_node',
+    tickNs: 1000000n,
+    epochMs: 1704067200000,
+  });
   assert.equal(c.name, null);
   assert.equal(c.totalBits, 58);
 });
@@ -109,10 +139,19 @@ test('random start keeps IDs unique and increasing; a seed makes it reproducible
 
 test('decode, compose, minIdAt', () => {
   const d = decode(1212161512043450368n, 'twitter');
-  assert.deepEqual({ ...d, date: d.date.toISOString() }, {
-    id: 1212161512043450368n, timestampTicks: 289001825343n, timestampMs: 1577836800000, subMsNs: 0,
-    date: '2020-01-01T00:00:00.000Z', iso: '2020-01-01T00:00:00.000Z', nodeId: 1, sequence: 0,
-  });
+  assert.deepEqual(
+    { ...d, date: d.date.toISOString() },
+    {
+      id: 1212161512043450368n,
+      timestampTicks: 289001825343n,
+      timestampMs: 1577836800000,
+      subMsNs: 0,
+      date: '2020-01-01T00:00:00.000Z',
+      iso: '2020-01-01T00:00:00.000Z',
+      nodeId: 1,
+      sequence: 0,
+    },
+  );
   for (const enc of ['dec', 'hex', 'base32', 'base58']) {
     assert.equal(decode(encode(1212161512043450368n, enc)).id, 1212161512043450368n);
   }
@@ -149,7 +188,11 @@ test('nextId() fast path survives memory growth and falls back for waits and err
   const f = new Generator({ nodeId: 5, maxAheadMs: 0 });
   let err;
   for (let i = 0; i < 100000 && !err; i++) {
-    try { f.nextId(); } catch (e) { err = e; }
+    try {
+      f.nextId();
+    } catch (e) {
+      err = e;
+    }
   }
   if (err) {
     assert.equal(err.code, 'TOO_FAR_AHEAD');

@@ -8,8 +8,26 @@ const { Layout, Generator, decode, compose, minIdAt, encode, parse } = api;
 const T0 = 1700000000000;
 
 test('bad clock readings are INVALID_CLOCK', () => {
-  const bad = [NaN, Infinity, -Infinity, -1, -0.5, 1.5, T0 + 0.25, 2 ** 53, 2 ** 53 + 2, 1e300,
-    -1n, 2n ** 64n, 2n ** 70n, '1700000000000', null, undefined, {}, true];
+  const bad = [
+    NaN,
+    Infinity,
+    -Infinity,
+    -1,
+    -0.5,
+    1.5,
+    T0 + 0.25,
+    2 ** 53,
+    2 ** 53 + 2,
+    1e300,
+    -1n,
+    2n ** 64n,
+    2n ** 70n,
+    '1700000000000',
+    null,
+    undefined,
+    {},
+    true,
+  ];
   for (const reading of bad) {
     const g = new Generator({ nodeId: 1, clock: () => reading });
     throwsCode(assert, () => g.nextId(), 'INVALID_CLOCK');
@@ -27,8 +45,16 @@ test('bad clock readings are INVALID_CLOCK', () => {
 
 test('an exception thrown by the clock reaches the caller unchanged', () => {
   const boom = new RangeError('boom');
-  const g = new Generator({ nodeId: 1, clock: () => { throw boom; } });
-  assert.throws(() => g.nextId(), (e) => e === boom);
+  const g = new Generator({
+    nodeId: 1,
+    clock: () => {
+      throw boom;
+    },
+  });
+  assert.throws(
+    () => g.nextId(),
+    (e) => e === boom,
+  );
 });
 
 test('clock before the epoch, and past the lifespan', () => {
@@ -39,7 +65,11 @@ test('clock before the epoch, and past the lifespan', () => {
 
 test('node IDs: out of range, wrapped or wrong type', () => {
   throwsCode(assert, () => new Generator({ nodeId: 1024 }), 'NODE_ID_OUT_OF_RANGE');
-  throwsCode(assert, () => new Generator({ nodeId: 65531, layout: Layout.hazelcast(5) }), 'NODE_ID_OUT_OF_RANGE');
+  throwsCode(
+    assert,
+    () => new Generator({ nodeId: 65531, layout: Layout.hazelcast(5) }),
+    'NODE_ID_OUT_OF_RANGE',
+  );
   // Whole numbers outside 0..2^64 are out of range; fractions, NaN, Infinity and Numbers that may have
   // been rounded (above 2^53 - 1) are refused as values (tests/host-inputs).
   for (const nodeId of [-1, -1n, 2n ** 64n, 2n ** 64n + 7n]) {
@@ -68,20 +98,39 @@ test('generator options: wrong types, unknown keys, bad values', () => {
   throwsCode(assert, () => new Generator({ nodeId: 1, maxAheadMs: 2n ** 60n }), 'INVALID_ARGUMENT');
   throwsCode(assert, () => new Generator({ nodeId: 1, randomSeed: -1n }), 'INVALID_ARGUMENT');
   throwsCode(assert, () => new Generator({ nodeId: 1, randomStart: 'yes' }), 'INVALID_ARGUMENT', TypeError);
-  throwsCode(assert, () => new Generator({ nodeId: 1, randomStart: false, randomSeed: 5n }), 'INVALID_ARGUMENT');
+  throwsCode(
+    assert,
+    () => new Generator({ nodeId: 1, randomStart: false, randomSeed: 5n }),
+    'INVALID_ARGUMENT',
+  );
   throwsCode(assert, () => new Generator({ nodeId: 1, layout: 'nope' }), 'INVALID_LAYOUT');
   throwsCode(assert, () => new Generator({ nodeId: 1, layout: 5 }), 'INVALID_ARGUMENT', TypeError);
-  throwsCode(assert, () => new Generator({ nodeId: 1, layout: { name: 'twitter' } }), 'INVALID_ARGUMENT', TypeError);
+  throwsCode(
+    assert,
+    () => new Generator({ nodeId: 1, layout: { name: 'twitter' } }),
+    'INVALID_ARGUMENT',
+    TypeError,
+  );
 });
 
 test('layouts: every bad field is INVALID_LAYOUT naming it', () => {
-  const base = { timestampBits: 41, nodeBits: 10, sequenceBits: 12, order: 'timestamp_node_sequence',
-    tickNs: 1000000, epochMs: 1288834974657 };
+  const base = {
+    timestampBits: 41,
+    nodeBits: 10,
+    sequenceBits: 12,
+    order: 'timestamp_node_sequence',
+    tickNs: 1000000,
+    epochMs: 1288834974657,
+  };
   const cases = [
-    [{ timestampBits: 0 }, 'timestamp_bits'], [{ timestampBits: 65 }, 'timestamp_bits'],
-    [{ nodeBits: 64 }, 'node_bits'], [{ sequenceBits: 99 }, 'sequence_bits'],
+    [{ timestampBits: 0 }, 'timestamp_bits'],
+    [{ timestampBits: 65 }, 'timestamp_bits'],
+    [{ nodeBits: 64 }, 'node_bits'],
+    [{ sequenceBits: 99 }, 'sequence_bits'],
     [{ timestampBits: 50 }, 'timestamp_bits + node_bits + sequence_bits'],
-    [{ tickNs: 0 }, 'tick_ns'], [{ epochMs: 2n ** 60n }, 'epoch_ms'], [{ order: 'node_first' }, 'order'],
+    [{ tickNs: 0 }, 'tick_ns'],
+    [{ epochMs: 2n ** 60n }, 'epoch_ms'],
+    [{ order: 'node_first' }, 'order'],
     [{ nodeIdOffset: 1024 }, 'node_id_offset'],
   ];
   for (const [change, field] of cases) {
@@ -134,7 +183,11 @@ test('parse errors name the position', () => {
 });
 
 test('compose and minIdAt check every field', () => {
-  throwsCode(assert, () => compose({ timestampTicks: 2n ** 41n, nodeId: 0, sequence: 0 }), 'LAYOUT_EXHAUSTED');
+  throwsCode(
+    assert,
+    () => compose({ timestampTicks: 2n ** 41n, nodeId: 0, sequence: 0 }),
+    'LAYOUT_EXHAUSTED',
+  );
   throwsCode(assert, () => compose({ timestampTicks: 0, nodeId: 1024, sequence: 0 }), 'NODE_ID_OUT_OF_RANGE');
   throwsCode(assert, () => compose({ timestampTicks: 0, nodeId: 0, sequence: 4096 }), 'INVALID_ARGUMENT');
   throwsCode(assert, () => compose({ timestampTicks: -1n, nodeId: 0, sequence: 0 }), 'INVALID_ARGUMENT');
@@ -155,7 +208,11 @@ test('batch sizes', () => {
   throwsCode(assert, () => g.nextIds(2 ** 29 - 1), 'INVALID_ARGUMENT'); // more than wasm32 memory
   assert.equal(g.nextIds(2).length, 2);
   // more than the max_ahead window can ever hold
-  throwsCode(assert, () => new Generator({ nodeId: 1, clock: () => T0, maxAheadMs: 0 }).nextIds(4097), 'INVALID_ARGUMENT');
+  throwsCode(
+    assert,
+    () => new Generator({ nodeId: 1, clock: () => T0, maxAheadMs: 0 }).nextIds(4097),
+    'INVALID_ARGUMENT',
+  );
 });
 
 test('policies: fail carries retryAfterMs, wait gives up on a frozen clock, strict refuses a backwards step', () => {
@@ -186,14 +243,31 @@ test('policies: fail carries retryAfterMs, wait gives up on a frozen clock, stri
 test('a clock that re-enters its own generator does not corrupt it', () => {
   let g;
   let inner = null;
-  g = new Generator({ nodeId: 1, clock: () => { if (inner === null) { inner = 0n; inner = g.nextId(); } return T0; } });
+  g = new Generator({
+    nodeId: 1,
+    clock: () => {
+      if (inner === null) {
+        inner = 0n;
+        inner = g.nextId();
+      }
+      return T0;
+    },
+  });
   const outer = g.nextId();
   assert.notEqual(outer, inner);
   assert.ok(g.nextId() > outer);
 });
 
 test('node sources are numbers only: a string (a lease source, env, k8s, ip) is INVALID_ARGUMENT naming the ID service', () => {
-  for (const source of ['etcd://127.0.0.1:2379/app?sequencer=orders', 'file:///var/lib/ids', 'postgres://u@h/db', 'env', 'k8s', 'ip', '7']) {
+  for (const source of [
+    'etcd://127.0.0.1:2379/app?sequencer=orders',
+    'file:///var/lib/ids',
+    'postgres://u@h/db',
+    'env',
+    'k8s',
+    'ip',
+    '7',
+  ]) {
     const e = throwsCode(assert, () => new Generator({ nodeId: source }), 'INVALID_ARGUMENT');
     assert.match(String(e?.message ?? e), /browsers get node leases from the ID service/);
   }

@@ -19,7 +19,10 @@ export function throwsCode(assert, fn, code, type = Error) {
     caught = e;
   }
   assert.ok(caught !== undefined, `expected an error with code ${code}, nothing was thrown`);
-  assert.ok(caught instanceof type, `expected ${type.name}, got ${Object.prototype.toString.call(caught)}: ${caught}`);
+  assert.ok(
+    caught instanceof type,
+    `expected ${type.name}, got ${Object.prototype.toString.call(caught)}: ${caught}`,
+  );
   assert.equal(caught.code, code, `expected code ${code}, got ${caught.code}: ${caught.message}`);
   return caught;
 }

@@ -9,5 +9,8 @@ opaqueTests(api, { test, assert });
 test('Opaque: the CommonJS and ESM entries give the same class and tokens', () => {
   assert.equal(api.Opaque, apiCjs.Opaque);
   const key = new Uint8Array(16).fill(7);
-  assert.equal(new api.Opaque({ key, layout: 'js53' }).encode(5n), new apiCjs.Opaque({ key, layout: 'js53' }).encode(5n));
+  assert.equal(
+    new api.Opaque({ key, layout: 'js53' }).encode(5n),
+    new apiCjs.Opaque({ key, layout: 'js53' }).encode(5n),
+  );
 });

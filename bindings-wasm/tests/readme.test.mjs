@@ -7,7 +7,10 @@ import { execFileSync } from 'node:child_process';
 import { startService } from '../../tests/js/client.mjs';
 import { fileURLToPath } from 'node:url';
 
-const readme = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'README.md'), 'utf8');
+const readme = fs.readFileSync(
+  path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'README.md'),
+  'utf8',
+);
 
 test('README quickstart runs', () => {
   const block = readme.split('## Quickstart')[1].match(/```js\n([\s\S]*?)```/)[1];
@@ -23,7 +26,10 @@ test('README client example runs against a live service', async () => {
   fs.writeFileSync(file, block);
   const s = await startService();
   try {
-    const out = execFileSync(process.execPath, [file], { encoding: 'utf8', env: { ...process.env, SNOWMINT_SERVICE_URL: s.url } });
+    const out = execFileSync(process.execPath, [file], {
+      encoding: 'utf8',
+      env: { ...process.env, SNOWMINT_SERVICE_URL: s.url },
+    });
     assert.equal(out, 'true bigint\n5000 0\ntrue SERVICE_UNAVAILABLE\n');
   } finally {
     s.kill();

@@ -6,8 +6,13 @@
   const $ = (id) => document.getElementById(id);
   const state = { api: null, layout: null, gen: null, genKey: '' };
 
-  function show(el, text) { el.textContent = text; el.hidden = !text; }
-  function errText(e) { return (e && e.code ? e.code + ': ' : '') + (e && e.message ? e.message : String(e)); }
+  function show(el, text) {
+    el.textContent = text;
+    el.hidden = !text;
+  }
+  function errText(e) {
+    return (e && e.code ? e.code + ': ' : '') + (e && e.message ? e.message : String(e));
+  }
 
   // nextId() with the default clock: Date.now() read here and passed in, the ID read back from the
   // module's memory (see Generator::mint_at in src/lib.rs); anything else takes the full path.
@@ -17,7 +22,7 @@
     let slot = new BigUint64Array(memory.buffer, at, 1);
     const proto = wasm.Generator.prototype;
     const full = proto.nextId;
-    Object.defineProperty(proto, "nextId", {
+    Object.defineProperty(proto, 'nextId', {
       configurable: true,
       writable: true,
       value: function nextId() {
@@ -37,14 +42,17 @@
     installFastPath(api);
     api.ERROR_CODES = Object.freeze(api.__errorCodes().split(','));
     // The package's shared surface (js/surface.js, inlined by build.sh): SnowmintError, JSON forms.
-    Object.assign(api, snowmint_surface.installSurface(api), { SnowmintError: snowmint_surface.SnowmintError });
+    Object.assign(api, snowmint_surface.installSurface(api), {
+      SnowmintError: snowmint_surface.SnowmintError,
+    });
     return api;
   }
 
   /** The layout as the page names it: the preset, or the custom layout's widths and order. */
   function layoutLabel(l) {
     if (l.name !== null) return l.name;
-    const order = l.order === 'timestamp_node_sequence' ? 'timestamp | node | sequence' : 'timestamp | sequence | node';
+    const order =
+      l.order === 'timestamp_node_sequence' ? 'timestamp | node | sequence' : 'timestamp | sequence | node';
     return `custom (${l.timestampBits} / ${l.nodeBits} / ${l.sequenceBits} bits, ${order})`;
   }
 
@@ -80,7 +88,9 @@
     return Layout.preset(preset);
   }
 
-  function fmt(n) { return BigInt(n).toLocaleString('en-US'); }
+  function fmt(n) {
+    return BigInt(n).toLocaleString('en-US');
+  }
 
   function drawDiagram(l) {
     const d = $('diagram');
@@ -93,7 +103,8 @@
       segs.push(['timestamp', l.timestampBits, 'timestamp']);
       const node = ['node', l.nodeBits, 'node'];
       const seq = ['sequence', l.sequenceBits, 'sequence'];
-      if (l.order === 'timestamp_node_sequence') segs.push(node, seq); else segs.push(seq, node);
+      if (l.order === 'timestamp_node_sequence') segs.push(node, seq);
+      else segs.push(seq, node);
     }
     for (const [cls, bits, label] of segs) {
       if (bits === 0) continue;
@@ -112,8 +123,10 @@
   function facts(dl, rows) {
     dl.innerHTML = '';
     for (const [k, v, id] of rows) {
-      const dt = document.createElement('dt'); dt.textContent = k;
-      const dd = document.createElement('dd'); dd.textContent = v;
+      const dt = document.createElement('dt');
+      dt.textContent = k;
+      const dd = document.createElement('dd');
+      dd.textContent = v;
       if (id) dd.id = id;
       dl.append(dt, dd);
     }
@@ -132,10 +145,14 @@
     state.layout = l;
     state.gen = null;
     drawDiagram(l);
-    const perSec = BigInt(l.idsPerTick) * 1000000000n / l.tickNs;
+    const perSec = (BigInt(l.idsPerTick) * 1000000000n) / l.tickNs;
     facts($('layout-facts'), [
       ['layout', l.name === null ? 'custom' : l.name, 'fact-name'],
-      ['bits', `${l.totalBits} (timestamp ${l.timestampBits}, node ${l.nodeBits}, sequence ${l.sequenceBits})`, 'fact-bits'],
+      [
+        'bits',
+        `${l.totalBits} (timestamp ${l.timestampBits}, node ${l.nodeBits}, sequence ${l.sequenceBits})`,
+        'fact-bits',
+      ],
       ['order', l.order, 'fact-order'],
       ['tick', `${fmt(l.tickNs)} ns`, 'fact-tick'],
       ['epoch', `${new Date(Number(l.epochMs)).toISOString()} (${l.epochMs} ms)`, 'fact-epoch'],
@@ -151,14 +168,15 @@
   function updateOdds() {
     if (!state.layout) return;
     const n = Number(state.layout.nodeCount);
-    const p = (k) => 1 - Math.exp(-k * (k - 1) / (2 * n));
+    const p = (k) => 1 - Math.exp((-k * (k - 1)) / (2 * n));
     const pct = (x) => {
       const v = x * 100;
       if (v < 0.01) return '< 0.01 %';
       if (v > 99.9) return '> 99.9 %';
       return (v < 10 ? v.toPrecision(2) : v.toFixed(0)) + ' %';
     };
-    $('odds').textContent = `— for this layout (N = ${n}): 2 pages ${pct(p(2))}, 10 pages ${pct(p(10))}, 100 pages ${pct(p(100))}`;
+    $('odds').textContent =
+      `— for this layout (N = ${n}): 2 pages ${pct(p(2))}, 10 pages ${pct(p(10))}, 100 pages ${pct(p(100))}`;
   }
 
   // ---- mint --------------------------------------------------------------------------------------
@@ -180,12 +198,22 @@
     const { decode, encode } = state.api;
     const d = decode(id, state.layout);
     const tr = document.createElement('tr');
-    const cells = [encode(id, 'dec'), encode(id, 'hex'), encode(id, 'base32'), encode(id, 'base58'),
-      d.iso, String(d.nodeId), String(d.sequence)];
+    const cells = [
+      encode(id, 'dec'),
+      encode(id, 'hex'),
+      encode(id, 'base32'),
+      encode(id, 'base58'),
+      d.iso,
+      String(d.nodeId),
+      String(d.sequence),
+    ];
     const labels = [...$('minted').tHead.rows[0].cells].map((th) => th.textContent);
     cells.forEach((c, i) => {
       // data-label: narrow screens show each row as a card of labelled cells (style.css).
-      const td = document.createElement('td'); td.textContent = c; td.dataset.label = labels[i]; tr.appendChild(td);
+      const td = document.createElement('td');
+      td.textContent = c;
+      td.dataset.label = labels[i];
+      tr.appendChild(td);
     });
     const body = $('minted').tBodies[0];
     body.insertBefore(tr, body.firstChild);
@@ -216,7 +244,11 @@
   // ---- decode ------------------------------------------------------------------------------------
   function updateDecode() {
     const text = $('decode-input').value.trim();
-    if (!text || !state.layout) { show($('decode-error'), ''); facts($('decoded'), []); return; }
+    if (!text || !state.layout) {
+      show($('decode-error'), '');
+      facts($('decoded'), []);
+      return;
+    }
     const { decode, encode } = state.api;
     try {
       const d = decode(text, state.layout);
@@ -255,16 +287,17 @@
       best = Math.min(best, dt);
       // let logical time fall back behind the clock before the next round
       const until = performance.now() + 60;
-      while (performance.now() < until) { /* spin */ }
+      while (performance.now() < until) {
+        /* spin */
+      }
     }
     g.free();
-    const ns = best * 1e6 / n;
+    const ns = (best * 1e6) / n;
     const out = $('bench-result');
     out.dataset.nsPerId = String(ns);
     out.textContent = `nextId(): ${ns.toFixed(1)} ns per ID (best of 5 × ${n.toLocaleString('en-US')}, twitter layout)`;
     return ns;
   }
-
 
   // ---- offline minting under a lease of the ID service (js/offline.js) ----------------------------
   const offline = { gen: null, Offline: null };
@@ -274,7 +307,10 @@
     if (!g) return;
     const l = g.lease;
     const left = l.limitUnixMs - Date.now();
-    $('svc-state').textContent = left > 0 ? `held, ${Math.round(left / 1000)} s of reservation left` : 'reservation ended (renew online)';
+    $('svc-state').textContent =
+      left > 0
+        ? `held, ${Math.round(left / 1000)} s of reservation left`
+        : 'reservation ended (renew online)';
     $('svc-node').textContent = String(l.nodeId);
     $('svc-slot').textContent = String(g.slot);
     $('svc-layout').textContent = l.layout;
@@ -287,7 +323,10 @@
     try {
       if (offline.gen) await offline.gen.close();
       offline.gen = null;
-      offline.gen = await offline.Offline.open({ url: $('svc-url').value.trim(), holder: 'snowmint playground' });
+      offline.gen = await offline.Offline.open({
+        url: $('svc-url').value.trim(),
+        holder: 'snowmint playground',
+      });
       for (const id of ['svc-mint', 'svc-mint10', 'svc-renew']) $(id).disabled = false;
     } catch (e) {
       show($('svc-error'), errText(e));
@@ -318,7 +357,10 @@
     $('svc-mint10').addEventListener('click', () => offlineMint(10));
     $('svc-renew').addEventListener('click', () => {
       show($('svc-error'), '');
-      offline.gen.renew().catch((e) => show($('svc-error'), errText(e))).finally(offlineStatus);
+      offline.gen
+        .renew()
+        .catch((e) => show($('svc-error'), errText(e)))
+        .finally(offlineStatus);
     });
     addEventListener('online', offlineStatus);
     addEventListener('offline', offlineStatus);
@@ -337,17 +379,41 @@
   window.snowmintBench = bench;
   $('status').textContent = 'WebAssembly module loaded — ready.';
   $('status').classList.add('ok');
-  for (const id of ['preset', 'c-ts', 'c-node', 'c-seq', 'c-order', 'c-tick', 'c-epoch', 'c-sign', 'sc-epoch', 'sc-nodes']) {
-    $(id).addEventListener('input', () => { updateLayout(); updateDecode(); });
-    $(id).addEventListener('change', () => { updateLayout(); updateDecode(); });
+  for (const id of [
+    'preset',
+    'c-ts',
+    'c-node',
+    'c-seq',
+    'c-order',
+    'c-tick',
+    'c-epoch',
+    'c-sign',
+    'sc-epoch',
+    'sc-nodes',
+  ]) {
+    $(id).addEventListener('input', () => {
+      updateLayout();
+      updateDecode();
+    });
+    $(id).addEventListener('change', () => {
+      updateLayout();
+      updateDecode();
+    });
   }
-  $('node-id').addEventListener('input', () => { state.gen = null; });
+  $('node-id').addEventListener('input', () => {
+    state.gen = null;
+  });
   $('random-node').addEventListener('click', randomNode);
   $('mint').addEventListener('click', () => mint(1));
   $('mint10').addEventListener('click', () => mint(10));
-  $('clear').addEventListener('click', () => { $('minted').tBodies[0].innerHTML = ''; });
+  $('clear').addEventListener('click', () => {
+    $('minted').tBodies[0].innerHTML = '';
+  });
   $('decode-input').addEventListener('input', updateDecode);
-  $('bench').addEventListener('click', () => { $('bench-result').textContent = 'timing…'; setTimeout(bench, 10); });
+  $('bench').addEventListener('click', () => {
+    $('bench-result').textContent = 'timing…';
+    setTimeout(bench, 10);
+  });
   offlineWire();
   updateLayout();
   document.body.dataset.ready = 'true';

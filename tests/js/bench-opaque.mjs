@@ -27,10 +27,40 @@ export function benchOpaque(api, label) {
     for (let i = 0; i < xs.length; i++) sink ^= f(xs[i])
   }
   const rows = [
-    [`${label} Opaque.encode (twitter, 63 bits)`, 'snowmint', 'single', best(loop((x) => o.encode(x), ids), N)],
-    [`${label} Opaque.decode`, 'snowmint', 'single', best(loop((x) => o.decode(x), tokens), N)],
-    [`${label} Opaque.encodeString(id, 'base58')`, 'snowmint', 'single', best(() => { for (let i = 0; i < N; i++) o.encodeString(ids[i], 'base58') }, N)],
-    [`${label} Opaque.encodeMany (10^5), per ID`, 'snowmint', 'batch', best(() => { sink ^= o.encodeMany(ids)[0] }, N)],
+    [
+      `${label} Opaque.encode (twitter, 63 bits)`,
+      'snowmint',
+      'single',
+      best(
+        loop((x) => o.encode(x), ids),
+        N,
+      ),
+    ],
+    [
+      `${label} Opaque.decode`,
+      'snowmint',
+      'single',
+      best(
+        loop((x) => o.decode(x), tokens),
+        N,
+      ),
+    ],
+    [
+      `${label} Opaque.encodeString(id, 'base58')`,
+      'snowmint',
+      'single',
+      best(() => {
+        for (let i = 0; i < N; i++) o.encodeString(ids[i], 'base58')
+      }, N),
+    ],
+    [
+      `${label} Opaque.encodeMany (10^5), per ID`,
+      'snowmint',
+      'batch',
+      best(() => {
+        sink ^= o.encodeMany(ids)[0]
+      }, N),
+    ],
     ['an empty JS function call on a bigint (reference)', 'floor', 'call', best(loop(noop, ids), N)],
   ]
   if (sink === 42n) console.log('')

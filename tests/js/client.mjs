@@ -116,11 +116,13 @@ export function clientTests(api, { test, assert, flavour, moduleUrl }) {
       const tasks = []
       for (let i = 0; i < 6; i++) {
         const c = clients[i % 2]
-        tasks.push((async () => {
-          const out = []
-          for (let j = 0; j < 1000; j++) out.push(await c.nextId())
-          return out.concat(await c.nextIds(300))
-        })())
+        tasks.push(
+          (async () => {
+            const out = []
+            for (let j = 0; j < 1000; j++) out.push(await c.nextId())
+            return out.concat(await c.nextIds(300))
+          })(),
+        )
       }
       const src = `
         const { parentPort, workerData } = require('node:worker_threads');
@@ -132,11 +134,13 @@ export function clientTests(api, { test, assert, flavour, moduleUrl }) {
           parentPort.postMessage(out);
         });`
       for (let i = 0; i < 2; i++) {
-        tasks.push(new Promise((resolve, reject) => {
-          const w = new Worker(src, { eval: true, workerData: { url: s.url, moduleUrl } })
-          w.once('message', (ids) => resolve(ids.map(BigInt)))
-          w.once('error', reject)
-        }))
+        tasks.push(
+          new Promise((resolve, reject) => {
+            const w = new Worker(src, { eval: true, workerData: { url: s.url, moduleUrl } })
+            w.once('message', (ids) => resolve(ids.map(BigInt)))
+            w.once('error', reject)
+          }),
+        )
       }
       const results = await Promise.all(tasks)
       const all = results.flat()
@@ -197,8 +201,15 @@ export function clientTests(api, { test, assert, flavour, moduleUrl }) {
     const s = await startService()
     try {
       const cases = [
-        [400, 'INVALID_ARGUMENT'], [400, 'PARSE'], [409, 'LEASE_LOST'], [409, 'SEQUENCER_DESTROYED'], [500, 'PANIC'],
-        [503, 'STORE_UNAVAILABLE'], [503, 'NODE_IDS_EXHAUSTED'], [503, 'SERVICE_UNAVAILABLE'], [503, 'TOO_FAR_AHEAD'],
+        [400, 'INVALID_ARGUMENT'],
+        [400, 'PARSE'],
+        [409, 'LEASE_LOST'],
+        [409, 'SEQUENCER_DESTROYED'],
+        [500, 'PANIC'],
+        [503, 'STORE_UNAVAILABLE'],
+        [503, 'NODE_IDS_EXHAUSTED'],
+        [503, 'SERVICE_UNAVAILABLE'],
+        [503, 'TOO_FAR_AHEAD'],
       ]
       for (const [status, code] of cases) {
         const before = (await s.stats()).requests
@@ -243,21 +254,35 @@ export function clientTests(api, { test, assert, flavour, moduleUrl }) {
   })
 
   if (process.env.SNOWMINT_SERVE) {
-    t('the real service refuses a count above its limit: INVALID_ARGUMENT (field count), not retried', async () => {
-      const s = await startService.call({ cmd: [process.env.SNOWMINT_SERVE, 'serve', '--listen', '127.0.0.1:0', '--node', '7', '--max-count', '50'] })
-      try {
-        const c = new Client({ url: s.url, prefetch: 100, retries: 3 })
-        const e = await rejectsWith(assert, c.nextId(), 'INVALID_ARGUMENT')
-        assert.equal(e.field, 'count')
-        assert.equal(c.stats().requests, 1)
-        const ok = new Client({ url: s.url, prefetch: 50 })
-        assert.equal(new Set(await ok.nextIds(120)).size, 120)
-        ok.close()
-        c.close()
-      } finally {
-        s.kill()
-      }
-    })
+    t(
+      'the real service refuses a count above its limit: INVALID_ARGUMENT (field count), not retried',
+      async () => {
+        const s = await startService.call({
+          cmd: [
+            process.env.SNOWMINT_SERVE,
+            'serve',
+            '--listen',
+            '127.0.0.1:0',
+            '--node',
+            '7',
+            '--max-count',
+            '50',
+          ],
+        })
+        try {
+          const c = new Client({ url: s.url, prefetch: 100, retries: 3 })
+          const e = await rejectsWith(assert, c.nextId(), 'INVALID_ARGUMENT')
+          assert.equal(e.field, 'count')
+          assert.equal(c.stats().requests, 1)
+          const ok = new Client({ url: s.url, prefetch: 50 })
+          assert.equal(new Set(await ok.nextIds(120)).size, 120)
+          ok.close()
+          c.close()
+        } finally {
+          s.kill()
+        }
+      },
+    )
   }
 
   t('a service that never answers times out', async () => {
@@ -279,7 +304,11 @@ export function clientTests(api, { test, assert, flavour, moduleUrl }) {
 
   t('bad options: TypeError for a wrong type, INVALID_ARGUMENT for a bad value', () => {
     const bad = (options, cls, code) =>
-      assert.throws(() => new Client(options), (e) => e instanceof cls && e.code === code, JSON.stringify(options))
+      assert.throws(
+        () => new Client(options),
+        (e) => e instanceof cls && e.code === code,
+        JSON.stringify(options),
+      )
     bad(undefined, TypeError, 'INVALID_ARGUMENT')
     bad({}, TypeError, 'INVALID_ARGUMENT')
     bad({ url: 'http://127.0.0.1:1', prefetch: '10' }, TypeError, 'INVALID_ARGUMENT')
@@ -292,8 +321,10 @@ export function clientTests(api, { test, assert, flavour, moduleUrl }) {
     bad({ url: 'ftp://127.0.0.1/' }, SnowmintError, 'INVALID_ARGUMENT')
     bad({ url: 'http://127.0.0.1:1/?x=1' }, SnowmintError, 'INVALID_ARGUMENT')
     const c = new Client({ url: 'http://127.0.0.1:1', clock: () => NaN })
-    assert.throws(() => c.tryNextId(), (e) => e instanceof SnowmintError && e.code === 'INVALID_CLOCK')
+    assert.throws(
+      () => c.tryNextId(),
+      (e) => e instanceof SnowmintError && e.code === 'INVALID_CLOCK',
+    )
     return rejectsWith(assert, c.nextIds(-1), 'INVALID_ARGUMENT')
   })
 }
-

@@ -33,12 +33,14 @@ function u64(v, what) {
 }
 
 function small(v, what) {
-  if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${what}: expected a small whole JSON number, got ${JSON.stringify(v)}`)
+  if (!Number.isSafeInteger(v) || v < 0)
+    throw new Error(`${what}: expected a small whole JSON number, got ${JSON.stringify(v)}`)
   return v
 }
 
 function keysOnly(obj, allowed, required, what) {
-  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new Error(`${what}: expected an object`)
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj))
+    throw new Error(`${what}: expected an object`)
   for (const k of Object.keys(obj)) {
     if (!allowed.includes(k)) throw new Error(`${what}: unknown field ${JSON.stringify(k)}`)
   }
@@ -50,16 +52,29 @@ function keysOnly(obj, allowed, required, what) {
 /** Exactly one of `keys` is present. */
 function oneOf(obj, keys, what) {
   const present = keys.filter((k) => k in obj)
-  if (present.length !== 1) throw new Error(`${what}: expected exactly one of ${keys.join(', ')}, got ${present.join(', ') || 'none'}`)
+  if (present.length !== 1)
+    throw new Error(
+      `${what}: expected exactly one of ${keys.join(', ')}, got ${present.join(', ') || 'none'}`,
+    )
   return present[0]
 }
 
-const CUSTOM_KEYS = ['timestamp_bits', 'node_bits', 'sequence_bits', 'order', 'tick_ns', 'epoch_ms', 'node_id_offset', 'use_sign_bit']
+const CUSTOM_KEYS = [
+  'timestamp_bits',
+  'node_bits',
+  'sequence_bits',
+  'order',
+  'tick_ns',
+  'epoch_ms',
+  'node_id_offset',
+  'use_sign_bit',
+]
 
 /** Validates a layout spec's shape (no API call). */
 function checkLayoutSpec(spec, what) {
   if (spec && typeof spec === 'object' && 'preset' in spec) {
-    if (spec.preset === 'snowcast') keysOnly(spec, ['preset', 'epoch_ms', 'node_count'], ['epoch_ms', 'node_count'], what)
+    if (spec.preset === 'snowcast')
+      keysOnly(spec, ['preset', 'epoch_ms', 'node_count'], ['epoch_ms', 'node_count'], what)
     else if (spec.preset === 'hazelcast') keysOnly(spec, ['preset', 'node_id_offset'], [], what)
     else keysOnly(spec, ['preset'], [], what)
     if (typeof spec.preset !== 'string') throw new Error(`${what}: preset must be a string`)
@@ -68,15 +83,18 @@ function checkLayoutSpec(spec, what) {
     keysOnly(spec, CUSTOM_KEYS, CUSTOM_KEYS.slice(0, 6), what)
     for (const k of ['timestamp_bits', 'node_bits', 'sequence_bits']) small(spec[k], `${what}.${k}`)
     for (const k of ['tick_ns', 'epoch_ms', 'node_id_offset']) if (k in spec) u64(spec[k], `${what}.${k}`)
-    if ('use_sign_bit' in spec && typeof spec.use_sign_bit !== 'boolean') throw new Error(`${what}.use_sign_bit: expected a boolean`)
+    if ('use_sign_bit' in spec && typeof spec.use_sign_bit !== 'boolean')
+      throw new Error(`${what}.use_sign_bit: expected a boolean`)
   }
 }
 
 /** Builds a Layout through the public API (may throw the API's coded error). */
 export function makeLayout(api, spec) {
   if ('preset' in spec) {
-    if (spec.preset === 'snowcast') return api.Layout.snowcast(u64(spec.epoch_ms, 'epoch_ms'), u64(spec.node_count, 'node_count'))
-    if (spec.preset === 'hazelcast' && 'node_id_offset' in spec) return api.Layout.hazelcast(u64(spec.node_id_offset, 'node_id_offset'))
+    if (spec.preset === 'snowcast')
+      return api.Layout.snowcast(u64(spec.epoch_ms, 'epoch_ms'), u64(spec.node_count, 'node_count'))
+    if (spec.preset === 'hazelcast' && 'node_id_offset' in spec)
+      return api.Layout.hazelcast(u64(spec.node_id_offset, 'node_id_offset'))
     return api.Layout.preset(spec.preset)
   }
   const config = {
@@ -101,7 +119,10 @@ function expectCode(assert, fn, code, what) {
   } catch (e) {
     thrown = e
   }
-  assert.ok(thrown !== null, `${what}: expected error ${code}, got ${typeof value === 'bigint' ? value + 'n' : JSON.stringify(value)}`)
+  assert.ok(
+    thrown !== null,
+    `${what}: expected error ${code}, got ${typeof value === 'bigint' ? value + 'n' : JSON.stringify(value)}`,
+  )
   assert.ok(thrown instanceof Error, `${what}: thrown value is not an Error: ${String(thrown)}`)
   assert.equal(thrown.code, code, `${what}: ${thrown.message}`)
   assert.equal(typeof thrown.message, 'string')
@@ -127,7 +148,8 @@ function eqCount(assert, actual, expected, what) {
 /** A JS Number or bigint field compared with a u64 decimal string. */
 function eqNum(assert, actual, expected, what) {
   assert.ok(typeof actual === 'number' || typeof actual === 'bigint', `${what}: expected a number or bigint`)
-  if (typeof actual === 'number') assert.ok(Number.isSafeInteger(actual), `${what}: ${actual} is not a safe integer`)
+  if (typeof actual === 'number')
+    assert.ok(Number.isSafeInteger(actual), `${what}: ${actual} is not a safe integer`)
   assert.equal(BigInt(actual), u64(expected, what), what)
 }
 
@@ -135,7 +157,16 @@ function eqNum(assert, actual, expected, what) {
 // One handler per file: `check(case)` validates the shape (throws), `run(api, assert, case)` runs it.
 // ---------------------------------------------------------------------------------------------------
 
-const LAYOUT_EXPECT = ['total_bits', 'node_count', 'ids_per_tick', 'max_node_id', 'max_tick', 'lifespan_end_ms', 'lifespan_end_iso', 'clock_unit']
+const LAYOUT_EXPECT = [
+  'total_bits',
+  'node_count',
+  'ids_per_tick',
+  'max_node_id',
+  'max_tick',
+  'lifespan_end_ms',
+  'lifespan_end_iso',
+  'clock_unit',
+]
 
 const layouts = {
   check(c) {
@@ -152,7 +183,10 @@ const layouts = {
   run(api, assert, c) {
     if ('error' in c) {
       const e = expectCode(assert, () => makeLayout(api, c.layout), c.error, c.name)
-      assert.ok(e.message.includes(c.field), `${c.name}: message ${JSON.stringify(e.message)} does not name ${c.field}`)
+      assert.ok(
+        e.message.includes(c.field),
+        `${c.name}: message ${JSON.stringify(e.message)} does not name ${c.field}`,
+      )
       return
     }
     const l = makeLayout(api, c.layout)
@@ -190,14 +224,21 @@ const STEP_KEYS = ['clock', 'op', 'count', 'ids', 'first', 'last', 'error']
 
 const generate = {
   check(c) {
-    keysOnly(c, ['name', 'layout', 'node_id', 'policy', 'max_ahead_ms', 'random_seed', 'steps', 'error'], ['name', 'layout', 'node_id'], c.name)
+    keysOnly(
+      c,
+      ['name', 'layout', 'node_id', 'policy', 'max_ahead_ms', 'random_seed', 'steps', 'error'],
+      ['name', 'layout', 'node_id'],
+      c.name,
+    )
     checkLayoutSpec(c.layout, `${c.name}.layout`)
     u64(c.node_id, 'node_id')
-    if ('policy' in c && !['wait', 'fail', 'strict'].includes(c.policy)) throw new Error(`${c.name}: bad policy`)
+    if ('policy' in c && !['wait', 'fail', 'strict'].includes(c.policy))
+      throw new Error(`${c.name}: bad policy`)
     if ('max_ahead_ms' in c) u64(c.max_ahead_ms, 'max_ahead_ms')
     if ('random_seed' in c) u64(c.random_seed, 'random_seed')
     if (oneOf(c, ['steps', 'error'], c.name) === 'error') return
-    if (!Array.isArray(c.steps) || c.steps.length === 0) throw new Error(`${c.name}: steps must be a non-empty array`)
+    if (!Array.isArray(c.steps) || c.steps.length === 0)
+      throw new Error(`${c.name}: steps must be a non-empty array`)
     c.steps.forEach((s, i) => {
       const w = `${c.name}.steps[${i}]`
       if (s.op === 'state' || s.op === 'restore') {
@@ -206,13 +247,15 @@ const generate = {
         return
       }
       keysOnly(s, STEP_KEYS, ['clock', 'op', 'count'], w)
-      if (!Array.isArray(s.clock) || s.clock.length === 0) throw new Error(`${w}: clock must be a non-empty array`)
+      if (!Array.isArray(s.clock) || s.clock.length === 0)
+        throw new Error(`${w}: clock must be a non-empty array`)
       s.clock.forEach((r) => u64(r, `${w}.clock`))
       if (s.op !== 'next' && s.op !== 'batch') throw new Error(`${w}: bad op ${s.op}`)
       small(s.count, `${w}.count`)
       const kind = oneOf(s, ['ids', 'first', 'error'], w)
       if (kind === 'ids') {
-        if (!Array.isArray(s.ids) || s.ids.length !== s.count) throw new Error(`${w}: ids must hold count IDs`)
+        if (!Array.isArray(s.ids) || s.ids.length !== s.count)
+          throw new Error(`${w}: ids must hold count IDs`)
         s.ids.forEach((id) => u64(id, `${w}.ids`))
       }
       if (kind === 'first') u64(s.last, `${w}.last`)
@@ -233,7 +276,12 @@ const generate = {
     if ('max_ahead_ms' in c) options.maxAheadMs = u64(c.max_ahead_ms, 'max_ahead_ms')
     if ('random_seed' in c) options.randomSeed = u64(c.random_seed, 'random_seed')
     if ('error' in c) {
-      expectCode(assert, () => new api.Generator({ ...options, layout: makeLayout(api, c.layout) }), c.error, c.name)
+      expectCode(
+        assert,
+        () => new api.Generator({ ...options, layout: makeLayout(api, c.layout) }),
+        c.error,
+        c.name,
+      )
       return
     }
     const gen = new api.Generator({ ...options, layout: makeLayout(api, c.layout) })
@@ -275,7 +323,8 @@ const generate = {
         eqId(assert, ids[ids.length - 1], s.last, `${w}.last`)
       }
       for (let k = 1; k < ids.length; k++) {
-        if (!(ids[k] > ids[k - 1])) assert.fail(`${w}: IDs not strictly increasing at ${k}: ${ids[k - 1]} then ${ids[k]}`)
+        if (!(ids[k] > ids[k - 1]))
+          assert.fail(`${w}: IDs not strictly increasing at ${k}: ${ids[k - 1]} then ${ids[k]}`)
       }
     })
     assert.ok(reads > 0, `${c.name}: the injected clock was never read`)
@@ -316,9 +365,25 @@ const clockReadings = {
     // the reading itself (ns unit: 1 ns ticks from epoch 0; ms unit: 1 ms ticks from epoch 0).
     const ns = u64(c.ns, 'ns')
     const unit = layout.clockUnit
-    const probe = unit === 'ns'
-      ? new api.Layout({ timestampBits: 64, nodeBits: 0, sequenceBits: 0, order: 'timestamp_node_sequence', tickNs: 1n, epochMs: 0n, useSignBit: true })
-      : new api.Layout({ timestampBits: 63, nodeBits: 0, sequenceBits: 0, order: 'timestamp_node_sequence', tickNs: 1000000n, epochMs: 0n })
+    const probe =
+      unit === 'ns'
+        ? new api.Layout({
+            timestampBits: 64,
+            nodeBits: 0,
+            sequenceBits: 0,
+            order: 'timestamp_node_sequence',
+            tickNs: 1n,
+            epochMs: 0n,
+            useSignBit: true,
+          })
+        : new api.Layout({
+            timestampBits: 63,
+            nodeBits: 0,
+            sequenceBits: 0,
+            order: 'timestamp_node_sequence',
+            tickNs: 1000000n,
+            epochMs: 0n,
+          })
     const pg = new api.Generator({ nodeId: 0, layout: probe, clock: () => r, policy: 'fail' })
     const id = pg.nextId()
     assert.equal(unit === 'ns' ? id : id * 1000000n, ns, `${c.name}: reading read as ${id} in ${unit}`)
@@ -332,7 +397,11 @@ const clockReadings = {
     } catch (e) {
       if (!(e instanceof Error) || !['CLOCK_BEFORE_EPOCH', 'LAYOUT_EXHAUSTED'].includes(e.code)) throw e
       const epochNs = layout.epochMs * 1000000n
-      assert.equal(e.code, ns < epochNs ? 'CLOCK_BEFORE_EPOCH' : 'LAYOUT_EXHAUSTED', `${c.name}: ${e.message}`)
+      assert.equal(
+        e.code,
+        ns < epochNs ? 'CLOCK_BEFORE_EPOCH' : 'LAYOUT_EXHAUSTED',
+        `${c.name}: ${e.message}`,
+      )
     }
   },
 }
@@ -354,7 +423,8 @@ const decode = {
     const id = u64(c.id, 'id')
     if ('error' in c) {
       expectCode(assert, () => api.decode(id, layout), c.error, c.name)
-      for (const s of idStrings(c.id, id)) expectCode(assert, () => api.decode(s, layout), c.error, `${c.name} (string id ${s})`)
+      for (const s of idStrings(c.id, id))
+        expectCode(assert, () => api.decode(s, layout), c.error, `${c.name} (string id ${s})`)
       return
     }
     const d = api.decode(id, layout)
@@ -376,17 +446,31 @@ const decode = {
     }
     // Decoded fields compose back to the ID (within the layout's tick range: a decimal ID's top values
     // decode to a tick past what a generator may mint).
-    if (d.timestampTicks <= layout.maxTick) assert.equal(api.compose({ timestampTicks: d.timestampTicks, nodeId: d.nodeId, sequence: d.sequence }, layout), id)
+    if (d.timestampTicks <= layout.maxTick)
+      assert.equal(
+        api.compose({ timestampTicks: d.timestampTicks, nodeId: d.nodeId, sequence: d.sequence }, layout),
+        id,
+      )
   },
 }
 
 const composeFile = {
   check(c) {
     if (c.op === 'compose') {
-      keysOnly(c, ['name', 'layout', 'op', 'timestamp_ticks', 'node', 'sequence', 'id', 'error'], ['name', 'layout', 'op', 'timestamp_ticks', 'node', 'sequence'], c.name)
+      keysOnly(
+        c,
+        ['name', 'layout', 'op', 'timestamp_ticks', 'node', 'sequence', 'id', 'error'],
+        ['name', 'layout', 'op', 'timestamp_ticks', 'node', 'sequence'],
+        c.name,
+      )
       for (const k of ['timestamp_ticks', 'node', 'sequence']) u64(c[k], `${c.name}.${k}`)
     } else if (c.op === 'min_id_at') {
-      keysOnly(c, ['name', 'layout', 'op', 'unix_ms', 'id', 'error'], ['name', 'layout', 'op', 'unix_ms'], c.name)
+      keysOnly(
+        c,
+        ['name', 'layout', 'op', 'unix_ms', 'id', 'error'],
+        ['name', 'layout', 'op', 'unix_ms'],
+        c.name,
+      )
       u64(c.unix_ms, `${c.name}.unix_ms`)
     } else {
       throw new Error(`${c.name}: unknown op ${JSON.stringify(c.op)}`)
@@ -396,9 +480,18 @@ const composeFile = {
   },
   run(api, assert, c) {
     const layout = makeLayout(api, c.layout)
-    const call = c.op === 'compose'
-      ? () => api.compose({ timestampTicks: u64(c.timestamp_ticks, 't'), nodeId: u64(c.node, 'n'), sequence: u64(c.sequence, 's') }, layout)
-      : () => api.minIdAt(u64(c.unix_ms, 'unix_ms'), layout)
+    const call =
+      c.op === 'compose'
+        ? () =>
+            api.compose(
+              {
+                timestampTicks: u64(c.timestamp_ticks, 't'),
+                nodeId: u64(c.node, 'n'),
+                sequence: u64(c.sequence, 's'),
+              },
+              layout,
+            )
+        : () => api.minIdAt(u64(c.unix_ms, 'unix_ms'), layout)
     if ('error' in c) {
       expectCode(assert, call, c.error, c.name)
       return
@@ -408,7 +501,8 @@ const composeFile = {
       const ms = u64(c.unix_ms, 'unix_ms')
       if (ms <= MAX_SAFE) {
         eqId(assert, api.minIdAt(Number(ms), layout), c.id, `${c.name} (number)`)
-        if (ms <= 8640000000000000n) eqId(assert, api.minIdAt(new Date(Number(ms)), layout), c.id, `${c.name} (Date)`)
+        if (ms <= 8640000000000000n)
+          eqId(assert, api.minIdAt(new Date(Number(ms)), layout), c.id, `${c.name} (Date)`)
       }
     }
   },
@@ -422,11 +516,18 @@ const encodings = {
       keysOnly(c, ['name', 'op', 'id', ...FORMS], ['name', 'op', 'id'], c.name)
       u64(c.id, `${c.name}.id`)
       if (!FORMS.some((f) => f in c)) throw new Error(`${c.name}: no form to check`)
-      for (const f of FORMS) if (f in c && typeof c[f] !== 'string') throw new Error(`${c.name}.${f}: expected a string`)
+      for (const f of FORMS)
+        if (f in c && typeof c[f] !== 'string') throw new Error(`${c.name}.${f}: expected a string`)
     } else if (c.op === 'parse') {
-      keysOnly(c, ['name', 'op', 'encoding', 'input', 'id', 'error', 'position', 'readings'], ['name', 'op', 'encoding', 'input'], c.name)
+      keysOnly(
+        c,
+        ['name', 'op', 'encoding', 'input', 'id', 'error', 'position', 'readings'],
+        ['name', 'op', 'encoding', 'input'],
+        c.name,
+      )
       if ('readings' in c) {
-        if (!('error' in c) || c.encoding !== 'any') throw new Error(`${c.name}: readings belong to an ambiguous "any" error`)
+        if (!('error' in c) || c.encoding !== 'any')
+          throw new Error(`${c.name}: readings belong to an ambiguous "any" error`)
         for (const [form, v] of Object.entries(c.readings)) {
           if (!FORMS.includes(form)) throw new Error(`${c.name}: bad reading form ${form}`)
           u64(v, `${c.name}.readings.${form}`)
@@ -464,7 +565,10 @@ const encodings = {
       }
       // An ambiguous string: the message names every reading (form and value); nothing was chosen.
       for (const [form, v] of Object.entries(c.readings ?? {})) {
-        assert.ok(e.message.includes(`${form} ${v}`), `${c.name}: ${JSON.stringify(e.message)} does not name ${form} ${v}`)
+        assert.ok(
+          e.message.includes(`${form} ${v}`),
+          `${c.name}: ${JSON.stringify(e.message)} does not name ${form} ${v}`,
+        )
         eqId(assert, api.parse(c.input, form), v, `${c.name}: parse as ${form}`)
       }
       return
@@ -476,24 +580,41 @@ const encodings = {
 
 /** Bytes from a hex string (the vectors' keys). */
 function hexBytes(hex, what) {
-  if (typeof hex !== 'string' || !/^([0-9a-f]{2})*$/.test(hex)) throw new Error(`${what}: expected lowercase hex bytes`)
+  if (typeof hex !== 'string' || !/^([0-9a-f]{2})*$/.test(hex))
+    throw new Error(`${what}: expected lowercase hex bytes`)
   return Uint8Array.from(hex.match(/../g) ?? [], (b) => parseInt(b, 16))
 }
 
 const opaque = {
   check(c) {
-    keysOnly(c, ['name', 'layout', 'key', 'bits', 'error', 'op', 'input', 'ids', 'tokens'], ['name', 'layout', 'key'], c.name)
+    keysOnly(
+      c,
+      ['name', 'layout', 'key', 'bits', 'error', 'op', 'input', 'ids', 'tokens'],
+      ['name', 'layout', 'key'],
+      c.name,
+    )
     checkLayoutSpec(c.layout, `${c.name}.layout`)
     hexBytes(c.key, `${c.name}.key`)
     if (!('bits' in c)) {
       keysOnly(c, ['name', 'layout', 'key', 'error'], ['error'], c.name)
     } else if ('op' in c) {
-      keysOnly(c, ['name', 'layout', 'key', 'bits', 'op', 'input', 'error'], ['bits', 'op', 'input', 'error'], c.name)
-      if (!['encode', 'decode'].includes(c.op)) throw new Error(`${c.name}: unknown op ${JSON.stringify(c.op)}`)
+      keysOnly(
+        c,
+        ['name', 'layout', 'key', 'bits', 'op', 'input', 'error'],
+        ['bits', 'op', 'input', 'error'],
+        c.name,
+      )
+      if (!['encode', 'decode'].includes(c.op))
+        throw new Error(`${c.name}: unknown op ${JSON.stringify(c.op)}`)
       u64(c.input, `${c.name}.input`)
     } else {
       keysOnly(c, ['name', 'layout', 'key', 'bits', 'ids', 'tokens'], ['bits', 'ids', 'tokens'], c.name)
-      if (!Array.isArray(c.ids) || !Array.isArray(c.tokens) || c.ids.length === 0 || c.ids.length !== c.tokens.length) {
+      if (
+        !Array.isArray(c.ids) ||
+        !Array.isArray(c.tokens) ||
+        c.ids.length === 0 ||
+        c.ids.length !== c.tokens.length
+      ) {
         throw new Error(`${c.name}: ids and tokens must be arrays of one length`)
       }
       c.ids.forEach((x, i) => u64(x, `${c.name}.ids[${i}]`))
@@ -532,7 +653,10 @@ const opaque = {
 
 /** Sets the case's variables (null: unsets) in `process.env`; returns a function that restores them. */
 function setEnv(env) {
-  const saved = Object.keys(env).map((k) => [k, Object.prototype.hasOwnProperty.call(process.env, k) ? process.env[k] : null])
+  const saved = Object.keys(env).map((k) => [
+    k,
+    Object.prototype.hasOwnProperty.call(process.env, k) ? process.env[k] : null,
+  ])
   const put = ([k, v]) => {
     if (v === null) delete process.env[k]
     else process.env[k] = v
@@ -564,22 +688,30 @@ const nodeSources = {
     if (typeof c.source !== 'string') throw new Error(`${c.name}: source must be a string`)
     if (oneOf(c, ['node_id', 'error'], c.name) === 'node_id') u64(c.node_id, `${c.name}.node_id`)
     if ('env' in c) {
-      if (c.env === null || typeof c.env !== 'object' || Array.isArray(c.env)) throw new Error(`${c.name}.env: expected an object`)
+      if (c.env === null || typeof c.env !== 'object' || Array.isArray(c.env))
+        throw new Error(`${c.name}.env: expected an object`)
       for (const [k, v] of Object.entries(c.env)) {
-        if (v !== null && typeof v !== 'string') throw new Error(`${c.name}.env.${k}: expected a string or null`)
+        if (v !== null && typeof v !== 'string')
+          throw new Error(`${c.name}.env.${k}: expected a string or null`)
       }
     }
   },
   async run(api, assert, c) {
     const layout = makeLayout(api, c.layout)
     if (typeof api.Generator.open !== 'function') {
-      expectCode(assert, () => new api.Generator({ nodeId: c.source, layout }), 'INVALID_ARGUMENT', `${c.name} (WASM)`)
+      expectCode(
+        assert,
+        () => new api.Generator({ nodeId: c.source, layout }),
+        'INVALID_ARGUMENT',
+        `${c.name} (WASM)`,
+      )
       return
     }
     const restore = setEnv(c.env ?? {})
     try {
       const ways = [['Generator.open', () => api.Generator.open({ nodeId: c.source, layout })]]
-      if (!c.source.includes('://')) ways.push(['new Generator', async () => new api.Generator({ nodeId: c.source, layout })])
+      if (!c.source.includes('://'))
+        ways.push(['new Generator', async () => new api.Generator({ nodeId: c.source, layout })])
       for (const [how, make] of ways) {
         const what = `${c.name} (${how})`
         if ('error' in c) {
@@ -632,7 +764,9 @@ export async function runConformance(api, { test, assert, vectorsDir, runtime, r
     throw new Error('SNOWMINT_CONFORMANCE_DIR is set: runConformance needs a runtime name to record under')
   }
   record = record ?? envRecorder(runtime)
-  const files = readdirSync(vectorsDir).filter((f) => f.endsWith('.json')).sort()
+  const files = readdirSync(vectorsDir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
   if (files.length === 0) throw new Error(`no vector files in ${vectorsDir}`)
   const plan = files.map((file) => {
     const handler = HANDLERS[file]

@@ -27,7 +27,10 @@ export function runEdges(api, { test, assert }) {
     ]) {
       const e = throwsCode(assert, () => parse(text), 'PARSE', text)
       assert.equal(e.position, 0)
-      assert.ok(e.message.includes(`dec ${BigInt(text)}`) && e.message.includes(`${form} ${value}`), e.message)
+      assert.ok(
+        e.message.includes(`dec ${BigInt(text)}`) && e.message.includes(`${form} ${value}`),
+        e.message,
+      )
       assert.ok(e.message.includes(`"${form}"`), e.message)
       assert.equal(parse(text, form), value)
       assert.equal(parse(text, 'dec'), BigInt(text))
@@ -44,8 +47,16 @@ export function runEdges(api, { test, assert }) {
   })
 
   test('unknown names give the name, the nearest allowed one and the allowed ones', () => {
-    let e = throwsCode(assert, () => new Generator({ nodeId: 1, layout: 'Twitter' }), 'INVALID_LAYOUT', 'layout')
-    assert.ok(e.message.includes('"Twitter" (did you mean twitter?)') && e.message.includes('discord'), e.message)
+    let e = throwsCode(
+      assert,
+      () => new Generator({ nodeId: 1, layout: 'Twitter' }),
+      'INVALID_LAYOUT',
+      'layout',
+    )
+    assert.ok(
+      e.message.includes('"Twitter" (did you mean twitter?)') && e.message.includes('discord'),
+      e.message,
+    )
     assert.ok(!e.message.includes('is 0'), e.message)
     e = throwsCode(assert, () => new Generator({ nodeId: 1, policy: 'Fail' }), 'INVALID_ARGUMENT', 'policy')
     assert.ok(e.message.includes('"Fail" (did you mean fail?); allowed: wait, fail, strict'), e.message)
@@ -53,12 +64,28 @@ export function runEdges(api, { test, assert }) {
     assert.ok(e.message.includes('did you mean base58?'), e.message)
     e = throwsCode(assert, () => Layout.preset('uuid'), 'INVALID_LAYOUT', 'far from all')
     assert.ok(!e.message.includes('did you mean') && e.message.includes('twitter, discord'), e.message)
-    e = throwsCode(assert, () => new Layout({ timestampBits: 41, nodeBits: 10, sequenceBits: 12, tickNs: 1_000_000, epochMs: 0, order: 'ts|sq|node' }), 'INVALID_LAYOUT', 'order')
+    e = throwsCode(
+      assert,
+      () =>
+        new Layout({
+          timestampBits: 41,
+          nodeBits: 10,
+          sequenceBits: 12,
+          tickNs: 1_000_000,
+          epochMs: 0,
+          order: 'ts|sq|node',
+        }),
+      'INVALID_LAYOUT',
+      'order',
+    )
     assert.ok(e.message.includes('did you mean ts|seq|node?'), e.message)
   })
 
   test('snowcast by name says how to pass its epoch and node count, in JavaScript', () => {
-    for (const call of [() => Layout.preset('snowcast'), () => new Generator({ nodeId: 1, layout: 'snowcast' })]) {
+    for (const call of [
+      () => Layout.preset('snowcast'),
+      () => new Generator({ nodeId: 1, layout: 'snowcast' }),
+    ]) {
       const e = throwsCode(assert, call, 'INVALID_LAYOUT', 'snowcast')
       assert.ok(e.message.includes('epoch and a node count'), e.message)
       assert.ok(e.message.includes('{ layout: Layout.snowcast(epochMs, nodeCount) }'), e.message)
@@ -82,8 +109,20 @@ export function runEdges(api, { test, assert }) {
     }
     assert.ok(new Generator({ nodeId: 1, clock: () => Date.now() }).nextId() > 0n)
     // A layout with sub-millisecond ticks takes nanoseconds.
-    const ns = new Layout({ timestampBits: 54, nodeBits: 1, sequenceBits: 8, order: 'timestamp_node_sequence', tickNs: 100, epochMs: 1_288_834_974_657 })
-    const e = throwsCode(assert, () => new Generator({ nodeId: 1, layout: ns, clock: () => T0 }).nextId(), 'INVALID_CLOCK', 'ns')
+    const ns = new Layout({
+      timestampBits: 54,
+      nodeBits: 1,
+      sequenceBits: 8,
+      order: 'timestamp_node_sequence',
+      tickNs: 100,
+      epochMs: 1_288_834_974_657,
+    })
+    const e = throwsCode(
+      assert,
+      () => new Generator({ nodeId: 1, layout: ns, clock: () => T0 }).nextId(),
+      'INVALID_CLOCK',
+      'ns',
+    )
     assert.ok(e.message.includes('looks like milliseconds: multiply by 1000000'), e.message)
   })
 
@@ -119,7 +158,10 @@ export function runEdges(api, { test, assert }) {
   })
 
   test('stats(): IDs, batches, borrowed ticks, regressions and waits after a scripted clock', () => {
-    const script = (...readings) => () => (readings.length > 1 ? readings.shift() : readings[0])
+    const script =
+      (...readings) =>
+      () =>
+        readings.length > 1 ? readings.shift() : readings[0]
     const zero = { minted: 0, batches: 0, borrowedTicks: 0, waits: 0, waitNs: 0, regressions: 0 }
     // A full tick in one batch, an ID that borrows the next tick, the clock 5 ms back (one regression).
     const g = new Generator({ nodeId: 1, clock: script(T0, T0, T0 - 5, T0 - 4) })

@@ -9,14 +9,22 @@ const FILE = new URL('../host-inputs/host_inputs.json', import.meta.url)
 function jsValue(v) {
   const [[type, raw]] = Object.entries(v)
   switch (type) {
-    case 'int': return Number(raw)            // may exceed 2^53 - 1: some cases are about that
-    case 'bigint': return BigInt(raw)
-    case 'float': return Number(raw)          // "NaN", "Infinity", "1.5" all parse
-    case 'string': return raw
-    case 'bool': return raw
-    case 'null': return null
-    case 'throw': return { throws: raw }
-    default: throw new Error(`unknown value type ${type}`)
+    case 'int':
+      return Number(raw) // may exceed 2^53 - 1: some cases are about that
+    case 'bigint':
+      return BigInt(raw)
+    case 'float':
+      return Number(raw) // "NaN", "Infinity", "1.5" all parse
+    case 'string':
+      return raw
+    case 'bool':
+      return raw
+    case 'null':
+      return null
+    case 'throw':
+      return { throws: raw }
+    default:
+      throw new Error(`unknown value type ${type}`)
   }
 }
 
@@ -26,21 +34,31 @@ const SOME_MS = 1750000000000
 /** Runs one case's call; returns what it returned (or throws what it threw). */
 function call(api, arg, value) {
   switch (arg) {
-    case 'node_id': return new api.Generator({ nodeId: value, layout: TWITTER })
-    case 'random_seed': return new api.Generator({ nodeId: 1, layout: TWITTER, randomStart: true, randomSeed: value })
+    case 'node_id':
+      return new api.Generator({ nodeId: value, layout: TWITTER })
+    case 'random_seed':
+      return new api.Generator({ nodeId: 1, layout: TWITTER, randomStart: true, randomSeed: value })
     case 'random_seed_no_random_start':
       return new api.Generator({ nodeId: 1, layout: TWITTER, randomStart: false, randomSeed: value })
-    case 'max_ahead_ms': return new api.Generator({ nodeId: 1, layout: TWITTER, maxAheadMs: value })
+    case 'max_ahead_ms':
+      return new api.Generator({ nodeId: 1, layout: TWITTER, maxAheadMs: value })
     case 'clock': {
-      const clock = value && typeof value === 'object' && 'throws' in value
-        ? () => { throw new HostError(value.throws) }
-        : () => value
+      const clock =
+        value && typeof value === 'object' && 'throws' in value
+          ? () => {
+              throw new HostError(value.throws)
+            }
+          : () => value
       return new api.Generator({ nodeId: 1, layout: TWITTER, clock }).nextId()
     }
-    case 'count': return new api.Generator({ nodeId: 1, layout: TWITTER, clock: () => SOME_MS }).nextIds(value)
-    case 'decode': return api.decode(value, TWITTER)
-    case 'parse_encoding': return api.parse('1', value)
-    default: throw new Error(`unknown arg ${arg}`)
+    case 'count':
+      return new api.Generator({ nodeId: 1, layout: TWITTER, clock: () => SOME_MS }).nextIds(value)
+    case 'decode':
+      return api.decode(value, TWITTER)
+    case 'parse_encoding':
+      return api.parse('1', value)
+    default:
+      throw new Error(`unknown arg ${arg}`)
   }
 }
 

@@ -22,7 +22,12 @@ export function opaqueTests(api, { test, assert }) {
   const key = Uint8Array.from({ length: 16 }, (_, i) => i)
 
   test('Opaque: widths of the layouts, round trips, bigint out', () => {
-    for (const [layout, bits] of [['twitter', 63], ['js53', 53], ['discord', 64], [undefined, 63]]) {
+    for (const [layout, bits] of [
+      ['twitter', 63],
+      ['js53', 53],
+      ['discord', 64],
+      [undefined, 63],
+    ]) {
       const o = new api.Opaque(layout === undefined ? { key } : { key, layout })
       assert.equal(o.bits, bits)
       const top = (1n << BigInt(bits)) - 1n
@@ -53,7 +58,10 @@ export function opaqueTests(api, { test, assert }) {
     const ids = BigUint64Array.from({ length: 100 }, (_, i) => id + BigInt(i))
     const tokens = o.encodeMany(ids)
     assert.ok(tokens instanceof BigUint64Array)
-    assert.deepEqual([...tokens], [...ids].map((x) => o.encode(x)))
+    assert.deepEqual(
+      [...tokens],
+      [...ids].map((x) => o.encode(x)),
+    )
     assert.deepEqual([...o.decodeMany(tokens)], [...ids])
     assert.equal(o.encodeMany(new BigUint64Array(0)).length, 0)
     const bad = BigUint64Array.of(1n, 1n << 63n)
@@ -85,11 +93,24 @@ export function opaqueTests(api, { test, assert }) {
     throwsCode(assert, () => new api.Opaque({}), 'INVALID_ARGUMENT', TypeError)
     throwsCode(assert, () => new api.Opaque({ key, nope: 1 }), 'INVALID_ARGUMENT', TypeError)
     throwsCode(assert, () => new api.Opaque({ key, layout: 'nope' }), 'INVALID_LAYOUT')
-    const narrow = new api.Layout({ timestampBits: 20, nodeBits: 2, sequenceBits: 8, order: 'timestamp_node_sequence', tickNs: 1000000, epochMs: 0 })
-    assert.match(throwsCode(assert, () => new api.Opaque({ key, layout: narrow }), 'INVALID_ARGUMENT').message, /32 to 64 bits/)
+    const narrow = new api.Layout({
+      timestampBits: 20,
+      nodeBits: 2,
+      sequenceBits: 8,
+      order: 'timestamp_node_sequence',
+      tickNs: 1000000,
+      epochMs: 0,
+    })
+    assert.match(
+      throwsCode(assert, () => new api.Opaque({ key, layout: narrow }), 'INVALID_ARGUMENT').message,
+      /32 to 64 bits/,
+    )
     const o = new api.Opaque({ key, layout: 'js53' })
     // The core's message, in every runtime (the WASM module writes it without the core's Display).
-    assert.equal(throwsCode(assert, () => o.encode(1n << 53n), 'INVALID_ID').message, "ID 9007199254740992 does not fit the layout's 53 bits")
+    assert.equal(
+      throwsCode(assert, () => o.encode(1n << 53n), 'INVALID_ID').message,
+      "ID 9007199254740992 does not fit the layout's 53 bits",
+    )
     for (const bad of [1n << 53n, 1n << 64n, -1n]) {
       throwsCode(assert, () => o.encode(bad), 'INVALID_ID', api.SnowmintError)
       throwsCode(assert, () => o.decode(bad), 'INVALID_ID', api.SnowmintError)

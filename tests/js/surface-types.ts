@@ -11,8 +11,19 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
 type Assert<T extends true> = T
 
 // --- exports -------------------------------------------------------------------------------------
-type SharedValues = 'Client' | 'Layout' | 'Generator' | 'Opaque' | 'SnowmintError' | 'decode' | 'compose' | 'minIdAt'
-  | 'encode' | 'parse' | 'ERROR_CODES' | 'PRESET_NAMES'
+type SharedValues =
+  | 'Client'
+  | 'Layout'
+  | 'Generator'
+  | 'Opaque'
+  | 'SnowmintError'
+  | 'decode'
+  | 'compose'
+  | 'minIdAt'
+  | 'encode'
+  | 'parse'
+  | 'ERROR_CODES'
+  | 'PRESET_NAMES'
 /** Native only: named sequencers, range sequences and the loader's report (a store, a thread pool: not in a browser). */
 type NodeOnlyValues = 'Sequencer' | 'RangeSequence' | '__napiBindingTarget'
 type _ExportsN = Assert<Same<Exclude<keyof typeof N, SharedValues | NodeOnlyValues>, never>>
@@ -46,10 +57,22 @@ type _Layout = Assert<Same<N.Layout, W.Layout>>
 type _LayoutStatics = Assert<Same<typeof N.Layout, typeof W.Layout>>
 
 // --- Generator -----------------------------------------------------------------------------------
-type GeneratorShared = 'nextId' | 'nextIdString' | 'nextIds' | 'nextIdNumber' | 'layout' | 'nodeId' | 'policy'
-  | 'highWaterMark' | 'restore' | 'stats' | 'toJSON' | 'free'
+type GeneratorShared =
+  | 'nextId'
+  | 'nextIdString'
+  | 'nextIds'
+  | 'nextIdNumber'
+  | 'layout'
+  | 'nodeId'
+  | 'policy'
+  | 'highWaterMark'
+  | 'restore'
+  | 'stats'
+  | 'toJSON'
+  | 'free'
 /** Native only: state files and node leases (SPEC §2, §3). */
-type GeneratorNodeOnly = 'stateFile' | 'flush' | 'verifyStateFile' | 'lease' | 'state' | 'detach' | 'attach' | 'close'
+type GeneratorNodeOnly =
+  'stateFile' | 'flush' | 'verifyStateFile' | 'lease' | 'state' | 'detach' | 'attach' | 'close'
 type _GenN = Assert<Same<Exclude<keyof N.Generator, GeneratorShared | GeneratorNodeOnly>, never>>
 type _GenW = Assert<Same<Exclude<keyof W.Generator, GeneratorShared>, never>>
 type _Gen = Assert<Same<Pick<N.Generator, GeneratorShared>, Pick<W.Generator, GeneratorShared>>>
@@ -58,7 +81,9 @@ type _Gen = Assert<Same<Pick<N.Generator, GeneratorShared>, Pick<W.Generator, Ge
 type NodeGeneratorOptions = ConstructorParameters<typeof N.Generator>[0]
 type WasmGeneratorOptions = ConstructorParameters<typeof W.Generator>[0]
 type _GenOptions = Assert<WasmGeneratorOptions extends NodeGeneratorOptions ? true : false>
-type _GenOptionsExtra = Assert<Same<Exclude<keyof NodeGeneratorOptions, keyof WasmGeneratorOptions>, 'stateFile'>>
+type _GenOptionsExtra = Assert<
+  Same<Exclude<keyof NodeGeneratorOptions, keyof WasmGeneratorOptions>, 'stateFile'>
+>
 
 // --- Opaque --------------------------------------------------------------------------------------
 type _Opaque = Assert<Same<N.Opaque, W.Opaque>>

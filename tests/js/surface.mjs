@@ -20,20 +20,54 @@ const T0 = 1750000000000 // 2025-06-15T15:06:40Z
 /** The shared surface. Each class: getter and method names every instance has, in both packages. */
 const SHARED = {
   exports: {
-    Client: 'function', Layout: 'function', Generator: 'function', Opaque: 'function', SnowmintError: 'function',
-    decode: 'function', compose: 'function', minIdAt: 'function', encode: 'function', parse: 'function',
-    ERROR_CODES: 'object', PRESET_NAMES: 'object',
+    Client: 'function',
+    Layout: 'function',
+    Generator: 'function',
+    Opaque: 'function',
+    SnowmintError: 'function',
+    decode: 'function',
+    compose: 'function',
+    minIdAt: 'function',
+    encode: 'function',
+    parse: 'function',
+    ERROR_CODES: 'object',
+    PRESET_NAMES: 'object',
   },
   Layout: {
-    getters: ['name', 'timestampBits', 'nodeBits', 'sequenceBits', 'totalBits', 'order', 'tickNs', 'epochMs',
-      'nodeIdOffset', 'nodeCount', 'idsPerTick', 'maxNodeId', 'maxTick', 'lifespanEndMs', 'lifespanEndIso',
-      'clockUnit'],
+    getters: [
+      'name',
+      'timestampBits',
+      'nodeBits',
+      'sequenceBits',
+      'totalBits',
+      'order',
+      'tickNs',
+      'epochMs',
+      'nodeIdOffset',
+      'nodeCount',
+      'idsPerTick',
+      'maxNodeId',
+      'maxTick',
+      'lifespanEndMs',
+      'lifespanEndIso',
+      'clockUnit',
+    ],
     methods: ['toJSON', 'free'],
     statics: ['preset', 'snowcast', 'hazelcast'],
   },
   Generator: {
     getters: ['layout', 'nodeId', 'policy'],
-    methods: ['nextId', 'nextIdString', 'nextIds', 'nextIdNumber', 'highWaterMark', 'restore', 'stats', 'toJSON', 'free'],
+    methods: [
+      'nextId',
+      'nextIdString',
+      'nextIds',
+      'nextIdNumber',
+      'highWaterMark',
+      'restore',
+      'stats',
+      'toJSON',
+      'free',
+    ],
     statics: [],
   },
   Opaque: {
@@ -53,15 +87,33 @@ const NATIVE_ONLY = {
 
 /** The type of each Layout figure: Numbers where every value fits exactly, bigints elsewhere. */
 const LAYOUT_TYPES = {
-  name: 'string', timestampBits: 'number', nodeBits: 'number', sequenceBits: 'number', totalBits: 'number',
-  order: 'string', tickNs: 'bigint', epochMs: 'bigint', nodeIdOffset: 'bigint', nodeCount: 'number',
-  idsPerTick: 'number', maxNodeId: 'bigint', maxTick: 'bigint', lifespanEndMs: 'bigint',
-  lifespanEndIso: 'string', clockUnit: 'string',
+  name: 'string',
+  timestampBits: 'number',
+  nodeBits: 'number',
+  sequenceBits: 'number',
+  totalBits: 'number',
+  order: 'string',
+  tickNs: 'bigint',
+  epochMs: 'bigint',
+  nodeIdOffset: 'bigint',
+  nodeCount: 'number',
+  idsPerTick: 'number',
+  maxNodeId: 'bigint',
+  maxTick: 'bigint',
+  lifespanEndMs: 'bigint',
+  lifespanEndIso: 'string',
+  clockUnit: 'string',
 }
 
 const DECODED_TYPES = {
-  id: 'bigint', timestampTicks: 'bigint', timestampMs: 'number', subMsNs: 'number', date: 'object',
-  iso: 'string', nodeId: 'number', sequence: 'number',
+  id: 'bigint',
+  timestampTicks: 'bigint',
+  timestampMs: 'number',
+  subMsNs: 'number',
+  date: 'object',
+  iso: 'string',
+  nodeId: 'number',
+  sequence: 'number',
 }
 
 /** Every public name on `obj`'s prototype chain (and the object itself), with its kind. */
@@ -71,7 +123,8 @@ function members(obj) {
     for (const key of Object.getOwnPropertyNames(o)) {
       // Internal names (`__mintAt`, wasm-bindgen's `__wbg_ptr`), the constructor, class statics' basics.
       if (key.startsWith('__') || key === 'constructor' || out.has(key)) continue
-      if (typeof obj === 'function' && ['length', 'name', 'prototype', 'arguments', 'caller'].includes(key)) continue
+      if (typeof obj === 'function' && ['length', 'name', 'prototype', 'arguments', 'caller'].includes(key))
+        continue
       const d = Object.getOwnPropertyDescriptor(o, key)
       out.set(key, d.get ? 'getter' : typeof d.value === 'function' ? 'method' : 'value')
     }
@@ -92,8 +145,11 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
       err = e
     }
     assert.ok(err !== undefined, `${label}: expected ${cls.name} ${code}, nothing thrown`)
-    assert.equal(Object.getPrototypeOf(err), cls.prototype,
-      `${label}: expected a ${cls.name}, got ${err && err.constructor && err.constructor.name}: ${err && err.message}`)
+    assert.equal(
+      Object.getPrototypeOf(err),
+      cls.prototype,
+      `${label}: expected a ${cls.name}, got ${err && err.constructor && err.constructor.name}: ${err && err.message}`,
+    )
     assert.equal(err.code, code, `${label}: ${err.message}`)
     assert.ok(err.message.length > 0 && err.stack.length > 0, label)
     return err
@@ -120,8 +176,14 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
       for (const g of want.getters) assert.equal(got.get(g), 'getter', `${cls}.${g} should be a getter`)
       for (const m of want.methods) assert.equal(got.get(m), 'method', `${cls}.${m} should be a method`)
       const statics = members(api[cls])
-      for (const s of want.statics) assert.equal(statics.get(s), 'method', `${cls}.${s} should be a static method`)
-      const known = new Set([...want.getters, ...want.methods, ...want.statics, ...(native ? NATIVE_ONLY[cls] : [])])
+      for (const s of want.statics)
+        assert.equal(statics.get(s), 'method', `${cls}.${s} should be a static method`)
+      const known = new Set([
+        ...want.getters,
+        ...want.methods,
+        ...want.statics,
+        ...(native ? NATIVE_ONLY[cls] : []),
+      ])
       const unknown = [...got.keys(), ...statics.keys()].filter((k) => !known.has(k))
       assert.deepEqual(unknown, [], `${cls} has members the shared surface does not list`)
       for (const g of want.getters) obj[g] // every getter answers
@@ -134,11 +196,26 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
       for (const [k, type] of Object.entries(LAYOUT_TYPES)) assert.equal(typeof l[k], type, `${name}.${k}`)
     }
     // At the widest node and sequence fields the counts are powers of two, exact as Numbers.
-    const wide = new Layout({ timestampBits: 1, nodeBits: 62, sequenceBits: 0, order: 'timestamp_node_sequence', tickNs: 1, epochMs: 0 })
+    const wide = new Layout({
+      timestampBits: 1,
+      nodeBits: 62,
+      sequenceBits: 0,
+      order: 'timestamp_node_sequence',
+      tickNs: 1,
+      epochMs: 0,
+    })
     assert.equal(wide.nodeCount, 2 ** 62)
     assert.equal(BigInt(wide.nodeCount), 1n << 62n)
     assert.equal(wide.maxNodeId, (1n << 62n) - 1n)
-    const deep = new Layout({ timestampBits: 1, nodeBits: 0, sequenceBits: 63, order: 'timestamp_node_sequence', tickNs: 1, epochMs: 0, useSignBit: true })
+    const deep = new Layout({
+      timestampBits: 1,
+      nodeBits: 0,
+      sequenceBits: 63,
+      order: 'timestamp_node_sequence',
+      tickNs: 1,
+      epochMs: 0,
+      useSignBit: true,
+    })
     assert.equal(BigInt(deep.idsPerTick), 1n << 63n)
     assert.equal(Layout.preset('decimal').nodeCount, 100)
     assert.equal(Layout.preset('decimal').idsPerTick, 1)
@@ -154,11 +231,15 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
 
   test(`surface (${flavour}): policy getter, default 'fail' in JavaScript`, () => {
     assert.equal(new Generator({ nodeId: 1 }).policy, 'fail')
-    for (const p of ['wait', 'fail', 'strict']) assert.equal(new Generator({ nodeId: 1, policy: p }).policy, p)
+    for (const p of ['wait', 'fail', 'strict'])
+      assert.equal(new Generator({ nodeId: 1, policy: p }).policy, p)
   })
 
   test(`surface (${flavour}): PRESET_NAMES are the names Layout.preset takes`, () => {
-    assert.deepEqual([...api.PRESET_NAMES], ['twitter', 'discord', 'instagram', 'sonyflake', 'hazelcast', 'snowcast', 'js53', 'decimal'])
+    assert.deepEqual(
+      [...api.PRESET_NAMES],
+      ['twitter', 'discord', 'instagram', 'sonyflake', 'hazelcast', 'snowcast', 'js53', 'decimal'],
+    )
     for (const n of api.PRESET_NAMES) {
       if (n === 'snowcast') throwsAs(() => Layout.preset(n), SnowmintError, 'INVALID_LAYOUT', n)
       else assert.equal(Layout.preset(n).name, n)
@@ -170,8 +251,14 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
     const d = decode(id)
     const j = JSON.parse(JSON.stringify(d))
     assert.deepEqual(j, {
-      id: '1212161512043450368', timestampTicks: String(d.timestampTicks), timestampMs: d.timestampMs,
-      subMsNs: 0, date: d.iso, iso: d.iso, nodeId: d.nodeId, sequence: d.sequence,
+      id: '1212161512043450368',
+      timestampTicks: String(d.timestampTicks),
+      timestampMs: d.timestampMs,
+      subMsNs: 0,
+      date: d.iso,
+      iso: d.iso,
+      nodeId: d.nodeId,
+      sequence: d.sequence,
     })
     assert.equal(BigInt(j.id), id)
     // toJSON is not an own enumerable field: spreading and deepEqual see the data only.
@@ -182,15 +269,35 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
 
     const l = Layout.preset('twitter')
     assert.deepEqual(JSON.parse(JSON.stringify(l)), {
-      name: 'twitter', timestampBits: 41, nodeBits: 10, sequenceBits: 12, totalBits: 63,
-      order: 'timestamp_node_sequence', tickNs: '1000000', epochMs: '1288834974657', nodeIdOffset: '0',
-      nodeCount: 1024, idsPerTick: 4096, maxNodeId: '1023', maxTick: String(2n ** 41n - 1n),
-      lifespanEndMs: String(Date.parse('2080-07-10T17:30:30.209Z')), lifespanEndIso: '2080-07-10T17:30:30.209Z',
+      name: 'twitter',
+      timestampBits: 41,
+      nodeBits: 10,
+      sequenceBits: 12,
+      totalBits: 63,
+      order: 'timestamp_node_sequence',
+      tickNs: '1000000',
+      epochMs: '1288834974657',
+      nodeIdOffset: '0',
+      nodeCount: 1024,
+      idsPerTick: 4096,
+      maxNodeId: '1023',
+      maxTick: String(2n ** 41n - 1n),
+      lifespanEndMs: String(Date.parse('2080-07-10T17:30:30.209Z')),
+      lifespanEndIso: '2080-07-10T17:30:30.209Z',
       clockUnit: 'ms',
     })
-    assert.deepEqual(JSON.parse(JSON.stringify(new Generator({ nodeId: 9, layout: 'js53', policy: 'wait' }))),
-      { layout: 'js53', nodeId: 9, policy: 'wait' })
-    const custom = new Layout({ timestampBits: 40, nodeBits: 8, sequenceBits: 10, order: 'timestamp_sequence_node', tickNs: 1000000, epochMs: T0 })
+    assert.deepEqual(
+      JSON.parse(JSON.stringify(new Generator({ nodeId: 9, layout: 'js53', policy: 'wait' }))),
+      { layout: 'js53', nodeId: 9, policy: 'wait' },
+    )
+    const custom = new Layout({
+      timestampBits: 40,
+      nodeBits: 8,
+      sequenceBits: 10,
+      order: 'timestamp_sequence_node',
+      tickNs: 1000000,
+      epochMs: T0,
+    })
     const gj = JSON.parse(JSON.stringify(new Generator({ nodeId: 2, layout: custom })))
     assert.equal(gj.layout.name, null)
     assert.equal(gj.layout.epochMs, String(T0))
@@ -202,10 +309,24 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
     assert.equal(inspect(g), "Generator { layout: 'discord', nodeId: 7, policy: 'strict' }")
     const l = inspect(Layout.preset('js53'))
     assert.match(l, /^Layout \{/)
-    for (const part of ["name: 'js53'", 'nodeBits: 4', 'nodeCount: 16', 'idsPerTick: 256', 'epochMs: 1704067200000n', "lifespanEndIso: '2093-09-06T15:47:35.552Z'"]) {
+    for (const part of [
+      "name: 'js53'",
+      'nodeBits: 4',
+      'nodeCount: 16',
+      'idsPerTick: 256',
+      'epochMs: 1704067200000n',
+      "lifespanEndIso: '2093-09-06T15:47:35.552Z'",
+    ]) {
       assert.ok(l.includes(part), `${part} not in ${l}`)
     }
-    const custom = new Layout({ timestampBits: 40, nodeBits: 8, sequenceBits: 10, order: 'timestamp_node_sequence', tickNs: 1000000, epochMs: 0 })
+    const custom = new Layout({
+      timestampBits: 40,
+      nodeBits: 8,
+      sequenceBits: 10,
+      order: 'timestamp_node_sequence',
+      tickNs: 1000000,
+      epochMs: 0,
+    })
     const c = inspect(new Generator({ nodeId: 1, layout: custom }))
     assert.match(c, /^Generator \{\n {2}layout: \{\n {4}name: null,/)
     // Nested past the depth limit: the class name, as Node shows any object there.
@@ -224,7 +345,20 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
     assert.ok(e instanceof Error && e instanceof SnowmintError)
     assert.match(inspect(e), /^SnowmintError: /)
     assert.match(e.stack, /^SnowmintError: /)
-    const f = throwsAs(() => new Layout({ timestampBits: 50, nodeBits: 10, sequenceBits: 12, order: 'timestamp_node_sequence', tickNs: 1, epochMs: 0 }), SnowmintError, 'INVALID_LAYOUT', 'layout')
+    const f = throwsAs(
+      () =>
+        new Layout({
+          timestampBits: 50,
+          nodeBits: 10,
+          sequenceBits: 12,
+          order: 'timestamp_node_sequence',
+          tickNs: 1,
+          epochMs: 0,
+        }),
+      SnowmintError,
+      'INVALID_LAYOUT',
+      'layout',
+    )
     assert.equal(typeof f.field, 'string')
     // TOO_FAR_AHEAD carries retryAfterMs (a clock stuck at T0, a tiny maxAheadMs, a full tick).
     const g = new Generator({ nodeId: 1, layout: 'js53', clock: () => T0, maxAheadMs: 0 })
@@ -260,11 +394,29 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
       ['parse encoding a number', () => parse('12', 7), T, IA],
       ['compose a number', () => compose(5), T, IA],
       ['compose missing field', () => compose({ timestampTicks: 1, nodeId: 1 }), T, IA],
-      ['compose unknown field', () => compose({ timestampTicks: 1, nodeId: 1, sequence: 1, extra: 1 }), T, IA],
+      [
+        'compose unknown field',
+        () => compose({ timestampTicks: 1, nodeId: 1, sequence: 1, extra: 1 }),
+        T,
+        IA,
+      ],
       ['minIdAt a string', () => minIdAt('2020-01-01'), T, IA],
       ['preset a number', () => Layout.preset(5), T, IA],
       ['Layout missing fields', () => new Layout({ timestampBits: 41 }), T, IA],
-      ['Layout tickNs a string', () => new Layout({ timestampBits: 41, nodeBits: 10, sequenceBits: 12, order: 'timestamp_node_sequence', tickNs: '1', epochMs: 0 }), T, IA],
+      [
+        'Layout tickNs a string',
+        () =>
+          new Layout({
+            timestampBits: 41,
+            nodeBits: 10,
+            sequenceBits: 12,
+            order: 'timestamp_node_sequence',
+            tickNs: '1',
+            epochMs: 0,
+          }),
+        T,
+        IA,
+      ],
       ['Opaque key a string', () => new Opaque({ key: '0123456789abcdef' }), T, IA],
       // Values of the right type, out of range or refused: SnowmintError.
       ['nodeId -1', () => new Generator({ nodeId: -1 }), S, 'NODE_ID_OUT_OF_RANGE'],
@@ -277,7 +429,12 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
       ['maxAheadMs -5', () => new Generator({ nodeId: 7, maxAheadMs: -5 }), S, IA],
       ['maxAheadMs too large', () => new Generator({ nodeId: 7, maxAheadMs: 2n ** 63n }), S, IA],
       ['randomSeed 2^64', () => new Generator({ nodeId: 7, randomSeed: 2n ** 64n }), S, IA],
-      ['randomSeed with randomStart false', () => new Generator({ nodeId: 7, randomStart: false, randomSeed: 1n }), S, IA],
+      [
+        'randomSeed with randomStart false',
+        () => new Generator({ nodeId: 7, randomStart: false, randomSeed: 1n }),
+        S,
+        IA,
+      ],
       ['nextIds -1', () => new Generator({ nodeId: 7 }).nextIds(-1), S, IA],
       ['nextIds 1.5', () => new Generator({ nodeId: 7 }).nextIds(1.5), S, IA],
       ['nextIdNumber on 63 bits', () => new Generator({ nodeId: 7 }).nextIdNumber(), S, IA],
@@ -289,7 +446,20 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
       ['compose ticks -1', () => compose({ timestampTicks: -1, nodeId: 1, sequence: 1 }), S, IA],
       ['minIdAt invalid Date', () => minIdAt(new Date(NaN)), S, IA],
       ['minIdAt 1.5', () => minIdAt(1.5), S, IA],
-      ['Layout timestampBits 41.5', () => new Layout({ timestampBits: 41.5, nodeBits: 10, sequenceBits: 12, order: 'timestamp_node_sequence', tickNs: 1, epochMs: 0 }), S, IA],
+      [
+        'Layout timestampBits 41.5',
+        () =>
+          new Layout({
+            timestampBits: 41.5,
+            nodeBits: 10,
+            sequenceBits: 12,
+            order: 'timestamp_node_sequence',
+            tickNs: 1,
+            epochMs: 0,
+          }),
+        S,
+        IA,
+      ],
       ['unknown policy', () => new Generator({ nodeId: 7, policy: 'sometimes' }), S, IA],
       ['unknown encoding', () => encode(1n, 'base64'), S, IA],
       ['unknown parse encoding', () => parse('1', 'base64'), S, IA],
@@ -299,7 +469,12 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
       ['nodeId past js53', () => new Generator({ nodeId: 16, layout: 'js53' }), S, 'NODE_ID_OUT_OF_RANGE'],
       ['ID past 63 bits', () => decode(2n ** 63n), S, 'INVALID_ID'],
       ['Opaque token -1n', () => new Opaque({ key: new Uint8Array(16) }).decode(-1n), S, 'INVALID_ID'],
-      ['Opaque token past js53', () => new Opaque({ key: new Uint8Array(16), layout: 'js53' }).encode(1n << 53n), S, 'INVALID_ID'],
+      [
+        'Opaque token past js53',
+        () => new Opaque({ key: new Uint8Array(16), layout: 'js53' }).encode(1n << 53n),
+        S,
+        'INVALID_ID',
+      ],
       ['parse a bad digit', () => parse('12x4', 'dec'), S, 'PARSE'],
       ['decode text', () => decode('not an id'), S, 'PARSE'],
       ['before the epoch', () => minIdAt(0), S, 'CLOCK_BEFORE_EPOCH'],
@@ -307,20 +482,47 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
       ['unknown layout name', () => new Generator({ nodeId: 1, layout: 'Twitter' }), S, 'INVALID_LAYOUT'],
       ['snowcast node count', () => Layout.snowcast(T0, 100), S, 'INVALID_LAYOUT'],
       ['hazelcast offset', () => Layout.hazelcast(65536), S, 'INVALID_LAYOUT'],
-      ['clock before epoch', () => new Generator({ nodeId: 1, clock: () => 0 }).nextId(), S, 'CLOCK_BEFORE_EPOCH'],
+      [
+        'clock before epoch',
+        () => new Generator({ nodeId: 1, clock: () => 0 }).nextId(),
+        S,
+        'CLOCK_BEFORE_EPOCH',
+      ],
       ['clock a fraction', () => new Generator({ nodeId: 1, clock: () => 1.5 }).nextId(), S, 'INVALID_CLOCK'],
     ]
     for (const [label, fn, cls, code] of cases) throwsAs(fn, cls, code, label)
     // A clock's own exception passes through unchanged.
     const boom = new RangeError('boom')
-    assert.throws(() => new Generator({ nodeId: 1, clock: () => { throw boom } }).nextId(), (e) => e === boom)
+    assert.throws(
+      () =>
+        new Generator({
+          nodeId: 1,
+          clock: () => {
+            throw boom
+          },
+        }).nextId(),
+      (e) => e === boom,
+    )
   })
 
   if (tsc !== undefined) {
     test(`surface (${flavour}): the two packages' index.d.ts agree on the shared surface (tsc surface-types.ts)`, () => {
       assert.ok(fs.existsSync(tsc), `typescript is not installed (${tsc})`)
-      const r = spawnSync(tsc, ['--noEmit', '--strict', '--target', 'es2022', '--module', 'esnext',
-        '--moduleResolution', 'bundler', path.join(HERE, 'surface-types.ts')], { encoding: 'utf8', timeout: 120_000 })
+      const r = spawnSync(
+        tsc,
+        [
+          '--noEmit',
+          '--strict',
+          '--target',
+          'es2022',
+          '--module',
+          'esnext',
+          '--moduleResolution',
+          'bundler',
+          path.join(HERE, 'surface-types.ts'),
+        ],
+        { encoding: 'utf8', timeout: 120_000 },
+      )
       assert.equal(r.status, 0, `tsc surface-types.ts:\n${r.stdout}${r.stderr}`)
     })
 
@@ -328,25 +530,48 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
       assert.ok(fs.existsSync(tsc), `typescript is not installed (${tsc})`)
       const dir = fs.mkdtempSync(path.join(project, '.typecheck-'))
       try {
-        const source = (names) => [
-          `import { Generator, Layout, decode, minIdAt } from '${packageName}'`,
-          `new Generator({ nodeId: 1, layout: '${names[0]}' })`,
-          `Layout.preset('${names[1]}')`,
-          `decode(1n, '${names[2]}')`,
-          `minIdAt(0, '${names[3]}')`,
-          '',
-        ].join('\n')
+        const source = (names) =>
+          [
+            `import { Generator, Layout, decode, minIdAt } from '${packageName}'`,
+            `new Generator({ nodeId: 1, layout: '${names[0]}' })`,
+            `Layout.preset('${names[1]}')`,
+            `decode(1n, '${names[2]}')`,
+            `minIdAt(0, '${names[3]}')`,
+            '',
+          ].join('\n')
         const check = (file, text) => {
           fs.writeFileSync(path.join(dir, file), text)
-          return spawnSync(tsc, ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext',
-            '--moduleResolution', 'nodenext', path.join(dir, file)], { encoding: 'utf8', timeout: 120_000, cwd: project })
+          return spawnSync(
+            tsc,
+            [
+              '--noEmit',
+              '--strict',
+              '--target',
+              'es2022',
+              '--module',
+              'nodenext',
+              '--moduleResolution',
+              'nodenext',
+              path.join(dir, file),
+            ],
+            { encoding: 'utf8', timeout: 120_000, cwd: project },
+          )
         }
         const good = check('good.mts', source(['twitter', 'js53', 'discord', 'sonyflake']))
         assert.equal(good.status, 0, `the right names should type-check:\n${good.stdout}${good.stderr}`)
         const bad = check('bad.mts', source(['twiter', 'snowcast', 'Twitter', 'sonyflak']))
         assert.notEqual(bad.status, 0, 'misspelt preset names type-checked')
-        for (const [line, name] of [[2, 'twiter'], [3, 'snowcast'], [4, 'Twitter'], [5, 'sonyflak']]) {
-          assert.match(bad.stdout, new RegExp(`bad\\.mts\\(${line},\\d+\\): error TS\\d+: .*"${name}"`), bad.stdout)
+        for (const [line, name] of [
+          [2, 'twiter'],
+          [3, 'snowcast'],
+          [4, 'Twitter'],
+          [5, 'sonyflak'],
+        ]) {
+          assert.match(
+            bad.stdout,
+            new RegExp(`bad\\.mts\\(${line},\\d+\\): error TS\\d+: .*"${name}"`),
+            bad.stdout,
+          )
         }
       } finally {
         fs.rmSync(dir, { recursive: true, force: true })

@@ -29,21 +29,31 @@ const pageErrors = [];
 
 before(async () => {
   assert.ok(project, 'SNOWMINT_WASM_PROJECT (the project the tarball is installed in) is set by test.sh');
-  server = await serve({
-    '/www/': path.join(wasmDir, 'www'),
-    '/pkg/': path.join(project, 'node_modules', 'snowmint-wasm'),
-    '/tests/js/': path.join(root, 'tests', 'js'),
-    '/tests/vectors/': vectorsDir,
-    '/harness/': path.join(here, 'harness'),
-  }, vectorsDir);
+  server = await serve(
+    {
+      '/www/': path.join(wasmDir, 'www'),
+      '/pkg/': path.join(project, 'node_modules', 'snowmint-wasm'),
+      '/tests/js/': path.join(root, 'tests', 'js'),
+      '/tests/vectors/': vectorsDir,
+      '/harness/': path.join(here, 'harness'),
+    },
+    vectorsDir,
+  );
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'snowmint-chromium-'));
   process.env.XDG_CONFIG_HOME = path.join(tmp, 'config');
   process.env.XDG_CACHE_HOME = path.join(tmp, 'cache');
   context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     viewport: { width: 1200, height: 1500 },
   });
   // Only 127.0.0.1 and file:// traffic.
@@ -63,7 +73,9 @@ after(async () => {
 async function open(url) {
   const page = await context.newPage();
   page.on('pageerror', (e) => pageErrors.push(`${url}: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`${url}: console: ${m.text()}`); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(`${url}: console: ${m.text()}`);
+  });
   await page.goto(url);
   return page;
 }
@@ -76,10 +88,14 @@ test('every conformance vector passes inside Chromium (shared runner, web build)
   if (recordDir) {
     // One line per case the page ran, for scripts/check-conformance.py.
     fs.mkdirSync(recordDir, { recursive: true });
-    fs.appendFileSync(path.join(recordDir, 'wasm-browser.txt'),
-      r.records.map(([file, name, passed]) => `${file}\t${name}\t${passed ? 'pass' : 'fail'}\n`).join(''));
+    fs.appendFileSync(
+      path.join(recordDir, 'wasm-browser.txt'),
+      r.records.map(([file, name, passed]) => `${file}\t${name}\t${passed ? 'pass' : 'fail'}\n`).join(''),
+    );
   }
-  console.log(`# in-browser conformance: ${r.passed} passed, ${r.failed} failed, ${r.cases} cases in ${r.files.length} files, ${Math.round(r.ms)} ms (${r.userAgent})`);
+  console.log(
+    `# in-browser conformance: ${r.passed} passed, ${r.failed} failed, ${r.cases} cases in ${r.files.length} files, ${Math.round(r.ms)} ms (${r.userAgent})`,
+  );
   assert.deepEqual(r.failures, []);
   assert.equal(r.failed, 0);
   assert.ok(r.cases > 0 && r.passed >= r.cases, `${r.passed} passed of ${r.cases} cases`);
@@ -102,8 +118,12 @@ test('the playground: layout facts, mint, decode a pasted ID, switch layout, cus
   assert.equal(await fact(page, 'fact-lifespan'), '2080-07-10T17:30:30.209Z');
   assert.equal(await fact(page, 'fact-nodes'), '1,024');
   assert.equal(await fact(page, 'fact-per-tick'), '4,096');
-  assert.deepEqual(await page.locator('#diagram .seg').evaluateAll((els) => els.map((e) => `${e.className}:${e.dataset.bits}`)),
-    ['seg unused:1', 'seg timestamp:41', 'seg node:10', 'seg sequence:12']);
+  assert.deepEqual(
+    await page
+      .locator('#diagram .seg')
+      .evaluateAll((els) => els.map((e) => `${e.className}:${e.dataset.bits}`)),
+    ['seg unused:1', 'seg timestamp:41', 'seg node:10', 'seg sequence:12'],
+  );
 
   // mint with node 7
   await page.fill('#node-id', '7');
@@ -136,8 +156,10 @@ test('the playground: layout facts, mint, decode a pasted ID, switch layout, cus
   assert.equal(await fact(page, 'dec-form'), 'base32');
   // 16 digits: decimal, or hex? The page never chooses: both readings are named.
   await page.fill('#decode-input', '1970065334000000');
-  assert.match(await page.locator('#decode-error').textContent(),
-    /^PARSE: .*dec 1970065334000000 or as hex 1832972002764259328/);
+  assert.match(
+    await page.locator('#decode-error').textContent(),
+    /^PARSE: .*dec 1970065334000000 or as hex 1832972002764259328/,
+  );
   await page.fill('#decode-input', minted);
   assert.equal(await fact(page, 'dec-node'), '7');
   await page.fill('#decode-input', '12x4');
@@ -148,8 +170,10 @@ test('the playground: layout facts, mint, decode a pasted ID, switch layout, cus
   assert.equal(await fact(page, 'fact-name'), 'sonyflake');
   assert.equal(await fact(page, 'fact-tick'), '10,000,000 ns');
   assert.equal(await fact(page, 'fact-lifespan'), new Date(1409529600000 + 2 ** 39 * 10).toISOString());
-  assert.deepEqual(await page.locator('#diagram .seg').evaluateAll((els) => els.map((e) => e.className.slice(4))),
-    ['unused', 'timestamp', 'sequence', 'node']);
+  assert.deepEqual(
+    await page.locator('#diagram .seg').evaluateAll((els) => els.map((e) => e.className.slice(4))),
+    ['unused', 'timestamp', 'sequence', 'node'],
+  );
   await page.fill('#decode-input', '1212161512043450368');
   assert.match(await fact(page, 'dec-iso'), /^\d{4}-/);
   await page.fill('#node-id', '65535');
@@ -198,7 +222,10 @@ test('the playground: layout facts, mint, decode a pasted ID, switch layout, cus
 });
 
 test('the playground at desktop and phone widths: nothing overflows, no label is clipped; screenshots', async () => {
-  for (const [device, width, height] of [['desktop', 1200, 900], ['phone', 390, 844]]) {
+  for (const [device, width, height] of [
+    ['desktop', 1200, 900],
+    ['phone', 390, 844],
+  ]) {
     const page = await open(`${server.url}/www/`);
     await page.setViewportSize({ width, height });
     await page.waitForSelector('body[data-ready="true"]');

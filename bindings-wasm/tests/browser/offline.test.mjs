@@ -34,15 +34,19 @@ const pageErrors = [];
 
 /** Starts `snowmint serve` on a free port; resolves to its base URL once it says where it listens. */
 function startService(store) {
-  service = spawn(cli, ['serve', '--listen', '127.0.0.1:0', '--node', '1', '--leases', `file://${store}`],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
+  service = spawn(cli, ['serve', '--listen', '127.0.0.1:0', '--node', '1', '--leases', `file://${store}`], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('snowmint serve did not start in 20 s')), 20000);
     service.on('error', reject);
     service.on('exit', (code) => reject(new Error(`snowmint serve exited (${code})`)));
     readline.createInterface({ input: service.stdout }).on('line', (line) => {
       const m = /listening on (http:\/\/[0-9.:]+)/.exec(line);
-      if (m) { clearTimeout(timer); resolve(m[1]); }
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
     });
   });
 }
@@ -59,17 +63,28 @@ before(async () => {
   const store = path.join(tmp, 'store');
   fs.mkdirSync(store);
   const serviceUrl = await startService(store);
-  server = await serve({
-    '/www/': path.join(wasmDir, 'www'),
-    '/pkg/': path.join(project, 'node_modules', 'snowmint-wasm'),
-  }, null, serviceUrl);
+  server = await serve(
+    {
+      '/www/': path.join(wasmDir, 'www'),
+      '/pkg/': path.join(project, 'node_modules', 'snowmint-wasm'),
+    },
+    null,
+    serviceUrl,
+  );
   process.env.XDG_CONFIG_HOME = path.join(tmp, 'config');
   process.env.XDG_CACHE_HOME = path.join(tmp, 'cache');
   context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     viewport: { width: 1200, height: 1200 },
   });
   await context.route('**/*', (route) => {
@@ -88,27 +103,34 @@ after(async () => {
 
 /** A tab on the playground with the installed package imported (window.M) while online. */
 async function tab(existing) {
-  const page = existing || await context.newPage();
+  const page = existing || (await context.newPage());
   if (!existing) {
     page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`console: ${m.text()}`); });
+    page.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(`console: ${m.text()}`);
+    });
   }
   await page.goto(`${server.url}/www/`);
   await page.waitForSelector('body[data-ready="true"]');
-  await page.evaluate(async () => { window.M = await import('/pkg/js/web.js'); });
+  await page.evaluate(async () => {
+    window.M = await import('/pkg/js/web.js');
+  });
   return page;
 }
 
 /** Opens the generator `g` in the page (the README's example, with a name and an optional skewed clock). */
 async function openIn(page, name, skewed = false) {
-  return page.evaluate(async ({ name, skewed }) => {
-    const { OfflineGenerator } = window.M;
-    window.skew = 0;
-    const options = { url: location.origin, name };
-    if (skewed) options.clock = () => Date.now() + window.skew;
-    window.g = await OfflineGenerator.open(options);
-    return { slot: window.g.slot, nodeId: window.g.nodeId, lastEvent: window.g.lastEvent };
-  }, { name, skewed });
+  return page.evaluate(
+    async ({ name, skewed }) => {
+      const { OfflineGenerator } = window.M;
+      window.skew = 0;
+      const options = { url: location.origin, name };
+      if (skewed) options.clock = () => Date.now() + window.skew;
+      window.g = await OfflineGenerator.open(options);
+      return { slot: window.g.slot, nodeId: window.g.nodeId, lastEvent: window.g.lastEvent };
+    },
+    { name, skewed },
+  );
 }
 
 /** Mints n IDs one by one in the page (waiting out TOO_FAR_AHEAD while the mark is saved): decimal text. */
@@ -142,17 +164,27 @@ test('two tabs, offline, reload: every ID unique, each tab increasing after its 
 
   await context.setOffline(true);
   assert.equal(await a.evaluate(() => navigator.onLine), false);
-  idsA.push(...await mint(a, 3000));
-  idsB.push(...await mint(b, 3000));
+  idsA.push(...(await mint(a, 3000)));
+  idsB.push(...(await mint(b, 3000)));
   const [markA, hwmA] = await a.evaluate(() => [window.g.lease.persisted, window.g.highWaterMark()]);
-  assert.ok(markA >= hwmA, `the persisted mark ${markA} lies past the last position handed out (${hwmA} - 1)`);
-  const renewOffline = await a.evaluate(() => window.g.renew().then(() => 'renewed', (e) => e.code));
+  assert.ok(
+    markA >= hwmA,
+    `the persisted mark ${markA} lies past the last position handed out (${hwmA} - 1)`,
+  );
+  const renewOffline = await a.evaluate(() =>
+    window.g.renew().then(
+      () => 'renewed',
+      (e) => e.code,
+    ),
+  );
   assert.equal(renewOffline, 'SERVICE_UNAVAILABLE');
 
   // Reload tab A without a flush or a close (as a crash would): the page itself needs the network to
   // load (it has no service worker), so it comes back online for that, then offline before open().
   await context.setOffline(false);
-  await a.evaluate(() => { window.g = null; }); // no close(): the lock goes with the page
+  await a.evaluate(() => {
+    window.g = null;
+  }); // no close(): the lock goes with the page
   await context.route('**/v1/**', (route) => route.abort()); // the service stays unreachable meanwhile
   await tab(a);
   await context.setOffline(true);
@@ -164,12 +196,14 @@ test('two tabs, offline, reload: every ID unique, each tab increasing after its 
   const afterReload = await mint(a, 3000);
   assert.ok(BigInt(afterReload[0]) > BigInt(idsA.at(-1)), 'a reload continues after the last ID');
   idsA.push(...afterReload);
-  idsB.push(...await mint(b, 1000));
+  idsB.push(...(await mint(b, 1000)));
 
   assert.ok(increasing(idsA) && increasing(idsB));
   const all = [...idsA, ...idsB];
   assert.equal(new Set(all).size, all.length, 'an ID repeats across the tabs');
-  console.log(`# offline: ${all.length} IDs from two tabs (nodes ${la.nodeId}, ${lb.nodeId}), one reload offline, all unique`);
+  console.log(
+    `# offline: ${all.length} IDs from two tabs (nodes ${la.nodeId}, ${lb.nodeId}), one reload offline, all unique`,
+  );
 
   // What the lease checks cost: nextId() of the OfflineGenerator against the plain Generator's, best of 5.
   const ns = await a.evaluate(() => {
@@ -181,7 +215,9 @@ test('two tabs, offline, reload: every ID unique, each tab increasing after its 
         for (let i = 0; i < 20000; i++) g.nextId();
         best = Math.min(best, performance.now() - t);
         const until = performance.now() + 30; // logical time falls back behind the clock
-        while (performance.now() < until) { /* spin */ }
+        while (performance.now() < until) {
+          /* spin */
+        }
       }
       return (best * 1e6) / 20000;
     };
@@ -189,7 +225,9 @@ test('two tabs, offline, reload: every ID unique, each tab increasing after its 
     plain.free();
     return r;
   });
-  console.log(`# nextId() in Chromium: OfflineGenerator ${ns.offline.toFixed(1)} ns, Generator ${ns.plain.toFixed(1)} ns (${(ns.offline / ns.plain).toFixed(2)}x)`);
+  console.log(
+    `# nextId() in Chromium: OfflineGenerator ${ns.offline.toFixed(1)} ns, Generator ${ns.plain.toFixed(1)} ns (${(ns.offline / ns.plain).toFixed(2)}x)`,
+  );
   assert.ok(ns.offline > 0 && ns.offline < 20000);
 
   await context.setOffline(false);
@@ -227,12 +265,15 @@ test('past the reservation while offline: LEASE_LOST; back online the online eve
   assert.ok(renewed.limit > r.limit, 'renewal moves the limit');
   const after = await mint(page, 10);
   assert.ok(BigInt(after[0]) > BigInt(before.at(-1)));
-  assert.ok(await page.evaluate(() => window.g.highWaterMark() <= window.g.lease.limit), 'minted below the limit');
+  assert.ok(
+    await page.evaluate(() => window.g.highWaterMark() <= window.g.lease.limit),
+    'minted below the limit',
+  );
   await page.evaluate(() => window.g.close({ release: true }));
   await page.close();
 });
 
-test('the playground\'s offline mode: take a lease, mint offline, status; clean at 390 px; screenshot', async () => {
+test("the playground's offline mode: take a lease, mint offline, status; clean at 390 px; screenshot", async () => {
   await context.setOffline(false);
   const page = await tab();
   await page.setViewportSize({ width: 390, height: 844 });
@@ -245,7 +286,11 @@ test('the playground\'s offline mode: take a lease, mint offline, status; clean 
   assert.equal(await page.locator('#svc-ids li').count(), 11);
   const shown = await page.locator('#svc-ids li').allTextContents();
   assert.ok(increasing(shown.reverse()));
-  assert.equal(await page.locator('#svc-error').isHidden(), true, await page.locator('#svc-error').textContent());
+  assert.equal(
+    await page.locator('#svc-error').isHidden(),
+    true,
+    await page.locator('#svc-error').textContent(),
+  );
   await page.waitForFunction(() => document.querySelector('#svc-net').textContent === 'offline');
   assert.match(await page.locator('#svc-state').textContent(), /^held, \d+ s of reservation left$/);
   assert.match(await page.locator('#svc-limit').textContent(), /^\d{4}-\d\d-\d\dT.*Z \(position \d+\)$/);
@@ -257,7 +302,10 @@ test('the playground\'s offline mode: take a lease, mint offline, status; clean 
   const shot = path.join(work, 'playground-offline.png');
   await page.locator('#offline-section').screenshot({ path: shot });
   const png = fs.readFileSync(shot);
-  assert.equal(png.readUInt32BE(16), await page.locator('#offline-section').evaluate((e) => Math.round(e.getBoundingClientRect().width)));
+  assert.equal(
+    png.readUInt32BE(16),
+    await page.locator('#offline-section').evaluate((e) => Math.round(e.getBoundingClientRect().width)),
+  );
   // Not blank: the section's pixels are not all one colour.
   const colours = await page.evaluate(async (b64) => {
     const img = new Image();
@@ -286,22 +334,35 @@ test('a lease the service no longer has (409/404 LEASE_LOST on renewal) is repla
   const before = await mint(page, 100);
   // Release the lease behind the generator's back (its token, read from IndexedDB), as an expired
   // claim would be gone.
-  const token = await page.evaluate(() => new Promise((resolve, reject) => {
-    const req = indexedDB.open('snowmint-offline');
-    req.onsuccess = () => {
-      const get = req.result.transaction('leases').objectStore('leases').get(`snowmint-offline:${location.origin}:lost:0`);
-      get.onsuccess = () => { req.result.close(); resolve(get.result.lease.token); };
-      get.onerror = () => reject(get.error);
-    };
-    req.onerror = () => reject(req.error);
-  }));
+  const token = await page.evaluate(
+    () =>
+      new Promise((resolve, reject) => {
+        const req = indexedDB.open('snowmint-offline');
+        req.onsuccess = () => {
+          const get = req.result
+            .transaction('leases')
+            .objectStore('leases')
+            .get(`snowmint-offline:${location.origin}:lost:0`);
+          get.onsuccess = () => {
+            req.result.close();
+            resolve(get.result.lease.token);
+          };
+          get.onerror = () => reject(get.error);
+        };
+        req.onerror = () => reject(req.error);
+      }),
+  );
   const res = await fetch(`${server.url}/v1/leases/${encodeURIComponent(token)}`, { method: 'DELETE' });
   assert.equal(res.status, 204);
   await page.evaluate(() => window.g.renew());
   const now = await page.evaluate(() => ({ nodeId: window.g.nodeId, lastEvent: window.g.lastEvent }));
   assert.match(now.lastEvent, /^lease lost on renewal; took a new lease: node \d+$/);
   const after = await mint(page, 100);
-  assert.equal(await page.evaluate(() => window.g.stats().minted), 100, 'the new lease\'s generator counts afresh');
+  assert.equal(
+    await page.evaluate(() => window.g.stats().minted),
+    100,
+    "the new lease's generator counts afresh",
+  );
   const all = [...before, ...after];
   assert.equal(new Set(all).size, all.length);
   console.log(`# lost lease: node ${first.nodeId} → node ${now.nodeId}`);
@@ -320,7 +381,10 @@ test('the README example runs in the page as written', async () => {
   await page.evaluate(async (code) => {
     await import(URL.createObjectURL(new Blob([code], { type: 'text/javascript' })));
   }, code);
-  assert.ok(logged.some((l) => /^\d+ from node \d+, reserved until \d{4}-\d\d-\d\dT[\d:.]+Z$/.test(l)), logged.join('\n'));
+  assert.ok(
+    logged.some((l) => /^\d+ from node \d+, reserved until \d{4}-\d\d-\d\dT[\d:.]+Z$/.test(l)),
+    logged.join('\n'),
+  );
   await page.close();
 });
 
@@ -349,8 +413,12 @@ test('bad options and an unreachable service: clear errors with stable codes', a
     ];
   });
   assert.deepEqual(got, [
-    'TypeError INVALID_ARGUMENT', 'TypeError INVALID_ARGUMENT', 'TypeError INVALID_ARGUMENT',
-    'SnowmintError INVALID_ARGUMENT', 'TypeError INVALID_ARGUMENT', 'TypeError INVALID_ARGUMENT',
+    'TypeError INVALID_ARGUMENT',
+    'TypeError INVALID_ARGUMENT',
+    'TypeError INVALID_ARGUMENT',
+    'SnowmintError INVALID_ARGUMENT',
+    'TypeError INVALID_ARGUMENT',
+    'TypeError INVALID_ARGUMENT',
     'SnowmintError SERVICE_UNAVAILABLE',
   ]);
   await page.close();
@@ -358,5 +426,8 @@ test('bad options and an unreachable service: clear errors with stable codes', a
 
 test('no page error or console error', () => {
   // Chromium reports the refused requests of the offline phases as console errors; nothing else may appear.
-  assert.deepEqual(pageErrors.filter((e) => !/ERR_INTERNET_DISCONNECTED|ERR_FAILED|Failed to load resource/.test(e)), []);
+  assert.deepEqual(
+    pageErrors.filter((e) => !/ERR_INTERNET_DISCONNECTED|ERR_FAILED|Failed to load resource/.test(e)),
+    [],
+  );
 });

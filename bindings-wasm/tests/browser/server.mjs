@@ -6,9 +6,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const TYPES = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
-  '.cjs': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.json': 'application/json',
-  '.wasm': 'application/wasm', '.png': 'image/png', '.ts': 'text/plain; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.cjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+  '.png': 'image/png',
+  '.ts': 'text/plain; charset=utf-8',
 };
 
 /**
@@ -24,25 +30,46 @@ export function serve(mounts, vectorsDir, proxy) {
         res.writeHead(r.statusCode, r.headers);
         r.pipe(res);
       });
-      up.on('error', () => { res.writeHead(502); res.end(); });
+      up.on('error', () => {
+        res.writeHead(502);
+        res.end();
+      });
       req.pipe(up);
       return;
     }
     if (p === '/tests/vectors/index.json') {
-      const names = fs.readdirSync(vectorsDir).filter((f) => f.endsWith('.json')).sort();
+      const names = fs
+        .readdirSync(vectorsDir)
+        .filter((f) => f.endsWith('.json'))
+        .sort();
       res.writeHead(200, { 'content-type': TYPES['.json'] });
       res.end(JSON.stringify(names));
       return;
     }
     const prefix = Object.keys(mounts).find((m) => p.startsWith(m));
-    if (!prefix) { res.writeHead(404); res.end('not found'); return; }
+    if (!prefix) {
+      res.writeHead(404);
+      res.end('not found');
+      return;
+    }
     const root = path.resolve(mounts[prefix]);
     let file = path.resolve(root, '.' + p.slice(prefix.length - 1));
-    if (file !== root && !file.startsWith(root + path.sep)) { res.writeHead(403); res.end('forbidden'); return; }
+    if (file !== root && !file.startsWith(root + path.sep)) {
+      res.writeHead(403);
+      res.end('forbidden');
+      return;
+    }
     if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
     fs.readFile(file, (err, data) => {
-      if (err) { res.writeHead(404); res.end('not found'); return; }
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream', 'cache-control': 'no-store' });
+      if (err) {
+        res.writeHead(404);
+        res.end('not found');
+        return;
+      }
+      res.writeHead(200, {
+        'content-type': TYPES[path.extname(file)] || 'application/octet-stream',
+        'cache-control': 'no-store',
+      });
       res.end(data);
     });
   });

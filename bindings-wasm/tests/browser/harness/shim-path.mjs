@@ -1,2 +1,4 @@
 // node:path for the browser harness.
-export function join(...parts) { return parts.join('/'); }
+export function join(...parts) {
+  return parts.join('/');
+}
