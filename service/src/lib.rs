@@ -26,7 +26,7 @@ use snowmint_coord::{
     LeaseOptions, LeaseState, NodeGenerator, NodeSource, Store, SystemTime, Time,
 };
 
-pub use leases::LeaseToken;
+pub use leases::{LeaseToken, TokenKey};
 
 /// The largest request body accepted (bytes); a larger one is `413`.
 pub const MAX_BODY: usize = 4096;
