@@ -92,6 +92,13 @@ node -e '
   fs.writeFileSync(process.argv[2], "// Generated from js/offline.js by build.sh: do not edit.\n" +
     "var snowmint_offline = (function () {\n" + src + "\nreturn { makeOfflineGenerator };\n})();\n");
 ' "$HERE/js/offline.js" "$HERE/www/pkg/snowmint_offline.js"
+# The fast nextId() path (js/fast-path.js) the same way, for the page's classic scripts.
+node -e '
+  const fs = require("fs");
+  const src = fs.readFileSync(process.argv[1], "utf8").replace(/^export /gm, "");
+  fs.writeFileSync(process.argv[2], "// Generated from js/fast-path.js by build.sh: do not edit.\n" +
+    "var snowmint_fast_path = (function () {\n" + src + "\nreturn { installFastPath, makeOpaque };\n})();\n");
+' "$HERE/js/fast-path.js" "$HERE/www/pkg/snowmint_fast_path.js"
 echo "$WANT" > "$STAMP"
 SIZE=$(stat -c %s "$HERE/dist/web/snowmint_wasm_bg.wasm")
 log "optimized .wasm: $SIZE bytes ($((SIZE / 1024)) KiB); raw $(stat -c %s "$RAW") bytes; Opaque IDs' module: $(stat -c %s "$HERE/dist/web/snowmint_wasm_opaque_bg.wasm") bytes"

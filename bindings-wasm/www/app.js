@@ -1,5 +1,5 @@
 // snowmint playground: plain JavaScript over the snowmint-wasm no-modules build (works from file://).
-/* global wasm_bindgen, snowmint_surface, SNOWMINT_WASM_BASE64 */
+/* global wasm_bindgen, snowmint_surface, snowmint_fast_path, SNOWMINT_WASM_BASE64 */
 'use strict';
 
 (function () {
@@ -14,32 +14,12 @@
     return (e && e.code ? e.code + ': ' : '') + (e && e.message ? e.message : String(e));
   }
 
-  // nextId() with the default clock: Date.now() read here and passed in, the ID read back from the
-  // module's memory (see Generator::mint_at in src/lib.rs); anything else takes the full path.
-  function installFastPath(wasm) {
-    const memory = wasm.__memory();
-    const at = wasm.__idSlot();
-    let slot = new BigUint64Array(memory.buffer, at, 1);
-    const proto = wasm.Generator.prototype;
-    const full = proto.nextId;
-    Object.defineProperty(proto, 'nextId', {
-      configurable: true,
-      writable: true,
-      value: function nextId() {
-        if (this.__mintAt(Date.now())) {
-          if (slot.length === 0) slot = new BigUint64Array(memory.buffer, at, 1); // memory grew
-          return slot[0];
-        }
-        return full.call(this);
-      },
-    });
-  }
-
   function load() {
     const bytes = Uint8Array.from(atob(SNOWMINT_WASM_BASE64), (c) => c.charCodeAt(0));
     wasm_bindgen.initSync({ module: bytes });
     const api = wasm_bindgen;
-    installFastPath(api);
+    // The fast nextId() path of the package (js/fast-path.js, as a classic script: pkg/snowmint_fast_path.js).
+    snowmint_fast_path.installFastPath(api);
     api.ERROR_CODES = Object.freeze(api.__errorCodes().split(','));
     // The package's shared surface (js/surface.js, inlined by build.sh): SnowmintError, JSON forms.
     Object.assign(api, snowmint_surface.installSurface(api), {
