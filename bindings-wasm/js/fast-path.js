@@ -1,23 +1,59 @@
 // Shared by every entry: the ES-module ones (web.js, bundler.js) import it, node.cjs requires its CommonJS
-// copy (dist/fast-path.cjs, written by patch-glue.mjs). The file:// page keeps its own copy of
-// installFastPath: a classic script cannot import a module.
-// nextId() with the default clock: Date.now() read here and passed in, the ID read back from the
-// module's memory (see Generator::mint_at in src/lib.rs); anything else takes the full path.
+// copy (dist/fast-path.cjs, written by patch-glue.mjs), and the file:// page loads a classic-script copy
+// (www/pkg/snowmint_fast_path.js, written by build.sh).
+//
+// nextId() with the default clock reads Date.now() here. While it reads the millisecond of the last
+// call, it hands out the IDs the generator took ahead for that millisecond, from a window in the
+// module's memory, without calling into the module; otherwise it calls __refill (see "The fast path of
+// `nextId()`" in src/lib.rs: the IDs are exactly those of minting one by one). Anything else (an
+// injected clock, a wait, an error) takes the full path.
 export function installFastPath(wasm) {
   const memory = wasm.__memory();
-  const at = wasm.__idSlot();
-  let slot = new BigUint64Array(memory.buffer, at, 1);
+  const at = wasm.__window();
+  const max = wasm.__windowMax();
+  const refill = wasm.__refill;
+  // The window's fields (src/lib.rs, struct Window): owner, next, end | ms | ids.
+  let ctl, ms, ids;
+  const view = () => {
+    ctl = new Uint32Array(memory.buffer, at, 3);
+    ms = new Float64Array(memory.buffer, at + 16, 1);
+    ids = new BigUint64Array(memory.buffer, at + 32, max);
+  };
+  view();
   const proto = wasm.Generator.prototype;
   const full = proto.nextId;
   Object.defineProperty(proto, 'nextId', {
     configurable: true,
     writable: true,
     value: function nextId() {
-      if (this.__mintAt(Date.now())) {
-        if (slot.length === 0) slot = new BigUint64Array(memory.buffer, at, 1); // memory grew
-        return slot[0];
+      // The generator's handle (0: an injected clock), asked once; used only while the object is
+      // alive (`__wbg_ptr` is 0 once it is freed, and the full path then throws as wasm-bindgen does).
+      let h = this.__fast;
+      if (h === undefined) h = this.__fast = this.__wbg_ptr === 0 ? 0 : this.__fastHandle();
+      if (h !== 0 && this.__wbg_ptr !== 0) {
+        const now = Date.now();
+        // (After the module's memory grew, the old views read undefined: a refill makes new ones.)
+        if (ctl[0] === h && ms[0] === now) {
+          const i = ctl[1];
+          if (i < ctl[2]) {
+            ctl[1] = i + 1;
+            return ids[i];
+          }
+        }
+        if (refill(h, now)) {
+          if (ids.length === 0) view();
+          return ids[0];
+        }
       }
       return full.call(this);
+    },
+  });
+  // The next ID as decimal text: JavaScript's own bigint-to-text, on the fast path (no module code).
+  Object.defineProperty(proto, 'nextIdString', {
+    configurable: true,
+    writable: true,
+    value: function nextIdString() {
+      return String(this.nextId());
     },
   });
 }

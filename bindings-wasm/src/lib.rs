@@ -434,7 +434,8 @@ const GENERATOR_OPTIONS: &[&str] = &[
 /// Mints unique, strictly increasing IDs for one node.
 #[wasm_bindgen]
 pub struct Generator {
-    inner: SharedGenerator,
+    /// Boxed: [`Generator::fast_handle`] hands out its address, which must not move.
+    inner: Box<SharedGenerator>,
     clock: Option<Function>,
     unit: snowmint::ClockReader,
 }
@@ -599,7 +600,7 @@ impl Generator {
         };
         let inner = SharedGenerator::new(layout, node_id, options).map_err(js_err)?;
         Ok(Generator {
-            inner,
+            inner: Box::new(inner),
             clock,
             unit: layout.clock_reader(),
         })
@@ -608,29 +609,17 @@ impl Generator {
     /// The next ID as a bigint.
     #[wasm_bindgen(js_name = nextId)]
     pub fn next_id(&self) -> Result<u64, JsValue> {
-        self.mint(|clock| self.inner.next_id_with(clock, busy_wait))
+        self.mint(|clock| self.core().next_id_with(clock, busy_wait))
     }
 
-    /// The fast path of `nextId()` for the default clock, called by the package's JS entry with
-    /// `Date.now()`: a call from wasm out to `Date.now()` and a u64 → bigint return each cost more than
-    /// minting, so the reading comes in as an argument and the ID goes out through [`id_slot`] (read by
-    /// JS through a `BigUint64Array`). Returns false when there is no ID (an injected clock, a wait, an
-    /// error): the caller then takes the full path, `nextId`, which reads the clock again itself.
-    #[wasm_bindgen(js_name = "__mintAt", skip_typescript)]
-    pub fn mint_at(&self, now_ms: f64) -> bool {
-        if self.clock.is_some() {
-            return false;
-        }
-        let Ok(now) = ClockUnit::Millis.f64_to_ns(now_ms) else {
-            return false;
-        };
-        match self.inner.next_id_at(now) {
-            Ok(snowmint::Mint::Ready(id)) => {
-                // SAFETY: wasm32 without threads; the slot is only read by JS right after this call.
-                unsafe { *ID_SLOT.0.get() = id };
-                true
-            }
-            _ => false,
+    /// The fast path's handle on this generator's minting state (see [`refill`]), or 0 when the
+    /// generator has an injected clock (the fast path reads `Date.now()`, so it is only for the default
+    /// clock). Valid while the generator is alive: the state is boxed, so it never moves.
+    #[wasm_bindgen(js_name = "__fastHandle", skip_typescript)]
+    pub fn fast_handle(&self) -> u32 {
+        match self.clock {
+            Some(_) => 0,
+            None => self.fast_handle_of(),
         }
     }
 
@@ -638,7 +627,7 @@ impl Generator {
     /// 3 waits, 4 waitNs, 5 regressions).
     #[wasm_bindgen(js_name = "__stats", skip_typescript)]
     pub fn stats_field(&self, i: u32) -> f64 {
-        let s = self.inner.stats();
+        let s = self.core().stats();
         (match i {
             0 => s.minted,
             1 => s.batches,
@@ -649,12 +638,7 @@ impl Generator {
         }) as f64
     }
 
-    /// The next ID as decimal text.
-    #[wasm_bindgen(js_name = nextIdString)]
-    pub fn next_id_string(&self) -> Result<JsValue, JsValue> {
-        let id = self.next_id()?;
-        Ok(JsValue::from_str(Encoding::Decimal.encode(id).as_str()))
-    }
+    // nextIdString() is js/fast-path.js's: the decimal text of nextId()'s bigint.
 
     /// The next ID as a Number: only for layouts of at most 53 bits (e.g. `js53`), whose IDs Numbers
     /// hold exactly; otherwise an `INVALID_ARGUMENT` error.
@@ -696,7 +680,7 @@ impl Generator {
                 Vec::from_raw_parts(p, len, len)
             }
         };
-        self.mint(|clock| self.inner.next_ids_with(clock, busy_wait, &mut out))?;
+        self.mint(|clock| self.core().next_ids_with(clock, busy_wait, &mut out))?;
         Ok(js_sys::BigUint64Array::from(&out[..]))
     }
 
@@ -718,7 +702,7 @@ impl Generator {
     /// `restore()` after a restart so no ID repeats, even if the clock went back meanwhile.
     #[wasm_bindgen(js_name = highWaterMark)]
     pub fn high_water_mark(&self) -> u64 {
-        self.inner.state()
+        self.core().state()
     }
 
     /// Continues from a persisted high-water mark (a bigint, or its decimal string); never moves
@@ -729,7 +713,7 @@ impl Generator {
             None if mark.is_bigint() => u64_arg(&mark, "mark")?,
             None => return Err(type_err("mark must be a bigint or a decimal string")),
         };
-        self.inner.restore(mark);
+        self.core().restore(mark);
         Ok(())
     }
 
@@ -849,16 +833,153 @@ pub fn form_of(text: &str) -> Result<u32, JsValue> {
     })
 }
 
-/// Where [`Generator::mint_at`] leaves its ID (8-byte aligned, in the module's memory).
-struct Slot(core::cell::UnsafeCell<u64>);
-// wasm32-unknown-unknown without the atomics feature has one thread.
-unsafe impl Sync for Slot {}
-static ID_SLOT: Slot = Slot(core::cell::UnsafeCell::new(0));
+// ---------------------------------------------------------------------------------------------------
+// The fast path of `nextId()`
+//
+// A call into the module costs more than minting an ID, and `Date.now()` more still: js/fast-path.js
+// reads `Date.now()` itself and, while it reads the millisecond of the last call, hands out IDs the
+// generator took ahead for that millisecond ([`SharedGenerator::take_in_tick_ms`]: the IDs `nextId()`
+// would give one by one, in order) from a window in the module's memory, without calling in. Everything
+// else, and a window run out, is a call to [`refill`]. Whatever the generator does next (any method, and
+// dropping it) first gives back what the window did not hand out ([`Generator::core`]), so that IDs,
+// their order, high-water marks and statistics are exactly those of minting one by one.
 
-/// The address of the ID slot (for the JS entry's fast path).
-#[wasm_bindgen(js_name = "__idSlot", skip_typescript)]
-pub fn id_slot() -> u32 {
-    ID_SLOT.0.get() as usize as u32
+/// IDs per window at most; the first take in a millisecond is 2, and each refill in it doubles the next.
+const WINDOW_MAX: usize = 64;
+
+/// The window: one for the module, owned by the generator that minted last. js/fast-path.js reads it
+/// through typed arrays: `owner`, `next`, `end` at bytes 0, 4, 8 (Uint32Array), `ms` at 16
+/// (Float64Array), `ids` from 32 (BigUint64Array of [`WINDOW_MAX`]).
+#[repr(C, align(8))]
+struct Window {
+    /// The owner's [`Generator::fast_handle`], or 0.
+    owner: u32,
+    /// Index of the next ID to hand out.
+    next: u32,
+    /// IDs in the window.
+    end: u32,
+    /// Refills in this millisecond by this owner so far (sizes the next take).
+    streak: u32,
+    /// The `Date.now()` reading the IDs are for.
+    ms: f64,
+    /// The position of `ids[0]` when the window was taken ahead (else 0 with `end` 1: nothing to give
+    /// back).
+    first: u64,
+    ids: [u64; WINDOW_MAX],
+}
+
+struct WindowCell(core::cell::UnsafeCell<Window>);
+// wasm32-unknown-unknown without the atomics feature has one thread.
+unsafe impl Sync for WindowCell {}
+static WINDOW: WindowCell = WindowCell(core::cell::UnsafeCell::new(Window {
+    owner: 0,
+    next: 0,
+    end: 0,
+    streak: 0,
+    ms: 0.0,
+    first: 0,
+    ids: [0; WINDOW_MAX],
+}));
+
+/// The window. SAFETY (for every caller): one thread, and no reference to it is held across a call
+/// that could reach it again (JS reads it only between calls into the module).
+fn window() -> &'static mut Window {
+    unsafe { &mut *WINDOW.0.get() }
+}
+
+/// Closes the window if `handle` owns it (every handle, with 0): gives back the IDs not handed out.
+fn close_window(handle: u32) {
+    let w = window();
+    if w.owner == 0 || (handle != 0 && w.owner != handle) {
+        return;
+    }
+    if w.next < w.end {
+        // SAFETY: an owner is a live generator (dropping one closes its window first).
+        let inner = unsafe { &*(w.owner as usize as *const SharedGenerator) };
+        inner.give_back(w.first + w.end as u64, w.first + w.next as u64);
+    }
+    w.owner = 0;
+    w.next = 0;
+    w.end = 0;
+}
+
+impl Generator {
+    /// The minting state, after giving back what the fast path's window holds for this generator: every
+    /// method that reads or changes the state takes it through here.
+    fn core(&self) -> &SharedGenerator {
+        close_window(self.fast_handle_of());
+        &self.inner
+    }
+
+    fn fast_handle_of(&self) -> u32 {
+        &*self.inner as *const SharedGenerator as usize as u32
+    }
+}
+
+impl Drop for Generator {
+    fn drop(&mut self) {
+        close_window(self.fast_handle_of());
+    }
+}
+
+/// Called by js/fast-path.js when the window cannot serve a `nextId()`: with the generator's
+/// [`Generator::fast_handle`] and the `Date.now()` reading it took. Closes the window, then takes IDs
+/// ahead for this millisecond if the generator is in it already, or else mints one ID by the generator's
+/// full path (the first ID of a millisecond). Returns true with the window holding the ID to return at
+/// index 0 (and `next` at 1), or false with no ID (a wait, an error, a reading the core refuses): the
+/// caller then takes the full path, `nextId`, which reads the clock again itself and reports the error.
+#[wasm_bindgen(js_name = "__refill", skip_typescript)]
+pub fn refill(handle: u32, now_ms: f64) -> bool {
+    if handle == 0 {
+        return false;
+    }
+    let last = window();
+    let streak = if last.owner == handle && last.ms == now_ms {
+        last.streak + 1
+    } else {
+        0
+    };
+    close_window(0);
+    let Ok(ms) = snowmint::whole_f64(now_ms) else {
+        return false;
+    };
+    // SAFETY: js/fast-path.js passes only a non-zero `fast_handle()` of a generator it holds and has not
+    // freed (it checks the object's pointer first): a live, boxed SharedGenerator.
+    let inner = unsafe { &*(handle as usize as *const SharedGenerator) };
+    let w = window();
+    let size = (2usize << streak.min(5)).min(WINDOW_MAX);
+    let (first, end) = match inner.take_in_tick_ms(ms, &mut w.ids[..size]) {
+        Some((first, n)) => (first, n as u32),
+        None => match ClockUnit::Millis
+            .to_ns(ms)
+            .and_then(|now| inner.next_id_at(now))
+        {
+            Ok(snowmint::Mint::Ready(id)) => {
+                w.ids[0] = id;
+                (0, 1)
+            }
+            _ => return false,
+        },
+    };
+    w.owner = handle;
+    w.next = 1;
+    w.end = end;
+    w.streak = streak;
+    w.ms = now_ms;
+    w.first = first;
+    true
+}
+
+/// The window's address (for js/fast-path.js).
+#[wasm_bindgen(js_name = "__window", skip_typescript)]
+pub fn window_address() -> u32 {
+    WINDOW.0.get() as usize as u32
+}
+
+/// [`WINDOW_MAX`] (for js/fast-path.js).
+#[wasm_bindgen(js_name = "__windowMax", skip_typescript)]
+pub fn window_max() -> u32 {
+    WINDOW_MAX as u32
 }
 
 /// The module's memory (for the JS entry's fast path).

@@ -71,13 +71,14 @@ impl Layout {
             }
         };
         // Fits: the lifespan was checked to fit Unix milliseconds at construction.
-        let since_epoch_ns = tick as u128 * self.tick_ns() as u128;
-        let unix_ms = (self.epoch_ms() as u128 + since_epoch_ns / 1_000_000) as u64;
+        let (since_epoch_ms, sub_ms_ns) =
+            crate::layout::split_ms(tick as u128 * self.tick_ns() as u128);
+        let unix_ms = (self.epoch_ms() as u128 + since_epoch_ms) as u64;
         Ok(Decoded {
             id,
             timestamp_ticks: tick,
             unix_ms,
-            sub_ms_ns: (since_epoch_ns % 1_000_000) as u32,
+            sub_ms_ns,
             node,
             sequence,
             nanos: self.shows_nanos(),

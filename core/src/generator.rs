@@ -876,6 +876,76 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         }
     }
 
+    /// Takes up to `out.len()` consecutive positions for a clock reading in Unix milliseconds and writes
+    /// their IDs to `out`: the IDs [`next_id_at`](Self::next_id_at) would give one by one for readings
+    /// in that millisecond, taken ahead so that a host can hand them out without a call per ID while its
+    /// clock still reads that millisecond (the WebAssembly package's `nextId()`: a call into the module
+    /// costs more than an ID). Only the simple case: the generator is in the reading's tick already, or
+    /// ahead of it within `max_ahead`, and the positions stay in the tick it is in. Before the generator
+    /// does anything else, the host gives back what it did not hand out
+    /// ([`give_back`](Self::give_back)): then the IDs, their order and the statistics are exactly those
+    /// of minting one by one. Returns the first position taken and how many IDs it wrote (at least
+    /// one), or `None` with nothing changed when the layout's tick is not one millisecond, the state
+    /// word is shared, or the reading asks anything else of the generator (a new tick, a step back, a
+    /// lease's ceiling, a random start not reached yet, a wait).
+    #[doc(hidden)]
+    pub fn take_in_tick_ms(&self, now_ms: u64, out: &mut [u64]) -> Option<(u64, usize)> {
+        let l = &self.rule.layout;
+        if out.is_empty() || l.tick_ns() != 1_000_000 || !self.state.exclusive() {
+            return None;
+        }
+        let tick = now_ms.checked_sub(l.epoch_ms())?;
+        let sb = l.sequence_bits();
+        let word = self.state.word();
+        let current = word.load(Ordering::Relaxed);
+        let at = current >> sb;
+        let limit = self.ceiling.limit();
+        // In the reading's tick or ahead of it within max_ahead (`plan` then starts at `current`), the
+        // reading's tick the last one seen (no regression to count), within the layout, at or past the
+        // tick's (random) start, and under the ceiling.
+        if at < tick
+            || at > tick.saturating_add(self.rule.max_ahead_ticks)
+            || self.counts.seen() != tick
+            || current > l.max_position()
+            || current < (tick << sb | self.rule.start(tick))
+            || current >= limit
+        {
+            return None;
+        }
+        // The last position to take: within the tick `current` is in, the layout and the ceiling.
+        let last = (current | l.seq_mask())
+            .min(l.max_position())
+            .min(limit - 1)
+            .min(current + (out.len() as u64 - 1));
+        match word.compare_exchange(current, last + 1, Ordering::Release, Ordering::Relaxed) {
+            Ok(_) => {
+                let n = (last - current + 1) as usize;
+                // As in `reserve` (nothing skipped). A tick entered ahead of the clock is entered by
+                // the first ID, which the host hands out before it could give anything back.
+                self.counts
+                    .minted(n as u64, borrowed(current, last + 1, tick, sb));
+                self.rule.fill(current, &mut out[..n]);
+                Some((current, n))
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// Gives back the positions from `first_unused` to `end` (exclusive) of a
+    /// [`take_in_tick_ms`](Self::take_in_tick_ms) that left the state at `end` (its first position plus
+    /// its count), as if they had never been taken. Returns false, changing nothing, when the state is
+    /// no longer at `end`. (Statistics read while positions are out count them as minted: give back
+    /// first.)
+    #[doc(hidden)]
+    pub fn give_back(&self, end: u64, first_unused: u64) -> bool {
+        first_unused <= end
+            && self
+                .state
+                .word()
+                .compare_exchange(end, first_unused, Ordering::Release, Ordering::Relaxed)
+                .is_ok()
+    }
+
     /// What this generator has done since it was built ([`Stats`]). On a state file: this process's
     /// generator only. While other threads mint, `minted` may trail the truth by a request in flight;
     /// it never goes backwards from one call to the next.

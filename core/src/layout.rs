@@ -8,6 +8,30 @@ const NS_PER_MS: u64 = 1_000_000;
 /// Largest epoch accepted: the last Unix millisecond whose nanosecond count fits in 64 bits (year 2554).
 pub const MAX_EPOCH_MS: u64 = u64::MAX / NS_PER_MS;
 
+/// `ns / 1_000_000` and `ns % 1_000_000` for a 128-bit span, by long division in 32-bit steps: `u128`'s
+/// own `/` calls a library routine that costs the WebAssembly module about 2 KB.
+pub(crate) const fn split_ms(ns: u128) -> (u128, u32) {
+    let mut q: u128 = 0;
+    let mut r: u64 = 0;
+    let mut i = 4;
+    while i > 0 {
+        i -= 1;
+        // r < 10^6 < 2^32, so `cur / 10^6` fits 32 bits.
+        let cur = (r << 32) | ((ns >> (32 * i)) as u32 as u64);
+        q |= ((cur / NS_PER_MS) as u128) << (32 * i);
+        r = cur % NS_PER_MS;
+    }
+    (q, r as u32)
+}
+
+/// `ns` in whole milliseconds, rounded up (see [`split_ms`]).
+const fn ceil_ms(ns: u128) -> u128 {
+    match split_ms(ns) {
+        (q, 0) => q,
+        (q, _) => q + 1,
+    }
+}
+
 /// Order of the fields below the timestamp.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Order {
@@ -435,8 +459,7 @@ impl Layout {
         }
         let max_tick = mask(cfg.timestamp_bits);
         // The lifespan must be expressible in Unix milliseconds.
-        let end_ms = cfg.epoch_ms as u128
-            + ((max_tick as u128 + 1) * cfg.tick_ns as u128).div_ceil(NS_PER_MS as u128);
+        let end_ms = cfg.epoch_ms as u128 + ceil_ms((max_tick as u128 + 1) * cfg.tick_ns as u128);
         if end_ms > u64::MAX as u128 {
             return Err(bad(
                 "timestamp_bits",
@@ -733,8 +756,7 @@ impl Layout {
         // Rounded up: the millisecond holding the last tick's end is still (partly) representable.
         // Checked at construction to fit.
         (self.cfg.epoch_ms as u128
-            + ((self.max_tick as u128 + 1) * self.cfg.tick_ns as u128).div_ceil(NS_PER_MS as u128))
-            as u64
+            + ceil_ms((self.max_tick as u128 + 1) * self.cfg.tick_ns as u128)) as u64
     }
     /// The lifespan end as ISO-8601 text.
     pub const fn lifespan_end(&self) -> IsoTime {
@@ -841,6 +863,40 @@ impl Layout {
                         | seq
                 }
             },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ceil_ms, split_ms, NS_PER_MS};
+
+    #[test]
+    fn split_ms_is_division_by_a_million() {
+        let n = NS_PER_MS as u128;
+        let mut x: u128 = 0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C834;
+        let edges = [
+            0,
+            1,
+            n - 1,
+            n,
+            n + 1,
+            u64::MAX as u128,
+            u128::MAX,
+            u128::MAX - 1,
+            1 << 96,
+        ];
+        for i in 0..10_000u32 {
+            x = x
+                .wrapping_mul(0x2360_ED05_1FC6_5DA4_4385_DF64_9FCC_F645)
+                .wrapping_add(1);
+            // Spans of every magnitude: shift the random value down by 0..127 bits.
+            let v = match edges.get(i as usize) {
+                Some(&e) => e,
+                None => x >> (i % 128),
+            };
+            assert_eq!(split_ms(v), (v / n, (v % n) as u32), "{v}");
+            assert_eq!(ceil_ms(v), v.div_ceil(n), "{v}");
         }
     }
 }
