@@ -56,7 +56,7 @@ enum snowmint_result
    */
   SNOWMINT_RESULT_NODE_ID_OUT_OF_RANGE = 2,
   /**
-   * The clock stepped backwards under the strict policy.
+   * The clock stepped backwards under the `strict` policy.
    */
   SNOWMINT_RESULT_CLOCK_MOVED_BACKWARDS = 3,
   /**
@@ -64,11 +64,12 @@ enum snowmint_result
    */
   SNOWMINT_RESULT_CLOCK_BEFORE_EPOCH = 4,
   /**
-   * Logical time would run more than max_ahead ahead of the clock (fail policy, or a frozen clock).
+   * Minting now would put logical time further ahead of the clock than `max_ahead` (`fail` policy,
+   * or a frozen clock).
    */
   SNOWMINT_RESULT_TOO_FAR_AHEAD = 5,
   /**
-   * The layout's timestamp field has run out.
+   * The layout's timestamp field has run out (the clock is past the layout's lifespan).
    */
   SNOWMINT_RESULT_LAYOUT_EXHAUSTED = 6,
   /**
@@ -76,7 +77,7 @@ enum snowmint_result
    */
   SNOWMINT_RESULT_PARSE = 7,
   /**
-   * The node-ID lease was lost.
+   * The node-ID lease this generator minted under was lost.
    */
   SNOWMINT_RESULT_LEASE_LOST = 8,
   /**
@@ -84,15 +85,15 @@ enum snowmint_result
    */
   SNOWMINT_RESULT_INVALID_CLOCK = 9,
   /**
-   * An ID does not fit the layout.
+   * An ID does not fit the layout (bits set above its width).
    */
   SNOWMINT_RESULT_INVALID_ID = 10,
   /**
-   * Any other argument is out of range.
+   * Any other argument is out of range (a sequence number too large, a batch that can never fit …).
    */
   SNOWMINT_RESULT_INVALID_ARGUMENT = 11,
   /**
-   * A generator was used in a forked child process.
+   * A forked child tried to use its parent's generator state.
    */
   SNOWMINT_RESULT_FORKED = 12,
   /**
@@ -112,28 +113,30 @@ enum snowmint_result
    */
   SNOWMINT_RESULT_STORE_UNAVAILABLE = 16,
   /**
-   * A state file cannot be used: another layout or node ID, not a state file, damaged, truncated,
-   * unlinked or replaced while in use, or refused by the OS (the message says which).
+   * A state file (a generator's state word shared through a memory-mapped file) cannot be used:
+   * another layout or node ID, not a state file, damaged, truncated, unlinked or replaced while in
+   * use, or refused by the OS (the message says which).
    */
   SNOWMINT_RESULT_STATE_FILE_MISMATCH = 17,
   /**
-   * A range sequence has handed out every value of its width.
+   * A range sequence has handed out every value of its width (SPEC §4).
    */
   SNOWMINT_RESULT_RANGE_EXHAUSTED = 18,
   /**
-   * An ID service cannot be reached (clients of SPEC §6a; not raised by the C API today).
+   * An ID service (SPEC §6a) cannot be reached, did not answer within the client's bound, or answered
+   * with something that is not the service's protocol.
    */
   SNOWMINT_RESULT_SERVICE_UNAVAILABLE = 19,
   /**
-   * A required pointer argument was NULL.
+   * C API: a required pointer argument was NULL.
    */
   SNOWMINT_RESULT_NULL_POINTER = 100,
   /**
-   * An output buffer is too small; the needed length is reported.
+   * C API: an output buffer is too small; the needed length is reported.
    */
   SNOWMINT_RESULT_BUFFER_TOO_SMALL = 101,
   /**
-   * A panic was caught at the boundary (a bug: please report it).
+   * C API: a panic was caught at the boundary (a bug: please report it).
    */
   SNOWMINT_RESULT_PANIC = 102,
 };

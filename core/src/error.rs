@@ -2,117 +2,104 @@
 
 use core::fmt;
 
-/// The stable, language-neutral code of an [`Error`].
-///
-/// The string form (`"CLOCK_MOVED_BACKWARDS"`) is what Python exceptions, JavaScript `err.code` and the
-/// conformance vectors use; the number is what the C API returns. Numbers are never reused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-#[repr(u32)]
-pub enum ErrorCode {
-    /// A layout field is out of range or the fields do not fit together.
-    InvalidLayout = 1,
+/// Defines [`ErrorCode`] and its tables (every code, its text, its description, its documentation) from
+/// one list, so that nothing about a code is written twice (the C API's result enum is generated from
+/// these tables too: `bindings-c/build.rs`).
+macro_rules! error_codes {
+    ($($(#[doc = $doc:literal])* $name:ident = $num:literal, $text:literal, $description:literal;)*) => {
+        /// The stable, language-neutral code of an [`Error`].
+        ///
+        /// The string form (`"CLOCK_MOVED_BACKWARDS"`) is what Python exceptions, JavaScript `err.code`
+        /// and the conformance vectors use; the number is what the C API returns. Numbers are never
+        /// reused.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        #[repr(u32)]
+        pub enum ErrorCode {
+            $($(#[doc = $doc])* $name = $num,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in numeric order.
+            pub const ALL: [ErrorCode; [$($num),*].len()] = [$(ErrorCode::$name),*];
+
+            /// The code as text, e.g. `"NODE_ID_OUT_OF_RANGE"`.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$name => $text,)*
+                }
+            }
+
+            /// A one-line description of what the code means (the C API's `snowmint_result_message`).
+            pub const fn description(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$name => $description,)*
+                }
+            }
+
+            /// The code's documentation (above: one line per line), for bindings generated from the
+            /// core, such as the C header's result enum.
+            pub const fn doc(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$name => concat!($($doc, "\n"),*),)*
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
+    /// A layout field is out of range or the fields do not fit together (the message names the field).
+    InvalidLayout = 1, "INVALID_LAYOUT", "invalid layout";
     /// A node ID does not fit the layout's node field.
-    NodeIdOutOfRange = 2,
+    NodeIdOutOfRange = 2, "NODE_ID_OUT_OF_RANGE", "node ID out of range for the layout";
     /// The clock stepped backwards under the `strict` policy.
-    ClockMovedBackwards = 3,
+    ClockMovedBackwards = 3, "CLOCK_MOVED_BACKWARDS", "the clock moved backwards (strict policy)";
     /// The clock reads a time before the layout's epoch.
-    ClockBeforeEpoch = 4,
-    /// Minting now would put logical time further ahead of the clock than `max_ahead` (`fail` policy).
-    TooFarAhead = 5,
+    ClockBeforeEpoch = 4, "CLOCK_BEFORE_EPOCH", "the clock reads a time before the layout's epoch";
+    /// Minting now would put logical time further ahead of the clock than `max_ahead` (`fail` policy,
+    /// or a frozen clock).
+    TooFarAhead = 5, "TOO_FAR_AHEAD", "logical time would run too far ahead of the clock";
     /// The layout's timestamp field has run out (the clock is past the layout's lifespan).
-    LayoutExhausted = 6,
+    LayoutExhausted = 6, "LAYOUT_EXHAUSTED", "the layout's timestamp field has run out";
     /// A string is not a valid ID in the requested form.
-    Parse = 7,
+    Parse = 7, "PARSE", "malformed ID string";
     /// The node-ID lease this generator minted under was lost.
-    LeaseLost = 8,
+    LeaseLost = 8, "LEASE_LOST", "the node-ID lease was lost";
     /// A clock reading is not a finite, non-negative whole number in range.
-    InvalidClock = 9,
+    InvalidClock = 9, "INVALID_CLOCK", "the clock reading is not a finite, non-negative whole number in range";
     /// An ID does not fit the layout (bits set above its width).
-    InvalidId = 10,
+    InvalidId = 10, "INVALID_ID", "the ID does not fit the layout";
     /// Any other argument is out of range (a sequence number too large, a batch that can never fit …).
-    InvalidArgument = 11,
+    InvalidArgument = 11, "INVALID_ARGUMENT", "invalid argument";
     /// A forked child tried to use its parent's generator state.
-    Forked = 12,
+    Forked = 12, "FORKED", "generator used in a forked child process";
     /// Every node ID of the sequencer is held by another live holder.
-    NodeIdsExhausted = 13,
+    NodeIdsExhausted = 13, "NODE_IDS_EXHAUSTED", "every node ID of the sequencer is held";
     /// A sequencer of this name exists with another configuration.
-    SequencerConflict = 14,
+    SequencerConflict = 14, "SEQUENCER_CONFLICT", "a sequencer of this name exists with another configuration";
     /// The sequencer was destroyed; its handles never mint again.
-    SequencerDestroyed = 15,
+    SequencerDestroyed = 15, "SEQUENCER_DESTROYED", "the sequencer was destroyed";
     /// The coordination store cannot be reached, refused the request or holds unreadable data.
-    StoreUnavailable = 16,
+    StoreUnavailable = 16, "STORE_UNAVAILABLE", "the coordination store is unavailable";
     /// A state file (a generator's state word shared through a memory-mapped file) cannot be used:
-    /// another layout or node ID, not a state file, damaged, truncated, replaced, or refused by the OS.
-    StateFileMismatch = 17,
+    /// another layout or node ID, not a state file, damaged, truncated, unlinked or replaced while in
+    /// use, or refused by the OS (the message says which).
+    StateFileMismatch = 17, "STATE_FILE_MISMATCH", "the state file does not belong to this generator or cannot be used";
     /// A range sequence has handed out every value of its width (SPEC §4).
-    RangeExhausted = 18,
+    RangeExhausted = 18, "RANGE_EXHAUSTED", "the range sequence has handed out every value of its width";
     /// An ID service (SPEC §6a) cannot be reached, did not answer within the client's bound, or answered
     /// with something that is not the service's protocol.
-    ServiceUnavailable = 19,
+    ServiceUnavailable = 19, "SERVICE_UNAVAILABLE", "the ID service cannot be reached";
     /// C API: a required pointer argument was NULL.
-    NullPointer = 100,
+    NullPointer = 100, "NULL_POINTER", "a required pointer was NULL";
     /// C API: an output buffer is too small; the needed length is reported.
-    BufferTooSmall = 101,
+    BufferTooSmall = 101, "BUFFER_TOO_SMALL", "the output buffer is too small";
     /// C API: a panic was caught at the boundary (a bug: please report it).
-    Panic = 102,
+    Panic = 102, "PANIC", "internal error (a panic was caught)";
 }
 
 impl ErrorCode {
-    /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 22] = [
-        ErrorCode::InvalidLayout,
-        ErrorCode::NodeIdOutOfRange,
-        ErrorCode::ClockMovedBackwards,
-        ErrorCode::ClockBeforeEpoch,
-        ErrorCode::TooFarAhead,
-        ErrorCode::LayoutExhausted,
-        ErrorCode::Parse,
-        ErrorCode::LeaseLost,
-        ErrorCode::InvalidClock,
-        ErrorCode::InvalidId,
-        ErrorCode::InvalidArgument,
-        ErrorCode::Forked,
-        ErrorCode::NodeIdsExhausted,
-        ErrorCode::SequencerConflict,
-        ErrorCode::SequencerDestroyed,
-        ErrorCode::StoreUnavailable,
-        ErrorCode::StateFileMismatch,
-        ErrorCode::RangeExhausted,
-        ErrorCode::ServiceUnavailable,
-        ErrorCode::NullPointer,
-        ErrorCode::BufferTooSmall,
-        ErrorCode::Panic,
-    ];
-
-    /// The code as text, e.g. `"NODE_ID_OUT_OF_RANGE"`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::InvalidLayout => "INVALID_LAYOUT",
-            ErrorCode::NodeIdOutOfRange => "NODE_ID_OUT_OF_RANGE",
-            ErrorCode::ClockMovedBackwards => "CLOCK_MOVED_BACKWARDS",
-            ErrorCode::ClockBeforeEpoch => "CLOCK_BEFORE_EPOCH",
-            ErrorCode::TooFarAhead => "TOO_FAR_AHEAD",
-            ErrorCode::LayoutExhausted => "LAYOUT_EXHAUSTED",
-            ErrorCode::Parse => "PARSE",
-            ErrorCode::LeaseLost => "LEASE_LOST",
-            ErrorCode::InvalidClock => "INVALID_CLOCK",
-            ErrorCode::InvalidId => "INVALID_ID",
-            ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
-            ErrorCode::Forked => "FORKED",
-            ErrorCode::NodeIdsExhausted => "NODE_IDS_EXHAUSTED",
-            ErrorCode::SequencerConflict => "SEQUENCER_CONFLICT",
-            ErrorCode::SequencerDestroyed => "SEQUENCER_DESTROYED",
-            ErrorCode::StoreUnavailable => "STORE_UNAVAILABLE",
-            ErrorCode::StateFileMismatch => "STATE_FILE_MISMATCH",
-            ErrorCode::RangeExhausted => "RANGE_EXHAUSTED",
-            ErrorCode::ServiceUnavailable => "SERVICE_UNAVAILABLE",
-            ErrorCode::NullPointer => "NULL_POINTER",
-            ErrorCode::BufferTooSmall => "BUFFER_TOO_SMALL",
-            ErrorCode::Panic => "PANIC",
-        }
-    }
-
     /// The code as the number the C API returns.
     pub const fn as_u32(self) -> u32 {
         self as u32
@@ -126,42 +113,6 @@ impl ErrorCode {
     /// The code for its text form, if it is one.
     pub fn from_name(s: &str) -> Option<ErrorCode> {
         ErrorCode::ALL.iter().copied().find(|c| c.as_str() == s)
-    }
-
-    /// A one-line description of what the code means (the C API's `snowmint_result_message`).
-    pub const fn description(self) -> &'static str {
-        match self {
-            ErrorCode::InvalidLayout => "invalid layout",
-            ErrorCode::NodeIdOutOfRange => "node ID out of range for the layout",
-            ErrorCode::ClockMovedBackwards => "the clock moved backwards (strict policy)",
-            ErrorCode::ClockBeforeEpoch => "the clock reads a time before the layout's epoch",
-            ErrorCode::TooFarAhead => "logical time would run too far ahead of the clock",
-            ErrorCode::LayoutExhausted => "the layout's timestamp field has run out",
-            ErrorCode::Parse => "malformed ID string",
-            ErrorCode::LeaseLost => "the node-ID lease was lost",
-            ErrorCode::InvalidClock => {
-                "the clock reading is not a finite, non-negative whole number in range"
-            }
-            ErrorCode::InvalidId => "the ID does not fit the layout",
-            ErrorCode::InvalidArgument => "invalid argument",
-            ErrorCode::Forked => "generator used in a forked child process",
-            ErrorCode::NodeIdsExhausted => "every node ID of the sequencer is held",
-            ErrorCode::SequencerConflict => {
-                "a sequencer of this name exists with another configuration"
-            }
-            ErrorCode::SequencerDestroyed => "the sequencer was destroyed",
-            ErrorCode::StoreUnavailable => "the coordination store is unavailable",
-            ErrorCode::StateFileMismatch => {
-                "the state file does not belong to this generator or cannot be used"
-            }
-            ErrorCode::RangeExhausted => {
-                "the range sequence has handed out every value of its width"
-            }
-            ErrorCode::ServiceUnavailable => "the ID service cannot be reached",
-            ErrorCode::NullPointer => "a required pointer was NULL",
-            ErrorCode::BufferTooSmall => "the output buffer is too small",
-            ErrorCode::Panic => "internal error (a panic was caught)",
-        }
     }
 }
 

@@ -48,7 +48,10 @@ impl<L: snowmint::Ceiling> Host<L> {
         if let Some(w) = self.window.take() {
             if w.next < w.ids.len() {
                 let end = w.first + w.ids.len() as u64;
-                assert!(self.gen.give_back(end, w.first + w.next as u64), "give back");
+                assert!(
+                    self.gen.give_back(end, w.first + w.next as u64),
+                    "give back"
+                );
             }
         }
     }
@@ -140,9 +143,17 @@ fn agree<L: snowmint::Ceiling + Clone>(
             94..=96 => ms = ms.saturating_sub(rng.below(30)),
             97 => ms += rng.below(50),
             // Anything else the host does: the window is given back first.
-            98 => assert_eq!(host.state(), plain.state(), "seed {seed} step {step}: state"),
+            98 => assert_eq!(
+                host.state(),
+                plain.state(),
+                "seed {seed} step {step}: state"
+            ),
             _ => {
-                assert_eq!(host.stats(), plain.stats(), "seed {seed} step {step}: stats");
+                assert_eq!(
+                    host.stats(),
+                    plain.stats(),
+                    "seed {seed} step {step}: stats"
+                );
                 raise(plain.state() + rng.below(20));
             }
         }
@@ -205,7 +216,14 @@ fn a_window_stops_at_a_ceiling_as_minting_one_by_one_does() {
                 max_ahead_ns: 20 * NS_PER_MS,
                 ..Options::default()
             };
-            agree(seed * 100 + i as u64, layout, options, limit.clone(), raise, 3000);
+            agree(
+                seed * 100 + i as u64,
+                layout,
+                options,
+                limit.clone(),
+                raise,
+                3000,
+            );
         }
     }
 }
