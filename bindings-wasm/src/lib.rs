@@ -222,8 +222,8 @@ fn layout_arg(v: &JsValue) -> Result<snowmint::Layout, JsValue> {
         // A `Layout` object: ask it for a copy that Rust may take over (wasm-bindgen's conversion of a
         // class instance consumes the instance, and the caller's object must stay usable).
         if let Ok(copy) = Reflect::get(v, &JsValue::from_str("__copy")) {
-            if let Some(copy) = copy.dyn_ref::<Function>() {
-                let copied = copy.call0(v)?;
+            // (An object that only has Layout's prototype throws here: then it is no Layout.)
+            if let Some(Ok(copied)) = copy.dyn_ref::<Function>().map(|f| f.call0(v)) {
                 if let Some(layout) = Layout::try_from_js_value_ref(&copied) {
                     return Ok(layout.inner);
                 }

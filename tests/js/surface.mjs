@@ -161,6 +161,31 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
     assert.deepEqual(extra.sort(), native ? [...NATIVE_ONLY.exports].sort() : [])
     assert.ok(Array.isArray(api.ERROR_CODES) && Array.isArray(api.PRESET_NAMES))
     assert.ok(Object.isFrozen(api.ERROR_CODES) && Object.isFrozen(api.PRESET_NAMES))
+    // Every language-neutral code (SPEC §7; the C API's own three are not thrown here), once each.
+    for (const code of [
+      'INVALID_LAYOUT',
+      'NODE_ID_OUT_OF_RANGE',
+      'CLOCK_MOVED_BACKWARDS',
+      'CLOCK_BEFORE_EPOCH',
+      'TOO_FAR_AHEAD',
+      'LAYOUT_EXHAUSTED',
+      'PARSE',
+      'LEASE_LOST',
+      'INVALID_CLOCK',
+      'INVALID_ID',
+      'INVALID_ARGUMENT',
+      'FORKED',
+      'NODE_IDS_EXHAUSTED',
+      'SEQUENCER_CONFLICT',
+      'SEQUENCER_DESTROYED',
+      'STORE_UNAVAILABLE',
+      'STATE_FILE_MISMATCH',
+      'RANGE_EXHAUSTED',
+      'SERVICE_UNAVAILABLE',
+    ]) {
+      assert.ok(api.ERROR_CODES.includes(code), code)
+    }
+    assert.equal(new Set(api.ERROR_CODES).size, api.ERROR_CODES.length)
   })
 
   test(`surface (${flavour}): Layout, Generator and Opaque have every shared getter and method, and no others`, () => {
@@ -429,6 +454,14 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
       ['maxAheadMs -5', () => new Generator({ nodeId: 7, maxAheadMs: -5 }), S, IA],
       ['maxAheadMs too large', () => new Generator({ nodeId: 7, maxAheadMs: 2n ** 63n }), S, IA],
       ['randomSeed 2^64', () => new Generator({ nodeId: 7, randomSeed: 2n ** 64n }), S, IA],
+      ['randomSeed 5.5', () => new Generator({ nodeId: 7, randomSeed: 5.5 }), S, IA],
+      ['randomSeed a string', () => new Generator({ nodeId: 7, randomSeed: '5' }), T, IA],
+      [
+        'layout an object that only looks like a Layout',
+        () => new Generator({ nodeId: 7, layout: Object.create(Layout.prototype) }),
+        T,
+        IA,
+      ],
       [
         'randomSeed with randomStart false',
         () => new Generator({ nodeId: 7, randomStart: false, randomSeed: 1n }),
