@@ -16,7 +16,7 @@ snowmint opaque — turn IDs into opaque tokens and back, with a secret key
 
 A token has the layout's width (63 bits for twitter, 53 for js53, 64 with the sign bit) and
 reveals neither the ID's time, nor its node, nor how many IDs were minted between two tokens.
-It is a keyed permutation (a 4-round Feistel network with SipHash-1-3), not authentication:
+It is a keyed permutation (a 4-round Feistel network: SipHash-1-3, universal hashing), not authentication:
 every number of the width decodes to some ID, so check the ID exists before trusting it.
 
 USAGE

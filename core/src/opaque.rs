@@ -7,41 +7,45 @@
 //! Numbers), and decode back to the ID with the key.
 //!
 //! ## Construction
-//! A four-round Feistel network over the `w` bits (Luby & Rackoff, "How to construct pseudorandom
-//! permutations from pseudorandom functions", SIAM J. Comput. 17(2), 1988), in the maximally balanced,
-//! alternating form for any width of Black & Rogaway ("Ciphers with Arbitrary Finite Domains", CT-RSA
-//! 2002, the generalized Feistel cipher; the same split as NIST SP 800-38G's FF1 with radix 2), with
-//! SipHash-1-3 (Aumasson & Bernstein, "SipHash: a fast short-input PRF", INDOCRYPT 2012; the variant of
-//! Rust's and CPython's hash tables) as the keyed round function:
+//! A four-round Feistel network over the `w` bits, in the maximally balanced, alternating form for any
+//! width of Black & Rogaway ("Ciphers with Arbitrary Finite Domains", CT-RSA 2002, the generalized
+//! Feistel cipher; the same split as NIST SP 800-38G's FF1 with radix 2), whose two middle rounds use a
+//! pseudo-random function and whose first and last rounds use a keyed universal hash function: the
+//! construction of Naor & Reingold ("On the construction of pseudorandom permutations: Luby–Rackoff
+//! revisited", J. Cryptology 12(1), 1999) in the Feistel-round form of Patel, Ramzan & Sundaram
+//! ("Towards making Luby–Rackoff ciphers optimal and practical", FSE 1999), who prove it a *strong*
+//! pseudo-random permutation, as Luby & Rackoff (SIAM J. Comput. 17(2), 1988) did for four PRF rounds:
 //!
 //! * the ID `x` is split into `A`, its high `u = ⌊w/2⌋` bits, and `B`, its low `v = w − u` bits;
-//! * for rounds `i = 0, 1, 2, 3`: even `i`: `A ^= F(i, B) mod 2^u`; odd `i`: `B ^= F(i, A) mod 2^v`;
+//! * for rounds `i = 0, 1, 2, 3`: even `i`: `A ^= F(i, B)`, `F` giving `u` bits; odd `i`:
+//!   `B ^= F(i, A)`, `F` giving `v` bits;
 //! * the token is `A · 2^v + B`; decoding runs the rounds backwards (`i = 3, 2, 1, 0`).
 //!
-//! `F(i, X)` is SipHash-1-3 under the 16-byte key of the 6-byte message `X` (4 bytes, little-endian) ‖
-//! `i` (1 byte) ‖ `w` (1 byte), its 64-bit output reduced to the bits needed. The width in every
-//! message makes the permutations of different widths under one key unrelated.
+//! Rounds 1 and 2: `F(i, X)` is SipHash-1-3 (Aumasson & Bernstein, "SipHash: a fast short-input PRF",
+//! INDOCRYPT 2012; the variant of Rust's and CPython's hash tables) under the 16-byte key of the 6-byte
+//! message `X` (4 bytes, little-endian) ‖ `i` (1 byte) ‖ `w` (1 byte), reduced to its low `m` bits
+//! (`m` = `u` or `v`, the bits the round needs).
+//!
+//! Rounds 0 and 3: `F(i, X)` is Dietzfelbinger's multiply-add-shift hash ("Universal hashing and
+//! k-wise independent random variables via integer arithmetic without primes", STACS 1996): the top `m`
+//! bits of `(a_i · X + b_i) mod 2^64`, strongly universal for inputs below `2^32` and `m ≤ 32` (so
+//! almost-XOR-universal, as the construction needs), with `a_i` and `b_i` the SipHash-1-3 outputs, under
+//! the same key, of the 3-byte messages `i` ‖ `w` ‖ `0` and `i` ‖ `w` ‖ `1`. The width in every message
+//! makes the permutations of different widths under one key unrelated.
 //!
 //! ## Strength and speed: the trade-off
-//! Four rounds is the number for which Luby and Rackoff proved a Feistel network with pseudo-random
-//! round functions a *strong* pseudo-random permutation (indistinguishable from a random permutation
-//! even to an adversary who may both encode and decode), with a distinguishing advantage of at most
-//! about `q² / 2^u` after `q` encodings: an adversary needs about `2^(u/2)` ID–token pairs it knows both
-//! sides of (about 46 000 for 63 bits, 8 000 for 53 bits, 256 for 32 bits) before the tokens could
-//! even in principle be told apart from a random permutation; telling them apart is still far from
-//! decoding another token. NIST's FF1 (10 rounds) and FF3-1 (8 rounds) buy margin beyond that bound
-//! (Patarin: 6 or more rounds stay secure up to about `2^u` queries) with two to two and a half times
-//! the work. Each round is one SipHash-1-3 call on a one-block message (the 4-byte half, the round
-//! index and the width: one compression SipRound and three finalization SipRounds), and everything in
-//! it that does not depend on the half — the keyed state, the message's constant bytes, the half of
-//! the first SipRound that reads only the key — is computed once per key ([`Opaque::new`]). What is
-//! left is 16 SipRounds of 14 operations each, a chain of dependent arithmetic that no compiler or CPU
-//! can shorten: about 264 instructions per encode (valgrind), about 25 ns on this project's 2-core CI
-//! VM (`cargo bench -p snowmint --bench opaque`), which is why the project's 20 ns target is not quite
-//! met there, and eight rounds would cost twice as much (and
-//! push a call from Python or JavaScript past its 100 ns target). Fewer rounds than four would no longer
-//! be a strong pseudo-random permutation, and a cheaper round function would no longer be a published
-//! PRF. Widths below 32 bits are refused: there the birthday bound becomes small.
+//! A distinguisher that may both encode and decode has an advantage of at most about `q² / 2^u` after
+//! `q` queries, the same birthday-type bound as four PRF rounds: it needs about `2^(u/2)` ID–token pairs
+//! it knows both sides of (about 46 000 for 63 bits, 8 000 for 53 bits, 256 for 32 bits) before the
+//! tokens could even in principle be told apart from a random permutation; telling them apart is still
+//! far from decoding another token. NIST's FF1 (10 rounds) and FF3-1 (8 rounds) buy margin beyond that
+//! bound (Patarin: 6 or more rounds stay secure up to about `2^u` queries) with several times the work.
+//! The hash rounds are what make an encode fast: a SipHash-1-3 call on a one-block message is four
+//! SipRounds, a chain of dependent arithmetic of about 16 cycles, while a multiply-add-shift is about 5
+//! cycles; with everything that does not depend on the input computed once per key ([`Opaque::new`]),
+//! an encode costs about 13 ns on this project's 2-core CI VM where four SipHash rounds cost 24
+//! (`cargo bench -p snowmint-benches --bench opaque`). Fewer than four rounds would no longer be a strong
+//! pseudo-random permutation. Widths below 32 bits are refused: there the birthday bound becomes small.
 //!
 //! ## What it protects, and what not
 //! Tokens reveal neither the time, the node nor the count: consecutive IDs give unrelated tokens. It is
@@ -79,11 +83,12 @@ const ROUNDS: usize = 4;
 /// Cheap to copy (200 bytes), immutable, `Send + Sync`: build one per key and share it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Opaque {
-    /// Per round `i`, what SipHash computes before the message's variable bytes matter, done once at
-    /// construction: the state after the key is mixed in (`k0 ^ c0, k1 ^ c1, k0 ^ c2, k1 ^ c3`), with
-    /// the message's constant bytes 4..8 (round index, width, length) xored into `v3`, and the half of
-    /// the first SipRound that reads only `v0` and `v1` already applied; then those constant bytes
-    /// themselves (for the `v0 ^= m` after the compression round). See [`Opaque::round_fn`].
+    /// Per round `i`, done once at construction. Rounds 1 and 2 (SipHash): what SipHash computes before
+    /// the message's variable bytes matter: the state after the key is mixed in (`k0 ^ c0, k1 ^ c1,
+    /// k0 ^ c2, k1 ^ c3`), with the message's constant bytes 4..8 (round index, width, length) xored
+    /// into `v3`, and the half of the first SipRound that reads only `v0` and `v1` already applied;
+    /// then those constant bytes themselves (for the `v0 ^= m` after the compression round). Rounds 0
+    /// and 3 (multiply-add-shift): `a_i`, `b_i` and the shift `64 − m`. See [`Opaque::round_fn`].
     rounds: [[u64; 5]; ROUNDS],
     /// `2^bits - 1`: the largest ID and token.
     max: u64,
@@ -131,6 +136,26 @@ const fn low_mask(bits: u32) -> u64 {
     }
 }
 
+/// Whether round `i` is a multiply-add-shift round (the first and the last) rather than a SipHash one.
+#[inline(always)]
+const fn is_hash_round(i: usize) -> bool {
+    i == 0 || i == ROUNDS - 1
+}
+
+/// SipHash-1-3 of a one-block message (fewer than 8 bytes: `m` holds them and, in its top byte, their
+/// count), from the keyed initial state.
+fn siphash13_block(init: [u64; 4], m: u64) -> u64 {
+    let mut v = init;
+    v[3] ^= m;
+    sip_round(&mut v);
+    v[0] ^= m;
+    v[2] ^= 0xff;
+    sip_round(&mut v);
+    sip_round(&mut v);
+    sip_round(&mut v);
+    v[0] ^ v[1] ^ v[2] ^ v[3]
+}
+
 impl Opaque {
     /// A permutation of the `bits`-bit numbers (32..=64) under a 16-byte key.
     ///
@@ -169,6 +194,20 @@ impl Opaque {
         let low_bits = bits - bits / 2;
         let mut rounds = [[0u64; 5]; ROUNDS];
         for (i, r) in rounds.iter_mut().enumerate() {
+            if is_hash_round(i) {
+                // a_i, b_i: SipHash-1-3 of the 3-byte messages i ‖ w ‖ 0 and i ‖ w ‖ 1 (one block:
+                // the bytes, then the length 3 in the top byte); the shift keeps the top m bits.
+                let m = |s: u64| (3u64 << 56) | (s << 16) | (u64::from(bits) << 8) | i as u64;
+                let out_bits = if i % 2 == 0 { bits / 2 } else { low_bits };
+                *r = [
+                    siphash13_block(init, m(0)),
+                    siphash13_block(init, m(1)),
+                    u64::from(64 - out_bits),
+                    0,
+                    0,
+                ];
+                continue;
+            }
             // The message bytes 4..8 of round i: the round index (byte 4), the width (byte 5) and the
             // message length 6 (byte 7, as SipHash's padding puts it).
             let tweak = (6u64 << 56) | (u64::from(bits) << 40) | ((i as u64) << 32);
@@ -198,12 +237,17 @@ impl Opaque {
         self.max
     }
 
-    /// Round `i`'s function: SipHash-1-3 of the 6-byte message `x` (LE32) ‖ `i` ‖ `bits`, for `x`
-    /// below `2^32`. A message shorter than 8 bytes is one block `m`: its bytes, then the length in the
-    /// top byte; here `m = x ^ tweak`, the tweak's part of the first SipRound precomputed (see
+    /// Round `i`'s function, for `x` below `2^32`. Rounds 0 and 3: the top `m` bits of
+    /// `a_i · x + b_i` (mod 2^64). Rounds 1 and 2: SipHash-1-3 of the 6-byte message `x` (LE32) ‖ `i` ‖
+    /// `bits`. A message shorter than 8 bytes is one block `m`: its bytes, then the length in the top
+    /// byte; here `m = x ^ tweak`, the tweak's part of the first SipRound precomputed (see
     /// [`Opaque::rounds`](Opaque)), so a call is the rest of the standard SipHash-1-3 steps.
     #[inline(always)]
     fn round_fn(&self, i: usize, x: u64) -> u64 {
+        if is_hash_round(i) {
+            let [a, b, shift, _, _] = self.rounds[i];
+            return a.wrapping_mul(x).wrapping_add(b) >> shift;
+        }
         let [mut v0, mut v1, mut v2, v3_tweaked, tweak] = self.rounds[i];
         // v3 ^= m, then the rest of the first SipRound (the compression round).
         let mut v3 = v3_tweaked ^ x;
@@ -382,24 +426,29 @@ mod tests {
     }
 
     #[test]
-    fn round_function_is_siphash_1_3_of_the_documented_message() {
+    fn round_functions_are_the_documented_ones() {
         for bits in [20u32, 32, 33, 53, 63, 64] {
             let o = Opaque::with_any_width(&KEY, bits).unwrap();
-            for (i, x) in [
-                (0u64, 0u64),
-                (1, 1),
-                (2, 0xdead_beef),
-                (3, 0xffff_ffff),
-                (3, 12345),
-            ] {
-                let mut msg = std::vec::Vec::from((x as u32).to_le_bytes());
-                msg.push(i as u8);
-                msg.push(bits as u8);
-                assert_eq!(
-                    o.round_fn(i as usize, x),
-                    siphash(1, 3, &KEY, &msg),
-                    "bits {bits} round {i}"
-                );
+            for x in [0u64, 1, 0xdead_beef, 0xffff_ffff, 12345] {
+                for i in [1usize, 2] {
+                    // SipHash-1-3 of x (LE32) ‖ i ‖ bits.
+                    let mut msg = std::vec::Vec::from((x as u32).to_le_bytes());
+                    msg.push(i as u8);
+                    msg.push(bits as u8);
+                    assert_eq!(
+                        o.round_fn(i, x),
+                        siphash(1, 3, &KEY, &msg),
+                        "bits {bits} round {i}"
+                    );
+                }
+                for (i, m) in [(0usize, bits / 2), (3, bits - bits / 2)] {
+                    // The top m bits of a·x + b, a and b SipHash-1-3 of i ‖ bits ‖ 0 and i ‖ bits ‖ 1.
+                    let a = siphash(1, 3, &KEY, &[i as u8, bits as u8, 0]);
+                    let b = siphash(1, 3, &KEY, &[i as u8, bits as u8, 1]);
+                    let want =
+                        ((u128::from(a) * u128::from(x) + u128::from(b)) % (1 << 64)) >> (64 - m);
+                    assert_eq!(u128::from(o.round_fn(i, x)), want, "bits {bits} round {i}");
+                }
             }
         }
     }

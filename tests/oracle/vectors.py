@@ -1220,8 +1220,11 @@ def encodings_cases():
 # --------------------------------------------------------------------------------------------------
 # Opaque IDs (SPEC §6b): a 4-round Feistel network on the layout's w bits, in the swapping form of
 # NIST SP 800-38G's FF1 (radix 2, XOR for addition): X = A || B with |A| = floor(w/2), |B| = w - |A|;
-# round i: C = A xor (PRF(i, B) mod 2^|A|); A, B = B, C. The PRF is SipHash-1-3 of the 6-byte message
-# B (4 bytes little-endian) || i || w, written from the SipHash paper for any message length, c and d.
+# round i: C = A xor F(i, B) with F giving |A| bits; A, B = B, C. Rounds 1 and 2 (Naor-Reingold /
+# Patel-Ramzan-Sundaram: PRF rounds in the middle): F is SipHash-1-3 of the 6-byte message B (4 bytes
+# little-endian) || i || w, mod 2^|A|; SipHash is written from its paper for any message length, c and
+# d. Rounds 0 and 3 (universal-hash rounds at both ends): F is the top |A| bits of (a_i * B + b_i) mod
+# 2^64 (Dietzfelbinger's multiply-add-shift), a_i and b_i SipHash-1-3 of the bytes i, w, 0 and i, w, 1.
 
 OPAQUE_ROUNDS = 4
 
@@ -1272,17 +1275,24 @@ def opaque_rounds(key, w, x, decode):
         raise Fail("INVALID_ID")
     u = w // 2
     v = w - u
-    prf = lambda i, half: siphash(1, 3, key, half.to_bytes(4, "little") + bytes([i, w]))
+
+    def prf(i, half, m):
+        if i in (0, OPAQUE_ROUNDS - 1):
+            a = siphash(1, 3, key, bytes([i, w, 0]))
+            b = siphash(1, 3, key, bytes([i, w, 1]))
+            return ((a * half + b) % (1 << 64)) >> (64 - m)
+        return siphash(1, 3, key, half.to_bytes(4, "little") + bytes([i, w])) % (1 << m)
+
     if not decode:
         a, b = x >> v, x & ((1 << v) - 1)
         for i in range(OPAQUE_ROUNDS):
             m = u if i % 2 == 0 else v
-            a, b = b, a ^ (prf(i, b) % (1 << m))
+            a, b = b, a ^ prf(i, b, m)
         return (a << v) | b  # an even number of rounds leaves |A| = u, |B| = v
     a, b = x >> v, x & ((1 << v) - 1)
     for i in reversed(range(OPAQUE_ROUNDS)):
         m = u if i % 2 == 0 else v
-        a, b = b ^ (prf(i, a) % (1 << m)), a
+        a, b = b ^ prf(i, a, m), a
     return (a << v) | b
 
 

@@ -363,9 +363,10 @@ class Opaque:
     64 with the sign bit) that maps each ID to a token of the same width and back.
 
     Tokens reveal neither time, node nor count; they are not authentication (any number of the width
-    decodes to some ID). A 4-round Feistel network with SipHash-1-3 round functions under ``key``, 16
-    secret bytes (:class:`InvalidArgumentError` otherwise). IDs and tokens at or above ``2 ** bits``
-    raise :class:`InvalidIdError`.
+    decodes to some ID). A 4-round Feistel network (SipHash-1-3 in the middle rounds, a keyed
+    multiply-add-shift hash in the first and last) under ``key``, 16 secret bytes
+    (:class:`InvalidArgumentError` otherwise). IDs and tokens at or above ``2 ** bits`` raise
+    :class:`InvalidIdError`.
     """
 
     def __new__(cls, key: Union[bytes, bytearray], layout: LayoutLike = "twitter") -> Opaque: ...
