@@ -493,17 +493,6 @@ pub struct Layout {
     inner: snowmint::Layout,
 }
 
-const LAYOUT_KEYS: [&str; 8] = [
-    "timestampBits",
-    "nodeBits",
-    "sequenceBits",
-    "order",
-    "tickNs",
-    "epochMs",
-    "nodeIdOffset",
-    "useSignBit",
-];
-
 #[napi]
 impl Layout {
     /// A custom layout. Every field is checked by the core; errors name the field (`INVALID_LAYOUT`).
@@ -513,7 +502,12 @@ impl Layout {
     )]
     pub fn new(env: Env, config: Unknown<'_>) -> Result<Self> {
         let env = env.raw();
-        let o = Opts::new(env, raw_of(&config), "Layout config", &LAYOUT_KEYS)?;
+        let o = Opts::new(
+            env,
+            raw_of(&config),
+            "Layout config",
+            &snowmint_host::JS_LAYOUT_KEYS,
+        )?;
         let w = "Layout config";
         let order = o.required("order", w)?;
         if type_of(env, order) != sys::ValueType::napi_string {
@@ -865,7 +859,7 @@ impl Generator {
         }
         // The host layer's clock adapter: the clock's own exception stays pending, a wrong type is a
         // TypeError, anything else the core's error.
-        match snowmint_host::with_host_clock(|| self.read_clock(), run) {
+        match snowmint_host::with_host_clock(|| self.read_clock(), |c| run(c)) {
             Ok(v) => Ok(v),
             Err(ClockFault::Host(())) => Err(napi::Error::from_status(Status::PendingException)),
             Err(ClockFault::WrongType(e)) => Err(throw(

@@ -1,14 +1,27 @@
 //! The host layer: what every binding does with host input, written once, below the bindings (Python,
-//! Node and C call it; the WASM package keeps its own copy of [`options`]'s rule and of the clock adapter
-//! to stay inside its size budget, and the host-input vectors in `tests/host-inputs/` hold all four to the
-//! same results).
+//! Node and C call it; the WASM package keeps its own copy of [`options_seeded`]'s rule and of the clock
+//! adapter, because linking them costs its module more than its 60 KB budget has left; the host-input
+//! vectors in `tests/host-inputs/` hold all four to the same results).
 //!
-//! - [`options`]: the generator's options from host values — the defaults, the `max_ahead` overflow
-//!   check and the seed rule (a seed implies the random start and contradicts turning it off);
-//! - [`os_seed`]: a seed from the operating system's randomness;
+//! - [`options`] / [`options_seeded`]: the generator's options from host values — the defaults, the
+//!   `max_ahead` overflow check and the seed rule (a seed implies the random start and contradicts
+//!   turning it off);
+//! - [`os_seed`]: a seed from the operating system's randomness (a host without one, such as a browser,
+//!   passes its own source to [`options_seeded`]);
 //! - [`with_host_clock`]: the injected-clock adapter that returns the core's error or the host's own;
 //! - [`fork`]: the fork guard (SPEC §2: a generator created before `fork()` refuses to mint in the child);
 //! - the batch limit is the core's ([`snowmint::check_batch`], [`snowmint::MAX_BATCH`]).
+//!
+//! `no_std` with `alloc`, messages built without `core::fmt` (for hosts without an operating system);
+//! the `std` feature (on by default) adds [`os_seed`], [`options`] and [`fork`].
+#![no_std]
+
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+use alloc::string::String;
+use core::cell::Cell;
 
 use snowmint::{ErrorCode, Options, Policy};
 
@@ -22,12 +35,21 @@ pub struct HostError {
 }
 
 impl HostError {
-    fn invalid(message: String) -> HostError {
+    fn invalid(parts: &[&str]) -> HostError {
         HostError {
             code: ErrorCode::InvalidArgument,
-            message,
+            message: cat(parts),
         }
     }
+}
+
+/// The parts, one after another: messages without `core::fmt`.
+fn cat(parts: &[&str]) -> String {
+    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        s.push_str(p);
+    }
+    s
 }
 
 /// How a host spells the option names (in messages).
@@ -59,36 +81,60 @@ pub const JS_NAMES: OptionNames = OptionNames {
     false_literal: "false",
 };
 
+/// The option keys of a custom layout in JavaScript, in the order their messages list them (the native
+/// package's; the WASM package keeps an equal `LAYOUT_OPTIONS`, its module's size budget leaving no room
+/// for this crate).
+pub const JS_LAYOUT_KEYS: [&str; 8] = [
+    "timestampBits",
+    "nodeBits",
+    "sequenceBits",
+    "order",
+    "tickNs",
+    "epochMs",
+    "nodeIdOffset",
+    "useSignBit",
+];
+
 /// The generator's options from host values already converted to integers (`None`: not given):
 /// `max_ahead_ms` defaults to 15 s and must fit 64-bit nanoseconds; a `random_seed` turns the random
 /// start on, and contradicts `random_start: false` (`INVALID_ARGUMENT`); `random_start: true` without a
-/// seed takes one from [`os_seed`].
-pub fn options(
+/// seed takes one from `seed` (the host's source of randomness).
+pub fn options_seeded(
     names: &OptionNames,
     policy: Policy,
     max_ahead_ms: Option<u64>,
     random_start: Option<bool>,
     random_seed: Option<u64>,
+    seed: impl FnOnce() -> u64,
 ) -> Result<Options, HostError> {
     let max_ahead_ns = match max_ahead_ms {
         None => snowmint::DEFAULT_MAX_AHEAD_NS,
         Some(ms) => ms.checked_mul(1_000_000).ok_or_else(|| {
-            HostError::invalid(format!(
-                "{} is {ms}, allowed at most {} (64-bit nanoseconds)",
+            HostError::invalid(&[
                 names.max_ahead_ms,
-                u64::MAX / 1_000_000
-            ))
+                " is ",
+                snowmint::Encoding::Decimal.encode(ms).as_str(),
+                ", allowed at most ",
+                snowmint::Encoding::Decimal
+                    .encode(u64::MAX / 1_000_000)
+                    .as_str(),
+                " (64-bit nanoseconds)",
+            ])
         })?,
     };
     let random_start_seed = match (random_start, random_seed) {
         (Some(false), Some(_)) => {
-            return Err(HostError::invalid(format!(
-                "{} is given but {} is {}: a seed only seeds a random start",
-                names.random_seed, names.random_start, names.false_literal
-            )))
+            return Err(HostError::invalid(&[
+                names.random_seed,
+                " is given but ",
+                names.random_start,
+                " is ",
+                names.false_literal,
+                ": a seed only seeds a random start",
+            ]))
         }
         (_, Some(seed)) => Some(seed),
-        (Some(true), None) => Some(os_seed()),
+        (Some(true), None) => Some(seed()),
         (_, None) => None,
     };
     Ok(Options {
@@ -98,8 +144,28 @@ pub fn options(
     })
 }
 
+/// [`options_seeded`] with the operating system's randomness ([`os_seed`]).
+#[cfg(feature = "std")]
+pub fn options(
+    names: &OptionNames,
+    policy: Policy,
+    max_ahead_ms: Option<u64>,
+    random_start: Option<bool>,
+    random_seed: Option<u64>,
+) -> Result<Options, HostError> {
+    options_seeded(
+        names,
+        policy,
+        max_ahead_ms,
+        random_start,
+        random_seed,
+        os_seed,
+    )
+}
+
 /// A seed from the operating system's randomness (std's hash keys are drawn from it), mixed with the
 /// process ID and the time so that two generators of one process differ too.
+#[cfg(feature = "std")]
 pub fn os_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -126,29 +192,63 @@ pub enum ClockFault<H> {
     Host(H),
 }
 
-/// Runs `mint` with an injected host clock: `read` calls the host function and converts its value (a
-/// refused reading: `Err(ClockFault::Core)`; a wrong type: `Err(ClockFault::WrongType)`; an exception:
-/// `Err(ClockFault::Host)`). The core sees every failure as `INVALID_CLOCK` and stops; the fault that
-/// stopped it is returned as it was, so a host's exception reaches the caller unchanged and a wrong type
-/// stays a type error. One adapter for every binding's injected clock.
-pub fn with_host_clock<T, H>(
-    read: impl Fn() -> Result<u64, ClockFault<H>>,
-    mint: impl FnOnce(&dyn snowmint::Clock) -> snowmint::Result<T>,
-) -> Result<T, ClockFault<H>> {
-    let fault: std::cell::Cell<Option<ClockFault<H>>> = std::cell::Cell::new(None);
-    let clock = || match read() {
-        Ok(ns) => Ok(ns),
-        Err(ClockFault::Core(e)) => Err(e),
-        Err(other) => {
-            let e = match &other {
-                ClockFault::WrongType(e) => *e,
-                _ => snowmint::Error::InvalidClock {
-                    reason: "the clock raised an exception",
-                },
-            };
-            fault.set(Some(other));
-            Err(e)
+/// A host's injected clock: one reading, converted (a refused reading: `Err(ClockFault::Core)`; a wrong
+/// type: `Err(ClockFault::WrongType)`; an exception: `Err(ClockFault::Host)`). Closures are readers; a
+/// host may also name its own type, so that the core's code is generated for one concrete clock.
+pub trait HostRead {
+    /// The host's exception.
+    type Fault;
+    /// Calls the host function and converts its value.
+    fn read(&self) -> Result<u64, ClockFault<Self::Fault>>;
+}
+
+impl<H, F: Fn() -> Result<u64, ClockFault<H>>> HostRead for F {
+    type Fault = H;
+    #[inline]
+    fn read(&self) -> Result<u64, ClockFault<H>> {
+        self()
+    }
+}
+
+/// The core's view of a host's clock during one [`with_host_clock`] call: every failure is
+/// `INVALID_CLOCK` to the core (which stops), and the fault that stopped it is kept for the host.
+pub struct HostClock<'a, R: HostRead> {
+    read: R,
+    fault: &'a Cell<Option<ClockFault<R::Fault>>>,
+}
+
+impl<R: HostRead> snowmint::Clock for HostClock<'_, R> {
+    #[inline]
+    fn now_ns(&self) -> snowmint::Result<u64> {
+        match self.read.read() {
+            Ok(ns) => Ok(ns),
+            Err(ClockFault::Core(e)) => Err(e),
+            Err(other) => {
+                let e = match &other {
+                    ClockFault::WrongType(e) => *e,
+                    _ => snowmint::Error::InvalidClock {
+                        reason: "the clock raised an exception",
+                    },
+                };
+                self.fault.set(Some(other));
+                Err(e)
+            }
         }
+    }
+}
+
+/// Runs `mint` with an injected host clock read by `read`. The core sees every failure as
+/// `INVALID_CLOCK` and stops; the fault that stopped it is returned as it was, so a host's exception
+/// reaches the caller unchanged and a wrong type stays a type error. One adapter for every binding's
+/// injected clock.
+pub fn with_host_clock<T, R: HostRead>(
+    read: R,
+    mint: impl FnOnce(&HostClock<'_, R>) -> snowmint::Result<T>,
+) -> Result<T, ClockFault<R::Fault>> {
+    let fault = Cell::new(None);
+    let clock = HostClock {
+        read,
+        fault: &fault,
     };
     mint(&clock).map_err(|e| fault.take().unwrap_or(ClockFault::Core(e)))
 }
@@ -157,6 +257,7 @@ pub fn with_host_clock<T, H>(
 /// bumped in every forked child (a `pthread_atfork` child handler, plus [`fork::note_child`] for hosts
 /// with their own fork hook, such as Python's `os.register_at_fork`); a generator remembers
 /// [`fork::count`] when it is created and [`fork::check`]s it on every mint: one relaxed load.
+#[cfg(feature = "std")]
 pub mod fork {
     use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -256,22 +357,23 @@ mod tests {
     fn the_clock_adapter_keeps_the_host_fault() {
         let layout = snowmint::Layout::preset("twitter").unwrap();
         let gen = snowmint::SharedGenerator::new(layout, 1, snowmint::Options::default()).unwrap();
-        let ok = with_host_clock::<_, &str>(
-            || Ok(1_750_000_000_000 * 1_000_000),
-            |c| gen.next_id_from(c),
-        );
+        type Read<H> = fn() -> Result<u64, ClockFault<H>>;
+        let ok = with_host_clock((|| Ok(1_750_000_000_000 * 1_000_000)) as Read<&str>, |c| {
+            gen.next_id_from(c)
+        });
         assert!(ok.is_ok());
-        let threw = with_host_clock(|| Err(ClockFault::Host("boom")), |c| gen.next_id_from(c));
+        let threw = with_host_clock((|| Err(ClockFault::Host("boom"))) as Read<&str>, |c| {
+            gen.next_id_from(c)
+        });
         assert!(matches!(threw, Err(ClockFault::Host("boom"))));
-        let wrong = snowmint::Error::InvalidClock {
+        const WRONG: snowmint::Error = snowmint::Error::InvalidClock {
             reason: "not a number",
         };
-        let typed = with_host_clock::<_, ()>(
-            || Err(ClockFault::WrongType(wrong)),
-            |c| gen.next_id_from(c),
-        );
-        assert!(matches!(typed, Err(ClockFault::WrongType(e)) if e == wrong));
-        let early = with_host_clock::<_, ()>(|| Ok(1), |c| gen.next_id_from(c));
+        let typed = with_host_clock((|| Err(ClockFault::WrongType(WRONG))) as Read<()>, |c| {
+            gen.next_id_from(c)
+        });
+        assert!(matches!(typed, Err(ClockFault::WrongType(e)) if e == WRONG));
+        let early = with_host_clock((|| Ok(1)) as Read<()>, |c| gen.next_id_from(c));
         assert!(
             matches!(early, Err(ClockFault::Core(e)) if e.code() == ErrorCode::ClockBeforeEpoch)
         );
