@@ -138,6 +138,23 @@ export function installSurface(api) {
       };
     });
   }
+  if (!('nextIdNumber' in G)) {
+    // snowmint-wasm: nextId() as a Number, for layouts of at most 53 bits (module size); the native
+    // package has its own.
+    define(G, 'nextIdNumber', function nextIdNumber() {
+      const layout = this.layout;
+      const bits = layout.totalBits;
+      layout.free();
+      if (bits > 53) {
+        const e = new SnowmintError(
+          `nextIdNumber needs a layout of ≤ 53 bits (e.g. js53); this one has ${bits}: use nextId()`,
+        );
+        e.code = 'INVALID_ARGUMENT';
+        throw e;
+      }
+      return Number(this.nextId());
+    });
+  }
   if (api.Opaque) {
     // Never the key: the width and the layout.
     define(api.Opaque.prototype, INSPECT, function (depth, options, inspect) {

@@ -246,17 +246,6 @@ pub struct Layout {
     inner: snowmint::Layout,
 }
 
-const LAYOUT_OPTIONS: &[&str] = &[
-    "timestampBits",
-    "nodeBits",
-    "sequenceBits",
-    "order",
-    "tickNs",
-    "epochMs",
-    "nodeIdOffset",
-    "useSignBit",
-];
-
 #[wasm_bindgen]
 impl Layout {
     /// A custom layout: `{ timestampBits, nodeBits, sequenceBits, order, tickNs, epochMs,
@@ -264,7 +253,7 @@ impl Layout {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<Layout, JsValue> {
         const WHAT: &str = "Layout options";
-        let o = Opts::new(&options, WHAT, LAYOUT_OPTIONS)?;
+        let o = Opts::new(&options, WHAT, &snowmint_host::JS_LAYOUT_KEYS)?;
         let order_name = string_arg(&o.required("order", WHAT)?, "order")?;
         let order = snowmint::Order::from_name(&order_name).map_err(js_err)?;
         let node_id_offset = match o.get("nodeIdOffset") {
@@ -640,20 +629,7 @@ impl Generator {
 
     // nextIdString() is js/fast-path.js's: the decimal text of nextId()'s bigint.
 
-    /// The next ID as a Number: only for layouts of at most 53 bits (e.g. `js53`), whose IDs Numbers
-    /// hold exactly; otherwise an `INVALID_ARGUMENT` error.
-    #[wasm_bindgen(js_name = nextIdNumber)]
-    pub fn next_id_number(&self) -> Result<f64, JsValue> {
-        let bits = self.inner.layout().total_bits();
-        if bits > 53 {
-            return Err(arg_err(&cat(&[
-                "nextIdNumber needs a layout of ≤ 53 bits (e.g. js53); this one has ",
-                dec(bits.into()).as_str(),
-                ": use nextId()",
-            ])));
-        }
-        Ok(self.next_id()? as f64)
-    }
+    // nextIdNumber() is js/surface.js's: nextId() as a Number, for layouts of at most 53 bits.
 
     /// `n` consecutive IDs from one clock reading (one state update for the whole batch).
     #[wasm_bindgen(js_name = nextIds)]
