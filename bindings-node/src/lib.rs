@@ -797,17 +797,6 @@ fn generator_options(env: sys::napi_env, o: &Opts) -> Result<Options> {
     .map_err(|e| code_err(env, &e.message, e.code))
 }
 
-const GENERATOR_KEYS: [&str; 8] = [
-    "nodeId",
-    "layout",
-    "clock",
-    "policy",
-    "maxAheadMs",
-    "randomStart",
-    "randomSeed",
-    "stateFile",
-];
-
 impl Generator {
     /// Reads the injected clock once, in the layout's unit, as Unix nanoseconds. A JS exception thrown by
     /// the clock is left pending (`ClockFault::Host`); a value that is not a number or a bigint is
@@ -887,7 +876,12 @@ impl Generator {
     pub fn new(env: Env, this: This<'_>, options: Unknown<'_>) -> Result<Self> {
         let env = env.raw();
         let this = this.object.raw();
-        let o = Opts::new(env, raw_of(&options), "Generator options", &GENERATOR_KEYS)?;
+        let o = Opts::new(
+            env,
+            raw_of(&options),
+            "Generator options",
+            &snowmint_host::JS_GENERATOR_KEYS,
+        )?;
         let node_raw = o.required("nodeId", "Generator options")?;
         let layout = layout_arg(env, o.get("layout"))?;
         let node_id = match type_of(env, node_raw) {
@@ -1189,7 +1183,7 @@ impl Generator {
             raw_env,
             raw_of(&options),
             "Generator options",
-            &GENERATOR_KEYS,
+            &snowmint_host::JS_GENERATOR_KEYS,
         )?;
         if o.get("clock").is_some_and(|c| !is_nullish(raw_env, c)) {
             return Err(type_err(

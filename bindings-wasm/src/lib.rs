@@ -410,16 +410,6 @@ impl Layout {
 // ---------------------------------------------------------------------------------------------------
 // Generator
 
-const GENERATOR_OPTIONS: &[&str] = &[
-    "nodeId",
-    "layout",
-    "clock",
-    "policy",
-    "maxAheadMs",
-    "randomStart",
-    "randomSeed",
-];
-
 /// Mints unique, strictly increasing IDs for one node.
 #[wasm_bindgen]
 pub struct Generator {
@@ -533,7 +523,7 @@ impl Generator {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<Generator, JsValue> {
         const WHAT: &str = "Generator options";
-        let o = Opts::new(&options, WHAT, GENERATOR_OPTIONS)?;
+        let o = Opts::new(&options, WHAT, &snowmint_host::JS_GENERATOR_KEYS[..7])?;
         // Node sources (strings) need a host (env, k8s, ip) or a store (leases): not in a browser. A
         // string is of a type the native package takes, so it is refused as a value (a SnowmintError,
         // as the native package refuses a source it cannot use), not as a TypeError.

@@ -95,6 +95,20 @@ pub const JS_LAYOUT_KEYS: [&str; 8] = [
     "useSignBit",
 ];
 
+/// The option keys of `new Generator({...})` in JavaScript: the first seven in both packages; the
+/// native package also takes `stateFile` (the WASM package uses `JS_GENERATOR_KEYS[..7]`, so a state
+/// file there is an unknown option).
+pub const JS_GENERATOR_KEYS: [&str; 8] = [
+    "nodeId",
+    "layout",
+    "clock",
+    "policy",
+    "maxAheadMs",
+    "randomStart",
+    "randomSeed",
+    "stateFile",
+];
+
 /// The generator's options from host values already converted to integers (`None`: not given):
 /// `max_ahead_ms` defaults to 15 s and must fit 64-bit nanoseconds; a `random_seed` turns the random
 /// start on, and contradicts `random_start: false` (`INVALID_ARGUMENT`); `random_start: true` without a
