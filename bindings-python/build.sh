@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds the snowmint Python wheel (pyo3 + maturin) once; fast when nothing changed.
+# Builds the snowmint Python wheels (pyo3 + maturin) once; fast when nothing changed: the abi3 wheel for
+# CPython 3.10 and later (cp310-abi3: the fast call path, see Cargo.toml) and the one for CPython 3.9
+# (cp39-abi3), side by side in target/python/dist, where `pip install --no-index --find-links` picks the
+# right one for the interpreter.
 # Installs what a fresh machine lacks: python3 venv support (apt), maturin (pip, in a tool venv).
-# Prints the wheel's path as the last line.
+# Prints the cp310-abi3 wheel's path as the last line (the cp39-abi3 one is beside it).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -39,19 +42,22 @@ stamp_inputs() {
         | sha256sum | cut -d' ' -f1
 }
 STAMP="$(stamp_inputs)"
-WHEEL="$(ls -t "$DIST"/snowmint-*.whl 2>/dev/null | head -n1 || true)"
-if [ -n "$WHEEL" ] && [ -f "$DIST/.stamp" ] && [ "$(cat "$DIST/.stamp")" = "$STAMP" ]; then
+WHEEL="$(ls "$DIST"/snowmint-*-cp310-abi3-*.whl 2>/dev/null | head -n1 || true)"
+if [ -n "$WHEEL" ] && ls "$DIST"/snowmint-*-cp39-abi3-*.whl >/dev/null 2>&1 && [ -f "$DIST/.stamp" ] && [ "$(cat "$DIST/.stamp")" = "$STAMP" ]; then
     log "wheel up to date"
     echo "$WHEEL"
     exit 0
 fi
 
-log "building the wheel (maturin build --release)"
 rm -f "$DIST"/snowmint-*.whl "$DIST/.stamp"
-(cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" "$TOOLS/bin/maturin" build --release \
-    -m bindings-python/Cargo.toml --out "$DIST" --interpreter "$PY" >&2)
-WHEEL="$(ls -t "$DIST"/snowmint-*.whl | head -n1)"
+for abi in abi3-py39 abi3-py310; do
+    log "building the $abi wheel (maturin build --release)"
+    (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" "$TOOLS/bin/maturin" build --release \
+        -m bindings-python/Cargo.toml --no-default-features --features "$abi" --out "$DIST" \
+        --interpreter "$PY" >&2)
+done
+WHEEL="$(ls "$DIST"/snowmint-*-cp310-abi3-*.whl)"
 # The inputs may have changed during the build: stamp what was there before it started.
 echo "$STAMP" > "$DIST/.stamp"
-log "built $WHEEL"
+log "built $WHEEL and its cp39-abi3 twin"
 echo "$WHEEL"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The wheel is abi3 (CPython >= 3.9): install the ONE wheel test.sh built into a fresh venv of every other
-# CPython this machine has under pyenv (3.9, 3.10, 3.12, 3.13; test.sh itself runs 3.11) and run the suite
+# The wheels are abi3: install the one build.sh made for each CPython (cp310-abi3 for 3.10 and later,
+# cp39-abi3 for 3.9, picked by pip from the folder as a user's `--find-links` install would) into a fresh
+# venv of every other CPython this machine has under pyenv (3.9, 3.10, 3.12, 3.13; test.sh itself runs
+# 3.11 on the cp310-abi3 wheel) and run the suite
 # there, but for the server-bound tests (test_coord.py, test_range.py: the same Python code over the same
 # native calls, run by test.sh against real etcd and PostgreSQL on the default interpreter).
 # Usage: test-versions.sh WHEEL. SNOWMINT_PYTHON_VERSIONS overrides the list ("3.9 3.13").
@@ -19,11 +21,15 @@ for minor in ${SNOWMINT_PYTHON_VERSIONS:-3.9 3.10 3.12 3.13}; do
     exit 1
   fi
   venv="$WORK/venv-$minor"
-  echo "[python versions] $("$dir/bin/python3" --version): fresh venv, $(basename "$WHEEL")" >&2
   "$dir/bin/python3" -m venv --clear "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check "$WHEEL" "pytest>=7" "mypy>=1.8" "gunicorn>=21" >&2
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-index --find-links "$(dirname "$WHEEL")" snowmint >&2
+  want=cp310-abi3; [ "$minor" = 3.9 ] && want=cp39-abi3
+  got="$("$venv/bin/python" -c 'import importlib.metadata as m; print(next(l for l in m.distribution("snowmint").read_text("WHEEL").splitlines() if l.startswith("Tag:")).split()[1])')"
+  [ "${got%%-manylinux*}" = "$want" ] || { echo "[python versions] CPython $minor installed the $got wheel, not $want" >&2; exit 1; }
+  echo "[python versions] $("$dir/bin/python3" --version): fresh venv, the $got wheel" >&2
+  "$venv/bin/pip" install -q --disable-pip-version-check "pytest>=7" "mypy>=1.8" "gunicorn>=21" >&2
   (cd "$HERE" && "$venv/bin/python" -m pytest -q -p no:cacheprovider tests \
      --ignore=tests/test_coord.py --ignore=tests/test_range.py) >&2
   tested+=("$minor")
 done
-echo "[python versions] the wheel passed on CPython ${tested[*]} (and 3.11 in test.sh)" >&2
+echo "[python versions] the wheels passed on CPython ${tested[*]} (and 3.11 in test.sh)" >&2
