@@ -48,10 +48,12 @@ def main() -> None:
         ("Opaque.encode_str(id, 'base58')", "snowmint", "single", best(loop(lambda i: enc_str(i, "base58"), ids), N)),
         ("Opaque.encode_many (10^5 list), per ID", "snowmint", "batch", best(lambda: o.encode_many(ids), N)),
         ("a no-op Python call (the floor)", "floor", "call", best(loop(noop, ids), N)),
+        # A batch returns 10^5 new ints in a new list: making them alone is encode_many's floor.
+        ("a list of 10^5 new ints ([x ^ 1 for x in ids]), per int", "floor", "batch", best(lambda: [x ^ 1 for x in ids], N)),
     ]
     print("\nopaque IDs from Python: ns per call (fastest of 15 samples of 10^5 calls)")
     for name, _, _, ns in rows:
-        print(f"{name:<48} {ns:>8.1f}")
+        print(f"{name:<58} {ns:>8.1f}")
     print(f"target: encode <= 100 ns per call: {'met' if rows[0][3] <= 100 else 'MISSED'}")
     path = os.environ.get("SNOWMINT_BENCH_OPAQUE_JSON")
     if path:
