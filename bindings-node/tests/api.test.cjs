@@ -2,28 +2,18 @@
 'use strict'
 const test = require('node:test')
 const assert = require('node:assert/strict')
+const path = require('node:path')
 const snowmint = require('snowmint')
 const { Generator, Layout, decode, compose, minIdAt, encode, parse } = snowmint
 
 const T0 = 1750000000000 // 2025-06-15T15:06:40Z
 
+// The shared error assertion (tests/js/throws-code.cjs, beside the conformance runner test.sh names).
+const runner = process.env.SNOWMINT_CONFORMANCE
+if (!runner) throw new Error('set SNOWMINT_CONFORMANCE (test.sh does)')
+const shared = require(path.join(path.dirname(runner), 'throws-code.cjs'))
 /** Asserts fn throws an `Error` of class `cls` with `code`; returns it. */
-function throwsCode(fn, code, cls = Error) {
-  let err
-  try {
-    fn()
-  } catch (e) {
-    err = e
-  }
-  assert.ok(err !== undefined, `expected ${code}, nothing thrown`)
-  assert.ok(
-    err instanceof cls,
-    `expected a ${cls.name}, got ${err && err.constructor && err.constructor.name}: ${err}`,
-  )
-  assert.equal(err.code, code, err.message)
-  assert.ok(err.message.length > 0)
-  return err
-}
+const throwsCode = (fn, code, cls = Error) => shared.throwsCode(assert, fn, code, cls)
 
 test('exports (ERROR_CODES: tests/js/surface.mjs)', () => {
   for (const name of ['Generator', 'Layout', 'decode', 'compose', 'minIdAt', 'encode', 'parse']) {
@@ -267,32 +257,6 @@ test('Layout: presets, snowcast, hazelcast, custom, getters', () => {
   )
 })
 
-test('Layout errors name the field', () => {
-  const base = {
-    timestampBits: 41,
-    nodeBits: 10,
-    sequenceBits: 12,
-    order: 'timestamp_node_sequence',
-    tickNs: 1000000,
-    epochMs: 0,
-  }
-  const cases = [
-    [{ ...base, timestampBits: 0 }, 'timestamp_bits'],
-    [{ ...base, timestampBits: 50 }, 'timestamp_bits + node_bits + sequence_bits'],
-    [{ ...base, tickNs: 0 }, 'tick_ns'],
-    [{ ...base, epochMs: 18446744073710n }, 'epoch_ms'],
-    [{ ...base, order: 'node_first' }, 'order'],
-    [{ ...base, nodeIdOffset: 1024 }, 'node_id_offset'],
-  ]
-  for (const [cfg, field] of cases) {
-    const e = throwsCode(() => new Layout(cfg), 'INVALID_LAYOUT')
-    assert.ok(e.message.includes(field), `${e.message} should name ${field}`)
-  }
-  throwsCode(() => Layout.preset('nope'), 'INVALID_LAYOUT')
-  throwsCode(() => Layout.snowcast(T0, 100), 'INVALID_LAYOUT')
-  throwsCode(() => Layout.hazelcast(65536), 'INVALID_LAYOUT')
-})
-
 // Wrong types and out-of-range numbers, case by case: tests/js/surface.mjs (the same for both packages).
 test('out-of-range node IDs and IDs, unknown names: their codes', () => {
   const R = snowmint.SnowmintError
@@ -322,41 +286,6 @@ test('core errors: node ID range, invalid ID, parse position', () => {
   throwsCode(() => decode('not an id'), 'PARSE')
   throwsCode(() => compose({ timestampTicks: 1, nodeId: 1, sequence: 4096 }), 'INVALID_ARGUMENT')
   throwsCode(() => minIdAt(0), 'CLOCK_BEFORE_EPOCH')
-})
-
-test('decode, compose, minIdAt, encode, parse agree', () => {
-  const id = 1212161512043450368n
-  const d = decode(id)
-  assert.deepEqual(
-    { ...d, date: d.date.toISOString() },
-    {
-      id,
-      timestampTicks: 289001825343n,
-      timestampMs: 1577836800000,
-      subMsNs: 0,
-      date: '2020-01-01T00:00:00.000Z',
-      iso: '2020-01-01T00:00:00.000Z',
-      nodeId: 1,
-      sequence: 0,
-    },
-  )
-  assert.equal(compose({ timestampTicks: d.timestampTicks, nodeId: 1, sequence: 0 }), id)
-  assert.equal(compose({ timestampTicks: 289001825343, nodeId: 1n, sequence: 0n }, 'twitter'), id)
-  const min = minIdAt(new Date('2020-01-01T00:00:00Z'))
-  assert.equal(min, minIdAt(1577836800000))
-  assert.equal(min, minIdAt(1577836800000n, Layout.preset('twitter')))
-  assert.ok(min <= id && id - min < 1n << 22n)
-  for (const enc of ['dec', 'hex', 'base32', 'base58']) {
-    const s = encode(id, enc)
-    assert.equal(parse(s, enc), id)
-    assert.equal(parse(s), id)
-    assert.equal(decode(s).id, id)
-  }
-  assert.equal(encode(id), '1212161512043450368')
-  assert.equal(encode(255n, 'hex'), '00000000000000ff')
-  assert.equal(encode(255, 'hex'), '00000000000000ff')
-  assert.equal(parse('0xff'), 255n)
-  assert.equal(decode('175928847299117063', 'discord').iso, '2016-04-30T11:18:25.796Z')
 })
 
 test('errors are Error objects, never thrown strings', () => {

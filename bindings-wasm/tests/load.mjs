@@ -10,19 +10,5 @@ if (!project) throw new Error('SNOWMINT_WASM_PROJECT is not set: run the tests t
 export const api = await import(pathToFileURL(path.join(project, 'api.mjs')).href);
 export const apiCjs = createRequire(path.join(project, 'api.cjs'))('./api.cjs');
 
-/** Asserts that `fn` throws a real Error (of `type`, default Error) whose `code` is `code`. */
-export function throwsCode(assert, fn, code, type = Error) {
-  let caught;
-  try {
-    fn();
-  } catch (e) {
-    caught = e;
-  }
-  assert.ok(caught !== undefined, `expected an error with code ${code}, nothing was thrown`);
-  assert.ok(
-    caught instanceof type,
-    `expected ${type.name}, got ${Object.prototype.toString.call(caught)}: ${caught}`,
-  );
-  assert.equal(caught.code, code, `expected code ${code}, got ${caught.code}: ${caught.message}`);
-  return caught;
-}
+// The shared error assertion (tests/js/throws-code.cjs).
+export { throwsCode } from '../../tests/js/throws-code.cjs';

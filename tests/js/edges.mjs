@@ -4,17 +4,10 @@
 
 const T0 = 1_750_000_000_000 // Unix ms
 
-function throwsCode(assert, fn, code, what) {
-  let caught
-  try {
-    fn()
-  } catch (e) {
-    caught = e
-  }
-  assert.ok(caught instanceof Error, `${what}: expected an Error with code ${code}, got ${caught}`)
-  assert.equal(caught.code, code, `${what}: code (${caught.message})`)
-  return caught
-}
+import { throwsCode as check } from './throws-code.cjs'
+
+/** `throwsCode` with the case named in failures. */
+const throwsCode = (assert, fn, code, what) => check(assert, fn, code, Error, what)
 
 export function runEdges(api, { test, assert }) {
   const { Generator, Layout, parse, decode, encode } = api

@@ -4,19 +4,7 @@
 //   import { opaqueTests } from '.../tests/js/opaque.mjs'
 //   opaqueTests(api, { test, assert })
 
-/** Asserts fn throws an Error with `code` (of class `cls`); returns it. */
-function throwsCode(assert, fn, code, cls = Error) {
-  let err
-  try {
-    fn()
-  } catch (e) {
-    err = e
-  }
-  assert.ok(err !== undefined, `expected ${code}, nothing thrown`)
-  assert.ok(err instanceof cls, `expected a ${cls.name}, got ${err}`)
-  assert.equal(err.code, code, err.message)
-  return err
-}
+import { throwsCode } from './throws-code.cjs'
 
 export function opaqueTests(api, { test, assert }) {
   const key = Uint8Array.from({ length: 16 }, (_, i) => i)

@@ -14,6 +14,8 @@ import path from 'node:path'
 import { inspect } from 'node:util'
 import { fileURLToPath } from 'node:url'
 
+import { throwsCode } from './throws-code.cjs'
+
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const T0 = 1750000000000 // 2025-06-15T15:06:40Z
 
@@ -611,4 +613,94 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
       }
     })
   }
+
+  test(`surface (${flavour}): layouts: every bad field is INVALID_LAYOUT naming it`, () => {
+    const base = {
+      timestampBits: 41,
+      nodeBits: 10,
+      sequenceBits: 12,
+      order: 'timestamp_node_sequence',
+      tickNs: 1000000,
+      epochMs: 1288834974657,
+    }
+    const cases = [
+      [{ timestampBits: 0 }, 'timestamp_bits'],
+      [{ timestampBits: 65 }, 'timestamp_bits'],
+      [{ nodeBits: 64 }, 'node_bits'],
+      [{ sequenceBits: 99 }, 'sequence_bits'],
+      [{ timestampBits: 50 }, 'timestamp_bits + node_bits + sequence_bits'],
+      [{ tickNs: 0 }, 'tick_ns'],
+      [{ epochMs: 2n ** 60n }, 'epoch_ms'],
+      [{ epochMs: 18446744073710n }, 'epoch_ms'],
+      [{ order: 'node_first' }, 'order'],
+      [{ nodeIdOffset: 1024 }, 'node_id_offset'],
+    ]
+    for (const [change, field] of cases) {
+      const e = throwsCode(assert, () => new Layout({ ...base, ...change }), 'INVALID_LAYOUT')
+      assert.ok(e.message.includes(field), `${e.message} names ${field}`)
+    }
+    throwsCode(assert, () => new Layout({ ...base, timestampBits: 41.5 }), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => new Layout({ ...base, tickNs: -1n }), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => new Layout({ ...base, tickNs: 2n ** 64n }), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => new Layout({ ...base, epochMs: 1.5 }), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => new Layout({ ...base, useSignBit: 1 }), 'INVALID_ARGUMENT', TypeError)
+    throwsCode(assert, () => new Layout({ ...base, extra: 1 }), 'INVALID_ARGUMENT', TypeError)
+    const { order, ...noOrder } = base
+    assert.equal(order, 'timestamp_node_sequence')
+    throwsCode(assert, () => new Layout(noOrder), 'INVALID_ARGUMENT', TypeError)
+    throwsCode(assert, () => Layout.preset('snowcast'), 'INVALID_LAYOUT')
+    throwsCode(assert, () => Layout.preset('tweeter'), 'INVALID_LAYOUT')
+    throwsCode(assert, () => Layout.preset(7), 'INVALID_ARGUMENT', TypeError)
+    throwsCode(assert, () => Layout.snowcast(0, 100), 'INVALID_LAYOUT')
+    throwsCode(assert, () => Layout.snowcast(T0, 100), 'INVALID_LAYOUT')
+    throwsCode(assert, () => Layout.snowcast(0, 2n ** 64n), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => Layout.hazelcast(-1), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => Layout.hazelcast(65536), 'INVALID_LAYOUT')
+    throwsCode(assert, () => Layout.hazelcast(70000), 'INVALID_LAYOUT')
+  })
+
+  test(`surface (${flavour}): decode, compose, minIdAt, encode and parse agree`, () => {
+    const id = 1212161512043450368n
+    const d = decode(id, 'twitter')
+    assert.deepEqual(
+      { ...d, date: d.date.toISOString() },
+      {
+        id,
+        timestampTicks: 289001825343n,
+        timestampMs: 1577836800000,
+        subMsNs: 0,
+        date: '2020-01-01T00:00:00.000Z',
+        iso: '2020-01-01T00:00:00.000Z',
+        nodeId: 1,
+        sequence: 0,
+      },
+    )
+    assert.equal(compose({ timestampTicks: d.timestampTicks, nodeId: 1, sequence: 0 }), id)
+    assert.equal(compose({ timestampTicks: 289001825343, nodeId: 1n, sequence: 0n }, 'twitter'), id)
+    const min = minIdAt(new Date('2020-01-01T00:00:00Z'))
+    assert.equal(min, id - 4096n)
+    assert.equal(min, minIdAt(1577836800000))
+    assert.equal(min, minIdAt(1577836800000n, Layout.preset('twitter')))
+    for (const x of [0n, 1n, id, 2n ** 64n - 1n]) {
+      for (const enc of ['dec', 'hex', 'base32', 'base58']) {
+        assert.equal(parse(encode(x, enc), enc), x, `${x} ${enc}`)
+      }
+    }
+    for (const enc of ['dec', 'hex', 'base32', 'base58']) {
+      assert.equal(parse(encode(id, enc)), id, `${enc}, told apart by shape`)
+      assert.equal(decode(encode(id, enc)).id, id)
+    }
+    assert.equal(encode(id), '1212161512043450368')
+    assert.equal(encode(255n, 'hex'), '00000000000000ff')
+    assert.equal(encode(255, 'hex'), '00000000000000ff')
+    assert.equal(parse('0xff'), 255n)
+    const p = throwsCode(assert, () => parse('12a4', 'dec'), 'PARSE')
+    assert.equal(p.position, 2)
+    assert.match(p.message, /position 2/)
+    assert.equal(decode('175928847299117063', 'discord').iso, '2016-04-30T11:18:25.796Z')
+    const dec = decode(1640700422954100128n, 'decimal')
+    assert.equal(dec.iso, '2021-12-28T14:07:02.954100100Z')
+    assert.equal(dec.nodeId, 28)
+    assert.equal(dec.subMsNs, 100100)
+  })
 }
