@@ -7,10 +7,9 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-# Conformance record (scripts/check-conformance.py): passed on, as an absolute path, only when set.
-if [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ]; then
-  mkdir -p "$SNOWMINT_CONFORMANCE_DIR"; export SNOWMINT_CONFORMANCE_DIR="$(cd "$SNOWMINT_CONFORMANCE_DIR" && pwd)"
-fi
+# shellcheck source=../scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
+conformance_dir_absolute
 export PATH="$HOME/.cargo/bin:$PATH"
 if ! bash "$HERE/build.sh"; then
   echo "bindings-c: 0 passed, 1 failed (build.sh)"
@@ -19,13 +18,9 @@ fi
 
 # Real etcd and PostgreSQL servers for tests/coord.c (free 127.0.0.1 ports, throw-away data, stopped on
 # every exit path).
-if [ -z "${SNOWMINT_TEST_ETCD_URL:-}" ]; then
-  # shellcheck source=../scripts/servers.sh
-  source "$ROOT/scripts/servers.sh"
-  etcd_start
-  pg_start
-fi
-export SNOWMINT_REQUIRE_SERVERS=1
+# shellcheck source=../scripts/servers.sh
+source "$ROOT/scripts/servers.sh"
+binding_servers
 
 passed=0; failed=0; failures=()
 stage() {

@@ -10,10 +10,9 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-# Conformance record (scripts/check-conformance.py): passed on, as an absolute path, only when set.
-if [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ]; then
-  mkdir -p "$SNOWMINT_CONFORMANCE_DIR"; export SNOWMINT_CONFORMANCE_DIR="$(cd "$SNOWMINT_CONFORMANCE_DIR" && pwd)"
-fi
+# shellcheck source=../scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
+conformance_dir_absolute
 
 bash "$HERE/build.sh"
 # The README's install commands, as written, into a throw-away project (build.sh finds the addon current).
@@ -77,13 +76,9 @@ make -s -C "$ROOT/bindings-c" "$SNOWMINT_CARGO_TARGET/bindings-c/static/state_fi
 export SNOWMINT_C_STATE_WORKER="$SNOWMINT_CARGO_TARGET/bindings-c/static/state_file"
 # Real etcd and PostgreSQL servers for tests/coord.test.mjs (free 127.0.0.1 ports, throw-away data,
 # stopped on every exit path).
-if [ -z "${SNOWMINT_TEST_ETCD_URL:-}" ]; then
-  # shellcheck source=../scripts/servers.sh
-  source "$ROOT/scripts/servers.sh"
-  etcd_start
-  pg_start
-fi
-export SNOWMINT_REQUIRE_SERVERS=1
+# shellcheck source=../scripts/servers.sh
+source "$ROOT/scripts/servers.sh"
+binding_servers
 # The ID service (`snowmint serve`) for the client tests (tests/client.test.mjs, the README's Client block).
 export SNOWMINT_SERVE="$(bash "$ROOT/scripts/service-bin.sh")"
 status=0

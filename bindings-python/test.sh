@@ -10,10 +10,9 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-# Conformance record (scripts/check-conformance.py): passed on, as an absolute path, only when set.
-if [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ]; then
-  mkdir -p "$SNOWMINT_CONFORMANCE_DIR"; export SNOWMINT_CONFORMANCE_DIR="$(cd "$SNOWMINT_CONFORMANCE_DIR" && pwd)"
-fi
+# shellcheck source=../scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
+conformance_dir_absolute
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 WORK="$TARGET/python"
 PY="${PYTHON:-python3}"
@@ -46,13 +45,9 @@ for lic in ("LICENSE-MIT", "LICENSE-APACHE"):
     assert any(n.endswith("/" + lic) for n in names), f"the wheel does not ship {lic}"
 PY
 if [ $# -eq 0 ]; then set -- tests; fi
-if [ -z "${SNOWMINT_TEST_ETCD_URL:-}" ]; then
-  # shellcheck source=../scripts/servers.sh
-  source "$ROOT/scripts/servers.sh"
-  etcd_start
-  pg_start
-fi
-export SNOWMINT_REQUIRE_SERVERS=1
+# shellcheck source=../scripts/servers.sh
+source "$ROOT/scripts/servers.sh"
+binding_servers
 # The ID service (`snowmint serve`) for the client tests (tests/test_client.py, the README's Client block).
 export SNOWMINT_SERVE="$(bash "$ROOT/scripts/service-bin.sh")"
 # Not exec: the servers' trap stops them when pytest is done.

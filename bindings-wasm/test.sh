@@ -8,10 +8,9 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-# Conformance record (scripts/check-conformance.py): passed on, as an absolute path, only when set.
-if [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ]; then
-  mkdir -p "$SNOWMINT_CONFORMANCE_DIR"; export SNOWMINT_CONFORMANCE_DIR="$(cd "$SNOWMINT_CONFORMANCE_DIR" && pwd)"
-fi
+# shellcheck source=../scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
+conformance_dir_absolute
 WORK="$ROOT/target/wasm-work"
 "$HERE/build.sh"
 # The README's install commands, as written, into a throw-away project (build.sh finds the module current).

@@ -2,6 +2,15 @@
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PATH="$HOME/.cargo/bin:$PATH"
 
+# The conformance record's folder (scripts/check-conformance.py), when set: created and made absolute, so
+# runners that change directory write where the caller meant.
+conformance_dir_absolute() {
+  [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ] || return 0
+  mkdir -p "$SNOWMINT_CONFORMANCE_DIR"
+  SNOWMINT_CONFORMANCE_DIR="$(cd "$SNOWMINT_CONFORMANCE_DIR" && pwd)"
+  export SNOWMINT_CONFORMANCE_DIR
+}
+
 # Installs Debian packages that are missing (apt-get update once per run).
 apt_install() {
   local missing=()

@@ -16,6 +16,8 @@
 #                                #                                       schema `snowmint` another role owns
 #   pg_stop|pg_kill|pg_pause|pg_resume|pg_restart
 #   servers_stop                 # everything (the trap calls it)
+#   binding_servers              # a binding's test stage: etcd_start and pg_start, unless the caller set
+#                                # SNOWMINT_TEST_ETCD_URL (its own servers); SNOWMINT_REQUIRE_SERVERS=1
 #
 # Every wait is bounded; a server that does not come up prints its log and fails the caller.
 # Only processes started here are ever signalled, by the PIDs recorded here.
@@ -105,6 +107,14 @@ _etcd_wait_ready() {
 }
 
 _etcd_members() { if [ $# -gt 0 ]; then echo "$@"; else seq 1 "$(_etcd_count)"; fi; }
+
+binding_servers() {
+  if [ -z "${SNOWMINT_TEST_ETCD_URL:-}" ]; then
+    etcd_start
+    pg_start
+  fi
+  export SNOWMINT_REQUIRE_SERVERS=1
+}
 
 etcd_start() {
   local members="${1:-1}" i cluster="" endpoints=""

@@ -3,10 +3,7 @@
 # no_std builds for wasm32 and a 32-bit bare-metal target, and the loom model check.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-# Conformance record (scripts/check-conformance.py): passed on, as an absolute path, only when set.
-if [ -n "${SNOWMINT_CONFORMANCE_DIR:-}" ]; then
-  mkdir -p "$SNOWMINT_CONFORMANCE_DIR"; export SNOWMINT_CONFORMANCE_DIR="$(cd "$SNOWMINT_CONFORMANCE_DIR" && pwd)"
-fi
+conformance_dir_absolute
 cd "$ROOT"
 bash scripts/setup-rust.sh
 # The CLI's man pages are rendered by groff in its tests (required here, not skipped).
