@@ -6,9 +6,7 @@
 # (SONAME, symlinks, DESTDIR), the README's shell blocks run as written, and the committed header being current. Prints "bindings-c: N passed, M failed"; non-zero on failure.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
-# shellcheck source=../scripts/lib.sh
-source "$ROOT/scripts/lib.sh"
+source "$HERE/../scripts/lib.sh" # ROOT, the shared helpers
 conformance_dir_absolute
 export PATH="$HOME/.cargo/bin:$PATH"
 if ! bash "$HERE/build.sh"; then

@@ -9,9 +9,7 @@
 # README quickstart, and `tsc --noEmit` of examples/example.ts against the shipped index.d.ts.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
-# shellcheck source=../scripts/lib.sh
-source "$ROOT/scripts/lib.sh"
+source "$HERE/../scripts/lib.sh" # ROOT, the shared helpers
 conformance_dir_absolute
 
 bash "$HERE/build.sh"

@@ -9,9 +9,7 @@
 # free 127.0.0.1 ports, throw-away data, stopped on every exit path).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
-# shellcheck source=../scripts/lib.sh
-source "$ROOT/scripts/lib.sh"
+source "$HERE/../scripts/lib.sh" # ROOT, the shared helpers
 conformance_dir_absolute
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 WORK="$TARGET/python"

@@ -7,9 +7,7 @@
 # playground driven).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
-# shellcheck source=../scripts/lib.sh
-source "$ROOT/scripts/lib.sh"
+source "$HERE/../scripts/lib.sh" # ROOT, the shared helpers
 conformance_dir_absolute
 WORK="$ROOT/target/wasm-work"
 "$HERE/build.sh"
