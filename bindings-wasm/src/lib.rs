@@ -12,8 +12,6 @@
 //! or rounded.
 #![warn(missing_docs)]
 
-use core::cell::Cell;
-
 #[cfg(target_arch = "wasm32")]
 mod alloc;
 
@@ -22,7 +20,8 @@ mod alloc;
 static ALLOCATOR: alloc::SizeClasses = alloc::SizeClasses::new();
 
 use js_sys::{Array, Date, Function, Object, Reflect};
-use snowmint::{ClockUnit, Encoding, ErrorCode, Options, Policy, SharedGenerator};
+use snowmint::{ClockReader, ClockUnit, Encoding, ErrorCode, Policy, SharedGenerator};
+use snowmint_host::{ClockFault, HostClock, HostRead};
 use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
 
@@ -427,7 +426,7 @@ extern "C" {
 }
 
 /// 64 random bits from `crypto.getRandomValues`, else (no Web Crypto) from `Math.random`.
-fn random_seed() -> u64 {
+fn random_seed_js() -> u64 {
     let mut words = [0u32; 2];
     if get_random_values(&mut words).is_ok() {
         (u64::from(words[0]) << 32) | u64::from(words[1])
@@ -451,66 +450,62 @@ fn busy_wait(ns: u64) {
     }
 }
 
-impl Generator {
-    /// One reading of the generator's clock in Unix nanoseconds. A JavaScript exception thrown by an
-    /// injected clock is kept in `thrown` and rethrown unchanged by the caller.
+/// One reading of a generator's clock in Unix nanoseconds, for the host layer's clock adapter
+/// ([`snowmint_host::with_host_clock`]): `Date.now()`, or the injected clock, whose exception is the
+/// fault passed on unchanged and whose value of a wrong type is a `TypeError` (code INVALID_CLOCK), as
+/// in the native package. A concrete type (not `dyn Clock`): the core's generic code, knowing every
+/// reading is exact, leaves out its path for cached readings (module size).
+struct JsRead<'a> {
+    clock: Option<&'a Function>,
+    unit: ClockReader,
+}
+
+impl HostRead for JsRead<'_> {
+    type Fault = JsValue;
+
     #[inline]
-    fn read_clock(&self, thrown: &Cell<Option<JsValue>>) -> snowmint::Result<u64> {
-        let Some(clock) = &self.clock else {
-            return ClockUnit::Millis.f64_to_ns(Date::now());
+    fn read(&self) -> Result<u64, ClockFault<JsValue>> {
+        let Some(clock) = self.clock else {
+            return ClockUnit::Millis
+                .f64_to_ns(Date::now())
+                .map_err(ClockFault::Core);
         };
-        match clock.call0(&JsValue::UNDEFINED) {
-            Ok(v) => {
-                if let Some(x) = v.as_f64() {
-                    self.unit.f64_to_ns(x)
-                } else if let Some(n) = u64::try_from_js_value_ref(&v) {
-                    self.unit.to_ns(n)
-                } else if v.is_bigint() {
-                    Err(snowmint::Error::InvalidClock {
-                        reason: "the clock returned a bigint outside 0n..2^64n",
-                    })
-                } else {
-                    // A wrong type is a TypeError (code INVALID_CLOCK), as in the native package.
-                    const REASON: &str = "the clock must return a number or a bigint";
-                    let e = snowmint::Error::InvalidClock { reason: REASON };
-                    thrown.set(Some(coded(
-                        js_sys::TypeError::new(&e.to_string()).into(),
-                        ErrorCode::InvalidClock,
-                    )));
-                    Err(e)
-                }
-            }
-            Err(e) => {
-                thrown.set(Some(e));
-                Err(snowmint::Error::InvalidClock {
-                    reason: "the clock function threw",
-                })
-            }
+        let v = clock.call0(&JsValue::UNDEFINED).map_err(ClockFault::Host)?;
+        if let Some(x) = v.as_f64() {
+            self.unit.f64_to_ns(x).map_err(ClockFault::Core)
+        } else if let Some(n) = u64::try_from_js_value_ref(&v) {
+            self.unit.to_ns(n).map_err(ClockFault::Core)
+        } else if v.is_bigint() {
+            Err(ClockFault::Core(snowmint::Error::InvalidClock {
+                reason: "the clock returned a bigint outside 0n..2^64n",
+            }))
+        } else {
+            Err(ClockFault::WrongType(snowmint::Error::InvalidClock {
+                reason: "the clock must return a number or a bigint",
+            }))
         }
     }
+}
 
+impl Generator {
+    /// Runs `f` with this generator's clock; a clock's exception reaches the caller unchanged.
     #[inline]
-    fn mint<T>(&self, f: impl FnOnce(&JsClock<'_>) -> snowmint::Result<T>) -> Result<T, JsValue> {
-        let thrown = Cell::new(None);
-        let clock = JsClock {
-            gen: self,
-            thrown: &thrown,
+    fn mint<T>(
+        &self,
+        f: impl FnOnce(&HostClock<'_, JsRead<'_>>) -> snowmint::Result<T>,
+    ) -> Result<T, JsValue> {
+        let read = JsRead {
+            clock: self.clock.as_ref(),
+            unit: self.unit,
         };
-        f(&clock).map_err(|e| thrown.take().unwrap_or_else(|| js_err(e)))
-    }
-}
-
-/// A generator's clock as a concrete type (not `dyn Clock`): every reading is exact, and the core's
-/// generic code, knowing that, leaves out its path for cached readings (module size).
-struct JsClock<'a> {
-    gen: &'a Generator,
-    thrown: &'a Cell<Option<JsValue>>,
-}
-
-impl snowmint::Clock for JsClock<'_> {
-    #[inline]
-    fn now_ns(&self) -> snowmint::Result<u64> {
-        self.gen.read_clock(self.thrown)
+        snowmint_host::with_host_clock(read, f).map_err(|fault| match fault {
+            ClockFault::Core(e) => js_err(e),
+            ClockFault::WrongType(e) => coded(
+                js_sys::TypeError::new(&e.to_string()).into(),
+                ErrorCode::InvalidClock,
+            ),
+            ClockFault::Host(thrown) => thrown,
+        })
     }
 }
 
@@ -547,36 +542,28 @@ impl Generator {
             v if absent(&v) => Policy::Fail,
             v => Policy::from_name(&string_arg(&v, "policy")?).map_err(js_err)?,
         };
-        let max_ahead_ns = match o.get("maxAheadMs") {
-            v if absent(&v) => snowmint::DEFAULT_MAX_AHEAD_NS,
-            v => {
-                let ms = u64_arg(&v, "maxAheadMs")?;
-                ms.checked_mul(1_000_000).ok_or_else(|| {
-                    arg_err(&cat(&[
-                        "maxAheadMs is ",
-                        dec(ms).as_str(),
-                        ", over 2^64 ns",
-                    ]))
-                })?
-            }
+        let max_ahead_ms = match o.get("maxAheadMs") {
+            v if absent(&v) => None,
+            v => Some(u64_arg(&v, "maxAheadMs")?),
         };
         let random_start = match o.get("randomStart") {
             v if absent(&v) => None,
             v => Some(bool_arg(&v, "randomStart")?),
         };
-        let random_start_seed = match (random_start, o.get("randomSeed")) {
-            (Some(false), seed) if !absent(&seed) => {
-                return Err(arg_err("randomSeed is given but randomStart is false"))
-            }
-            (_, seed) if !absent(&seed) => Some(u64_arg(&seed, "randomSeed")?),
-            (Some(true), _) => Some(random_seed()),
-            _ => None,
+        let random_seed = match o.get("randomSeed") {
+            v if absent(&v) => None,
+            v => Some(u64_arg(&v, "randomSeed")?),
         };
-        let options = Options {
+        // The one rule of every binding: defaults, the 64-bit-nanosecond bound, the seed rule.
+        let options = snowmint_host::options_seeded(
+            &snowmint_host::JS_NAMES,
             policy,
-            max_ahead_ns,
-            random_start_seed,
-        };
+            max_ahead_ms,
+            random_start,
+            random_seed,
+            random_seed_js,
+        )
+        .map_err(|e| coded(js_sys::Error::new(&e.message).into(), e.code))?;
         let inner = SharedGenerator::new(layout, node_id, options).map_err(js_err)?;
         Ok(Generator {
             inner: Box::new(inner),

@@ -1,7 +1,6 @@
 //! The host layer: what every binding does with host input, written once, below the bindings (Python,
-//! Node and C call it; the WASM package keeps its own copy of [`options_seeded`]'s rule and of the clock
-//! adapter, because linking them costs its module more than its 60 KB budget has left; the host-input
-//! vectors in `tests/host-inputs/` hold all four to the same results).
+//! Node, WASM and C call it; the host-input vectors in `tests/host-inputs/` hold all four to the same
+//! results).
 //!
 //! - [`options`] / [`options_seeded`]: the generator's options from host values — the defaults, the
 //!   `max_ahead` overflow check and the seed rule (a seed implies the random start and contradicts
@@ -81,9 +80,8 @@ pub const JS_NAMES: OptionNames = OptionNames {
     false_literal: "false",
 };
 
-/// The option keys of a custom layout in JavaScript, in the order their messages list them (the native
-/// package's; the WASM package keeps an equal `LAYOUT_OPTIONS`, its module's size budget leaving no room
-/// for this crate).
+/// The option keys of a custom layout in JavaScript, in the order their messages list them (both
+/// packages).
 pub const JS_LAYOUT_KEYS: [&str; 8] = [
     "timestampBits",
     "nodeBits",
