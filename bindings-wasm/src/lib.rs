@@ -28,14 +28,7 @@ use wasm_bindgen::prelude::*;
 // ---------------------------------------------------------------------------------------------------
 // Errors
 
-/// Concatenates message parts (no `format!`: the formatting machinery costs module size).
-fn cat(parts: &[&str]) -> String {
-    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
-    for p in parts {
-        s.push_str(p);
-    }
-    s
-}
+use snowmint_host::cat;
 
 /// A number as decimal text, by the core's encoder.
 fn dec(n: u64) -> snowmint::Encoded {
@@ -139,26 +132,31 @@ fn u64_arg_as(v: &JsValue, name: &str, range: ErrorCode) -> Result<u64, JsValue>
             )
         });
     }
-    Err(type_err(&cat(&[
-        name,
-        " must be a number or a bigint, got ",
-        &type_name(v),
-    ])))
+    Err(wrong_type(name, "a number or a bigint", v))
 }
 
 /// A bit count: any u64 (the core rejects counts out of range by name); past u32 it cannot be one.
-fn bits_arg(v: &JsValue, name: &str) -> Result<u32, JsValue> {
-    Ok(u32::try_from(u64_arg(v, name)?).unwrap_or(u32::MAX))
+fn bits(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 fn string_arg(v: &JsValue, name: &str) -> Result<String, JsValue> {
-    v.as_string()
-        .ok_or_else(|| type_err(&cat(&[name, " must be a string, got ", &type_name(v)])))
+    v.as_string().ok_or_else(|| wrong_type(name, "a string", v))
 }
 
 fn bool_arg(v: &JsValue, name: &str) -> Result<bool, JsValue> {
-    v.as_bool()
-        .ok_or_else(|| type_err(&cat(&[name, " must be a boolean, got ", &type_name(v)])))
+    v.as_bool().ok_or_else(|| wrong_type(name, "a boolean", v))
+}
+
+/// `TypeError`: "`name` must be `expected`, got `typeof v`".
+fn wrong_type(name: &str, expected: &str, v: &JsValue) -> JsValue {
+    type_err(&cat(&[
+        name,
+        " must be ",
+        expected,
+        ", got ",
+        &type_name(v),
+    ]))
 }
 
 fn type_name(v: &JsValue) -> String {
@@ -180,11 +178,7 @@ struct Opts {
 impl Opts {
     fn new(v: &JsValue, what: &str, allowed: &[&str]) -> Result<Opts, JsValue> {
         if !v.is_object() || v.is_function() || Array::is_array(v) {
-            return Err(type_err(&cat(&[
-                what,
-                " must be an options object, got ",
-                &type_name(v),
-            ])));
+            return Err(wrong_type(what, "an options object", v));
         }
         let obj: &Object = v.unchecked_ref();
         for key in Object::keys(obj).iter() {
@@ -198,6 +192,20 @@ impl Opts {
 
     fn get(&self, key: &str) -> JsValue {
         Reflect::get(&self.obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    }
+
+    /// An optional whole-number option: `None` when absent.
+    fn optional_u64(&self, key: &str) -> Result<Option<u64>, JsValue> {
+        let v = self.get(key);
+        if absent(&v) {
+            return Ok(None);
+        }
+        u64_arg(&v, key).map(Some)
+    }
+
+    /// A required whole-number option.
+    fn required_u64(&self, key: &str, what: &str) -> Result<u64, JsValue> {
+        u64_arg(&self.required(key, what)?, key)
     }
 
     fn required(&self, key: &str, what: &str) -> Result<JsValue, JsValue> {
@@ -255,21 +263,18 @@ impl Layout {
         let o = Opts::new(&options, WHAT, &snowmint_host::JS_LAYOUT_KEYS)?;
         let order_name = string_arg(&o.required("order", WHAT)?, "order")?;
         let order = snowmint::Order::from_name(&order_name).map_err(js_err)?;
-        let node_id_offset = match o.get("nodeIdOffset") {
-            v if absent(&v) => 0,
-            v => u64_arg(&v, "nodeIdOffset")?,
-        };
+        let node_id_offset = o.optional_u64("nodeIdOffset")?.unwrap_or(0);
         let use_sign_bit = match o.get("useSignBit") {
             v if absent(&v) => false,
             v => bool_arg(&v, "useSignBit")?,
         };
         let cfg = snowmint::LayoutConfig {
-            timestamp_bits: bits_arg(&o.required("timestampBits", WHAT)?, "timestampBits")?,
-            node_bits: bits_arg(&o.required("nodeBits", WHAT)?, "nodeBits")?,
-            sequence_bits: bits_arg(&o.required("sequenceBits", WHAT)?, "sequenceBits")?,
+            timestamp_bits: bits(o.required_u64("timestampBits", WHAT)?),
+            node_bits: bits(o.required_u64("nodeBits", WHAT)?),
+            sequence_bits: bits(o.required_u64("sequenceBits", WHAT)?),
             order,
-            tick_ns: u64_arg(&o.required("tickNs", WHAT)?, "tickNs")?,
-            epoch_ms: u64_arg(&o.required("epochMs", WHAT)?, "epochMs")?,
+            tick_ns: o.required_u64("tickNs", WHAT)?,
+            epoch_ms: o.required_u64("epochMs", WHAT)?,
             node_id_offset,
             use_sign_bit,
             node_split_bits: 0,
@@ -433,7 +438,7 @@ fn random_seed_js() -> u64 {
     } else {
         let hi = (js_sys::Math::random() * 4_294_967_296.0) as u64;
         let lo = (js_sys::Math::random() * 4_294_967_296.0) as u64;
-        (hi << 32) ^ lo ^ (Date::now() as u64)
+        (hi << 32) | lo
     }
 }
 
@@ -465,25 +470,27 @@ impl HostRead for JsRead<'_> {
 
     #[inline]
     fn read(&self) -> Result<u64, ClockFault<JsValue>> {
-        let Some(clock) = self.clock else {
-            return ClockUnit::Millis
-                .f64_to_ns(Date::now())
-                .map_err(ClockFault::Core);
+        let reading = match self.clock {
+            None => ClockUnit::Millis.f64_to_ns(Date::now()),
+            Some(clock) => {
+                let v = clock.call0(&JsValue::UNDEFINED).map_err(ClockFault::Host)?;
+                if let Some(x) = v.as_f64() {
+                    self.unit.f64_to_ns(x)
+                } else if let Some(n) = u64::try_from_js_value_ref(&v) {
+                    self.unit.to_ns(n)
+                } else if v.is_bigint() {
+                    Err(snowmint::Error::InvalidClock {
+                        reason: "the clock returned a bigint outside 0n..2^64n",
+                    })
+                } else {
+                    return Err(ClockFault::WrongType(snowmint::Error::InvalidClock {
+                        reason: "the clock must return a number or a bigint",
+                    }));
+                }
+            }
         };
-        let v = clock.call0(&JsValue::UNDEFINED).map_err(ClockFault::Host)?;
-        if let Some(x) = v.as_f64() {
-            self.unit.f64_to_ns(x).map_err(ClockFault::Core)
-        } else if let Some(n) = u64::try_from_js_value_ref(&v) {
-            self.unit.to_ns(n).map_err(ClockFault::Core)
-        } else if v.is_bigint() {
-            Err(ClockFault::Core(snowmint::Error::InvalidClock {
-                reason: "the clock returned a bigint outside 0n..2^64n",
-            }))
-        } else {
-            Err(ClockFault::WrongType(snowmint::Error::InvalidClock {
-                reason: "the clock must return a number or a bigint",
-            }))
-        }
+        // One conversion for every refused reading.
+        reading.map_err(ClockFault::Core)
     }
 }
 
@@ -498,14 +505,20 @@ impl Generator {
             clock: self.clock.as_ref(),
             unit: self.unit,
         };
-        snowmint_host::with_host_clock(read, f).map_err(|fault| match fault {
-            ClockFault::Core(e) => js_err(e),
-            ClockFault::WrongType(e) => coded(
-                js_sys::TypeError::new(&e.to_string()).into(),
-                ErrorCode::InvalidClock,
-            ),
-            ClockFault::Host(thrown) => thrown,
-        })
+        snowmint_host::with_host_clock(read, f).map_err(fault_to_js)
+    }
+}
+
+/// What stopped a mint, as the value to throw (one function, not one copy per minting method).
+#[inline(never)]
+fn fault_to_js(fault: ClockFault<JsValue>) -> JsValue {
+    match fault {
+        ClockFault::Core(e) => js_err(e),
+        ClockFault::WrongType(e) => coded(
+            js_sys::TypeError::new(&e.to_string()).into(),
+            ErrorCode::InvalidClock,
+        ),
+        ClockFault::Host(thrown) => thrown,
     }
 }
 
@@ -525,35 +538,30 @@ impl Generator {
         const NODE_ID: &str = "nodeId (browsers get node leases from the ID service)";
         let node_id = o.required("nodeId", WHAT)?;
         if node_id.is_string() {
-            return Err(arg_err(&cat(&[
-                NODE_ID,
-                " must be a number or a bigint, got a node source",
-            ])));
+            return Err(arg_err(
+                "nodeId (browsers get node leases from the ID service) must be a number or a \
+                 bigint, got a node source",
+            ));
         }
         let node_id = u64_arg_as(&node_id, NODE_ID, ErrorCode::NodeIdOutOfRange)?;
         let layout = layout_arg(&o.get("layout"))?;
         let clock = match o.get("clock") {
             v if absent(&v) => None,
-            v => Some(v.dyn_into::<Function>().map_err(|v| {
-                type_err(&cat(&["clock must be a function, got ", &type_name(&v)]))
-            })?),
+            v => Some(
+                v.dyn_into::<Function>()
+                    .map_err(|v| wrong_type("clock", "a function", &v))?,
+            ),
         };
         let policy = match o.get("policy") {
             v if absent(&v) => Policy::Fail,
             v => Policy::from_name(&string_arg(&v, "policy")?).map_err(js_err)?,
         };
-        let max_ahead_ms = match o.get("maxAheadMs") {
-            v if absent(&v) => None,
-            v => Some(u64_arg(&v, "maxAheadMs")?),
-        };
+        let max_ahead_ms = o.optional_u64("maxAheadMs")?;
         let random_start = match o.get("randomStart") {
             v if absent(&v) => None,
             v => Some(bool_arg(&v, "randomStart")?),
         };
-        let random_seed = match o.get("randomSeed") {
-            v if absent(&v) => None,
-            v => Some(u64_arg(&v, "randomSeed")?),
-        };
+        let random_seed = o.optional_u64("randomSeed")?;
         // The one rule of every binding: defaults, the 64-bit-nanosecond bound, the seed rule.
         let options = snowmint_host::options_seeded(
             &snowmint_host::JS_NAMES,
@@ -563,7 +571,7 @@ impl Generator {
             random_seed,
             random_seed_js,
         )
-        .map_err(|e| coded(js_sys::Error::new(&e.message).into(), e.code))?;
+        .map_err(|e| arg_err(&e.message))?; // the host's option errors are all INVALID_ARGUMENT
         let inner = SharedGenerator::new(layout, node_id, options).map_err(js_err)?;
         Ok(Generator {
             inner: Box::new(inner),

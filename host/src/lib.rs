@@ -42,8 +42,9 @@ impl HostError {
     }
 }
 
-/// The parts, one after another: messages without `core::fmt`.
-fn cat(parts: &[&str]) -> String {
+/// The parts, one after another: messages without `core::fmt` (whose machinery a WebAssembly module
+/// pays for in size).
+pub fn cat(parts: &[&str]) -> String {
     let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
     for p in parts {
         s.push_str(p);
@@ -126,11 +127,7 @@ pub fn options_seeded(
                 names.max_ahead_ms,
                 " is ",
                 snowmint::Encoding::Decimal.encode(ms).as_str(),
-                ", allowed at most ",
-                snowmint::Encoding::Decimal
-                    .encode(u64::MAX / 1_000_000)
-                    .as_str(),
-                " (64-bit nanoseconds)",
+                ", allowed at most 18446744073709 (64-bit nanoseconds)",
             ])
         })?,
     };
@@ -229,23 +226,28 @@ pub struct HostClock<'a, R: HostRead> {
     fault: &'a Cell<Option<ClockFault<R::Fault>>>,
 }
 
+impl<R: HostRead> HostClock<'_, R> {
+    /// Keeps the fault that stops the core and gives the core its error: out of line, so the reading
+    /// the core inlines into each of its loops is only the read (module size in WebAssembly).
+    #[inline(never)]
+    #[cold]
+    fn stop(&self, fault: ClockFault<R::Fault>) -> snowmint::Error {
+        let e = match &fault {
+            ClockFault::Core(e) => return *e,
+            ClockFault::WrongType(e) => *e,
+            ClockFault::Host(_) => snowmint::Error::InvalidClock {
+                reason: "the clock raised an exception",
+            },
+        };
+        self.fault.set(Some(fault));
+        e
+    }
+}
+
 impl<R: HostRead> snowmint::Clock for HostClock<'_, R> {
     #[inline]
     fn now_ns(&self) -> snowmint::Result<u64> {
-        match self.read.read() {
-            Ok(ns) => Ok(ns),
-            Err(ClockFault::Core(e)) => Err(e),
-            Err(other) => {
-                let e = match &other {
-                    ClockFault::WrongType(e) => *e,
-                    _ => snowmint::Error::InvalidClock {
-                        reason: "the clock raised an exception",
-                    },
-                };
-                self.fault.set(Some(other));
-                Err(e)
-            }
-        }
+        self.read.read().map_err(|f| self.stop(f))
     }
 }
 
@@ -262,7 +264,10 @@ pub fn with_host_clock<T, R: HostRead>(
         read,
         fault: &fault,
     };
-    mint(&clock).map_err(|e| fault.take().unwrap_or(ClockFault::Core(e)))
+    mint(&clock).map_err(|e| match fault.take() {
+        Some(f) => f,
+        None => ClockFault::Core(e),
+    })
 }
 
 /// The fork guard (SPEC §2: forked children must not repeat the parent's IDs). A process-wide counter is
@@ -355,6 +360,9 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.starts_with("maxAheadMs is "), "{e:?}");
+        // The message names the largest value allowed, which is the one accepted below.
+        let largest = std::format!("allowed at most {} (", u64::MAX / 1_000_000);
+        assert!(e.message.contains(&largest), "{e:?}");
         assert!(options(
             &JS_NAMES,
             Policy::Wait,
