@@ -16,7 +16,15 @@
 //!   deleted: it survives releases, expiry and sequencer destruction.
 //! - `P/row/KEY` — a row of range allocation ([`crate::range`]): its text value, changed by a
 //!   transaction comparing the value with the one the caller read (or the create revision with 0 for
-//!   an absent row). Never deleted.
+//!   an absent row), whose failure branch reads the row, so that a re-sent transaction that finds the
+//!   caller's own new text there reports it written. Never deleted.
+//!
+//! A request is sent again (on a fresh connection or the next endpoint) after a timeout, a closed
+//! connection or "unavailable", though the first send may have been applied. Every write is safe so
+//! (the re-send rule of [`crate::store`]): a claim's re-send finds the key bound to its own etcd lease;
+//! a reservation's re-send writes the same value under the same claim revision; a row's re-send finds
+//! its own text; a sequencer record's re-send finds the record it created (same configuration); a
+//! lease grant's re-send leaves an unused lease that expires at its TTL.
 //!
 //! Several endpoints may be named; a request that cannot connect, times out, or is answered
 //! "unavailable" (no leader, a member out of quorum) is tried on the next one. Every request is bounded
@@ -699,13 +707,20 @@ impl Store for EtcdStore {
                 "key": k, "target": "VALUE", "result": "EQUAL", "value": base64_encode(v.as_bytes())
             }]),
         };
+        // The failure branch reads the row: a re-send of this transaction after the first send was
+        // applied (its answer lost) fails its compare, and finds `new` — this write's own text, which
+        // carries its nonce — in the row.
         let v = self.txn(
             "compare-and-set of a row",
             compare,
             json!([{ "request_put": { "key": k, "value": base64_encode(new.as_bytes()) } }]),
-            json!([]),
+            json!([{ "request_range": { "key": k } }]),
         )?;
-        Ok(v["succeeded"].as_bool().unwrap_or(false))
+        if v["succeeded"].as_bool().unwrap_or(false) {
+            return Ok(true);
+        }
+        let kvs = self.kvs(&v["responses"][0]["response_range"]["kvs"])?;
+        Ok(kvs.first().is_some_and(|kv| kv.value == new.as_bytes()))
     }
 }
 

@@ -26,6 +26,7 @@ pub mod time;
 
 #[cfg(feature = "etcd")]
 pub mod etcd;
+mod lazy;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(any(feature = "etcd", feature = "postgres"))]

@@ -41,7 +41,15 @@
 //!   (PostgreSQL's default `synchronous_commit = on`).
 //! - **Rows**: compare-and-set is `UPDATE … SET value = $new WHERE key = $key AND value = $expected`
 //!   (`INSERT … ON CONFLICT DO NOTHING` for an absent row); one statement, so atomic, and committed
-//!   before it returns.
+//!   before it returns. The statement answers the value the row holds after it, so that a re-send
+//!   that finds the caller's own new text reports it written.
+//!
+//! A statement whose connection breaks is sent once more on a new connection, though the first send
+//! may have been committed. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
+//! releases and reservations are conditional on the fencing token and write the same values again;
+//! a row's re-send finds its own text; a sequencer record's re-send finds the record it created (same
+//! configuration). A claim's re-send takes a second node ID: the first stays held, by nobody, until its
+//! TTL (a node ID idle for one TTL, never one held twice).
 //! - Destroying a sequencer deletes its `sequencers` row only: node rows (tokens, reservations) stay, so
 //!   a re-created sequencer never repeats an ID.
 //!
@@ -233,11 +241,19 @@ COMMIT;";
 
     pub const ROW: &str = "SELECT value FROM {S}.rows WHERE key = $1::text";
 
+    /// Creates a row; answers the value it holds after the statement (the new one if written).
     pub const INSERT_ROW: &str = "
-INSERT INTO {S}.rows (key, value) VALUES ($1::text, $2::text) ON CONFLICT (key) DO NOTHING RETURNING key";
+WITH w AS (
+    INSERT INTO {S}.rows (key, value) VALUES ($1::text, $2::text) ON CONFLICT (key) DO NOTHING RETURNING value
+)
+SELECT value FROM w UNION ALL SELECT value FROM {S}.rows WHERE key = $1::text AND NOT EXISTS (SELECT 1 FROM w)";
 
+    /// Compare-and-set of a row; answers the value it holds after the statement (the new one if written).
     pub const UPDATE_ROW: &str = "
-UPDATE {S}.rows SET value = $3::text WHERE key = $1::text AND value = $2::text RETURNING key";
+WITH w AS (
+    UPDATE {S}.rows SET value = $3::text WHERE key = $1::text AND value = $2::text RETURNING value
+)
+SELECT value FROM w UNION ALL SELECT value FROM {S}.rows WHERE key = $1::text AND NOT EXISTS (SELECT 1 FROM w)";
 }
 
 /// A value as PostgreSQL `bigint` (u64 bits kept: positions may use all 64).
@@ -752,7 +768,9 @@ impl Store for PostgresStore {
                 &[&key, &old, &new],
             )?,
         };
-        Ok(!rows.is_empty())
+        // Written by this statement, or by an earlier send of it whose answer the dropped connection
+        // lost (`new` is this write's own text, with its nonce): the row holds `new` either way.
+        Ok(rows.first().is_some_and(|r| r.get::<_, &str>(0) == new))
     }
 }
 

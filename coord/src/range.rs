@@ -69,6 +69,7 @@ use std::time::Duration;
 use snowmint::ErrorCode;
 
 use crate::error::{Error, Result};
+use crate::lazy::LazyStore;
 use crate::sequencer::check_name;
 use crate::source::{open_store, parse_store_url};
 use crate::store::Store;
@@ -340,12 +341,20 @@ fn read_row<T>(store: &dyn Store, key: &str, parse: fn(&str) -> Option<T>) -> Re
     }
 }
 
-/// A fresh nonce for one write: this process, a counter, the clock.
+/// A fresh nonce for one write, the write's identity: 64 random bits drawn once per process (so that
+/// processes with the same PID on other hosts or in other containers differ), a counter, the clock.
 fn nonce(time: &dyn Time) -> String {
+    use std::hash::{BuildHasher, Hasher};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
+    static PROCESS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let process = PROCESS.get_or_init(|| {
+        // The standard library seeds each RandomState's keys from the operating system.
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        h.finish()
+    });
     format!(
-        "{}.{}.{}",
-        std::process::id(),
+        "{process:016x}.{}.{}",
         COUNTER.fetch_add(1, Ordering::Relaxed),
         time.unix_ns() % 1_000_000_007
     )
@@ -574,21 +583,31 @@ impl Allocator {
     }
 
     /// Adds `range` (clipped to the floor) to the datacenter row and clears our ticket.
+    ///
+    /// Safe to repeat after a write of it was applied (its answer lost, the compare-and-set sent again
+    /// and refused): the row then already holds what is left of `range` (ranges from the global row
+    /// never overlap, so an overlap can only be `range` itself), or processes have taken all of it and
+    /// the floor is at or past its end; either way it is not added again.
     fn update_dc(&self, me: &str, range: Option<(u64, u64)>) -> Result<()> {
         let key = self.dc_key();
         for _ in 0..1000 {
             let (raw, mut dc) = self.read_dc()?;
+            let mut changed = false;
             if dc.ticket.as_ref().is_some_and(|(who, _)| who == me) {
                 dc.ticket = None;
-            } else if range.is_none() {
-                return Ok(());
+                changed = true;
             }
             if let Some((s, e)) = range {
                 let s = s.max(dc.floor);
-                if s < e {
+                let held = dc.ranges.iter().any(|&(a, b)| a < e && s < b);
+                if s < e && !held {
                     dc.ranges.push((s, e));
                     dc.ranges.sort_unstable();
+                    changed = true;
                 }
+            }
+            if !changed {
+                return Ok(());
             }
             let text = dc.text(&nonce(&*self.time));
             if let Swap::Done = self.swap(&*self.local, &key, raw.as_deref(), &text)? {
@@ -1120,15 +1139,17 @@ fn check_names(name: &str, dc: &str) -> Result<()> {
     check_name(dc).map_err(|e| e.context("datacenter name"))
 }
 
-/// Opens the global and the local store of two URLs (one connection when they are the same).
+/// Opens the global and the local store of two URLs (one connection when they are the same). The
+/// local store is connected now; the global one on first use, so that a process whose datacenter row
+/// holds values opens and serves while the global store is unreachable (SPEC §4).
 pub fn open_pair(global_url: &str, local_url: &str) -> Result<(Arc<dyn Store>, Arc<dyn Store>)> {
     let g = parse_store_url(global_url).map_err(|e| e.context("global store"))?;
     let l = parse_store_url(local_url).map_err(|e| e.context("local store"))?;
-    let global = open_store(&g).map_err(|e| e.context("global store"))?;
-    let local = if g == l {
-        global.clone()
+    let local = open_store(&l).map_err(|e| e.context("local store"))?;
+    let global: Arc<dyn Store> = if g == l {
+        local.clone()
     } else {
-        open_store(&l).map_err(|e| e.context("local store"))?
+        Arc::new(LazyStore::new(g))
     };
     Ok((global, local))
 }

@@ -3,6 +3,8 @@
 //! processes (this test binary run again as a child that holds a lease and mints on command).
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};

@@ -1,0 +1,208 @@
+//! Range sequences (SPEC §4) when a store's answer is lost, on REAL servers (run through
+//! `coord/test.sh`), with a TCP proxy ([`support::proxy`]) between the store client and the server:
+//!
+//! - the answer to the write that adds a range to a datacenter row is lost after the server applied it
+//!   (held back past the etcd client's timeout, or its connection closed); the client sends the write
+//!   again, which finds the row changed. No value may be handed out twice (SPEC §3.1: every store write
+//!   is safe when re-sent after it was applied and its answer lost);
+//! - the global store is unreachable: a process still opens and mints from what its datacenter row
+//!   holds, on PostgreSQL and on the embedded store.
+
+mod support;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use snowmint_coord::source::{parse_store_url, StoreUrl};
+use snowmint_coord::{RangeOptions, RangeSequence, Store};
+use support::proxy::{Fault, Proxy, Rule};
+use support::{fresh_url, open, servers, unique, Kind};
+
+/// The first server address of a store URL, and the URL with `addr` in its place.
+fn through(url: &str, addr: &str) -> (String, String) {
+    let server = match parse_store_url(url).unwrap() {
+        StoreUrl::Etcd(e) => e.endpoints[0].clone(),
+        StoreUrl::Postgres(p) => format!("{}:{}", p.host, p.port),
+        StoreUrl::File { .. } => panic!("no server in {url}"),
+    };
+    let rewritten = match parse_store_url(url).unwrap() {
+        // Every endpoint of the cluster is replaced by the proxy, so a re-send goes through it too.
+        StoreUrl::Etcd(e) => url.replacen(&e.endpoints.join(","), addr, 1),
+        _ => url.replacen(&server, addr, 1),
+    };
+    assert_ne!(rewritten, url, "{url}: no {server} to replace");
+    (server, rewritten)
+}
+
+/// Every text a request carries: the raw bytes (PostgreSQL sends parameters as they are) and, for the
+/// etcd gateway, each base64 JSON string of the body decoded.
+fn texts(request: &[u8]) -> String {
+    let mut out = String::from_utf8_lossy(request).into_owned();
+    let body = request
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|at| &request[at + 4..]);
+    if let Some(Ok(json)) = body.map(serde_json::from_slice::<serde_json::Value>) {
+        let mut stack = vec![json];
+        while let Some(v) = stack.pop() {
+            match v {
+                serde_json::Value::String(s) => {
+                    if let Some(bytes) = base64(&s) {
+                        out.push('\n');
+                        out.push_str(&String::from_utf8_lossy(&bytes));
+                    }
+                }
+                serde_json::Value::Array(a) => stack.extend(a),
+                serde_json::Value::Object(o) => stack.extend(o.into_iter().map(|(_, v)| v)),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+fn base64(text: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let text = text.trim_end_matches('=').as_bytes();
+    let mut out = Vec::new();
+    for chunk in text.chunks(4) {
+        if chunk.len() == 1 {
+            return None;
+        }
+        let mut n = 0;
+        for (i, &c) in chunk.iter().enumerate() {
+            n |= value(c)? << (18 - 6 * i);
+        }
+        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    Some(out)
+}
+
+/// The write that moves a range into a datacenter row: it compares with the row under a fetch ticket
+/// and no range (`ranges=- fetch=WHO@UNTIL`) and writes a range with the ticket cleared.
+fn adds_a_range(request: &[u8]) -> bool {
+    let t = texts(request);
+    let under_ticket = t
+        .match_indices("ranges=- fetch=")
+        .any(|(at, m)| t[at + m.len()..].chars().next().is_some_and(|c| c != '-'));
+    let with_range = t
+        .match_indices("ranges=")
+        .any(|(at, m)| t[at + m.len()..].starts_with(|c: char| c.is_ascii_digit()));
+    under_ticket && with_range && t.contains("fetch=- ")
+}
+
+/// Four handles of one datacenter (each its own connection, through the proxy to `kind`'s server),
+/// the answer to the first range move lost by `fault`: the values taken, and how many are distinct.
+fn four_handles_lose_one_answer(kind: Kind, fault: Fault) -> (usize, usize) {
+    let global = open(&fresh_url(Kind::Etcd, "lost-global"));
+    let (server, _) = through(&fresh_url(kind, "x"), "x");
+    let proxy = Proxy::start(
+        &server,
+        Some(Rule {
+            matches: Box::new(adds_a_range),
+            nth: 1,
+            fault,
+        }),
+    );
+    let (_, local_url) = through(&fresh_url(kind, "lost-local"), proxy.addr());
+    let options = RangeOptions {
+        dc_range: 10,
+        process_range: 2,
+        threshold_percent: 100,
+        wait: Duration::from_secs(10),
+        ..RangeOptions::default()
+    };
+    let name = unique("lost").replace('-', "_");
+    let handles: Vec<RangeSequence> = (0..4)
+        .map(|_| {
+            let local: Arc<dyn Store> = open(&local_url);
+            RangeSequence::open(&name, "dc", global.clone(), local, options.clone())
+                .unwrap_or_else(|e| panic!("{kind:?}: {e}"))
+        })
+        .collect();
+    let mut taken = Vec::new();
+    for _ in 0..5 {
+        for h in &handles {
+            taken.push(h.next_id().unwrap_or_else(|e| panic!("{kind:?}: {e}")));
+        }
+    }
+    assert_eq!(
+        proxy.fired(),
+        1,
+        "{kind:?}: the range move's answer was not lost"
+    );
+    let distinct = taken.iter().collect::<HashSet<_>>().len();
+    eprintln!(
+        "{kind:?} {fault:?}: {} values taken, {distinct} distinct: {taken:?}",
+        taken.len()
+    );
+    (taken.len(), distinct)
+}
+
+#[test]
+fn a_range_move_whose_answer_is_lost_is_never_handed_out_twice() {
+    if servers().is_empty() {
+        return;
+    }
+    let counts = [
+        // Past the etcd client's 2 s answer timeout: it sends the transaction again.
+        (Kind::Etcd, Fault::Hold(Duration::from_secs(3))),
+        (Kind::Etcd, Fault::Close),
+        // A dropped connection: the PostgreSQL store sends the statement again on a new one.
+        (Kind::Postgres, Fault::Close),
+    ]
+    .map(|(kind, fault)| (kind, fault, four_handles_lose_one_answer(kind, fault)));
+    for (kind, fault, (taken, distinct)) in counts {
+        assert_eq!(
+            taken - distinct,
+            0,
+            "{kind:?} {fault:?}: {taken} values taken, {distinct} distinct (all: {counts:?})"
+        );
+    }
+}
+
+/// With the global store unreachable, a process opens and mints from what its datacenter row holds.
+#[test]
+fn a_process_opens_and_mints_while_the_global_store_is_unreachable() {
+    if servers().is_empty() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(unique("snowmint-range-global-down"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let locals = [
+        fresh_url(Kind::Postgres, "global-down"),
+        format!("file://{}", dir.display()),
+    ];
+    for local in locals {
+        let (server, _) = through(&fresh_url(Kind::Etcd, "x"), "x");
+        let proxy = Proxy::start(&server, None);
+        let (_, global) = through(&fresh_url(Kind::Etcd, "global-down"), proxy.addr());
+        let options = RangeOptions {
+            dc_range: 1_000,
+            process_range: 10,
+            ..RangeOptions::default()
+        };
+        let name = unique("down").replace('-', "_");
+        let first = RangeSequence::open_urls(&name, "dc", &global, &local, options.clone())
+            .unwrap_or_else(|e| panic!("{local}: {e}"));
+        let before = first.next_id().unwrap();
+        drop(first);
+        proxy.stop();
+        let seq = RangeSequence::open_urls(&name, "dc", &global, &local, options)
+            .unwrap_or_else(|e| panic!("{local}: global store unreachable: {e}"));
+        let ids = seq.next_ids(25).unwrap();
+        assert!(ids[0] > before, "{local}: {ids:?} after {before}");
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{local}: {ids:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
