@@ -171,6 +171,55 @@ fn a_range_move_whose_answer_is_lost_is_never_handed_out_twice() {
     }
 }
 
+/// The store's own answer to a re-sent row write: a compare-and-set (creating, then changing a row)
+/// whose first send was applied and its answer lost is reported written, by its own text.
+#[test]
+fn a_resent_row_write_that_was_applied_reports_written() {
+    if servers().is_empty() {
+        return;
+    }
+    for kind in [Kind::Etcd, Kind::Postgres] {
+        let (server, _) = through(&fresh_url(kind, "x"), "x");
+        let proxy = Proxy::start(
+            &server,
+            Some(Rule {
+                matches: Box::new(|r| texts(r).contains("lost-answer")),
+                nth: 1,
+                fault: Fault::Close,
+            }),
+        );
+        let proxy2 = Proxy::start(
+            &server,
+            Some(Rule {
+                matches: Box::new(|r| texts(r).contains("lost-again")),
+                nth: 1,
+                fault: Fault::Close,
+            }),
+        );
+        let url = fresh_url(kind, "resent");
+        let store = open(&through(&url, proxy.addr()).1);
+        // A read first: the connection is kept alive, so the write goes on a reused one.
+        assert_eq!(store.row("r").unwrap(), None);
+        assert!(
+            store.swap_row("r", None, "lost-answer n1").unwrap(),
+            "{kind:?}"
+        );
+        assert_eq!(proxy.fired(), 1, "{kind:?}");
+        let store = open(&through(&url, proxy2.addr()).1);
+        assert_eq!(store.row("r").unwrap().as_deref(), Some("lost-answer n1"));
+        assert!(
+            store
+                .swap_row("r", Some("lost-answer n1"), "lost-again n2")
+                .unwrap(),
+            "{kind:?}"
+        );
+        assert_eq!(proxy2.fired(), 1, "{kind:?}");
+        assert_eq!(store.row("r").unwrap().as_deref(), Some("lost-again n2"));
+        // Not a blanket "yes": a compare that fails against another writer's text is still refused.
+        assert!(!store.swap_row("r", Some("lost-answer n1"), "n3").unwrap());
+    }
+}
+
 /// With the global store unreachable, a process opens and mints from what its datacenter row holds.
 #[test]
 fn a_process_opens_and_mints_while_the_global_store_is_unreachable() {
