@@ -26,11 +26,24 @@
 //! A value belongs to at most one range at each level: the global row only moves forward (`next` grows
 //! by each compare-and-set, and a compare-and-set succeeds once for each value it compares against);
 //! a datacenter row's ranges come from the global row, and a process's range is cut from the
-//! datacenter row by one compare-and-set that removes it. Every write carries a fresh nonce (`by=`), so
-//! a compare-and-set whose answer was lost (a timeout, then failover) is resolved by reading the row
-//! back: if it holds our exact text, the write was ours; otherwise the range is treated as not taken —
-//! at worst a hole, never a duplicate. A process killed after taking a range leaves a hole too: a range
-//! leaves the row before any of it is used.
+//! datacenter row by one compare-and-set that removes it.
+//!
+//! A write's answer can be lost after the store applied it, and the store client then sends it again
+//! (the etcd client after a timeout or "request timed out", the PostgreSQL store after a dropped
+//! connection; [`crate::store`]'s re-send rule). Every write carries a fresh nonce (`by=`, 64 random
+//! bits per process and a counter): a re-send, or a read-back after an error, that finds the row holding
+//! the write's own text knows the write was applied. When the row was changed again by another
+//! process in between, the write looks refused although it was applied; what happens then is safe at
+//! every step:
+//! - a process range or the global range looks not taken, and the next one is taken instead: the
+//!   first is a hole;
+//! - the fetch ticket looks not taken: it expires;
+//! - a range moved from the global row looks not added to the datacenter row, and adding it is tried
+//!   again: adding is a no-op when the row holds a range overlapping it (global ranges never overlap,
+//!   so that is its own remainder) or the floor is at or past its end (processes took all of it).
+//!
+//! So a lost answer leaves at worst a hole, never a duplicate. A process killed after taking a range
+//! leaves a hole too: a range leaves the row before any of it is used.
 //!
 //! # Why the values of a process strictly increase
 //!
@@ -45,7 +58,9 @@
 //! # Partitions
 //!
 //! With the global store unreachable, a datacenter keeps serving from the ranges in its row (size
-//! `dc_range` to carry it through a long partition). With its own store unreachable, a process keeps
+//! `dc_range` to carry it through a long partition), and a process opens and mints from it: opening and
+//! serving touch only the datacenter's store while its row holds values ([`open_pair`] connects the
+//! global store on first use), the global store is needed only to move a new range. With its own store unreachable, a process keeps
 //! minting from its current and pre-allocated ranges, then [`next_id`](RangeSequence::next_id) waits
 //! at most [`RangeOptions::wait`] for a range and fails with `STORE_UNAVAILABLE`. When the width is used
 //! up: `RANGE_EXHAUSTED`.
@@ -434,7 +449,10 @@ impl Allocator {
         )
     }
 
-    /// Compare-and-set with a lost answer resolved by reading back (the text carries a fresh nonce).
+    /// Compare-and-set with a lost answer resolved by the write's identity: `new` carries a fresh
+    /// nonce, so the row holding `new` (the store's answer to a re-send, or a read-back after an error)
+    /// means this write was applied. A write applied and then overwritten looks lost (see the module
+    /// documentation for why every caller is safe then).
     fn swap(&self, store: &dyn Store, key: &str, old: Option<&str>, new: &str) -> Result<Swap> {
         #[cfg(feature = "planted-defects")]
         let current;

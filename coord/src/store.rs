@@ -24,8 +24,20 @@
 //! - **Rows** (range allocation, [`crate::range`]) are named text values changed only by
 //!   compare-and-set: [`Store::swap_row`] writes a row only if it still holds the value the caller read
 //!   (or is absent, for `None`), atomically and durably; concurrent swaps of one row from the same
-//!   value succeed once. A swap whose answer is lost (a timeout) may or may not have been applied: the
-//!   caller reads the row back ([`Store::row`]) to tell. Rows are never deleted.
+//!   value succeed once. The new text is the write's identity: callers make it unique to the write (a
+//!   nonce in it), and a swap that finds the row holding exactly its new text reports it written. A
+//!   swap whose error leaves it unknown (a timeout) may or may not have been applied: the caller reads
+//!   the row back ([`Store::row`]) to tell. Rows are never deleted.
+//! - **Re-sends**: a client may send a write again after a timeout or a broken connection, and the
+//!   first send may have been applied. Every write is safe so: its outcome is decided by the write's own
+//!   identity (a claim's etcd lease or fencing token, a row's new text with its nonce, a record's
+//!   configuration), never by comparing values another writer could have produced. Renewals,
+//!   releases and reservations are conditional on the fencing token and write the same values again;
+//!   a re-sent row swap that finds its own text reports it written; a re-sent sequencer creation finds
+//!   the record it created. A re-send may still find the row changed again by another writer since its
+//!   first send: it then reports "not written" although it was, so callers make the intent they retry
+//!   idempotent ([`crate::range`]: adding a range the row already holds, or already gave out, is a
+//!   no-op).
 //! - Errors: `STORE_UNAVAILABLE` for a store that cannot be reached, times out, or holds unreadable data;
 //!   `LEASE_LOST` for a claim that is no longer held; `SEQUENCER_CONFLICT` from
 //!   [`Store::create_sequencer`]. Messages name the store ([`Store::describe`]).
@@ -169,8 +181,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn row(&self, key: &str) -> Result<Option<String>>;
 
     /// Compare-and-set on row `key`: writes `new` only if the row holds `expected` (`None`: the row does
-    /// not exist), atomically with the comparison. `Ok(true)`: written, durably; `Ok(false)`: the row
-    /// holds something else, nothing was written. An error leaves the write applied or not: read back.
+    /// not exist), atomically with the comparison. `Ok(true)`: written, durably (also when a re-send of
+    /// this write finds `new`, which the caller makes unique to the write, already there); `Ok(false)`:
+    /// the row holds something else. An error leaves the write applied or not: read back.
     fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool>;
 }
 
