@@ -36,10 +36,13 @@ pub enum Fault {
     Close,
 }
 
+/// Whether a request (the bytes the client sent since the last answer) is one of those counted.
+pub type Matcher = Box<dyn Fn(&[u8]) -> bool + Send + Sync>;
+
 /// Which answer is lost, and how.
 pub struct Rule {
-    /// Whether a request (the bytes the client sent since the last answer) is one of those counted.
-    pub matches: Box<dyn Fn(&[u8]) -> bool + Send + Sync>,
+    /// Which requests are counted.
+    pub matches: Matcher,
     /// The matching request whose answer is lost (1: the first one).
     pub nth: usize,
     /// What happens to that answer.
