@@ -27,6 +27,7 @@ pub mod time;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 mod lazy;
+mod nonce;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(any(feature = "etcd", feature = "postgres"))]

@@ -17,7 +17,7 @@
 //! CREATE TABLE IF NOT EXISTS snowmint.nodes (
 //!     sequencer     text        NOT NULL,
 //!     node_id       bigint      NOT NULL,
-//!     holder        text,                 -- NULL: free
+//!     holder        text,                 -- NULL: free; else the holder, U+001F, the claim's nonce
 //!     token         bigint      NOT NULL, -- fencing counter: +1 on every claim, never reset
 //!     expires_at    timestamptz,          -- by the database's clock
 //!     resv_position bigint,               -- reservation (u64 bits), kept across release and expiry
@@ -48,8 +48,8 @@
 //! may have been committed. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
 //! releases and reservations are conditional on the fencing token and write the same values again;
 //! a row's re-send finds its own text; a sequencer record's re-send finds the record it created (same
-//! configuration). A claim's re-send takes a second node ID: the first stays held, by nobody, until its
-//! TTL (a node ID idle for one TTL, never one held twice).
+//! configuration); a claim's re-send finds the claim it made: the `holder` column holds the holder's
+//! description and, after a `U+001F`, the claim's nonce.
 //! - Destroying a sequencer deletes its `sequencers` row only: node rows (tokens, reservations) stay, so
 //!   a re-created sequencer never repeats an ID.
 //!
@@ -127,10 +127,16 @@ impl<T, F: Fn(&tokio::runtime::Runtime, &Client, &mut Statements) -> Outcome<T> 
 
 /// The statements, with `{S}` standing for the quoted schema.
 mod sql {
+    /// `$4` is the holder with this claim's nonce: a re-send of the statement after it was committed
+    /// finds the claim it made (`mine`) and takes nothing more.
     pub const CLAIM: &str = "
-WITH free AS (
+WITH mine AS (
+    SELECT node_id, token, expires_at FROM {S}.nodes
+    WHERE sequencer = $1::text AND holder = $4::text AND expires_at > now()
+), free AS (
     SELECT node_id FROM {S}.nodes
     WHERE sequencer = $1::text AND node_id < $2::bigint AND (holder IS NULL OR expires_at <= now())
+      AND NOT EXISTS (SELECT 1 FROM mine)
     ORDER BY (node_id - $3::bigint + $2::bigint) % $2::bigint
     LIMIT 1 FOR UPDATE SKIP LOCKED
 ), taken AS (
@@ -143,12 +149,14 @@ WITH free AS (
     SELECT $1::text, s.g, $4::text, 1, now() + $5::bigint * interval '1 millisecond'
     FROM (SELECT generate_series($3::bigint, $2::bigint - 1)
           UNION ALL SELECT generate_series(0, $3::bigint - 1)) AS s(g)
-    WHERE NOT EXISTS (SELECT 1 FROM taken)
+    WHERE NOT EXISTS (SELECT 1 FROM taken) AND NOT EXISTS (SELECT 1 FROM mine)
       AND NOT EXISTS (SELECT 1 FROM {S}.nodes x WHERE x.sequencer = $1::text AND x.node_id = s.g)
     LIMIT 1
     ON CONFLICT DO NOTHING
     RETURNING node_id, token, expires_at
 )
+SELECT node_id, token, (extract(epoch FROM expires_at) * 1000)::bigint FROM mine
+UNION ALL
 SELECT node_id, token, (extract(epoch FROM expires_at) * 1000)::bigint FROM taken
 UNION ALL
 SELECT node_id, token, (extract(epoch FROM expires_at) * 1000)::bigint FROM fresh";
@@ -255,6 +263,9 @@ WITH w AS (
 )
 SELECT value FROM w UNION ALL SELECT value FROM {S}.rows WHERE key = $1::text AND NOT EXISTS (SELECT 1 FROM w)";
 }
+
+/// Separates the holder's description from the claim's nonce in the `holder` column.
+const CLAIM_MARK: char = '\u{1f}';
 
 /// A value as PostgreSQL `bigint` (u64 bits kept: positions may use all 64).
 fn big(v: u64) -> i64 {
@@ -631,9 +642,15 @@ impl Store for PostgresStore {
         // An empty answer is either "every node ID is held" or "a concurrent claimer inserted the row we
         // picked first": count to tell them apart, and try again (bounded; each retry follows another
         // process's successful claim).
+        // The claim's identity, stored with the holder (and cut off where holders are read).
+        let holder = format!(
+            "{}{CLAIM_MARK}{}",
+            request.holder,
+            crate::nonce::fresh(request.now_unix_ms)
+        );
         for _ in 0..64 {
             let params: [&(dyn ToSql + Sync); 5] =
-                [&request.sequencer, &nodes, &start, &request.holder, &ttl];
+                [&request.sequencer, &nodes, &start, &holder, &ttl];
             if let Some(row) = self
                 .query("claiming a node ID", sql::CLAIM, &params)?
                 .first()
@@ -728,7 +745,12 @@ impl Store for PostgresStore {
             .iter()
             .map(|row| {
                 let live: Option<bool> = row.get(4);
-                let holder: Option<String> = row.get(1);
+                let holder: Option<String> =
+                    row.get::<_, Option<String>>(1)
+                        .map(|h| match h.split_once(CLAIM_MARK) {
+                            Some((holder, _nonce)) => holder.to_string(),
+                            None => h,
+                        });
                 let position: Option<i64> = row.get(5);
                 NodeState {
                     node_id: row.get::<_, i64>(0) as u64,

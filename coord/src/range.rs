@@ -356,23 +356,9 @@ fn read_row<T>(store: &dyn Store, key: &str, parse: fn(&str) -> Option<T>) -> Re
     }
 }
 
-/// A fresh nonce for one write, the write's identity: 64 random bits drawn once per process (so that
-/// processes with the same PID on other hosts or in other containers differ), a counter, the clock.
+/// A fresh nonce for one write, the write's identity ([`crate::nonce`]).
 fn nonce(time: &dyn Time) -> String {
-    use std::hash::{BuildHasher, Hasher};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    static PROCESS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    let process = PROCESS.get_or_init(|| {
-        // The standard library seeds each RandomState's keys from the operating system.
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u32(std::process::id());
-        h.finish()
-    });
-    format!(
-        "{process:016x}.{}.{}",
-        COUNTER.fetch_add(1, Ordering::Relaxed),
-        time.unix_ns() % 1_000_000_007
-    )
+    crate::nonce::fresh(time.unix_ns())
 }
 
 /// The allocation algorithm over two stores, without the minting state (shared by the background

@@ -30,8 +30,9 @@
 //!   the row back ([`Store::row`]) to tell. Rows are never deleted.
 //! - **Re-sends**: a client may send a write again after a timeout or a broken connection, and the
 //!   first send may have been applied. Every write is safe so: its outcome is decided by the write's own
-//!   identity (a claim's etcd lease or fencing token, a row's new text with its nonce, a record's
-//!   configuration), never by comparing values another writer could have produced. Renewals,
+//!   identity (a claim's etcd lease, or the nonce a PostgreSQL claim stores; a row's new text with its
+//!   nonce; a record's configuration), never by comparing values another writer could have produced.
+//!   A re-sent claim finds the claim it made, not a second node ID. Renewals,
 //!   releases and reservations are conditional on the fencing token and write the same values again;
 //!   a re-sent row swap that finds its own text reports it written; a re-sent sequencer creation finds
 //!   the record it created. A re-send may still find the row changed again by another writer since its

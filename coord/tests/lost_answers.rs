@@ -1,10 +1,11 @@
-//! Range sequences (SPEC §4) when a store's answer is lost, on REAL servers (run through
-//! `coord/test.sh`), with a TCP proxy ([`support::proxy`]) between the store client and the server:
+//! Store writes whose answer is lost after the server applied them, on REAL servers (run through
+//! `coord/test.sh`), with a TCP proxy ([`support::proxy`]) between the store client and the server. The
+//! client sends the write again; SPEC §3.1: every store write is safe so.
 //!
+//! - a row write and a claim: the re-send reports what the first send did;
 //! - the answer to the write that adds a range to a datacenter row is lost after the server applied it
 //!   (held back past the etcd client's timeout, or its connection closed); the client sends the write
-//!   again, which finds the row changed. No value may be handed out twice (SPEC §3.1: every store write
-//!   is safe when re-sent after it was applied and its answer lost);
+//!   again, which finds the row changed. No value may be handed out twice (SPEC §4);
 //! - the global store is unreachable: a process still opens and mints from what its datacenter row
 //!   holds, on PostgreSQL and on the embedded store.
 
@@ -15,9 +16,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use snowmint_coord::source::{parse_store_url, StoreUrl};
-use snowmint_coord::{RangeOptions, RangeSequence, Store};
+use snowmint_coord::{ClaimRequest, RangeOptions, RangeSequence, Store};
 use support::proxy::{Fault, Proxy, Rule};
-use support::{fresh_url, open, servers, unique, Kind};
+use support::{fresh_url, open, servers, twitter_config, unique, Kind};
 
 /// The first server address of a store URL, and the URL with `addr` in its place.
 fn through(url: &str, addr: &str) -> (String, String) {
@@ -217,6 +218,60 @@ fn a_resent_row_write_that_was_applied_reports_written() {
         assert_eq!(store.row("r").unwrap().as_deref(), Some("lost-again n2"));
         // Not a blanket "yes": a compare that fails against another writer's text is still refused.
         assert!(!store.swap_row("r", Some("lost-answer n1"), "n3").unwrap());
+    }
+}
+
+/// A claim whose first send was applied and its answer lost: the re-send reports that claim (the one
+/// node ID of the sequencer, held by us), not "every node ID is held".
+#[test]
+fn a_resent_claim_that_was_applied_reports_the_claim() {
+    if servers().is_empty() {
+        return;
+    }
+    for kind in [Kind::Etcd, Kind::Postgres] {
+        let (server, _) = through(&fresh_url(kind, "x"), "x");
+        let proxy = Proxy::start(
+            &server,
+            Some(Rule {
+                matches: Box::new(|r| texts(r).contains("lost-claim")),
+                nth: 1,
+                fault: Fault::Close,
+            }),
+        );
+        let url = fresh_url(kind, "claim");
+        let direct = open(&url);
+        direct
+            .create_sequencer("one", &twitter_config(1), 0)
+            .unwrap();
+        let store = open(&through(&url, proxy.addr()).1);
+        // A read first: the connection is kept alive, so the claim goes on a reused one.
+        assert!(store.holders("one", 0).unwrap().is_empty());
+        let now_unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let claim = store
+            .claim(&ClaimRequest {
+                sequencer: "one",
+                nodes: 1,
+                start: 0,
+                ttl_ms: 10_000,
+                holder: "lost-claim test",
+                now_unix_ms,
+            })
+            .unwrap();
+        assert_eq!(proxy.fired(), 1, "{kind:?}");
+        let claim =
+            claim.unwrap_or_else(|| panic!("{kind:?}: our own claim reported as none free"));
+        let held = direct.holders("one", now_unix_ms).unwrap();
+        let by = held[0].claim.as_ref().expect("held");
+        assert_eq!(
+            (by.holder.as_str(), by.token),
+            ("lost-claim test", claim.token),
+            "{kind:?}"
+        );
+        store.renew(&claim, 10_000, now_unix_ms).unwrap();
+        store.release(&claim).unwrap();
     }
 }
 
