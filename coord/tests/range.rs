@@ -1,6 +1,6 @@
 //! Range sequences (SPEC §4) in one process on the in-memory and embedded stores: two datacenters and
 //! many handles minting at once, outages of the global and the local store, exhaustion, the CAS race on
-//! one datacenter row, stats, and bad input. The same algorithm on etcd and PostgreSQL, with real
+//! one datacenter row, a range write applied but answered "not written", stats, and bad input. The same algorithm on etcd and PostgreSQL, with real
 //! processes and real server outages, is in `range_servers.rs`.
 
 mod support;
@@ -394,23 +394,27 @@ fn tempdir(tag: &str) -> std::path::PathBuf {
     dir
 }
 
-/// A store whose every call takes `delay_ms` (a global store behind a slow or partitioned link).
-#[derive(Debug)]
-struct Slow {
+/// A memory store with faults: every row call takes `delay_ms` (a store behind a slow or partitioned
+/// link), and the row writes `refuse_applied` picks (given the new text) are applied but answered "not
+/// written" (a write re-sent after its answer was lost, which finds the row changed again since).
+#[derive(Debug, Default)]
+struct Faulty {
     inner: MemoryStore,
     delay_ms: std::sync::atomic::AtomicU64,
+    refuse_applied: Option<fn(&str) -> bool>,
+    refused: std::sync::atomic::AtomicU64,
 }
 
-impl Slow {
+impl Faulty {
     fn pause(&self) {
         let ms = self.delay_ms.load(std::sync::atomic::Ordering::SeqCst);
         std::thread::sleep(Duration::from_millis(ms));
     }
 }
 
-impl Store for Slow {
+impl Store for Faulty {
     fn describe(&self) -> String {
-        "slow memory store".into()
+        "faulty memory store".into()
     }
     fn create_sequencer(
         &self,
@@ -472,16 +476,39 @@ impl Store for Slow {
     }
     fn swap_row(&self, key: &str, old: Option<&str>, new: &str) -> snowmint_coord::Result<bool> {
         self.pause();
-        self.inner.swap_row(key, old, new)
+        let written = self.inner.swap_row(key, old, new)?;
+        if written && self.refuse_applied.is_some_and(|pick| pick(new)) {
+            self.refused
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            return Ok(false);
+        }
+        Ok(written)
     }
+}
+
+/// Every write that adds a range to the datacenter row is applied but answered "not written": the
+/// allocator tries to add the range again, which must not give it out twice.
+#[test]
+fn a_range_added_but_answered_not_written_is_not_added_again() {
+    let global: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let local = Arc::new(Faulty {
+        // The write that puts a range in and clears the ticket.
+        refuse_applied: Some(|new| new.contains("fetch=- ") && !new.contains("ranges=- ")),
+        ..Faulty::default()
+    });
+    let options = RangeOptions {
+        threshold_percent: 100,
+        ..opts(10, 2)
+    };
+    let seq = RangeSequence::open("n", "dc", global, local.clone(), options).unwrap();
+    let values = seq.next_ids(40).unwrap();
+    assert!(local.refused.load(std::sync::atomic::Ordering::SeqCst) > 0);
+    assert_eq!(check(&[values], 31), 40);
 }
 
 #[test]
 fn a_slow_global_store_never_delays_process_ranges_the_datacenter_holds() {
-    let global = Arc::new(Slow {
-        inner: MemoryStore::new(),
-        delay_ms: std::sync::atomic::AtomicU64::new(0),
-    });
+    let global = Arc::new(Faulty::default());
     let g: Arc<dyn Store> = global.clone();
     let local: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let options = RangeOptions {
