@@ -1,7 +1,8 @@
 //! Range sequences (SPEC §4) in one process on the in-memory and embedded stores: two datacenters and
 //! many handles minting at once, outages of the global and the local store, exhaustion, the CAS race on
-//! one datacenter row, a range write applied but answered "not written", stats, and bad input. The same algorithm on etcd and PostgreSQL, with real
-//! processes and real server outages, is in `range_servers.rs`.
+//! one datacenter row, a range write applied but answered "not written", stats, and bad input. The same
+//! algorithm on etcd and PostgreSQL, with real processes and real server outages, is in
+//! `range_servers.rs`.
 
 mod support;
 
