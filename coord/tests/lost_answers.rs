@@ -15,25 +15,44 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use snowmint_coord::source::{parse_store_url, StoreUrl};
 use snowmint_coord::{ClaimRequest, RangeOptions, RangeSequence, Store};
 use support::proxy::{Fault, Proxy, Rule};
 use support::{fresh_url, open, servers, twitter_config, unique, Kind};
 
-/// The first server address of a store URL, and the URL with `addr` in its place.
-fn through(url: &str, addr: &str) -> (String, String) {
-    let server = match parse_store_url(url).unwrap() {
+/// The first server address of a store URL.
+fn server_of(url: &str) -> String {
+    match parse_store_url(url).unwrap() {
         StoreUrl::Etcd(e) => e.endpoints[0].clone(),
         StoreUrl::Postgres(p) => format!("{}:{}", p.host, p.port),
         StoreUrl::File { .. } => panic!("no server in {url}"),
-    };
+    }
+}
+
+/// `url` with the proxy at `addr` in place of its server (of every endpoint of an etcd cluster, so
+/// that a re-send goes through the proxy too).
+fn through(url: &str, addr: &str) -> String {
     let rewritten = match parse_store_url(url).unwrap() {
-        // Every endpoint of the cluster is replaced by the proxy, so a re-send goes through it too.
         StoreUrl::Etcd(e) => url.replacen(&e.endpoints.join(","), addr, 1),
-        _ => url.replacen(&server, addr, 1),
+        _ => url.replacen(&server_of(url), addr, 1),
     };
-    assert_ne!(rewritten, url, "{url}: no {server} to replace");
-    (server, rewritten)
+    assert_ne!(rewritten, url, "{url}: no server to replace");
+    rewritten
+}
+
+/// A proxy to the server of `kind` that closes the connection instead of forwarding the answer to
+/// the first request carrying `marker`.
+fn losing_first(kind: Kind, marker: &'static str) -> Proxy {
+    Proxy::start(
+        &server_of(&fresh_url(kind, "x")),
+        Some(Rule {
+            matches: Box::new(move |r| texts(r).contains(marker)),
+            nth: 1,
+            fault: Fault::Close,
+        }),
+    )
 }
 
 /// Every text a request carries: the raw bytes (PostgreSQL sends parameters as they are) and, for the
@@ -49,7 +68,7 @@ fn texts(request: &[u8]) -> String {
         while let Some(v) = stack.pop() {
             match v {
                 serde_json::Value::String(s) => {
-                    if let Some(bytes) = base64(&s) {
+                    if let Ok(bytes) = STANDARD.decode(&s) {
                         out.push('\n');
                         out.push_str(&String::from_utf8_lossy(&bytes));
                     }
@@ -61,32 +80,6 @@ fn texts(request: &[u8]) -> String {
         }
     }
     out
-}
-
-fn base64(text: &str) -> Option<Vec<u8>> {
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let text = text.trim_end_matches('=').as_bytes();
-    let mut out = Vec::new();
-    for chunk in text.chunks(4) {
-        if chunk.len() == 1 {
-            return None;
-        }
-        let mut n = 0;
-        for (i, &c) in chunk.iter().enumerate() {
-            n |= value(c)? << (18 - 6 * i);
-        }
-        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
-    }
-    Some(out)
 }
 
 /// The write that moves a range into a datacenter row: it compares with the row under a fetch ticket
@@ -106,16 +99,15 @@ fn adds_a_range(request: &[u8]) -> bool {
 /// the answer to the first range move lost by `fault`: the values taken, and how many are distinct.
 fn four_handles_lose_one_answer(kind: Kind, fault: Fault) -> (usize, usize) {
     let global = open(&fresh_url(Kind::Etcd, "lost-global"));
-    let (server, _) = through(&fresh_url(kind, "x"), "x");
     let proxy = Proxy::start(
-        &server,
+        &server_of(&fresh_url(kind, "x")),
         Some(Rule {
             matches: Box::new(adds_a_range),
             nth: 1,
             fault,
         }),
     );
-    let (_, local_url) = through(&fresh_url(kind, "lost-local"), proxy.addr());
+    let local_url = through(&fresh_url(kind, "lost-local"), proxy.addr());
     let options = RangeOptions {
         dc_range: 10,
         process_range: 2,
@@ -180,25 +172,10 @@ fn a_resent_row_write_that_was_applied_reports_written() {
         return;
     }
     for kind in [Kind::Etcd, Kind::Postgres] {
-        let (server, _) = through(&fresh_url(kind, "x"), "x");
-        let proxy = Proxy::start(
-            &server,
-            Some(Rule {
-                matches: Box::new(|r| texts(r).contains("lost-answer")),
-                nth: 1,
-                fault: Fault::Close,
-            }),
-        );
-        let proxy2 = Proxy::start(
-            &server,
-            Some(Rule {
-                matches: Box::new(|r| texts(r).contains("lost-again")),
-                nth: 1,
-                fault: Fault::Close,
-            }),
-        );
+        let proxy = losing_first(kind, "lost-answer");
+        let proxy2 = losing_first(kind, "lost-again");
         let url = fresh_url(kind, "resent");
-        let store = open(&through(&url, proxy.addr()).1);
+        let store = open(&through(&url, proxy.addr()));
         // A read first: the connection is kept alive, so the write goes on a reused one.
         assert_eq!(store.row("r").unwrap(), None);
         assert!(
@@ -206,7 +183,7 @@ fn a_resent_row_write_that_was_applied_reports_written() {
             "{kind:?}"
         );
         assert_eq!(proxy.fired(), 1, "{kind:?}");
-        let store = open(&through(&url, proxy2.addr()).1);
+        let store = open(&through(&url, proxy2.addr()));
         assert_eq!(store.row("r").unwrap().as_deref(), Some("lost-answer n1"));
         assert!(
             store
@@ -229,21 +206,13 @@ fn a_resent_claim_that_was_applied_reports_the_claim() {
         return;
     }
     for kind in [Kind::Etcd, Kind::Postgres] {
-        let (server, _) = through(&fresh_url(kind, "x"), "x");
-        let proxy = Proxy::start(
-            &server,
-            Some(Rule {
-                matches: Box::new(|r| texts(r).contains("lost-claim")),
-                nth: 1,
-                fault: Fault::Close,
-            }),
-        );
+        let proxy = losing_first(kind, "lost-claim");
         let url = fresh_url(kind, "claim");
         let direct = open(&url);
         direct
             .create_sequencer("one", &twitter_config(1), 0)
             .unwrap();
-        let store = open(&through(&url, proxy.addr()).1);
+        let store = open(&through(&url, proxy.addr()));
         // A read first: the connection is kept alive, so the claim goes on a reused one.
         assert!(store.holders("one", 0).unwrap().is_empty());
         let now_unix_ms = std::time::SystemTime::now()
@@ -288,9 +257,8 @@ fn a_process_opens_and_mints_while_the_global_store_is_unreachable() {
         format!("file://{}", dir.display()),
     ];
     for local in locals {
-        let (server, _) = through(&fresh_url(Kind::Etcd, "x"), "x");
-        let proxy = Proxy::start(&server, None);
-        let (_, global) = through(&fresh_url(Kind::Etcd, "global-down"), proxy.addr());
+        let proxy = Proxy::start(&server_of(&fresh_url(Kind::Etcd, "x")), None);
+        let global = through(&fresh_url(Kind::Etcd, "global-down"), proxy.addr());
         let options = RangeOptions {
             dc_range: 1_000,
             process_range: 10,
