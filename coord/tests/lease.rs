@@ -459,6 +459,8 @@ fn a_batch_past_the_reservation_step_succeeds_on_a_healthy_lease() {
         ("twitter", Duration::from_millis(20), Policy::Wait),
         ("twitter", Duration::from_millis(20), Policy::Fail),
     ];
+    // Every store and case is tried; the batches that failed are reported together.
+    let mut failed = Vec::new();
     for t in stores() {
         for (preset, step, policy) in cases {
             let what = format!("{} {preset} {policy:?}", t.store.describe());
@@ -482,13 +484,22 @@ fn a_batch_past_the_reservation_step_succeeds_on_a_healthy_lease() {
                 match a.next_ids(&mut ids) {
                     Ok(()) => break,
                     // `fail`: the keeper is extending the reservation; retry shortly.
-                    Err(e) if policy == Policy::Fail && e.code() == ErrorCode::TooFarAhead => {
+                    Err(e)
+                        if policy == Policy::Fail
+                            && e.code() == ErrorCode::TooFarAhead
+                            && retries < 100 =>
+                    {
                         retries += 1;
-                        assert!(retries < 200, "{what}: the retry succeeds: {e}");
                         std::thread::sleep(Duration::from_millis(10));
                     }
-                    Err(e) => panic!("{what}: {e} after {:?}", t0.elapsed()),
+                    Err(e) => {
+                        failed.push(format!("{what}: {e} after {:?}", t0.elapsed()));
+                        break;
+                    }
                 }
+            }
+            if ids[0] == 0 {
+                continue;
             }
             assert!(
                 t0.elapsed() < Duration::from_secs(2),
@@ -517,6 +528,7 @@ fn a_batch_past_the_reservation_step_succeeds_on_a_healthy_lease() {
             t.store.destroy_sequencer(&name).unwrap();
         }
     }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
 /// A batch past the ceiling on a lost lease is LEASE_LOST (no reservation is written for it), and a
