@@ -351,9 +351,13 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
                 return;
             }
             let full = w.urgent || std::time::Instant::now() >= next_round;
+            let extend = w.extend;
             // A full round extends too.
             w.urgent = false;
             w.extend = false;
+            if !full && !extend {
+                continue; // a spurious wake-up
+            }
             full
         };
         let going = if full {

@@ -568,3 +568,38 @@ fn a_batch_past_the_ceiling_on_a_lost_lease_is_lease_lost() {
         t.store.destroy_sequencer(&name).unwrap();
     }
 }
+
+/// The wait for a batch's reservation is bounded: with the store unreachable, the batch fails with
+/// LEASE_LOST within about one TTL (3 s here), never hangs, and nothing past the ceiling is minted.
+#[test]
+fn a_batch_waiting_for_its_reservation_is_bounded_by_the_ttl() {
+    let mem = Arc::new(MemoryStore::new());
+    let store: Arc<dyn Store> = mem.clone();
+    let sonyflake = Layout::preset("sonyflake").unwrap();
+    let a = acquire_layout(
+        &store,
+        "batch-outage",
+        sonyflake,
+        Options::default(),
+        Duration::from_secs(4),
+    );
+    a.next_id().unwrap();
+    let (state, ceiling) = (a.generator().state(), a.ceiling());
+    mem.set_available(false);
+    let mut ids = vec![0u64; 200_000];
+    let t0 = Instant::now();
+    let e = a.next_ids(&mut ids).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::LeaseLost, "{e}");
+    assert!(
+        t0.elapsed() >= Duration::from_millis(2900) && t0.elapsed() < Duration::from_millis(4500),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(a.generator().state(), state, "nothing minted");
+    assert_eq!(
+        a.ceiling(),
+        ceiling,
+        "no unacknowledged reservation raised it"
+    );
+    mem.set_available(true);
+}
