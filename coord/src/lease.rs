@@ -15,6 +15,14 @@
 //!   holder whose claim is still held but who reaches its ceiling (a burst faster than the keeper extends)
 //!   waits for the extension under `wait`, and gets `TOO_FAR_AHEAD` (retry shortly) under `fail`, as a
 //!   generator past `max_ahead` does.
+//! - **Batches past the ceiling**: a mint that needs more than the ceiling allows (a batch larger than
+//!   the keeper's reservation step) tells the keeper the position its request ends at. The keeper
+//!   reserves `reserve_ahead` past the later of the clock, the generator and that end, in one write
+//!   conditioned on the claim (only that write: no renewal round), and raises the ceiling once the store
+//!   acknowledged it; the mint then succeeds (under `wait` it waits for it, at most `wait_bound`, by
+//!   default the TTL; under `fail` its retry does). What the request may need is bounded by `max_ahead`:
+//!   a batch the generator could never mint (more IDs than `max_ahead` holds) fails with the core's
+//!   `INVALID_ARGUMENT` before any reservation is asked for.
 //! - **Sequencer destroyed**: the keeper checks the sequencer's record on every round; once it is gone
 //!   (or re-created: another incarnation), the ceiling drops to zero and every mint fails with
 //!   `SEQUENCER_DESTROYED`, forever.
@@ -119,9 +127,12 @@ struct Shared {
     options: LeaseOptions,
     /// The first position the generator may not mint.
     ceiling: Arc<AtomicU64>,
+    /// The end (first position after) of the largest request that met the ceiling: the keeper's
+    /// reservation covers it ([`Shared::target`]). Only grows.
+    wanted: AtomicU64,
     state: AtomicU8,
     claim: Mutex<Claim>,
-    /// Set to wake the keeper early: `stop` ends it, `urgent` asks for an extension now.
+    /// Set to wake the keeper early: `stop` ends it, `urgent` asks for a round now.
     wake: Mutex<Wake>,
     wake_cv: Condvar,
     /// Signalled whenever the ceiling or the state changes.
@@ -133,6 +144,8 @@ struct Shared {
 struct Wake {
     stop: bool,
     urgent: bool,
+    /// A mint met the ceiling: extend the reservation now (one store write, no renewal).
+    extend: bool,
 }
 
 /// A generator that mints under a node-ID lease: the lock-free [`SharedGenerator`] with a ceiling.
@@ -244,8 +257,10 @@ impl Shared {
         Ok(())
     }
 
-    /// The keeper's reservation target: `reserve_ahead` past the later of the clock and the generator.
+    /// The keeper's reservation target: `reserve_ahead` past the later of the clock, the generator
+    /// (`next_free`) and the end of a request that met the ceiling ([`Shared::wanted`]).
     fn target(&self, next_free: u64) -> Result<u64> {
+        let next_free = next_free.max(self.wanted.load(Ordering::SeqCst));
         let ahead = duration_ms(self.options.reserve_ahead).saturating_mul(1_000_000);
         let by_clock = self.position_at(self.time.unix_ns().saturating_add(ahead))?;
         // Ahead of a generator that runs ahead of the clock (a burst, a clock behind), by the same span.
@@ -319,22 +334,39 @@ fn deadline_after(time: &dyn Time, d: Duration) -> u64 {
 fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
     // The claim is good until this monotonic instant (measured from before the request that renewed it).
     let mut good_until = deadline_after(&*shared.time, shared.options.ttl);
+    // Full rounds keep their period however often a mint asks for an extension in between.
+    let mut next_round = std::time::Instant::now() + shared.period();
     loop {
-        {
+        let full = {
             let mut w = shared.wake.lock().unwrap_or_else(|p| p.into_inner());
-            if !w.stop && !w.urgent {
+            let now = std::time::Instant::now();
+            if !w.stop && !w.urgent && !w.extend && now < next_round {
                 w = shared
                     .wake_cv
-                    .wait_timeout(w, shared.period())
+                    .wait_timeout(w, next_round - now)
                     .unwrap_or_else(|p| p.into_inner())
                     .0;
             }
             if w.stop {
                 return;
             }
+            let full = w.urgent || std::time::Instant::now() >= next_round;
+            let extend = w.extend;
+            // A full round extends too.
             w.urgent = false;
-        }
-        if !keeper_round(&shared, state_of(), &mut good_until) {
+            w.extend = false;
+            if !full && !extend {
+                continue; // a spurious wake-up
+            }
+            full
+        };
+        let going = if full {
+            next_round = std::time::Instant::now() + shared.period();
+            keeper_round(&shared, state_of(), &mut good_until)
+        } else {
+            extend_round(&shared, state_of())
+        };
+        if !going {
             return;
         }
     }
@@ -379,6 +411,13 @@ fn keeper_round(shared: &Shared, next_free: u64, good_until: &mut u64) -> bool {
             return true;
         }
     }
+    extend_round(shared, next_free)
+}
+
+/// Extends the reservation to [`Shared::target`] when the ceiling is below it (one store write,
+/// conditioned on the claim). `false` once the store said the claim is lost: the keeper stops. Other
+/// errors leave the ceiling as it is for the next round.
+fn extend_round(shared: &Shared, next_free: u64) -> bool {
     let extended = shared.target(next_free).and_then(|target| {
         if target >= shared.ceiling.load(Ordering::SeqCst) {
             shared.extend_to(target)
@@ -459,6 +498,7 @@ impl Lease {
             record,
             options: lease,
             ceiling: ceiling.clone(),
+            wanted: AtomicU64::new(0),
             state: AtomicU8::new(HELD),
             claim: Mutex::new(claim.clone()),
             wake: Mutex::new(Wake::default()),
@@ -613,13 +653,18 @@ impl Lease {
         };
         match r {
             Ok(id) => Ok(id),
-            Err(e) => self.at_ceiling(e, |g| self.next_id_once(g)),
+            Err(e) => self.at_ceiling(e, 1, |g| self.next_id_once(g)),
         }
     }
 
-    /// Fills `out` with consecutive IDs under the lease (one state update).
+    /// Fills `out` with consecutive IDs under the lease (one state update). A batch past the ceiling
+    /// has the keeper reserve up to its end first (see the module docs).
     pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
-        self.retrying(|g| self.next_ids_once(g, out))
+        let n = out.len() as u64;
+        match self.next_ids_once(&self.generator, out) {
+            Ok(()) => Ok(()),
+            Err(e) => self.at_ceiling(e, n, |g| self.next_ids_once(g, out)),
+        }
     }
 
     fn next_id_once(&self, g: &CeiledGenerator) -> snowmint::Result<u64> {
@@ -632,21 +677,31 @@ impl Lease {
         g.next_ids_with(&|| Ok(time.unix_ns()), snowmint::sleep_ns, out)
     }
 
-    fn retrying<T>(&self, mut f: impl FnMut(&CeiledGenerator) -> snowmint::Result<T>) -> Result<T> {
-        match f(&self.generator) {
-            Ok(v) => Ok(v),
-            Err(e) => self.at_ceiling(e, f),
+    /// A request of `n` positions met the ceiling: asks the keeper for a reservation that covers it.
+    /// The request starts at the generator's next free position or at the clock's tick, whichever is
+    /// later (at most the tick's last position), and ends `n` positions on.
+    fn want(&self, n: u64) {
+        let s = &self.shared;
+        if let Ok(at_clock) = s.position_at(s.time.unix_ns()) {
+            let first = self.state_word.load(Ordering::SeqCst).max(at_clock);
+            s.wanted
+                .fetch_max(first.saturating_add(n), Ordering::SeqCst);
         }
+        let mut w = s.wake.lock().unwrap_or_else(|p| p.into_inner());
+        w.extend = true;
+        s.wake_cv.notify_all();
     }
 
-    /// A mint failed: at the ceiling, `SEQUENCER_DESTROYED` or `LEASE_LOST` once the lease is gone; while
-    /// it is held, a bounded wait for the keeper to raise the ceiling (`wait`; then `LEASE_LOST`) or
-    /// `TOO_FAR_AHEAD` (other policies: retry shortly).
+    /// A mint of `n` positions failed: at the ceiling, `SEQUENCER_DESTROYED` or `LEASE_LOST` once the
+    /// lease is gone; while it is held, the keeper is asked to reserve past the request's end, and the
+    /// mint waits a bounded time for it (`wait`; then `LEASE_LOST`) or fails with `TOO_FAR_AHEAD` (other
+    /// policies: retry shortly).
     #[cold]
     #[inline(never)]
     fn at_ceiling<T>(
         &self,
         e: snowmint::Error,
+        n: u64,
         mut again: impl FnMut(&CeiledGenerator) -> snowmint::Result<T>,
     ) -> Result<T> {
         let s = &self.shared;
@@ -668,7 +723,7 @@ impl Lease {
                 return Err(self.lost_at_ceiling());
             }
             let seen = s.ceiling.load(Ordering::SeqCst);
-            self.poke();
+            self.want(n);
             if self.generator.policy() != Policy::Wait {
                 // The claim is held: the keeper extends the reservation within one store round trip.
                 return Err(self.at_reservation());

@@ -6,13 +6,25 @@
 //! | `7` | this node ID |
 //! | `env` / `env:NAME` | the integer in `SNOWMINT_NODE_ID` / in `NAME` |
 //! | `k8s` / `k8s:OFFSET` | the StatefulSet ordinal at the end of the hostname (`web-3` → 3), plus OFFSET |
-//! | `ip` | the low bits of the host's private IPv4 address (Sonyflake) |
+//! | `ip` / `ip:IFACE` | the host part of the private IPv4 address of an interface that is up (not loopback, bridge or link-local), Sonyflake style; refused when it does not fit the node field |
 //! | `file:///DIR` | a lease in the embedded store in DIR (processes of one host, no server) |
 //! | `etcd://HOST:PORT[,HOST:PORT…]/PREFIX` | a lease on an etcd cluster |
 //! | `postgres://USER@HOST:PORT/DB` | a lease in a PostgreSQL table |
 //!
 //! Lease sources take `?sequencer=NAME` (default `default`) and `?ttl=10s` (`ms`, `s` or `m`; default
 //! 10 s). Every error names the source and says why.
+//!
+//! **`ip`**: the node ID is the **host part** of an IPv4 address: the address bits below its
+//! interface's prefix length (`10.0.4.5/16` → `0.0.4.5` = 1029; `10.0.0.5/24` → 5). `ip` takes the
+//! first interface, in the operating system's order, that is up, not loopback, not a bridge (`docker0`,
+//! CNI bridges: the same address on many hosts) and has a private IPv4 address (10/8, 172.16/12,
+//! 192.168/16; never link-local 169.254/16, also the same on many hosts). `ip:IFACE` takes the first
+//! IPv4 address of the interface IFACE, which must be up (a named bridge is taken; loopback and
+//! link-local addresses are not). A host part that does not fit the node field is refused, never
+//! truncated (two hosts of one /16 would share a node ID under a 10-bit node field), and so is an
+//! address whose prefix leaves no host bits (/32). Every refusal is `INVALID_ARGUMENT`, as for the other
+//! sources that cannot give a node ID. [`ip_node`] decides from a list of [`Interface`] records
+//! ([`interfaces`] reads the host's).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -44,8 +56,11 @@ pub enum NodeSource {
         /// Added to the ordinal.
         offset: u64,
     },
-    /// The low bits of the host's private IPv4 address.
-    Ip,
+    /// The host part of a private IPv4 address of an interface (module docs).
+    Ip {
+        /// `ip:IFACE`: this interface; `None`: the first eligible one.
+        iface: Option<String>,
+    },
     /// A lease from a store.
     Lease(LeaseSource),
 }
@@ -162,7 +177,7 @@ impl NodeSource {
     pub fn parse(source: &str) -> Result<NodeSource> {
         let s = source.trim();
         if s.is_empty() {
-            return Err(bad(source, "empty; give a node ID, env[:NAME], k8s[:OFFSET], ip, file:///DIR, etcd://… or postgres://…"));
+            return Err(bad(source, "empty; give a node ID, env[:NAME], k8s[:OFFSET], ip[:IFACE], file:///DIR, etcd://… or postgres://…"));
         }
         if s.bytes().all(|b| b.is_ascii_digit()) {
             return s
@@ -195,9 +210,20 @@ impl NodeSource {
                 .parse()
                 .map(|offset| NodeSource::K8s { offset })
                 .map_err(|_| bad(source, "the offset after k8s: must be a non-negative integer")),
-            ("ip", None) => Ok(NodeSource::Ip),
-            ("ip", Some(_)) => Err(bad(source, "ip takes no argument")),
-            _ => Err(bad(source, "not a node source; give a node ID, env[:NAME], k8s[:OFFSET], ip, file:///DIR, etcd://HOST:PORT/PREFIX or postgres://USER@HOST:PORT/DB")),
+            ("ip", None) => Ok(NodeSource::Ip { iface: None }),
+            ("ip", Some(name)) => {
+                // Linux's rule for interface names: 1 to 15 bytes, no '/', no whitespace.
+                let ok = !name.is_empty()
+                    && name.len() <= 15
+                    && !name.bytes().any(|b| b == b'/' || b.is_ascii_whitespace() || b.is_ascii_control());
+                if !ok {
+                    return Err(bad(source, "the interface name after ip: must be 1 to 15 characters without '/' or spaces"));
+                }
+                Ok(NodeSource::Ip {
+                    iface: Some(name.into()),
+                })
+            }
+            _ => Err(bad(source, "not a node source; give a node ID, env[:NAME], k8s[:OFFSET], ip[:IFACE], file:///DIR, etcd://HOST:PORT/PREFIX or postgres://USER@HOST:PORT/DB")),
         }
     }
 
@@ -238,15 +264,9 @@ impl NodeSource {
                     .checked_add(*offset)
                     .ok_or_else(|| bad(source, "ordinal + offset does not fit in 64 bits"))?
             }
-            NodeSource::Ip => {
-                let ip = private_ipv4().ok_or_else(|| bad(source, "this host has no private IPv4 address (10/8, 172.16/12, 192.168/16, 169.254/16)"))?;
-                let bits = layout.node_bits().min(32);
-                let mask = if bits >= 64 {
-                    u64::MAX
-                } else {
-                    (1u64 << bits) - 1
-                };
-                (u32::from(ip) as u64) & mask
+            NodeSource::Ip { iface } => {
+                ip_node(&interfaces(), iface.as_deref(), layout.node_bits())
+                    .map_err(|why| bad(source, why))?
             }
             NodeSource::Lease(_) => {
                 return Err(bad(
@@ -491,29 +511,128 @@ pub fn hostname() -> Option<String> {
         .or_else(|| std::env::var("HOSTNAME").ok().filter(|s| !s.is_empty()))
 }
 
-/// The first private IPv4 address of this host's interfaces.
-fn private_ipv4() -> Option<std::net::Ipv4Addr> {
-    let mut found = None;
+/// One IPv4 address of a network interface, as the `ip` node source sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interface {
+    /// The interface's name (`eth0`).
+    pub name: String,
+    /// Its `IFF_*` flags (`libc::IFF_UP`, `libc::IFF_LOOPBACK`, …).
+    pub flags: u32,
+    /// A bridge (`docker0`, `cni0`, `virbr0`): its address is the same on many hosts.
+    pub bridge: bool,
+    /// The address.
+    pub addr: std::net::Ipv4Addr,
+    /// The prefix length of its network (`24` for `10.0.0.5/24`).
+    pub prefix_len: u8,
+}
+
+impl Interface {
+    fn up(&self) -> bool {
+        self.flags & libc::IFF_UP as u32 != 0
+    }
+
+    fn loopback(&self) -> bool {
+        self.flags & libc::IFF_LOOPBACK as u32 != 0 || self.addr.is_loopback()
+    }
+
+    /// What the node ID of this address is: the address bits below the prefix length (none for /32).
+    fn host_part(&self) -> Option<u64> {
+        let host_bits = 32u32
+            .checked_sub(self.prefix_len as u32)
+            .filter(|&b| b > 0)?;
+        Some(u64::from(u32::from(self.addr)) & ((1u64 << host_bits) - 1))
+    }
+}
+
+/// The node ID the `ip` node source gives on a host with `interfaces` (module docs): of the interface
+/// `iface` if given, else of the first one up, not loopback, not a bridge, with a private address not
+/// link-local. Errors say why (for [`NodeSource::resolve`] to name the source).
+pub fn ip_node(
+    interfaces: &[Interface],
+    iface: Option<&str>,
+    node_bits: u32,
+) -> std::result::Result<u64, String> {
+    let usable = |i: &&Interface| !i.loopback() && !i.addr.is_link_local();
+    let chosen = match iface {
+        Some(name) => {
+            let named: Vec<&Interface> = interfaces.iter().filter(|i| i.name == name).collect();
+            if named.is_empty() {
+                return Err(format!("this host has no interface {name:?}"));
+            }
+            if !named.iter().any(|i| i.up()) {
+                return Err(format!("the interface {name:?} is down"));
+            }
+            named.into_iter().find(usable).ok_or_else(|| {
+                format!("the interface {name:?} has no IPv4 address (other than loopback or link-local 169.254/16)")
+            })?
+        }
+        None => interfaces
+            .iter()
+            .filter(|i| i.up() && !i.bridge && i.addr.is_private())
+            .find(usable)
+            .ok_or_else(|| {
+                "no interface that is up, not loopback and not a bridge has a private IPv4 address (10/8, 172.16/12, 192.168/16; link-local 169.254/16 is not taken); name one with ip:IFACE".to_string()
+            })?,
+    };
+    let at = format!("{}/{} of {}", chosen.addr, chosen.prefix_len, chosen.name);
+    let host = chosen.host_part().ok_or_else(|| {
+        format!("the address {at} has no host part (no address bits below its prefix length)")
+    })?;
+    let max = if node_bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << node_bits) - 1
+    };
+    if host > max {
+        return Err(format!(
+            "the host part of the address {at} (the bits below its /{} prefix) is {host}, over the node field's maximum {max} ({node_bits} bits); it is refused, not truncated: choose an interface with ip:IFACE or another node source",
+            chosen.prefix_len
+        ));
+    }
+    Ok(host)
+}
+
+/// The IPv4 addresses of this host's interfaces, in the operating system's order (`getifaddrs`; a
+/// bridge is an interface with `/sys/class/net/NAME/bridge`).
+pub fn interfaces() -> Vec<Interface> {
+    let mut out = Vec::new();
     // SAFETY: getifaddrs fills a list that freeifaddrs frees; every pointer is checked before use.
     unsafe {
         let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
         if libc::getifaddrs(&mut list) != 0 {
-            return None;
+            return out;
         }
         let mut p = list;
         while !p.is_null() {
             let a = (*p).ifa_addr;
-            if !a.is_null() && (*a).sa_family as i32 == libc::AF_INET {
-                let sin = &*(a as *const libc::sockaddr_in);
-                let ip = std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
-                if ip.is_private() || ip.is_link_local() {
-                    found = Some(ip);
-                    break;
-                }
+            let m = (*p).ifa_netmask;
+            if !a.is_null() && (*a).sa_family as i32 == libc::AF_INET && !(*p).ifa_name.is_null() {
+                let v4 = |s: *const libc::sockaddr| {
+                    u32::from_be((*(s as *const libc::sockaddr_in)).sin_addr.s_addr)
+                };
+                let name = std::ffi::CStr::from_ptr((*p).ifa_name)
+                    .to_string_lossy()
+                    .into_owned();
+                // An alias label (`eth0:1`) is a bridge when its device is.
+                let device = name.split(':').next().unwrap_or(&name);
+                out.push(Interface {
+                    bridge: std::path::Path::new("/sys/class/net")
+                        .join(device)
+                        .join("bridge")
+                        .exists(),
+                    flags: (*p).ifa_flags,
+                    addr: std::net::Ipv4Addr::from(v4(a)),
+                    prefix_len: if m.is_null() {
+                        32
+                    } else {
+                        v4(m).count_ones() as u8
+                    },
+                    name,
+                });
             }
             p = (*p).ifa_next;
         }
         libc::freeifaddrs(list);
     }
-    found
+    out
 }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
 use snowmint_coord::source::{open_store, parse_store_url};
 use snowmint_coord::{
-    layout_text, ClaimRequest, FileStore, Lease, LeaseOptions, LeaseState, MemoryStore, OffsetTime,
-    Reservation, SequencerConfig, Store, SystemTime, Time,
+    layout_fingerprint, layout_text, ClaimRequest, FileStore, Lease, LeaseOptions, LeaseState,
+    MemoryStore, OffsetTime, Reservation, SequencerConfig, Store, SystemTime, Time,
 };
 
 /// A store under test and the temporary directory it lives in (removed on drop), if any.
@@ -423,4 +423,183 @@ fn destroyed_sequencer_fails_forever_and_recreate_never_repeats() {
             ErrorCode::SequencerDestroyed
         );
     }
+}
+
+/// A lease on a fresh one-node sequencer of `layout`, on an injected clock 1.5 s behind, TTL 3 s.
+fn acquire_layout(
+    store: &Arc<dyn Store>,
+    name: &str,
+    layout: Layout,
+    options: Options,
+    reserve_ahead: Duration,
+) -> Lease {
+    let time: Arc<dyn Time> = Arc::new(OffsetTime::new(-1_500_000_000));
+    let config = SequencerConfig {
+        layout: layout_text(&layout),
+        nodes: 1,
+    };
+    let rec = store.create_sequencer(name, &config, now_ms()).unwrap();
+    let lease = LeaseOptions {
+        ttl: Duration::from_millis(3000),
+        reserve_ahead,
+        ..LeaseOptions::default()
+    };
+    Lease::acquire(store.clone(), time, rec, layout, options, lease).unwrap()
+}
+
+/// A batch larger than the keeper's reservation step, on a healthy lease, succeeds: the keeper reserves
+/// up to its end (acknowledged by the store) before the ceiling lets it through. Sonyflake (256 IDs per
+/// 10 ms tick: 200,000 IDs are 7.8 s of ticks, past the default 4 s step) and Twitter with a 20 ms step
+/// (200,000 IDs are 49 ticks of 1 ms); `wait` waits for the reservation, `fail`'s retry gets it.
+#[test]
+fn a_batch_past_the_reservation_step_succeeds_on_a_healthy_lease() {
+    let cases = [
+        ("sonyflake", Duration::from_secs(4), Policy::Wait),
+        ("sonyflake", Duration::from_secs(4), Policy::Fail),
+        ("twitter", Duration::from_millis(20), Policy::Wait),
+        ("twitter", Duration::from_millis(20), Policy::Fail),
+    ];
+    // Every store and case is tried; the batches that failed are reported together.
+    let mut failed = Vec::new();
+    for t in stores() {
+        for (preset, step, policy) in cases {
+            let what = format!("{} {preset} {policy:?}", t.store.describe());
+            let layout = Layout::preset(preset).unwrap();
+            let name = unique("batch");
+            let options = Options {
+                policy,
+                ..Options::default()
+            };
+            let a = acquire_layout(&t.store, &name, layout, options, step);
+            let first = a.next_id().unwrap();
+            let n = 200_000u64;
+            assert!(
+                a.generator().state() + n > a.ceiling(),
+                "{what}: the batch goes past the reservation written so far"
+            );
+            let mut ids = vec![0u64; n as usize];
+            let t0 = Instant::now();
+            let mut retries = 0;
+            loop {
+                match a.next_ids(&mut ids) {
+                    Ok(()) => break,
+                    // `fail`: the keeper is extending the reservation; retry shortly.
+                    Err(e)
+                        if policy == Policy::Fail
+                            && e.code() == ErrorCode::TooFarAhead
+                            && retries < 100 =>
+                    {
+                        retries += 1;
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    Err(e) => {
+                        failed.push(format!("{what}: {e} after {:?}", t0.elapsed()));
+                        break;
+                    }
+                }
+            }
+            if ids[0] == 0 {
+                continue;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(2),
+                "{what}: {:?}",
+                t0.elapsed()
+            );
+            assert!(ids[0] > first, "{what}");
+            assert!(
+                ids.windows(2).all(|w| w[0] < w[1]),
+                "{what}: unique and increasing"
+            );
+            assert_eq!(a.state(), LeaseState::Held, "{what}");
+            // The store holds a reservation that covers every position minted, under this layout.
+            let r = t.store.reservation(&name, a.node_id()).unwrap().unwrap();
+            assert_eq!(r.layout_fingerprint, layout_fingerprint(&layout), "{what}");
+            let last_minted = a.generator().state() - 1;
+            assert!(r.position >= last_minted, "{what}: {r:?} vs {last_minted}");
+            assert!(a.ceiling() <= r.position + 1, "{what}: ceiling within it");
+            assert!(
+                r.until_unix_ms >= layout.decode(ids[ids.len() - 1]).unwrap().unix_ms,
+                "{what}"
+            );
+            // Minting goes on after it.
+            assert!(a.next_id().unwrap() > ids[ids.len() - 1], "{what}");
+            drop(a);
+            t.store.destroy_sequencer(&name).unwrap();
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// A batch past the ceiling on a lost lease is LEASE_LOST (no reservation is written for it), and a
+/// batch larger than `max_ahead` allows is the core's INVALID_ARGUMENT, before any reservation is asked.
+#[test]
+fn a_batch_past_the_ceiling_on_a_lost_lease_is_lease_lost() {
+    let sonyflake = Layout::preset("sonyflake").unwrap();
+    for t in stores() {
+        let what = t.store.describe();
+        let name = unique("batch-lost");
+        let wait = Options::default();
+        let a = acquire_layout(&t.store, &name, sonyflake, wait, Duration::from_secs(4));
+        // 1501 ticks of 256 IDs within the default 15 s max_ahead.
+        let mut too_many = vec![0u64; 384_257];
+        let e = a.next_ids(&mut too_many).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument, "{what}: {e}");
+        assert_eq!(a.state(), LeaseState::Held, "{what}");
+        a.next_id().unwrap();
+        // The claim is taken away in the store (released under the holder): the lease is lost.
+        t.store.release(&a.claim()).unwrap();
+        let mut ids = vec![0u64; 200_000];
+        let t0 = Instant::now();
+        let e = a.next_ids(&mut ids).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::LeaseLost, "{what}: {e}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(2),
+            "{what}: {:?}",
+            t0.elapsed()
+        );
+        assert_eq!(a.state(), LeaseState::Lost, "{what}");
+        let r = t.store.reservation(&name, a.node_id()).unwrap().unwrap();
+        assert!(
+            r.position < a.generator().state() + 200_000 - 1,
+            "{what}: no reservation covers the batch of a lost claim: {r:?}"
+        );
+        drop(a);
+        t.store.destroy_sequencer(&name).unwrap();
+    }
+}
+
+/// The wait for a batch's reservation is bounded: with the store unreachable, the batch fails with
+/// LEASE_LOST within about one TTL (3 s here), never hangs, and nothing past the ceiling is minted.
+#[test]
+fn a_batch_waiting_for_its_reservation_is_bounded_by_the_ttl() {
+    let mem = Arc::new(MemoryStore::new());
+    let store: Arc<dyn Store> = mem.clone();
+    let sonyflake = Layout::preset("sonyflake").unwrap();
+    let a = acquire_layout(
+        &store,
+        "batch-outage",
+        sonyflake,
+        Options::default(),
+        Duration::from_secs(4),
+    );
+    a.next_id().unwrap();
+    let (state, ceiling) = (a.generator().state(), a.ceiling());
+    mem.set_available(false);
+    let mut ids = vec![0u64; 200_000];
+    let t0 = Instant::now();
+    let e = a.next_ids(&mut ids).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::LeaseLost, "{e}");
+    assert!(
+        t0.elapsed() >= Duration::from_millis(2900) && t0.elapsed() < Duration::from_millis(4500),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(a.generator().state(), state, "nothing minted");
+    assert_eq!(
+        a.ceiling(),
+        ceiling,
+        "no unacknowledged reservation raised it"
+    );
+    mem.set_available(true);
 }

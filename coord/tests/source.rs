@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout};
 use snowmint_coord::source::{
-    parse_ttl, redacted, EtcdUrl, LeaseSource, NodeSource, PostgresUrl, StoreUrl,
+    ip_node, parse_ttl, redacted, EtcdUrl, Interface, LeaseSource, NodeSource, PostgresUrl,
+    StoreUrl,
 };
 
 fn lease(s: &str) -> LeaseSource {
@@ -41,7 +42,28 @@ fn every_form() {
         NodeSource::parse("k8s:100").unwrap(),
         NodeSource::K8s { offset: 100 }
     );
-    assert_eq!(NodeSource::parse("ip").unwrap(), NodeSource::Ip);
+    assert_eq!(
+        NodeSource::parse("ip").unwrap(),
+        NodeSource::Ip { iface: None }
+    );
+    assert_eq!(
+        NodeSource::parse("ip:eth0").unwrap(),
+        NodeSource::Ip {
+            iface: Some("eth0".into())
+        }
+    );
+    assert_eq!(
+        NodeSource::parse("ip:eth0:1").unwrap(),
+        NodeSource::Ip {
+            iface: Some("eth0:1".into())
+        },
+        "an alias label"
+    );
+    for bad in ["ip:", "ip:a/b", "ip:a b", "ip:sixteen-chars-xy"] {
+        let e = NodeSource::parse(bad).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument, "{bad}: {e}");
+        assert!(e.to_string().contains("interface name"), "{bad}: {e}");
+    }
 
     let l = lease("file:///var/lib/ids");
     assert_eq!(
@@ -111,7 +133,7 @@ fn errors_name_the_source() {
         ("18446744073709551616", "does not fit in 64 bits"),
         ("env:", "variable name"),
         ("k8s:x", "offset"),
-        ("ip:4", "no argument"),
+        ("ip:a/b", "interface name"),
         ("redis://h/x", "unknown scheme \"redis\""),
         ("file://tmp/x", "absolute directory"),
         ("file:///x?ttl=0s", "zero"),
@@ -199,9 +221,146 @@ fn fixed_sources_resolve_and_check_the_layout() {
         .resolve("file:///x", &twitter)
         .unwrap_err();
     assert!(e.to_string().contains("needs a store"), "{e}");
-    // `ip` gives the low bits of a private address, or says there is none.
-    match NodeSource::Ip.resolve("ip", &twitter) {
+    // `ip` on this host gives a node ID that fits, or says why not, naming the source.
+    match NodeSource::parse("ip").unwrap().resolve("ip", &twitter) {
         Ok(n) => assert!(n < 1024),
-        Err(e) => assert!(e.to_string().contains("no private IPv4"), "{e}"),
+        Err(e) => {
+            assert_eq!(e.code(), ErrorCode::InvalidArgument, "{e}");
+            assert!(e.to_string().contains("node source \"ip\""), "{e}");
+        }
     }
+    let e = NodeSource::parse("ip:sm-absent0")
+        .unwrap()
+        .resolve("ip:sm-absent0", &twitter)
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("no interface \"sm-absent0\""), "{e}");
+}
+
+/// An interface record for [`ip_node`]: up unless `down`, a bridge if `bridge`.
+fn iface(name: &str, addr: &str, prefix_len: u8, up: bool, bridge: bool) -> Interface {
+    Interface {
+        name: name.into(),
+        flags: if up { libc::IFF_UP as u32 } else { 0 },
+        bridge,
+        addr: addr.parse().unwrap(),
+        prefix_len,
+    }
+}
+
+fn lo() -> Interface {
+    Interface {
+        flags: (libc::IFF_UP | libc::IFF_LOOPBACK) as u32,
+        ..iface("lo", "127.0.0.1", 8, true, false)
+    }
+}
+
+const TWITTER_BITS: u32 = 10;
+const SONYFLAKE_BITS: u32 = 16;
+
+#[test]
+fn ip_takes_an_interface_that_is_up_not_loopback_bridge_or_link_local() {
+    let eth0 = iface("eth0", "10.0.0.5", 24, true, false);
+    // docker0 (172.17.0.1, the same on every Docker host) comes first, down or up: never taken.
+    for docker_up in [false, true] {
+        let host = [
+            lo(),
+            iface("docker0", "172.17.0.1", 16, docker_up, true),
+            eth0.clone(),
+        ];
+        assert_eq!(
+            ip_node(&host, None, TWITTER_BITS),
+            Ok(5),
+            "docker0 up: {docker_up}"
+        );
+    }
+    // A CNI bridge and a link-local address are skipped the same way; a down interface too.
+    let host = [
+        lo(),
+        iface("cni0", "10.244.0.1", 24, true, true),
+        iface("eth1", "169.254.3.4", 16, true, false),
+        iface("eth2", "192.168.1.9", 24, false, false),
+        iface("eth3", "192.168.7.33", 24, true, false),
+    ];
+    assert_eq!(ip_node(&host, None, TWITTER_BITS), Ok(33));
+    // Two eligible interfaces: the first in the host's order; ip:IFACE chooses.
+    let two = [
+        lo(),
+        iface("eth0", "10.0.0.5", 24, true, false),
+        iface("eth1", "192.168.0.77", 24, true, false),
+    ];
+    assert_eq!(ip_node(&two, None, TWITTER_BITS), Ok(5));
+    assert_eq!(ip_node(&two, Some("eth1"), TWITTER_BITS), Ok(77));
+    // A named bridge is the caller's choice.
+    let host = [iface("docker0", "172.17.0.9", 16, true, true)];
+    assert_eq!(ip_node(&host, Some("docker0"), TWITTER_BITS), Ok(9));
+    // Nothing eligible: only loopback, a bridge, a link-local address, a public one.
+    let none = [
+        lo(),
+        iface("docker0", "172.17.0.1", 16, true, true),
+        iface("eth0", "169.254.10.20", 16, true, false),
+        iface("eth1", "8.8.4.4", 24, true, false),
+    ];
+    let e = ip_node(&none, None, TWITTER_BITS).unwrap_err();
+    assert!(
+        e.contains("no interface that is up") && e.contains("ip:IFACE"),
+        "{e}"
+    );
+}
+
+#[test]
+fn ip_gives_the_host_part_and_refuses_one_that_does_not_fit() {
+    // /24: the last byte; /16: the last two bytes.
+    let host = |addr: &str, prefix| [iface("eth0", addr, prefix, true, false)];
+    assert_eq!(ip_node(&host("10.0.0.5", 24), None, TWITTER_BITS), Ok(5));
+    assert_eq!(ip_node(&host("10.0.4.5", 24), None, TWITTER_BITS), Ok(5));
+    assert_eq!(ip_node(&host("10.0.0.5", 16), None, TWITTER_BITS), Ok(5));
+    // 10.0.4.5/16: host part 0.0.4.5 = 1029, past Twitter's 10-bit node field: refused, not
+    // truncated to 5 (which 10.0.0.5 has).
+    let e = ip_node(&host("10.0.4.5", 16), None, TWITTER_BITS).unwrap_err();
+    for part in [
+        "10.0.4.5/16 of eth0",
+        "1029",
+        "1023",
+        "10 bits",
+        "not truncated",
+    ] {
+        assert!(e.contains(part), "{part:?} in {e}");
+    }
+    // Sonyflake's 16-bit node field holds a /16's host part.
+    assert_eq!(
+        ip_node(&host("10.0.4.5", 16), None, SONYFLAKE_BITS),
+        Ok(1029)
+    );
+    assert_eq!(
+        ip_node(&host("172.16.255.254", 16), None, SONYFLAKE_BITS),
+        Ok(65534)
+    );
+    // ... but not an /8's.
+    let e = ip_node(&host("10.1.0.5", 8), None, SONYFLAKE_BITS).unwrap_err();
+    assert!(
+        e.contains("65541") && e.contains("65535") && e.contains("16 bits"),
+        "{e}"
+    );
+    // A /32 has no host part at all: every host would get 0.
+    let e = ip_node(&host("10.0.0.5", 32), None, SONYFLAKE_BITS).unwrap_err();
+    assert!(e.contains("no host part"), "{e}");
+}
+
+#[test]
+fn ip_iface_names_a_missing_down_or_addressless_interface() {
+    let host = [
+        lo(),
+        iface("eth0", "10.0.0.5", 24, true, false),
+        iface("eth1", "10.0.1.6", 24, false, false),
+        iface("eth2", "169.254.0.9", 16, true, false),
+    ];
+    let e = ip_node(&host, Some("wlan0"), TWITTER_BITS).unwrap_err();
+    assert!(e.contains("no interface \"wlan0\""), "{e}");
+    let e = ip_node(&host, Some("eth1"), TWITTER_BITS).unwrap_err();
+    assert!(e.contains("\"eth1\" is down"), "{e}");
+    let e = ip_node(&host, Some("eth2"), TWITTER_BITS).unwrap_err();
+    assert!(e.contains("\"eth2\" has no IPv4 address"), "{e}");
+    let e = ip_node(&host, Some("lo"), TWITTER_BITS).unwrap_err();
+    assert!(e.contains("\"lo\" has no IPv4 address"), "{e}");
 }

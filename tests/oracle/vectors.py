@@ -1510,8 +1510,15 @@ def resolve_source(source, layout, environ):
             node = u64_of(ordinal) + offset if dash else None
             if node is None or node > U64:
                 raise bad_source()
+        elif kind == "ip" and colon:
+            # ip:IFACE: a Linux interface name (1 to 15 bytes, no '/', whitespace or control character).
+            # Reading the host's interfaces is not in the corpus: a valid name is one no host has.
+            if not arg or len(arg.encode()) > 15 or any(ch == "/" or ch.isspace() or ord(ch) < 32 for ch in arg):
+                raise bad_source()
+            assert arg.startswith("sm-absent"), "the corpus names only interfaces that no host has"
+            raise bad_source()
         else:
-            raise bad_source()  # ip takes no argument; `ip` itself reads the host, not in the corpus
+            raise bad_source()  # `ip` itself reads the host, not in the corpus
     Generator(layout, node)  # NODE_ID_OUT_OF_RANGE
     return node
 
@@ -1600,7 +1607,11 @@ def node_sources_cases():
     s("k8s_offset_not_a_number", "k8s:two", {"HOSTNAME": "web-3"}, want=IA)
     s("k8s_offset_empty", "k8s:", {"HOSTNAME": "web-3"}, want=IA)
     # Other strings
-    s("ip_with_argument", "ip:3", want=IA)
+    s("ip_interface_absent", "ip:sm-absent0", want=IA)
+    s("ip_interface_empty", "ip:", want=IA)
+    s("ip_interface_slash", "ip:eth0/1", want=IA)
+    s("ip_interface_space", "ip:eth 0", want=IA)
+    s("ip_interface_too_long", "ip:sm-absent-sixteen", want=IA)
     s("unknown_word", "hostname", want=IA)
     s("unknown_kind_with_argument", "node:7", want=IA)
     s("unknown_scheme", "zookeeper://127.0.0.1:2181/app", want=IA)
