@@ -830,3 +830,87 @@ fn paused_past_the_ttl_never_duplicates() {
         a.exit();
     }
 }
+
+/// The embedded store's directory deleted (`rm -rf`, then made again) or moved away (a new directory in
+/// its place) while a process holds a node ID and mints: no other process is given that node ID while
+/// the first one may still mint under it, the first stops with `LEASE_LOST` at its next renewal, and no
+/// ID is minted twice.
+#[test]
+fn a_replaced_store_directory_never_gives_a_node_id_twice() {
+    for mode in ["rm -rf", "mv"] {
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "snowmint-replaced-{}-{}",
+            std::process::id(),
+            mode.len()
+        ));
+        let moved = dir.with_extension("old");
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&moved);
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = format!("file://{}", dir.display());
+        let seq = create(&store, "replaced", 1);
+        let src = source(&store, &seq, "1s");
+        let new_store = || {
+            cli_ok(&[
+                "sequencer", "create", &seq, "--store", &store, "--nodes", "1",
+            ]);
+        };
+        let mut a = Proc::hold(&src, &[]);
+        assert_eq!(a.node(), 0);
+        let (mut ids, err) = a.mint(2000);
+        assert_eq!(err, None);
+        match mode {
+            "mv" => std::fs::rename(&dir, &moved).unwrap(),
+            _ => std::fs::remove_dir_all(&dir).unwrap(),
+        }
+        std::fs::create_dir_all(&dir).unwrap();
+        new_store();
+        // Another process on the new directory, while the first one mints.
+        let mut b = Proc::hold(&src, &[]);
+        let first = b.line(Duration::from_secs(30));
+        let (ids_a, ids_b) = std::thread::scope(|s| {
+            let minter = s.spawn(|| a.mint(50_000).0);
+            let ids_b = if first.starts_with("node ") {
+                b.mint(50_000).0
+            } else {
+                assert_eq!(first, "err NODE_IDS_EXHAUSTED", "{mode}");
+                Vec::new()
+            };
+            (minter.join().unwrap(), ids_b)
+        });
+        let seen: HashSet<u64> = ids.iter().chain(&ids_a).copied().collect();
+        let duplicates = ids_b.iter().filter(|id| seen.contains(id)).count();
+        eprintln!(
+            "{mode}: the first holder minted {}, the second {}: {duplicates} IDs minted by both",
+            ids.len() + ids_a.len(),
+            ids_b.len()
+        );
+        assert_eq!(duplicates, 0, "{mode}: IDs minted by two holders");
+        b.exit();
+        ids.extend(ids_a);
+        // The first holder's renewal finds its file gone from the path: it stops at its ceiling.
+        let t0 = Instant::now();
+        loop {
+            let (more, err) = a.mint(20_000);
+            ids.extend(more);
+            if err.as_deref() == Some("LEASE_LOST") {
+                break;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(15),
+                "{mode}: the first holder mints on: {err:?}"
+            );
+        }
+        a.exit();
+        // Once it has exited the node ID is free on the new directory, and its IDs are not repeated.
+        let mut c = Proc::hold(&src, &[]);
+        assert_eq!(c.node(), 0);
+        let (more, err) = c.mint(20_000);
+        assert_eq!(err, None);
+        ids.extend(more);
+        c.exit();
+        assert_unique(&ids);
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&moved);
+    }
+}
