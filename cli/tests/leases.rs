@@ -852,7 +852,13 @@ fn a_replaced_store_directory_never_gives_a_node_id_twice() {
         let src = source(&store, &seq, "1s");
         let new_store = || {
             cli_ok(&[
-                "sequencer", "create", &seq, "--store", &store, "--nodes", "1",
+                "sequencer",
+                "create",
+                &seq,
+                "--store",
+                &store,
+                "--nodes",
+                "1",
             ]);
         };
         let mut a = Proc::hold(&src, &[]);

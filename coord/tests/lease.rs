@@ -467,7 +467,11 @@ fn an_expired_claim_is_free_again_while_its_holder_lives() {
         assert_eq!(held[0].claim.as_ref().map(|c| c.token), Some(a.token));
         // Past the TTL: not held, not renewable, though its holder lives.
         assert!(
-            other.holders(&name, t0 + 1500).unwrap().iter().all(|n| n.claim.is_none()),
+            other
+                .holders(&name, t0 + 1500)
+                .unwrap()
+                .iter()
+                .all(|n| n.claim.is_none()),
             "{}",
             holder.describe()
         );

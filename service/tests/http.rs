@@ -546,7 +546,11 @@ fn an_expired_lease_cannot_be_renewed_and_its_node_id_is_free_again() {
             assert_eq!(a.status, 201, "{what}: {}", a.text());
         }
         let e = take();
-        assert_eq!((e.status, e.error_code().as_str()), (503, "NODE_IDS_EXHAUSTED"), "{what}");
+        assert_eq!(
+            (e.status, e.error_code().as_str()),
+            (503, "NODE_IDS_EXHAUSTED"),
+            "{what}"
+        );
         std::thread::sleep(Duration::from_millis(450));
         let token = first[0].json()["token"].as_str().unwrap().to_string();
         let r = once(s.addr, "POST", &format!("/v1/leases/{token}/renew"), b"");
@@ -560,7 +564,12 @@ fn an_expired_lease_cannot_be_renewed_and_its_node_id_is_free_again() {
         let mut nodes = Vec::new();
         for _ in 0..3 {
             let n = take();
-            assert_eq!(n.status, 201, "{what}: expired leases still hold their node IDs: {}", n.text());
+            assert_eq!(
+                n.status,
+                201,
+                "{what}: expired leases still hold their node IDs: {}",
+                n.text()
+            );
             nodes.push(n.json()["node_id"].as_u64().unwrap());
         }
         nodes.sort();
