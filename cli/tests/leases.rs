@@ -778,9 +778,10 @@ fn bad_input() {
     cli_ok(&["mint", "--node", &src]);
 }
 
-/// A holder stopped (SIGSTOP) longer than its TTL. Server stores: another process takes the node ID and
-/// mints; the first resumes and mints only below its old reservation or fails with LEASE_LOST, never an
-/// ID of the other. Embedded store: the lock outlives the pause, so the node ID stays taken.
+/// A holder stopped (SIGSTOP) longer than its TTL: on every store (the embedded one too, whose OS lock
+/// outlives the pause but whose claim expires at its TTL), another process takes the node ID and mints;
+/// the first resumes and mints only below its old reservation or fails with LEASE_LOST, never an ID of
+/// the other.
 #[test]
 fn paused_past_the_ttl_never_duplicates() {
     for store in stores() {
@@ -796,34 +797,21 @@ fn paused_past_the_ttl_never_duplicates() {
         std::thread::sleep(Duration::from_millis(2500));
         let b = Proc::hold(&src, &[]);
         let first = b.line(Duration::from_secs(30));
-        let mut ids_b = Vec::new();
-        if embedded(&store) {
-            assert_eq!(
-                first, "err NODE_IDS_EXHAUSTED",
-                "the embedded claim is an OS lock: a pause keeps it"
-            );
-        } else {
-            assert!(
-                first.starts_with("node "),
-                "after the TTL the node ID is free: {first}"
-            );
-            let mut b = b;
-            let (ids, err) = b.mint(5000);
-            assert_eq!(err, None);
-            ids_b = ids;
-            b.exit();
-        }
+        assert!(
+            first.starts_with("node "),
+            "{store}: after the TTL the node ID is free: {first}"
+        );
+        let mut b = b;
+        let (ids_b, err) = b.mint(5000);
+        assert_eq!(err, None);
+        b.exit();
         assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
         let (more, err) = a.mint(200_000);
-        if !embedded(&store) {
-            assert!(
-                err.as_deref() == Some("LEASE_LOST")
-                    || more.iter().all(|id| ids_b.iter().all(|b| id < b)),
-                "{err:?}"
-            );
-        } else {
-            assert_eq!(err, None);
-        }
+        assert!(
+            err.as_deref() == Some("LEASE_LOST")
+                || more.iter().all(|id| ids_b.iter().all(|b| id < b)),
+            "{err:?}"
+        );
         ids_a.extend(more);
         ids_a.extend(&ids_b);
         assert_unique(&ids_a);
