@@ -442,6 +442,12 @@ impl FileStore {
         }
     }
 
+    /// Closes the files of this process's claims that have ended by `now_unix_ms` (see [`Held`]), so a
+    /// process holding many short claims (the ID service's client leases) keeps only the live ones open.
+    fn forget_ended(&self, now_unix_ms: u64) {
+        self.held().retain(|_, h| h.deadline() > now_unix_ms);
+    }
+
     /// Claims node ID `node_id` if it is free: nobody's claim, an expired one, or one whose process has
     /// died. All decided under the record's lock.
     fn claim_node(&self, r: &ClaimRequest<'_>, node_id: u64) -> Result<Option<(Claim, Held)>> {
@@ -631,8 +637,7 @@ impl Store for FileStore {
 
     fn claim(&self, r: &ClaimRequest<'_>) -> Result<Option<Claim>> {
         crate::sequencer::check_name(r.sequencer)?;
-        // Claims of this process that have ended by now: their files are closed (see `Held`).
-        self.held().retain(|_, h| h.deadline() > r.now_unix_ms);
+        self.forget_ended(r.now_unix_ms);
         for i in 0..r.nodes {
             let node_id = (r.start + i) % r.nodes;
             // Not under the `held` mutex: renewals take it before a record's lock.
@@ -646,6 +651,7 @@ impl Store for FileStore {
     }
 
     fn renew(&self, claim: &Claim, ttl_ms: u64, now_unix_ms: u64) -> Result<Claim> {
+        self.forget_ended(now_unix_ms);
         self.with_current(claim, Some(now_unix_ms), |h, holder| {
             let expires_unix_ms = now_unix_ms.saturating_add(ttl_ms);
             self.write_holder(&h.file, holder, claim.token, expires_unix_ms)
@@ -799,5 +805,45 @@ impl Store for FileStore {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Expired claims of this process (a service's client leases nobody renews) do not keep their files
+    /// open: the next claim or renewal past their expiry and reservation closes them.
+    #[test]
+    fn ended_claims_do_not_keep_files_open() {
+        let dir = std::env::temp_dir().join(format!("snowmint-file-ended-{}", std::process::id()));
+        let store = FileStore::open(&dir).unwrap();
+        let req = |now_unix_ms| ClaimRequest {
+            sequencer: "s",
+            nodes: 40,
+            start: 0,
+            ttl_ms: 1000,
+            holder: "test",
+            now_unix_ms,
+        };
+        let claims: Vec<Claim> = (0..40)
+            .map(|_| store.claim(&req(0)).unwrap().unwrap())
+            .collect();
+        let r = Reservation {
+            position: 1,
+            layout_fingerprint: 1,
+            until_unix_ms: 1500,
+        };
+        store.reserve(&claims[5], &r).unwrap();
+        assert_eq!(store.held().len(), 40);
+        // Past every expiry but not node 5's reservation: node 0 again, and node 5 still open.
+        let fresh = store.claim(&req(1200)).unwrap().unwrap();
+        assert_eq!(fresh.node_id, 0);
+        assert!(fresh.token > claims[0].token);
+        let open: Vec<u64> = store.held().keys().map(|k| k.1).collect();
+        assert_eq!((open.len(), open.contains(&5)), (2, true), "{open:?}");
+        store.renew(&fresh, 1000, 1600).unwrap();
+        assert_eq!(store.held().len(), 1);
+        let _ = fs::remove_dir_all(&dir);
     }
 }
