@@ -3,17 +3,49 @@
 //! ```text
 //! DIR/sequencers/NAME.seq           the live record of NAME (absent once destroyed)
 //! DIR/sequencers/NAME.incarnation   the last incarnation of NAME (survives destroy)
-//! DIR/nodes/NAME/N.lock             claim of node ID N: an OS lock on this file; the last holder,
-//!                                   its fencing token and expiry inside
+//! DIR/nodes/NAME/N.lock             the claim record of node ID N: the last fencing token, its expiry
+//!                                   and holder; the OS locks of the claim (below)
 //! DIR/nodes/NAME/N.reservation      the reservation of node ID N
 //! DIR/.lock                         serialises sequencer create/destroy
 //! DIR/rows/KEY.row                  a row (range allocation): its value, written whole and atomically
 //! DIR/rows/KEY.lock                 serialises the compare-and-set of KEY among processes (flock)
 //! ```
 //!
-//! A claim is an open-file-description lock (`fcntl(F_OFD_SETLK)`, `flock` where there is none) on
-//! `N.lock`: the kernel releases it when the process dies, so a node ID of a killed process is free at
-//! once. Every other file is written whole and atomically (write, `fsync`, `rename`, `fsync` of the
+//! **Claims expire at their TTL, whoever holds them** (SPEC §3.2). The claim record in `N.lock` decides:
+//! every claim, renewal, reservation and release of node ID N reads and writes it under the record's
+//! lock (an open-file-description lock, `fcntl(F_OFD_SETLK)`, on byte 0; `flock` of the file where
+//! there are none), held for microseconds and waited for at most 2 s (then `STORE_UNAVAILABLE`).
+//! - A claim takes N when the record names no claim, or one whose expiry (`now + ttl` of its last claim
+//!   or renewal, by the callers' clock) has passed, or one whose process has died; it writes the next
+//!   fencing token (above the record's and the reservation's) and the new expiry.
+//! - A renewal succeeds only while the record still names its token and has not expired; a reservation
+//!   is written only while the record names its token (so the old holder of a claim taken after its
+//!   expiry gets `LEASE_LOST`, and its keeper stops the generator at its ceiling); a release sets the
+//!   record's expiry to 0.
+//! - **Liveness**: the holder of token T keeps an open-file-description lock on byte T of `N.lock` while
+//!   it holds the claim. The kernel drops it when the process dies, so the node ID of a killed process
+//!   is free at once; a live process's lock is only a hint that its claim may still be renewed: a paused
+//!   process, or the ID service holding client leases nobody renews, loses its claim at the expiry all
+//!   the same. Without open-file-description locks (not Linux) there is no such hint: a claim ends at
+//!   its expiry or release only.
+//! - **The file must still be at its path**: a claim holds only while `N.lock` is the file it locked
+//!   (device and inode, checked under the record's lock, as the state file checks its own); if the
+//!   directory is deleted, moved away or replaced, the next renewal or reservation is `LEASE_LOST` and
+//!   the holder stops at its ceiling. Until then it may still mint up to its reservation, which the new
+//!   directory does not have, so (Linux) a claim also enters a host-wide registry:
+//!   `/dev/shm/snowmint-claims/HASH` (`/tmp/…` without `/dev/shm`; HASH of the absolute path of
+//!   `N.lock`), where the holder keeps a shared lock on the byte of its file's inode until its claim and
+//!   its last reservation have both passed (or its process ends). A claim of that path is refused while
+//!   any other inode's byte is locked: a live process holds a claim on a file that was there. These
+//!   registry files are empty and never deleted (deleting one could hide a lock taken on it). Other
+//!   systems have no registry: a process given the node ID in a replaced directory is not refused.
+//! - The ended claims of a process (expired, and past their last reservation) have their files closed
+//!   at its next claim or renewal, so a process holding many short claims keeps only the live ones open.
+//!
+//! The embedded store is for one host's local disk: the locks and the registry are this host's, and on
+//! a network file system a lock can be lost (or never be seen by another host) without notice.
+//!
+//! Every other file is written whole and atomically (write, `fsync`, `rename`, `fsync` of the
 //! directory), so a crash leaves the old or the new content, never a torn one.
 
 use std::collections::HashMap;
