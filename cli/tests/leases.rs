@@ -49,17 +49,21 @@ fn name(test: &str) -> String {
 /// Creates a sequencer of `nodes` node IDs (twitter layout) through the CLI; returns its name.
 fn create(store: &str, test: &str, nodes: u32) -> String {
     let seq = name(test);
-    let nodes = nodes.to_string();
+    create_named(store, &seq, &nodes.to_string());
+    seq
+}
+
+/// Creates (or finds, with the same configuration) sequencer `seq` through the CLI.
+fn create_named(store: &str, seq: &str, nodes: &str) {
     cli_ok(&[
         "sequencer",
         "create",
-        &seq,
+        seq,
         "--store",
         store,
         "--nodes",
-        &nodes,
+        nodes,
     ]);
-    seq
 }
 
 fn source(store: &str, sequencer: &str, ttl: &str) -> String {
@@ -516,15 +520,7 @@ fn sequencer_lifecycle() {
     for store in stores() {
         let seq = create(&store, "life", 4);
         // The same configuration again is the existing sequencer; another is a conflict.
-        cli_ok(&[
-            "sequencer",
-            "create",
-            &seq,
-            "--store",
-            &store,
-            "--nodes",
-            "4",
-        ]);
+        create_named(&store, &seq, "4");
         let e = cli_fails(
             &[
                 "sequencer",
@@ -631,15 +627,7 @@ fn sequencer_lifecycle() {
         );
 
         // Re-created (even with the same configuration): the old handles stay destroyed, forever.
-        cli_ok(&[
-            "sequencer",
-            "create",
-            &seq,
-            "--store",
-            &store,
-            "--nodes",
-            "4",
-        ]);
+        create_named(&store, &seq, "4");
         other.send("mint");
         assert_eq!(other.line(Duration::from_secs(10)), "SEQUENCER_DESTROYED");
         other.send("attach");
@@ -838,17 +826,6 @@ fn a_replaced_store_directory_never_gives_a_node_id_twice() {
         let store = format!("file://{}", dir.display());
         let seq = create(&store, "replaced", 1);
         let src = source(&store, &seq, "1s");
-        let new_store = || {
-            cli_ok(&[
-                "sequencer",
-                "create",
-                &seq,
-                "--store",
-                &store,
-                "--nodes",
-                "1",
-            ]);
-        };
         let mut a = Proc::hold(&src, &[]);
         assert_eq!(a.node(), 0);
         let (mut ids, err) = a.mint(2000);
@@ -858,7 +835,7 @@ fn a_replaced_store_directory_never_gives_a_node_id_twice() {
             _ => std::fs::remove_dir_all(&dir).unwrap(),
         }
         std::fs::create_dir_all(&dir).unwrap();
-        new_store();
+        create_named(&store, &seq, "1");
         // Another process on the new directory, while the first one mints.
         let mut b = Proc::hold(&src, &[]);
         let first = b.line(Duration::from_secs(30));
