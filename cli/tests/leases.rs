@@ -787,7 +787,7 @@ fn paused_past_the_ttl_never_duplicates() {
         let first = b.line(Duration::from_secs(30));
         assert!(
             first.starts_with("node "),
-            "{store}: after the TTL the node ID is free: {first}"
+            "after the TTL the node ID is free: {first}"
         );
         let mut b = b;
         let (ids_b, err) = b.mint(5000);

@@ -147,8 +147,13 @@ fn lock_record(file: &File) -> std::io::Result<RecordGuard<'_>> {
         let taken = ofd(file, libc::F_OFD_SETLK, libc::F_WRLCK, 0, 1)?.is_some();
         #[cfg(not(target_os = "linux"))]
         // SAFETY: the fd is open for the duration of the call.
-        let taken = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0
-            || std::io::Error::last_os_error().raw_os_error() != Some(libc::EWOULDBLOCK);
+        let taken = match unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } {
+            0 => true,
+            _ => match std::io::Error::last_os_error() {
+                e if e.raw_os_error() == Some(libc::EWOULDBLOCK) => false,
+                e => return Err(e),
+            },
+        };
         if taken {
             return Ok(RecordGuard(file));
         }
@@ -462,8 +467,9 @@ impl FileStore {
             let fail = |e| self.fail("cannot use the host's claim registry", e);
             let reg = registry_file(&name).map_err(fail)?;
             let byte = registry_byte(ino);
-            ofd(&reg, libc::F_OFD_SETLK, libc::F_RDLCK, byte, 1).map_err(fail)?;
-            let orphan = (byte > 0 && locked(&reg, 0, byte).map_err(fail)?)
+            let entered = ofd(&reg, libc::F_OFD_SETLK, libc::F_RDLCK, byte, 1).map_err(fail)?;
+            let orphan = entered.is_none()
+                || (byte > 0 && locked(&reg, 0, byte).map_err(fail)?)
                 || locked(&reg, byte + 1, 0).map_err(fail)?;
             Ok((!orphan).then_some(Some(reg)))
         }
