@@ -49,17 +49,21 @@ fn name(test: &str) -> String {
 /// Creates a sequencer of `nodes` node IDs (twitter layout) through the CLI; returns its name.
 fn create(store: &str, test: &str, nodes: u32) -> String {
     let seq = name(test);
-    let nodes = nodes.to_string();
+    create_named(store, &seq, &nodes.to_string());
+    seq
+}
+
+/// Creates (or finds, with the same configuration) sequencer `seq` through the CLI.
+fn create_named(store: &str, seq: &str, nodes: &str) {
     cli_ok(&[
         "sequencer",
         "create",
-        &seq,
+        seq,
         "--store",
         store,
         "--nodes",
-        &nodes,
+        nodes,
     ]);
-    seq
 }
 
 fn source(store: &str, sequencer: &str, ttl: &str) -> String {
@@ -516,15 +520,7 @@ fn sequencer_lifecycle() {
     for store in stores() {
         let seq = create(&store, "life", 4);
         // The same configuration again is the existing sequencer; another is a conflict.
-        cli_ok(&[
-            "sequencer",
-            "create",
-            &seq,
-            "--store",
-            &store,
-            "--nodes",
-            "4",
-        ]);
+        create_named(&store, &seq, "4");
         let e = cli_fails(
             &[
                 "sequencer",
@@ -631,15 +627,7 @@ fn sequencer_lifecycle() {
         );
 
         // Re-created (even with the same configuration): the old handles stay destroyed, forever.
-        cli_ok(&[
-            "sequencer",
-            "create",
-            &seq,
-            "--store",
-            &store,
-            "--nodes",
-            "4",
-        ]);
+        create_named(&store, &seq, "4");
         other.send("mint");
         assert_eq!(other.line(Duration::from_secs(10)), "SEQUENCER_DESTROYED");
         other.send("attach");
@@ -778,9 +766,10 @@ fn bad_input() {
     cli_ok(&["mint", "--node", &src]);
 }
 
-/// A holder stopped (SIGSTOP) longer than its TTL. Server stores: another process takes the node ID and
-/// mints; the first resumes and mints only below its old reservation or fails with LEASE_LOST, never an
-/// ID of the other. Embedded store: the lock outlives the pause, so the node ID stays taken.
+/// A holder stopped (SIGSTOP) longer than its TTL: on every store (the embedded one too, whose OS lock
+/// outlives the pause but whose claim expires at its TTL), another process takes the node ID and mints;
+/// the first resumes and mints only below its old reservation or fails with LEASE_LOST, never an ID of
+/// the other.
 #[test]
 fn paused_past_the_ttl_never_duplicates() {
     for store in stores() {
@@ -796,37 +785,103 @@ fn paused_past_the_ttl_never_duplicates() {
         std::thread::sleep(Duration::from_millis(2500));
         let b = Proc::hold(&src, &[]);
         let first = b.line(Duration::from_secs(30));
-        let mut ids_b = Vec::new();
-        if embedded(&store) {
-            assert_eq!(
-                first, "err NODE_IDS_EXHAUSTED",
-                "the embedded claim is an OS lock: a pause keeps it"
-            );
-        } else {
-            assert!(
-                first.starts_with("node "),
-                "after the TTL the node ID is free: {first}"
-            );
-            let mut b = b;
-            let (ids, err) = b.mint(5000);
-            assert_eq!(err, None);
-            ids_b = ids;
-            b.exit();
-        }
+        assert!(
+            first.starts_with("node "),
+            "after the TTL the node ID is free: {first}"
+        );
+        let mut b = b;
+        let (ids_b, err) = b.mint(5000);
+        assert_eq!(err, None);
+        b.exit();
         assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
         let (more, err) = a.mint(200_000);
-        if !embedded(&store) {
-            assert!(
-                err.as_deref() == Some("LEASE_LOST")
-                    || more.iter().all(|id| ids_b.iter().all(|b| id < b)),
-                "{err:?}"
-            );
-        } else {
-            assert_eq!(err, None);
-        }
+        assert!(
+            err.as_deref() == Some("LEASE_LOST")
+                || more.iter().all(|id| ids_b.iter().all(|b| id < b)),
+            "{err:?}"
+        );
         ids_a.extend(more);
         ids_a.extend(&ids_b);
         assert_unique(&ids_a);
         a.exit();
+    }
+}
+
+/// The embedded store's directory deleted (`rm -rf`, then made again) or moved away (a new directory in
+/// its place) while a process holds a node ID and mints: no other process is given that node ID while
+/// the first one may still mint under it, the first stops with `LEASE_LOST` at its next renewal, and no
+/// ID is minted twice.
+#[test]
+fn a_replaced_store_directory_never_gives_a_node_id_twice() {
+    for mode in ["rm -rf", "mv"] {
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "snowmint-replaced-{}-{}",
+            std::process::id(),
+            mode.len()
+        ));
+        let moved = dir.with_extension("old");
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&moved);
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = format!("file://{}", dir.display());
+        let seq = create(&store, "replaced", 1);
+        let src = source(&store, &seq, "1s");
+        let mut a = Proc::hold(&src, &[]);
+        assert_eq!(a.node(), 0);
+        let (mut ids, err) = a.mint(2000);
+        assert_eq!(err, None);
+        match mode {
+            "mv" => std::fs::rename(&dir, &moved).unwrap(),
+            _ => std::fs::remove_dir_all(&dir).unwrap(),
+        }
+        std::fs::create_dir_all(&dir).unwrap();
+        create_named(&store, &seq, "1");
+        // Another process on the new directory, while the first one mints.
+        let mut b = Proc::hold(&src, &[]);
+        let first = b.line(Duration::from_secs(30));
+        let (ids_a, ids_b) = std::thread::scope(|s| {
+            let minter = s.spawn(|| a.mint(50_000).0);
+            let ids_b = if first.starts_with("node ") {
+                b.mint(50_000).0
+            } else {
+                assert_eq!(first, "err NODE_IDS_EXHAUSTED", "{mode}");
+                Vec::new()
+            };
+            (minter.join().unwrap(), ids_b)
+        });
+        let seen: HashSet<u64> = ids.iter().chain(&ids_a).copied().collect();
+        let duplicates = ids_b.iter().filter(|id| seen.contains(id)).count();
+        eprintln!(
+            "{mode}: the first holder minted {}, the second {}: {duplicates} IDs minted by both",
+            ids.len() + ids_a.len(),
+            ids_b.len()
+        );
+        assert_eq!(duplicates, 0, "{mode}: IDs minted by two holders");
+        b.exit();
+        ids.extend(ids_a);
+        // The first holder's renewal finds its file gone from the path: it stops at its ceiling.
+        let t0 = Instant::now();
+        loop {
+            let (more, err) = a.mint(20_000);
+            ids.extend(more);
+            if err.as_deref() == Some("LEASE_LOST") {
+                break;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(15),
+                "{mode}: the first holder mints on: {err:?}"
+            );
+        }
+        a.exit();
+        // Once it has exited the node ID is free on the new directory, and its IDs are not repeated.
+        let mut c = Proc::hold(&src, &[]);
+        assert_eq!(c.node(), 0);
+        let (more, err) = c.mint(20_000);
+        assert_eq!(err, None);
+        ids.extend(more);
+        c.exit();
+        assert_unique(&ids);
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&moved);
     }
 }

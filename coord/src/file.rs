@@ -3,22 +3,55 @@
 //! ```text
 //! DIR/sequencers/NAME.seq           the live record of NAME (absent once destroyed)
 //! DIR/sequencers/NAME.incarnation   the last incarnation of NAME (survives destroy)
-//! DIR/nodes/NAME/N.lock             claim of node ID N: an OS lock on this file; the last holder,
-//!                                   its fencing token and expiry inside
+//! DIR/nodes/NAME/N.lock             the claim record of node ID N: the last fencing token, its expiry
+//!                                   and holder; the OS locks of the claim (below)
 //! DIR/nodes/NAME/N.reservation      the reservation of node ID N
 //! DIR/.lock                         serialises sequencer create/destroy
 //! DIR/rows/KEY.row                  a row (range allocation): its value, written whole and atomically
 //! DIR/rows/KEY.lock                 serialises the compare-and-set of KEY among processes (flock)
 //! ```
 //!
-//! A claim is an open-file-description lock (`fcntl(F_OFD_SETLK)`, `flock` where there is none) on
-//! `N.lock`: the kernel releases it when the process dies, so a node ID of a killed process is free at
-//! once. Every other file is written whole and atomically (write, `fsync`, `rename`, `fsync` of the
+//! **Claims expire at their TTL, whoever holds them** (SPEC §3.2). The claim record in `N.lock` decides:
+//! every claim, renewal, reservation and release of node ID N reads and writes it under the record's
+//! lock (an open-file-description lock, `fcntl(F_OFD_SETLK)`, on byte 0; `flock` of the file where
+//! there are none), held for microseconds and waited for at most 2 s (then `STORE_UNAVAILABLE`).
+//! - A claim takes N when the record names no claim, or one whose expiry (`now + ttl` of its last claim
+//!   or renewal, by the callers' clock) has passed, or one whose process has died; it writes the next
+//!   fencing token (above the record's and the reservation's) and the new expiry.
+//! - A renewal succeeds only while the record still names its token and has not expired; a reservation
+//!   is written only while the record names its token (so the old holder of a claim taken after its
+//!   expiry gets `LEASE_LOST`, and its keeper stops the generator at its ceiling); a release sets the
+//!   record's expiry to 0.
+//! - **Liveness**: the holder of token T keeps an open-file-description lock on byte T of `N.lock` while
+//!   it holds the claim. The kernel drops it when the process dies, so the node ID of a killed process
+//!   is free at once; a live process's lock is only a hint that its claim may still be renewed: a paused
+//!   process, or the ID service holding client leases nobody renews, loses its claim at the expiry all
+//!   the same. Without open-file-description locks (not Linux) there is no such hint: a claim ends at
+//!   its expiry or release only.
+//! - **The file must still be at its path**: a claim holds only while `N.lock` is the file it locked
+//!   (device and inode, checked under the record's lock, as the state file checks its own); if the
+//!   directory is deleted, moved away or replaced, the next renewal or reservation is `LEASE_LOST` and
+//!   the holder stops at its ceiling. Until then it may still mint up to its reservation, which the new
+//!   directory does not have, so (Linux) a claim also enters a host-wide registry:
+//!   `/dev/shm/snowmint-claims/HASH` (`/tmp/…` without `/dev/shm`; HASH of the absolute path of
+//!   `N.lock`), where the holder keeps a shared lock on the byte of its file's inode until its claim and
+//!   its last reservation have both passed (or its process ends). A claim of that path is refused while
+//!   any other inode's byte is locked: a live process holds a claim on a file that was there. These
+//!   registry files are empty and never deleted (deleting one could hide a lock taken on it). Other
+//!   systems have no registry: a process given the node ID in a replaced directory is not refused.
+//! - The ended claims of a process (expired, and past their last reservation) have their files closed
+//!   at its next claim or renewal, so a process holding many short claims keeps only the live ones open.
+//!
+//! The embedded store is for one host's local disk: the locks and the registry are this host's, and on
+//! a network file system a lock can be lost (or never be seen by another host) without notice.
+//!
+//! Every other file is written whole and atomically (write, `fsync`, `rename`, `fsync` of the
 //! directory), so a crash leaves the old or the new content, never a torn one.
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, Write};
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -33,58 +66,192 @@ use crate::store::{
 #[derive(Debug)]
 pub struct FileStore {
     dir: PathBuf,
-    /// The claims this process holds: their lock files stay open (closing one releases the lock).
-    held: Mutex<HashMap<(String, u64), (u64, File)>>,
+    /// `dir` made absolute (symbolic links resolved) when the store was opened: the name of its node
+    /// files in the host registry, which outlives the directory itself.
+    absolute: PathBuf,
+    /// The claims this process holds, or held and must still vouch for (see [`Held`]).
+    held: Mutex<HashMap<(String, u64), Held>>,
 }
 
-enum Lock {
-    Taken,
-    Busy,
+/// A claim of this process: its open files carry its OS locks (closing them releases the locks).
+#[derive(Debug)]
+struct Held {
+    token: u64,
+    /// The node file, with the liveness lock on byte `token`.
+    file: File,
+    /// The node file's device and inode when it was claimed: the claim holds only while this file is
+    /// still the one at its path.
+    id: (u64, u64),
+    /// The host registry's file of the node file's path, with a shared lock on the byte of `id`'s inode
+    /// (Linux; `None` elsewhere).
+    _registry: Option<File>,
+    /// The claim's expiry and the end of the last reservation written under it (callers' clock, Unix
+    /// ms). The files stay open until both have passed: a holder may mint up to its reservation, and
+    /// should its directory be deleted, the registry lock is then all that keeps its node ID from
+    /// another process (whose new directory has no reservation).
+    expires_unix_ms: u64,
+    reserved_until_unix_ms: u64,
 }
 
-/// Tries to take (or, with `test_only`, to test) an exclusive lock on the whole file, without waiting.
-fn try_lock(file: &File, test_only: bool) -> std::io::Result<Lock> {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: a zeroed `flock` is valid; the fd is open for the duration of the call.
-        let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-        fl.l_type = libc::F_WRLCK as _;
-        fl.l_whence = libc::SEEK_SET as _;
-        let cmd = if test_only {
-            libc::F_OFD_GETLK
-        } else {
-            libc::F_OFD_SETLK
-        };
-        // SAFETY: as above; `fl` outlives the call.
-        let rc = unsafe { libc::fcntl(file.as_raw_fd(), cmd, &mut fl) };
-        if rc == -1 {
-            let e = std::io::Error::last_os_error();
-            return match e.raw_os_error() {
-                Some(libc::EAGAIN) | Some(libc::EACCES) => Ok(Lock::Busy),
-                _ => Err(e),
-            };
-        }
-        if test_only && fl.l_type as i32 != libc::F_UNLCK {
-            return Ok(Lock::Busy);
-        }
-        Ok(Lock::Taken)
+impl Held {
+    fn deadline(&self) -> u64 {
+        self.expires_unix_ms.max(self.reserved_until_unix_ms)
     }
+}
+
+/// How long a process waits for another to finish with a claim record (a few microseconds of work)
+/// before the store answers `STORE_UNAVAILABLE` (the other process is paused or stuck).
+const RECORD_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// An open-file-description lock request on bytes `start..start + len` of `file` (`len` 0: to the end
+/// of any file); `Ok(None)` when a conflicting lock is held (set requests), the conflicting lock's type
+/// for `F_OFD_GETLK` (`F_UNLCK`: none).
+#[cfg(target_os = "linux")]
+fn ofd(
+    file: &File,
+    cmd: libc::c_int,
+    kind: libc::c_int,
+    start: u64,
+    len: u64,
+) -> std::io::Result<Option<libc::c_int>> {
+    // SAFETY: a zeroed `flock` is valid; the fd is open for the duration of the call.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = kind as _;
+    fl.l_whence = libc::SEEK_SET as _;
+    fl.l_start = start.min(i64::MAX as u64) as _;
+    fl.l_len = len.min(i64::MAX as u64) as _;
+    // SAFETY: as above; `fl` outlives the call.
+    if unsafe { libc::fcntl(file.as_raw_fd(), cmd, &mut fl) } == -1 {
+        let e = std::io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::EACCES) => Ok(None),
+            _ => Err(e),
+        };
+    }
+    Ok(Some(fl.l_type as libc::c_int))
+}
+
+/// Whether some open file description other than `file`'s holds a lock on any byte of `start..start +
+/// len` (`len` 0: to the end).
+#[cfg(target_os = "linux")]
+fn locked(file: &File, start: u64, len: u64) -> std::io::Result<bool> {
+    Ok(ofd(file, libc::F_OFD_GETLK, libc::F_WRLCK, start, len)? != Some(libc::F_UNLCK))
+}
+
+/// Takes the lock on a claim record (byte 0 of its node file; `flock` of the file where there are no
+/// open-file-description locks), waiting at most [`RECORD_LOCK_WAIT`]; released when the guard drops.
+fn lock_record(file: &File) -> std::io::Result<RecordGuard<'_>> {
+    let t0 = std::time::Instant::now();
+    loop {
+        #[cfg(target_os = "linux")]
+        let taken = ofd(file, libc::F_OFD_SETLK, libc::F_WRLCK, 0, 1)?.is_some();
+        #[cfg(not(target_os = "linux"))]
+        // SAFETY: the fd is open for the duration of the call.
+        let taken = match unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } {
+            0 => true,
+            _ => match std::io::Error::last_os_error() {
+                e if e.raw_os_error() == Some(libc::EWOULDBLOCK) => false,
+                e => return Err(e),
+            },
+        };
+        if taken {
+            return Ok(RecordGuard(file));
+        }
+        if t0.elapsed() >= RECORD_LOCK_WAIT {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "another process has held the claim record's lock for over 2 s",
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}
+
+struct RecordGuard<'a>(&'a File);
+
+impl Drop for RecordGuard<'_> {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        let _ = ofd(self.0, libc::F_OFD_SETLK, libc::F_UNLCK, 0, 1);
+        #[cfg(not(target_os = "linux"))]
+        // SAFETY: the fd is open for the duration of the call.
+        unsafe {
+            libc::flock(self.0.as_raw_fd(), libc::LOCK_UN);
+        }
+    }
+}
+
+/// Takes the liveness lock of the claim with fencing token `token` (byte `token` of the node file):
+/// `false` if another open file holds it. Without open-file-description locks there is none (`true`).
+fn hold_token(file: &File, token: u64) -> std::io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    return Ok(ofd(file, libc::F_OFD_SETLK, libc::F_WRLCK, token, 1)?.is_some());
     #[cfg(not(target_os = "linux"))]
     {
-        // SAFETY: the fd is open for the duration of the call.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc == -1 {
-            let e = std::io::Error::last_os_error();
-            return match e.raw_os_error() {
-                Some(libc::EWOULDBLOCK) => Ok(Lock::Busy),
-                _ => Err(e),
-            };
-        }
-        if test_only {
-            // SAFETY: as above.
-            unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
-        }
-        Ok(Lock::Taken)
+        let _ = (file, token);
+        Ok(true)
+    }
+}
+
+/// Whether a live process holds the claim with fencing token `token`: its liveness lock is held (the
+/// kernel drops it when the process dies). Without open-file-description locks this cannot be told,
+/// and the answer is `true`: such a claim ends only at its expiry.
+fn token_alive(file: &File, token: u64) -> std::io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    return locked(file, token, 1);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (file, token);
+        Ok(true)
+    }
+}
+
+/// The byte of the host registry file that stands for a node file's inode.
+#[cfg(target_os = "linux")]
+fn registry_byte(ino: u64) -> u64 {
+    ino & (u64::MAX >> 2)
+}
+
+/// The host registry (Linux): one file per node-file path, named by a hash of the path, in a directory
+/// every process of the host sees (`/dev/shm/snowmint-claims`, `/tmp/snowmint-claims` without
+/// `/dev/shm`). A holder keeps a shared lock on the byte of its node file's inode; a claimer refuses a
+/// path while a lock is held on another inode's byte, i.e. while a live process holds a claim on a file
+/// that was at this path and has since been deleted or moved away.
+#[cfg(target_os = "linux")]
+fn registry_file(node_file: &Path) -> std::io::Result<File> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let base = if Path::new("/dev/shm").is_dir() {
+        "/dev/shm/snowmint-claims"
+    } else {
+        "/tmp/snowmint-claims"
+    };
+    match fs::create_dir(base) {
+        // Shared by every user of the host, as /tmp is.
+        Ok(()) => fs::set_permissions(base, fs::Permissions::from_mode(0o1777))?,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    // FNV-1a: the same in every build. A collision of two paths only makes a claim refuse more often.
+    let hash = node_file
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    let path = Path::new(base).join(format!("{hash:016x}"));
+    match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o644)
+        .open(&path)
+    {
+        // Another user's file: a shared lock and a test need only read access.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => File::open(&path),
+        other => other,
     }
 }
 
@@ -135,8 +302,10 @@ impl FileStore {
     /// Opens (creating if missing) the store in `dir`.
     pub fn open(dir: impl Into<PathBuf>) -> Result<FileStore> {
         let dir = dir.into();
-        let store = FileStore {
+        let absolute = std::path::absolute(&dir).unwrap_or_else(|_| dir.clone());
+        let mut store = FileStore {
             dir,
+            absolute,
             held: Mutex::new(HashMap::new()),
         };
         for sub in ["sequencers", "nodes", "rows"] {
@@ -147,6 +316,9 @@ impl FileStore {
                     e,
                 )
             })?;
+        }
+        if let Ok(canonical) = fs::canonicalize(&store.dir) {
+            store.absolute = canonical;
         }
         Ok(store)
     }
@@ -175,7 +347,7 @@ impl FileStore {
         self.node_dir(name).join(format!("{node_id}.{ext}"))
     }
 
-    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<(String, u64), (u64, File)>> {
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<(String, u64), Held>> {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -242,7 +414,7 @@ impl FileStore {
 
     fn write_holder(
         &self,
-        file: &mut File,
+        file: &File,
         holder: &str,
         token: u64,
         expires_unix_ms: u64,
@@ -251,9 +423,170 @@ impl FileStore {
         // crash halfway leaves the new token readable (and at worst stale text after it).
         let holder = holder.replace('\n', " ");
         let text = format!("token={token}\nexpires_unix_ms={expires_unix_ms}\nholder={holder}\n");
-        file.rewind()?;
-        file.write_all(text.as_bytes())?;
+        let mut f = file;
+        f.rewind()?;
+        f.write_all(text.as_bytes())?;
         file.set_len(text.len() as u64)
+    }
+
+    /// The claim record in a node file: (token, expiry, holder); zeros and "" for a new file.
+    fn read_holder(&self, file: &File) -> Result<(u64, u64, String)> {
+        let mut text = String::new();
+        let mut f = file;
+        f.rewind()
+            .and_then(|_| f.read_to_string(&mut text))
+            .map_err(|e| self.fail("cannot read a claim", e))?;
+        let f = fields(&text);
+        let num = |k: &str| f.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        Ok((
+            num("token"),
+            num("expires_unix_ms"),
+            f.get("holder").unwrap_or(&"").to_string(),
+        ))
+    }
+
+    /// Whether the file with identity `id` is still the one at `path` (not deleted, not replaced, its
+    /// directory not deleted or moved away): the same check as the state file's.
+    fn at_path(&self, path: &Path, id: (u64, u64)) -> Result<bool> {
+        match fs::metadata(path) {
+            Ok(m) => Ok((m.dev(), m.ino()) == id),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(self.fail(format!("cannot stat {}", path.display()), e)),
+        }
+    }
+
+    /// Opens the host registry's file of the node file `path` and takes a shared lock on the byte of
+    /// inode `ino` (Linux; see [`registry_file`]). `Ok(None)`: a live process holds a claim on another
+    /// file that was at `path`, so the node ID is not free. Elsewhere there is no registry: `Some(None)`.
+    fn enter_registry(&self, path: &Path, ino: u64) -> Result<Option<Option<File>>> {
+        #[cfg(target_os = "linux")]
+        {
+            let name = self
+                .absolute
+                .join(path.strip_prefix(&self.dir).unwrap_or(path));
+            let fail = |e| self.fail("cannot use the host's claim registry", e);
+            let reg = registry_file(&name).map_err(fail)?;
+            let byte = registry_byte(ino);
+            let entered = ofd(&reg, libc::F_OFD_SETLK, libc::F_RDLCK, byte, 1).map_err(fail)?;
+            let orphan = entered.is_none()
+                || (byte > 0 && locked(&reg, 0, byte).map_err(fail)?)
+                || locked(&reg, byte + 1, 0).map_err(fail)?;
+            Ok((!orphan).then_some(Some(reg)))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (path, ino);
+            Ok(Some(None))
+        }
+    }
+
+    /// Closes the files of this process's claims that have ended by `now_unix_ms` (see [`Held`]), so a
+    /// process holding many short claims (the ID service's client leases) keeps only the live ones open.
+    fn forget_ended(&self, now_unix_ms: u64) {
+        self.held().retain(|_, h| h.deadline() > now_unix_ms);
+    }
+
+    /// Claims node ID `node_id` if it is free: nobody's claim, an expired one, or one whose process has
+    /// died. All decided under the record's lock.
+    fn claim_node(&self, r: &ClaimRequest<'_>, node_id: u64) -> Result<Option<(Claim, Held)>> {
+        let path = self.node_path(r.sequencer, node_id, "lock");
+        let open = || {
+            OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true)
+                .open(&path)
+        };
+        let opened = match open() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let dir = self.node_dir(r.sequencer);
+                fs::create_dir_all(&dir)
+                    .map_err(|e| self.fail(format!("cannot create {}", dir.display()), e))?;
+                open()
+            }
+            other => other,
+        };
+        let file = opened.map_err(|e| self.fail(format!("cannot open {}", path.display()), e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| self.fail(format!("cannot stat {}", path.display()), e))?;
+        let id = (meta.dev(), meta.ino());
+        let guard = lock_record(&file)
+            .map_err(|e| self.fail(format!("cannot lock {}", path.display()), e))?;
+        // The registry entry first, then the path check: a directory deleted after the check is seen
+        // by every later claimer in the registry, one deleted before it fails the check here.
+        let Some(registry) = self.enter_registry(&path, id.1)? else {
+            return Ok(None);
+        };
+        if !self.at_path(&path, id)? {
+            return Ok(None);
+        }
+        let (last, expires, _) = self.read_holder(&file)?;
+        let alive = token_alive(&file, last).map_err(|e| self.fail("cannot test a lock", e))?;
+        if last > 0 && expires > r.now_unix_ms && alive {
+            return Ok(None);
+        }
+        // The node file keeps the last token of the node ID (each holder writes its own there, under
+        // the record's lock, without fsync: a claim costs well under a millisecond). The reservation,
+        // written durably before anything is minted, records its token too, so even after a power
+        // loss the next token exceeds that of every holder that minted.
+        let token = last.max(self.reservation_token(r.sequencer, node_id)?) + 1;
+        if !hold_token(&file, token).map_err(|e| self.fail("cannot lock a claim", e))? {
+            return Ok(None);
+        }
+        let expires_unix_ms = r.now_unix_ms.saturating_add(r.ttl_ms);
+        self.write_holder(&file, r.holder, token, expires_unix_ms)
+            .map_err(|e| self.fail(format!("cannot write {}", path.display()), e))?;
+        drop(guard);
+        let claim = Claim {
+            sequencer: r.sequencer.into(),
+            node_id,
+            token,
+            expires_unix_ms,
+        };
+        let held = Held {
+            token,
+            file,
+            id,
+            _registry: registry,
+            expires_unix_ms,
+            reserved_until_unix_ms: 0,
+        };
+        Ok(Some((claim, held)))
+    }
+
+    /// Runs `f` on `claim`'s held entry under its record's lock, once the entry is checked to be
+    /// `claim`'s, its file still at its path, and the record still naming `claim`'s token (and, with
+    /// `now_unix_ms`, not expired by it); `LEASE_LOST` otherwise.
+    fn with_current<T>(
+        &self,
+        claim: &Claim,
+        now_unix_ms: Option<u64>,
+        f: impl FnOnce(&mut Held, &str) -> Result<T>,
+    ) -> Result<T> {
+        let mut held = self.held();
+        let Some(h) = held
+            .get_mut(&(claim.sequencer.clone(), claim.node_id))
+            .filter(|h| h.token == claim.token)
+        else {
+            return Err(lost(claim));
+        };
+        let path = self.node_path(&claim.sequencer, claim.node_id, "lock");
+        let file = h
+            .file
+            .try_clone()
+            .map_err(|e| self.fail("cannot lock a claim", e))?;
+        let _guard = lock_record(&file)
+            .map_err(|e| self.fail(format!("cannot lock {}", path.display()), e))?;
+        if !self.at_path(&path, h.id)? {
+            return Err(lost(claim));
+        }
+        let (token, expires, holder) = self.read_holder(&file)?;
+        if token != claim.token || now_unix_ms.is_some_and(|now| expires <= now) {
+            return Err(lost(claim));
+        }
+        f(h, &holder)
     }
 }
 
@@ -342,97 +675,52 @@ impl Store for FileStore {
 
     fn claim(&self, r: &ClaimRequest<'_>) -> Result<Option<Claim>> {
         crate::sequencer::check_name(r.sequencer)?;
+        self.forget_ended(r.now_unix_ms);
         for i in 0..r.nodes {
             let node_id = (r.start + i) % r.nodes;
-            if self
-                .held()
-                .contains_key(&(r.sequencer.to_string(), node_id))
-            {
-                continue;
+            // Not under the `held` mutex: renewals take it before a record's lock.
+            if let Some((claim, held)) = self.claim_node(r, node_id)? {
+                // An earlier claim of this process on the node ID is over (expired or replaced).
+                self.held().insert((r.sequencer.to_string(), node_id), held);
+                return Ok(Some(claim));
             }
-            let path = self.node_path(r.sequencer, node_id, "lock");
-            let open = || {
-                OpenOptions::new()
-                    .create(true)
-                    .truncate(false)
-                    .read(true)
-                    .write(true)
-                    .open(&path)
-            };
-            let opened = match open() {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    let dir = self.node_dir(r.sequencer);
-                    fs::create_dir_all(&dir)
-                        .map_err(|e| self.fail(format!("cannot create {}", dir.display()), e))?;
-                    open()
-                }
-                other => other,
-            };
-            let mut file =
-                opened.map_err(|e| self.fail(format!("cannot open {}", path.display()), e))?;
-            match try_lock(&file, false)
-                .map_err(|e| self.fail(format!("cannot lock {}", path.display()), e))?
-            {
-                Lock::Busy => continue,
-                Lock::Taken => {}
-            }
-            // The lock file keeps the last token of the node ID (each holder writes its own there, under
-            // the lock, without fsync: a claim costs well under a millisecond). The reservation, written
-            // durably before anything is minted, records its token too, so even after a power loss the
-            // next token exceeds that of every holder that minted.
-            let mut text = String::new();
-            file.read_to_string(&mut text)
-                .map_err(|e| self.fail(format!("cannot read {}", path.display()), e))?;
-            let last = fields(&text)
-                .get("token")
-                .and_then(|t| t.parse::<u64>().ok())
-                .unwrap_or(0);
-            let token = last.max(self.reservation_token(r.sequencer, node_id)?) + 1;
-            let expires_unix_ms = r.now_unix_ms.saturating_add(r.ttl_ms);
-            self.write_holder(&mut file, r.holder, token, expires_unix_ms)
-                .map_err(|e| self.fail(format!("cannot write {}", path.display()), e))?;
-            self.held()
-                .insert((r.sequencer.to_string(), node_id), (token, file));
-            return Ok(Some(Claim {
-                sequencer: r.sequencer.into(),
-                node_id,
-                token,
-                expires_unix_ms,
-            }));
         }
         Ok(None)
     }
 
     fn renew(&self, claim: &Claim, ttl_ms: u64, now_unix_ms: u64) -> Result<Claim> {
-        let mut held = self.held();
-        match held.get_mut(&(claim.sequencer.clone(), claim.node_id)) {
-            Some((token, file)) if *token == claim.token => {
-                let expires_unix_ms = now_unix_ms.saturating_add(ttl_ms);
-                let mut text = String::new();
-                file.rewind()
-                    .and_then(|_| file.read_to_string(&mut text))
-                    .map_err(|e| self.fail("cannot read a claim", e))?;
-                let holder = fields(&text)
-                    .get("holder")
-                    .map(|h| h.to_string())
-                    .unwrap_or_default();
-                self.write_holder(file, &holder, claim.token, expires_unix_ms)
-                    .map_err(|e| self.fail("cannot write a claim", e))?;
-                Ok(Claim {
-                    expires_unix_ms,
-                    ..claim.clone()
-                })
-            }
-            _ => Err(lost(claim)),
-        }
+        self.forget_ended(now_unix_ms);
+        self.with_current(claim, Some(now_unix_ms), |h, holder| {
+            let expires_unix_ms = now_unix_ms.saturating_add(ttl_ms);
+            self.write_holder(&h.file, holder, claim.token, expires_unix_ms)
+                .map_err(|e| self.fail("cannot write a claim", e))?;
+            h.expires_unix_ms = expires_unix_ms;
+            Ok(Claim {
+                expires_unix_ms,
+                ..claim.clone()
+            })
+        })
     }
 
     fn release(&self, claim: &Claim) -> Result<()> {
+        let ended = self.with_current(claim, None, |h, holder| {
+            // Expired at once (where there are no liveness locks, this is what frees it).
+            self.write_holder(&h.file, holder, claim.token, 0)
+                .map_err(|e| self.fail("cannot write a claim", e))
+        });
+        match ended {
+            Err(e) if e.code() != snowmint::ErrorCode::LeaseLost => return Err(e),
+            _ => {}
+        }
         let mut held = self.held();
         let key = (claim.sequencer.clone(), claim.node_id);
-        if held.get(&key).is_some_and(|(t, _)| *t == claim.token) {
-            // Closing the file releases the lock.
-            held.remove(&key);
+        let path = self.node_path(&claim.sequencer, claim.node_id, "lock");
+        if let Some(h) = held.get(&key).filter(|h| h.token == claim.token) {
+            // Closing the files releases the locks, unless the file has left its path: then the
+            // registry lock stays until the claim's reservation has passed (see `Held`).
+            if self.at_path(&path, h.id)? {
+                held.remove(&key);
+            }
         }
         Ok(())
     }
@@ -463,23 +751,20 @@ impl Store for FileStore {
     }
 
     fn reserve(&self, claim: &Claim, r: &Reservation) -> Result<()> {
-        // The lock is held while the file is open in `held`; writing under the `held` mutex keeps a
-        // release (or another thread's write) from interleaving.
-        let held = self.held();
-        match held.get(&(claim.sequencer.clone(), claim.node_id)) {
-            Some((token, _)) if *token == claim.token => {
-                let text = format!(
-                    "position={}\nlayout_fingerprint={}\nuntil_unix_ms={}\ntoken={}\n",
-                    r.position, r.layout_fingerprint, r.until_unix_ms, claim.token
-                );
-                write_atomic(
-                    &self.node_path(&claim.sequencer, claim.node_id, "reservation"),
-                    &text,
-                )
-                .map_err(|e| self.fail("cannot write a reservation", e))
-            }
-            _ => Err(lost(claim)),
-        }
+        // Under the record's lock, so no claim can take the node ID between the check and the write.
+        self.with_current(claim, None, |h, _| {
+            let text = format!(
+                "position={}\nlayout_fingerprint={}\nuntil_unix_ms={}\ntoken={}\n",
+                r.position, r.layout_fingerprint, r.until_unix_ms, claim.token
+            );
+            write_atomic(
+                &self.node_path(&claim.sequencer, claim.node_id, "reservation"),
+                &text,
+            )
+            .map_err(|e| self.fail("cannot write a reservation", e))?;
+            h.reserved_until_unix_ms = h.reserved_until_unix_ms.max(r.until_unix_ms);
+            Ok(())
+        })
     }
 
     fn row(&self, key: &str) -> Result<Option<String>> {
@@ -512,7 +797,7 @@ impl Store for FileStore {
         Ok(true)
     }
 
-    fn holders(&self, sequencer: &str, _now_unix_ms: u64) -> Result<Vec<NodeState>> {
+    fn holders(&self, sequencer: &str, now_unix_ms: u64) -> Result<Vec<NodeState>> {
         let dir = self.node_dir(sequencer);
         let entries = match fs::read_dir(&dir) {
             Ok(e) => e,
@@ -534,24 +819,17 @@ impl Store for FileStore {
         for node_id in ids {
             let lock_path = self.node_path(sequencer, node_id, "lock");
             let claim = match File::open(&lock_path) {
-                Ok(mut f) => {
-                    match try_lock(&f, true).map_err(|e| self.fail("cannot test a lock", e))? {
-                        Lock::Taken => None,
-                        Lock::Busy => {
-                            let mut text = String::new();
-                            f.read_to_string(&mut text)
-                                .map_err(|e| self.fail("cannot read a claim", e))?;
-                            let f = fields(&text);
-                            Some(HeldBy {
-                                holder: f.get("holder").unwrap_or(&"").to_string(),
-                                token: f.get("token").and_then(|v| v.parse().ok()).unwrap_or(0),
-                                expires_unix_ms: f
-                                    .get("expires_unix_ms")
-                                    .and_then(|v| v.parse().ok())
-                                    .unwrap_or(0),
-                            })
-                        }
-                    }
+                Ok(f) => {
+                    let (token, expires_unix_ms, holder) = self.read_holder(&f)?;
+                    let alive = token > 0
+                        && expires_unix_ms > now_unix_ms
+                        && token_alive(&f, token)
+                            .map_err(|e| self.fail("cannot test a lock", e))?;
+                    alive.then_some(HeldBy {
+                        holder,
+                        token,
+                        expires_unix_ms,
+                    })
                 }
                 Err(_) => None,
             };
@@ -565,5 +843,45 @@ impl Store for FileStore {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Expired claims of this process (a service's client leases nobody renews) do not keep their files
+    /// open: the next claim or renewal past their expiry and reservation closes them.
+    #[test]
+    fn ended_claims_do_not_keep_files_open() {
+        let dir = std::env::temp_dir().join(format!("snowmint-file-ended-{}", std::process::id()));
+        let store = FileStore::open(&dir).unwrap();
+        let req = |now_unix_ms| ClaimRequest {
+            sequencer: "s",
+            nodes: 40,
+            start: 0,
+            ttl_ms: 1000,
+            holder: "test",
+            now_unix_ms,
+        };
+        let claims: Vec<Claim> = (0..40)
+            .map(|_| store.claim(&req(0)).unwrap().unwrap())
+            .collect();
+        let r = Reservation {
+            position: 1,
+            layout_fingerprint: 1,
+            until_unix_ms: 1500,
+        };
+        store.reserve(&claims[5], &r).unwrap();
+        assert_eq!(store.held().len(), 40);
+        // Past every expiry but not node 5's reservation: node 0 again, and node 5 still open.
+        let fresh = store.claim(&req(1200)).unwrap().unwrap();
+        assert_eq!(fresh.node_id, 0);
+        assert!(fresh.token > claims[0].token);
+        let open: Vec<u64> = store.held().keys().map(|k| k.1).collect();
+        assert_eq!((open.len(), open.contains(&5)), (2, true), "{open:?}");
+        store.renew(&fresh, 1000, 1600).unwrap();
+        assert_eq!(store.held().len(), 1);
+        let _ = fs::remove_dir_all(&dir);
     }
 }

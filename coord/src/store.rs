@@ -9,7 +9,10 @@
 //!   and returns `Ok(None)` when every one is held. A claim carries a **fencing token** strictly greater
 //!   than the token of every earlier claim of the same `(sequencer, node ID)`, across releases, expiry,
 //!   sequencer destruction and re-creation (etcd: the claim key's create revision; PostgreSQL: a counter;
-//!   embedded: a counter file written under the lock).
+//!   embedded: the token in the claim record, written under the record's lock).
+//! - **Expiry**: a claim ends at its expiry whoever holds it, a live holder included: from then on the
+//!   node ID can be claimed again, and [`Store::renew`] of it fails with `LEASE_LOST` (a store that
+//!   judges expiry by its own clock decides when that is).
 //! - **Reservations** are per `(sequencer, node ID)` too, stored apart from the claim: they survive
 //!   release, expiry and [`Store::destroy_sequencer`]. [`Store::reserve`] writes one only while the
 //!   claim it names is still the current claim of that node ID (compared by fencing token, atomically
@@ -91,8 +94,8 @@ pub struct Claim {
     pub node_id: u64,
     /// The fencing token: strictly greater than that of every earlier claim of this node ID.
     pub token: u64,
-    /// When the claim expires unless renewed, Unix ms, as the store judges it (the embedded store, whose
-    /// claims end only with the process, reports the caller's `now + ttl`).
+    /// When the claim expires unless renewed, Unix ms, as the store judges it (the embedded and in-memory
+    /// stores: the caller's `now + ttl`).
     pub expires_unix_ms: u64,
 }
 
@@ -161,7 +164,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Takes one free node ID; `Ok(None)` when all `nodes` are held.
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Option<Claim>>;
 
-    /// Extends a claim by `ttl_ms` from now; `LEASE_LOST` if it is no longer the current claim.
+    /// Extends a claim by `ttl_ms` from now; `LEASE_LOST` if it is no longer the current claim or has
+    /// expired.
     fn renew(&self, claim: &Claim, ttl_ms: u64, now_unix_ms: u64) -> Result<Claim>;
 
     /// Gives a claim up (nothing happens if it is no longer held).

@@ -603,3 +603,76 @@ fn a_batch_waiting_for_its_reservation_is_bounded_by_the_ttl() {
     );
     mem.set_available(true);
 }
+/// Every store expires a claim at its TTL, whoever holds it: a renewal after the TTL is `LEASE_LOST`,
+/// and the node ID can be claimed again while the first holder still lives (on the embedded store: a
+/// second open of the directory, whose OS locks conflict with the first's as another process's do).
+/// Stores that judge expiry by the caller's clock (in-memory, embedded) are driven by clock readings
+/// here; the server stores, judged by their own clocks, by `tests/servers.rs`
+/// (`an_expired_claim_is_taken_and_fenced_off`).
+#[test]
+fn an_expired_claim_is_free_again_while_its_holder_lives() {
+    for t in stores().into_iter().take(2) {
+        let name = unique("expiry");
+        let holder = &t.store;
+        // Another process's view of the same store (the memory store is one process's).
+        let other: Arc<dyn Store> = match &t.dir {
+            Some(dir) => Arc::new(FileStore::open(dir).unwrap()),
+            None => holder.clone(),
+        };
+        holder.create_sequencer(&name, &config(1), 0).unwrap();
+        let t0 = now_ms();
+        let req = |now_unix_ms, who| ClaimRequest {
+            sequencer: &name,
+            nodes: 1,
+            start: 0,
+            ttl_ms: 1000,
+            holder: who,
+            now_unix_ms,
+        };
+        let r = Reservation {
+            position: 10,
+            layout_fingerprint: 7,
+            until_unix_ms: 10,
+        };
+        let a = holder.claim(&req(t0, "a")).unwrap().unwrap();
+        assert_eq!(a.expires_unix_ms, t0 + 1000);
+        // Inside the TTL: held, renewable.
+        assert!(other.claim(&req(t0 + 999, "b")).unwrap().is_none());
+        let a = holder.renew(&a, 1000, t0 + 500).unwrap();
+        assert_eq!(a.expires_unix_ms, t0 + 1500);
+        assert!(other.claim(&req(t0 + 1499, "b")).unwrap().is_none());
+        let held = other.holders(&name, t0 + 1499).unwrap();
+        assert_eq!(held[0].claim.as_ref().map(|c| c.token), Some(a.token));
+        // Past the TTL: not held, not renewable, though its holder lives.
+        assert!(
+            other
+                .holders(&name, t0 + 1500)
+                .unwrap()
+                .iter()
+                .all(|n| n.claim.is_none()),
+            "{}",
+            holder.describe()
+        );
+        let e = holder.renew(&a, 1000, t0 + 1500).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::LeaseLost, "{}: {e}", holder.describe());
+        let b = other.claim(&req(t0 + 1600, "b")).unwrap();
+        let b = b.unwrap_or_else(|| panic!("{}: an expired claim stays taken", holder.describe()));
+        assert!(b.token > a.token, "fencing tokens strictly increase");
+        // The old holder is fenced off; the new one is not.
+        let e = holder.reserve(&a, &r).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::LeaseLost, "{e}");
+        let e = holder.renew(&a, 1000, t0 + 1600).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::LeaseLost, "{e}");
+        other.reserve(&b, &r).unwrap();
+        assert_eq!(holder.reservation(&name, 0).unwrap(), Some(r));
+        // The old holder cannot take it back while the new claim lives, nor free it by releasing.
+        holder.release(&a).unwrap();
+        assert!(holder.claim(&req(t0 + 1700, "a")).unwrap().is_none());
+        let b = other.renew(&b, 1000, t0 + 1700).unwrap();
+        assert_eq!(b.expires_unix_ms, t0 + 2700);
+        other.release(&b).unwrap();
+        let c = holder.claim(&req(t0 + 1800, "a")).unwrap().unwrap();
+        assert!(c.token > b.token);
+        holder.release(&c).unwrap();
+    }
+}

@@ -523,22 +523,58 @@ fn leases_take_renew_release_exhaust_and_follow_reservations() {
     );
 }
 
+/// Every store expires a client lease at its TTL (SPEC §6a): a renewal after it is 409 `LEASE_LOST`, and
+/// every node ID is free again for other clients, on the in-memory store and on the embedded store
+/// (whose claims are OS locks held by the service's process, which lives on).
 #[test]
-fn an_expired_lease_cannot_be_renewed() {
-    let mut cfg = small();
-    cfg.lease_ttl = Duration::from_millis(300);
-    cfg.lease_reservation = Duration::from_millis(200);
-    let s = with_store(cfg);
-    let a = once(s.addr, "POST", "/v1/leases", b"").json();
-    let token = a["token"].as_str().unwrap();
-    std::thread::sleep(Duration::from_millis(450));
-    let r = once(s.addr, "POST", &format!("/v1/leases/{token}/renew"), b"");
-    assert_eq!(
-        (r.status, r.error_code().as_str()),
-        (409, "LEASE_LOST"),
-        "{}",
-        r.text()
-    );
+fn an_expired_lease_cannot_be_renewed_and_its_node_id_is_free_again() {
+    let dir = common::TempDir::new("expiry");
+    let stores: [Arc<dyn Store>; 2] = [
+        Arc::new(MemoryStore::new()),
+        Arc::new(snowmint_coord::FileStore::open(&dir.0).unwrap()),
+    ];
+    for store in stores {
+        let what = store.describe();
+        let mut cfg = small();
+        cfg.lease_ttl = Duration::from_millis(300);
+        cfg.lease_reservation = Duration::from_millis(200);
+        let s = service(cfg, Some(store));
+        let take = || once(s.addr, "POST", "/v1/leases", b"");
+        // The three node IDs the service does not mint with, then none.
+        let first: Vec<_> = (0..3).map(|_| take()).collect();
+        for a in &first {
+            assert_eq!(a.status, 201, "{what}: {}", a.text());
+        }
+        let e = take();
+        assert_eq!(
+            (e.status, e.error_code().as_str()),
+            (503, "NODE_IDS_EXHAUSTED"),
+            "{what}"
+        );
+        std::thread::sleep(Duration::from_millis(450));
+        let token = first[0].json()["token"].as_str().unwrap().to_string();
+        let r = once(s.addr, "POST", &format!("/v1/leases/{token}/renew"), b"");
+        assert_eq!(
+            (r.status, r.error_code().as_str()),
+            (409, "LEASE_LOST"),
+            "{what}: {}",
+            r.text()
+        );
+        // Past the TTL every node ID is free again, with a larger fencing token.
+        let mut nodes = Vec::new();
+        for _ in 0..3 {
+            let n = take();
+            assert_eq!(
+                n.status,
+                201,
+                "{what}: expired leases still hold their node IDs: {}",
+                n.text()
+            );
+            nodes.push(n.json()["node_id"].as_u64().unwrap());
+        }
+        nodes.sort();
+        assert_eq!(nodes, vec![1, 2, 3], "{what}");
+    }
 }
 
 #[test]
