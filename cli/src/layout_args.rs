@@ -30,6 +30,22 @@ pub struct Chosen {
 }
 
 impl LayoutArgs {
+    /// Whether any layout option was given (a lease source then checks it against the sequencer's;
+    /// without any, the sequencer's stored layout is adopted).
+    pub fn given(&self) -> bool {
+        self.preset.is_some()
+            || self.epoch_ms.is_some()
+            || self.node_count.is_some()
+            || self.node_id_offset.is_some()
+            || self.timestamp_bits.is_some()
+            || self.node_bits.is_some()
+            || self.sequence_bits.is_some()
+            || self.order.is_some()
+            || self.tick_ns.is_some()
+            || self.use_sign_bit
+            || self.node_split_bits.is_some()
+    }
+
     /// Consumes `name` if it is a layout option; `Ok(false)` if it is not one.
     pub fn take(
         &mut self,

@@ -3,6 +3,7 @@
 //! ```text
 //! DIR/sequencers/NAME.seq           the live record of NAME (absent once destroyed)
 //! DIR/sequencers/NAME.incarnation   the last incarnation of NAME (survives destroy)
+//! DIR/sequencers/NAME.floor         the value floor of NAME (raised by destroy, survives it)
 //! DIR/nodes/NAME/N.lock             claim of node ID N: an OS lock on this file; the last holder,
 //!                                   its fencing token and expiry inside
 //! DIR/nodes/NAME/N.reservation      the reservation of node ID N
@@ -15,6 +16,10 @@
 //! `N.lock`: the kernel releases it when the process dies, so a node ID of a killed process is free at
 //! once. Every other file is written whole and atomically (write, `fsync`, `rename`, `fsync` of the
 //! directory), so a crash leaves the old or the new content, never a torn one.
+//!
+//! Create, destroy and every reservation run under `DIR/.lock`: a reservation is written only while
+//! the record of the incarnation its claim was taken under is live, so the floor a destroy computes
+//! from the reservations is final (crate::store, "Value floor").
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
@@ -33,9 +38,12 @@ use crate::store::{
 #[derive(Debug)]
 pub struct FileStore {
     dir: PathBuf,
-    /// The claims this process holds: their lock files stay open (closing one releases the lock).
-    held: Mutex<HashMap<(String, u64), (u64, File)>>,
+    /// The claims this process holds: fencing token, the incarnation claimed under, and the lock file,
+    /// which stays open (closing it releases the lock).
+    held: Mutex<HashMap<(String, u64), Held>>,
 }
+
+type Held = (u64, u64, File);
 
 enum Lock {
     Taken,
@@ -175,7 +183,7 @@ impl FileStore {
         self.node_dir(name).join(format!("{node_id}.{ext}"))
     }
 
-    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<(String, u64), (u64, File)>> {
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<(String, u64), Held>> {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -210,6 +218,8 @@ impl FileStore {
                     },
                     incarnation,
                     created_unix_ms,
+                    // Records written before floors existed have none: 0.
+                    floor: num("floor").unwrap_or(0),
                 }))
             }
             _ => Err(self.corrupt(&path)),
@@ -282,14 +292,16 @@ impl Store for FileStore {
         let incarnation = self.read_u64(&inc_path)?.unwrap_or(0) + 1;
         write_atomic(&inc_path, &format!("{incarnation}\n"))
             .map_err(|e| self.fail("cannot write the incarnation", e))?;
+        let floor = self.read_u64(&self.seq_path(name, "floor"))?.unwrap_or(0);
         let record = SequencerRecord {
             name: name.into(),
             config: config.clone(),
             incarnation,
             created_unix_ms: now_unix_ms,
+            floor,
         };
         let text = format!(
-            "incarnation={incarnation}\nnodes={}\ncreated_unix_ms={now_unix_ms}\nlayout={}\n",
+            "incarnation={incarnation}\nnodes={}\ncreated_unix_ms={now_unix_ms}\nfloor={floor}\nlayout={}\n",
             config.nodes, config.layout
         );
         write_atomic(&self.seq_path(name, "seq"), &text)
@@ -325,8 +337,25 @@ impl Store for FileStore {
         Ok(out)
     }
 
-    fn destroy_sequencer(&self, name: &str) -> Result<bool> {
+    fn destroy_sequencer(&self, name: &str, incarnation: u64) -> Result<bool> {
+        crate::sequencer::check_name(name)?;
         let _guard = self.registry_lock()?;
+        let Some(record) = self
+            .read_record(name)?
+            .filter(|r| r.incarnation == incarnation)
+        else {
+            return Ok(false);
+        };
+        // Under the registry lock no reservation of this incarnation can be written any more.
+        let reservations = self
+            .holders(name, 0)?
+            .into_iter()
+            .filter_map(|n| n.reservation);
+        let floor = crate::store::floor_after(&record, reservations)?;
+        if floor > record.floor {
+            write_atomic(&self.seq_path(name, "floor"), &format!("{floor}\n"))
+                .map_err(|e| self.fail("cannot write the sequencer's floor", e))?;
+        }
         let path = self.seq_path(name, "seq");
         match fs::remove_file(&path) {
             Ok(()) => {
@@ -342,6 +371,14 @@ impl Store for FileStore {
 
     fn claim(&self, r: &ClaimRequest<'_>) -> Result<Option<Claim>> {
         crate::sequencer::check_name(r.sequencer)?;
+        // Only a hint here (the reservation, under the registry lock, is what decides).
+        if self.read_record(r.sequencer)?.map(|s| s.incarnation) != Some(r.incarnation) {
+            return Err(crate::store::not_live(
+                &self.describe(),
+                r.sequencer,
+                r.incarnation,
+            ));
+        }
         for i in 0..r.nodes {
             let node_id = (r.start + i) % r.nodes;
             if self
@@ -391,8 +428,10 @@ impl Store for FileStore {
             let expires_unix_ms = r.now_unix_ms.saturating_add(r.ttl_ms);
             self.write_holder(&mut file, r.holder, token, expires_unix_ms)
                 .map_err(|e| self.fail(format!("cannot write {}", path.display()), e))?;
-            self.held()
-                .insert((r.sequencer.to_string(), node_id), (token, file));
+            self.held().insert(
+                (r.sequencer.to_string(), node_id),
+                (token, r.incarnation, file),
+            );
             return Ok(Some(Claim {
                 sequencer: r.sequencer.into(),
                 node_id,
@@ -406,7 +445,7 @@ impl Store for FileStore {
     fn renew(&self, claim: &Claim, ttl_ms: u64, now_unix_ms: u64) -> Result<Claim> {
         let mut held = self.held();
         match held.get_mut(&(claim.sequencer.clone(), claim.node_id)) {
-            Some((token, file)) if *token == claim.token => {
+            Some((token, _, file)) if *token == claim.token => {
                 let expires_unix_ms = now_unix_ms.saturating_add(ttl_ms);
                 let mut text = String::new();
                 file.rewind()
@@ -430,7 +469,7 @@ impl Store for FileStore {
     fn release(&self, claim: &Claim) -> Result<()> {
         let mut held = self.held();
         let key = (claim.sequencer.clone(), claim.node_id);
-        if held.get(&key).is_some_and(|(t, _)| *t == claim.token) {
+        if held.get(&key).is_some_and(|(t, _, _)| *t == claim.token) {
             // Closing the file releases the lock.
             held.remove(&key);
         }
@@ -467,7 +506,14 @@ impl Store for FileStore {
         // release (or another thread's write) from interleaving.
         let held = self.held();
         match held.get(&(claim.sequencer.clone(), claim.node_id)) {
-            Some((token, _)) if *token == claim.token => {
+            Some((token, incarnation, _)) if *token == claim.token => {
+                // Only while the incarnation is live: a destroy (under the same lock) has either not
+                // computed the floor yet, or this claim's sequencer is gone.
+                let _guard = self.registry_lock()?;
+                if self.read_record(&claim.sequencer)?.map(|r| r.incarnation) != Some(*incarnation)
+                {
+                    return Err(lost(claim));
+                }
                 let text = format!(
                     "position={}\nlayout_fingerprint={}\nuntil_unix_ms={}\ntoken={}\n",
                     r.position, r.layout_fingerprint, r.until_unix_ms, claim.token
