@@ -128,6 +128,11 @@ enum snowmint_result
    */
   SNOWMINT_RESULT_SERVICE_UNAVAILABLE = 19,
   /**
+   * No sequencer of this name exists in the store (only `default` is created implicitly; create any
+   * other with `sequencer create` first).
+   */
+  SNOWMINT_RESULT_SEQUENCER_NOT_FOUND = 20,
+  /**
    * C API: a required pointer argument was NULL.
    */
   SNOWMINT_RESULT_NULL_POINTER = 100,

@@ -676,6 +676,72 @@ fn sequencer_lifecycle() {
     }
 }
 
+/// SPEC §3.3: a sequencer is one ID space; only `default` is created implicitly. A mint names an
+/// existing sequencer (a typo, or a destroyed one, is SEQUENCER_NOT_FOUND naming what exists, and
+/// creates nothing), and adopts its stored layout and node count (another layout is SEQUENCER_CONFLICT).
+#[test]
+fn mint_attaches_only_to_an_existing_sequencer_and_adopts_its_configuration() {
+    for store in stores() {
+        let seq = name("orders");
+        cli_ok(&[
+            "sequencer",
+            "create",
+            &seq,
+            "--store",
+            &store,
+            "--nodes",
+            "128",
+            "--layout",
+            "discord",
+        ]);
+        // No layout option: the stored layout (discord) and node count (128).
+        let out = cli_ok(&["mint", "-n", "3", "--node", &source(&store, &seq, "2s")]);
+        let discord = snowmint::Layout::preset("discord").unwrap();
+        for line in out.lines() {
+            let id: u64 = line.parse().unwrap();
+            assert!(discord.decode(id).unwrap().node < 128, "{line}");
+        }
+        assert_eq!(out.lines().count(), 3, "{out}");
+        // Another layout is a conflict, not a silent second ID space.
+        cli_fails(
+            &[
+                "mint",
+                "-n",
+                "1",
+                "--layout",
+                "twitter",
+                "--node",
+                &source(&store, &seq, "2s"),
+            ],
+            "SEQUENCER_CONFLICT",
+        );
+        // A typo: not found, naming the sequencer meant; nothing is created.
+        let typo = seq.replace("orders", "ordres");
+        let e = cli_fails(
+            &["mint", "-n", "1", "--node", &source(&store, &typo, "2s")],
+            "SEQUENCER_NOT_FOUND",
+        );
+        assert!(e.contains(&seq), "{e}");
+        let list = cli_ok(&["sequencer", "list", "--store", &store]);
+        assert!(!list.contains(&typo), "{list}");
+        // After a destroy, a mint does not re-create it with the defaults.
+        cli_ok(&["sequencer", "destroy", &seq, "--store", &store]);
+        cli_fails(
+            &["mint", "-n", "1", "--node", &source(&store, &seq, "2s")],
+            "SEQUENCER_NOT_FOUND",
+        );
+        cli_fails(
+            &["sequencer", "destroy", &seq, "--store", &store],
+            "SEQUENCER_NOT_FOUND",
+        );
+        let list = cli_ok(&["sequencer", "list", "--store", &store]);
+        assert!(
+            !list.lines().any(|l| l.starts_with(&format!("{seq}\t"))),
+            "{list}"
+        );
+    }
+}
+
 /// Bad input: every error names the source and says why, with a stable code.
 #[test]
 fn bad_input() {

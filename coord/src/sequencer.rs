@@ -570,7 +570,7 @@ impl Sequencer {
 ///
 /// ```
 /// let dir = std::env::temp_dir().join(format!("snowmint-doc-{}", std::process::id()));
-/// let url = format!("file://{}?sequencer=doc", dir.display());
+/// let url = format!("file://{}", dir.display()); // the sequencer `default`, created on first use
 /// let gen = snowmint_coord::NodeGenerator::open(&url, snowmint::Layout::twitter(), Default::default())?;
 /// let lease = gen.lease().expect("a lease source");
 /// println!("node {} (fencing token {}, expires {})", lease.node_id(), lease.fencing_token(), lease.expires_unix_ms());

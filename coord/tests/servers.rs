@@ -461,7 +461,7 @@ fn a_schema_owned_by_someone_else_is_a_clear_error() {
 #[test]
 fn server_stores_work_inside_an_async_runtime() {
     for kind in servers() {
-        let source = with_params(&fresh_url(kind, "async"), "sequencer=a&ttl=5s");
+        let source = with_params(&fresh_url(kind, "async"), "sequencer=default&ttl=5s");
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
