@@ -483,8 +483,13 @@ impl Lease {
         )
         .map_err(|e| release_on_error(e.into()))?;
         // After the node ID's reservation, and at or above the value floor of earlier incarnations.
-        let floor = crate::sequencer::floor_position(&shared.record, &layout)
-            .map_err(|e| release_on_error(e))?;
+        let floor = crate::sequencer::floor_start(
+            &shared.record,
+            &layout,
+            shared.time.unix_ns(),
+            options.max_ahead_ns,
+        )
+        .map_err(release_on_error)?;
         let start_at = match shared.store.reservation(&claim.sequencer, claim.node_id) {
             Ok(r) => r.map_or(0, |r| shared.start_after(&r)).max(floor),
             Err(e) => return Err(release_on_error(e)),

@@ -120,7 +120,7 @@ fn create_record(
     let now_ns = time.unix_ns();
     let now_ms = now_ns / 1_000_000;
     let record = store.create_sequencer(name, &config, now_ms)?;
-    if let Err(e) = check_floor(&record, layout, now_ns, options.max_ahead_ns) {
+    if let Err(e) = floor_start(&record, layout, now_ns, options.max_ahead_ns) {
         if record.created_unix_ms == now_ms {
             // Ours (or one created in the same millisecond, which would fail the same way).
             store.destroy_sequencer(name, record.incarnation)?;
@@ -151,15 +151,16 @@ pub fn floor_position(record: &SequencerRecord, layout: &Layout) -> Result<u64> 
         })
 }
 
-/// `SEQUENCER_CONFLICT` if the first tick a holder of `record` may mint begins more than `max_ahead_ns`
-/// after `now_ns`.
-fn check_floor(
+/// [`floor_position`], checked: `SEQUENCER_CONFLICT` if its tick begins more than `max_ahead_ns` after
+/// `now_ns` (a holder would wait that long, or fail, before its first ID).
+pub fn floor_start(
     record: &SequencerRecord,
     layout: &Layout,
     now_ns: u64,
     max_ahead_ns: u64,
-) -> Result<()> {
-    let start = floor_position(record, layout)? >> layout.sequence_bits();
+) -> Result<u64> {
+    let position = floor_position(record, layout)?;
+    let start = position >> layout.sequence_bits();
     let start_ns = layout
         .epoch_ns()
         .saturating_add(start.saturating_mul(layout.tick_ns()));
@@ -177,7 +178,7 @@ fn check_floor(
             ),
         ));
     }
-    Ok(())
+    Ok(position)
 }
 
 /// Checks a sequencer name: 1 to 64 characters of `A-Z a-z 0-9 _ . -`, not starting with `.` or `-`

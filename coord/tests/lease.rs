@@ -277,32 +277,54 @@ fn another_layout_starts_after_the_reserved_time() {
             .until_unix_ms;
         assert!(until >= reserved_ms);
         t.store.destroy_sequencer(&name, incarnation).unwrap();
-        // Ticks of 10 ms, another epoch: the first ID's time is at or after the reserved time.
-        let sonyflake = Layout::preset("sonyflake").unwrap();
-        let rec = t
-            .store
-            .create_sequencer(
-                &name,
-                &SequencerConfig {
-                    layout: layout_text(&sonyflake),
-                    nodes: 1,
-                },
-                now_ms(),
-            )
-            .unwrap();
+        let recreate = |layout: &Layout| {
+            t.store
+                .create_sequencer(
+                    &name,
+                    &SequencerConfig {
+                        layout: layout_text(layout),
+                        nodes: 1,
+                    },
+                    now_ms(),
+                )
+                .unwrap()
+        };
         let behind: Arc<dyn Time> = Arc::new(OffsetTime::new(-5_000_000_000));
+        // Sonyflake (ticks of 10 ms, 2014 epoch) reaches the old IDs' values only decades from now:
+        // its holders are refused rather than repeat them (or wait that long).
+        let sonyflake = Layout::preset("sonyflake").unwrap();
+        let rec = recreate(&sonyflake);
+        let e = Lease::acquire(
+            t.store.clone(),
+            behind.clone(),
+            rec.clone(),
+            sonyflake,
+            Options::default(),
+            LeaseOptions::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::SequencerConflict, "{e}");
+        t.store.destroy_sequencer(&name, rec.incarnation).unwrap();
+        // Another epoch (1970) whose IDs are already above the old ones: the first ID's time is at or
+        // after the reserved time.
+        let early = Layout::new(LayoutConfig {
+            epoch_ms: 0,
+            ..Layout::twitter().config().clone()
+        })
+        .unwrap();
+        let rec = recreate(&early);
         let b = Lease::acquire(
             t.store.clone(),
             behind,
             rec,
-            sonyflake,
+            early,
             Options::default(),
             LeaseOptions::default(),
         )
         .unwrap();
         let id = b.next_id().unwrap();
         assert!(
-            sonyflake.decode(id).unwrap().unix_ms >= until,
+            early.decode(id).unwrap().unix_ms >= until,
             "after the old reservation's time"
         );
         assert!(Layout::twitter().decode(last).unwrap().unix_ms < until);

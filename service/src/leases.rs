@@ -366,8 +366,13 @@ impl Leases {
             .reservation(&self.sequencer, claim.node_id)
             .map_err(unavailable)?;
         // After the node ID's reservation, and at or above the floor of destroyed incarnations.
-        let floor = snowmint_coord::sequencer::floor_position(&self.record, &self.layout)
-            .map_err(unavailable)?;
+        let floor = snowmint_coord::sequencer::floor_start(
+            &self.record,
+            &self.layout,
+            self.time.unix_ns(),
+            Options::default().max_ahead_ns,
+        )
+        .map_err(unavailable)?;
         let start = stored.map_or(0, |r| self.start_after(&r)).max(floor);
         let last = self.target(start)?;
         self.store
