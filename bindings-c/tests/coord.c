@@ -186,7 +186,7 @@ static void test_lifecycle(const snowmint_layout *l, const char *base) {
     CHECK(other == NULL);
     CHECK_RC(snowmint_sequencer_create(store, ".bad", l, 2, &other), SNOWMINT_RESULT_INVALID_ARGUMENT);
     CHECK_RC(snowmint_sequencer_create(store, "n0", l, 5000, &other), SNOWMINT_RESULT_INVALID_ARGUMENT);
-    CHECK_RC(snowmint_sequencer_open(store, "no-such-sequencer", &other), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    CHECK_RC(snowmint_sequencer_open(store, "no-such-sequencer", &other), SNOWMINT_RESULT_SEQUENCER_NOT_FOUND);
     CHECK_RC(snowmint_sequencer_create("7", name, l, 2, &other), SNOWMINT_RESULT_INVALID_ARGUMENT);
 
     snowmint_shared_generator *a = NULL, *b = NULL, *c = NULL;

@@ -70,7 +70,7 @@ test('bad sources reject with the same codes as Rust', async () => {
   })
   await assert.rejects(Sequencer.create('.bad', { store: FILE }), { code: 'INVALID_ARGUMENT' })
   await assert.rejects(Sequencer.create('zero', { store: FILE, nodeCount: 0 }), { code: 'INVALID_ARGUMENT' })
-  await assert.rejects(Sequencer.open('missing', { store: FILE }), { code: 'INVALID_ARGUMENT' })
+  await assert.rejects(Sequencer.open('missing', { store: FILE }), { code: 'SEQUENCER_NOT_FOUND' })
   assert.throws(() => Sequencer.create('x', { store: 7 }), { code: 'INVALID_ARGUMENT' })
 })
 

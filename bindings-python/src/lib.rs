@@ -859,7 +859,7 @@ impl PySequencer {
         })
     }
 
-    /// A handle on the existing sequencer `name` in `store`.
+    /// A handle on the existing sequencer `name` in `store` (SequencerNotFoundError if there is none).
     #[staticmethod]
     #[pyo3(signature = (name, *, store))]
     fn open(py: Python<'_>, name: &Bound<'_, PyAny>, store: &Bound<'_, PyAny>) -> PyResult<Self> {

@@ -222,7 +222,7 @@ def test_sequencer_bad_inputs(tmp_path: Path) -> None:
         snowmint.Sequencer.create("big", store=store, node_count=4097)
     with pytest.raises(snowmint.InvalidArgumentError):
         snowmint.Sequencer.create("x", store="7")
-    with pytest.raises(snowmint.InvalidArgumentError):
+    with pytest.raises(snowmint.SequencerNotFoundError):
         snowmint.Sequencer.open("missing", store=store)
     with pytest.raises(TypeError):
         snowmint.Sequencer.create("x", store=7)  # type: ignore[arg-type]
