@@ -309,7 +309,7 @@ fn another_layout_starts_after_the_reserved_time() {
         // after the reserved time.
         let early = Layout::new(LayoutConfig {
             epoch_ms: 0,
-            ..Layout::twitter().config().clone()
+            ..*Layout::twitter().config()
         })
         .unwrap();
         let rec = recreate(&early);
