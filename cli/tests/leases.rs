@@ -48,9 +48,14 @@ fn name(test: &str) -> String {
 
 /// Creates a sequencer of `nodes` node IDs (twitter layout) through the CLI; returns its name.
 fn create(store: &str, test: &str, nodes: u32) -> String {
+    create_with(store, test, nodes, &[])
+}
+
+/// [`create`] with more options (`--layout discord` …).
+fn create_with(store: &str, test: &str, nodes: u32, more: &[&str]) -> String {
     let seq = name(test);
     let nodes = nodes.to_string();
-    cli_ok(&[
+    let mut args = vec![
         "sequencer",
         "create",
         &seq,
@@ -58,7 +63,9 @@ fn create(store: &str, test: &str, nodes: u32) -> String {
         store,
         "--nodes",
         &nodes,
-    ]);
+    ];
+    args.extend(more);
+    cli_ok(&args);
     seq
 }
 
@@ -682,18 +689,7 @@ fn sequencer_lifecycle() {
 #[test]
 fn mint_attaches_only_to_an_existing_sequencer_and_adopts_its_configuration() {
     for store in stores() {
-        let seq = name("orders");
-        cli_ok(&[
-            "sequencer",
-            "create",
-            &seq,
-            "--store",
-            &store,
-            "--nodes",
-            "128",
-            "--layout",
-            "discord",
-        ]);
+        let seq = create_with(&store, "orders", 128, &["--layout", "discord"]);
         // No layout option: the stored layout (discord) and node count (128).
         let out = cli_ok(&["mint", "-n", "3", "--node", &source(&store, &seq, "2s")]);
         let discord = snowmint::Layout::preset("discord").unwrap();
