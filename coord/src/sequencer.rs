@@ -252,7 +252,9 @@ pub struct Sequencer {
 
 impl Sequencer {
     /// Creates the sequencer `name` (or returns a handle on the existing one with the same
-    /// configuration; another configuration is `SEQUENCER_CONFLICT`). The handle starts Detached.
+    /// configuration; another configuration is `SEQUENCER_CONFLICT`, and so is a layout that reaches the
+    /// value floor of the name's destroyed incarnations only further than `max_ahead` from now). The
+    /// handle starts Detached.
     pub fn create(
         store: Arc<dyn Store>,
         name: &str,
