@@ -128,6 +128,11 @@ enum snowmint_result
    */
   SNOWMINT_RESULT_SERVICE_UNAVAILABLE = 19,
   /**
+   * No sequencer of this name exists in the store (only `default` is created implicitly; create any
+   * other with `sequencer create` first).
+   */
+  SNOWMINT_RESULT_SEQUENCER_NOT_FOUND = 20,
+  /**
    * C API: a required pointer argument was NULL.
    */
   SNOWMINT_RESULT_NULL_POINTER = 100,
@@ -1091,7 +1096,8 @@ snowmint_result snowmint_clock_reading_to_ns(const struct snowmint_layout *layou
  * source (INVALID_ARGUMENT: leases run on the system clock).
  *
  * Errors: INVALID_ARGUMENT (a malformed source; the message says why), NODE_ID_OUT_OF_RANGE,
- * STORE_UNAVAILABLE, NODE_IDS_EXHAUSTED, SEQUENCER_CONFLICT (the sequencer exists with another layout).
+ * STORE_UNAVAILABLE, NODE_IDS_EXHAUSTED, SEQUENCER_CONFLICT (the sequencer exists with another layout),
+ * SEQUENCER_NOT_FOUND (no sequencer of that name: only "default" is created on first use).
  * On success `*generator_out` is a new handle: free it with `snowmint_shared_generator_free`.
  */
 snowmint_result snowmint_generator_open(const char *node_source,
@@ -1145,7 +1151,7 @@ snowmint_result snowmint_sequencer_create(const char *store_url,
                                           struct snowmint_sequencer **sequencer_out);
 
 /**
- * A handle on the existing sequencer `name` in `store_url` (INVALID_ARGUMENT if there is none).
+ * A handle on the existing sequencer `name` in `store_url` (SEQUENCER_NOT_FOUND if there is none).
  * Blocking. Free `*sequencer_out` with `snowmint_sequencer_free`.
  */
 snowmint_result snowmint_sequencer_open(const char *store_url,

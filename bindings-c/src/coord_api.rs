@@ -36,7 +36,8 @@ fn leased_box(g: Box<coord::SequencerGenerator>, forks: u64) -> *mut snowmint_sh
 /// source (INVALID_ARGUMENT: leases run on the system clock).
 ///
 /// Errors: INVALID_ARGUMENT (a malformed source; the message says why), NODE_ID_OUT_OF_RANGE,
-/// STORE_UNAVAILABLE, NODE_IDS_EXHAUSTED, SEQUENCER_CONFLICT (the sequencer exists with another layout).
+/// STORE_UNAVAILABLE, NODE_IDS_EXHAUSTED, SEQUENCER_CONFLICT (the sequencer exists with another layout),
+/// SEQUENCER_NOT_FOUND (no sequencer of that name: only "default" is created on first use).
 /// On success `*generator_out` is a new handle: free it with `snowmint_shared_generator_free`.
 #[no_mangle]
 pub unsafe extern "C" fn snowmint_generator_open(
@@ -284,7 +285,7 @@ pub unsafe extern "C" fn snowmint_sequencer_create(
     })
 }
 
-/// A handle on the existing sequencer `name` in `store_url` (INVALID_ARGUMENT if there is none).
+/// A handle on the existing sequencer `name` in `store_url` (SEQUENCER_NOT_FOUND if there is none).
 /// Blocking. Free `*sequencer_out` with `snowmint_sequencer_free`.
 #[no_mangle]
 pub unsafe extern "C" fn snowmint_sequencer_open(

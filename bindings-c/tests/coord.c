@@ -69,10 +69,21 @@ static char tmpdir[256];
 static const char *self_path;
 static unsigned uniq;
 
-/* "BASE?sequencer=NAME-PID-N&ttl=TTL" (or &… when BASE has a query already). */
-static void source_for(char *out, size_t cap, const char *base, const char *name, const char *ttl) {
-    snprintf(out, cap, "%s%ssequencer=%s-%d-%u&ttl=%s", base, strchr(base, '?') ? "&" : "?", name,
-             (int)getpid(), uniq++, ttl);
+/* "BASE?sequencer=NAME-PID-N&ttl=TTL" (or &… when BASE has a query already), the sequencer created
+ * first with layout `l` and 1024 node IDs (only `default` is created on first use; a missing name is
+ * SEQUENCER_NOT_FOUND, checked here too). */
+static void source_for(char *out, size_t cap, const char *base, const char *name, const char *ttl,
+                       const snowmint_layout *l) {
+    char seq_name[128];
+    snprintf(seq_name, sizeof seq_name, "%s-%d-%u", name, (int)getpid(), uniq++);
+    const char *sep = strchr(base, '?') ? "&" : "?";
+    snprintf(out, cap, "%s%ssequencer=%s-missing&ttl=%s", base, sep, seq_name, ttl);
+    snowmint_shared_generator *g = NULL;
+    CHECK_RC(snowmint_generator_open(out, l, NULL, &g), SNOWMINT_RESULT_SEQUENCER_NOT_FOUND);
+    snowmint_sequencer *seq = NULL;
+    CHECK_RC(snowmint_sequencer_create(base, seq_name, l, 1024, &seq), SNOWMINT_RESULT_OK);
+    snowmint_sequencer_free(seq);
+    snprintf(out, cap, "%s%ssequencer=%s&ttl=%s", base, sep, seq_name, ttl);
 }
 
 static void test_sources(const snowmint_layout *l) {
@@ -129,7 +140,7 @@ static void test_sources(const snowmint_layout *l) {
 
 static void test_lease(const snowmint_layout *l, const char *base) {
     char src[512];
-    source_for(src, sizeof src, base, "c-lease", "2s");
+    source_for(src, sizeof src, base, "c-lease", "2s", l);
     snowmint_shared_generator *g = NULL;
     CHECK_RC(snowmint_generator_open(src, l, NULL, &g), SNOWMINT_RESULT_OK);
     if (!g) return;
@@ -175,7 +186,7 @@ static void test_lifecycle(const snowmint_layout *l, const char *base) {
     CHECK(other == NULL);
     CHECK_RC(snowmint_sequencer_create(store, ".bad", l, 2, &other), SNOWMINT_RESULT_INVALID_ARGUMENT);
     CHECK_RC(snowmint_sequencer_create(store, "n0", l, 5000, &other), SNOWMINT_RESULT_INVALID_ARGUMENT);
-    CHECK_RC(snowmint_sequencer_open(store, "no-such-sequencer", &other), SNOWMINT_RESULT_INVALID_ARGUMENT);
+    CHECK_RC(snowmint_sequencer_open(store, "no-such-sequencer", &other), SNOWMINT_RESULT_SEQUENCER_NOT_FOUND);
     CHECK_RC(snowmint_sequencer_create("7", name, l, 2, &other), SNOWMINT_RESULT_INVALID_ARGUMENT);
 
     snowmint_shared_generator *a = NULL, *b = NULL, *c = NULL;

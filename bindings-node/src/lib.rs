@@ -1466,7 +1466,8 @@ impl Sequencer {
         }))
     }
 
-    /// `await Sequencer.open(name, { store })`: a handle on the existing sequencer.
+    /// `await Sequencer.open(name, { store })`: a handle on the existing sequencer (`SEQUENCER_NOT_FOUND`
+    /// if there is none).
     #[napi(
         ts_args_type = "name: string, options: { store: string }",
         ts_return_type = "Promise<Sequencer>"

@@ -70,7 +70,7 @@ test('bad sources reject with the same codes as Rust', async () => {
   })
   await assert.rejects(Sequencer.create('.bad', { store: FILE }), { code: 'INVALID_ARGUMENT' })
   await assert.rejects(Sequencer.create('zero', { store: FILE, nodeCount: 0 }), { code: 'INVALID_ARGUMENT' })
-  await assert.rejects(Sequencer.open('missing', { store: FILE }), { code: 'INVALID_ARGUMENT' })
+  await assert.rejects(Sequencer.open('missing', { store: FILE }), { code: 'SEQUENCER_NOT_FOUND' })
   assert.throws(() => Sequencer.create('x', { store: 7 }), { code: 'INVALID_ARGUMENT' })
 })
 
@@ -95,9 +95,27 @@ test('the event loop keeps running while a claim waits on a store that never ans
   assert.ok(ticks > elapsed / 5 / 4, `only ${ticks} timer ticks in ${elapsed} ms: the event loop was blocked`)
 })
 
+/** A new twitter-layout sequencer of every node ID on `store` (only `default` is created on first use). */
+async function created(store, tag) {
+  const name = uniq(tag)
+  await Sequencer.create(name, { store, layout: 'twitter', nodeCount: 1024 })
+  return name
+}
+
 for (const [kind, url] of STORES) {
+  test(`${kind}: a missing sequencer is SEQUENCER_NOT_FOUND, naming the one meant; nothing is created`, async () => {
+    const name = await created(url, 'orders')
+    const typo = name.replace('orders', 'ordres')
+    await assert.rejects(Generator.open({ nodeId: withParams(url, `sequencer=${typo}&ttl=2s`) }), (e) => {
+      assert.equal(e.code, 'SEQUENCER_NOT_FOUND')
+      assert.ok(e.message.includes(name), e.message)
+      return true
+    })
+    assert.ok(!(await Sequencer.list({ store: url })).includes(typo))
+  })
+
   test(`${kind}: open, lease, detach/attach, close`, async () => {
-    const g = await Generator.open({ nodeId: withParams(url, `sequencer=${uniq('node')}&ttl=2s`) })
+    const g = await Generator.open({ nodeId: withParams(url, `sequencer=${await created(url, 'node')}&ttl=2s`) })
     assert.ok(g instanceof Generator)
     assert.equal(g.state, 'attached')
     const lease = g.lease
@@ -157,9 +175,9 @@ for (const [kind, url] of STORES) {
 }
 
 for (const [kind, url] of SERVERS) {
-  test(`${kind}: 4 cluster workers and 4 worker_threads claim distinct node IDs, no duplicate`, () => {
+  test(`${kind}: 4 cluster workers and 4 worker_threads claim distinct node IDs, no duplicate`, async () => {
     const dir = fs.mkdtempSync(path.join(tmp, `cluster-${kind}-`))
-    const src = withParams(url, `sequencer=${uniq('fleet')}&ttl=2s`)
+    const src = withParams(url, `sequencer=${await created(url, 'fleet')}&ttl=2s`)
     const out = execFileSync(process.execPath, [path.join(here, 'coord-cluster.cjs'), src, '50000', dir], {
       timeout: 90_000,
     }).toString()

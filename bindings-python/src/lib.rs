@@ -91,6 +91,7 @@ exceptions! {
     StoreUnavailableError => StoreUnavailable, "STORE_UNAVAILABLE: the coordination store cannot be reached, refused the request or holds unreadable data.";
     StateFileMismatchError => StateFileMismatch, "STATE_FILE_MISMATCH: the state file belongs to another layout or node ID, is not a state file (truncated, foreign, damaged), was unlinked or replaced while in use, or cannot be opened (the message says which).";
     RangeExhaustedError => RangeExhausted, "RANGE_EXHAUSTED: the range sequence has handed out every value of its width.";
+    SequencerNotFoundError => SequencerNotFound, "SEQUENCER_NOT_FOUND: no sequencer of this name exists in the store (only `default` is created implicitly); the message names the sequencers that exist and the nearest name.";
     ServiceUnavailableError => ServiceUnavailable, "SERVICE_UNAVAILABLE: the ID service cannot be reached, did not answer within the client's bound, or answered with something that is not its protocol.";
 }
 
@@ -858,7 +859,7 @@ impl PySequencer {
         })
     }
 
-    /// A handle on the existing sequencer `name` in `store`.
+    /// A handle on the existing sequencer `name` in `store` (SequencerNotFoundError if there is none).
     #[staticmethod]
     #[pyo3(signature = (name, *, store))]
     fn open(py: Python<'_>, name: &Bound<'_, PyAny>, store: &Bound<'_, PyAny>) -> PyResult<Self> {

@@ -60,10 +60,29 @@ def unique(prefix: str) -> str:
 STORES = ["file", *_servers()]
 
 
+def created(kind: str, tmp_path: Path, tag: str) -> str:
+    """A new twitter-layout sequencer of every node ID (only `default` is created on first use)."""
+    name = unique(tag)
+    snowmint.Sequencer.create(name, store=store_url(kind, tmp_path), layout="twitter", node_count=1024)
+    return name
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_a_missing_sequencer_is_not_found_and_not_created(kind: str, tmp_path: Path) -> None:
+    store = store_url(kind, tmp_path)
+    name = created(kind, tmp_path, "orders")
+    typo = name.replace("orders", "ordres")
+    with pytest.raises(snowmint.SequencerNotFoundError) as e:
+        snowmint.Generator(source(store, sequencer=typo, ttl="2s"))
+    assert e.value.code == "SEQUENCER_NOT_FOUND"
+    assert name in str(e.value)
+    assert typo not in snowmint.Sequencer.list(store=store)
+
+
 # ------------------------------------------------------------------------------------------ generator
 @pytest.mark.parametrize("kind", STORES)
 def test_lease_generator_states(kind: str, tmp_path: Path) -> None:
-    url = source(store_url(kind, tmp_path), sequencer=unique("py"), ttl="2s")
+    url = source(store_url(kind, tmp_path), sequencer=created(kind, tmp_path, "py"), ttl="2s")
     gen = snowmint.Generator(url)
     assert gen.state == "attached"
     lease = gen.lease
@@ -203,7 +222,7 @@ def test_sequencer_bad_inputs(tmp_path: Path) -> None:
         snowmint.Sequencer.create("big", store=store, node_count=4097)
     with pytest.raises(snowmint.InvalidArgumentError):
         snowmint.Sequencer.create("x", store="7")
-    with pytest.raises(snowmint.InvalidArgumentError):
+    with pytest.raises(snowmint.SequencerNotFoundError):
         snowmint.Sequencer.open("missing", store=store)
     with pytest.raises(TypeError):
         snowmint.Sequencer.create("x", store=7)  # type: ignore[arg-type]
@@ -257,7 +276,7 @@ def _read(out: Path) -> tuple[int, array.array[int]]:
 
 @pytest.mark.parametrize("kind", ["file", *[k for k in _servers() if k == "etcd"]])
 def test_prefork_workers_distinct_nodes_no_duplicate(kind: str, tmp_path: Path) -> None:
-    src = source(store_url(kind, tmp_path), sequencer=unique("fork"), ttl="1s")
+    src = source(store_url(kind, tmp_path), sequencer=created(kind, tmp_path, "fork"), ttl="1s")
     # The parent (like gunicorn's master) has imported snowmint and holds a lease of its own: the
     # children must not mint under it.
     parent = snowmint.Generator(src)
@@ -304,7 +323,7 @@ def test_prefork_workers_distinct_nodes_no_duplicate(kind: str, tmp_path: Path) 
 
 
 def test_forked_child_never_mints_under_parent_lease(tmp_path: Path) -> None:
-    gen = snowmint.Generator(f"file://{tmp_path}/s?sequencer=f")
+    gen = snowmint.Generator(f"file://{tmp_path}/s")
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:

@@ -154,6 +154,7 @@ ERROR_CLASSES = {
     "NODE_IDS_EXHAUSTED": snowmint.NodeIdsExhaustedError,
     "SEQUENCER_CONFLICT": snowmint.SequencerConflictError,
     "SEQUENCER_DESTROYED": snowmint.SequencerDestroyedError,
+    "SEQUENCER_NOT_FOUND": snowmint.SequencerNotFoundError,
     "STORE_UNAVAILABLE": snowmint.StoreUnavailableError,
 }
 

@@ -278,8 +278,12 @@ USAGE
   show      the configuration, then every node ID with a holder or a reservation: who holds it,
             its fencing token and expiry, and the position it is reserved up to
   list      every live sequencer
+  A sequencer is one ID space. A lease source (mint --node URL?sequencer=NAME) attaches to an existing
+  NAME and adopts its layout and node count (another layout is SEQUENCER_CONFLICT); only `default`
+  is created on first use, any other missing NAME is SEQUENCER_NOT_FOUND.
   destroy   removes NAME: every holder, in every process, stops within one renewal interval with
-            SEQUENCER_DESTROYED. Reservations stay, so a new NAME never repeats an old ID.
+            SEQUENCER_DESTROYED. A new NAME never repeats an ID value of the old one
+            (it starts above the old one's highest reserved ID, whatever its layout).
 
 EXAMPLES
   snowmint sequencer create orders --store file:///tmp/ids --nodes 128

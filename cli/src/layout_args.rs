@@ -30,6 +30,27 @@ pub struct Chosen {
 }
 
 impl LayoutArgs {
+    /// Whether any layout option was given (a lease source then checks it against the sequencer's;
+    /// without any, the sequencer's stored layout is adopted).
+    pub fn given(&self) -> bool {
+        self.preset.is_some()
+            || self.epoch_ms.is_some()
+            || self.node_count.is_some()
+            || self.node_id_offset.is_some()
+            || self.fields_given()
+    }
+
+    /// Whether a field option was given (widths, order, tick, sign bit, node split).
+    fn fields_given(&self) -> bool {
+        self.timestamp_bits.is_some()
+            || self.node_bits.is_some()
+            || self.sequence_bits.is_some()
+            || self.order.is_some()
+            || self.tick_ns.is_some()
+            || self.use_sign_bit
+            || self.node_split_bits.is_some()
+    }
+
     /// Consumes `name` if it is a layout option; `Ok(false)` if it is not one.
     pub fn take(
         &mut self,
@@ -84,13 +105,7 @@ impl LayoutArgs {
                     .with("or give the fields of a custom layout: see 'snowmint layout --help'")
             })?,
         };
-        let overrides = self.timestamp_bits.is_some()
-            || self.node_bits.is_some()
-            || self.sequence_bits.is_some()
-            || self.order.is_some()
-            || self.tick_ns.is_some()
-            || self.use_sign_bit
-            || self.node_split_bits.is_some()
+        let overrides = self.fields_given()
             || (self.epoch_ms.is_some() && name != "snowcast")
             || (self.node_id_offset.is_some() && name != "hazelcast");
         if !overrides {

@@ -204,7 +204,8 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                         )
                         .into());
                     }
-                    let counts = mint_leased(&text, layout, count, (format, json), out)?;
+                    let given = layout_args.given().then_some(layout);
+                    let counts = mint_leased(&text, given, count, (format, json), out)?;
                     return report_stats(stats, counts);
                 }
                 (
@@ -306,9 +307,13 @@ fn emit(
 /// Mints under a lease: held while minting, released (its reservation lowered to the last ID) at exit.
 /// The lease's reservation, not waiting out the clock, keeps a following run from repeating an ID, so
 /// the generator may borrow ahead of the clock as usual (`max_ahead`, 15 s).
+///
+/// `layout` is the one the layout options gave; `None` (no layout option): the sequencer's stored layout
+/// (SPEC §3.3: attaching adopts the stored configuration), or the default layout for a `default` that
+/// does not exist yet.
 fn mint_leased(
     source: &str,
-    layout: snowmint::Layout,
+    layout: Option<snowmint::Layout>,
     count: u64,
     format: Style,
     out: &mut impl Write,
@@ -316,6 +321,12 @@ fn mint_leased(
     let options = Options {
         policy: Policy::Wait,
         ..Options::default()
+    };
+    let layout = match layout {
+        Some(l) => l,
+        None => snowmint_coord::sequencer::stored_layout(source)
+            .map_err(sequencer::cli_error)?
+            .unwrap_or_else(snowmint::Layout::twitter),
     };
     let gen = NodeGenerator::open(source, layout, options).map_err(sequencer::cli_error)?;
     let chunk = layout.ids_per_tick().clamp(1, 4096) as usize;

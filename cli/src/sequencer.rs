@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use snowmint::{ErrorCode, IsoTime};
+use snowmint::IsoTime;
 use snowmint_coord::sequencer::layout_from_text;
 use snowmint_coord::source::{open_store, parse_store_url};
 use snowmint_coord::{Sequencer, Store, SystemTime, Time};
@@ -170,18 +170,14 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         }
         "destroy" => {
             let name = need_name(name)?;
-            if store.destroy_sequencer(&name).map_err(cli_error)? {
-                writeln!(
-                    out,
-                    "sequencer {name} destroyed; its holders stop within one renewal interval"
-                )?;
-            } else {
-                return Err(CliError::rejected(
-                    ErrorCode::InvalidArgument,
-                    format!("{}: no sequencer named {name:?}", store.describe()),
-                )
-                .into());
-            }
+            // Sequencer::destroy removes exactly the incarnation it opened (a re-created one is left).
+            let seq = Sequencer::open(store.clone(), &name).map_err(cli_error)?;
+            seq.destroy().map_err(cli_error)?;
+            writeln!(
+                out,
+                "sequencer {name} (incarnation {}) destroyed; its holders stop within one renewal interval",
+                seq.record().incarnation
+            )?;
         }
         other => {
             return Err(CliError::usage(

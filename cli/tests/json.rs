@@ -362,7 +362,7 @@ fn mint_stats_on_stderr() {
     let file = dir.join("state").display().to_string();
     // Batches of at most one tick (4096 in twitter): 5000 IDs are two batches. In process, on a state
     // file, and under a lease.
-    let lease = format!("file://{}?sequencer=s", dir.display());
+    let lease = format!("file://{}", dir.display());
     for extra in [
         vec![],
         vec!["--state-file", file.as_str()],

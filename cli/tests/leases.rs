@@ -48,14 +48,24 @@ fn name(test: &str) -> String {
 
 /// Creates a sequencer of `nodes` node IDs (twitter layout) through the CLI; returns its name.
 fn create(store: &str, test: &str, nodes: u32) -> String {
+    create_with(store, test, nodes, &[])
+}
+
+/// [`create`] with more options (`--layout discord` …).
+fn create_with(store: &str, test: &str, nodes: u32, more: &[&str]) -> String {
     let seq = name(test);
-    create_named(store, &seq, &nodes.to_string());
+    create_named_with(store, &seq, &nodes.to_string(), more);
     seq
 }
 
 /// Creates (or finds, with the same configuration) sequencer `seq` through the CLI.
 fn create_named(store: &str, seq: &str, nodes: &str) {
-    cli_ok(&[
+    create_named_with(store, seq, nodes, &[]);
+}
+
+/// [`create_named`] with more options.
+fn create_named_with(store: &str, seq: &str, nodes: &str, more: &[&str]) {
+    let mut args = vec![
         "sequencer",
         "create",
         seq,
@@ -63,7 +73,9 @@ fn create_named(store: &str, seq: &str, nodes: &str) {
         store,
         "--nodes",
         nodes,
-    ]);
+    ];
+    args.extend(more);
+    cli_ok(&args);
 }
 
 fn source(store: &str, sequencer: &str, ttl: &str) -> String {
@@ -661,6 +673,61 @@ fn sequencer_lifecycle() {
         let show = cli_ok(&["sequencer", "show", &seq, "--store", &store]);
         assert!(show.contains("holders      4"), "{show}");
         assert!(show.contains("layout       twitter (v1;ts=41;"), "{show}");
+    }
+}
+
+/// SPEC §3.3: a sequencer is one ID space; only `default` is created implicitly. A mint names an
+/// existing sequencer (a typo, or a destroyed one, is SEQUENCER_NOT_FOUND naming what exists, and
+/// creates nothing), and adopts its stored layout and node count (another layout is SEQUENCER_CONFLICT).
+#[test]
+fn mint_attaches_only_to_an_existing_sequencer_and_adopts_its_configuration() {
+    for store in stores() {
+        let seq = create_with(&store, "orders", 128, &["--layout", "discord"]);
+        // No layout option: the stored layout (discord) and node count (128).
+        let out = cli_ok(&["mint", "-n", "3", "--node", &source(&store, &seq, "2s")]);
+        let discord = snowmint::Layout::preset("discord").unwrap();
+        for line in out.lines() {
+            let id: u64 = line.parse().unwrap();
+            assert!(discord.decode(id).unwrap().node < 128, "{line}");
+        }
+        assert_eq!(out.lines().count(), 3, "{out}");
+        // Another layout is a conflict, not a silent second ID space.
+        cli_fails(
+            &[
+                "mint",
+                "-n",
+                "1",
+                "--layout",
+                "twitter",
+                "--node",
+                &source(&store, &seq, "2s"),
+            ],
+            "SEQUENCER_CONFLICT",
+        );
+        // A typo: not found, naming the sequencer meant; nothing is created.
+        let typo = seq.replace("orders", "ordres");
+        let e = cli_fails(
+            &["mint", "-n", "1", "--node", &source(&store, &typo, "2s")],
+            "SEQUENCER_NOT_FOUND",
+        );
+        assert!(e.contains(&seq), "{e}");
+        let list = cli_ok(&["sequencer", "list", "--store", &store]);
+        assert!(!list.contains(&typo), "{list}");
+        // After a destroy, a mint does not re-create it with the defaults.
+        cli_ok(&["sequencer", "destroy", &seq, "--store", &store]);
+        cli_fails(
+            &["mint", "-n", "1", "--node", &source(&store, &seq, "2s")],
+            "SEQUENCER_NOT_FOUND",
+        );
+        cli_fails(
+            &["sequencer", "destroy", &seq, "--store", &store],
+            "SEQUENCER_NOT_FOUND",
+        );
+        let list = cli_ok(&["sequencer", "list", "--store", &store]);
+        assert!(
+            !list.lines().any(|l| l.starts_with(&format!("{seq}\t"))),
+            "{list}"
+        );
     }
 }
 

@@ -161,6 +161,7 @@ fn claims(url: &str) {
         let c = store
             .claim(&ClaimRequest {
                 sequencer: &name,
+                incarnation: record.incarnation,
                 nodes: 128,
                 start: i % 128,
                 ttl_ms: 10_000,

@@ -156,7 +156,8 @@ fn main() {
             );
             failed = true;
         }
-        store.destroy_sequencer(&seq).unwrap();
+        let record = store.sequencer(&seq).unwrap().expect("created above");
+        store.destroy_sequencer(&seq, record.incarnation).unwrap();
     }
     let _ = std::fs::remove_dir_all(&dir);
     if failed {
@@ -165,12 +166,20 @@ fn main() {
 }
 
 fn claim_latencies(store: &Arc<dyn Store>, seq: &str) -> Vec<Duration> {
+    let config = SequencerConfig {
+        layout: layout_text(&Layout::twitter()),
+        nodes: 1024,
+    };
+    let record = store
+        .create_sequencer(seq, &config, SystemTime.unix_ns() / 1_000_000)
+        .unwrap();
     let mut samples = Vec::with_capacity(CLAIMS);
     for i in 0..CLAIMS + 20 {
         let t0 = Instant::now();
         let claim = store
             .claim(&ClaimRequest {
                 sequencer: seq,
+                incarnation: record.incarnation,
                 nodes: 1024,
                 start: (i as u64 * 37) % 1024,
                 ttl_ms: 10_000,

@@ -4,16 +4,24 @@
 //!
 //! Keys, under the URL's prefix `P` (sequencer names escaped so that no name is a prefix of another's
 //! keys; node IDs zero-padded to 20 digits so that keys sort as numbers):
-//! - `P/seq/NAME` — the sequencer record, JSON `{"layout","nodes","created_unix_ms"}`; its incarnation is
-//!   the key's create revision (a re-created record always has a greater one).
+//! - `P/seq/NAME` — the sequencer record, JSON `{"layout","nodes","created_unix_ms","floor"}`; its
+//!   incarnation is the key's create revision (a re-created record always has a greater one). Created by
+//!   a transaction comparing its create revision with 0 and the floor key's value with the one read
+//!   (the record carries the name's floor); destroyed by a transaction comparing its create revision with
+//!   the incarnation and that no reservation key of the name (nor the floor key) changed since they were
+//!   read, which deletes the record and every claim key of the name and writes the raised floor — so no
+//!   holder of the destroyed incarnation claims or reserves after the floor was computed.
+//! - `P/floor/NAME` — the name's value floor (decimal), raised by each destroy, never deleted.
 //! - `P/claim/NAME/NODE` — a claim: value = the holder's description, bound to an etcd lease. Taken by a
 //!   transaction comparing the key's create revision with 0; the **fencing token** is the key's create
 //!   revision (etcd revisions only grow, so a later claim of the node ID always has a greater token).
 //!   Renewed by the lease's keep-alive; released by revoking the lease (which deletes the key).
 //! - `P/resv/NAME/NODE` — the reservation, `"POSITION LAYOUT_FINGERPRINT UNTIL_UNIX_MS"`, written only by
 //!   a transaction comparing the claim key's create revision with the claim's token (so a holder whose
-//!   lease expired, or whose node ID was taken since, writes nothing and gets `LEASE_LOST`). Never
-//!   deleted: it survives releases, expiry and sequencer destruction.
+//!   lease expired, or whose node ID was taken since, or whose sequencer was destroyed, writes nothing
+//!   and gets `LEASE_LOST`). Never deleted: it survives releases, expiry and sequencer destruction.
+//!   A claim is taken only by a transaction that also compares the record's create revision with the
+//!   claimer's incarnation.
 //! - `P/row/KEY` — a row of range allocation ([`crate::range`]): its text value, changed by a
 //!   transaction comparing the value with the one the caller read (or the create revision with 0 for
 //!   an absent row), whose failure branch reads the row, so that a re-sent transaction that finds the
@@ -158,6 +166,10 @@ impl EtcdStore {
     fn claim_key(&self, name: &str, node: u64) -> Vec<u8> {
         format!("{}claim/{}/{node:020}", self.prefix, escape(name)).into_bytes()
     }
+    fn floor_key(&self, name: &str) -> Vec<u8> {
+        format!("{}floor/{}", self.prefix, escape(name)).into_bytes()
+    }
+
     fn resv_prefix(&self, name: &str) -> Vec<u8> {
         format!("{}resv/{}/", self.prefix, escape(name)).into_bytes()
     }
@@ -341,6 +353,8 @@ impl EtcdStore {
                 },
                 incarnation: kv.create_revision,
                 created_unix_ms: v["created_unix_ms"].as_u64().unwrap_or(0),
+                // Records written before floors existed have none: 0.
+                floor: v["floor"].as_u64().unwrap_or(0),
             }),
             _ => Err(self.unreadable(format_args!("sequencer {name}: no layout or node count"))),
         }
@@ -393,6 +407,14 @@ impl EtcdStore {
         }
     }
 
+    /// The value of a floor key.
+    fn parse_floor(&self, name: &str, value: &[u8]) -> Result<u64> {
+        std::str::from_utf8(value)
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .ok_or_else(|| self.unreadable(format_args!("the floor of {name}")))
+    }
+
     /// The node ID in a claim or reservation key under `prefix`.
     fn node_of(&self, prefix: &[u8], key: &[u8]) -> Option<u64> {
         std::str::from_utf8(key.strip_prefix(prefix)?)
@@ -414,11 +436,29 @@ impl Store for EtcdStore {
         now_unix_ms: u64,
     ) -> Result<SequencerRecord> {
         let key = base64_encode(&self.seq_key(name));
-        let value = json!({ "layout": config.layout, "nodes": config.nodes, "created_unix_ms": now_unix_ms });
+        let floor_key = base64_encode(&self.floor_key(name));
         crate::remote::create_or_existing(&self.described, name, config, || {
+            // The record carries the floor as it is now; the transaction checks it still is.
+            let floor_kv = self.range(&self.floor_key(name), false, None)?;
+            let (floor, floor_compare) = match floor_kv.first() {
+                None => (
+                    0,
+                    json!({ "key": floor_key, "target": "CREATE", "result": "EQUAL", "create_revision": "0" }),
+                ),
+                Some(kv) => (
+                    self.parse_floor(name, &kv.value)?,
+                    json!({ "key": floor_key, "target": "VALUE", "result": "EQUAL", "value": base64_encode(&kv.value) }),
+                ),
+            };
+            let value = json!({
+                "layout": config.layout, "nodes": config.nodes, "created_unix_ms": now_unix_ms, "floor": floor,
+            });
             let v = self.txn(
                 "creating a sequencer",
-                json!([{ "key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0" }]),
+                json!([
+                    { "key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0" },
+                    floor_compare,
+                ]),
                 json!([{ "request_put": { "key": key, "value": base64_encode(value.to_string().as_bytes()) } }]),
                 json!([{ "request_range": { "key": key } }]),
             )?;
@@ -428,6 +468,7 @@ impl Store for EtcdStore {
                     config: config.clone(),
                     incarnation: int(&v["header"]["revision"]) as u64,
                     created_unix_ms: now_unix_ms,
+                    floor,
                 }));
             }
             let kvs = self.kvs(&v["responses"][0]["response_range"]["kvs"])?;
@@ -454,13 +495,67 @@ impl Store for EtcdStore {
         Ok(out)
     }
 
-    fn destroy_sequencer(&self, name: &str) -> Result<bool> {
-        let v = self.request(
-            "destroying a sequencer",
-            "/v3/kv/deleterange",
-            &json!({ "key": base64_encode(&self.seq_key(name)) }),
-        )?;
-        Ok(int(&v["deleted"]) > 0)
+    fn destroy_sequencer(&self, name: &str, incarnation: u64) -> Result<bool> {
+        let seq_key = base64_encode(&self.seq_key(name));
+        let floor_key = base64_encode(&self.floor_key(name));
+        let resv_prefix = self.resv_prefix(name);
+        let resv = base64_encode(&resv_prefix);
+        let resv_end = base64_encode(&prefix_end(&resv_prefix));
+        let claims = self.claim_prefix(name);
+        // A reservation written between the read and the transaction fails the transaction: read again
+        // (bounded: each retry means a holder of this incarnation reserved in between).
+        for _ in 0..16 {
+            // One consistent read of the record and the reservations, at revision `seen`.
+            let v = self.txn(
+                "reading a sequencer to destroy",
+                json!([]),
+                json!([
+                    { "request_range": { "key": seq_key } },
+                    { "request_range": { "key": resv, "range_end": resv_end } },
+                ]),
+                json!([]),
+            )?;
+            let seen = int(&v["header"]["revision"]);
+            let record = self.kvs(&v["responses"][0]["response_range"]["kvs"])?;
+            let Some(kv) = record
+                .first()
+                .filter(|kv| kv.create_revision == incarnation)
+            else {
+                return Ok(false);
+            };
+            let record = self.record(name, kv)?;
+            let mut reservations = Vec::new();
+            for kv in self.kvs(&v["responses"][1]["response_range"]["kvs"])? {
+                reservations.push(
+                    parse_reservation(&kv.value)
+                        .ok_or_else(|| self.unreadable(format_args!("a reservation of {name}")))?,
+                );
+            }
+            let floor = crate::store::floor_after(&record, reservations)?;
+            let unchanged_since = (seen + 1).to_string();
+            let v = self.txn(
+                "destroying a sequencer",
+                json!([
+                    { "key": seq_key, "target": "CREATE", "result": "EQUAL", "create_revision": incarnation.to_string() },
+                    { "key": resv, "range_end": resv_end, "target": "MOD", "result": "LESS", "mod_revision": unchanged_since },
+                ]),
+                json!([
+                    { "request_delete_range": { "key": seq_key } },
+                    { "request_delete_range": {
+                        "key": base64_encode(&claims), "range_end": base64_encode(&prefix_end(&claims)),
+                    } },
+                    { "request_put": { "key": floor_key, "value": base64_encode(floor.to_string().as_bytes()) } },
+                ]),
+                json!([]),
+            )?;
+            if v["succeeded"].as_bool().unwrap_or(false) {
+                return Ok(true);
+            }
+        }
+        Err(Error::unavailable(format!(
+            "etcd store {}: destroying {name}: its holders kept reserving; try again",
+            self.described
+        )))
     }
 
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Option<Claim>> {
@@ -480,6 +575,7 @@ impl Store for EtcdStore {
             return Err(self.unreadable("a lease grant without an ID"));
         }
         let prefix = self.claim_prefix(name);
+        let seq_key = base64_encode(&self.seq_key(name));
         let prefix_b64 = base64_encode(&prefix);
         let end_b64 = base64_encode(&prefix_end(&prefix));
         let held_in = |kvs: &[Kv]| -> HashSet<u64> {
@@ -501,13 +597,20 @@ impl Store for EtcdStore {
                 let key = base64_encode(&self.claim_key(name, node));
                 let v = self.txn(
                     "claiming a node ID",
-                    json!([{ "key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0" }]),
+                    json!([
+                        { "key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0" },
+                        { "key": seq_key, "target": "CREATE", "result": "EQUAL",
+                          "create_revision": request.incarnation.to_string() },
+                    ]),
                     json!([{ "request_put": {
                         "key": key,
                         "value": base64_encode(request.holder.as_bytes()),
                         "lease": lease.to_string(),
                     } }]),
-                    json!([{ "request_range": { "key": prefix_b64, "range_end": end_b64 } }]),
+                    json!([
+                        { "request_range": { "key": prefix_b64, "range_end": end_b64 } },
+                        { "request_range": { "key": seq_key } },
+                    ]),
                 )?;
                 let (node_id, token) = if v["succeeded"].as_bool().unwrap_or(false) {
                     (node, int(&v["header"]["revision"]) as u64)
@@ -522,6 +625,17 @@ impl Store for EtcdStore {
                             kv.create_revision,
                         ),
                         None => {
+                            let record = self.kvs(&v["responses"][1]["response_range"]["kvs"])?;
+                            if !record
+                                .iter()
+                                .any(|kv| kv.create_revision == request.incarnation)
+                            {
+                                return Err(crate::store::not_live(
+                                    &self.described,
+                                    name,
+                                    request.incarnation,
+                                ));
+                            }
                             held = held_in(&kvs);
                             held.insert(node);
                             continue;

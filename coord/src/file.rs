@@ -3,6 +3,7 @@
 //! ```text
 //! DIR/sequencers/NAME.seq           the live record of NAME (absent once destroyed)
 //! DIR/sequencers/NAME.incarnation   the last incarnation of NAME (survives destroy)
+//! DIR/sequencers/NAME.floor         the value floor of NAME (raised by destroy, survives it)
 //! DIR/nodes/NAME/N.lock             the claim record of node ID N: the last fencing token, its expiry
 //!                                   and holder; the OS locks of the claim (below)
 //! DIR/nodes/NAME/N.reservation      the reservation of node ID N
@@ -47,6 +48,10 @@
 //!
 //! Every other file is written whole and atomically (write, `fsync`, `rename`, `fsync` of the
 //! directory), so a crash leaves the old or the new content, never a torn one.
+//!
+//! Create, destroy and every reservation run under `DIR/.lock`: a reservation is written only while
+//! the record of the incarnation its claim was taken under is live, so the floor a destroy computes
+//! from the reservations is final (crate::store, "Value floor").
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
@@ -77,6 +82,9 @@ pub struct FileStore {
 #[derive(Debug)]
 struct Held {
     token: u64,
+    /// The incarnation of the sequencer the claim was taken under (reservations are written only
+    /// while it is live).
+    incarnation: u64,
     /// The node file, with the liveness lock on byte `token`.
     file: File,
     /// The node file's device and inode when it was claimed: the claim holds only while this file is
@@ -382,6 +390,8 @@ impl FileStore {
                     },
                     incarnation,
                     created_unix_ms,
+                    // Records written before floors existed have none: 0.
+                    floor: num("floor").unwrap_or(0),
                 }))
             }
             _ => Err(self.corrupt(&path)),
@@ -547,6 +557,7 @@ impl FileStore {
         };
         let held = Held {
             token,
+            incarnation: r.incarnation,
             file,
             id,
             _registry: registry,
@@ -615,14 +626,16 @@ impl Store for FileStore {
         let incarnation = self.read_u64(&inc_path)?.unwrap_or(0) + 1;
         write_atomic(&inc_path, &format!("{incarnation}\n"))
             .map_err(|e| self.fail("cannot write the incarnation", e))?;
+        let floor = self.read_u64(&self.seq_path(name, "floor"))?.unwrap_or(0);
         let record = SequencerRecord {
             name: name.into(),
             config: config.clone(),
             incarnation,
             created_unix_ms: now_unix_ms,
+            floor,
         };
         let text = format!(
-            "incarnation={incarnation}\nnodes={}\ncreated_unix_ms={now_unix_ms}\nlayout={}\n",
+            "incarnation={incarnation}\nnodes={}\ncreated_unix_ms={now_unix_ms}\nfloor={floor}\nlayout={}\n",
             config.nodes, config.layout
         );
         write_atomic(&self.seq_path(name, "seq"), &text)
@@ -658,8 +671,25 @@ impl Store for FileStore {
         Ok(out)
     }
 
-    fn destroy_sequencer(&self, name: &str) -> Result<bool> {
+    fn destroy_sequencer(&self, name: &str, incarnation: u64) -> Result<bool> {
+        crate::sequencer::check_name(name)?;
         let _guard = self.registry_lock()?;
+        let Some(record) = self
+            .read_record(name)?
+            .filter(|r| r.incarnation == incarnation)
+        else {
+            return Ok(false);
+        };
+        // Under the registry lock no reservation of this incarnation can be written any more.
+        let reservations = self
+            .holders(name, 0)?
+            .into_iter()
+            .filter_map(|n| n.reservation);
+        let floor = crate::store::floor_after(&record, reservations)?;
+        if floor > record.floor {
+            write_atomic(&self.seq_path(name, "floor"), &format!("{floor}\n"))
+                .map_err(|e| self.fail("cannot write the sequencer's floor", e))?;
+        }
         let path = self.seq_path(name, "seq");
         match fs::remove_file(&path) {
             Ok(()) => {
@@ -676,6 +706,14 @@ impl Store for FileStore {
     fn claim(&self, r: &ClaimRequest<'_>) -> Result<Option<Claim>> {
         crate::sequencer::check_name(r.sequencer)?;
         self.forget_ended(r.now_unix_ms);
+        // Only a hint here (the reservation, under the registry lock, is what decides).
+        if self.read_record(r.sequencer)?.map(|s| s.incarnation) != Some(r.incarnation) {
+            return Err(crate::store::not_live(
+                &self.describe(),
+                r.sequencer,
+                r.incarnation,
+            ));
+        }
         for i in 0..r.nodes {
             let node_id = (r.start + i) % r.nodes;
             // Not under the `held` mutex: renewals take it before a record's lock.
@@ -751,8 +789,15 @@ impl Store for FileStore {
     }
 
     fn reserve(&self, claim: &Claim, r: &Reservation) -> Result<()> {
+        // Under the store's lock, taken first (the order destroy takes them in): a reservation is
+        // written only while the incarnation its claim was taken under is live, so a destroy has either
+        // not computed the floor yet, or this claim's sequencer is gone.
+        let _guard = self.registry_lock()?;
         // Under the record's lock, so no claim can take the node ID between the check and the write.
         self.with_current(claim, None, |h, _| {
+            if self.read_record(&claim.sequencer)?.map(|r| r.incarnation) != Some(h.incarnation) {
+                return Err(lost(claim));
+            }
             let text = format!(
                 "position={}\nlayout_fingerprint={}\nuntil_unix_ms={}\ntoken={}\n",
                 r.position, r.layout_fingerprint, r.until_unix_ms, claim.token
@@ -856,6 +901,11 @@ mod tests {
     fn ended_claims_do_not_keep_files_open() {
         let dir = std::env::temp_dir().join(format!("snowmint-file-ended-{}", std::process::id()));
         let store = FileStore::open(&dir).unwrap();
+        let config = SequencerConfig {
+            layout: crate::layout_text(&snowmint::Layout::preset("twitter").unwrap()),
+            nodes: 40,
+        };
+        let incarnation = store.create_sequencer("s", &config, 0).unwrap().incarnation;
         let req = |now_unix_ms| ClaimRequest {
             sequencer: "s",
             nodes: 40,
@@ -863,6 +913,7 @@ mod tests {
             ttl_ms: 1000,
             holder: "test",
             now_unix_ms,
+            incarnation,
         };
         let claims: Vec<Claim> = (0..40)
             .map(|_| store.claim(&req(0)).unwrap().unwrap())

@@ -63,8 +63,8 @@ impl Store for LazyStore {
         self.get()?.sequencers()
     }
 
-    fn destroy_sequencer(&self, name: &str) -> Result<bool> {
-        self.get()?.destroy_sequencer(name)
+    fn destroy_sequencer(&self, name: &str, incarnation: u64) -> Result<bool> {
+        self.get()?.destroy_sequencer(name, incarnation)
     }
 
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Option<Claim>> {

@@ -2,7 +2,9 @@
 //!
 //! - **Claim**: the store takes a free node ID of the sequencer (`NODE_IDS_EXHAUSTED` when all are held).
 //! - **Start**: the new holder reads the node ID's persisted reservation and starts strictly after it
-//!   (after its position under the same layout, and after the ticks it covers in time under any layout).
+//!   (after its position under the same layout, and after the ticks it covers in time under any layout),
+//!   and at or above the sequencer's value floor (the IDs of destroyed incarnations of its name,
+//!   [`crate::store`]).
 //! - **Reserve, then mint**: the generator's [`Ceiling`](snowmint::Ceiling) is the first position it may
 //!   not mint. It is raised only after the store acknowledged a reservation up to it, written on the
 //!   condition that the claim is still held (fencing token). So whatever a holder mints was durably
@@ -473,6 +475,7 @@ impl Lease {
         let claim = store
             .claim(&ClaimRequest {
                 sequencer: &record.name,
+                incarnation: record.incarnation,
                 nodes,
                 start,
                 ttl_ms,
@@ -519,8 +522,16 @@ impl Lease {
             ceiling,
         )
         .map_err(|e| release_on_error(e.into()))?;
+        // After the node ID's reservation, and at or above the value floor of earlier incarnations.
+        let floor = crate::sequencer::floor_start(
+            &shared.record,
+            &layout,
+            shared.time.unix_ns(),
+            options.max_ahead_ns,
+        )
+        .map_err(release_on_error)?;
         let start_at = match shared.store.reservation(&claim.sequencer, claim.node_id) {
-            Ok(r) => r.map_or(0, |r| shared.start_after(&r)),
+            Ok(r) => r.map_or(0, |r| shared.start_after(&r)).max(floor),
             Err(e) => return Err(release_on_error(e)),
         };
         #[cfg(feature = "planted-defects")]

@@ -16,6 +16,8 @@ struct State {
     sequencers: BTreeMap<String, SequencerRecord>,
     /// Per name: the last incarnation handed out (survives destroy).
     incarnations: BTreeMap<String, u64>,
+    /// Per name: the value floor (raised by destroy, never lowered).
+    floors: BTreeMap<String, u64>,
     claims: BTreeMap<(String, u64), HeldBy>,
     /// Per node ID: the last fencing token handed out (survives release and destroy).
     tokens: BTreeMap<(String, u64), u64>,
@@ -90,6 +92,7 @@ impl Store for MemoryStore {
             config: config.clone(),
             incarnation,
             created_unix_ms: now_unix_ms,
+            floor: s.floors.get(name).copied().unwrap_or(0),
         };
         s.sequencers.insert(name.into(), record.clone());
         Ok(record)
@@ -103,12 +106,37 @@ impl Store for MemoryStore {
         Ok(self.state()?.sequencers.values().cloned().collect())
     }
 
-    fn destroy_sequencer(&self, name: &str) -> Result<bool> {
-        Ok(self.state()?.sequencers.remove(name).is_some())
+    fn destroy_sequencer(&self, name: &str, incarnation: u64) -> Result<bool> {
+        let mut s = self.state()?;
+        let Some(record) = s
+            .sequencers
+            .get(name)
+            .filter(|r| r.incarnation == incarnation)
+        else {
+            return Ok(false);
+        };
+        let floor = crate::store::floor_after(
+            record,
+            s.reservations
+                .iter()
+                .filter(|((n, _), _)| n == name)
+                .map(|(_, r)| *r),
+        )?;
+        s.floors.insert(name.into(), floor);
+        s.sequencers.remove(name);
+        s.claims.retain(|(n, _), _| n != name);
+        Ok(true)
     }
 
     fn claim(&self, r: &ClaimRequest<'_>) -> Result<Option<Claim>> {
         let mut s = self.state()?;
+        if s.sequencers.get(r.sequencer).map(|r| r.incarnation) != Some(r.incarnation) {
+            return Err(crate::store::not_live(
+                "memory store",
+                r.sequencer,
+                r.incarnation,
+            ));
+        }
         for i in 0..r.nodes {
             let node_id = (r.start + i) % r.nodes;
             let key = (r.sequencer.to_string(), node_id);

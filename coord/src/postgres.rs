@@ -14,6 +14,10 @@
 //!     created_unix_ms bigint NOT NULL
 //! );
 //! CREATE SEQUENCE IF NOT EXISTS snowmint.incarnations;
+//! CREATE TABLE IF NOT EXISTS snowmint.floors (   -- per name, raised by each destroy, never deleted
+//!     name  text   PRIMARY KEY,
+//!     floor bigint NOT NULL                      -- the value floor (u64 bits)
+//! );
 //! CREATE TABLE IF NOT EXISTS snowmint.nodes (
 //!     sequencer     text        NOT NULL,
 //!     node_id       bigint      NOT NULL,
@@ -43,6 +47,13 @@
 //!   (`INSERT … ON CONFLICT DO NOTHING` for an absent row); one statement, so atomic, and committed
 //!   before it returns. The statement answers the value the row holds after it, so that a re-send
 //!   that finds the caller's own new text reports it written.
+//! - **Destroy** is one transaction: lock the `sequencers` row of the incarnation (`FOR UPDATE`; none:
+//!   nothing happens), end every claim of the name (which waits for any reservation in flight, and makes
+//!   every later renewal and reservation of those claims fail), read the reservations, raise the name's
+//!   `floors` row ([`crate::store::floor_after`]) and delete the `sequencers` row. A claim takes the
+//!   `sequencers` row of its incarnation `FOR SHARE` in the same statement, so no holder of a destroyed
+//!   incarnation claims or reserves after its floor was computed. Node rows (tokens, reservations) stay.
+//!   A record's floor is its name's `floors` row (which changes only when the live record is destroyed).
 //!
 //! A statement whose connection breaks is sent once more on a new connection, though the first send
 //! may have been committed. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
@@ -50,8 +61,6 @@
 //! a row's re-send finds its own text; a sequencer record's re-send finds the record it created (same
 //! configuration); a claim's re-send finds the claim it made: the `holder` column holds the holder's
 //! description and, after a `U+001F`, the claim's nonce.
-//! - Destroying a sequencer deletes its `sequencers` row only: node rows (tokens, reservations) stay, so
-//!   a re-created sequencer never repeats an ID.
 //!
 //! Every statement runs under [`PostgresStore::REQUEST_TIMEOUT`] (a server that stops answering, even a
 //! stopped one whose kernel still accepts connections, cannot hang a caller); a broken connection is
@@ -130,12 +139,15 @@ mod sql {
     /// `$4` is the holder with this claim's nonce: a re-send of the statement after it was committed
     /// finds the claim it made (`mine`) and takes nothing more.
     pub const CLAIM: &str = "
-WITH mine AS (
+WITH live AS (
+    SELECT 1 FROM {S}.sequencers WHERE name = $1::text AND incarnation = $6::bigint FOR SHARE
+), mine AS (
     SELECT node_id, token, expires_at FROM {S}.nodes
     WHERE sequencer = $1::text AND holder = $4::text AND expires_at > now()
 ), free AS (
     SELECT node_id FROM {S}.nodes
-    WHERE sequencer = $1::text AND node_id < $2::bigint AND (holder IS NULL OR expires_at <= now())
+    WHERE EXISTS (SELECT 1 FROM live)
+      AND sequencer = $1::text AND node_id < $2::bigint AND (holder IS NULL OR expires_at <= now())
       AND NOT EXISTS (SELECT 1 FROM mine)
     ORDER BY (node_id - $3::bigint + $2::bigint) % $2::bigint
     LIMIT 1 FOR UPDATE SKIP LOCKED
@@ -149,7 +161,7 @@ WITH mine AS (
     SELECT $1::text, s.g, $4::text, 1, now() + $5::bigint * interval '1 millisecond'
     FROM (SELECT generate_series($3::bigint, $2::bigint - 1)
           UNION ALL SELECT generate_series(0, $3::bigint - 1)) AS s(g)
-    WHERE NOT EXISTS (SELECT 1 FROM taken) AND NOT EXISTS (SELECT 1 FROM mine)
+    WHERE NOT EXISTS (SELECT 1 FROM taken) AND NOT EXISTS (SELECT 1 FROM mine) AND EXISTS (SELECT 1 FROM live)
       AND NOT EXISTS (SELECT 1 FROM {S}.nodes x WHERE x.sequencer = $1::text AND x.node_id = s.g)
     LIMIT 1
     ON CONFLICT DO NOTHING
@@ -192,18 +204,45 @@ WHERE sequencer = $1::text AND ((holder IS NOT NULL AND expires_at > now()) OR r
 ORDER BY node_id";
 
     pub const CREATE_SEQUENCER: &str = "
-INSERT INTO {S}.sequencers (name, layout, nodes, incarnation, created_unix_ms)
-VALUES ($1::text, $2::text, $3::bigint, nextval('{S}.incarnations'), $4::bigint)
-ON CONFLICT (name) DO NOTHING
-RETURNING name, layout, nodes, incarnation, created_unix_ms";
+WITH ins AS (
+    INSERT INTO {S}.sequencers (name, layout, nodes, incarnation, created_unix_ms)
+    VALUES ($1::text, $2::text, $3::bigint, nextval('{S}.incarnations'), $4::bigint)
+    ON CONFLICT (name) DO NOTHING
+    RETURNING name, layout, nodes, incarnation, created_unix_ms
+)
+SELECT ins.*, coalesce((SELECT f.floor FROM {S}.floors f WHERE f.name = ins.name), 0) FROM ins";
 
-    pub const SEQUENCER: &str =
-        "SELECT name, layout, nodes, incarnation, created_unix_ms FROM {S}.sequencers WHERE name = $1::text";
+    pub const SEQUENCER: &str = "
+SELECT s.name, s.layout, s.nodes, s.incarnation, s.created_unix_ms, coalesce(f.floor, 0)
+FROM {S}.sequencers s LEFT JOIN {S}.floors f ON f.name = s.name WHERE s.name = $1::text";
 
-    pub const SEQUENCERS: &str =
-        "SELECT name, layout, nodes, incarnation, created_unix_ms FROM {S}.sequencers ORDER BY name COLLATE \"C\"";
+    pub const SEQUENCERS: &str = "
+SELECT s.name, s.layout, s.nodes, s.incarnation, s.created_unix_ms, coalesce(f.floor, 0)
+FROM {S}.sequencers s LEFT JOIN {S}.floors f ON f.name = s.name ORDER BY s.name COLLATE \"C\"";
 
-    pub const DESTROY: &str = "DELETE FROM {S}.sequencers WHERE name = $1::text";
+    /// Destroy, step 1 (in a transaction): the record of the incarnation, locked.
+    pub const DESTROY_LOCK: &str = "
+SELECT s.name, s.layout, s.nodes, s.incarnation, s.created_unix_ms, coalesce(f.floor, 0)
+FROM {S}.sequencers s LEFT JOIN {S}.floors f ON f.name = s.name
+WHERE s.name = $1::text AND s.incarnation = $2::bigint FOR UPDATE OF s";
+
+    /// Destroy, step 2: end every claim of the name.
+    pub const DESTROY_CLAIMS: &str =
+        "UPDATE {S}.nodes SET holder = NULL, expires_at = NULL WHERE sequencer = $1::text AND holder IS NOT NULL";
+
+    /// Destroy, step 3: the reservations.
+    pub const DESTROY_RESERVATIONS: &str = "
+SELECT resv_position, resv_layout, resv_until_ms FROM {S}.nodes
+WHERE sequencer = $1::text AND resv_position IS NOT NULL";
+
+    /// Destroy, step 4: the raised floor.
+    pub const DESTROY_FLOOR: &str = "
+INSERT INTO {S}.floors (name, floor) VALUES ($1::text, $2::bigint)
+ON CONFLICT (name) DO UPDATE SET floor = excluded.floor";
+
+    /// Destroy, step 5: the record.
+    pub const DESTROY: &str =
+        "DELETE FROM {S}.sequencers WHERE name = $1::text AND incarnation = $2::bigint";
 
     /// The schema's state: does it exist, its owner, may we use it and create in it, do the tables exist.
     pub const SCHEMA_STATE: &str = "
@@ -215,6 +254,7 @@ SELECT n.oid IS NOT NULL, coalesce(pg_get_userbyid(n.nspowner), ''),
          AND to_regclass(format('%I.sequencers', $1::text)) IS NOT NULL
          AND to_regclass(format('%I.incarnations', $1::text)) IS NOT NULL
          AND to_regclass(format('%I.rows', $1::text)) IS NOT NULL
+         AND to_regclass(format('%I.floors', $1::text)) IS NOT NULL
        ELSE false END
 FROM (SELECT 1) one LEFT JOIN pg_namespace n ON n.nspname = $1::text";
 
@@ -230,6 +270,10 @@ CREATE TABLE IF NOT EXISTS {S}.sequencers (
     created_unix_ms bigint NOT NULL
 );
 CREATE SEQUENCE IF NOT EXISTS {S}.incarnations;
+CREATE TABLE IF NOT EXISTS {S}.floors (
+    name  text   PRIMARY KEY,
+    floor bigint NOT NULL
+);
 CREATE TABLE IF NOT EXISTS {S}.nodes (
     sequencer     text        NOT NULL,
     node_id       bigint      NOT NULL,
@@ -266,6 +310,15 @@ SELECT value FROM w UNION ALL SELECT value FROM {S}.rows WHERE key = $1::text AN
 
 /// Separates the holder's description from the claim's nonce in the `holder` column.
 const CLAIM_MARK: char = '\u{1f}';
+
+/// A reservation from its three columns (`resv_position, resv_layout, resv_until_ms`).
+fn reservation_of(row: &Row) -> Reservation {
+    Reservation {
+        position: row.get::<_, i64>(0) as u64,
+        layout_fingerprint: row.get::<_, i64>(1) as u64,
+        until_unix_ms: row.get::<_, i64>(2) as u64,
+    }
+}
 
 /// A value as PostgreSQL `bigint` (u64 bits kept: positions may use all 64).
 fn big(v: u64) -> i64 {
@@ -572,6 +625,7 @@ impl PostgresStore {
             },
             incarnation: row.get::<_, i64>(3) as u64,
             created_unix_ms: row.get::<_, i64>(4) as u64,
+            floor: row.get::<_, i64>(5) as u64,
         }
     }
 
@@ -622,14 +676,58 @@ impl Store for PostgresStore {
             .collect())
     }
 
-    fn destroy_sequencer(&self, name: &str) -> Result<bool> {
-        let rows = self.with_client("destroying a sequencer", |rt, client, _| {
-            let sql = self.sql(sql::DESTROY);
-            rt.block_on(async {
-                tokio::time::timeout(self.request_timeout, client.execute(&sql, &[&name])).await
-            })
+    fn destroy_sequencer(&self, name: &str, incarnation: u64) -> Result<bool> {
+        let inc = big(incarnation);
+        let [lock, claims, reservations, floor_sql, delete] = [
+            sql::DESTROY_LOCK,
+            sql::DESTROY_CLAIMS,
+            sql::DESTROY_RESERVATIONS,
+            sql::DESTROY_FLOOR,
+            sql::DESTROY,
+        ]
+        .map(|t| self.sql(t));
+        // One transaction (module documentation); any failure rolls it back, a timeout closes the
+        // connection (the server rolls back then).
+        let destroyed = self.with_client("destroying a sequencer", |rt, client, _| {
+            let transaction = async {
+                client.batch_execute("BEGIN").await?;
+                let steps = async {
+                    let Some(row) = client
+                        .query(&lock, &[&name, &inc])
+                        .await?
+                        .into_iter()
+                        .next()
+                    else {
+                        return Ok(Ok(false));
+                    };
+                    let record = Self::record(&row);
+                    client.execute(&claims, &[&name]).await?;
+                    let stored: Vec<Reservation> = client
+                        .query(&reservations, &[&name])
+                        .await?
+                        .iter()
+                        .map(reservation_of)
+                        .collect();
+                    let floor = match crate::store::floor_after(&record, stored) {
+                        Ok(f) => f,
+                        Err(e) => return Ok(Err(e)),
+                    };
+                    client.execute(&floor_sql, &[&name, &big(floor)]).await?;
+                    client.execute(&delete, &[&name, &inc]).await?;
+                    Ok(Ok(true))
+                };
+                let outcome: std::result::Result<Result<bool>, tokio_postgres::Error> = steps.await;
+                match outcome {
+                    Ok(Ok(true)) => client.batch_execute("COMMIT").await.map(|_| Ok(true)),
+                    other => {
+                        let _ = client.batch_execute("ROLLBACK").await;
+                        other
+                    }
+                }
+            };
+            rt.block_on(async { tokio::time::timeout(self.request_timeout, transaction).await })
         })?;
-        Ok(rows > 0)
+        destroyed
     }
 
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Option<Claim>> {
@@ -639,6 +737,7 @@ impl Store for PostgresStore {
         let nodes = big(request.nodes);
         let start = big(request.start % request.nodes);
         let ttl = big(request.ttl_ms.max(1));
+        let incarnation = big(request.incarnation);
         // An empty answer is either "every node ID is held" or "a concurrent claimer inserted the row we
         // picked first": count to tell them apart, and try again (bounded; each retry follows another
         // process's successful claim).
@@ -649,8 +748,14 @@ impl Store for PostgresStore {
             crate::nonce::fresh(request.now_unix_ms)
         );
         for _ in 0..64 {
-            let params: [&(dyn ToSql + Sync); 5] =
-                [&request.sequencer, &nodes, &start, &holder, &ttl];
+            let params: [&(dyn ToSql + Sync); 6] = [
+                &request.sequencer,
+                &nodes,
+                &start,
+                &holder,
+                &ttl,
+                &incarnation,
+            ];
             if let Some(row) = self
                 .query("claiming a node ID", sql::CLAIM, &params)?
                 .first()
@@ -661,6 +766,15 @@ impl Store for PostgresStore {
                     token: row.get::<_, i64>(1) as u64,
                     expires_unix_ms: row.get::<_, i64>(2) as u64,
                 }));
+            }
+            if self.sequencer(request.sequencer)?.map(|r| r.incarnation)
+                != Some(request.incarnation)
+            {
+                return Err(crate::store::not_live(
+                    &self.described,
+                    request.sequencer,
+                    request.incarnation,
+                ));
             }
             let held: i64 = self
                 .query(
@@ -710,11 +824,7 @@ impl Store for PostgresStore {
             sql::RESERVATION,
             &[&sequencer, &big(node_id)],
         )?;
-        Ok(rows.first().map(|row| Reservation {
-            position: row.get::<_, i64>(0) as u64,
-            layout_fingerprint: row.get::<_, i64>(1) as u64,
-            until_unix_ms: row.get::<_, i64>(2) as u64,
-        }))
+        Ok(rows.first().map(reservation_of))
     }
 
     fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {

@@ -3,8 +3,25 @@
 //! A [`Sequencer`] handle is **Attached** (holds a lease and mints), **Detached** (holds none: after
 //! [`Sequencer::detach`] or a lost lease; minting fails with `LEASE_LOST`; [`Sequencer::attach`] claims
 //! again) or **Destroyed** (after [`Sequencer::destroy`] by any handle in any process: minting fails with
-//! `SEQUENCER_DESTROYED` forever; the name may be created again and never repeats an old ID, since
-//! reservations outlive the record).
+//! `SEQUENCER_DESTROYED` forever).
+//!
+//! A sequencer is **one ID space**: every ID its holders mint is distinct, and two sequencers of one
+//! store are two unrelated spaces (their node IDs overlap). So a name is never made up on the way:
+//! only [`crate::source::DEFAULT_SEQUENCER`] is created implicitly (by a lease source that names no
+//! sequencer or `default`); attaching to any other name that does not exist is `SEQUENCER_NOT_FOUND`
+//! (naming the sequencers that exist and the nearest name), and attaching adopts the stored
+//! configuration (another layout is `SEQUENCER_CONFLICT`).
+//!
+//! **Re-creation** (SPEC §3.3): a sequencer created under a name that had one never mints an ID value a
+//! destroyed incarnation could have minted, whatever the layouts (epoch, node-ID offset, field widths).
+//! Reservations outlive the record but only rule out *positions* of one layout; so the store keeps a
+//! value floor per name, raised atomically by each destroy from the destroyed layout and its
+//! reservations, with no claim or reservation of the destroyed incarnation possible afterwards
+//! ([`crate::store`], "Value floor"). Chosen over keeping every destroyed configuration: one number per
+//! name, computed once, final, and the same on every store. A new holder starts at the first tick whose
+//! every ID is at or above the floor; if that tick begins further than `max_ahead` from now (an epoch
+//! moved back, a narrower layout), `create` is refused with `SEQUENCER_CONFLICT` saying why (the new
+//! record is removed again). [`Sequencer::destroy`] removes only the incarnation of its handle.
 
 use std::sync::{Arc, RwLock};
 
@@ -25,6 +42,143 @@ pub(crate) fn conflict(name: &str, existing: &SequencerConfig, wanted: &Sequence
             existing.nodes, existing.layout, wanted.nodes, wanted.layout
         ),
     )
+}
+
+/// The stored layout of a lease source's sequencer (`None` for a fixed node source, or a sequencer that
+/// does not exist): what a caller that names no layout adopts.
+pub fn stored_layout(source: &str) -> Result<Option<Layout>> {
+    let NodeSource::Lease(l) = NodeSource::parse(source)? else {
+        return Ok(None);
+    };
+    let store = open_store(&l.store)
+        .map_err(|e| e.context(format!("node source {:?}", crate::source::redacted(source))))?;
+    store
+        .sequencer(&l.sequencer)?
+        .map(|r| layout_from_text(&r.config.layout))
+        .transpose()
+}
+
+/// `SEQUENCER_NOT_FOUND` for `name` in `store`: which sequencers exist, and the nearest name.
+pub(crate) fn not_found(store: &dyn Store, name: &str) -> Error {
+    let names: Vec<String> = store
+        .sequencers()
+        .map(|v| v.into_iter().map(|r| r.name).collect())
+        .unwrap_or_default();
+    let nearest = names
+        .iter()
+        .map(|n| (edit_distance(n, name), n))
+        .min()
+        .filter(|(d, n)| *d <= n.len().max(name.len()) / 2)
+        .map(|(_, n)| format!("; did you mean {n:?}?"))
+        .unwrap_or_default();
+    let existing = if names.is_empty() {
+        "none exists".to_string()
+    } else {
+        format!("existing: {}", names.join(", "))
+    };
+    Error::new(
+        ErrorCode::SequencerNotFound,
+        format!(
+            "{}: no sequencer named {name:?} ({existing}){nearest} — create it first with `snowmint sequencer create {name}` (only {:?} is created implicitly)",
+            store.describe(),
+            crate::source::DEFAULT_SEQUENCER
+        ),
+    )
+}
+
+/// Levenshtein distance (names are at most 64 bytes).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b = b.as_bytes();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.bytes().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(here + 1);
+            prev = here;
+        }
+    }
+    row[b.len()]
+}
+
+/// Creates (or finds, with the same configuration) the record `name` and checks that its value floor
+/// leaves a start within `max_ahead` of now under `layout`; a record this call created is removed
+/// again when it does not (`SEQUENCER_CONFLICT`).
+fn create_record(
+    store: &dyn Store,
+    time: &dyn Time,
+    name: &str,
+    layout: &Layout,
+    nodes: u64,
+    options: &Options,
+) -> Result<SequencerRecord> {
+    let config = SequencerConfig {
+        layout: crate::layout_text(layout),
+        nodes,
+    };
+    let now_ns = time.unix_ns();
+    let now_ms = now_ns / 1_000_000;
+    let record = store.create_sequencer(name, &config, now_ms)?;
+    if let Err(e) = floor_start(&record, layout, now_ns, options.max_ahead_ns) {
+        if record.created_unix_ms == now_ms {
+            // Ours (or one created in the same millisecond, which would fail the same way).
+            store.destroy_sequencer(name, record.incarnation)?;
+        }
+        return Err(e);
+    }
+    Ok(record)
+}
+
+/// The first position a holder of `record` may mint under `layout`: every ID from it on is at or above
+/// the record's floor. `SEQUENCER_CONFLICT` if the layout has no such tick.
+pub fn floor_position(record: &SequencerRecord, layout: &Layout) -> Result<u64> {
+    if record.floor == 0 {
+        return Ok(0);
+    }
+    crate::store::first_tick_at_or_above(layout, record.floor)
+        .map(|t| t << layout.sequence_bits())
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::SequencerConflict,
+                format!(
+                    "sequencer {:?}: an earlier incarnation of this name may have minted IDs up to {}; layout {} mints no ID above that, so this sequencer would repeat them",
+                    record.name,
+                    record.floor,
+                    crate::layout_text(layout)
+                ),
+            )
+        })
+}
+
+/// [`floor_position`], checked: `SEQUENCER_CONFLICT` if its tick begins more than `max_ahead_ns` after
+/// `now_ns` (a holder would wait that long, or fail, before its first ID).
+pub fn floor_start(
+    record: &SequencerRecord,
+    layout: &Layout,
+    now_ns: u64,
+    max_ahead_ns: u64,
+) -> Result<u64> {
+    let position = floor_position(record, layout)?;
+    let start = position >> layout.sequence_bits();
+    let start_ns = layout
+        .epoch_ns()
+        .saturating_add(start.saturating_mul(layout.tick_ns()));
+    if start_ns > now_ns.saturating_add(max_ahead_ns) {
+        return Err(Error::new(
+            ErrorCode::SequencerConflict,
+            format!(
+                "sequencer {:?}: an earlier incarnation of this name may have minted IDs up to {}; under layout {} the first ID above that is minted at Unix ms {}, {} ms from now, beyond max_ahead ({} ms): it would repeat them. Use a later epoch (or wait), or another name",
+                record.name,
+                record.floor,
+                crate::layout_text(layout),
+                start_ns / 1_000_000,
+                (start_ns - now_ns) / 1_000_000,
+                max_ahead_ns / 1_000_000
+            ),
+        ));
+    }
+    Ok(position)
 }
 
 /// Checks a sequencer name: 1 to 64 characters of `A-Z a-z 0-9 _ . -`, not starting with `.` or `-`
@@ -98,7 +252,9 @@ pub struct Sequencer {
 
 impl Sequencer {
     /// Creates the sequencer `name` (or returns a handle on the existing one with the same
-    /// configuration; another configuration is `SEQUENCER_CONFLICT`). The handle starts Detached.
+    /// configuration; another configuration is `SEQUENCER_CONFLICT`, and so is a layout that reaches the
+    /// value floor of the name's destroyed incarnations only further than `max_ahead` from now). The
+    /// handle starts Detached.
     pub fn create(
         store: Arc<dyn Store>,
         name: &str,
@@ -133,11 +289,7 @@ impl Sequencer {
                 layout.node_count()
             )));
         }
-        let config = SequencerConfig {
-            layout: crate::layout_text(&layout),
-            nodes,
-        };
-        let record = store.create_sequencer(name, &config, time.unix_ns() / 1_000_000)?;
+        let record = create_record(&*store, &*time, name, &layout, nodes, &options)?;
         Ok(Sequencer::handle(
             store,
             time,
@@ -168,12 +320,9 @@ impl Sequencer {
         lease_options: LeaseOptions,
     ) -> Result<Sequencer> {
         check_name(name)?;
-        let record = store.sequencer(name)?.ok_or_else(|| {
-            Error::invalid(format!(
-                "{}: no sequencer named {name:?} (create it first)",
-                store.describe()
-            ))
-        })?;
+        let record = store
+            .sequencer(name)?
+            .ok_or_else(|| not_found(&*store, name))?;
         let layout = layout_from_text(&record.config.layout)?;
         Ok(Sequencer::handle(
             store,
@@ -218,8 +367,10 @@ impl Sequencer {
         )
     }
 
-    /// The handle a lease source uses: `store`'s sequencer `name`, created with `layout` and all of its
-    /// node IDs if missing; if it exists, its layout must be `layout` (`SEQUENCER_CONFLICT` otherwise).
+    /// The handle a lease source uses: `store`'s sequencer `name` (its stored node count), whose layout
+    /// must be `layout` (`SEQUENCER_CONFLICT` otherwise). Only [`crate::source::DEFAULT_SEQUENCER`] is
+    /// created if missing (with `layout` and all of its node IDs); any other missing name is
+    /// `SEQUENCER_NOT_FOUND`.
     pub fn for_layout(
         store: Arc<dyn Store>,
         name: &str,
@@ -232,13 +383,22 @@ impl Sequencer {
         let text = crate::layout_text(&layout);
         let record = match store.sequencer(name)? {
             Some(r) if r.config.layout == text => r,
-            _ => {
-                let config = SequencerConfig {
+            Some(r) => {
+                let wanted = SequencerConfig {
                     layout: text,
-                    nodes: layout.node_count(),
+                    nodes: r.config.nodes,
                 };
-                store.create_sequencer(name, &config, time.unix_ns() / 1_000_000)?
+                return Err(conflict(name, &r.config, &wanted).context(store.describe()));
             }
+            None if name == crate::source::DEFAULT_SEQUENCER => create_record(
+                &*store,
+                &*time,
+                name,
+                &layout,
+                layout.node_count(),
+                &options,
+            )?,
+            None => return Err(not_found(&*store, name)),
         };
         Ok(Sequencer::handle(
             store,
@@ -377,12 +537,9 @@ impl Sequencer {
         self.destroyed
             .store(true, std::sync::atomic::Ordering::SeqCst);
         let _ = self.detach();
-        match self.store.sequencer(&self.record.name)? {
-            Some(r) if r.incarnation == self.record.incarnation => {
-                self.store.destroy_sequencer(&self.record.name)?;
-            }
-            _ => {}
-        }
+        // Only this handle's incarnation: a newer one under the same name is left as it is.
+        self.store
+            .destroy_sequencer(&self.record.name, self.record.incarnation)?;
         Ok(())
     }
 
@@ -416,7 +573,7 @@ impl Sequencer {
 ///
 /// ```
 /// let dir = std::env::temp_dir().join(format!("snowmint-doc-{}", std::process::id()));
-/// let url = format!("file://{}?sequencer=doc", dir.display());
+/// let url = format!("file://{}", dir.display()); // the sequencer `default`, created on first use
 /// let gen = snowmint_coord::NodeGenerator::open(&url, snowmint::Layout::twitter(), Default::default())?;
 /// let lease = gen.lease().expect("a lease source");
 /// println!("node {} (fencing token {}, expires {})", lease.node_id(), lease.fencing_token(), lease.expires_unix_ms());

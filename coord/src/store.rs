@@ -24,6 +24,23 @@
 //! - **Sequencer records** bind a name to a [`SequencerConfig`]. Each record has an `incarnation`, a number
 //!   that no earlier record of the same name had (so a handle of a destroyed sequencer tells a re-created
 //!   one apart from its own).
+//! - **Value floor** (SPEC §3.3): a re-created sequencer never mints an ID *value* an earlier incarnation
+//!   of its name could have minted, whatever its layout (epoch, node-ID offset, widths). Reservations
+//!   alone cannot say so: they rule out earlier *positions* under one layout, and the layout goes with
+//!   the record. So the store keeps, per name and across destroy, a **floor**: every ID any destroyed
+//!   incarnation could have minted is below it. [`Store::destroy_sequencer`] raises it atomically with
+//!   the removal ([`floor_after`]: the destroyed record's own floor, and the first ID of the tick after
+//!   the highest reserved tick of its layout), and [`Store::create_sequencer`] copies it into the new
+//!   record ([`SequencerRecord::floor`]); a new holder starts at the first tick whose IDs are all at or
+//!   above it ([`first_tick_at_or_above`]). For the floor to be final, no holder of the destroyed
+//!   incarnation may claim or reserve once it is computed: [`Store::claim`] takes a node ID only while
+//!   the record of [`ClaimRequest::incarnation`] is live, and [`Store::reserve`] writes only while the
+//!   claim is live under a live record — both atomically with the destroy (etcd: the destroy transaction
+//!   deletes the claim keys, compares the record's create revision and that no reservation key changed
+//!   since it was read; PostgreSQL: the destroy transaction locks the record row, ends every claim of
+//!   the name and only then reads the reservations; embedded: everything under the registry lock;
+//!   in-memory: one mutex). A destroy names the incarnation it destroys and removes nothing else: a
+//!   handle of an older incarnation never destroys a newer one.
 //! - **Rows** (range allocation, [`crate::range`]) are named text values changed only by
 //!   compare-and-set: [`Store::swap_row`] writes a row only if it still holds the value the caller read
 //!   (or is absent, for `None`), atomically and durably; concurrent swaps of one row from the same
@@ -70,6 +87,10 @@ pub struct SequencerRecord {
     pub incarnation: u64,
     /// When it was created (the creator's clock, Unix ms); informational.
     pub created_unix_ms: u64,
+    /// Every ID an earlier (destroyed) incarnation of this name could have minted is below this value;
+    /// holders of this one mint only IDs at or above it (see the module documentation). 0 for a name
+    /// never destroyed.
+    pub floor: u64,
 }
 
 /// A persisted reservation: every logical position up to `position` (under the layout whose fingerprint
@@ -104,6 +125,9 @@ pub struct Claim {
 pub struct ClaimRequest<'a> {
     /// The sequencer's name.
     pub sequencer: &'a str,
+    /// The incarnation of the sequencer the claimer attached to: nothing is claimed unless it is the
+    /// live record's (`SEQUENCER_DESTROYED` otherwise).
+    pub incarnation: u64,
     /// Node IDs `0..nodes` may be claimed.
     pub nodes: u64,
     /// The first node ID to try (then `start + 1` …, wrapping): spreads concurrent claimers.
@@ -143,8 +167,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The store as people should see it in messages: its URL without any password.
     fn describe(&self) -> String;
 
-    /// Registers `name` with `config`; an existing record with the same config is returned as it is
-    /// (not an error); one with another config is `SEQUENCER_CONFLICT`.
+    /// Registers `name` with `config` and the name's current floor; an existing record with the same
+    /// config is returned as it is (not an error); one with another config is `SEQUENCER_CONFLICT`.
     fn create_sequencer(
         &self,
         name: &str,
@@ -158,10 +182,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Every live record, ordered by name.
     fn sequencers(&self) -> Result<Vec<SequencerRecord>>;
 
-    /// Removes the record of `name` (claims and reservations stay). `Ok(false)` if there was none.
-    fn destroy_sequencer(&self, name: &str) -> Result<bool>;
+    /// Removes the record of `name` if it is incarnation `incarnation`, ends its claims (fencing tokens
+    /// and reservations stay) and raises the name's floor ([`floor_after`]), all atomically. `Ok(false)`
+    /// if there was no such record (none, or another incarnation: left as it is).
+    fn destroy_sequencer(&self, name: &str, incarnation: u64) -> Result<bool>;
 
-    /// Takes one free node ID; `Ok(None)` when all `nodes` are held.
+    /// Takes one free node ID; `Ok(None)` when all `nodes` are held; `SEQUENCER_DESTROYED` when the
+    /// live record of the name is not the request's incarnation.
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Option<Claim>>;
 
     /// Extends a claim by `ttl_ms` from now; `LEASE_LOST` if it is no longer the current claim or has
@@ -190,6 +217,58 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// this write finds `new`, which the caller makes unique to the write, already there); `Ok(false)`:
     /// the row holds something else. An error leaves the write applied or not: read back.
     fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool>;
+}
+
+/// The floor of `record`'s name once `record` is destroyed (see the module documentation): the
+/// larger of its own floor and, for the highest tick `T` reserved under its layout (`reservations`: the
+/// name's stored reservations; those of other layouts belong to earlier incarnations, below its floor
+/// already), the first ID of tick `T + 1` — every ID of ticks up to `T` is below it. `u64::MAX` when
+/// `T` is the layout's last tick.
+pub fn floor_after(
+    record: &SequencerRecord,
+    reservations: impl IntoIterator<Item = Reservation>,
+) -> Result<u64> {
+    let layout = crate::sequencer::layout_from_text(&record.config.layout)?;
+    let fingerprint = crate::layout_fingerprint(&layout);
+    let mut floor = record.floor;
+    for r in reservations {
+        if r.layout_fingerprint == fingerprint {
+            let tick = r.position >> layout.sequence_bits();
+            let first_after = tick
+                .checked_add(1)
+                .and_then(|t| layout.compose(t, 0, 0).ok())
+                .unwrap_or(u64::MAX);
+            floor = floor.max(first_after);
+        }
+    }
+    Ok(floor)
+}
+
+/// The first tick of `layout` whose every ID is at or above `floor` (IDs grow with the tick in every
+/// layout: the timestamp is the top field), `None` if even the last tick has IDs below it.
+pub fn first_tick_at_or_above(layout: &snowmint::Layout, floor: u64) -> Option<u64> {
+    let lowest = |t: u64| layout.compose(t, 0, 0).unwrap_or(u64::MAX);
+    if lowest(layout.max_tick()) < floor {
+        return None;
+    }
+    let (mut lo, mut hi) = (0u64, layout.max_tick());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if lowest(mid) >= floor {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(lo)
+}
+
+/// `SEQUENCER_DESTROYED` for a claim of an incarnation that is no longer the live record.
+pub(crate) fn not_live(store: &str, name: &str, incarnation: u64) -> crate::error::Error {
+    crate::error::Error::new(
+        snowmint::ErrorCode::SequencerDestroyed,
+        format!("{store}: sequencer {name:?} (incarnation {incarnation}) was destroyed; nothing was claimed"),
+    )
 }
 
 /// Checks a row key: 1 to 130 characters of `A-Z a-z 0-9 _ . - @` (stores use it in a key, a file name

@@ -24,7 +24,7 @@ fn fixed_sources_resolve_and_lease_sources_attach() {
     assert_eq!(e.code(), ErrorCode::InvalidArgument);
 
     let d = dir("open");
-    let src = format!("file://{}?sequencer=s&ttl=2s", d.display());
+    let src = format!("file://{}?ttl=2s", d.display());
     let Opened::Leased(g) = SequencerGenerator::open(&src, twitter, Options::default()).unwrap()
     else {
         panic!("a lease source gives a leased generator")
@@ -103,7 +103,7 @@ fn sequencers_by_store_url() {
 #[test]
 fn node_generators_report_stats_for_fixed_and_leased_nodes() {
     let d = dir("stats");
-    let src = format!("file://{}?sequencer=st&ttl=2s", d.display());
+    let src = format!("file://{}?ttl=2s", d.display());
     for source in ["7", src.as_str()] {
         let g = snowmint_coord::NodeGenerator::open(source, Layout::twitter(), Options::default())
             .unwrap();

@@ -120,6 +120,7 @@ fn store_contract() {
 
         let req = |start| ClaimRequest {
             sequencer: &name,
+            incarnation: rec.incarnation,
             nodes: 2,
             start,
             ttl_ms: 10_000,
@@ -177,15 +178,15 @@ fn store_contract() {
         );
 
         // Destroy keeps reservations; a re-created record is another incarnation.
-        assert!(s.destroy_sequencer(&name).unwrap());
-        assert!(!s.destroy_sequencer(&name).unwrap());
+        assert!(s.destroy_sequencer(&name, rec.incarnation).unwrap());
+        assert!(!s.destroy_sequencer(&name, rec.incarnation).unwrap());
         assert_eq!(s.sequencer(&name).unwrap(), None);
         assert_eq!(s.reservation(&name, 1).unwrap(), Some(r));
         let again = s.create_sequencer(&name, &config(3), now_ms()).unwrap();
         assert_ne!(again.incarnation, rec.incarnation);
         s.release(&a2).unwrap();
         s.release(&b).unwrap();
-        s.destroy_sequencer(&name).unwrap();
+        s.destroy_sequencer(&name, again.incarnation).unwrap();
     }
 }
 
@@ -266,6 +267,7 @@ fn another_layout_starts_after_the_reserved_time() {
         let a = acquire(&t.store, &name, Arc::new(SystemTime), 1, Options::default()).unwrap();
         let last = (0..100).map(|_| a.next_id().unwrap()).max().unwrap();
         let reserved_ms = a.sequencer().created_unix_ms;
+        let incarnation = a.sequencer().incarnation;
         drop(a);
         let until = t
             .store
@@ -274,33 +276,55 @@ fn another_layout_starts_after_the_reserved_time() {
             .unwrap()
             .until_unix_ms;
         assert!(until >= reserved_ms);
-        t.store.destroy_sequencer(&name).unwrap();
-        // Ticks of 10 ms, another epoch: the first ID's time is at or after the reserved time.
-        let sonyflake = Layout::preset("sonyflake").unwrap();
-        let rec = t
-            .store
-            .create_sequencer(
-                &name,
-                &SequencerConfig {
-                    layout: layout_text(&sonyflake),
-                    nodes: 1,
-                },
-                now_ms(),
-            )
-            .unwrap();
+        t.store.destroy_sequencer(&name, incarnation).unwrap();
+        let recreate = |layout: &Layout| {
+            t.store
+                .create_sequencer(
+                    &name,
+                    &SequencerConfig {
+                        layout: layout_text(layout),
+                        nodes: 1,
+                    },
+                    now_ms(),
+                )
+                .unwrap()
+        };
         let behind: Arc<dyn Time> = Arc::new(OffsetTime::new(-5_000_000_000));
+        // Sonyflake (ticks of 10 ms, 2014 epoch) reaches the old IDs' values only decades from now:
+        // its holders are refused rather than repeat them (or wait that long).
+        let sonyflake = Layout::preset("sonyflake").unwrap();
+        let rec = recreate(&sonyflake);
+        let e = Lease::acquire(
+            t.store.clone(),
+            behind.clone(),
+            rec.clone(),
+            sonyflake,
+            Options::default(),
+            LeaseOptions::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::SequencerConflict, "{e}");
+        t.store.destroy_sequencer(&name, rec.incarnation).unwrap();
+        // Another epoch (1970) whose IDs are already above the old ones: the first ID's time is at or
+        // after the reserved time.
+        let early = Layout::new(LayoutConfig {
+            epoch_ms: 0,
+            ..*Layout::twitter().config()
+        })
+        .unwrap();
+        let rec = recreate(&early);
         let b = Lease::acquire(
             t.store.clone(),
             behind,
             rec,
-            sonyflake,
+            early,
             Options::default(),
             LeaseOptions::default(),
         )
         .unwrap();
         let id = b.next_id().unwrap();
         assert!(
-            sonyflake.decode(id).unwrap().unix_ms >= until,
+            early.decode(id).unwrap().unix_ms >= until,
             "after the old reservation's time"
         );
         assert!(Layout::twitter().decode(last).unwrap().unix_ms < until);
@@ -405,7 +429,10 @@ fn destroyed_sequencer_fails_forever_and_recreate_never_repeats() {
         let name = unique("destroy");
         let a = acquire(&t.store, &name, Arc::new(SystemTime), 1, Options::default()).unwrap();
         let last_a = (0..100).map(|_| a.next_id().unwrap()).max().unwrap();
-        assert!(t.store.destroy_sequencer(&name).unwrap());
+        assert!(t
+            .store
+            .destroy_sequencer(&name, a.sequencer().incarnation)
+            .unwrap());
         a.poke();
         let t0 = Instant::now();
         let err = loop {
@@ -525,7 +552,8 @@ fn a_batch_past_the_reservation_step_succeeds_on_a_healthy_lease() {
             // Minting goes on after it.
             assert!(a.next_id().unwrap() > ids[ids.len() - 1], "{what}");
             drop(a);
-            t.store.destroy_sequencer(&name).unwrap();
+            let incarnation = t.store.sequencer(&name).unwrap().unwrap().incarnation;
+            t.store.destroy_sequencer(&name, incarnation).unwrap();
         }
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
@@ -565,7 +593,8 @@ fn a_batch_past_the_ceiling_on_a_lost_lease_is_lease_lost() {
             "{what}: no reservation covers the batch of a lost claim: {r:?}"
         );
         drop(a);
-        t.store.destroy_sequencer(&name).unwrap();
+        let incarnation = t.store.sequencer(&name).unwrap().unwrap().incarnation;
+        t.store.destroy_sequencer(&name, incarnation).unwrap();
     }
 }
 
@@ -619,7 +648,10 @@ fn an_expired_claim_is_free_again_while_its_holder_lives() {
             Some(dir) => Arc::new(FileStore::open(dir).unwrap()),
             None => holder.clone(),
         };
-        holder.create_sequencer(&name, &config(1), 0).unwrap();
+        let incarnation = holder
+            .create_sequencer(&name, &config(1), 0)
+            .unwrap()
+            .incarnation;
         let t0 = now_ms();
         let req = |now_unix_ms, who| ClaimRequest {
             sequencer: &name,
@@ -628,6 +660,7 @@ fn an_expired_claim_is_free_again_while_its_holder_lives() {
             ttl_ms: 1000,
             holder: who,
             now_unix_ms,
+            incarnation,
         };
         let r = Reservation {
             position: 10,
@@ -674,5 +707,265 @@ fn an_expired_claim_is_free_again_while_its_holder_lives() {
         let c = holder.claim(&req(t0 + 1800, "a")).unwrap().unwrap();
         assert!(c.token > b.token);
         holder.release(&c).unwrap();
+    }
+}
+
+/// Mints `count` IDs from `seq` (attached with `holders` handles, round robin) into a set; returns how
+/// many of them `seen` already held.
+fn mint_into(
+    seq: &snowmint_coord::Sequencer,
+    holders: usize,
+    count: usize,
+    seen: &mut std::collections::HashSet<u64>,
+) -> usize {
+    let handles: Vec<_> = (0..holders).map(|_| seq.new_handle()).collect();
+    for h in &handles {
+        h.attach().unwrap();
+    }
+    let mut repeated = 0;
+    for i in 0..count {
+        let id = handles[i % holders].next_id().unwrap();
+        if !seen.insert(id) {
+            repeated += 1;
+        }
+    }
+    for h in &handles {
+        h.detach().unwrap();
+    }
+    repeated
+}
+
+/// 256 IDs per 1 ms tick, so that 200,000 IDs run about 0.8 s ahead of the clock (as a busy holder
+/// does): the case where a re-created sequencer under another layout met the old IDs.
+fn narrow(epoch_ms: u64, node_bits: u32, sequence_bits: u32, offset: u64) -> Layout {
+    Layout::new(LayoutConfig {
+        timestamp_bits: 41,
+        node_bits,
+        sequence_bits,
+        epoch_ms,
+        node_id_offset: offset,
+        ..LayoutConfig::default()
+    })
+    .unwrap()
+}
+
+/// SPEC §3.3: a sequencer re-created under a name never mints an ID value the destroyed one could have
+/// minted, whatever the new layout: another epoch (1 s later), another node-ID offset, other field
+/// widths. The reproduction, scaled down (200,000 IDs each), on every store.
+#[test]
+fn a_recreated_sequencer_never_repeats_an_old_id_value() {
+    let epoch = 1_600_000_000_000;
+    // (case, old layout and node count, new layout and node count)
+    let cases = [
+        (
+            "epoch + 1 s",
+            narrow(epoch, 10, 8, 0),
+            1,
+            narrow(epoch + 1000, 10, 8, 0),
+            1,
+        ),
+        (
+            "node-ID offset",
+            narrow(epoch, 10, 8, 1),
+            1,
+            narrow(epoch, 10, 8, 0),
+            2,
+        ),
+        (
+            "field widths",
+            narrow(epoch, 10, 8, 0),
+            1,
+            narrow(epoch + 500, 5, 13, 0),
+            1,
+        ),
+    ];
+    for t in stores() {
+        for (case, old, old_nodes, new, new_nodes) in cases {
+            let name = unique("recreate");
+            let create = |layout, nodes| {
+                snowmint_coord::Sequencer::create_with(
+                    t.store.clone(),
+                    Arc::new(SystemTime),
+                    &name,
+                    layout,
+                    nodes,
+                    Options::default(),
+                    LeaseOptions::default(),
+                )
+                .unwrap()
+            };
+            let mut seen = std::collections::HashSet::new();
+            let first = create(old, old_nodes);
+            assert_eq!(first.record().floor, 0);
+            assert_eq!(mint_into(&first, old_nodes as usize, 200_000, &mut seen), 0);
+            let old_max = *seen.iter().max().unwrap();
+            first.destroy().unwrap();
+            let second = create(new, new_nodes);
+            assert!(
+                second.record().floor > old_max,
+                "{:?} {case}: floor {} after IDs up to {old_max}",
+                t.store,
+                second.record().floor
+            );
+            let repeated = mint_into(&second, new_nodes as usize, 200_000, &mut seen);
+            eprintln!("{} {case}: {repeated} IDs repeated", t.store.describe());
+            assert_eq!(repeated, 0, "{} {case}", t.store.describe());
+            second.destroy().unwrap();
+        }
+    }
+}
+
+/// A floor that the new layout reaches only further than `max_ahead` from now refuses the creation
+/// with `SEQUENCER_CONFLICT` (and leaves no record behind).
+#[test]
+fn a_recreation_whose_start_lies_beyond_max_ahead_is_refused() {
+    let epoch = 1_600_000_000_000;
+    for t in stores() {
+        let name = unique("too-far");
+        let create = |layout| {
+            snowmint_coord::Sequencer::create_with(
+                t.store.clone(),
+                Arc::new(SystemTime),
+                &name,
+                layout,
+                1,
+                Options::default(),
+                LeaseOptions::default(),
+            )
+        };
+        let first = create(narrow(epoch, 10, 8, 0)).unwrap();
+        mint_into(&first, 1, 1000, &mut Default::default());
+        first.destroy().unwrap();
+        // An epoch one minute later: the old IDs' values are reached a minute from now.
+        let e = create(narrow(epoch + 60_000, 10, 8, 0)).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::SequencerConflict, "{e}");
+        assert!(e.message().contains("max_ahead"), "{e}");
+        assert_eq!(t.store.sequencer(&name).unwrap(), None, "no record left");
+        // The old epoch is still fine.
+        create(narrow(epoch, 10, 8, 0)).unwrap().destroy().unwrap();
+    }
+}
+
+/// `destroy` removes exactly its own incarnation: a handle (or a store call) naming an older one leaves
+/// the newer record live, on every store.
+#[test]
+fn destroy_by_an_older_incarnation_leaves_the_newer_one() {
+    for t in stores() {
+        let s = &t.store;
+        let name = unique("destroy-newer");
+        let old = s.create_sequencer(&name, &config(2), now_ms()).unwrap();
+        let handle = snowmint_coord::Sequencer::open(s.clone(), &name).unwrap();
+        assert!(s.destroy_sequencer(&name, old.incarnation).unwrap());
+        let newer = s.create_sequencer(&name, &config(2), now_ms()).unwrap();
+        assert!(
+            !s.destroy_sequencer(&name, old.incarnation).unwrap(),
+            "{}",
+            s.describe()
+        );
+        handle.destroy().unwrap();
+        assert_eq!(
+            s.sequencer(&name).unwrap().as_ref(),
+            Some(&newer),
+            "{}",
+            s.describe()
+        );
+        assert!(s.destroy_sequencer(&name, newer.incarnation).unwrap());
+    }
+}
+
+/// A claim under a destroyed incarnation is refused (`SEQUENCER_DESTROYED`), and a holder of it can no
+/// longer reserve once it was destroyed: the floor the destroy computed is final.
+#[test]
+fn a_destroyed_incarnation_neither_claims_nor_reserves() {
+    for t in stores() {
+        let s = &t.store;
+        let name = unique("fenced");
+        let rec = s.create_sequencer(&name, &config(2), now_ms()).unwrap();
+        let req = ClaimRequest {
+            sequencer: &name,
+            incarnation: rec.incarnation,
+            nodes: 2,
+            start: 0,
+            ttl_ms: 10_000,
+            holder: "fenced test",
+            now_unix_ms: now_ms(),
+        };
+        let c = s.claim(&req).unwrap().unwrap();
+        assert!(s.destroy_sequencer(&name, rec.incarnation).unwrap());
+        let r = Reservation {
+            position: 1 << 40,
+            layout_fingerprint: snowmint_coord::layout_fingerprint(&Layout::twitter()),
+            until_unix_ms: now_ms(),
+        };
+        assert_eq!(
+            s.reserve(&c, &r).unwrap_err().code(),
+            ErrorCode::LeaseLost,
+            "{}",
+            s.describe()
+        );
+        assert_eq!(
+            s.claim(&req).unwrap_err().code(),
+            ErrorCode::SequencerDestroyed,
+            "{}",
+            s.describe()
+        );
+        let again = s.create_sequencer(&name, &config(2), now_ms()).unwrap();
+        assert_eq!(
+            s.claim(&req).unwrap_err().code(),
+            ErrorCode::SequencerDestroyed,
+            "{}: a claim of the old incarnation under the new record",
+            s.describe()
+        );
+        s.release(&c).unwrap();
+        s.destroy_sequencer(&name, again.incarnation).unwrap();
+    }
+}
+
+/// Only `default` is created implicitly: a lease source naming a missing sequencer is
+/// `SEQUENCER_NOT_FOUND` with the names that exist and the nearest one; an existing one with another
+/// layout is `SEQUENCER_CONFLICT`.
+#[test]
+fn only_default_is_created_implicitly() {
+    for t in stores() {
+        let s = &t.store;
+        let orders = unique("orders");
+        s.create_sequencer(&orders, &config(128), now_ms()).unwrap();
+        let typo = orders.replacen("orders", "ordres", 1);
+        let open = |name: &str, layout| {
+            snowmint_coord::NodeGenerator::lease_from(
+                s.clone(),
+                name,
+                layout,
+                Options::default(),
+                Arc::new(SystemTime),
+                LeaseOptions::default(),
+            )
+        };
+        let e = open(&typo, Layout::twitter()).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::SequencerNotFound, "{e}");
+        assert!(
+            e.message().contains(&format!("did you mean {orders:?}")),
+            "{e}"
+        );
+        assert_eq!(s.sequencer(&typo).unwrap(), None, "nothing created");
+        let e = open(&orders, Layout::preset("discord").unwrap()).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::SequencerConflict, "{e}");
+        let g = open(&orders, Layout::twitter()).unwrap();
+        assert!(g.node_id() < 128, "the stored node count is used");
+        drop(g);
+        if s.sequencer("default").unwrap().is_none() {
+            let g = open("default", Layout::twitter()).unwrap();
+            drop(g);
+            let rec = s.sequencer("default").unwrap().unwrap();
+            s.destroy_sequencer("default", rec.incarnation).unwrap();
+        }
+        let rec = s.sequencer(&orders).unwrap().unwrap();
+        s.destroy_sequencer(&orders, rec.incarnation).unwrap();
+        let e = open(&orders, Layout::twitter()).unwrap_err();
+        assert_eq!(
+            e.code(),
+            ErrorCode::SequencerNotFound,
+            "a destroyed sequencer is not re-created by a mint: {e}"
+        );
     }
 }

@@ -209,9 +209,10 @@ fn a_resent_claim_that_was_applied_reports_the_claim() {
         let proxy = losing_first(kind, "lost-claim");
         let url = fresh_url(kind, "claim");
         let direct = open(&url);
-        direct
+        let incarnation = direct
             .create_sequencer("one", &twitter_config(1), 0)
-            .unwrap();
+            .unwrap()
+            .incarnation;
         let store = open(&through(&url, proxy.addr()));
         // A read first: the connection is kept alive, so the claim goes on a reused one.
         assert!(store.holders("one", 0).unwrap().is_empty());
@@ -227,6 +228,7 @@ fn a_resent_claim_that_was_applied_reports_the_claim() {
                 ttl_ms: 10_000,
                 holder: "lost-claim test",
                 now_unix_ms,
+                incarnation,
             })
             .unwrap();
         assert_eq!(proxy.fired(), 1, "{kind:?}");

@@ -65,9 +65,9 @@ impl Store for View {
         self.check()?;
         self.store.sequencers()
     }
-    fn destroy_sequencer(&self, name: &str) -> Result<bool> {
+    fn destroy_sequencer(&self, name: &str, incarnation: u64) -> Result<bool> {
         self.check()?;
-        self.store.destroy_sequencer(name)
+        self.store.destroy_sequencer(name, incarnation)
     }
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Option<Claim>> {
         self.check()?;
@@ -77,7 +77,10 @@ impl Store for View {
         self.check()?;
         if self.destroy_before_renew.swap(false, Ordering::SeqCst) {
             // As on PostgreSQL, where the claims go with the record (ON DELETE CASCADE).
-            self.store.destroy_sequencer(&claim.sequencer)?;
+            if let Some(r) = self.store.sequencer(&claim.sequencer)? {
+                self.store
+                    .destroy_sequencer(&claim.sequencer, r.incarnation)?;
+            }
             self.store.release(claim)?;
         }
         self.store.renew(claim, ttl_ms, now)

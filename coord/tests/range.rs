@@ -434,8 +434,8 @@ impl Store for Faulty {
     fn sequencers(&self) -> snowmint_coord::Result<Vec<snowmint_coord::SequencerRecord>> {
         self.inner.sequencers()
     }
-    fn destroy_sequencer(&self, n: &str) -> snowmint_coord::Result<bool> {
-        self.inner.destroy_sequencer(n)
+    fn destroy_sequencer(&self, n: &str, incarnation: u64) -> snowmint_coord::Result<bool> {
+        self.inner.destroy_sequencer(n, incarnation)
     }
     fn claim(
         &self,

@@ -125,7 +125,7 @@ fn etcd_fails_over_between_endpoints() {
         "the harness runs a 3-member cluster: {endpoints}"
     );
     let url = fresh_url(Kind::Etcd, "failover");
-    let source = with_params(&url, "sequencer=f&ttl=2s");
+    let source = with_params(&url, "sequencer=default&ttl=2s");
     let mut a = spawn_holder(&source).unwrap();
     let mut ids = a.mint(1000).ids;
     for (down, up) in [

@@ -135,9 +135,9 @@ impl Store for Link {
         self.before()?;
         self.store.sequencers()
     }
-    fn destroy_sequencer(&self, name: &str) -> Result<bool> {
+    fn destroy_sequencer(&self, name: &str, incarnation: u64) -> Result<bool> {
         self.before()?;
-        self.after(self.store.destroy_sequencer(name))
+        self.after(self.store.destroy_sequencer(name, incarnation))
     }
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Option<Claim>> {
         self.before()?;
@@ -611,7 +611,12 @@ impl World {
                 self.log(|| format!("holder {i}'s writes are answered late {p}% of the time"));
             }
             90 if faults && self.rng.chance(30) => {
-                self.store.destroy_sequencer(NAME).expect("memory store");
+                let live = self.store.sequencer(NAME).expect("memory store");
+                if let Some(r) = live {
+                    self.store
+                        .destroy_sequencer(NAME, r.incarnation)
+                        .expect("memory store");
+                }
                 self.store
                     .create_sequencer(NAME, &self.config, self.now.load(Ordering::SeqCst) / MS)
                     .expect("memory store");
@@ -872,8 +877,8 @@ impl Store for RaceLink {
     fn sequencers(&self) -> Result<Vec<SequencerRecord>> {
         self.inner.sequencers()
     }
-    fn destroy_sequencer(&self, name: &str) -> Result<bool> {
-        self.inner.destroy_sequencer(name)
+    fn destroy_sequencer(&self, name: &str, incarnation: u64) -> Result<bool> {
+        self.inner.destroy_sequencer(name, incarnation)
     }
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Option<Claim>> {
         self.inner.claim(request)

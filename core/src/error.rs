@@ -91,6 +91,9 @@ error_codes! {
     /// An ID service (SPEC §6a) cannot be reached, did not answer within the client's bound, or answered
     /// with something that is not the service's protocol.
     ServiceUnavailable = 19, "SERVICE_UNAVAILABLE", "the ID service cannot be reached";
+    /// No sequencer of this name exists in the store (only `default` is created implicitly; create any
+    /// other with `sequencer create` first).
+    SequencerNotFound = 20, "SEQUENCER_NOT_FOUND", "no sequencer of this name exists";
     /// C API: a required pointer argument was NULL.
     NullPointer = 100, "NULL_POINTER", "a required pointer was NULL";
     /// C API: an output buffer is too small; the needed length is reported.

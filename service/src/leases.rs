@@ -183,6 +183,8 @@ pub struct Leases {
     store: Arc<dyn Store>,
     time: Arc<dyn Time>,
     sequencer: String,
+    /// The client sequencer's record (incarnation, value floor) as opened.
+    record: snowmint_coord::SequencerRecord,
     nodes: u64,
     layout: Layout,
     layout_name: String,
@@ -215,17 +217,39 @@ impl Leases {
         config: &Config,
         own_fixed: Option<u64>,
     ) -> Result<Leases, snowmint_coord::Error> {
-        let seq = Sequencer::for_layout(
-            store.clone(),
-            sequencer,
-            config.layout,
-            Options::default(),
-            time.clone(),
-            LeaseOptions::default(),
-        )
+        // The service's own default client sequencer is created if missing (as `default` is for a lease
+        // source); a name given with --client-sequencer must exist (SEQUENCER_NOT_FOUND otherwise).
+        let open = || {
+            Sequencer::for_layout(
+                store.clone(),
+                sequencer,
+                config.layout,
+                Options::default(),
+                time.clone(),
+                LeaseOptions::default(),
+            )
+        };
+        let seq = match open() {
+            Err(e)
+                if e.code() == ErrorCode::SequencerNotFound
+                    && sequencer == crate::DEFAULT_CLIENT_SEQUENCER =>
+            {
+                Sequencer::create_with(
+                    store.clone(),
+                    time.clone(),
+                    sequencer,
+                    config.layout,
+                    config.layout.node_count(),
+                    Options::default(),
+                    LeaseOptions::default(),
+                )
+            }
+            other => other,
+        }
         .map_err(|e| e.context(format!("client sequencer {sequencer:?}")))?;
         let store_for_key = store.clone();
         Ok(Leases {
+            record: seq.record().clone(),
             nodes: seq.record().config.nodes,
             store,
             time,
@@ -287,6 +311,7 @@ impl Leases {
         self.store
             .claim(&ClaimRequest {
                 sequencer: &self.sequencer,
+                incarnation: self.record.incarnation,
                 nodes: self.nodes,
                 start,
                 ttl_ms: self.ttl.as_millis() as u64,
@@ -340,7 +365,15 @@ impl Leases {
             .store
             .reservation(&self.sequencer, claim.node_id)
             .map_err(unavailable)?;
-        let start = stored.map_or(0, |r| self.start_after(&r));
+        // After the node ID's reservation, and at or above the floor of destroyed incarnations.
+        let floor = snowmint_coord::sequencer::floor_start(
+            &self.record,
+            &self.layout,
+            self.time.unix_ns(),
+            Options::default().max_ahead_ns,
+        )
+        .map_err(unavailable)?;
+        let start = stored.map_or(0, |r| self.start_after(&r)).max(floor);
         let last = self.target(start)?;
         self.store
             .reserve(claim, &self.reservation_for(last))

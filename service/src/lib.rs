@@ -173,7 +173,10 @@ impl ApiError {
             | ErrorCode::NodeIdsExhausted
             | ErrorCode::TooFarAhead
             | ErrorCode::ServiceUnavailable => 503,
-            ErrorCode::LeaseLost | ErrorCode::SequencerDestroyed => 409,
+            ErrorCode::LeaseLost | ErrorCode::SequencerDestroyed | ErrorCode::SequencerConflict => {
+                409
+            }
+            ErrorCode::SequencerNotFound => 404,
             ErrorCode::InvalidArgument | ErrorCode::Parse => 400,
             _ => 500,
         };

@@ -744,3 +744,51 @@ fn cors_origins_are_checked() {
         assert!(snowmint_service::check_origin(bad).is_err(), "{bad}");
     }
 }
+
+/// SPEC §3.3 for client leases: the client sequencer re-created under another layout (an epoch 1 s
+/// later) hands out leases whose first ID is above every ID the destroyed one could have minted.
+#[test]
+fn client_leases_start_above_the_ids_of_a_destroyed_client_sequencer() {
+    let epoch = 1_600_000_000_000;
+    // 256 IDs per 1 ms tick: 100,000 IDs per node run ahead of the clock, as busy clients do.
+    let layout = |epoch_ms| {
+        Layout::new(LayoutConfig {
+            timestamp_bits: 41,
+            node_bits: 2,
+            sequence_bits: 8,
+            epoch_ms,
+            ..LayoutConfig::default()
+        })
+        .unwrap()
+    };
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let old =
+        snowmint_coord::Sequencer::create(store.clone(), "clients", layout(epoch), 4).unwrap();
+    let mut old_max = 0;
+    for _ in 0..4 {
+        let h = old.new_handle();
+        h.attach().unwrap();
+        for _ in 0..100_000 {
+            old_max = old_max.max(h.next_id().unwrap());
+        }
+        h.detach().unwrap();
+    }
+    old.destroy().unwrap();
+    let new = layout(epoch + 1000);
+    let mut config = common::config("0");
+    config.layout = new;
+    config.layout_name = snowmint_coord::layout_text(&new);
+    let s = service(config, Some(store));
+    let mut c = Conn::open(s.addr);
+    for _ in 0..3 {
+        let a = c.request("POST", "/v1/leases", b"{}");
+        assert_eq!(a.status, 201, "{}", a.text());
+        let a = a.json();
+        let (node, start) = (a["node_id"].as_u64().unwrap(), dec(&a["start"]));
+        let first = new.compose(start >> 8, node, start & 0xff).unwrap();
+        assert!(
+            first > old_max,
+            "node {node}: first ID {first} at or below the old sequencer's {old_max}"
+        );
+    }
+}

@@ -21,7 +21,7 @@ fn now_ms() -> u64 {
 #[test]
 fn graceful_shutdown_finishes_requests_in_flight_and_releases_the_own_lease() {
     let dir = TempDir::new("shutdown");
-    let node = dir.url("?sequencer=svc");
+    let node = dir.url("?sequencer=default");
     let mut s = Served::start(&["--node", &node]);
     let own = once(s.addr, "GET", "/healthz", b"").json()["node_id"]
         .as_u64()
@@ -29,7 +29,7 @@ fn graceful_shutdown_finishes_requests_in_flight_and_releases_the_own_lease() {
     let store = FileStore::open(&dir.0).unwrap();
     let held = |store: &FileStore| {
         store
-            .holders("svc", now_ms())
+            .holders("default", now_ms())
             .unwrap()
             .into_iter()
             .filter(|n| n.claim.is_some())
@@ -60,7 +60,7 @@ fn graceful_shutdown_finishes_requests_in_flight_and_releases_the_own_lease() {
     assert!(held(&store).is_empty());
     let node = lease["node_id"].as_u64().unwrap();
     let r = store
-        .reservation("svc", node)
+        .reservation("default", node)
         .unwrap()
         .expect("the client reservation stays");
     assert_eq!(
@@ -86,7 +86,10 @@ fn etcd_url() -> Option<String> {
 #[test]
 fn on_etcd_client_leases_survive_sigterm_and_sigkill_and_instances_share_the_store() {
     let Some(base) = etcd_url() else { return };
-    let node = format!("{base}-service-{}?sequencer=svc&ttl=3s", std::process::id());
+    let node = format!(
+        "{base}-service-{}?sequencer=default&ttl=3s",
+        std::process::id()
+    );
     let args = [
         "--node",
         node.as_str(),
@@ -185,7 +188,7 @@ fn on_etcd_client_leases_survive_sigterm_and_sigkill_and_instances_share_the_sto
 fn on_etcd_a_lost_own_lease_turns_health_and_batches_to_503() {
     let Some(base) = etcd_url() else { return };
     let node = format!(
-        "{base}-service-lost-{}?sequencer=svc&ttl=1s",
+        "{base}-service-lost-{}?sequencer=default&ttl=1s",
         std::process::id()
     );
     let s = Served::start(&["--node", &node]);

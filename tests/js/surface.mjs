@@ -184,6 +184,7 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
       'STATE_FILE_MISMATCH',
       'RANGE_EXHAUSTED',
       'SERVICE_UNAVAILABLE',
+      'SEQUENCER_NOT_FOUND',
     ]) {
       assert.ok(api.ERROR_CODES.includes(code), code)
     }

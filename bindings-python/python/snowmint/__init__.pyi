@@ -37,6 +37,7 @@ __all__ = [
     "Sequencer",
     "SequencerConflictError",
     "SequencerDestroyedError",
+    "SequencerNotFoundError",
     "SnowmintError",
     "StateFileMismatchError",
     "StoreUnavailableError",
@@ -126,6 +127,10 @@ class SequencerConflictError(SnowmintError):
 
 class SequencerDestroyedError(SnowmintError):
     """``SEQUENCER_DESTROYED``: the sequencer was destroyed; its handles never mint again."""
+
+class SequencerNotFoundError(SnowmintError):
+    """``SEQUENCER_NOT_FOUND``: no sequencer of this name exists in the store (only ``default`` is created
+    implicitly); the message names the sequencers that exist and the nearest name."""
 
 class StoreUnavailableError(SnowmintError):
     """``STORE_UNAVAILABLE``: the coordination store cannot be reached, refused the request or holds
