@@ -189,8 +189,6 @@ pub struct Leases {
     fingerprint: u64,
     ttl: Duration,
     reservation: Duration,
-    /// The service's own node ID when it is not leased: never handed to a client.
-    own_fixed: Option<u64>,
     /// Tags the lease tokens.
     key: TokenKey,
 }
@@ -213,7 +211,6 @@ impl Leases {
         time: Arc<dyn Time>,
         sequencer: &str,
         config: &Config,
-        own_fixed: Option<u64>,
     ) -> Result<Leases, snowmint_coord::Error> {
         let seq = Sequencer::for_layout(
             store.clone(),
@@ -235,7 +232,6 @@ impl Leases {
             fingerprint: snowmint_coord::layout_fingerprint(&config.layout),
             ttl: config.lease_ttl,
             reservation: config.lease_reservation,
-            own_fixed,
             key: TokenKey::load(store_for_key.as_ref(), sequencer)?,
         })
     }
@@ -313,13 +309,8 @@ impl Leases {
     pub fn take(&self, holder: Option<&str>) -> Result<Response, ApiError> {
         let holder = holder.unwrap_or("a client of snowmint serve");
         let first = snowmint::mix64(self.time.unix_ns() ^ self.time.monotonic_ns()) % self.nodes;
-        let mut claim = self.claim(holder, first)?.ok_or_else(|| self.exhausted())?;
-        if Some(claim.node_id) == self.own_fixed {
-            // Hold the service's own node ID while claiming another, so the store cannot give it again.
-            let other = self.claim(holder, (claim.node_id + 1) % self.nodes);
-            let _ = self.store.release(&claim);
-            claim = other?.ok_or_else(|| self.exhausted())?;
-        }
+        // Every instance's own node ID is a claim on this sequencer too: the store never hands it out.
+        let claim = self.claim(holder, first)?.ok_or_else(|| self.exhausted())?;
         let answer = self.reserve_new(&claim);
         if answer.is_err() {
             let _ = self.store.release(&claim);
