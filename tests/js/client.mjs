@@ -238,6 +238,63 @@ export function clientTests(api, { test, assert, flavour, moduleUrl }) {
     }
   })
 
+  for (const mode of ['repeat', 'backward']) {
+    t(`a ${mode === 'repeat' ? 'repeated' : 'backward'} batch is refused: no ID handed out twice`, async () => {
+      const s = await startService()
+      try {
+        await s.control(`/_test/misbehave?mode=${mode}`)
+        const c = new Client({ url: s.url, prefetch: 4, retries: 1 })
+        const ids = []
+        let caught
+        try {
+          for (let i = 0; i < 12; i++) ids.push(await c.nextId())
+        } catch (e) {
+          caught = e
+        }
+        assert.equal(caught?.code, 'SERVICE_UNAVAILABLE', `${ids}`)
+        assert.match(caught.message, /does not continue above/)
+        assert.equal(ids.length, 4)
+        assert.equal(new Set(ids).size, 4)
+        c.close()
+      } finally {
+        s.kill()
+      }
+    })
+  }
+
+  t('the timeout bounds the whole request, a trickling answer included', async () => {
+    const s = await startService()
+    try {
+      await s.control('/_test/misbehave?mode=trickle&interval_ms=150')
+      const c = new Client({ url: s.url, timeoutMs: 400, retries: 1 })
+      const t0 = performance.now()
+      const e = await rejectsWith(assert, c.nextId(), 'SERVICE_UNAVAILABLE')
+      assert.match(e.message, /within 400 ms/)
+      assert.ok(performance.now() - t0 <= c.maxWaitMs + 500)
+      c.close()
+    } finally {
+      s.kill()
+    }
+  })
+
+  t('an answer larger than the largest batch is refused, a valid_for_ms out of range too', async () => {
+    const s = await startService()
+    try {
+      await s.control(`/_test/misbehave?mode=huge&bytes=${64 << 20}`)
+      const c = new Client({ url: s.url, retries: 0 })
+      const e = await rejectsWith(assert, c.nextId(), 'SERVICE_UNAVAILABLE')
+      assert.match(e.message, /more than \d+ bytes/)
+      c.close()
+      await s.control(`/_test/misbehave?mode=valid_for&valid_for_ms=${10n ** 30n}`)
+      const d = new Client({ url: s.url, retries: 0 })
+      const f = await rejectsWith(assert, d.nextId(), 'SERVICE_UNAVAILABLE')
+      assert.match(f.message, /valid_for_ms/)
+      d.close()
+    } finally {
+      s.kill()
+    }
+  })
+
   t('a SIGKILLed service rejects SERVICE_UNAVAILABLE within maxWaitMs', async () => {
     const s = await startLive()
     let now = 0
