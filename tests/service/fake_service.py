@@ -33,7 +33,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-LOCK = threading.Lock()
+LOCK = threading.RLock()  # send() counts bytes under it, and is called under it
 STATE = {"next": 1_000_000_000_000, "requests": 0, "ids": 0, "fail": None, "fail_times": 0, "garbage": 0,
          "misbehave": None, "bytes_sent": 0, "leases": 0}
 OPTS = argparse.Namespace()

@@ -114,6 +114,8 @@ class _Response(http.client.HTTPResponse):
 
     def __init__(self, sock, *args, deadline, **kwargs):
         super().__init__(sock, *args, **kwargs)
+        # The reader http.client made stays referenced (dropped, it would close the socket's reader).
+        self._plain_fp = self.fp
         self.fp = io.BufferedReader(_DeadlineIO(self.fp.raw, sock, deadline))
 
 
