@@ -1,5 +1,7 @@
 //! Node-ID leases for clients that mint locally (SPEC §6a, §3.2): claimed from a sequencer on the
-//! store, each with a reservation written durably, conditioned on the claim, before the answer.
+//! store, each with a reservation written durably, conditioned on the claim, before the answer. Every
+//! service instance's own node ID is a claim on the same sequencer (a lease source's any free node ID, a
+//! fixed `--node N` exactly N), so the store never hands a client a node ID an instance mints with.
 //!
 //! The lease token names the claim (sequencer, node ID, fencing token) and the holder's start position,
 //! and carries an HMAC-SHA256 tag of them under a secret kept in the store (row
