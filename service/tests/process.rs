@@ -323,8 +323,8 @@ fn own_node(s: &Served) -> u64 {
         .unwrap()
 }
 
-/// Set-up (a): a lease source as `--node` with another `--client-sequencer` is refused at start; with
-/// its own sequencer, no client lease gets the service's node ID and no ID is minted twice.
+/// Set-up (a): a lease source as `--node` with another `--client-sequencer` is refused at start; on its
+/// own sequencer (the default), no client lease gets the service's node ID and no ID is minted twice.
 fn lease_source_and_client_sequencer(node: &str) {
     let (status, err) = refused(&["--node", node, "--client-sequencer", "clients"]);
     if status.is_none() || status == Some(0) {
@@ -340,7 +340,7 @@ fn lease_source_and_client_sequencer(node: &str) {
         err.contains("INVALID_ARGUMENT") && err.contains("--client-sequencer"),
         "{err}"
     );
-    let s = serve(&["--node", node, "--client-sequencer", "web"]);
+    let s = serve(&["--node", node]);
     let own = own_node(&s);
     let (collisions, nodes) = fleet_collisions(&[&s]);
     eprintln!("set-up (a): service node {own}, client leases {nodes:?}, {collisions} collisions");
@@ -352,9 +352,11 @@ fn lease_source_and_client_sequencer(node: &str) {
 /// Set-up (b): instances `--node 1` and `--node 2` sharing one `--leases` store claim their node IDs
 /// there: no client lease gets either, no ID is minted twice, a third `--node 1` is refused while the
 /// first runs, and each instance releases its node ID at shutdown.
-fn fixed_nodes_sharing_leases(store: &str, held: &dyn Fn() -> Vec<u64>) {
-    let mut a = serve(&["--node", "1", "--leases", store]);
-    let mut b = serve(&["--node", "2", "--leases", store]);
+fn fixed_nodes_sharing_leases(store: &str, sequencer: &str) {
+    let common = ["--leases", store, "--client-sequencer", sequencer];
+    let with = |node| [&["--node", node][..], &common[..]].concat();
+    let mut a = serve(&with("1"));
+    let mut b = serve(&with("2"));
     // Leases from B first: the old B handed out A's node ID.
     let (collisions, nodes) = fleet_collisions(&[&b, &a]);
     eprintln!("set-up (b): instances on 1 and 2, client leases {nodes:?}, {collisions} collisions");
@@ -364,7 +366,7 @@ fn fixed_nodes_sharing_leases(store: &str, held: &dyn Fn() -> Vec<u64>) {
     );
     assert_eq!(collisions, 0);
     assert_eq!(nodes.len(), 2, "{nodes:?}");
-    let (status, err) = refused(&["--node", "1", "--leases", store]);
+    let (status, err) = refused(&with("1"));
     assert_ne!(status, Some(0));
     assert!(
         err.contains("NODE_IDS_EXHAUSTED") && err.contains("node ID 1"),
@@ -374,15 +376,15 @@ fn fixed_nodes_sharing_leases(store: &str, held: &dyn Fn() -> Vec<u64>) {
     assert_eq!(a.wait(Duration::from_secs(8)), Some(0));
     b.signal(libc::SIGTERM);
     assert_eq!(b.wait(Duration::from_secs(8)), Some(0));
-    let left = held();
+    let left = held_on(store, sequencer);
     assert!(!left.contains(&1) && !left.contains(&2), "{left:?}");
 }
 
-fn held_on(store: &str) -> Vec<u64> {
+fn held_on(store: &str, sequencer: &str) -> Vec<u64> {
     let parsed = snowmint_coord::source::parse_store_url(store).unwrap();
     snowmint_coord::source::open_store(&parsed)
         .unwrap()
-        .holders("clients", now_ms())
+        .holders(sequencer, now_ms())
         .unwrap()
         .into_iter()
         .filter(|n| n.claim.is_some())
@@ -400,7 +402,7 @@ fn a_lease_source_with_another_client_sequencer_is_refused_on_the_embedded_store
 fn fixed_nodes_sharing_leases_claim_them_on_the_embedded_store() {
     let dir = TempDir::new("fleet-b");
     let store = dir.url("");
-    fixed_nodes_sharing_leases(&store, &|| held_on(&store));
+    fixed_nodes_sharing_leases(&store, "clients");
 }
 
 #[test]
@@ -414,5 +416,32 @@ fn on_etcd_a_lease_source_with_another_client_sequencer_is_refused() {
 fn on_etcd_fixed_nodes_sharing_leases_claim_them() {
     let Some(base) = etcd_url() else { return };
     let store = format!("{base}-fleet-b-{}", std::process::id());
-    fixed_nodes_sharing_leases(&store, &|| held_on(&store));
+    fixed_nodes_sharing_leases(&store, "clients");
+}
+
+fn postgres_url() -> Option<String> {
+    match std::env::var("SNOWMINT_TEST_POSTGRES_URL") {
+        Ok(u) => Some(u),
+        Err(_) => {
+            assert!(
+                std::env::var("SNOWMINT_REQUIRE_SERVERS").is_err(),
+                "SNOWMINT_REQUIRE_SERVERS is set but SNOWMINT_TEST_POSTGRES_URL is not"
+            );
+            eprintln!("skipped: no SNOWMINT_TEST_POSTGRES_URL (service/test.sh starts PostgreSQL)");
+            None
+        }
+    }
+}
+
+#[test]
+fn on_postgres_a_lease_source_with_another_client_sequencer_is_refused() {
+    let Some(url) = postgres_url() else { return };
+    // One database for every run: a sequencer of this run's own.
+    lease_source_and_client_sequencer(&format!("{url}?sequencer=web_{}", std::process::id()));
+}
+
+#[test]
+fn on_postgres_fixed_nodes_sharing_leases_claim_them() {
+    let Some(url) = postgres_url() else { return };
+    fixed_nodes_sharing_leases(&url, &format!("clients_{}", std::process::id()));
 }
