@@ -69,18 +69,24 @@ fn graceful_shutdown_finishes_requests_in_flight_and_releases_the_own_lease() {
     );
 }
 
-fn etcd_url() -> Option<String> {
-    match std::env::var("SNOWMINT_TEST_ETCD_URL") {
+/// The URL of a real server's store in `var` (set by scripts/servers.sh); `None` (the test skips) without
+/// it, unless `SNOWMINT_REQUIRE_SERVERS` is set.
+fn server_url(var: &str) -> Option<String> {
+    match std::env::var(var) {
         Ok(u) => Some(u),
         Err(_) => {
             assert!(
                 std::env::var("SNOWMINT_REQUIRE_SERVERS").is_err(),
-                "SNOWMINT_REQUIRE_SERVERS is set but SNOWMINT_TEST_ETCD_URL is not"
+                "SNOWMINT_REQUIRE_SERVERS is set but {var} is not"
             );
-            eprintln!("skipped: no SNOWMINT_TEST_ETCD_URL (service/test.sh starts etcd)");
+            eprintln!("skipped: no {var} (service/test.sh starts the servers)");
             None
         }
     }
+}
+
+fn etcd_url() -> Option<String> {
+    server_url("SNOWMINT_TEST_ETCD_URL")
 }
 
 #[test]
@@ -420,17 +426,7 @@ fn on_etcd_fixed_nodes_sharing_leases_claim_them() {
 }
 
 fn postgres_url() -> Option<String> {
-    match std::env::var("SNOWMINT_TEST_POSTGRES_URL") {
-        Ok(u) => Some(u),
-        Err(_) => {
-            assert!(
-                std::env::var("SNOWMINT_REQUIRE_SERVERS").is_err(),
-                "SNOWMINT_REQUIRE_SERVERS is set but SNOWMINT_TEST_POSTGRES_URL is not"
-            );
-            eprintln!("skipped: no SNOWMINT_TEST_POSTGRES_URL (service/test.sh starts PostgreSQL)");
-            None
-        }
-    }
+    server_url("SNOWMINT_TEST_POSTGRES_URL")
 }
 
 #[test]
