@@ -3,8 +3,9 @@
 # 127.0.0.1 socket (service/tests/http.rs: concurrent batch fetchers, every bad request, /metrics through a
 # strict Prometheus parser, client leases), and `snowmint serve` as a process (service/tests/process.rs:
 # graceful shutdown; on a real etcd, client leases surviving SIGTERM and SIGKILL and two instances on one
-# store), then the README's example as written. etcd runs as a real server (scripts/servers.sh), stopped
-# on every exit path. About 1-2 minutes on 2 cores once built.
+# store; on the embedded store, etcd and PostgreSQL, no client leased an instance's node ID), then the
+# README's example as written. etcd and PostgreSQL run as real servers (scripts/servers.sh), stopped on
+# every exit path. About 1-2 minutes on 2 cores once built.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 cd "$ROOT"
@@ -14,6 +15,7 @@ trap 'rm -rf "$work"' EXIT
 command -v curl >/dev/null 2>&1 || apt_install curl
 source scripts/servers.sh
 etcd_start 1
+pg_start
 export SNOWMINT_REQUIRE_SERVERS=1
 set -x
 cargo clippy -p snowmint-service --all-targets -- -D warnings

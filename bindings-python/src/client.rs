@@ -5,7 +5,10 @@
 //! live here; the HTTP I/O, retries and threads live in Python. Validity is judged on the client's own
 //! monotonic clock (the service's `valid_until` is never compared with it): a batch fetched at local time
 //! `t` serves until `t + min(client validity, valid_for_ms)`, and its IDs are dropped, never returned,
-//! once that has passed.
+//! once that has passed. Every batch must start above every ID the buffer accepted before (SPEC §6a: a
+//! client refuses a batch that does not continue above the last ID it handed out): a service that
+//! repeats a batch or goes backward is not the protocol (`SERVICE_UNAVAILABLE`), whatever the Python
+//! side does around it.
 //!
 //! Calls into Python (the injected clock, the refill trigger, the slow path) are made with the buffer's
 //! lock released, so a trigger that takes the GIL-holding thread's own path never deadlocks.
@@ -41,6 +44,8 @@ struct State {
     taken: u64,
     /// Closed: batches that arrive later (a refill in flight) are dropped.
     closed: bool,
+    /// The highest ID ever accepted (so at least the last one handed out): a batch must start above it.
+    highest: Option<u64>,
 }
 
 impl State {
@@ -275,7 +280,8 @@ impl IdBuffer {
         Ok(out)
     }
 
-    /// Adds a batch answered by the service: `ids` its decimal strings (strictly increasing),
+    /// Adds a batch answered by the service: `ids` its decimal strings (strictly increasing, and the
+    /// first above every ID this buffer accepted before: a repeated or backward batch is refused),
     /// `fetched_at_ms` the clock reading taken before the request was sent, `valid_for_ms` the
     /// service's. Clears the refill flag. Raises ServiceUnavailableError when the batch is not the
     /// protocol's (nothing is added then).
@@ -309,6 +315,20 @@ impl IdBuffer {
         let n = parsed.len();
         let mut s = self.lock();
         s.refilling = false;
+        if let (Some(&first), Some(highest)) = (parsed.first(), s.highest) {
+            if first <= highest {
+                drop(s);
+                return Err(not_protocol(
+                    py,
+                    format!(
+                        "a batch starting at {first} does not continue above {highest}, an ID this client already received (a repeated or backward batch)"
+                    ),
+                ));
+            }
+        }
+        if let Some(&last) = parsed.last() {
+            s.highest = Some(last);
+        }
         if n > 0 && !s.closed {
             s.left += n;
             s.batches.push_back(Batch {

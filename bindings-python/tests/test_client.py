@@ -267,6 +267,45 @@ def test_an_answer_that_is_not_the_protocol(service: Service) -> None:
             c.next_id()
 
 
+@pytest.mark.parametrize("mode", ["repeat", "backward"])
+def test_a_repeated_or_backward_batch_is_refused(service: Service, mode: str) -> None:
+    # Every batch the same IDs (or each below the one before): the first is taken, the next refused.
+    service.control(f"/_test/misbehave?mode={mode}")
+    ids = []
+    with snowmint.Client(service.url, prefetch=4, retries=1) as c:
+        with pytest.raises(snowmint.ServiceUnavailableError, match="does not continue above"):
+            for _ in range(12):
+                ids.append(c.next_id())
+    assert len(ids) == 4 and ids == sorted(set(ids)), ids
+
+
+def test_the_timeout_bounds_the_whole_request_not_each_read(service: Service) -> None:
+    # One byte every 150 ms: every socket read succeeds within the 400 ms timeout, the answer never ends.
+    service.control("/_test/misbehave?mode=trickle&interval_ms=150")
+    c = snowmint.Client(service.url, timeout_ms=400, retries=1)
+    t = time.monotonic()
+    with pytest.raises(snowmint.ServiceUnavailableError, match="within 400 ms"):
+        c.next_id()
+    elapsed_ms = (time.monotonic() - t) * 1000
+    assert elapsed_ms <= c.max_wait_ms() + 500, (elapsed_ms, c.max_wait_ms())
+    c.close()
+
+
+def test_an_answer_larger_than_the_largest_batch_is_refused(service: Service) -> None:
+    service.control(f"/_test/misbehave?mode=huge&bytes={64 << 20}")
+    with snowmint.Client(service.url, retries=0) as c:
+        with pytest.raises(snowmint.ServiceUnavailableError, match="bytes"):
+            c.next_id()
+    assert snowmint._client.MAX_ANSWER_BYTES < 1 << 20
+
+
+def test_a_valid_for_ms_out_of_range_is_the_service_unavailable(service: Service) -> None:
+    service.control(f"/_test/misbehave?mode=valid_for&valid_for_ms={10**30}")
+    with snowmint.Client(service.url, retries=0) as c:
+        with pytest.raises(snowmint.ServiceUnavailableError, match="valid_for_ms"):
+            c.next_id()
+
+
 def test_a_killed_service_is_unavailable_within_the_bound(live: Service) -> None:
     service = live
     now = [0]

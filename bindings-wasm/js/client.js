@@ -47,25 +47,64 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const U64_MAX = 2n ** 64n - 1n;
 const DECIMAL = /^[0-9]{1,20}$/;
+/** The largest answer read (bytes): room for the largest batch (MAX_COUNT IDs of up to 20 digits,
+ * quoted, with separators and spaces) and the other fields; a larger answer is not the protocol. */
+const MAX_ANSWER_BYTES = 4096 + 48 * MAX_COUNT;
 
-/** The batch of a 200 answer as a BigUint64Array, or a reason it is not the protocol. */
-function parseBatch(doc, count) {
+/** The batch of a 200 answer as a BigUint64Array, or a reason it is not the protocol. `highest`: the
+ * highest ID the client received before (-1n: none); the batch must start above it. */
+function parseBatch(doc, count, highest) {
   if (doc === null || typeof doc !== 'object' || !Array.isArray(doc.ids) || doc.ids.length !== count) {
     return `without ${count} ids`;
   }
   const v = doc.valid_for_ms;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) return 'without a valid_for_ms';
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+    return `without a valid_for_ms of 0..=${Number.MAX_SAFE_INTEGER}`;
   const ids = new BigUint64Array(count);
-  let prev = -1n;
+  let prev = highest;
   for (let i = 0; i < count; i++) {
     const s = doc.ids[i];
     if (typeof s !== 'string' || !DECIMAL.test(s)) return `ids[${i}] is not a decimal string`;
     const id = BigInt(s);
     if (id > U64_MAX) return `ids[${i}] is not a 64-bit unsigned integer`;
-    if (id <= prev) return `ids[${i}] does not increase`;
+    if (id <= prev)
+      return i === 0
+        ? `a batch starting at ${id} does not continue above ${highest}, an ID this client already received (a repeated or backward batch)`
+        : `ids[${i}] does not increase`;
     ids[i] = prev = id;
   }
   return { ids, validForMs: v };
+}
+
+/** The body of `res` as text, or undefined when it is larger than `limit` bytes (then no more of it is
+ * read: the rest is cancelled). */
+async function boundedText(res, limit) {
+  const declared = Number(res.headers.get('content-length'));
+  if (declared > limit) {
+    await res.body?.cancel().catch(() => {});
+    return undefined;
+  }
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(all);
 }
 
 /** The SnowmintError of a non-2xx answer (SERVICE_UNAVAILABLE when its body is not the protocol's). */
@@ -103,6 +142,8 @@ export function makeClient(errorCodes) {
     #pos = 0;
     #expires = -Infinity;
     #queue = [];
+    // The highest ID received (so at least the last one handed out): every batch must start above it.
+    #highest = -1n;
     #inflight = null;
     #refilling = null;
     #abort = null;
@@ -346,11 +387,15 @@ export function makeClient(errorCodes) {
             signal: abort.signal,
           });
           status = res.status;
-          const text = await res.text();
-          try {
-            doc = JSON.parse(text);
-          } catch {
-            doc = undefined;
+          const text = await boundedText(res, MAX_ANSWER_BYTES);
+          if (text === undefined) {
+            status = 0; // not the protocol (below)
+          } else {
+            try {
+              doc = JSON.parse(text);
+            } catch {
+              doc = undefined;
+            }
           }
         } catch (e) {
           this.#stats.failures++;
@@ -364,9 +409,12 @@ export function makeClient(errorCodes) {
           if (this.#abort === abort) this.#abort = null;
         }
         this.#checkOpen();
-        if (status === 200) {
-          const batch = doc === undefined ? 'a body that is not JSON' : parseBatch(doc, count);
+        if (status === 0) {
+          last = unavailable(`the ID service at ${this.#url} answered with more than ${MAX_ANSWER_BYTES} bytes`);
+        } else if (status === 200) {
+          const batch = doc === undefined ? 'a body that is not JSON' : parseBatch(doc, count, this.#highest);
           if (typeof batch === 'object') {
+            this.#highest = batch.ids[count - 1];
             this.#queue.push({
               ids: batch.ids,
               expires: fetchedAt + Math.min(this.#validityMs, batch.validForMs),

@@ -77,6 +77,11 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
       Number.isFinite(j.limit_unix_ms);
     if (!ok)
       throw fail('SERVICE_UNAVAILABLE', `the ID service at ${url} answered with a body that is not a lease`);
+    if (BigInt(j.start) > BigInt(j.limit))
+      throw fail(
+        'SERVICE_UNAVAILABLE',
+        `the ID service at ${url} answered with a lease whose start ${j.start} is above its limit ${j.limit}`,
+      );
     return {
       token: j.token,
       nodeId: j.node_id,
@@ -315,10 +320,14 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
             }
             const lease = leaseOf(j, this.#url);
             if (this.#closed) return;
-            if (lease.nodeId !== this.#lease.nodeId || lease.layout !== this.#lease.layout) {
+            if (
+              lease.token !== this.#lease.token ||
+              lease.nodeId !== this.#lease.nodeId ||
+              lease.layout !== this.#lease.layout
+            ) {
               throw fail(
                 'SERVICE_UNAVAILABLE',
-                'the ID service renewed the lease with another node ID or layout',
+                'the ID service renewed the lease with another token, node ID or layout',
               );
             }
             if (lease.limit > this.#lease.limit) this.#lease = { ...lease, start: this.#lease.start };

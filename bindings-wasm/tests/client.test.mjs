@@ -13,3 +13,6 @@ clientTests(api, {
   flavour: 'wasm',
   moduleUrl: pathToFileURL(path.join(process.env.SNOWMINT_WASM_PROJECT, 'api.mjs')).href,
 });
+// OfflineGenerator's checks of lease answers, on this package's Generator (browser APIs stood in for).
+const { offlineTests } = await import(new URL('../../tests/js/offline.mjs', import.meta.url).href);
+await offlineTests(api, { test, assert, flavour: 'wasm' });

@@ -23,14 +23,18 @@ USAGE
                        says where it listens: snowmint serve: listening on http://HOST:PORT …
   --node               the service's node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease source
                        (file:///DIR, etcd://HOST:PORT/PREFIX, postgres://USER@HOST:PORT/DB) that the
-                       service holds while it runs (/healthz turns 503 if it is lost). A node ID that is
-                       not leased makes the service wait 2 s before it serves (an instance before it may
-                       have minted up to 2 s ahead of the clock).
+                       service holds while it runs (/healthz turns 503 if it is lost). A fixed node ID
+                       with --leases is claimed on the client sequencer of that store (refused while
+                       another instance or a client holds it, released at shutdown); without --leases
+                       the service waits 2 s before it serves (an instance before it may have minted up
+                       to 2 s ahead of the clock).
   --validity           how long a batch may be used (valid_for_ms of every batch; default 600s)
   --max-count          the largest count of one batch (default 10000)
-  --leases             the store of client leases when --node is not a lease source
-  --client-sequencer   the sequencer client leases come from (default: the node source's sequencer,
-                       so clients and services never share a node ID; else clients)
+  --leases             the store of client leases with a fixed --node (a lease source's own store
+                       is the store of client leases; --leases with it is refused)
+  --client-sequencer   the sequencer of client leases and of every instance's node ID (default: the
+                       node source's sequencer, and no other is accepted with a lease source; else
+                       clients), so that no client is leased a node ID an instance mints with
   --lease-ttl          a client lease's claim time-to-live (default 70s); longer than the reservation
   --lease-reservation  how far past the clock a client lease's reservation reaches (default 60s)
   --cors-origin        a web origin (https://app.example.com) whose pages may call the service from the

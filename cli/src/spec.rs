@@ -269,13 +269,13 @@ pub fn command() -> Command {
         .arg(duration("validity", "how long a batch may be used (default 600s)"))
         .arg(opt("max-count", "N", "the largest count of one batch (default 10000)"))
         .arg(
-            opt("leases", "URL", "the store of client leases when --node is not a lease source")
+            opt("leases", "URL", "the store of client leases with a fixed --node (its node ID is claimed there)")
                 .value_hint(ValueHint::Url),
         )
         .arg(opt(
             "client-sequencer",
             "NAME",
-            "the sequencer client leases come from",
+            "the sequencer of client leases and of the instances' node IDs",
         ))
         .arg(duration("lease-ttl", "a client lease's claim time-to-live (default 70s)"))
         .arg(duration(

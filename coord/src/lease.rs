@@ -58,6 +58,10 @@ pub struct LeaseOptions {
     /// No keeper thread: the caller runs each keeper round with [`Lease::keeper_round`] (a deterministic
     /// simulation decides when rounds happen). Default `false`.
     pub stepped: bool,
+    /// Claim exactly this node ID (a process configured with a fixed node ID that takes part in a
+    /// sequencer's node-ID space, such as `snowmint serve --node N --leases URL`): refused with
+    /// `NODE_IDS_EXHAUSTED` while another holder has it. Default `None`: any free node ID.
+    pub node: Option<u64>,
     /// A defect planted on purpose, so the simulator can prove it catches it (feature
     /// `planted-defects`, for the simulation's own tests only).
     #[cfg(feature = "planted-defects")]
@@ -88,6 +92,7 @@ impl Default for LeaseOptions {
             wait_bound: None,
             holder: default_holder(),
             stepped: false,
+            node: None,
             #[cfg(feature = "planted-defects")]
             defect: Defect::None,
         }
@@ -462,7 +467,15 @@ impl Lease {
             lease.reserve_ahead = half_ahead;
         }
         let nodes = record.config.nodes;
-        let start = if stepped {
+        if let Some(n) = lease.node.filter(|&n| n >= nodes) {
+            return Err(Error::invalid(format!(
+                "node ID {n} is not one of sequencer {:?}'s node IDs (0..{nodes})",
+                record.name
+            )));
+        }
+        let start = if let Some(n) = lease.node {
+            n
+        } else if stepped {
             // A simulation replays exactly: the start follows from the holder and its clock only.
             let h = lease
                 .holder
@@ -472,26 +485,35 @@ impl Lease {
         } else {
             spread(nodes, time.unix_ns())
         };
-        let claim = store
-            .claim(&ClaimRequest {
-                sequencer: &record.name,
-                incarnation: record.incarnation,
-                nodes,
-                start,
-                ttl_ms,
-                holder: &lease.holder,
-                now_unix_ms: ms(time.unix_ns()),
-            })?
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorCode::NodeIdsExhausted,
-                    format!(
-                        "{}: all {nodes} node IDs of sequencer {:?} are held",
-                        store.describe(),
-                        record.name
-                    ),
-                )
-            })?;
+        let claim = store.claim(&ClaimRequest {
+            sequencer: &record.name,
+            incarnation: record.incarnation,
+            nodes,
+            start,
+            ttl_ms,
+            holder: &lease.holder,
+            now_unix_ms: ms(time.unix_ns()),
+        })?;
+        let claim = match (claim, lease.node) {
+            (Some(c), Some(n)) if c.node_id != n => {
+                let _ = store.release(&c);
+                None
+            }
+            (claim, _) => claim,
+        };
+        let claim = claim.ok_or_else(|| {
+            let which = match lease.node {
+                Some(n) => format!("node ID {n} of sequencer {:?} is held", record.name),
+                None => format!(
+                    "all {nodes} node IDs of sequencer {:?} are held",
+                    record.name
+                ),
+            };
+            Error::new(
+                ErrorCode::NodeIdsExhausted,
+                format!("{}: {which}", store.describe()),
+            )
+        })?;
         let ceiling = Arc::new(AtomicU64::new(0));
         let shared = Arc::new(Shared {
             fingerprint: crate::layout_fingerprint(&layout),

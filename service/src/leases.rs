@@ -1,5 +1,7 @@
 //! Node-ID leases for clients that mint locally (SPEC §6a, §3.2): claimed from a sequencer on the
-//! store, each with a reservation written durably, conditioned on the claim, before the answer.
+//! store, each with a reservation written durably, conditioned on the claim, before the answer. Every
+//! service instance's own node ID is a claim on the same sequencer (a lease source's any free node ID, a
+//! fixed `--node N` exactly N), so the store never hands a client a node ID an instance mints with.
 //!
 //! The lease token names the claim (sequencer, node ID, fencing token) and the holder's start position,
 //! and carries an HMAC-SHA256 tag of them under a secret kept in the store (row
@@ -191,8 +193,6 @@ pub struct Leases {
     fingerprint: u64,
     ttl: Duration,
     reservation: Duration,
-    /// The service's own node ID when it is not leased: never handed to a client.
-    own_fixed: Option<u64>,
     /// Tags the lease tokens.
     key: TokenKey,
 }
@@ -215,7 +215,6 @@ impl Leases {
         time: Arc<dyn Time>,
         sequencer: &str,
         config: &Config,
-        own_fixed: Option<u64>,
     ) -> Result<Leases, snowmint_coord::Error> {
         // The service's own default client sequencer is created if missing (as `default` is for a lease
         // source); a name given with --client-sequencer must exist (SEQUENCER_NOT_FOUND otherwise).
@@ -259,7 +258,6 @@ impl Leases {
             fingerprint: snowmint_coord::layout_fingerprint(&config.layout),
             ttl: config.lease_ttl,
             reservation: config.lease_reservation,
-            own_fixed,
             key: TokenKey::load(store_for_key.as_ref(), sequencer)?,
         })
     }
@@ -338,13 +336,8 @@ impl Leases {
     pub fn take(&self, holder: Option<&str>) -> Result<Response, ApiError> {
         let holder = holder.unwrap_or("a client of snowmint serve");
         let first = snowmint::mix64(self.time.unix_ns() ^ self.time.monotonic_ns()) % self.nodes;
-        let mut claim = self.claim(holder, first)?.ok_or_else(|| self.exhausted())?;
-        if Some(claim.node_id) == self.own_fixed {
-            // Hold the service's own node ID while claiming another, so the store cannot give it again.
-            let other = self.claim(holder, (claim.node_id + 1) % self.nodes);
-            let _ = self.store.release(&claim);
-            claim = other?.ok_or_else(|| self.exhausted())?;
-        }
+        // Every instance's own node ID is a claim on this sequencer too: the store never hands it out.
+        let claim = self.claim(holder, first)?.ok_or_else(|| self.exhausted())?;
         let answer = self.reserve_new(&claim);
         if answer.is_err() {
             let _ = self.store.release(&claim);

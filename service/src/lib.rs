@@ -30,7 +30,7 @@ pub use leases::{LeaseToken, TokenKey};
 
 /// The largest request body accepted (bytes); a larger one is `413`.
 pub const MAX_BODY: usize = 4096;
-/// The client sequencer's name unless `--client-sequencer` names one (and `--node` is no lease source).
+/// The client sequencer's name with a fixed `--node` unless `--client-sequencer` names one.
 pub const DEFAULT_CLIENT_SEQUENCER: &str = "clients";
 /// How far ahead of the clock the service's generator may mint with a node ID that is not leased; a
 /// restarted instance waits this long before minting (so it never repeats what the one before it minted
@@ -50,11 +50,14 @@ pub struct Config {
     pub validity: Duration,
     /// The largest `count` of `POST /v1/ids` (`--max-count`, default 10000).
     pub max_count: u64,
-    /// The store of client leases when `--node` is not a lease source (`--leases URL`).
+    /// The store of client leases when `--node` is a fixed node ID (`--leases URL`); the service then
+    /// claims that node ID on the client sequencer (refused while another holds it) and keeps the claim
+    /// like any lease. Refused with a lease source as `--node` (its store is the store of client leases).
     pub leases: Option<String>,
-    /// The sequencer client leases come from (`--client-sequencer`); `None`: the node source's
-    /// sequencer when `--node` is a lease source (so that clients and the service share one node-ID
-    /// space and never hold the same node ID), else [`DEFAULT_CLIENT_SEQUENCER`].
+    /// The sequencer of client leases and of every instance's node ID (`--client-sequencer`); `None`:
+    /// the node source's sequencer when `--node` is a lease source, else [`DEFAULT_CLIENT_SEQUENCER`].
+    /// With a lease source, any other name is refused: the service and its clients draw node IDs from
+    /// one sequencer, so no client is leased a node ID an instance mints with.
     pub client_sequencer: Option<String>,
     /// Claim time-to-live of a client lease (`--lease-ttl`, default 70 s); longer than the reservation.
     pub lease_ttl: Duration,
@@ -292,15 +295,17 @@ pub struct Service {
 }
 
 impl Service {
-    /// Opens the node source (a lease source claims a node ID first), the store of client leases and
-    /// the client sequencer. Blocking. A fixed node ID waits [`FIXED_NODE_MAX_AHEAD`] first.
+    /// Opens the node source (a lease source claims a node ID first; a fixed node ID with a store of
+    /// client leases is claimed on the client sequencer), the store of client leases and the client
+    /// sequencer. Blocking. A fixed node ID without a store waits [`FIXED_NODE_MAX_AHEAD`] first.
     pub fn open(config: Config) -> Result<Service, snowmint_coord::Error> {
         Service::open_with(config, Arc::new(SystemTime), None, true)
     }
 
     /// [`Service::open`] with a clock, a store given directly (the fuzz target's in-memory store: it
-    /// serves client leases, and the node source must then be a fixed node ID), and whether a fixed
-    /// node ID waits out [`FIXED_NODE_MAX_AHEAD`] (the fuzz target and unit tests do not).
+    /// serves client leases as `--leases` would, and the node source must then be a fixed node ID), and
+    /// whether a fixed node ID without a store waits out [`FIXED_NODE_MAX_AHEAD`] (the fuzz target and
+    /// unit tests do not).
     pub fn open_with(
         config: Config,
         time: Arc<dyn Time>,
@@ -320,38 +325,88 @@ impl Service {
             ));
         }
         let parsed = NodeSource::parse(&config.node)?;
-        let (generator, node_store, node_sequencer) = match &parsed {
+        // The store of client leases: the node source's (a lease source), else `--leases` (or the
+        // store given directly). The service's node ID and the client leases come from one sequencer on
+        // it, so that no client is ever leased a node ID an instance mints with.
+        let (store, sequencer) = match &parsed {
             NodeSource::Lease(l) => {
+                if config.leases.is_some() || store.is_some() {
+                    return Err(snowmint_coord::Error::invalid(
+                        "--leases is for a fixed --node: with a lease source as --node, client leases come from the node source's store and sequencer",
+                    ));
+                }
+                if let Some(c) = config
+                    .client_sequencer
+                    .as_ref()
+                    .filter(|&c| *c != l.sequencer)
+                {
+                    return Err(snowmint_coord::Error::invalid(format!(
+                        "--client-sequencer {c:?} is not the node source's sequencer {:?}: the service and its clients must draw node IDs from one sequencer, or a client could be leased the node ID the service mints with",
+                        l.sequencer
+                    )));
+                }
                 let s = open_store(&l.store).map_err(|e| {
                     e.context(format!(
                         "node source {:?}",
                         snowmint_coord::source::redacted(&config.node)
                     ))
                 })?;
-                // Under `fail`: a request never waits on the reactor; at the ceiling it is
-                // TOO_FAR_AHEAD (503, retry) while the keeper extends the reservation.
+                (Some(s), l.sequencer.clone())
+            }
+            _ => {
+                let store = match (store, &config.leases) {
+                    (Some(s), _) => Some(s),
+                    (None, Some(url)) => {
+                        let parsed = snowmint_coord::source::parse_store_url(url)
+                            .map_err(|e| e.context("--leases"))?;
+                        Some(open_store(&parsed).map_err(|e| e.context("--leases"))?)
+                    }
+                    (None, None) => None,
+                };
+                let sequencer = config
+                    .client_sequencer
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_CLIENT_SEQUENCER.to_string());
+                (store, sequencer)
+            }
+        };
+        snowmint_coord::sequencer::check_name(&sequencer)
+            .map_err(|e| e.context("--client-sequencer"))?;
+        let generator = match (&parsed, &store) {
+            (_, Some(s)) => {
+                // A lease on the store: a lease source's any free node ID, a fixed node ID exactly that
+                // one (refused while another instance or a client holds it). Under `fail`: a request
+                // never waits on the reactor; at the ceiling it is TOO_FAR_AHEAD (503, retry) while the
+                // keeper extends the reservation.
+                let (ttl, node) = match &parsed {
+                    NodeSource::Lease(l) => (l.ttl, None),
+                    fixed => (
+                        LeaseOptions::default().ttl,
+                        Some(fixed.resolve(&config.node, &config.layout)?),
+                    ),
+                };
                 let options = Options {
                     policy: Policy::Fail,
                     ..Options::default()
                 };
-                let g = NodeGenerator::lease_from(
+                NodeGenerator::lease_from(
                     s.clone(),
-                    &l.sequencer,
+                    &sequencer,
                     config.layout,
                     options,
                     time.clone(),
                     LeaseOptions {
-                        ttl: l.ttl,
+                        ttl,
+                        node,
                         holder: format!(
                             "snowmint serve, {}",
                             snowmint_coord::lease::default_holder()
                         ),
                         ..LeaseOptions::default()
                     },
-                )?;
-                (g, Some(s), Some(l.sequencer.clone()))
+                )?
             }
-            _ => {
+            (_, None) => {
                 let options = Options {
                     policy: Policy::Fail,
                     max_ahead_ns: FIXED_NODE_MAX_AHEAD.as_nanos() as u64,
@@ -369,34 +424,16 @@ impl Service {
                     // FIXED_NODE_MAX_AHEAD ahead of the clock with this node ID.
                     std::thread::sleep(FIXED_NODE_MAX_AHEAD);
                 }
-                (g, None, None)
+                g
             }
         };
         let node_id = generator.node_id();
-        let store = match (store, &config.leases) {
-            (Some(s), _) => Some(s),
-            (None, Some(url)) => {
-                let parsed = snowmint_coord::source::parse_store_url(url)
-                    .map_err(|e| e.context("--leases"))?;
-                Some(open_store(&parsed).map_err(|e| e.context("--leases"))?)
-            }
-            (None, None) => node_store,
-        };
-        let sequencer = config
-            .client_sequencer
-            .clone()
-            .or(node_sequencer.clone())
-            .unwrap_or_else(|| DEFAULT_CLIENT_SEQUENCER.to_string());
-        snowmint_coord::sequencer::check_name(&sequencer)
-            .map_err(|e| e.context("--client-sequencer"))?;
-        let own_fixed = node_sequencer.is_none().then_some(node_id);
         let leases = match store {
             Some(store) => Some(leases::Leases::open(
                 store,
                 time.clone(),
                 &sequencer,
                 &config,
-                own_fixed,
             )?),
             None => None,
         };

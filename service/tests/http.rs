@@ -388,7 +388,8 @@ fn metrics_parse_and_move() {
         1.0
     );
     assert_eq!(m1["snowmint_leases_active"], 1.0);
-    assert_eq!(m1["snowmint_lease_holders{sequencer=\"clients\"}"], 1.0);
+    // The client's claim and the service's own (its fixed node ID 2, claimed on the client sequencer).
+    assert_eq!(m1["snowmint_lease_holders{sequencer=\"clients\"}"], 2.0);
     let token = lease.json()["token"].as_str().unwrap().to_string();
     assert_eq!(
         c.request("DELETE", &format!("/v1/leases/{token}"), b"")

@@ -69,18 +69,24 @@ fn graceful_shutdown_finishes_requests_in_flight_and_releases_the_own_lease() {
     );
 }
 
-fn etcd_url() -> Option<String> {
-    match std::env::var("SNOWMINT_TEST_ETCD_URL") {
+/// The URL of a real server's store in `var` (set by scripts/servers.sh); `None` (the test skips) without
+/// it, unless `SNOWMINT_REQUIRE_SERVERS` is set.
+fn server_url(var: &str) -> Option<String> {
+    match std::env::var(var) {
         Ok(u) => Some(u),
         Err(_) => {
             assert!(
                 std::env::var("SNOWMINT_REQUIRE_SERVERS").is_err(),
-                "SNOWMINT_REQUIRE_SERVERS is set but SNOWMINT_TEST_ETCD_URL is not"
+                "SNOWMINT_REQUIRE_SERVERS is set but {var} is not"
             );
-            eprintln!("skipped: no SNOWMINT_TEST_ETCD_URL (service/test.sh starts etcd)");
+            eprintln!("skipped: no {var} (service/test.sh starts the servers)");
             None
         }
     }
+}
+
+fn etcd_url() -> Option<String> {
+    server_url("SNOWMINT_TEST_ETCD_URL")
 }
 
 #[test]
@@ -218,4 +224,223 @@ fn on_etcd_a_lost_own_lease_turns_health_and_batches_to_503() {
         "{}",
         r.text()
     );
+}
+
+/// A layout of 4 node IDs (2 node bits), so that client leases reach every node ID that is free.
+const FOUR_NODES: [&str; 8] = [
+    "--timestamp-bits",
+    "41",
+    "--node-bits",
+    "2",
+    "--sequence-bits",
+    "20",
+    "--epoch-ms",
+    "1288834974657",
+];
+
+fn four_nodes() -> snowmint::Layout {
+    snowmint::Layout::new(snowmint::LayoutConfig {
+        timestamp_bits: 41,
+        node_bits: 2,
+        sequence_bits: 20,
+        epoch_ms: 1_288_834_974_657,
+        ..snowmint::LayoutConfig::default()
+    })
+    .unwrap()
+}
+
+fn serve(args: &[&str]) -> Served {
+    let all: Vec<&str> = args.iter().chain(FOUR_NODES.iter()).copied().collect();
+    Served::start(&all)
+}
+
+/// `snowmint serve` that must refuse to start: its exit status (`None`: still serving after 5 s, then
+/// killed) and standard error.
+fn refused(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = std::process::Command::new(common::snowmint_bin())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .args(FOUR_NODES)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let mut status = None;
+    while status.is_none() && std::time::Instant::now() < deadline {
+        status = child.try_wait().unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if status.is_none() {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        status.and_then(|s| s.code()),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Takes client leases from `instances` in turn until every node ID is held, and mints under each as a
+/// client would (restored to `start`, below `limit`) at the very tick of a batch each instance minted:
+/// the number of IDs minted by both an instance and a client, and the node IDs leased.
+fn fleet_collisions(instances: &[&Served]) -> (usize, Vec<u64>) {
+    let layout = four_nodes();
+    let mut leases = Vec::new();
+    'take: for _ in 0..8 {
+        for s in instances {
+            let l = once(s.addr, "POST", "/v1/leases", b"");
+            if l.status == 503 && l.error_code() == "NODE_IDS_EXHAUSTED" {
+                break 'take;
+            }
+            assert_eq!(l.status, 201, "{}", l.text());
+            leases.push(l.json());
+        }
+    }
+    let mut minted = std::collections::HashSet::new();
+    let mut batches = Vec::new();
+    for s in instances {
+        let ids = once(s.addr, "POST", "/v1/ids?count=1000", b"").ids();
+        assert_eq!(ids.len(), 1000);
+        minted.extend(ids.iter().copied());
+        batches.push(layout.decode(ids[0]).unwrap().unix_ns().unwrap());
+    }
+    let dec = |v: &serde_json::Value| v.as_str().unwrap().parse::<u64>().unwrap();
+    let mut collisions = 0;
+    for l in &leases {
+        let node = l["node_id"].as_u64().unwrap();
+        for &at_ns in &batches {
+            let mut client = snowmint::Generator::new(layout, node, Default::default()).unwrap();
+            client.restore(dec(&l["start"]));
+            let mut ids = [0u64; 1000];
+            client.next_ids_at(at_ns, &mut ids).unwrap();
+            assert!(client.state() <= dec(&l["limit"]), "within the lease {l}");
+            collisions += ids.iter().filter(|id| minted.contains(id)).count();
+        }
+    }
+    let nodes = leases
+        .iter()
+        .map(|l| l["node_id"].as_u64().unwrap())
+        .collect();
+    (collisions, nodes)
+}
+
+fn own_node(s: &Served) -> u64 {
+    once(s.addr, "GET", "/healthz", b"").json()["node_id"]
+        .as_u64()
+        .unwrap()
+}
+
+/// Set-up (a): a lease source as `--node` with another `--client-sequencer` is refused at start; on its
+/// own sequencer (the default), no client lease gets the service's node ID and no ID is minted twice.
+fn lease_source_and_client_sequencer(node: &str) {
+    let (status, err) = refused(&["--node", node, "--client-sequencer", "clients"]);
+    if status.is_none() || status == Some(0) {
+        // The old service started: count what its clients mint twice.
+        let s = serve(&["--node", node, "--client-sequencer", "clients"]);
+        let (collisions, nodes) = fleet_collisions(&[&s]);
+        panic!(
+            "started with another client sequencer: service node {}, client leases {nodes:?}, {collisions} IDs minted twice",
+            own_node(&s)
+        );
+    }
+    assert!(
+        err.contains("INVALID_ARGUMENT") && err.contains("--client-sequencer"),
+        "{err}"
+    );
+    let s = serve(&["--node", node]);
+    let own = own_node(&s);
+    let (collisions, nodes) = fleet_collisions(&[&s]);
+    eprintln!("set-up (a): service node {own}, client leases {nodes:?}, {collisions} collisions");
+    assert_eq!(nodes.len(), 3, "every other node ID leased: {nodes:?}");
+    assert!(!nodes.contains(&own), "{own} leased: {nodes:?}");
+    assert_eq!(collisions, 0);
+}
+
+/// Set-up (b): instances `--node 1` and `--node 2` sharing one `--leases` store claim their node IDs
+/// there: no client lease gets either, no ID is minted twice, a third `--node 1` is refused while the
+/// first runs, and each instance releases its node ID at shutdown.
+fn fixed_nodes_sharing_leases(store: &str, sequencer: &str) {
+    let common = ["--leases", store, "--client-sequencer", sequencer];
+    let with = |node| [&["--node", node][..], &common[..]].concat();
+    let mut a = serve(&with("1"));
+    let mut b = serve(&with("2"));
+    // Leases from B first: the old B handed out A's node ID.
+    let (collisions, nodes) = fleet_collisions(&[&b, &a]);
+    eprintln!("set-up (b): instances on 1 and 2, client leases {nodes:?}, {collisions} collisions");
+    assert!(
+        !nodes.contains(&1) && !nodes.contains(&2),
+        "an instance's node ID leased: {nodes:?}"
+    );
+    assert_eq!(collisions, 0);
+    assert_eq!(nodes.len(), 2, "{nodes:?}");
+    let (status, err) = refused(&with("1"));
+    assert_ne!(status, Some(0));
+    assert!(
+        err.contains("NODE_IDS_EXHAUSTED") && err.contains("node ID 1"),
+        "{err}"
+    );
+    a.signal(libc::SIGTERM);
+    assert_eq!(a.wait(Duration::from_secs(8)), Some(0));
+    b.signal(libc::SIGTERM);
+    assert_eq!(b.wait(Duration::from_secs(8)), Some(0));
+    let left = held_on(store, sequencer);
+    assert!(!left.contains(&1) && !left.contains(&2), "{left:?}");
+}
+
+fn held_on(store: &str, sequencer: &str) -> Vec<u64> {
+    let parsed = snowmint_coord::source::parse_store_url(store).unwrap();
+    snowmint_coord::source::open_store(&parsed)
+        .unwrap()
+        .holders(sequencer, now_ms())
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.claim.is_some())
+        .map(|n| n.node_id)
+        .collect()
+}
+
+#[test]
+fn a_lease_source_with_another_client_sequencer_is_refused_on_the_embedded_store() {
+    let dir = TempDir::new("fleet-a");
+    lease_source_and_client_sequencer(&dir.url("?sequencer=web"));
+}
+
+#[test]
+fn fixed_nodes_sharing_leases_claim_them_on_the_embedded_store() {
+    let dir = TempDir::new("fleet-b");
+    let store = dir.url("");
+    fixed_nodes_sharing_leases(&store, "clients");
+}
+
+#[test]
+fn on_etcd_a_lease_source_with_another_client_sequencer_is_refused() {
+    let Some(base) = etcd_url() else { return };
+    let pid = std::process::id();
+    lease_source_and_client_sequencer(&format!("{base}-fleet-a-{pid}?sequencer=web"));
+}
+
+#[test]
+fn on_etcd_fixed_nodes_sharing_leases_claim_them() {
+    let Some(base) = etcd_url() else { return };
+    let store = format!("{base}-fleet-b-{}", std::process::id());
+    fixed_nodes_sharing_leases(&store, "clients");
+}
+
+fn postgres_url() -> Option<String> {
+    server_url("SNOWMINT_TEST_POSTGRES_URL")
+}
+
+#[test]
+fn on_postgres_a_lease_source_with_another_client_sequencer_is_refused() {
+    let Some(url) = postgres_url() else { return };
+    // One database for every run: a sequencer of this run's own.
+    lease_source_and_client_sequencer(&format!("{url}?sequencer=web_{}", std::process::id()));
+}
+
+#[test]
+fn on_postgres_fixed_nodes_sharing_leases_claim_them() {
+    let Some(url) = postgres_url() else { return };
+    fixed_nodes_sharing_leases(&url, &format!("clients_{}", std::process::id()));
 }

@@ -238,6 +238,66 @@ export function clientTests(api, { test, assert, flavour, moduleUrl }) {
     }
   })
 
+  /** Runs `fn(service)` against the stand-in misbehaving as `/_test/misbehave?QUERY` says. */
+  async function misbehaving(query, fn) {
+    const s = await startService()
+    try {
+      await s.control(`/_test/misbehave?${query}`)
+      await fn(s)
+    } finally {
+      s.kill()
+    }
+  }
+
+  for (const mode of ['repeat', 'backward']) {
+    t(`a ${mode === 'repeat' ? 'repeated' : 'backward'} batch is refused: no ID handed out twice`, () =>
+      misbehaving(`mode=${mode}`, async (s) => {
+        const c = new Client({ url: s.url, prefetch: 4, retries: 1 })
+        const ids = []
+        let caught
+        try {
+          for (let i = 0; i < 12; i++) ids.push(await c.nextId())
+        } catch (e) {
+          caught = e
+        }
+        c.close()
+        assert.equal(caught?.code, 'SERVICE_UNAVAILABLE', `${ids}`)
+        assert.match(caught.message, /does not continue above/)
+        assert.equal(ids.length, 4)
+        assert.equal(new Set(ids).size, 4)
+      }),
+    )
+  }
+
+  t('the timeout bounds the whole request, a trickling answer included', () =>
+    misbehaving('mode=trickle&interval_ms=150', async (s) => {
+      const c = new Client({ url: s.url, timeoutMs: 400, retries: 1 })
+      const t0 = performance.now()
+      const e = await rejectsWith(assert, c.nextId(), 'SERVICE_UNAVAILABLE')
+      c.close()
+      assert.match(e.message, /within 400 ms/)
+      assert.ok(performance.now() - t0 <= c.maxWaitMs + 500)
+    }),
+  )
+
+  t('an answer larger than the largest batch is refused', () =>
+    misbehaving(`mode=huge&bytes=${64 << 20}`, async (s) => {
+      const c = new Client({ url: s.url, retries: 0 })
+      const e = await rejectsWith(assert, c.nextId(), 'SERVICE_UNAVAILABLE')
+      c.close()
+      assert.match(e.message, /more than \d+ bytes/)
+    }),
+  )
+
+  t('a valid_for_ms out of range is not the protocol', () =>
+    misbehaving(`mode=valid_for&valid_for_ms=${10n ** 30n}`, async (s) => {
+      const c = new Client({ url: s.url, retries: 0 })
+      const e = await rejectsWith(assert, c.nextId(), 'SERVICE_UNAVAILABLE')
+      c.close()
+      assert.match(e.message, /valid_for_ms/)
+    }),
+  )
+
   t('a SIGKILLed service rejects SERVICE_UNAVAILABLE within maxWaitMs', async () => {
     const s = await startLive()
     let now = 0

@@ -8,8 +8,18 @@ must keep unique), not Snowflakes. On top of the protocol it has test controls:
   POST /_test/fail?status=503&code=STORE_UNAVAILABLE&times=2[&field=count][&retry_after_ms=5]
        the next `times` requests to /v1/ids answer that error (times=-1: until reset)
   POST /_test/garbage?times=1   the next requests answer 200 with a body that is not the protocol
-  POST /_test/reset             clears both
-  GET  /_test/stats             {"requests": N, "ids": N}
+  POST /_test/misbehave?mode=M[&bytes=N][&interval_ms=N]
+       from now on (until reset), /v1/ids misbehaves: `repeat` answers the same IDs in every batch,
+       `backward` answers each batch below the one before, `trickle` sends its answer one byte every
+       `interval_ms` (default 1500), `huge` pads a correct answer with `bytes` spaces (default 300 MB),
+       `valid_for` answers `valid_for_ms` as given (an integer of any size);
+       the lease routes: `lease_start_above_limit` answers leases whose start is above their limit,
+       `renew_new_token` renews with another token than the lease's
+  POST /_test/reset             clears all of them
+  GET  /_test/stats             {"requests": N, "ids": N, "bytes_sent": N}
+
+  POST /v1/leases, POST /v1/leases/{token}/renew, DELETE /v1/leases/{token}: leases of node IDs 0, 1, …
+  (no store: enough for the clients' checks of lease answers).
 
 Usage: fake_service.py [--validity MS] [--delay-ms MS]; prints `listening http://127.0.0.1:PORT` once ready
 and serves until killed.
@@ -23,8 +33,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-LOCK = threading.Lock()
-STATE = {"next": 1_000_000_000_000, "requests": 0, "ids": 0, "fail": None, "fail_times": 0, "garbage": 0}
+LOCK = threading.RLock()  # send() counts bytes under it, and is called under it
+STATE = {"next": 1_000_000_000_000, "requests": 0, "ids": 0, "fail": None, "fail_times": 0, "garbage": 0,
+         "misbehave": None, "bytes_sent": 0, "leases": 0}
 OPTS = argparse.Namespace()
 
 
@@ -43,19 +54,51 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def send(self, status, doc):
+    def send(self, status, doc, pad=0, interval_ms=None):
         body = json.dumps(doc).encode()
         # One write (headers and body together): two small writes meet Nagle and delayed ACKs.
         head = (f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n"
-                f"content-length: {len(body)}\r\n\r\n").encode()
+                f"content-length: {len(body) + pad}\r\n\r\n").encode()
+        if interval_ms is not None:
+            # Trickling: one byte at a time, for as long as the client listens.
+            for b in head + body:
+                self.wfile.write(bytes([b]))
+                self.wfile.flush()
+                time.sleep(interval_ms / 1000)
+            return
         self.wfile.write(head + body)
+        sent = len(head) + len(body)
+        chunk = b" " * (1 << 20)
+        while pad > 0:
+            n = min(pad, len(chunk))
+            try:
+                self.wfile.write(chunk[:n])
+            except OSError:
+                break  # the client stopped reading
+            pad -= n
+            sent += n
         self.wfile.flush()
+        with LOCK:
+            STATE["bytes_sent"] += sent
+
+    def lease(self, status, node, token):
+        with LOCK:
+            mode = STATE["misbehave"] and STATE["misbehave"]["mode"]
+        start, limit = 1 << 30, (1 << 30) + (1 << 28)
+        if mode == "lease_start_above_limit":
+            start, limit = limit + 1, limit
+        now = int(time.time() * 1000)
+        self.send(status, {
+            "token": token, "node_id": node, "layout": "twitter", "sequencer": "clients",
+            "start": str(start), "limit": str(limit), "limit_unix_ms": now + 60_000,
+            "expires_unix_ms": now + 70_000, "renew_after_ms": 20_000, "fencing_token": str(node + 1),
+        })
 
     def do_GET(self):
         url = urlsplit(self.path)
         if url.path == "/_test/stats":
             with LOCK:
-                self.send(200, {"requests": STATE["requests"], "ids": STATE["ids"]})
+                self.send(200, {"requests": STATE["requests"], "ids": STATE["ids"], "bytes_sent": STATE["bytes_sent"]})
         elif url.path == "/healthz":
             self.send(200, {"status": "ok", "node_id": 0, "layout": "twitter"})
         elif url.path == "/v1/ids":
@@ -79,10 +122,29 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 STATE["garbage"] = int(q.get("times", 1))
             return self.send(200, {})
+        if url.path == "/_test/misbehave":
+            with LOCK:
+                STATE["misbehave"] = {"mode": q.get("mode"), "bytes": int(q.get("bytes", 300 << 20)),
+                                      "interval_ms": int(q.get("interval_ms", 1500)), "first": None,
+                                      "valid_for_ms": int(q.get("valid_for_ms", OPTS.validity))}
+            return self.send(200, {})
         if url.path == "/_test/reset":
             with LOCK:
-                STATE["fail"], STATE["fail_times"], STATE["garbage"] = None, 0, 0
+                STATE["fail"], STATE["fail_times"], STATE["garbage"], STATE["misbehave"] = None, 0, 0, None
             return self.send(200, {})
+        if url.path == "/v1/leases":
+            with LOCK:
+                node = STATE["leases"]
+                STATE["leases"] += 1
+            return self.lease(201, node, f"2.{node}.{node + 1}.tok")
+        parts = url.path.split("/")
+        if len(parts) == 5 and parts[:3] == ["", "v1", "leases"] and parts[4] == "renew":
+            token = parts[3]
+            node = int(token.split(".")[1])
+            with LOCK:
+                if STATE["misbehave"] and STATE["misbehave"]["mode"] == "renew_new_token":
+                    token += "-renewed"
+            return self.lease(200, node, token)
         if url.path != "/v1/ids":
             return self.send(404, error_body("INVALID_ARGUMENT", f"no route {url.path}", "path"))
         if OPTS.delay_ms:
@@ -103,14 +165,34 @@ class Handler(BaseHTTPRequestHandler):
             first = STATE["next"]
             STATE["next"] += n
             STATE["ids"] += n
+            bad = STATE["misbehave"] or {}
+            mode = bad.get("mode")
+            if mode == "repeat":
+                if bad["first"] is None:
+                    bad["first"] = first
+                first = bad["first"]
+            elif mode == "backward":
+                # Each batch below the one before it.
+                first = (bad["first"] or first) - 2 * n
+                bad["first"] = first
         now = int(time.time() * 1000)
         self.send(200, {
             "ids": [str(first + i) for i in range(n)],
             "valid_until": now + OPTS.validity,
-            "valid_for_ms": OPTS.validity,
+            "valid_for_ms": bad["valid_for_ms"] if mode == "valid_for" else OPTS.validity,
             "layout": "twitter",
             "node_id": 0,
-        })
+        }, pad=bad["bytes"] if mode == "huge" else 0, interval_ms=bad["interval_ms"] if mode == "trickle" else None)
+
+    def do_DELETE(self):
+        url = urlsplit(self.path)
+        if url.path.startswith("/v1/leases/"):
+            self.send_response_only(204)
+            self.send_header("content-length", "0")
+            self.end_headers()
+            self.wfile.flush()
+        else:
+            self.send(404, error_body("INVALID_ARGUMENT", f"no route {url.path}", "path"))
 
 
 class Server(ThreadingHTTPServer):

@@ -8,7 +8,9 @@ refill are here (``http.client``; the async client runs the same I/O on the defa
 from __future__ import annotations
 
 import asyncio
+import functools
 import http.client
+import io
 import json
 import os
 import socket
@@ -22,6 +24,11 @@ from ._snowmint import _IdBuffer  # type: ignore[import-not-found]  # native; ty
 
 #: The service's limit on one request's count.
 MAX_COUNT = 10_000
+#: The largest answer read (bytes): room for the largest batch (MAX_COUNT IDs of up to 20 digits, quoted,
+#: with separators and spaces) and the other fields; a larger answer is not the protocol.
+MAX_ANSWER_BYTES = 4096 + 48 * MAX_COUNT
+#: The largest ``valid_for_ms`` taken (2**53 - 1, as in JavaScript); a larger one is not the protocol.
+MAX_VALID_FOR_MS = 2**53 - 1
 #: Backoff before retry i (0-based): min(BACKOFF_MS * 2**i, BACKOFF_CAP_MS) ms.
 BACKOFF_MS = 50
 BACKOFF_CAP_MS = 1_000
@@ -79,6 +86,39 @@ def _int_option(name, value, lo, hi):
     return value
 
 
+class _DeadlineIO(io.RawIOBase):
+    """The socket reader of one answer: every read waits at most until the request's deadline, so a
+    server that trickles bytes cannot stretch one request past its timeout."""
+
+    def __init__(self, raw, sock, deadline):
+        super().__init__()
+        self._raw, self._sock, self._deadline = raw, sock, deadline
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("no complete answer within the request's timeout")
+        self._sock.settimeout(left)
+        return self._raw.readinto(b)
+
+    def close(self):
+        self._raw.close()
+        super().close()
+
+
+class _Response(http.client.HTTPResponse):
+    """An answer read under one deadline for the whole request (status line, headers and body)."""
+
+    def __init__(self, sock, *args, deadline, **kwargs):
+        super().__init__(sock, *args, **kwargs)
+        # The reader http.client made stays referenced (dropped, it would close the socket's reader).
+        self._plain_fp = self.fp
+        self.fp = io.BufferedReader(_DeadlineIO(self.fp.raw, sock, deadline))
+
+
 class _Fetcher:
     """One HTTP connection to the service (kept alive, reopened after a failure), used under a lock."""
 
@@ -111,10 +151,10 @@ class _Fetcher:
         # (monotonic time, error) of the last fetch when it failed.
         self.failed = None
 
-    def _connection(self):
+    def _connection(self, timeout):
         if self.conn is None:
             cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
-            self.conn = cls(self.host, self.port, timeout=self.timeout)
+            self.conn = cls(self.host, self.port, timeout=timeout)
             self.conn.connect()
             # Small requests, answered at once: never hold one back for an ACK.
             self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -126,20 +166,38 @@ class _Fetcher:
             conn.close()
 
     def _post(self, count):
-        conn = self._connection()
+        """One request, bounded as a whole by the timeout (connecting, sending, every byte of the answer)
+        and its answer by MAX_ANSWER_BYTES; ``(status, body)``, or ``(None, why)`` for an answer too
+        large (the connection is then dropped)."""
+        deadline = time.monotonic() + self.timeout
+        conn = self._connection(self.timeout)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("connecting took the request's whole timeout")
+        conn.sock.settimeout(left)
+        conn.response_class = functools.partial(_Response, deadline=deadline)
         conn.request(
             "POST",
             f"{self.base}/v1/ids?count={count}",
             headers={"content-length": "0", "accept": "application/json"},
         )
         resp = conn.getresponse()
-        body = resp.read()
-        if resp.will_close:
+        if resp.length is not None and resp.length > MAX_ANSWER_BYTES:
+            self.reset()
+            return None, f"an answer of {resp.length} bytes (at most {MAX_ANSWER_BYTES} are read)"
+        body = resp.read(MAX_ANSWER_BYTES + 1)
+        if len(body) > MAX_ANSWER_BYTES:
+            self.reset()
+            return None, f"an answer of more than {MAX_ANSWER_BYTES} bytes"
+        if resp.will_close or not resp.isclosed():
             self.reset()
         return resp.status, body
 
     def _answer(self, status, body, count, fetched_at):
-        """Pushes a 200's batch; returns the error of any other answer."""
+        """Pushes a 200's batch; returns the error of any other answer (or of a batch the buffer
+        refuses: not increasing, or not above the IDs received before)."""
+        if status is None:
+            return _unavailable(f"the ID service at {self.url} answered with {body}")
         try:
             doc = json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
@@ -152,12 +210,15 @@ class _Fetcher:
                 or len(ids) != count
                 or isinstance(valid_for, bool)
                 or not isinstance(valid_for, int)
-                or valid_for < 0
+                or not 0 <= valid_for <= MAX_VALID_FOR_MS
             ):
                 return _unavailable(
-                    f"HTTP 200 from {self.url} without {count} ids and a valid_for_ms"
+                    f"HTTP 200 from {self.url} without {count} ids and a valid_for_ms of 0..={MAX_VALID_FOR_MS}"
                 )
-            self.buf.push(ids, fetched_at, valid_for)
+            try:
+                self.buf.push(ids, fetched_at, valid_for)
+            except SnowmintError as e:
+                return e
             return None
         err = doc.get("error") if isinstance(doc, dict) else None
         code = err.get("code") if isinstance(err, dict) else None
@@ -218,7 +279,9 @@ class _Fetcher:
             except (OSError, http.client.HTTPException) as e:
                 self.reset()
                 self.failures += 1
-                last = _unavailable(f"the ID service at {self.url} did not answer: {e}")
+                last = _unavailable(
+                    f"the ID service at {self.url} did not answer within {self.timeout_ms} ms: {e}"
+                )
                 continue
             err = self._answer(status, body, count, fetched_at)
             if err is None:
