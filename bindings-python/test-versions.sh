@@ -5,11 +5,12 @@
 # 3.11 on the cp310-abi3 wheel) and run the suite
 # there, but for the server-bound tests (test_coord.py, test_range.py: the same Python code over the same
 # native calls, run by test.sh against real etcd and PostgreSQL on the default interpreter).
-# Usage: test-versions.sh WHEEL. SNOWMINT_PYTHON_VERSIONS overrides the list ("3.9 3.13").
+# Usage: test-versions.sh [WHEEL] (default: build.sh's, current after `make demo`). SNOWMINT_PYTHON_VERSIONS
+# overrides the list ("3.9 3.13"; `make test` and `make test-long` split it, see scripts/test-all.sh).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-WHEEL="$1"
+WHEEL="${1:-$("$HERE/build.sh" | tail -n1)}"
 WORK="${CARGO_TARGET_DIR:-$ROOT/target}/python"
 PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}"
 tested=()
