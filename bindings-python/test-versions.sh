@@ -10,7 +10,18 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-WHEEL="${1:-$("$HERE/build.sh" | tail -n1)}"
+if [ $# -ge 1 ]; then
+  WHEEL="$1"
+else
+  # Run alone (`make test-long`): what test.sh provides first — the wheels, the C binding's state-file
+  # worker (tests/test_state_file.py) and the ID service (tests/test_client.py), each current after
+  # `make demo` / `make test`.
+  WHEEL="$("$HERE/build.sh" | tail -n1)"
+  bash "$ROOT/bindings-c/build.sh"
+  make -s -C "$ROOT/bindings-c" "${CARGO_TARGET_DIR:-$ROOT/target}/bindings-c/static/state_file" >&2
+  export SNOWMINT_C_STATE_WORKER="${CARGO_TARGET_DIR:-$ROOT/target}/bindings-c/static/state_file"
+  export SNOWMINT_SERVE="$(bash "$ROOT/scripts/service-bin.sh")"
+fi
 WORK="${CARGO_TARGET_DIR:-$ROOT/target}/python"
 PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}"
 tested=()

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The machine set-up, in one place: every Debian package, Rust target and component the project's builds
 # and tests need, installed when missing (a no-op on a ready machine). `make test` runs it first, `make
-# demo` runs `setup.sh --demo` (only what the demo uses); each build.sh also installs its own part through the same helpers (scripts/lib.sh), so a single
-# binding can be built on a fresh machine without this script. Toolchains pinned by a stage (nightly for
+# demo` runs `setup.sh --demo` (only what the demo uses); each build.sh also installs its own part through
+# the same helpers (scripts/lib.sh), so a single binding can be built on a fresh machine without this
+# script. Toolchains pinned by a stage (nightly for
 # Miri and fuzzing, the MSRV toolchains) are installed by that stage, only when it runs.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
