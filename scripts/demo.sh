@@ -38,15 +38,15 @@ step "installing the Debian packages the demo uses when missing (compilers, cJSO
   "a minute or two when missing, else instant" bash scripts/setup.sh --demo
 say "building every runtime once, in release (about 5 minutes on a fresh 2-core machine; seconds when current)"
 step "building the Rust CLI (release: the coordination layer, the ID service and their dependencies)" \
-  "about 2 minutes the first time" cargo build --release -p snowmint-cli
+  "about 1½ minutes the first time" cargo build --release -p snowmint-cli
 step "building the Rust replay example (release)" "about 10 s" cargo build --release -p snowmint --example replay
 step "building libsnowmint for C (release; its dependencies are the CLI's, already built) and the C programs" \
   "about 40 s" build_c
-step "building the Python wheel for $(python3 -V) (maturin, release)" "about 1 minute" \
+step "building the Python wheel for $(python3 -V) (maturin, release)" "about 40 s" \
   bash bindings-python/build.sh --this-python
-step "building the Node addon (napi-rs, release)" "about 1 minute" bash bindings-node/build.sh
+step "building the Node addon (napi-rs, release)" "about 45 s" bash bindings-node/build.sh
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" = "" ]; then
-  wb="about 3 minutes: wasm-bindgen-cli is compiled once (cargo install), then the module"
+  wb="about 2½ minutes: wasm-bindgen-cli is compiled once (cargo install), then the module"
 else
   wb="about 30 s"
 fi
