@@ -3,7 +3,8 @@
 # failed (all stages run regardless, so one run shows every failure).
 #   scripts/test-all.sh            `make test`: the stages below (what CI runs)
 #   scripts/test-all.sh --long     `make test-long`: the evidence too slow for `make test` (LONG_STAGES:
-#                                  the full Miri sweep, long fuzzing, the remaining CPython versions);
+#                                  the MSRV builds, the full Miri sweep, long fuzzing, the remaining
+#                                  CPython versions);
 #                                  `make test` then `make test-long` is the full evidence
 #   scripts/test-all.sh NAME:SCRIPT…   the given stages only (`make test-core` and friends)
 # Every stage shares one target directory (target/; the toolchains pinned by a stage keep their own
@@ -19,7 +20,6 @@ export SNOWMINT_CONFORMANCE_DIR="$ROOT/target/conformance"
 stages=(
   "setup:scripts/setup.sh"
   "core:scripts/test-core.sh"
-  "msrv:scripts/test-msrv.sh"
   "miri:scripts/test-miri.sh"
   "fuzz:scripts/test-fuzz.sh"
   "coord:coord/test.sh"
@@ -30,12 +30,13 @@ stages=(
   "wasm:bindings-wasm/test.sh"
   "conformance:scripts/check-conformance.py"
 )
-# CPython versions of the wheel suite besides test.sh's own 3.11: in `make test` each wheel's floor (the
-# cp39-abi3 wheel on 3.9, the cp310-abi3 one on 3.10) and the newest; 3.12 in `make test-long`.
-PYTHON_VERSIONS_TEST="3.9 3.10 3.13"
-PYTHON_VERSIONS_LONG="3.12"
+# CPython versions of the wheel suite besides test.sh's own 3.11 (the cp310-abi3 wheel): in `make test`
+# the cp39-abi3 wheel on 3.9 and the newest CPython; 3.10 and 3.12 in `make test-long`.
+PYTHON_VERSIONS_TEST="3.9 3.13"
+PYTHON_VERSIONS_LONG="3.10 3.12"
 LONG_STAGES=(
   "setup:scripts/setup.sh"
+  "msrv:scripts/test-msrv.sh"
   "miri-full:scripts/test-miri.sh --full"
   "fuzz-long:scripts/test-fuzz.sh --long"
   "python-versions:bindings-python/test-versions.sh"
