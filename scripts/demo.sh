@@ -39,7 +39,7 @@ step "installing the Debian packages the demo uses when missing (compilers, cJSO
 say "building every runtime once, in release (about 5 minutes on a fresh 2-core machine; seconds when current)"
 step "building the Rust CLI (release: the coordination layer, the ID service and their dependencies)" \
   "about 1½ minutes the first time" cargo build --release -p snowmint-cli
-step "building the Rust replay example (release)" "about 10 s" cargo build --release -p snowmint --example replay
+step "building the Rust replay example (release, with the core's dev-dependencies)" "about 40 s" cargo build --release -p snowmint --example replay
 step "building libsnowmint for C (release; its dependencies are the CLI's, already built) and the C programs" \
   "about 40 s" build_c
 step "building the Python wheel for $(python3 -V) (maturin, release)" "about 40 s" \
