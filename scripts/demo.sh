@@ -46,9 +46,9 @@ step "building the Python wheel for $(python3 -V) (maturin, release)" "about 40 
   bash bindings-python/build.sh --this-python
 step "building the Node addon (napi-rs, release)" "about 45 s" bash bindings-node/build.sh
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" = "" ]; then
-  wb="about 2½ minutes: wasm-bindgen-cli is compiled once (cargo install), then the module"
+  wb="about 3 minutes: wasm-bindgen-cli is compiled once (cargo install), then the module"
 else
-  wb="about 30 s"
+  wb="about 1 minute"
 fi
 step "building the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here)" "$wb" bash bindings-wasm/build.sh
 say "built; the demo:"
