@@ -1,12 +1,18 @@
-# The two commands of the README: `make demo` (mint in every runtime and show they agree) and `make test`
-# (every test of every runtime; what CI runs). Both install what a fresh machine lacks.
-.PHONY: demo test bench bench-servers test-core test-msrv test-miri test-fuzz test-coord test-service test-c test-python test-node test-wasm
+# The commands of the README: `make demo` (mint in every runtime and show they agree, then a fleet on the
+# embedded store), `make test` (every test of every runtime; what CI runs) and `make test-long` (the
+# evidence too slow for `make test`: the MSRV builds, the full Miri sweep, long fuzzing, CPython 3.10 and
+# 3.12). Each
+# installs what a fresh machine lacks, and only that.
+.PHONY: demo test test-long bench bench-servers test-core test-msrv test-miri test-fuzz test-coord test-service test-c test-python test-node test-wasm
 
 demo:
 	bash scripts/demo.sh
 
 test:
 	bash scripts/test-all.sh
+
+test-long:
+	bash scripts/test-all.sh --long
 
 bench:
 	bash scripts/bench-all.sh; rc=$$?; bash service/bench.sh || rc=1; exit $$rc

@@ -10,6 +10,8 @@ ROOT="$(cd "$HERE/.." && pwd)"
 export PATH="$HOME/.cargo/bin:$PATH"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 ROUNDS="${ROUNDS:-6}"
+source "$ROOT/scripts/lib.sh"
+apt_install uuid-dev >&2   # the libuuid peer
 bash "$HERE/build.sh"
 make -s -C "$HERE" "$TARGET/bindings-c/bench" >&2
 cargo build -q --release -p snowmint-c --example core_bench --manifest-path "$ROOT/Cargo.toml" >&2

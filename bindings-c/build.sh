@@ -7,8 +7,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../scripts/lib.sh
 source "$HERE/../scripts/lib.sh"
 need_cargo
-# Debian packages: compilers, valgrind, pkg-config, cJSON (the test runner's JSON reader), libuuid (bench
-# peer), python3 (the runner self-test mutates a copy of the corpus).
-apt_install gcc g++ make valgrind pkg-config libcjson-dev uuid-dev python3 >&2
+# Debian packages the build and its programs need: compilers, pkg-config, cJSON (the demo's and the test
+# runner's JSON reader). What only the tests (valgrind; python3 for the runner self-test) or the bench
+# (libuuid) use is installed by test.sh and bench.sh.
+apt_install gcc g++ make pkg-config libcjson-dev >&2
 
 make -s -C "$HERE" lib >&2

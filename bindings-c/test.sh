@@ -9,6 +9,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../scripts/lib.sh" # ROOT, the shared helpers
 conformance_dir_absolute
 export PATH="$HOME/.cargo/bin:$PATH"
+apt_install valgrind python3 >&2   # make check-valgrind; the runner self-test mutates a copy of the corpus
 if ! bash "$HERE/build.sh"; then
   echo "bindings-c: 0 passed, 1 failed (build.sh)"
   exit 1

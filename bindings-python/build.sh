@@ -4,7 +4,8 @@
 # (cp39-abi3), side by side in target/python/dist, where `pip install --no-index --find-links` picks the
 # right one for the interpreter.
 # Installs what a fresh machine lacks: python3 venv support (apt), maturin (pip, in a tool venv).
-# Prints the cp310-abi3 wheel's path as the last line (the cp39-abi3 one is beside it).
+# Prints the cp310-abi3 wheel's path as the last line (the cp39-abi3 one is beside it); with --this-python
+# builds only the wheel this interpreter installs and prints its path.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -42,22 +43,26 @@ stamp_inputs() {
         | sha256sum | cut -d' ' -f1
 }
 STAMP="$(stamp_inputs)"
-WHEEL="$(ls "$DIST"/snowmint-*-cp310-abi3-*.whl 2>/dev/null | head -n1 || true)"
-if [ -n "$WHEEL" ] && ls "$DIST"/snowmint-*-cp39-abi3-*.whl >/dev/null 2>&1 && [ -f "$DIST/.stamp" ] && [ "$(cat "$DIST/.stamp")" = "$STAMP" ]; then
-    log "wheel up to date"
-    echo "$WHEEL"
-    exit 0
+# Which wheels: both (tests, the README's install), or with --this-python only the one this interpreter
+# installs (`make demo`; the other is built by the first run that needs it). Each has its own stamp.
+abis=(abi3-py39 abi3-py310)
+if [ "${1:-}" = "--this-python" ]; then
+    if "$PY" -c 'import sys; sys.exit(sys.version_info >= (3, 10))'; then abis=(abi3-py39); else abis=(abi3-py310); fi
 fi
-
-rm -f "$DIST"/snowmint-*.whl "$DIST/.stamp"
-for abi in abi3-py39 abi3-py310; do
-    log "building the $abi wheel (maturin build --release)"
+tag_of() { echo "cp${1#abi3-py}-abi3"; }   # abi3-py39 -> cp39-abi3
+for abi in "${abis[@]}"; do
+    tag="$(tag_of "$abi")"
+    if ls "$DIST"/snowmint-*-"$tag"-*.whl >/dev/null 2>&1 && [ "$(cat "$DIST/.stamp-$tag" 2>/dev/null)" = "$STAMP" ]; then
+        log "the $tag wheel is up to date"
+        continue
+    fi
+    rm -f "$DIST"/snowmint-*-"$tag"-*.whl "$DIST/.stamp-$tag"
+    log "building the $tag wheel (maturin build --release; about a minute on 2 cores once the crates are built)"
     (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" "$TOOLS/bin/maturin" build --release \
         -m bindings-python/Cargo.toml --no-default-features --features "$abi" --out "$DIST" \
         --interpreter "$PY" >&2)
+    # The inputs may have changed during the build: stamp what was there before it started.
+    echo "$STAMP" > "$DIST/.stamp-$tag"
 done
-WHEEL="$(ls "$DIST"/snowmint-*-cp310-abi3-*.whl)"
-# The inputs may have changed during the build: stamp what was there before it started.
-echo "$STAMP" > "$DIST/.stamp"
-log "built $WHEEL and its cp39-abi3 twin"
+WHEEL="$(ls "$DIST"/snowmint-*-"$(tag_of "${abis[-1]}")"-*.whl)"
 echo "$WHEEL"

@@ -13,7 +13,7 @@ if [ $# -eq 1 ] && [ "$1" != "--live" ]; then
     set -- "$CASE"
 fi
 
-WHEEL="$("$HERE/build.sh" 2>/dev/null | tail -n1)" || { "$HERE/build.sh" >&2; exit 1; }
+WHEEL="$("$HERE/build.sh" --this-python 2>/dev/null | tail -n1)" || { "$HERE/build.sh" --this-python >&2; exit 1; }
 VENV="$WORK/demo-venv"
 if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV" >&2

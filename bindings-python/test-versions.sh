@@ -5,11 +5,23 @@
 # 3.11 on the cp310-abi3 wheel) and run the suite
 # there, but for the server-bound tests (test_coord.py, test_range.py: the same Python code over the same
 # native calls, run by test.sh against real etcd and PostgreSQL on the default interpreter).
-# Usage: test-versions.sh WHEEL. SNOWMINT_PYTHON_VERSIONS overrides the list ("3.9 3.13").
+# Usage: test-versions.sh [WHEEL] (default: build.sh's, current after `make demo`). SNOWMINT_PYTHON_VERSIONS
+# overrides the list ("3.9 3.13"; `make test` and `make test-long` split it, see scripts/test-all.sh).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-WHEEL="$1"
+if [ $# -ge 1 ]; then
+  WHEEL="$1"
+else
+  # Run alone (`make test-long`): what test.sh provides first — the wheels, the C binding's state-file
+  # worker (tests/test_state_file.py) and the ID service (tests/test_client.py), each current after
+  # `make demo` / `make test`.
+  WHEEL="$("$HERE/build.sh" | tail -n1)"
+  bash "$ROOT/bindings-c/build.sh"
+  make -s -C "$ROOT/bindings-c" "${CARGO_TARGET_DIR:-$ROOT/target}/bindings-c/static/state_file" >&2
+  export SNOWMINT_C_STATE_WORKER="${CARGO_TARGET_DIR:-$ROOT/target}/bindings-c/static/state_file"
+  export SNOWMINT_SERVE="$(bash "$ROOT/scripts/service-bin.sh")"
+fi
 WORK="${CARGO_TARGET_DIR:-$ROOT/target}/python"
 PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}"
 tested=()

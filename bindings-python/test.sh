@@ -4,7 +4,9 @@
 # a real `snowmint serve` (scripts/service-bin.sh) and the protocol stand-in, state files shared by
 # processes (with C processes on the same file and the README's gunicorn recipe), README quickstart,
 # and a mypy --strict check of the type stubs) on CPython 3.11, then on 3.9, 3.10, 3.12 and 3.13
-# (test-versions.sh), and the node-source, lease and sequencer tests
+# (test-versions.sh; SNOWMINT_PYTHON_VERSIONS: `make test` runs 3.9 and 3.13, `make test-long` 3.10
+# and 3.12),
+# and the node-source, lease and sequencer tests
 # (test_coord.py) against the embedded store and real etcd and PostgreSQL servers (scripts/servers.sh:
 # free 127.0.0.1 ports, throw-away data, stopped on every exit path).
 set -euo pipefail

@@ -5,7 +5,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-"$HERE/build.sh" >&2
+"$HERE/build.sh" --browser --peers >&2
 # The native peer: build it if its own build script is there and it does not load yet (bounded).
 if ! node -e "require('$ROOT/bindings-node/index.js')" >/dev/null 2>&1 && [ -f "$ROOT/bindings-node/build.sh" ]; then
   echo "[bench-wasm] building the native Node binding for comparison" >&2

@@ -2,6 +2,10 @@
 # Installs what a fresh machine lacks for the WASM binding, then builds the npm package `snowmint-wasm`
 # (dist/{nodejs,web,bundler,no-modules}) and the offline page's copy of the module (www/pkg/).
 # Idempotent; fast when up to date.
+#   build.sh [--browser] [--peers]
+# The build needs only wasm-bindgen-cli and wasm-opt (npm binaryen); --browser also installs what the
+# browser tests drive (Debian's Chromium, playwright-core: test.sh), --peers the benchmark's peers
+# (nodejs-snowflake, @sapphire/snowflake: bench.sh). `make demo` runs the package in Node: neither.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -16,19 +20,29 @@ log() { printf '[build-wasm] %s\n' "$*" >&2; }
 need_cargo
 rust_targets wasm32-unknown-unknown >&2
 
-# --- Node tools (wasm-opt from npm binaryen, playwright-core, benchmark peers) -------------------
+# --- Node tools (wasm-opt from npm binaryen; with --browser playwright-core, with --peers the
+# benchmark's peers), each installed when missing ------------------------------------------------
 need_node >&2
 mkdir -p "$TOOLS"
-if [ ! -x "$TOOLS/node_modules/.bin/wasm-opt" ] || [ ! -d "$TOOLS/node_modules/playwright-core" ] \
-   || [ ! -d "$TOOLS/node_modules/nodejs-snowflake" ] || [ ! -d "$TOOLS/node_modules/@sapphire/snowflake" ]; then
-  log "npm install binaryen playwright-core nodejs-snowflake @sapphire/snowflake (in $TOOLS)"
+npm_tools=(binaryen)
+for arg in "$@"; do
+  case "$arg" in
+    --browser) npm_tools+=(playwright-core) ;;
+    --peers) npm_tools+=(nodejs-snowflake @sapphire/snowflake) ;;
+    *) echo "build.sh: unknown option $arg (--browser, --peers)" >&2; exit 2 ;;
+  esac
+done
+missing=()
+for p in "${npm_tools[@]}"; do [ -f "$TOOLS/node_modules/$p/package.json" ] || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "npm install ${missing[*]} (in $TOOLS)"
   [ -f "$TOOLS/package.json" ] || echo '{"name":"snowmint-wasm-tools","private":true}' > "$TOOLS/package.json"
-  (cd "$TOOLS" && npm install --no-audit --no-fund binaryen playwright-core nodejs-snowflake @sapphire/snowflake)
+  (cd "$TOOLS" && npm install --no-audit --no-fund "${missing[@]}")
 fi
 WASM_OPT="$TOOLS/node_modules/.bin/wasm-opt"
 
 # --- Chromium (Debian) for the browser tests ----------------------------------------------------
-[ -x /usr/bin/chromium ] || apt_install chromium >&2
+if [[ " $* " == *" --browser "* ]]; then [ -x /usr/bin/chromium ] || apt_install chromium >&2; fi
 
 # --- wasm-bindgen-cli at exactly the version of the wasm-bindgen crate in Cargo.lock ------------
 WB_VERSION="$(cd "$ROOT" && cargo metadata --format-version 1 | node -e '
@@ -38,8 +52,9 @@ WB_VERSION="$(cd "$ROOT" && cargo metadata --format-version 1 | node -e '
     process.stdout.write(p.version);
   });')"
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WB_VERSION" ]; then
-  log "cargo install wasm-bindgen-cli --version =$WB_VERSION (a few minutes, once)"
-  cargo install wasm-bindgen-cli --version "=$WB_VERSION"
+  # --debug: compiled in about half the time, and still well under a second per module it processes.
+  log "cargo install wasm-bindgen-cli --version =$WB_VERSION --debug (about 2 minutes on 2 cores, once)"
+  cargo install wasm-bindgen-cli --version "=$WB_VERSION" --debug
 fi
 
 # --- Build -----------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../scripts/lib.sh" # ROOT, the shared helpers
 conformance_dir_absolute
 WORK="$ROOT/target/wasm-work"
-"$HERE/build.sh"
+"$HERE/build.sh" --browser   # and what the browser tests drive: Chromium, playwright-core
 # The README's install commands, as written, into a throw-away project (build.sh finds the module current).
 bash "$ROOT/scripts/test-install.sh" bindings-wasm/README.md
 

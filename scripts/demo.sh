@@ -1,10 +1,60 @@
 #!/usr/bin/env bash
-# The README's main job: mint the same scripted IDs in Rust, C, Python, Node and WASM, show them side by
-# side with their decoding, fail loudly if any runtime differs; then mint live IDs in each runtime.
+# The README's first command. Builds what the demo runs, saying what and about how long before each build
+# (quiet builds, their output in target/demo-build.log), then two halves:
+#  1. scripts/demo.py: the same scripted IDs minted in Rust, C, Python, Node and WASM (in Node), side by
+#     side with their decoding; fails loudly if any runtime differs; then live IDs from each runtime.
+#  2. scripts/demo_fleet.py: a fleet on the embedded store (no server): two processes per runtime (the
+#     Rust CLI, C, Python, Node) leasing distinct node IDs and minting at once, one killed with SIGKILL
+#     and started again; a table and the duplicate count (0).
+# Installs only what it uses (scripts/setup.sh --demo: no browser, no etcd, no PostgreSQL). The estimates
+# are for a fresh 2-core machine; a second run finds everything current and takes seconds.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
-bash scripts/setup.sh
-cargo build -q --release -p snowmint-cli
-cargo build -q --release -p snowmint --example replay
-exec python3 scripts/demo.py "$@"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+mkdir -p "$TARGET"
+LOG="$TARGET/demo-build.log"
+: > "$LOG"
+T0=$SECONDS
+say() { printf '[demo %4ss] %s\n' "$((SECONDS - T0))" "$*"; }
+# step WHAT ESTIMATE COMMAND…: says what it builds and about how long, runs it quietly, says how long it took.
+step() {
+  local what="$1" estimate="$2" t=$SECONDS; shift 2
+  say "$what ($estimate) …"
+  if ! "$@" >>"$LOG" 2>&1; then
+    tail -n 40 "$LOG" >&2
+    say "FAILED: $what (the whole log: $LOG)"
+    exit 1
+  fi
+  say "  done in $((SECONDS - t)) s"
+}
+# libsnowmint and the C programs: the scripted-case replayer and the fleet worker (scripts/fleet/worker.c).
+build_c() {
+  bash bindings-c/build.sh && make -s -C bindings-c demo && mkdir -p "$TARGET/demo-fleet" &&
+    cc -std=c11 -Wall -Wextra -Werror -pedantic -O2 -I bindings-c/include scripts/fleet/worker.c \
+      -o "$TARGET/demo-fleet/worker" "$TARGET/release/libsnowmint.a" -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+}
+step "installing the Debian packages the demo uses when missing (compilers, cJSON, Python venv, Node.js)" \
+  "a minute or two when missing, else instant" bash scripts/setup.sh --demo
+say "building every runtime once, in release (about 5 minutes on a fresh 2-core machine; seconds when current)"
+step "building the Rust CLI (release: the coordination layer, the ID service and their dependencies)" \
+  "about 1½ minutes the first time" cargo build --release -p snowmint-cli
+step "building the Rust replay example (release, with the core's dev-dependencies)" "about 40 s" cargo build --release -p snowmint --example replay
+step "building libsnowmint for C (release; its dependencies are the CLI's, already built) and the C programs" \
+  "about 40 s" build_c
+step "building the Python wheel for $(python3 -V) (maturin, release)" "about 40 s" \
+  bash bindings-python/build.sh --this-python
+step "building the Node addon (napi-rs, release)" "about 45 s" bash bindings-node/build.sh
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" = "" ]; then
+  wb="about 3 minutes: wasm-bindgen-cli is compiled once (cargo install), then the module"
+else
+  wb="about 1 minute"
+fi
+step "building the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here)" "$wb" bash bindings-wasm/build.sh
+say "built; the demo:"
+echo
+python3 scripts/demo.py "$@"
+echo
+python3 scripts/demo_fleet.py "$TARGET/python/demo-venv/bin/python"
+echo
+say "done"

@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # The machine set-up, in one place: every Debian package, Rust target and component the project's builds
-# and tests need, installed when missing (a no-op on a ready machine). `make test` and `make demo` run it
-# first; each build.sh also installs its own part through the same helpers (scripts/lib.sh), so a single
-# binding can be built on a fresh machine without this script. Toolchains pinned by a stage (nightly for
+# and tests need, installed when missing (a no-op on a ready machine). `make test` runs it first, `make
+# demo` runs `setup.sh --demo` (only what the demo uses); each build.sh also installs its own part through
+# the same helpers (scripts/lib.sh), so a single binding can be built on a fresh machine without this
+# script. Toolchains pinned by a stage (nightly for
 # Miri and fuzzing, the MSRV toolchains) are installed by that stage, only when it runs.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_cargo
+if [ "${1:-}" = "--demo" ]; then
+  # `make demo`: the C, Python and Node builds and the WASM package run in Node (no browser, no server:
+  # the fleet uses the embedded store).
+  apt_install gcc g++ make pkg-config libcjson-dev python3 python3-venv python3-pip procps
+  need_node
+  exit 0
+fi
 # C binding and its tests; Python; Node and the WASM package; the browser tests; the coordination servers
 # (scripts/servers.sh) and their readiness checks.
 apt_install gcc g++ make valgrind pkg-config libcjson-dev uuid-dev \
