@@ -16,7 +16,7 @@
 //! cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay SEED
 //! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
 //! ```
-//! Options: `--seeds N` (default 500 lease seeds; the state file runs N/100 seeds of `--steps`/2, the
+//! Options: `--seeds N` (default 500 lease seeds; the state file runs N/50 seeds of `--steps`/2, the
 //! ranges N/5 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed, default 4000), `--replay
 //! SEED` (one seed, every step printed; with `--state-file` or `--ranges`, that world; `--defect NAME`
 //! plants one of the table's defects), `--long` (1024 nodes, 10^9 IDs: the README's figures),
@@ -1381,7 +1381,10 @@ fn main() {
                 Ok(n) => ids += n,
                 Err(e) => {
                     println!("simulation: seed {seed} FAILED: {e}");
-                    println!("  replay: cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay {seed} --steps {steps}");
+                    println!(
+                        "  replay: cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay {seed} --steps {steps}{}",
+                        if shape.late_reservations { " --late-reservations" } else { "" }
+                    );
                     failed = true;
                 }
             }
@@ -1395,7 +1398,7 @@ fn main() {
         let dir = std::env::temp_dir().join(format!("snowmint-sim-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a temporary directory");
         let (mut ids, mut sf_failed) = (0, false);
-        for seed in first..first + seeds / 100 {
+        for seed in first..first + seeds / 50 {
             match run_state_file(seed, steps / 2, &dir, false) {
                 Ok(n) => ids += n,
                 Err(e) => {
@@ -1411,7 +1414,7 @@ fn main() {
         let _ = std::fs::remove_dir_all(&dir);
         println!(
             "simulation: state file, {} seeds × {} steps, 4 processes, {ids} IDs, {} ({:.1} s)",
-            seeds / 100,
+            seeds / 50,
             steps / 2,
             if sf_failed { "FAILED" } else { "no duplicate" },
             t0.elapsed().as_secs_f64()
