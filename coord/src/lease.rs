@@ -83,7 +83,7 @@ pub enum Defect {
     /// without reading the row back.
     RangeTimeoutAsWritten,
     /// The keeper's reservation target ignores the end of a batch that met the ceiling
-    /// ([`Shared::wanted`]): it reserves less than the batch needs.
+    /// (`Shared::wanted`): it reserves less than the batch needs.
     KeeperIgnoresWanted,
     /// The memory store writes a reservation before it re-checks the claim (a refused reservation is
     /// written anyway).
