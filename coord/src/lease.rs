@@ -82,6 +82,24 @@ pub enum Defect {
     /// A range sequence writes its rows against what they hold at the time of the write, not against
     /// what it read (a range taken without the compare).
     RangeWithoutCompare,
+    /// A range sequence adds a range moved from the global row to its datacenter row without checking
+    /// that the row already holds it (a re-sent add, its first answer lost, adds it twice).
+    RangeAddWithoutOverlap,
+    /// A range sequence takes a compare-and-set whose outcome is unknown (a timeout) as applied,
+    /// without reading the row back.
+    RangeTimeoutAsWritten,
+    /// The keeper's reservation target ignores the end of a batch that met the ceiling
+    /// (`Shared::wanted`): it reserves less than the batch needs.
+    KeeperIgnoresWanted,
+    /// The memory store writes a reservation before it re-checks the claim (a refused reservation is
+    /// written anyway).
+    ReserveBeforeRecheck,
+    /// The simulated store answers a re-sent row write that finds the row as it was asked to write it,
+    /// up to the nonce, as written (identity by value, not by the write's nonce).
+    ResendByValue,
+    /// The simulated store answers a re-sent row write whose first send was applied as not written (the
+    /// old re-send rule; together with [`Defect::RangeAddWithoutOverlap`], the pair the range fix closed).
+    ResendNotWritten,
 }
 
 impl Default for LeaseOptions {
@@ -267,7 +285,15 @@ impl Shared {
     /// The keeper's reservation target: `reserve_ahead` past the later of the clock, the generator
     /// (`next_free`) and the end of a request that met the ceiling ([`Shared::wanted`]).
     fn target(&self, next_free: u64) -> Result<u64> {
+        #[cfg(feature = "planted-defects")]
+        let generator = next_free;
         let next_free = next_free.max(self.wanted.load(Ordering::SeqCst));
+        #[cfg(feature = "planted-defects")]
+        let next_free = if self.options.defect == Defect::KeeperIgnoresWanted {
+            generator // the defect: the generator's position only, as before `wanted`
+        } else {
+            next_free
+        };
         let ahead = duration_ms(self.options.reserve_ahead).saturating_mul(1_000_000);
         let by_clock = self.position_at(self.time.unix_ns().saturating_add(ahead))?;
         // Ahead of a generator that runs ahead of the clock (a burst, a clock behind), by the same span.

@@ -30,6 +30,9 @@ struct State {
 pub struct MemoryStore {
     state: Mutex<State>,
     available: AtomicBool,
+    /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
+    #[cfg(feature = "planted-defects")]
+    defect: Mutex<crate::lease::Defect>,
 }
 
 impl Default for MemoryStore {
@@ -44,7 +47,15 @@ impl MemoryStore {
         MemoryStore {
             state: Mutex::new(State::default()),
             available: AtomicBool::new(true),
+            #[cfg(feature = "planted-defects")]
+            defect: Mutex::new(crate::lease::Defect::None),
         }
+    }
+
+    /// Plants a defect (feature `planted-defects`, the simulation's own tests).
+    #[cfg(feature = "planted-defects")]
+    pub fn plant(&self, defect: crate::lease::Defect) {
+        *self.defect.lock().unwrap_or_else(|p| p.into_inner()) = defect;
     }
 
     /// `false`: every request fails with `STORE_UNAVAILABLE` until set back (an injected outage).
@@ -198,6 +209,12 @@ impl Store for MemoryStore {
     fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
         let mut s = self.state()?;
         let key = (claim.sequencer.clone(), claim.node_id);
+        #[cfg(feature = "planted-defects")]
+        if *self.defect.lock().unwrap_or_else(|p| p.into_inner())
+            == crate::lease::Defect::ReserveBeforeRecheck
+        {
+            s.reservations.insert(key.clone(), *reservation); // the defect: written before the check
+        }
         // Held means: the current claim is this one. Expiry alone does not end it here (as in etcd, a
         // claim ends when the store removes it; a new claim then replaces it).
         if s.claims.get(&key).is_some_and(|h| h.token == claim.token) {

@@ -16,9 +16,26 @@
 //! cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay SEED
 //! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
 //! ```
-//! Options: `--seeds N` (default 500), `--first SEED`, `--steps N` (per seed, default 4000), `--replay
-//! SEED` (one seed, every step printed; with `--state-file` or `--ranges`, that world), `--long` (1024 nodes, 10^9 IDs: the README's figures),
-//! `--defects` / `--no-defects` (only / without the planted-defect proof).
+//! Options: `--seeds N` (default 500 lease seeds; the state file runs N/50 seeds of `--steps`/2, the
+//! ranges N/5 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed, default 4000), `--replay
+//! SEED` (one seed, every step printed; with `--state-file` or `--ranges`, that world; `--defect NAME`
+//! plants one of the table's defects), `--long` (1024 nodes, 10^9 IDs: the README's figures),
+//! `--defects` / `--no-defects` (only / without the planted-defect proof), `--defect-seeds N` (the
+//! proof's bound, default 2000), `--late-reservations` (reservations too are delayed and duplicated).
+//! The default run takes about a minute in debug on 2 cores.
+//!
+//! Network faults of real clients (`Link`): a row write whose answer is lost and which the client sends
+//! again (applied first or not), another process acting in between, answered by the store's re-send
+//! rule; a request duplicated; a request delayed, landing after the client's next write. Range
+//! processes of two datacenters run under them. Reservations are delayed or duplicated only with
+//! `--late-reservations`: an older reservation landing after a newer one lowers the stored
+//! reservation (every store writes it unconditionally under the claim), and the run then finds
+//! duplicates (seed 3 of the default lease seeds) — an open defect of the stores, not yet fixed.
+//!
+//! The proof (planted defects, feature `planted-defects`): each one- or two-line mistake of the
+//! table in `DEFECTS` must be caught within `--defect-seeds`; the run prints how many seeds each took
+//! and fails if one is not caught. A batch that meets the ceiling on a healthy holder must succeed
+//! after the keeper's round (a liveness check: what catches a keeper reserving less than the batch).
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -82,6 +99,16 @@ impl Time for SimClock {
 /// One holder's link to the shared store. The store judges claim expiry by its own clock (the true
 /// time), as etcd and PostgreSQL do. `cut`: every request fails; `flaky` percent of requests fail before
 /// reaching the store; `late` percent of writes are applied but answered with a failure.
+///
+/// Faults of a real client's network (`set_network`): `resend` percent of row writes lose their answer
+/// (half of them after the store applied the write, half before it reached the store) and the client
+/// sends them again, after another process of the world may have acted (`race`); the store answers the
+/// re-send by its re-send rule ([`Store::swap_row`]: a re-send that finds the row holding its own text,
+/// nonce included, was written; the planted defects `ResendNotWritten` and `ResendByValue` are the
+/// stores that answer otherwise). `dup` percent of writes are delivered twice, the copy landing after
+/// this client's next write; `delay` percent are held back (answered with a failure) and applied after
+/// this client's next write: an older reservation landing after a newer one, an old compare-and-set
+/// after a later one.
 #[derive(Debug)]
 struct Link {
     store: Arc<MemoryStore>,
@@ -89,12 +116,89 @@ struct Link {
     cut: AtomicBool,
     flaky: AtomicU64,
     late: AtomicU64,
+    resend: AtomicU64,
+    dup: AtomicU64,
+    delay: AtomicU64,
+    /// Writes held back or duplicated, landing after this client's next write.
+    pending: Mutex<Vec<Write>>,
+    /// Another process that may act while an answer is lost (the range world's races).
+    race: Option<(Arc<Race>, usize)>,
+    defect: Defect,
+    /// Reservations too may be delayed and duplicated (`--late-reservations`; see the module doc).
+    late_reservations: bool,
     rng: Mutex<Rng>,
 }
 
+/// A write in flight.
+#[derive(Debug)]
+enum Write {
+    Swap(String, Option<String>, String),
+    Reserve(Claim, Reservation),
+}
+
 impl Link {
+    fn new(
+        store: &Arc<MemoryStore>,
+        now: &Arc<AtomicU64>,
+        seed: u64,
+        race: Option<(Arc<Race>, usize)>,
+        defect: Defect,
+    ) -> Link {
+        Link {
+            store: store.clone(),
+            now: now.clone(),
+            cut: AtomicBool::new(false),
+            flaky: AtomicU64::new(0),
+            late: AtomicU64::new(0),
+            resend: AtomicU64::new(0),
+            dup: AtomicU64::new(0),
+            delay: AtomicU64::new(0),
+            pending: Mutex::new(Vec::new()),
+            race,
+            defect,
+            late_reservations: false,
+            rng: Mutex::new(Rng(seed)),
+        }
+    }
     fn true_ms(&self) -> u64 {
         self.now.load(Ordering::SeqCst) / MS
+    }
+    fn roll(&self, percent: &AtomicU64) -> bool {
+        let p = percent.load(Ordering::SeqCst);
+        p > 0 && self.rng.lock().unwrap().chance(p)
+    }
+    /// Sets the network faults (percent each) and says so.
+    fn set_network(&self, rng: &mut Rng) -> String {
+        let pick = |rng: &mut Rng| [0, 0, 10, 30][rng.below(4) as usize];
+        let (resend, dup, delay) = (pick(rng), pick(rng), pick(rng));
+        self.resend.store(resend, Ordering::SeqCst);
+        self.dup.store(dup, Ordering::SeqCst);
+        self.delay.store(delay, Ordering::SeqCst);
+        format!("re-sent {resend}%, duplicated {dup}%, delayed {delay}%")
+    }
+    fn heal(&self) {
+        for p in [
+            &self.flaky,
+            &self.late,
+            &self.resend,
+            &self.dup,
+            &self.delay,
+        ] {
+            p.store(0, Ordering::SeqCst);
+        }
+        self.cut.store(false, Ordering::SeqCst);
+    }
+    fn healthy(&self) -> bool {
+        !self.cut.load(Ordering::SeqCst)
+            && [
+                &self.flaky,
+                &self.late,
+                &self.resend,
+                &self.dup,
+                &self.delay,
+            ]
+            .iter()
+            .all(|p| p.load(Ordering::SeqCst) == 0)
     }
     fn before(&self) -> Result<()> {
         let flaky = self.flaky.load(Ordering::SeqCst);
@@ -112,6 +216,55 @@ impl Link {
         }
         r
     }
+    fn apply(&self, w: &Write) -> Result<bool> {
+        match w {
+            Write::Swap(key, expected, new) => self.store.swap_row(key, expected.as_deref(), new),
+            Write::Reserve(claim, r) => self.store.reserve(claim, r).map(|()| true),
+        }
+    }
+    /// Sends a write: held back, or applied (then what was held back lands, and a duplicate may be
+    /// queued).
+    fn send(&self, w: Write) -> Result<bool> {
+        let reorder = self.late_reservations || matches!(w, Write::Swap(..));
+        if reorder && self.roll(&self.delay) {
+            self.pending.lock().unwrap().push(w);
+            return Err(Error::unavailable(
+                "simulated: the request is delayed in the network (it lands later)",
+            ));
+        }
+        let r = self.apply(&w);
+        let landed: Vec<Write> = std::mem::take(&mut *self.pending.lock().unwrap());
+        for old in &landed {
+            let _ = self.apply(old);
+        }
+        if reorder && self.roll(&self.dup) {
+            self.pending.lock().unwrap().push(w);
+        }
+        r
+    }
+    /// Another process of the world acts (while this client's answer is lost).
+    fn interleave(&self) {
+        if let Some((race, me)) = &self.race {
+            race.interleave_always(*me);
+        }
+    }
+    /// The store's answer to a re-sent row write whose compare failed.
+    fn resend_answer(&self, key: &str, new: &str) -> Result<bool> {
+        let row = self.store.row(key)?;
+        Ok(match self.defect {
+            Defect::ResendNotWritten => false,
+            Defect::ResendByValue => row.is_some_and(|r| without_nonce(&r) == without_nonce(new)),
+            _ => row.as_deref() == Some(new),
+        })
+    }
+}
+
+/// A row's text without its nonce (`by=…`).
+fn without_nonce(text: &str) -> String {
+    text.split_whitespace()
+        .filter(|w| !w.starts_with("by="))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl Store for Link {
@@ -161,7 +314,8 @@ impl Store for Link {
     }
     fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
         self.before()?;
-        self.after(self.store.reserve(claim, reservation))
+        let r = self.send(Write::Reserve(claim.clone(), *reservation));
+        self.after(r.map(|_| ()))
     }
     fn holders(&self, sequencer: &str, _now: u64) -> Result<Vec<NodeState>> {
         self.before()?;
@@ -173,7 +327,22 @@ impl Store for Link {
     }
     fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool> {
         self.before()?;
-        self.after(self.store.swap_row(key, expected, new))
+        let write = || Write::Swap(key.into(), expected.map(String::from), new.into());
+        if self.roll(&self.resend) {
+            // The answer is lost: after the store applied the write, or before it reached it.
+            let applied = self.rng.lock().unwrap().chance(50);
+            if applied {
+                self.send(write())?;
+            }
+            self.interleave();
+            // The client sends it again.
+            return match self.send(write())? {
+                true => Ok(true),
+                false => self.resend_answer(key, new),
+            };
+        }
+        let r = self.send(write());
+        self.after(r)
     }
 }
 
@@ -186,12 +355,17 @@ struct Shape {
     steps: u64,
     /// IDs per mint step at most (one `next_ids` call when above 1).
     burst: u64,
+    /// Now and then (one mint step in 2000) a batch of this many IDs and up to half as many more: past
+    /// the keeper's reservation step (0: none).
+    big_batch: u64,
     ttl_ms: u64,
     /// Stop once this many IDs were minted (the long run).
     target_ids: u64,
     /// Keep every ID for the exact check (the bounded runs), or only per-lease ranges (the long run).
     exact: bool,
     faults: bool,
+    /// Reservations may land late (after a later one) or twice: `--late-reservations`.
+    late_reservations: bool,
 }
 
 impl Shape {
@@ -202,10 +376,13 @@ impl Shape {
             sequence_bits: 4,
             steps,
             burst: 24,
+            // The reservation step is 200 ms × 16 IDs per ms.
+            big_batch: 3_400,
             ttl_ms: 300,
             target_ids: u64::MAX,
             exact: true,
             faults: true,
+            late_reservations: false,
         }
     }
 }
@@ -271,6 +448,7 @@ impl World {
         store
             .create_sequencer(NAME, &config, START_UNIX_NS / MS)
             .expect("the simulation's sequencer");
+        store.plant(defect);
         let mut rng = Rng(seed);
         let holders = (0..shape.holders)
             .map(|i| Holder {
@@ -280,12 +458,8 @@ impl World {
                     frozen: Mutex::new(None),
                 }),
                 link: Arc::new(Link {
-                    store: store.clone(),
-                    now: now.clone(),
-                    cut: AtomicBool::new(false),
-                    flaky: AtomicU64::new(0),
-                    late: AtomicU64::new(0),
-                    rng: Mutex::new(Rng(rng.next() ^ i as u64)),
+                    late_reservations: shape.late_reservations,
+                    ..Link::new(&store, &now, rng.next() ^ i as u64, None, defect)
                 }),
                 lease: None,
                 uid: 0,
@@ -389,23 +563,38 @@ impl World {
     }
 
     fn mint(&mut self, i: usize, n: u64) -> std::result::Result<(), String> {
+        let healthy = self.healthy(i);
         let (got, err, node, uid) = {
             let h = &self.holders[i];
             let Some(lease) = &h.lease else { return Ok(()) };
-            let mut got = Vec::new();
-            let mut err = None;
-            if n > 1 {
-                let mut out = vec![0u64; n as usize];
-                match lease.next_ids(&mut out) {
-                    Ok(()) => got = out,
-                    Err(e) => err = Some(e),
+            let once = || -> Result<Vec<u64>> {
+                if n > 1 {
+                    let mut out = vec![0u64; n as usize];
+                    lease.next_ids(&mut out).map(|()| out)
+                } else {
+                    lease.next_id().map(|id| vec![id])
                 }
-            } else {
-                match lease.next_id() {
-                    Ok(id) => got.push(id),
-                    Err(e) => err = Some(e),
+            };
+            let mut r = once();
+            if healthy && matches!(&r, Err(e) if at_reservation(e)) {
+                // A mint that met the ceiling wakes the keeper, which reserves past the request's end
+                // within one store round trip: with the store healthy and the lease held, the retry
+                // after that round succeeds (SPEC §3.2, batches past the ceiling).
+                lease.keeper_round();
+                r = once();
+                if matches!(&r, Err(e) if at_reservation(e)) && lease.state() == LeaseState::Held {
+                    return Err(format!(
+                        "holder {i} (lease {}): a mint of {n} IDs still meets the ceiling {} after \
+                         the keeper's round (store healthy, lease held)",
+                        h.uid,
+                        lease.ceiling()
+                    ));
                 }
             }
+            let (got, err) = match r {
+                Ok(got) => (got, None),
+                Err(e) => (Vec::new(), Some(e)),
+            };
             (got, err, lease.node_id(), h.uid)
         };
         if let Some(e) = &err {
@@ -449,6 +638,15 @@ impl World {
         Ok(())
     }
 
+    /// No fault is on this holder: its link is healthy, it runs, its clock runs.
+    fn healthy(&self, i: usize) -> bool {
+        let h = &self.holders[i];
+        h.heal_at_ns == 0
+            && !h.paused
+            && h.link.healthy()
+            && h.clock.frozen.lock().unwrap().is_none()
+    }
+
     /// Keeper rounds that are due (an unpaused holder's keeper runs every period).
     fn keepers(&mut self) {
         let now = self.now.load(Ordering::SeqCst);
@@ -484,9 +682,7 @@ impl World {
             h.paused = false;
             h.smear_ns_per_ms = 0;
             *h.clock.frozen.lock().unwrap() = None;
-            h.link.cut.store(false, Ordering::SeqCst);
-            h.link.flaky.store(0, Ordering::SeqCst);
-            h.link.late.store(0, Ordering::SeqCst);
+            h.link.heal();
             healed.push(i);
         }
         for i in healed {
@@ -512,7 +708,12 @@ impl World {
                 if self.holders[i].lease.is_none() {
                     self.acquire(i);
                 } else if !self.holders[i].paused {
-                    let k = 1 + self.rng.below(self.shape.burst);
+                    // Now and then a batch larger than the keeper's reservation step.
+                    let k = if self.shape.big_batch > 0 && self.rng.below(2000) == 0 {
+                        self.shape.big_batch + self.rng.below(self.shape.big_batch / 2)
+                    } else {
+                        1 + self.rng.below(self.shape.burst)
+                    };
                     self.mint(i, k)?;
                 }
             }
@@ -607,8 +808,12 @@ impl World {
             }
             87..=89 if faults => {
                 let p = [0, 0, 20, 50][self.rng.below(4) as usize];
-                self.holders[i].link.late.store(p, Ordering::SeqCst);
-                self.log(|| format!("holder {i}'s writes are answered late {p}% of the time"));
+                let link = self.holders[i].link.clone();
+                link.late.store(p, Ordering::SeqCst);
+                let network = link.set_network(&mut self.rng);
+                self.log(|| {
+                    format!("holder {i}'s writes are answered late {p}% of the time, {network}")
+                });
             }
             90 if faults && self.rng.chance(30) => {
                 let live = self.store.sequencer(NAME).expect("memory store");
@@ -663,6 +868,11 @@ impl World {
         }
         self.check_spans()
     }
+}
+
+/// The lease's "reached the reservation; retry shortly" (not the generator's own `max_ahead`).
+fn at_reservation(e: &Error) -> bool {
+    e.code() == ErrorCode::TooFarAhead && e.to_string().contains("reached the reservation")
 }
 
 impl SimClock {
@@ -842,13 +1052,20 @@ struct Race {
 
 impl Race {
     fn interleave(&self, me: usize) {
+        self.interleave_by(me, self.percent)
+    }
+    /// While `me`'s answer is lost: another process acts (unless one is acting already).
+    fn interleave_always(&self, me: usize) {
+        self.interleave_by(me, 100)
+    }
+    fn interleave_by(&self, me: usize, percent: u64) {
         if self.busy.swap(true, Ordering::SeqCst) {
             return;
         }
         let other = {
             let mut rng = self.rng.lock().unwrap();
             let n = self.allocs.lock().unwrap().len();
-            if n > 1 && rng.chance(self.percent) {
+            if n > 1 && rng.chance(percent) {
                 Some((me + 1 + rng.below(n as u64 - 1) as usize) % n)
             } else {
                 None
@@ -917,7 +1134,7 @@ impl Store for RaceLink {
 fn run_ranges(
     seed: u64,
     steps: u64,
-    defect: Defect,
+    (defect, store_defect): (Defect, Defect),
     trace: bool,
 ) -> std::result::Result<u64, String> {
     const PROCS: usize = 6;
@@ -940,20 +1157,19 @@ fn run_ranges(
         allocs: Mutex::new(Vec::new()),
         taken: Mutex::new(Vec::new()),
     });
-    let link = |store: &Arc<MemoryStore>, rng: &mut Rng| {
-        Arc::new(Link {
-            store: store.clone(),
-            now: now.clone(),
-            cut: AtomicBool::new(false),
-            flaky: AtomicU64::new(0),
-            late: AtomicU64::new(0),
-            rng: Mutex::new(Rng(rng.next())),
-        })
+    let link = |store: &Arc<MemoryStore>, rng: &mut Rng, me: usize| {
+        Arc::new(Link::new(
+            store,
+            &now,
+            rng.next(),
+            Some((race.clone(), me)),
+            store_defect,
+        ))
     };
     let mut links = Vec::new();
     let mut clocks = Vec::new();
     for i in 0..PROCS {
-        links.push((link(&global, &mut rng), link(&dcs[i % 2], &mut rng)));
+        links.push((link(&global, &mut rng, i), link(&dcs[i % 2], &mut rng, i)));
         clocks.push(Arc::new(SimClock {
             now: now.clone(),
             offset_ns: AtomicI64::new(0),
@@ -1059,7 +1275,10 @@ fn run_ranges(
                 which.late.store(late, Ordering::SeqCst);
                 let cut = rng.chance(20);
                 which.cut.store(cut, Ordering::SeqCst);
-                format!("process {i}: a link fails {flaky}%, answers late {late}%, cut {cut}")
+                let network = which.set_network(&mut rng);
+                format!(
+                    "process {i}: a link fails {flaky}%, answers late {late}%, {network}, cut {cut}"
+                )
             }
             76..=81 => {
                 let by = rng.below(8_000) as i64 - 4_000;
@@ -1123,19 +1342,24 @@ fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let steps: u64 = arg(&args, "--steps").unwrap_or(4000);
+    let shape = Shape {
+        late_reservations: args.iter().any(|a| a == "--late-reservations"),
+        ..Shape::bounded(steps)
+    };
     if let Some(seed) = arg::<u64>(&args, "--replay") {
-        let defect = match arg::<String>(&args, "--defect").as_deref() {
-            Some("ignore-reservation") => Defect::IgnoreReservation,
-            Some("ceiling-before-ack") => Defect::CeilingBeforeAck,
-            Some("range-without-compare") => Defect::RangeWithoutCompare,
-            _ => Defect::None,
+        let planted = match arg::<String>(&args, "--defect") {
+            None => Planted::NONE,
+            Some(name) => *DEFECTS
+                .iter()
+                .find(|p| p.name == name)
+                .unwrap_or_else(|| panic!("--defect {name}: no such planted defect")),
         };
         let r = if args.iter().any(|a| a == "--state-file") {
             run_state_file(seed, steps, &std::env::temp_dir(), true)
         } else if args.iter().any(|a| a == "--ranges") {
-            run_ranges(seed, steps, defect, true)
+            run_ranges(seed, steps, (planted.code, planted.store), true)
         } else {
-            run_seed(seed, Shape::bounded(steps), defect, true)
+            run_seed(seed, shape, planted.code, true)
         };
         match r {
             Ok(n) => println!("seed {seed}: {n} IDs, no duplicate"),
@@ -1158,11 +1382,14 @@ fn main() {
         let t0 = Instant::now();
         let mut ids = 0;
         for seed in first..first + seeds {
-            match run_seed(seed, Shape::bounded(steps), Defect::None, false) {
+            match run_seed(seed, shape, Defect::None, false) {
                 Ok(n) => ids += n,
                 Err(e) => {
                     println!("simulation: seed {seed} FAILED: {e}");
-                    println!("  replay: cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay {seed} --steps {steps}");
+                    println!(
+                        "  replay: cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay {seed} --steps {steps}{}",
+                        if shape.late_reservations { " --late-reservations" } else { "" }
+                    );
                     failed = true;
                 }
             }
@@ -1176,7 +1403,7 @@ fn main() {
         let dir = std::env::temp_dir().join(format!("snowmint-sim-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a temporary directory");
         let (mut ids, mut sf_failed) = (0, false);
-        for seed in first..first + seeds / 10 {
+        for seed in first..first + seeds / 50 {
             match run_state_file(seed, steps / 2, &dir, false) {
                 Ok(n) => ids += n,
                 Err(e) => {
@@ -1192,7 +1419,7 @@ fn main() {
         let _ = std::fs::remove_dir_all(&dir);
         println!(
             "simulation: state file, {} seeds × {} steps, 4 processes, {ids} IDs, {} ({:.1} s)",
-            seeds / 10,
+            seeds / 50,
             steps / 2,
             if sf_failed { "FAILED" } else { "no duplicate" },
             t0.elapsed().as_secs_f64()
@@ -1201,7 +1428,7 @@ fn main() {
         let t0 = Instant::now();
         let (mut values, mut r_failed) = (0, false);
         for seed in first..first + seeds / 5 {
-            match run_ranges(seed, steps / 4, Defect::None, false) {
+            match run_ranges(seed, steps / 4, (Defect::None, Defect::None), false) {
                 Ok(n) => values += n,
                 Err(e) => {
                     println!("simulation: ranges, seed {seed} FAILED: {e}");
@@ -1224,27 +1451,30 @@ fn main() {
     }
     if !args.iter().any(|a| a == "--no-defects") {
         // Each planted defect must be caught within the bound, or the simulation proves nothing.
-        for (defect, name) in [
-            (Defect::IgnoreReservation, "ignore-reservation"),
-            (Defect::CeilingBeforeAck, "ceiling-before-ack"),
-            (Defect::RangeWithoutCompare, "range-without-compare"),
-        ] {
+        println!("planted defect                                 world   seeds to catch   time");
+        for p in DEFECTS {
             let t0 = Instant::now();
             let caught = (0..defect_seeds).find_map(|seed| {
-                let r = if defect == Defect::RangeWithoutCompare {
-                    run_ranges(seed, steps / 4, defect, false)
+                let r = if p.ranges {
+                    run_ranges(seed, steps / 4, (p.code, p.store), false)
                 } else {
-                    run_seed(seed, Shape::bounded(steps), defect, false)
+                    run_seed(seed, shape, p.code, false)
                 };
                 r.err().map(|e| (seed, e))
             });
+            let world = if p.ranges { "ranges" } else { "leases" };
             match caught {
                 Some((seed, e)) => println!(
-                    "planted defect {name}: caught by seed {seed} in {:.1} s: {e}",
+                    "{:<46} {world:<7} {:>14} {:>6.1} s   {e}",
+                    p.name,
+                    seed + 1,
                     t0.elapsed().as_secs_f64()
                 ),
                 None => {
-                    println!("planted defect {name}: NOT caught in {defect_seeds} seeds");
+                    println!(
+                        "{:<46} {world:<7} NOT caught in {defect_seeds} seeds",
+                        p.name
+                    );
                     failed = true;
                 }
             }
@@ -1255,6 +1485,69 @@ fn main() {
     }
 }
 
+/// A planted defect as the proof runs it: in the product code (`code`), in the simulated store
+/// (`store`), or both; in the lease world or the range world.
+#[derive(Clone, Copy, Debug)]
+struct Planted {
+    name: &'static str,
+    code: Defect,
+    store: Defect,
+    ranges: bool,
+}
+
+impl Planted {
+    const NONE: Planted = Planted {
+        name: "none",
+        code: Defect::None,
+        store: Defect::None,
+        ranges: false,
+    };
+    const fn code(name: &'static str, code: Defect, ranges: bool) -> Planted {
+        Planted {
+            name,
+            code,
+            store: Defect::None,
+            ranges,
+        }
+    }
+}
+
+/// Every planted defect the proof must catch (`--defect NAME` replays one).
+const DEFECTS: [Planted; 9] = [
+    Planted::code("ignore-reservation", Defect::IgnoreReservation, false),
+    Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, false),
+    Planted::code("keeper-ignores-wanted", Defect::KeeperIgnoresWanted, false),
+    Planted::code(
+        "reserve-before-recheck",
+        Defect::ReserveBeforeRecheck,
+        false,
+    ),
+    Planted::code("range-without-compare", Defect::RangeWithoutCompare, true),
+    Planted::code(
+        "range-add-without-overlap",
+        Defect::RangeAddWithoutOverlap,
+        true,
+    ),
+    Planted::code(
+        "range-timeout-as-written",
+        Defect::RangeTimeoutAsWritten,
+        true,
+    ),
+    Planted {
+        name: "resend-by-value",
+        code: Defect::None,
+        store: Defect::ResendByValue,
+        ranges: true,
+    },
+    // The pair the range fix closed: the old store's re-send answer with the add that checked nothing.
+    Planted {
+        name: "resend-not-written+range-add-without-overlap",
+        code: Defect::RangeAddWithoutOverlap,
+        store: Defect::ResendNotWritten,
+        ranges: true,
+    },
+];
+
 /// The README's long run: 1024 simulated nodes (and 1100 holders competing for them), 10^9 IDs in
 /// batches, every fault on; checked by per-lease order and per-node span disjointness.
 fn long_run(target_ids: u64) {
@@ -1264,10 +1557,12 @@ fn long_run(target_ids: u64) {
         sequence_bits: 12,
         steps: u64::MAX,
         burst: 8192,
+        big_batch: 0,
         ttl_ms: 3_000,
         target_ids,
         exact: false,
         faults: true,
+        late_reservations: false,
     };
     let t0 = Instant::now();
     let mut w = World::new(1, shape, Defect::None, false);
