@@ -20,7 +20,9 @@
 //!   fencing token (above the record's and the reservation's) and the new expiry.
 //! - A renewal succeeds only while the record still names its token and has not expired; a reservation
 //!   is written only while the record names its token (so the old holder of a claim taken after its
-//!   expiry gets `LEASE_LOST`, and its keeper stops the generator at its ceiling); a release sets the
+//!   expiry gets `LEASE_LOST`, and its keeper stops the generator at its ceiling), and never below the
+//!   stored one under the same layout (read under the same lock; [`Reservation::written_over`]); a
+//!   release sets the
 //!   record's expiry to 0.
 //! - **Liveness**: the holder of token T keeps an open-file-description lock on byte T of `N.lock` while
 //!   it holds the claim. The kernel drops it when the process dies, so the node ID of a killed process
@@ -752,7 +754,10 @@ impl Store for FileStore {
 
     fn reserve(&self, claim: &Claim, r: &Reservation) -> Result<()> {
         // Under the record's lock, so no claim can take the node ID between the check and the write.
+        // The stored reservation is read under it too: a stale write never lowers it.
         self.with_current(claim, None, |h, _| {
+            let stored = self.reservation(&claim.sequencer, claim.node_id)?;
+            let r = r.written_over(stored.as_ref());
             let text = format!(
                 "position={}\nlayout_fingerprint={}\nuntil_unix_ms={}\ntoken={}\n",
                 r.position, r.layout_fingerprint, r.until_unix_ms, claim.token

@@ -173,7 +173,8 @@ impl Store for MemoryStore {
         // Held means: the current claim is this one. Expiry alone does not end it here (as in etcd, a
         // claim ends when the store removes it; a new claim then replaces it).
         if s.claims.get(&key).is_some_and(|h| h.token == claim.token) {
-            s.reservations.insert(key, *reservation);
+            let kept = reservation.written_over(s.reservations.get(&key));
+            s.reservations.insert(key, kept);
             Ok(())
         } else {
             Err(lost(claim))

@@ -37,8 +37,12 @@
 //!   first missing node ID at or after `start` (token 1). The fencing token is the row's `token`.
 //! - **Renewal**: `UPDATE … SET expires_at = now() + ttl WHERE token = $token AND expires_at > now()`.
 //! - **Reservation**: `UPDATE … SET resv_… WHERE token = $token AND expires_at > now()` — a holder whose
-//!   claim expired or was taken writes nothing and gets `LEASE_LOST`. Committed before it returns
-//!   (PostgreSQL's default `synchronous_commit = on`).
+//!   claim expired or was taken writes nothing and gets `LEASE_LOST`. Under the same layout
+//!   fingerprint the statement keeps the larger position and end time (`CASE`, compared as unsigned
+//!   64-bit: `# (1 << 63)` flips the sign bit), so a stale write — delayed, say queued on a connection
+//!   the client gave up on, or re-sent after a higher one — matches the row, changes nothing and
+//!   reports success (the stored reservation covers it): one statement, atomic with the token check.
+//!   Committed before it returns (PostgreSQL's default `synchronous_commit = on`).
 //! - **Rows**: compare-and-set is `UPDATE … SET value = $new WHERE key = $key AND value = $expected`
 //!   (`INSERT … ON CONFLICT DO NOTHING` for an absent row); one statement, so atomic, and committed
 //!   before it returns. The statement answers the value the row holds after it, so that a re-send
@@ -46,7 +50,8 @@
 //!
 //! A statement whose connection breaks is sent once more on a new connection, though the first send
 //! may have been committed. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
-//! releases and reservations are conditional on the fencing token and write the same values again;
+//! releases and reservations are conditional on the fencing token and write the same values again (a
+//! reservation never below the stored one);
 //! a row's re-send finds its own text; a sequencer record's re-send finds the record it created (same
 //! configuration); a claim's re-send finds the claim it made: the `holder` column holds the holder's
 //! description and, after a `U+001F`, the claim's nonce.
@@ -176,7 +181,14 @@ UPDATE {S}.nodes SET holder = NULL, expires_at = NULL
 WHERE sequencer = $1::text AND node_id = $2::bigint AND token = $3::bigint AND holder IS NOT NULL";
 
     pub const RESERVE: &str = "
-UPDATE {S}.nodes SET resv_position = $4::bigint, resv_layout = $5::bigint, resv_until_ms = $6::bigint
+UPDATE {S}.nodes SET
+    resv_position = CASE WHEN resv_layout = $5::bigint
+        AND (resv_position # (1::bigint << 63)) > ($4::bigint # (1::bigint << 63))
+        THEN resv_position ELSE $4::bigint END,
+    resv_until_ms = CASE WHEN resv_layout = $5::bigint
+        AND (resv_until_ms # (1::bigint << 63)) > ($6::bigint # (1::bigint << 63))
+        THEN resv_until_ms ELSE $6::bigint END,
+    resv_layout = $5::bigint
 WHERE sequencer = $1::text AND node_id = $2::bigint AND token = $3::bigint
   AND holder IS NOT NULL AND expires_at > now()";
 

@@ -18,6 +18,15 @@
 //!   claim it names is still the current claim of that node ID (compared by fencing token, atomically
 //!   with the write); otherwise it fails with `LEASE_LOST` and writes nothing. A successful return means
 //!   the write is durable (a later [`Store::reservation`] by anyone sees it).
+//! - **Reservations never move back** under a layout: a [`Store::reserve`] whose position (or end
+//!   time) is below the stored reservation's under the same layout fingerprint does not lower it — it
+//!   is a stale write (sent before the stored one and delayed, or re-sent after it), the newer one
+//!   stands — and, the claim being current, reports success, because the stored reservation already
+//!   covers it. The store keeps the larger of the two, field by field, checked atomically with the
+//!   write ([`Reservation::written_over`]). So a write the client gave up on (its answer late or lost)
+//!   that reaches the store after a higher one cannot undo what the holder minted under the higher
+//!   one. A new holder starts strictly after the stored reservation, so its writes are above it under
+//!   the same layout anyway; under another layout fingerprint a write replaces the stored one.
 //! - **Time** is an input: requests carry the caller's clock reading (`now_unix_ms`). A store that judges
 //!   expiry by its own clock (etcd leases, PostgreSQL's `now()`) may ignore it; the embedded and in-memory
 //!   stores use it. No implementation needs to read a clock itself, so a simulator can drive any store.
@@ -36,7 +45,9 @@
 //!   identity (a claim's etcd lease, or the nonce a PostgreSQL claim stores; a row's new text with its
 //!   nonce; a record's configuration), never by comparing values another writer could have produced.
 //!   A re-sent claim finds the claim it made, not a second node ID. Renewals,
-//!   releases and reservations are conditional on the fencing token and write the same values again;
+//!   releases are conditional on the fencing token and write the same values again; a reservation's
+//!   re-send is conditional on the fencing token and finds the stored reservation covering it (its own,
+//!   or a higher one written since; never lowered), which is as good as writing it;
 //!   a re-sent row swap that finds its own text reports it written; a re-sent sequencer creation finds
 //!   the record it created. A re-send may still find the row changed again by another writer since its
 //!   first send: it then reports "not written" although it was, so callers make the intent they retry
@@ -83,6 +94,22 @@ pub struct Reservation {
     pub layout_fingerprint: u64,
     /// Unix milliseconds at or after the end of the tick of `position`.
     pub until_unix_ms: u64,
+}
+
+impl Reservation {
+    /// What the store holds after `self` is written over `stored` (the rule "reservations never move
+    /// back" of the module documentation): under the same layout fingerprint the larger position and
+    /// the later end time (a stale write changes nothing); otherwise, or with nothing stored, `self`.
+    pub fn written_over(self, stored: Option<&Reservation>) -> Reservation {
+        match stored {
+            Some(s) if s.layout_fingerprint == self.layout_fingerprint => Reservation {
+                position: self.position.max(s.position),
+                layout_fingerprint: self.layout_fingerprint,
+                until_unix_ms: self.until_unix_ms.max(s.until_unix_ms),
+            },
+            _ => self,
+        }
+    }
 }
 
 /// A held claim on one node ID of a sequencer.
@@ -175,7 +202,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn reservation(&self, sequencer: &str, node_id: u64) -> Result<Option<Reservation>>;
 
     /// Durably writes the reservation of `claim`'s node ID, only if `claim` is still the current claim
-    /// (compared by fencing token, atomically with the write); `LEASE_LOST` otherwise.
+    /// (compared by fencing token, atomically with the write); `LEASE_LOST` otherwise. Never lowers the
+    /// stored reservation under the same layout: the store keeps
+    /// [`Reservation::written_over`] the stored one, and a write the stored one covers succeeds without
+    /// changing it.
     fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()>;
 
     /// Every node ID of `sequencer` that has a live claim or a reservation, ordered by node ID.
