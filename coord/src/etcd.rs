@@ -347,6 +347,76 @@ impl EtcdStore {
         self.request(what, "/v3/kv/txn", &body)
     }
 
+    /// [`Store::reserve`] (`lower`: [`Store::lower_reservation`]): see the module documentation.
+    fn write_reservation(
+        &self,
+        claim: &Claim,
+        reservation: &Reservation,
+        lower: bool,
+    ) -> Result<()> {
+        let claim_key = base64_encode(&self.claim_key(&claim.sequencer, claim.node_id));
+        let resv_key = self.resv_key(&claim.sequencer, claim.node_id);
+        // The stored reservation the write is computed over, with the key's mod revision (0: absent),
+        // as the last failed transaction read it with the claim verified (`None`: not read yet; the
+        // first transaction assumes the key absent, its failure branch reads it).
+        let mut read: Option<(Option<Reservation>, u64)> = None;
+        for _ in 0..RESERVE_ATTEMPTS {
+            let (stored, mod_revision) = read.unwrap_or((None, 0));
+            let kept = reservation.kept(stored.as_ref(), lower);
+            if read.is_some() && stored == Some(kept) {
+                return Ok(()); // a stale write: the stored reservation covers it
+            }
+            let value = format!(
+                "{} {} {}",
+                kept.position, kept.layout_fingerprint, kept.until_unix_ms
+            );
+            let v = self.txn(
+                "writing a reservation",
+                json!([
+                    { "key": claim_key, "target": "CREATE", "result": "EQUAL", "create_revision": claim.token.to_string() },
+                    { "key": base64_encode(&resv_key), "target": "MOD", "result": "EQUAL", "mod_revision": mod_revision.to_string() },
+                ]),
+                json!([{ "request_put": {
+                    "key": base64_encode(&resv_key),
+                    "value": base64_encode(value.as_bytes()),
+                } }]),
+                json!([
+                    { "request_range": { "key": claim_key } },
+                    { "request_range": { "key": base64_encode(&resv_key) } },
+                ]),
+            )?;
+            if v["succeeded"].as_bool().unwrap_or(false) {
+                return Ok(());
+            }
+            let held = self.kvs(&v["responses"][0]["response_range"]["kvs"])?;
+            if held.first().map(|kv| kv.create_revision) != Some(claim.token) {
+                return Err(Error::lease_lost(format!(
+                    "node ID {} of sequencer {} on {}: the claim (revision {}) is no longer held; the \
+                     reservation was not written",
+                    claim.node_id, claim.sequencer, self.described, claim.token
+                )));
+            }
+            let stored = self.kvs(&v["responses"][1]["response_range"]["kvs"])?;
+            read = Some(match stored.first() {
+                None => (None, 0),
+                Some(kv) => (
+                    Some(parse_reservation(&kv.value).ok_or_else(|| {
+                        self.unreadable(format_args!(
+                            "reservation of node ID {} of {}",
+                            claim.node_id, claim.sequencer
+                        ))
+                    })?),
+                    kv.mod_revision,
+                ),
+            });
+        }
+        Err(Error::unavailable(format!(
+            "etcd store {}: writing a reservation: the reservation of node ID {} of {} changed under \
+             each of {RESERVE_ATTEMPTS} attempts",
+            self.described, claim.node_id, claim.sequencer
+        )))
+    }
+
     fn record(&self, name: &str, kv: &Kv) -> Result<SequencerRecord> {
         let v: Value = serde_json::from_slice(&kv.value)
             .map_err(|e| self.unreadable(format_args!("sequencer {name}: {e}")))?;
@@ -627,67 +697,11 @@ impl Store for EtcdStore {
     }
 
     fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
-        let claim_key = base64_encode(&self.claim_key(&claim.sequencer, claim.node_id));
-        let resv_key = self.resv_key(&claim.sequencer, claim.node_id);
-        // The stored reservation the write is computed over, with the key's mod revision (0: absent),
-        // as the last failed transaction read it with the claim verified (`None`: not read yet; the
-        // first transaction assumes the key absent, its failure branch reads it).
-        let mut read: Option<(Option<Reservation>, u64)> = None;
-        for _ in 0..RESERVE_ATTEMPTS {
-            let (stored, mod_revision) = read.unwrap_or((None, 0));
-            let kept = reservation.written_over(stored.as_ref());
-            if read.is_some() && stored == Some(kept) {
-                return Ok(()); // a stale write: the stored reservation covers it
-            }
-            let value = format!(
-                "{} {} {}",
-                kept.position, kept.layout_fingerprint, kept.until_unix_ms
-            );
-            let v = self.txn(
-                "writing a reservation",
-                json!([
-                    { "key": claim_key, "target": "CREATE", "result": "EQUAL", "create_revision": claim.token.to_string() },
-                    { "key": base64_encode(&resv_key), "target": "MOD", "result": "EQUAL", "mod_revision": mod_revision.to_string() },
-                ]),
-                json!([{ "request_put": {
-                    "key": base64_encode(&resv_key),
-                    "value": base64_encode(value.as_bytes()),
-                } }]),
-                json!([
-                    { "request_range": { "key": claim_key } },
-                    { "request_range": { "key": base64_encode(&resv_key) } },
-                ]),
-            )?;
-            if v["succeeded"].as_bool().unwrap_or(false) {
-                return Ok(());
-            }
-            let held = self.kvs(&v["responses"][0]["response_range"]["kvs"])?;
-            if held.first().map(|kv| kv.create_revision) != Some(claim.token) {
-                return Err(Error::lease_lost(format!(
-                    "node ID {} of sequencer {} on {}: the claim (revision {}) is no longer held; the \
-                     reservation was not written",
-                    claim.node_id, claim.sequencer, self.described, claim.token
-                )));
-            }
-            let stored = self.kvs(&v["responses"][1]["response_range"]["kvs"])?;
-            read = Some(match stored.first() {
-                None => (None, 0),
-                Some(kv) => (
-                    Some(parse_reservation(&kv.value).ok_or_else(|| {
-                        self.unreadable(format_args!(
-                            "reservation of node ID {} of {}",
-                            claim.node_id, claim.sequencer
-                        ))
-                    })?),
-                    kv.mod_revision,
-                ),
-            });
-        }
-        Err(Error::unavailable(format!(
-            "etcd store {}: writing a reservation: the reservation of node ID {} of {} changed under \
-             each of {RESERVE_ATTEMPTS} attempts",
-            self.described, claim.node_id, claim.sequencer
-        )))
+        self.write_reservation(claim, reservation, false)
+    }
+
+    fn lower_reservation(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        self.write_reservation(claim, reservation, true)
     }
 
     fn holders(&self, sequencer: &str, now_unix_ms: u64) -> Result<Vec<NodeState>> {

@@ -414,6 +414,27 @@ impl FileStore {
             .unwrap_or(0))
     }
 
+    /// [`Store::reserve`] (`lower`: [`Store::lower_reservation`]).
+    fn write_reservation(&self, claim: &Claim, r: &Reservation, lower: bool) -> Result<()> {
+        // Under the record's lock, so no claim can take the node ID between the check and the write.
+        // The stored reservation is read under it too: a stale write never lowers it.
+        self.with_current(claim, None, |h, _| {
+            let stored = self.reservation(&claim.sequencer, claim.node_id)?;
+            let r = r.kept(stored.as_ref(), lower);
+            let text = format!(
+                "position={}\nlayout_fingerprint={}\nuntil_unix_ms={}\ntoken={}\n",
+                r.position, r.layout_fingerprint, r.until_unix_ms, claim.token
+            );
+            write_atomic(
+                &self.node_path(&claim.sequencer, claim.node_id, "reservation"),
+                &text,
+            )
+            .map_err(|e| self.fail("cannot write a reservation", e))?;
+            h.reserved_until_unix_ms = h.reserved_until_unix_ms.max(r.until_unix_ms);
+            Ok(())
+        })
+    }
+
     fn write_holder(
         &self,
         file: &File,
@@ -753,23 +774,11 @@ impl Store for FileStore {
     }
 
     fn reserve(&self, claim: &Claim, r: &Reservation) -> Result<()> {
-        // Under the record's lock, so no claim can take the node ID between the check and the write.
-        // The stored reservation is read under it too: a stale write never lowers it.
-        self.with_current(claim, None, |h, _| {
-            let stored = self.reservation(&claim.sequencer, claim.node_id)?;
-            let r = r.written_over(stored.as_ref());
-            let text = format!(
-                "position={}\nlayout_fingerprint={}\nuntil_unix_ms={}\ntoken={}\n",
-                r.position, r.layout_fingerprint, r.until_unix_ms, claim.token
-            );
-            write_atomic(
-                &self.node_path(&claim.sequencer, claim.node_id, "reservation"),
-                &text,
-            )
-            .map_err(|e| self.fail("cannot write a reservation", e))?;
-            h.reserved_until_unix_ms = h.reserved_until_unix_ms.max(r.until_unix_ms);
-            Ok(())
-        })
+        self.write_reservation(claim, r, false)
+    }
+
+    fn lower_reservation(&self, claim: &Claim, r: &Reservation) -> Result<()> {
+        self.write_reservation(claim, r, true)
     }
 
     fn row(&self, key: &str) -> Result<Option<String>> {

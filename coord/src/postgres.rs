@@ -192,6 +192,12 @@ UPDATE {S}.nodes SET
 WHERE sequencer = $1::text AND node_id = $2::bigint AND token = $3::bigint
   AND holder IS NOT NULL AND expires_at > now()";
 
+    /// [`super::Store::lower_reservation`]: the same write without the "never lower" guard.
+    pub const LOWER_RESERVATION: &str = "
+UPDATE {S}.nodes SET resv_position = $4::bigint, resv_layout = $5::bigint, resv_until_ms = $6::bigint
+WHERE sequencer = $1::text AND node_id = $2::bigint AND token = $3::bigint
+  AND holder IS NOT NULL AND expires_at > now()";
+
     pub const RESERVATION: &str = "
 SELECT resv_position, resv_layout, resv_until_ms FROM {S}.nodes
 WHERE sequencer = $1::text AND node_id = $2::bigint AND resv_position IS NOT NULL";
@@ -380,6 +386,34 @@ impl PostgresStore {
 
     fn sql(&self, text: &str) -> String {
         text.replace("{S}", &self.schema)
+    }
+
+    /// [`Store::reserve`] with `statement` ([`sql::RESERVE`] or [`sql::LOWER_RESERVATION`]).
+    fn write_reservation(
+        &self,
+        statement: &str,
+        claim: &Claim,
+        reservation: &Reservation,
+    ) -> Result<()> {
+        let sql = self.sql(statement);
+        let params: [&(dyn ToSql + Sync); 6] = [
+            &claim.sequencer,
+            &big(claim.node_id),
+            &big(claim.token),
+            &big(reservation.position),
+            &big(reservation.layout_fingerprint),
+            &big(reservation.until_unix_ms),
+        ];
+        let updated = self.with_client("writing a reservation", |rt, client, _| {
+            rt.block_on(async {
+                tokio::time::timeout(self.request_timeout, client.execute(&sql, &params)).await
+            })
+        })?;
+        if updated == 1 {
+            Ok(())
+        } else {
+            Err(self.lost(claim, "is no longer held; the reservation was not written"))
+        }
     }
 
     fn ensure_schema(&self, name: &str) -> Result<()> {
@@ -730,25 +764,11 @@ impl Store for PostgresStore {
     }
 
     fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
-        let sql = self.sql(sql::RESERVE);
-        let params: [&(dyn ToSql + Sync); 6] = [
-            &claim.sequencer,
-            &big(claim.node_id),
-            &big(claim.token),
-            &big(reservation.position),
-            &big(reservation.layout_fingerprint),
-            &big(reservation.until_unix_ms),
-        ];
-        let updated = self.with_client("writing a reservation", |rt, client, _| {
-            rt.block_on(async {
-                tokio::time::timeout(self.request_timeout, client.execute(&sql, &params)).await
-            })
-        })?;
-        if updated == 1 {
-            Ok(())
-        } else {
-            Err(self.lost(claim, "is no longer held; the reservation was not written"))
-        }
+        self.write_reservation(sql::RESERVE, claim, reservation)
+    }
+
+    fn lower_reservation(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        self.write_reservation(sql::LOWER_RESERVATION, claim, reservation)
     }
 
     fn holders(&self, sequencer: &str, _now_unix_ms: u64) -> Result<Vec<NodeState>> {

@@ -26,7 +26,9 @@
 //!   write ([`Reservation::written_over`]). So a write the client gave up on (its answer late or lost)
 //!   that reaches the store after a higher one cannot undo what the holder minted under the higher
 //!   one. A new holder starts strictly after the stored reservation, so its writes are above it under
-//!   the same layout anyway; under another layout fingerprint a write replaces the stored one.
+//!   the same layout anyway; under another layout fingerprint a write replaces the stored one. Only a
+//!   clean release lowers it, with [`Store::lower_reservation`], to the last position its sealed
+//!   generator minted.
 //! - **Time** is an input: requests carry the caller's clock reading (`now_unix_ms`). A store that judges
 //!   expiry by its own clock (etcd leases, PostgreSQL's `now()`) may ignore it; the embedded and in-memory
 //!   stores use it. No implementation needs to read a clock itself, so a simulator can drive any store.
@@ -108,6 +110,16 @@ impl Reservation {
                 until_unix_ms: self.until_unix_ms.max(s.until_unix_ms),
             },
             _ => self,
+        }
+    }
+
+    /// What [`Store::reserve`] (or, `lower`, [`Store::lower_reservation`]) leaves when the store holds
+    /// `stored`.
+    pub(crate) fn kept(self, stored: Option<&Reservation>, lower: bool) -> Reservation {
+        if lower {
+            self
+        } else {
+            self.written_over(stored)
         }
     }
 }
@@ -207,6 +219,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// [`Reservation::written_over`] the stored one, and a write the stored one covers succeeds without
     /// changing it.
     fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()>;
+
+    /// The final reservation of a clean release ([`crate::Lease::release`]): written like
+    /// [`Store::reserve`] (only while `claim` is the current claim, `LEASE_LOST` otherwise), but it
+    /// replaces the stored reservation even when lower, so that the next holder starts right after what
+    /// was minted. Only for a holder whose generator is sealed at `reservation` (nothing above it was
+    /// minted under the claim, nor will be), so a delayed or re-sent copy is harmless too. The default
+    /// keeps the higher stored reservation ([`Store::reserve`]), which is safe: the next holder then
+    /// starts after it.
+    fn lower_reservation(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        self.reserve(claim, reservation)
+    }
 
     /// Every node ID of `sequencer` that has a live claim or a reservation, ordered by node ID.
     fn holders(&self, sequencer: &str, now_unix_ms: u64) -> Result<Vec<NodeState>>;
