@@ -19,7 +19,7 @@
 //!   revision with the one the writer read, and puts [`Reservation::written_over`] what it read; its
 //!   failure branch reads the claim key and the reservation, and the writer computes again from what
 //!   it found (a few rounds; the first assumes the key absent, so the common write costs two round
-//!   trips). A transaction is thus applied only on the exact state it was computed from: a stale one —
+//!   trips; a clean release's lowering compares the claim only, one round trip). A transaction is thus applied only on the exact state it was computed from: a stale one —
 //!   delayed (a stalled proposal or gateway request) or re-sent after a higher write — finds the
 //!   revision moved on and changes nothing; a re-send whose first send was applied finds a reservation
 //!   that covers its own (its own value, or a higher one) and reports success without writing. A value
@@ -370,12 +370,16 @@ impl EtcdStore {
                 "{} {} {}",
                 kept.position, kept.layout_fingerprint, kept.until_unix_ms
             );
+            let mut compare = vec![
+                json!({ "key": claim_key, "target": "CREATE", "result": "EQUAL", "create_revision": claim.token.to_string() }),
+            ];
+            if !lower {
+                // A lowering (a sealed generator's last position) is safe whenever it lands.
+                compare.push(json!({ "key": base64_encode(&resv_key), "target": "MOD", "result": "EQUAL", "mod_revision": mod_revision.to_string() }));
+            }
             let v = self.txn(
                 "writing a reservation",
-                json!([
-                    { "key": claim_key, "target": "CREATE", "result": "EQUAL", "create_revision": claim.token.to_string() },
-                    { "key": base64_encode(&resv_key), "target": "MOD", "result": "EQUAL", "mod_revision": mod_revision.to_string() },
-                ]),
+                Value::Array(compare),
                 json!([{ "request_put": {
                     "key": base64_encode(&resv_key),
                     "value": base64_encode(value.as_bytes()),
