@@ -387,7 +387,7 @@ fn a_delayed_reservation_write_never_moves_the_reservation_back() {
             Arc::new(SystemTime),
             record.clone(),
             Layout::twitter(),
-            options.clone(),
+            options,
             lease_options.clone(),
         )
         .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
@@ -442,7 +442,7 @@ fn a_delayed_reservation_write_never_moves_the_reservation_back() {
                 Arc::new(SystemTime),
                 record.clone(),
                 Layout::twitter(),
-                options.clone(),
+                options,
                 lease_options.clone(),
             ) {
                 Ok(next) => break next,
