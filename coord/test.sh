@@ -8,8 +8,8 @@
 # holders while the etcd leader is killed and paused) run against them, as do the range sequences'
 # (coord/tests/range_servers.rs: two datacenters, a SIGKILLed global cluster, a stopped local store, a
 # SIGKILLed process, a CAS race; coord/tests/lost_answers.rs: through a TCP proxy, the answer to a
-# range move, a row write or a claim lost after it was applied, and a range process opened with the
-# global store unreachable).
+# range move, a row write or a claim lost after it was applied, a reservation write delayed until after a
+# higher one, and a range process opened with the global store unreachable).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 cd "$ROOT"

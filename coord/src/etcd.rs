@@ -21,7 +21,18 @@
 //!   lease expired, or whose node ID was taken since, or whose sequencer was destroyed, writes nothing
 //!   and gets `LEASE_LOST`). Never deleted: it survives releases, expiry and sequencer destruction.
 //!   A claim is taken only by a transaction that also compares the record's create revision with the
-//!   claimer's incarnation.
+//!   claimer's incarnation. Never moved back under a layout
+//!   (the rule of [`crate::store`]): etcd cannot compare numbers in a value, so the write is a
+//!   compare-and-set on the key's **mod revision**. The transaction also compares the key's mod
+//!   revision with the one the writer read, and puts [`Reservation::written_over`] what it read; its
+//!   failure branch reads the claim key and the reservation, and the writer computes again from what
+//!   it found (a few rounds; the first assumes the key absent, so the common write costs two round
+//!   trips; a clean release's lowering compares the claim only, one round trip). A transaction is thus applied only on the exact state it was computed from: a stale one —
+//!   delayed (a stalled proposal or gateway request) or re-sent after a higher write — finds the
+//!   revision moved on and changes nothing; a re-send whose first send was applied finds a reservation
+//!   that covers its own (its own value, or a higher one) and reports success without writing. A value
+//!   compare instead would need a value encoding whose byte order is the reservation order, which
+//!   breaks across layouts and cannot compare an absent key.
 //! - `P/row/KEY` — a row of range allocation ([`crate::range`]): its text value, changed by a
 //!   transaction comparing the value with the one the caller read (or the create revision with 0 for
 //!   an absent row), whose failure branch reads the row, so that a re-sent transaction that finds the
@@ -30,7 +41,7 @@
 //! A request is sent again (on a fresh connection or the next endpoint) after a timeout, a closed
 //! connection or "unavailable", though the first send may have been applied. Every write is safe so
 //! (the re-send rule of [`crate::store`]): a claim's re-send finds the key bound to its own etcd lease;
-//! a reservation's re-send writes the same value under the same claim revision; a row's re-send finds
+//! a reservation's re-send finds the key's revision moved on and a stored reservation covering its own; a row's re-send finds
 //! its own text; a sequencer record's re-send finds the record it created (same configuration); a
 //! lease grant's re-send leaves an unused lease that expires at its TTL.
 //!
@@ -59,6 +70,11 @@ use http::{base64_decode, base64_encode, Connection};
 const GRPC_UNAVAILABLE: i64 = 14;
 const GRPC_DEADLINE_EXCEEDED: i64 = 4;
 const GRPC_NOT_FOUND: i64 = 5;
+
+/// Compare-and-set rounds of one reservation write. Only the claim's holder writes the key, so a
+/// round fails only on a stale view (the first round assumes the key absent) or on a write of its own
+/// that arrived late: a few rounds are plenty.
+const RESERVE_ATTEMPTS: usize = 4;
 
 /// An etcd cluster as a [`Store`].
 #[derive(Debug)]
@@ -95,6 +111,7 @@ struct Kv {
     key: Vec<u8>,
     value: Vec<u8>,
     create_revision: u64,
+    mod_revision: u64,
     lease: i64,
 }
 
@@ -321,6 +338,7 @@ impl EtcdStore {
                         key,
                         value,
                         create_revision: int(&kv["create_revision"]) as u64,
+                        mod_revision: int(&kv["mod_revision"]) as u64,
                         lease: int(&kv["lease"]),
                     }),
                     _ => Err(self.unreadable("a key or value that is not base64")),
@@ -339,6 +357,80 @@ impl EtcdStore {
     fn txn(&self, what: &str, compare: Value, success: Value, failure: Value) -> Result<Value> {
         let body = json!({ "compare": compare, "success": success, "failure": failure });
         self.request(what, "/v3/kv/txn", &body)
+    }
+
+    /// [`Store::reserve`] (`lower`: [`Store::lower_reservation`]): see the module documentation.
+    fn write_reservation(
+        &self,
+        claim: &Claim,
+        reservation: &Reservation,
+        lower: bool,
+    ) -> Result<()> {
+        let claim_key = base64_encode(&self.claim_key(&claim.sequencer, claim.node_id));
+        let resv_key = self.resv_key(&claim.sequencer, claim.node_id);
+        // The stored reservation the write is computed over, with the key's mod revision (0: absent),
+        // as the last failed transaction read it with the claim verified (`None`: not read yet; the
+        // first transaction assumes the key absent, its failure branch reads it).
+        let mut read: Option<(Option<Reservation>, u64)> = None;
+        for _ in 0..RESERVE_ATTEMPTS {
+            let (stored, mod_revision) = read.unwrap_or((None, 0));
+            let kept = reservation.kept(stored.as_ref(), lower);
+            if read.is_some() && stored == Some(kept) {
+                return Ok(()); // a stale write: the stored reservation covers it
+            }
+            let value = format!(
+                "{} {} {}",
+                kept.position, kept.layout_fingerprint, kept.until_unix_ms
+            );
+            let mut compare = vec![
+                json!({ "key": claim_key, "target": "CREATE", "result": "EQUAL", "create_revision": claim.token.to_string() }),
+            ];
+            if !lower {
+                // A lowering (a sealed generator's last position) is safe whenever it lands.
+                compare.push(json!({ "key": base64_encode(&resv_key), "target": "MOD", "result": "EQUAL", "mod_revision": mod_revision.to_string() }));
+            }
+            let v = self.txn(
+                "writing a reservation",
+                Value::Array(compare),
+                json!([{ "request_put": {
+                    "key": base64_encode(&resv_key),
+                    "value": base64_encode(value.as_bytes()),
+                } }]),
+                json!([
+                    { "request_range": { "key": claim_key } },
+                    { "request_range": { "key": base64_encode(&resv_key) } },
+                ]),
+            )?;
+            if v["succeeded"].as_bool().unwrap_or(false) {
+                return Ok(());
+            }
+            let held = self.kvs(&v["responses"][0]["response_range"]["kvs"])?;
+            if held.first().map(|kv| kv.create_revision) != Some(claim.token) {
+                return Err(Error::lease_lost(format!(
+                    "node ID {} of sequencer {} on {}: the claim (revision {}) is no longer held; the \
+                     reservation was not written",
+                    claim.node_id, claim.sequencer, self.described, claim.token
+                )));
+            }
+            let stored = self.kvs(&v["responses"][1]["response_range"]["kvs"])?;
+            read = Some(match stored.first() {
+                None => (None, 0),
+                Some(kv) => (
+                    Some(parse_reservation(&kv.value).ok_or_else(|| {
+                        self.unreadable(format_args!(
+                            "reservation of node ID {} of {}",
+                            claim.node_id, claim.sequencer
+                        ))
+                    })?),
+                    kv.mod_revision,
+                ),
+            });
+        }
+        Err(Error::unavailable(format!(
+            "etcd store {}: writing a reservation: the reservation of node ID {} of {} changed under \
+             each of {RESERVE_ATTEMPTS} attempts",
+            self.described, claim.node_id, claim.sequencer
+        )))
     }
 
     fn record(&self, name: &str, kv: &Kv) -> Result<SequencerRecord> {
@@ -723,29 +815,11 @@ impl Store for EtcdStore {
     }
 
     fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
-        let claim_key = base64_encode(&self.claim_key(&claim.sequencer, claim.node_id));
-        let value = format!(
-            "{} {} {}",
-            reservation.position, reservation.layout_fingerprint, reservation.until_unix_ms
-        );
-        let v = self.txn(
-            "writing a reservation",
-            json!([{ "key": claim_key, "target": "CREATE", "result": "EQUAL", "create_revision": claim.token.to_string() }]),
-            json!([{ "request_put": {
-                "key": base64_encode(&self.resv_key(&claim.sequencer, claim.node_id)),
-                "value": base64_encode(value.as_bytes()),
-            } }]),
-            json!([]),
-        )?;
-        if v["succeeded"].as_bool().unwrap_or(false) {
-            Ok(())
-        } else {
-            Err(Error::lease_lost(format!(
-                "node ID {} of sequencer {} on {}: the claim (revision {}) is no longer held; the reservation \
-                 was not written",
-                claim.node_id, claim.sequencer, self.described, claim.token
-            )))
-        }
+        self.write_reservation(claim, reservation, false)
+    }
+
+    fn lower_reservation(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        self.write_reservation(claim, reservation, true)
     }
 
     fn holders(&self, sequencer: &str, now_unix_ms: u64) -> Result<Vec<NodeState>> {

@@ -21,7 +21,9 @@
 //!   fencing token (above the record's and the reservation's) and the new expiry.
 //! - A renewal succeeds only while the record still names its token and has not expired; a reservation
 //!   is written only while the record names its token (so the old holder of a claim taken after its
-//!   expiry gets `LEASE_LOST`, and its keeper stops the generator at its ceiling); a release sets the
+//!   expiry gets `LEASE_LOST`, and its keeper stops the generator at its ceiling), and never below the
+//!   stored one under the same layout (read under the same lock; [`Reservation::written_over`]); a
+//!   release sets the
 //!   record's expiry to 0.
 //! - **Liveness**: the holder of token T keeps an open-file-description lock on byte T of `N.lock` while
 //!   it holds the claim. The kernel drops it when the process dies, so the node ID of a killed process
@@ -422,6 +424,34 @@ impl FileStore {
             .unwrap_or(0))
     }
 
+    /// [`Store::reserve`] (`lower`: [`Store::lower_reservation`]).
+    fn write_reservation(&self, claim: &Claim, r: &Reservation, lower: bool) -> Result<()> {
+        // Under the store's lock, taken first (the order destroy takes them in): a reservation is
+        // written only while the incarnation its claim was taken under is live, so a destroy has either
+        // not computed the floor yet, or this claim's sequencer is gone.
+        let _guard = self.registry_lock()?;
+        // Under the record's lock, so no claim can take the node ID between the check and the write.
+        // The stored reservation is read under it too: a stale write never lowers it.
+        self.with_current(claim, None, |h, _| {
+            if self.read_record(&claim.sequencer)?.map(|r| r.incarnation) != Some(h.incarnation) {
+                return Err(lost(claim));
+            }
+            let stored = self.reservation(&claim.sequencer, claim.node_id)?;
+            let r = r.kept(stored.as_ref(), lower);
+            let text = format!(
+                "position={}\nlayout_fingerprint={}\nuntil_unix_ms={}\ntoken={}\n",
+                r.position, r.layout_fingerprint, r.until_unix_ms, claim.token
+            );
+            write_atomic(
+                &self.node_path(&claim.sequencer, claim.node_id, "reservation"),
+                &text,
+            )
+            .map_err(|e| self.fail("cannot write a reservation", e))?;
+            h.reserved_until_unix_ms = h.reserved_until_unix_ms.max(r.until_unix_ms);
+            Ok(())
+        })
+    }
+
     fn write_holder(
         &self,
         file: &File,
@@ -789,27 +819,11 @@ impl Store for FileStore {
     }
 
     fn reserve(&self, claim: &Claim, r: &Reservation) -> Result<()> {
-        // Under the store's lock, taken first (the order destroy takes them in): a reservation is
-        // written only while the incarnation its claim was taken under is live, so a destroy has either
-        // not computed the floor yet, or this claim's sequencer is gone.
-        let _guard = self.registry_lock()?;
-        // Under the record's lock, so no claim can take the node ID between the check and the write.
-        self.with_current(claim, None, |h, _| {
-            if self.read_record(&claim.sequencer)?.map(|r| r.incarnation) != Some(h.incarnation) {
-                return Err(lost(claim));
-            }
-            let text = format!(
-                "position={}\nlayout_fingerprint={}\nuntil_unix_ms={}\ntoken={}\n",
-                r.position, r.layout_fingerprint, r.until_unix_ms, claim.token
-            );
-            write_atomic(
-                &self.node_path(&claim.sequencer, claim.node_id, "reservation"),
-                &text,
-            )
-            .map_err(|e| self.fail("cannot write a reservation", e))?;
-            h.reserved_until_unix_ms = h.reserved_until_unix_ms.max(r.until_unix_ms);
-            Ok(())
-        })
+        self.write_reservation(claim, r, false)
+    }
+
+    fn lower_reservation(&self, claim: &Claim, r: &Reservation) -> Result<()> {
+        self.write_reservation(claim, r, true)
     }
 
     fn row(&self, key: &str) -> Result<Option<String>> {

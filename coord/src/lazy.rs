@@ -87,6 +87,10 @@ impl Store for LazyStore {
         self.get()?.reserve(claim, reservation)
     }
 
+    fn lower_reservation(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        self.get()?.lower_reservation(claim, reservation)
+    }
+
     fn holders(&self, sequencer: &str, now_unix_ms: u64) -> Result<Vec<NodeState>> {
         self.get()?.holders(sequencer, now_unix_ms)
     }

@@ -875,7 +875,7 @@ impl Lease {
             let _ = self
                 .shared
                 .store
-                .reserve(&claim, &self.shared.reservation_for(next - 1));
+                .lower_reservation(&claim, &self.shared.reservation_for(next - 1));
         }
         self.shared.store.release(&claim)
     }

@@ -71,6 +71,32 @@ impl MemoryStore {
         }
         Ok(self.state.lock().unwrap_or_else(|p| p.into_inner()))
     }
+
+    /// [`Store::reserve`] (`lower`: [`Store::lower_reservation`]).
+    fn write_reservation(
+        &self,
+        claim: &Claim,
+        reservation: &Reservation,
+        lower: bool,
+    ) -> Result<()> {
+        let mut s = self.state()?;
+        let key = (claim.sequencer.clone(), claim.node_id);
+        #[cfg(feature = "planted-defects")]
+        if *self.defect.lock().unwrap_or_else(|p| p.into_inner())
+            == crate::lease::Defect::ReserveBeforeRecheck
+        {
+            s.reservations.insert(key.clone(), *reservation); // the defect: written before the check
+        }
+        // Held means: the current claim is this one. Expiry alone does not end it here (as in etcd, a
+        // claim ends when the store removes it; a new claim then replaces it).
+        if s.claims.get(&key).is_some_and(|h| h.token == claim.token) {
+            let kept = reservation.kept(s.reservations.get(&key), lower);
+            s.reservations.insert(key, kept);
+            Ok(())
+        } else {
+            Err(lost(claim))
+        }
+    }
 }
 
 fn live(held: &HeldBy, now_unix_ms: u64) -> bool {
@@ -207,22 +233,11 @@ impl Store for MemoryStore {
     }
 
     fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
-        let mut s = self.state()?;
-        let key = (claim.sequencer.clone(), claim.node_id);
-        #[cfg(feature = "planted-defects")]
-        if *self.defect.lock().unwrap_or_else(|p| p.into_inner())
-            == crate::lease::Defect::ReserveBeforeRecheck
-        {
-            s.reservations.insert(key.clone(), *reservation); // the defect: written before the check
-        }
-        // Held means: the current claim is this one. Expiry alone does not end it here (as in etcd, a
-        // claim ends when the store removes it; a new claim then replaces it).
-        if s.claims.get(&key).is_some_and(|h| h.token == claim.token) {
-            s.reservations.insert(key, *reservation);
-            Ok(())
-        } else {
-            Err(lost(claim))
-        }
+        self.write_reservation(claim, reservation, false)
+    }
+
+    fn lower_reservation(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        self.write_reservation(claim, reservation, true)
     }
 
     fn holders(&self, sequencer: &str, now_unix_ms: u64) -> Result<Vec<NodeState>> {

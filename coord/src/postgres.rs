@@ -41,8 +41,12 @@
 //!   first missing node ID at or after `start` (token 1). The fencing token is the row's `token`.
 //! - **Renewal**: `UPDATE … SET expires_at = now() + ttl WHERE token = $token AND expires_at > now()`.
 //! - **Reservation**: `UPDATE … SET resv_… WHERE token = $token AND expires_at > now()` — a holder whose
-//!   claim expired or was taken writes nothing and gets `LEASE_LOST`. Committed before it returns
-//!   (PostgreSQL's default `synchronous_commit = on`).
+//!   claim expired or was taken writes nothing and gets `LEASE_LOST`. Under the same layout
+//!   fingerprint the statement keeps the larger position and end time (`CASE`, compared as unsigned
+//!   64-bit: `# (1 << 63)` flips the sign bit), so a stale write — delayed, say queued on a connection
+//!   the client gave up on, or re-sent after a higher one — matches the row, changes nothing and
+//!   reports success (the stored reservation covers it): one statement, atomic with the token check.
+//!   Committed before it returns (PostgreSQL's default `synchronous_commit = on`).
 //! - **Rows**: compare-and-set is `UPDATE … SET value = $new WHERE key = $key AND value = $expected`
 //!   (`INSERT … ON CONFLICT DO NOTHING` for an absent row); one statement, so atomic, and committed
 //!   before it returns. The statement answers the value the row holds after it, so that a re-send
@@ -57,7 +61,8 @@
 //!
 //! A statement whose connection breaks is sent once more on a new connection, though the first send
 //! may have been committed. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
-//! releases and reservations are conditional on the fencing token and write the same values again;
+//! releases and reservations are conditional on the fencing token and write the same values again (a
+//! reservation never below the stored one);
 //! a row's re-send finds its own text; a sequencer record's re-send finds the record it created (same
 //! configuration); a claim's re-send finds the claim it made: the `holder` column holds the holder's
 //! description and, after a `U+001F`, the claim's nonce.
@@ -188,6 +193,19 @@ UPDATE {S}.nodes SET holder = NULL, expires_at = NULL
 WHERE sequencer = $1::text AND node_id = $2::bigint AND token = $3::bigint AND holder IS NOT NULL";
 
     pub const RESERVE: &str = "
+UPDATE {S}.nodes SET
+    resv_position = CASE WHEN resv_layout = $5::bigint
+        AND (resv_position # (1::bigint << 63)) > ($4::bigint # (1::bigint << 63))
+        THEN resv_position ELSE $4::bigint END,
+    resv_until_ms = CASE WHEN resv_layout = $5::bigint
+        AND (resv_until_ms # (1::bigint << 63)) > ($6::bigint # (1::bigint << 63))
+        THEN resv_until_ms ELSE $6::bigint END,
+    resv_layout = $5::bigint
+WHERE sequencer = $1::text AND node_id = $2::bigint AND token = $3::bigint
+  AND holder IS NOT NULL AND expires_at > now()";
+
+    /// [`super::Store::lower_reservation`]: the same write without the "never lower" guard.
+    pub const LOWER_RESERVATION: &str = "
 UPDATE {S}.nodes SET resv_position = $4::bigint, resv_layout = $5::bigint, resv_until_ms = $6::bigint
 WHERE sequencer = $1::text AND node_id = $2::bigint AND token = $3::bigint
   AND holder IS NOT NULL AND expires_at > now()";
@@ -421,6 +439,34 @@ impl PostgresStore {
 
     fn sql(&self, text: &str) -> String {
         text.replace("{S}", &self.schema)
+    }
+
+    /// [`Store::reserve`] with `statement` ([`sql::RESERVE`] or [`sql::LOWER_RESERVATION`]).
+    fn write_reservation(
+        &self,
+        statement: &str,
+        claim: &Claim,
+        reservation: &Reservation,
+    ) -> Result<()> {
+        let sql = self.sql(statement);
+        let params: [&(dyn ToSql + Sync); 6] = [
+            &claim.sequencer,
+            &big(claim.node_id),
+            &big(claim.token),
+            &big(reservation.position),
+            &big(reservation.layout_fingerprint),
+            &big(reservation.until_unix_ms),
+        ];
+        let updated = self.with_client("writing a reservation", |rt, client, _| {
+            rt.block_on(async {
+                tokio::time::timeout(self.request_timeout, client.execute(&sql, &params)).await
+            })
+        })?;
+        if updated == 1 {
+            Ok(())
+        } else {
+            Err(self.lost(claim, "is no longer held; the reservation was not written"))
+        }
     }
 
     fn ensure_schema(&self, name: &str) -> Result<()> {
@@ -828,25 +874,11 @@ impl Store for PostgresStore {
     }
 
     fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
-        let sql = self.sql(sql::RESERVE);
-        let params: [&(dyn ToSql + Sync); 6] = [
-            &claim.sequencer,
-            &big(claim.node_id),
-            &big(claim.token),
-            &big(reservation.position),
-            &big(reservation.layout_fingerprint),
-            &big(reservation.until_unix_ms),
-        ];
-        let updated = self.with_client("writing a reservation", |rt, client, _| {
-            rt.block_on(async {
-                tokio::time::timeout(self.request_timeout, client.execute(&sql, &params)).await
-            })
-        })?;
-        if updated == 1 {
-            Ok(())
-        } else {
-            Err(self.lost(claim, "is no longer held; the reservation was not written"))
-        }
+        self.write_reservation(sql::RESERVE, claim, reservation)
+    }
+
+    fn lower_reservation(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        self.write_reservation(sql::LOWER_RESERVATION, claim, reservation)
     }
 
     fn holders(&self, sequencer: &str, _now_unix_ms: u64) -> Result<Vec<NodeState>> {

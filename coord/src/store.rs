@@ -18,6 +18,17 @@
 //!   claim it names is still the current claim of that node ID (compared by fencing token, atomically
 //!   with the write); otherwise it fails with `LEASE_LOST` and writes nothing. A successful return means
 //!   the write is durable (a later [`Store::reservation`] by anyone sees it).
+//! - **Reservations never move back** under a layout: a [`Store::reserve`] whose position (or end
+//!   time) is below the stored reservation's under the same layout fingerprint does not lower it — it
+//!   is a stale write (sent before the stored one and delayed, or re-sent after it), the newer one
+//!   stands — and, the claim being current, reports success, because the stored reservation already
+//!   covers it. The store keeps the larger of the two, field by field, checked atomically with the
+//!   write ([`Reservation::written_over`]). So a write the client gave up on (its answer late or lost)
+//!   that reaches the store after a higher one cannot undo what the holder minted under the higher
+//!   one. A new holder starts strictly after the stored reservation, so its writes are above it under
+//!   the same layout anyway; under another layout fingerprint a write replaces the stored one. Only a
+//!   clean release lowers it, with [`Store::lower_reservation`], to the last position its sealed
+//!   generator minted.
 //! - **Time** is an input: requests carry the caller's clock reading (`now_unix_ms`). A store that judges
 //!   expiry by its own clock (etcd leases, PostgreSQL's `now()`) may ignore it; the embedded and in-memory
 //!   stores use it. No implementation needs to read a clock itself, so a simulator can drive any store.
@@ -53,7 +64,9 @@
 //!   identity (a claim's etcd lease, or the nonce a PostgreSQL claim stores; a row's new text with its
 //!   nonce; a record's configuration), never by comparing values another writer could have produced.
 //!   A re-sent claim finds the claim it made, not a second node ID. Renewals,
-//!   releases and reservations are conditional on the fencing token and write the same values again;
+//!   releases are conditional on the fencing token and write the same values again; a reservation's
+//!   re-send is conditional on the fencing token and finds the stored reservation covering it (its own,
+//!   or a higher one written since; never lowered), which is as good as writing it;
 //!   a re-sent row swap that finds its own text reports it written; a re-sent sequencer creation finds
 //!   the record it created. A re-send may still find the row changed again by another writer since its
 //!   first send: it then reports "not written" although it was, so callers make the intent they retry
@@ -104,6 +117,32 @@ pub struct Reservation {
     pub layout_fingerprint: u64,
     /// Unix milliseconds at or after the end of the tick of `position`.
     pub until_unix_ms: u64,
+}
+
+impl Reservation {
+    /// What the store holds after `self` is written over `stored` (the rule "reservations never move
+    /// back" of the module documentation): under the same layout fingerprint the larger position and
+    /// the later end time (a stale write changes nothing); otherwise, or with nothing stored, `self`.
+    pub fn written_over(self, stored: Option<&Reservation>) -> Reservation {
+        match stored {
+            Some(s) if s.layout_fingerprint == self.layout_fingerprint => Reservation {
+                position: self.position.max(s.position),
+                layout_fingerprint: self.layout_fingerprint,
+                until_unix_ms: self.until_unix_ms.max(s.until_unix_ms),
+            },
+            _ => self,
+        }
+    }
+
+    /// What [`Store::reserve`] (or, `lower`, [`Store::lower_reservation`]) leaves when the store holds
+    /// `stored`.
+    pub(crate) fn kept(self, stored: Option<&Reservation>, lower: bool) -> Reservation {
+        if lower {
+            self
+        } else {
+            self.written_over(stored)
+        }
+    }
 }
 
 /// A held claim on one node ID of a sequencer.
@@ -202,8 +241,22 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn reservation(&self, sequencer: &str, node_id: u64) -> Result<Option<Reservation>>;
 
     /// Durably writes the reservation of `claim`'s node ID, only if `claim` is still the current claim
-    /// (compared by fencing token, atomically with the write); `LEASE_LOST` otherwise.
+    /// (compared by fencing token, atomically with the write); `LEASE_LOST` otherwise. Never lowers the
+    /// stored reservation under the same layout: the store keeps
+    /// [`Reservation::written_over`] the stored one, and a write the stored one covers succeeds without
+    /// changing it.
     fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()>;
+
+    /// The final reservation of a clean release ([`crate::Lease::release`]): written like
+    /// [`Store::reserve`] (only while `claim` is the current claim, `LEASE_LOST` otherwise), but it
+    /// replaces the stored reservation even when lower, so that the next holder starts right after what
+    /// was minted. Only for a holder whose generator is sealed at `reservation` (nothing above it was
+    /// minted under the claim, nor will be), so a delayed or re-sent copy is harmless too. The default
+    /// keeps the higher stored reservation ([`Store::reserve`]), which is safe: the next holder then
+    /// starts after it.
+    fn lower_reservation(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        self.reserve(claim, reservation)
+    }
 
     /// Every node ID of `sequencer` that has a live claim or a reservation, ordered by node ID.
     fn holders(&self, sequencer: &str, now_unix_ms: u64) -> Result<Vec<NodeState>>;

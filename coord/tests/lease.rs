@@ -147,6 +147,46 @@ fn store_contract() {
         };
         s.reserve(&a, &r).unwrap();
         assert_eq!(s.reservation(&name, 1).unwrap(), Some(r));
+        // Reservations never move back under a layout: a write below the stored one (delayed, or
+        // re-sent after a higher one) succeeds and leaves the higher one; positions compare as
+        // unsigned 64-bit numbers; a write under another layout replaces it; only a clean release's
+        // `lower_reservation` lowers it.
+        let higher = Reservation {
+            position: 20_000,
+            until_unix_ms: 1_999,
+            ..r
+        };
+        let top = Reservation {
+            position: (1 << 63) + 5,
+            until_unix_ms: 2_999,
+            ..r
+        };
+        s.reserve(&a, &higher).unwrap();
+        s.reserve(&a, &r).unwrap();
+        assert_eq!(s.reservation(&name, 1).unwrap(), Some(higher), "moved back");
+        s.reserve(&a, &higher).unwrap();
+        assert_eq!(s.reservation(&name, 1).unwrap(), Some(higher), "a re-send");
+        s.reserve(&a, &top).unwrap();
+        s.reserve(&a, &higher).unwrap();
+        assert_eq!(
+            s.reservation(&name, 1).unwrap(),
+            Some(top),
+            "unsigned order"
+        );
+        let other_layout = Reservation {
+            position: 1,
+            layout_fingerprint: 8,
+            until_unix_ms: 5,
+        };
+        s.reserve(&a, &other_layout).unwrap();
+        assert_eq!(s.reservation(&name, 1).unwrap(), Some(other_layout));
+        s.reserve(&a, &top).unwrap();
+        s.lower_reservation(&a, &r).unwrap();
+        assert_eq!(
+            s.reservation(&name, 1).unwrap(),
+            Some(r),
+            "a clean release lowers"
+        );
         let renewed = s.renew(&a, 10_000, now_ms()).unwrap();
         assert_eq!((renewed.node_id, renewed.token), (a.node_id, a.token));
 

@@ -7,18 +7,25 @@
 //!   (held back past the etcd client's timeout, or its connection closed); the client sends the write
 //!   again, which finds the row changed. No value may be handed out twice (SPEC §4);
 //! - the global store is unreachable: a process still opens and mints from what its datacenter row
-//!   holds, on PostgreSQL and on the embedded store.
+//!   holds, on PostgreSQL and on the embedded store;
+//! - a reservation write *delayed* rather than lost (the request held back past the client's timeout,
+//!   then delivered after the keeper wrote a higher one) leaves the higher one, and a new holder of
+//!   the node ID starts after it.
 
 mod support;
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
+use snowmint::{ErrorCode, Layout, Options};
 use snowmint_coord::source::{parse_store_url, StoreUrl};
-use snowmint_coord::{ClaimRequest, RangeOptions, RangeSequence, Store};
+use snowmint_coord::{
+    ClaimRequest, Lease, LeaseOptions, LeaseState, RangeOptions, RangeSequence, Store, SystemTime,
+};
 use support::proxy::{Fault, Proxy, Rule};
 use support::{fresh_url, open, servers, twitter_config, unique, Kind};
 
@@ -279,4 +286,183 @@ fn a_process_opens_and_mints_while_the_global_store_is_unreachable() {
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "{local}: {ids:?}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The bind of a PostgreSQL extended-protocol statement with `params` parameters, the first of them
+/// `first` (as the client sends it: text as it is).
+fn binds(request: &[u8], params: usize, first: &[u8]) -> bool {
+    let bind = || -> Option<bool> {
+        let (&tag, rest) = request.split_first()?;
+        let rest = rest.get(4..)?; // the message length
+                                   // The portal's and the prepared statement's names.
+        let mut at = 0;
+        for _ in 0..2 {
+            at += rest.get(at..)?.iter().position(|&b| b == 0)? + 1;
+        }
+        let int16 = |at: usize| -> Option<usize> {
+            let b = rest.get(at..at + 2)?;
+            Some(u16::from_be_bytes([b[0], b[1]]) as usize)
+        };
+        at += 2 + 2 * int16(at)?; // the parameter formats
+        let count = int16(at)?;
+        at += 2;
+        let len = rest.get(at..at + 4)?;
+        let len = i32::from_be_bytes([len[0], len[1], len[2], len[3]]);
+        let value = rest.get(at + 4..at + 4 + usize::try_from(len).ok()?)?;
+        Some(tag == b'B' && count == params && value == first)
+    };
+    bind().unwrap_or(false)
+}
+
+/// Whether `request` writes the reservation of a node ID of `sequencer` (a PostgreSQL statement with
+/// the reservation's six parameters; an etcd transaction putting a reservation key, except one that
+/// assumes the key absent: on a key that exists it only reads it back).
+fn writes_a_reservation(kind: Kind, sequencer: &str, request: &[u8]) -> bool {
+    match kind {
+        Kind::Postgres => binds(request, 6, sequencer.as_bytes()),
+        Kind::Etcd => {
+            let t = texts(request);
+            t.contains("/v3/kv/txn")
+                && t.contains(&format!("resv/{sequencer}/"))
+                && t.contains("request_put")
+                && !t.contains(r#""mod_revision":"0""#)
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// The logical position of a Twitter-layout ID (node 0).
+fn position(id: u64) -> u64 {
+    (id >> 22) << 12 | (id & 0xfff)
+}
+
+/// A reservation write of the keeper delayed in the network (SPEC §3.2: reservations never move back):
+/// its request is held back past the client's timeout (etcd sends it again, PostgreSQL drops the
+/// connection with the statement queued on it), the keeper's next round writes a higher reservation,
+/// and only then does the held request reach the server, while the claim is still held. The stored
+/// reservation must still be the higher one, and a new holder of the node ID (after the first one
+/// vanished without a release) must start after it.
+#[test]
+fn a_delayed_reservation_write_never_moves_the_reservation_back() {
+    if servers().is_empty() {
+        return;
+    }
+    for kind in [Kind::Etcd, Kind::Postgres] {
+        let name = unique("delayed").replace('-', "_");
+        // Armed once the lease is acquired: the write held is a keeper round's.
+        let armed = Arc::new(AtomicBool::new(false));
+        let proxy = Proxy::start(&server_of(&fresh_url(kind, "x")), {
+            let (armed, name) = (armed.clone(), name.clone());
+            Some(Rule {
+                matches: Box::new(move |r| {
+                    armed.load(Ordering::SeqCst) && writes_a_reservation(kind, &name, r)
+                }),
+                nth: 1,
+                fault: Fault::ParkRequest,
+            })
+        });
+        let url = fresh_url(kind, "delayed");
+        let direct = open(&url);
+        let record = direct
+            .create_sequencer(&name, &twitter_config(1), now_ms())
+            .unwrap();
+        // A reservation a minute ahead (so that the clock cannot pass it during the test), a TTL of
+        // 4 s (the etcd client's answer timeout is then 1 s; PostgreSQL's is 2 s).
+        let options = Options {
+            max_ahead_ns: 120_000_000_000,
+            ..Options::default()
+        };
+        let lease_options = LeaseOptions {
+            ttl: Duration::from_secs(4),
+            reserve_ahead: Duration::from_secs(60),
+            stepped: true,
+            ..LeaseOptions::default()
+        };
+        let lease = Lease::acquire(
+            open(&through(&url, proxy.addr())),
+            Arc::new(SystemTime),
+            record.clone(),
+            Layout::twitter(),
+            options,
+            lease_options.clone(),
+        )
+        .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+        let first = lease.next_id().unwrap();
+        armed.store(true, Ordering::SeqCst);
+        // The round whose reservation write is held: etcd sends it again (applied), PostgreSQL gives
+        // up on it (the round fails; the ceiling stays).
+        assert!(lease.keeper_round(), "{kind:?}");
+        assert_eq!(
+            proxy.fired(),
+            1,
+            "{kind:?}: the reservation write was not held"
+        );
+        let before = direct.reservation(&name, 0).unwrap().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(lease.keeper_round(), "{kind:?}");
+        let higher = direct.reservation(&name, 0).unwrap().unwrap();
+        assert!(
+            higher.position > before.position,
+            "{kind:?}: {higher:?} after {before:?}"
+        );
+        assert!(lease.ceiling() > higher.position, "{kind:?}");
+        let held = direct.holders(&name, now_ms()).unwrap();
+        assert_eq!(
+            held[0].claim.as_ref().map(|c| c.token),
+            Some(lease.fencing_token()),
+            "{kind:?}: the claim is still held when the delayed write arrives"
+        );
+        proxy.release();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while proxy.delivered() == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(
+            proxy.delivered(),
+            1,
+            "{kind:?}: the held write was not delivered"
+        );
+        assert_eq!(
+            direct.reservation(&name, 0).unwrap(),
+            Some(higher),
+            "{kind:?}: the delayed write moved the reservation back"
+        );
+        // The holder vanishes (no release, no final reservation); the next one starts after the stored
+        // reservation once the claim expired.
+        let token = lease.fencing_token();
+        lease.abandon();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let next = loop {
+            match Lease::acquire(
+                direct.clone(),
+                Arc::new(SystemTime),
+                record.clone(),
+                Layout::twitter(),
+                options,
+                lease_options.clone(),
+            ) {
+                Ok(next) => break next,
+                Err(e) if e.code() == ErrorCode::NodeIdsExhausted && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(100))
+                }
+                Err(e) => panic!("{kind:?}: {e}"),
+            }
+        };
+        assert!(next.fencing_token() > token, "{kind:?}");
+        assert_eq!(next.state(), LeaseState::Held);
+        let id = next.next_id().unwrap();
+        assert!(
+            position(id) > higher.position,
+            "{kind:?}: the new holder starts at {} ({id}), inside the reservation {higher:?} \
+             (the old holder's first ID was {first})",
+            position(id)
+        );
+        next.release().unwrap();
+    }
 }

@@ -101,6 +101,14 @@ impl Store for View {
         }
         Ok(())
     }
+    fn lower_reservation(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        self.check()?;
+        self.store.lower_reservation(claim, reservation)?;
+        if self.lose_acks.load(Ordering::SeqCst) {
+            return Err(Error::unavailable("acknowledgement lost (injected)"));
+        }
+        Ok(())
+    }
     fn holders(&self, sequencer: &str, now: u64) -> Result<Vec<NodeState>> {
         self.check()?;
         self.store.holders(sequencer, now)

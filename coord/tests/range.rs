@@ -468,6 +468,13 @@ impl Store for Faulty {
     ) -> snowmint_coord::Result<()> {
         self.inner.reserve(c, r)
     }
+    fn lower_reservation(
+        &self,
+        c: &snowmint_coord::Claim,
+        r: &snowmint_coord::Reservation,
+    ) -> snowmint_coord::Result<()> {
+        self.inner.lower_reservation(c, r)
+    }
     fn holders(&self, s: &str, now: u64) -> snowmint_coord::Result<Vec<snowmint_coord::NodeState>> {
         self.inner.holders(s, now)
     }

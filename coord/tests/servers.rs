@@ -142,8 +142,21 @@ fn claims_tokens_reservations_and_release() {
             ErrorCode::LeaseLost
         );
         store.release(&c0).unwrap(); // no effect on the new claim
+                                     // Never moved back under a layout, whoever writes: the stored reservation covers position 9
+                                     // (the write succeeds and changes nothing); under another layout a write replaces it.
         store
             .reserve(&c0b, &Reservation { position: 9, ..r })
+            .unwrap();
+        assert_eq!(store.reservation(seq, 0).unwrap(), Some(r), "{kind:?}");
+        store
+            .reserve(
+                &c0b,
+                &Reservation {
+                    position: 9,
+                    layout_fingerprint: 78,
+                    ..r
+                },
+            )
             .unwrap();
         // The reservation survives release and the sequencer's destruction.
         let record = store

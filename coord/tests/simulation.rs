@@ -317,6 +317,10 @@ impl Store for Link {
         let r = self.send(Write::Reserve(claim.clone(), *reservation));
         self.after(r.map(|_| ()))
     }
+    fn lower_reservation(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        self.before()?;
+        self.after(self.store.lower_reservation(claim, reservation))
+    }
     fn holders(&self, sequencer: &str, _now: u64) -> Result<Vec<NodeState>> {
         self.before()?;
         self.store.holders(sequencer, self.true_ms())
@@ -1111,6 +1115,9 @@ impl Store for RaceLink {
     }
     fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
         self.inner.reserve(claim, reservation)
+    }
+    fn lower_reservation(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
+        self.inner.lower_reservation(claim, reservation)
     }
     fn holders(&self, sequencer: &str, now: u64) -> Result<Vec<NodeState>> {
         self.inner.holders(sequencer, now)

@@ -1,13 +1,23 @@
 //! A TCP proxy for tests, between a store client and a real server: forwards every byte both ways,
 //! except that it can lose exactly one chosen answer *after the server applied the request* (the
 //! answer is held back past the client's timeout, or the connection is closed instead of forwarding
-//! it), and it can stop, so the server looks unreachable.
+//! it), or delay one chosen *request* (held back before the server sees it, past the client's timeout,
+//! and forwarded later: a stalled proposal or gateway request, a statement queued on a connection the
+//! client gave up on), and it can stop, so the server looks unreachable.
 //!
 //! A request is what the client sent on a connection since the server last sent anything; its answer
 //! is what the server sends next (HTTP/1.1 and the PostgreSQL protocol both alternate so, as the store
 //! clients use them). A [`Rule`] picks the `nth` request (1-based, counted over every connection of the
 //! proxy) for which `matches(request bytes)` is true, and applies its [`Fault`] to that request's answer
-//! only; everything before and after is forwarded untouched.
+//! (or, for [`Fault::HoldRequest`] and [`Fault::ParkRequest`], to the request itself) only; everything
+//! before and after is forwarded untouched.
+//!
+//! A held request is matched on the bytes received so far, before the chunk that completes the match
+//! is forwarded, so the server holds at most an incomplete request meanwhile. While it is held nothing
+//! more of that connection reaches the server; once released the held bytes go to the server, and the
+//! server side of the connection stays open until the server answered (at most 10 s), even if the
+//! client closed its side long ago, so the server runs the request to its end (the answer goes to the
+//! client if it still listens). [`Proxy::delivered`] tells when that answer came.
 //!
 //! ```ignore
 //! let proxy = Proxy::start("127.0.0.1:2379", Some(Rule {
@@ -20,6 +30,9 @@
 //! assert_eq!(proxy.fired(), 1);                            // the chosen answer was lost
 //! proxy.stop();                                            // from now on: connection refused
 //! ```
+//!
+//! A delayed request: `fault: Fault::ParkRequest`, then `proxy.release()` when the test wants the
+//! server to see it, and `proxy.delivered() == 1` once the server answered it.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -34,6 +47,19 @@ pub enum Fault {
     Hold(Duration),
     /// Not forwarded: both sides of the connection are closed instead.
     Close,
+    /// The request itself is held back this long (the server does not see it meanwhile), then
+    /// forwarded.
+    HoldRequest(Duration),
+    /// The request itself is held back until [`Proxy::release`] (or the proxy stops; at most 60 s),
+    /// then forwarded.
+    ParkRequest,
+}
+
+impl Fault {
+    /// Whether the fault applies to the request rather than to its answer.
+    fn on_request(self) -> bool {
+        matches!(self, Fault::HoldRequest(_) | Fault::ParkRequest)
+    }
 }
 
 /// Whether a request (the bytes the client sent since the last answer) is one of those counted.
@@ -54,8 +80,12 @@ struct Shared {
     rule: Option<Rule>,
     /// Matching requests seen so far.
     seen: AtomicUsize,
-    /// Answers lost so far (0 or 1).
+    /// Answers lost (or requests held) so far (0 or 1).
     fired: AtomicUsize,
+    /// [`Proxy::release`] was called.
+    released: AtomicBool,
+    /// Held requests the server answered after they were forwarded.
+    delivered: AtomicUsize,
     stopped: AtomicBool,
     /// Every connection's two sockets, to close them on [`Proxy::stop`].
     live: Mutex<Vec<TcpStream>>,
@@ -81,6 +111,8 @@ impl Proxy {
             rule,
             seen: AtomicUsize::new(0),
             fired: AtomicUsize::new(0),
+            released: AtomicBool::new(false),
+            delivered: AtomicUsize::new(0),
             stopped: AtomicBool::new(false),
             live: Mutex::new(Vec::new()),
         });
@@ -105,9 +137,19 @@ impl Proxy {
         &self.addr
     }
 
-    /// How many answers were lost so far (0 or 1).
+    /// How many answers were lost (or requests held) so far (0 or 1).
     pub fn fired(&self) -> usize {
         self.shared.fired.load(Ordering::Acquire)
+    }
+
+    /// Forwards the request held by [`Fault::ParkRequest`] (now, or as soon as it arrives).
+    pub fn release(&self) {
+        self.shared.released.store(true, Ordering::Release);
+    }
+
+    /// How many held requests the server has answered since they were forwarded (0 or 1).
+    pub fn delivered(&self) -> usize {
+        self.shared.delivered.load(Ordering::Acquire)
     }
 
     /// Closes the port and every connection: the server is unreachable through the proxy from now on.
@@ -140,20 +182,42 @@ fn connection(shared: &Arc<Shared>, client: TcpStream) {
         live.push(server.try_clone().unwrap());
     }
     // The request bytes since the server last answered on this connection.
-    let request = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let request = Arc::new(Mutex::new(Pending::default()));
+    // A held request of this connection was forwarded: its answer is the next the server sends.
+    let forwarded_held = Arc::new(AtomicBool::new(false));
     {
-        let (mut from, mut to, request) = (
+        let (mut from, mut to, request, shared, forwarded_held) = (
             client.try_clone().unwrap(),
             server.try_clone().unwrap(),
             request.clone(),
+            shared.clone(),
+            forwarded_held.clone(),
         );
         std::thread::spawn(move || {
             let mut buf = vec![0u8; 64 * 1024];
             while let Ok(n @ 1..) = from.read(&mut buf) {
                 // Recorded before it is forwarded, so the answer can never come before its request.
-                request.lock().unwrap().extend_from_slice(&buf[..n]);
+                let hold = {
+                    let mut pending = request.lock().unwrap();
+                    pending.bytes.extend_from_slice(&buf[..n]);
+                    shared.chosen_request(&mut pending)
+                };
+                if let Some(fault) = hold {
+                    shared.hold(fault);
+                    forwarded_held.store(true, Ordering::Release);
+                }
                 if to.write_all(&buf[..n]).is_err() {
                     break;
+                }
+            }
+            if forwarded_held.load(Ordering::Acquire) {
+                // The client may be long gone: the server still runs the request to its end.
+                let deadline = std::time::Instant::now() + Duration::from_secs(10);
+                while forwarded_held.load(Ordering::Acquire)
+                    && std::time::Instant::now() < deadline
+                    && !shared.stopped.load(Ordering::Acquire)
+                {
+                    std::thread::sleep(Duration::from_millis(5));
                 }
             }
             let _ = to.shutdown(Shutdown::Write);
@@ -165,14 +229,20 @@ fn connection(shared: &Arc<Shared>, client: TcpStream) {
         let mut buf = vec![0u8; 64 * 1024];
         while let Ok(n @ 1..) = from.read(&mut buf) {
             let asked = std::mem::take(&mut *request.lock().unwrap());
-            if !asked.is_empty() {
-                if let Some(fault) = shared.chosen(&asked) {
+            if forwarded_held.swap(false, Ordering::AcqRel) {
+                shared.delivered.fetch_add(1, Ordering::AcqRel);
+            }
+            if !asked.bytes.is_empty() {
+                if let Some(fault) = shared.chosen(&asked.bytes) {
                     match fault {
                         Fault::Hold(d) => std::thread::sleep(d),
                         Fault::Close => {
                             let _ = to.shutdown(Shutdown::Both);
                             let _ = from.shutdown(Shutdown::Both);
                             return;
+                        }
+                        Fault::HoldRequest(_) | Fault::ParkRequest => {
+                            unreachable!("request faults are applied to the request")
                         }
                     }
                 }
@@ -185,13 +255,52 @@ fn connection(shared: &Arc<Shared>, client: TcpStream) {
     });
 }
 
+/// A request being received: its bytes so far, and whether it was already counted by a request
+/// fault's rule (as soon as it matched, before it was complete).
+#[derive(Default)]
+struct Pending {
+    bytes: Vec<u8>,
+    counted: bool,
+}
+
 impl Shared {
+    /// The request fault to apply to `pending` now (before its newest bytes are forwarded), if it is
+    /// the chosen request and has just come to match.
+    fn chosen_request(&self, pending: &mut Pending) -> Option<Fault> {
+        let rule = self.rule.as_ref()?;
+        if pending.counted || !rule.fault.on_request() || !(rule.matches)(&pending.bytes) {
+            return None;
+        }
+        pending.counted = true;
+        self.nth(rule)
+    }
+
+    /// Waits out a request fault.
+    fn hold(&self, fault: Fault) {
+        let deadline = std::time::Instant::now()
+            + match fault {
+                Fault::HoldRequest(d) => d,
+                _ => Duration::from_secs(60),
+            };
+        while std::time::Instant::now() < deadline
+            && !self.stopped.load(Ordering::Acquire)
+            && !(fault == Fault::ParkRequest && self.released.load(Ordering::Acquire))
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// The fault to apply to the answer of `request`, if it is the chosen one.
     fn chosen(&self, request: &[u8]) -> Option<Fault> {
         let rule = self.rule.as_ref()?;
-        if !(rule.matches)(request) {
+        if rule.fault.on_request() || !(rule.matches)(request) {
             return None;
         }
+        self.nth(rule)
+    }
+
+    /// Counts a matching request: `rule`'s fault if it is the `nth`.
+    fn nth(&self, rule: &Rule) -> Option<Fault> {
         let n = self.seen.fetch_add(1, Ordering::AcqRel) + 1;
         (n == rule.nth).then(|| {
             self.fired.fetch_add(1, Ordering::AcqRel);
