@@ -100,6 +100,9 @@ pub enum Defect {
     /// The simulated store answers a re-sent row write whose first send was applied as not written (the
     /// old re-send rule; together with [`Defect::RangeAddWithoutOverlap`], the pair the range fix closed).
     ResendNotWritten,
+    /// The memory store writes a reservation as it comes, without keeping the larger of it and the
+    /// stored one (a delayed or duplicated older write moves the reservation back).
+    ReservationLowered,
 }
 
 impl Default for LeaseOptions {

@@ -91,6 +91,14 @@ impl MemoryStore {
         // claim ends when the store removes it; a new claim then replaces it).
         if s.claims.get(&key).is_some_and(|h| h.token == claim.token) {
             let kept = reservation.kept(s.reservations.get(&key), lower);
+            #[cfg(feature = "planted-defects")]
+            let kept = if *self.defect.lock().unwrap_or_else(|p| p.into_inner())
+                == crate::lease::Defect::ReservationLowered
+            {
+                *reservation // the defect: the stored reservation is not consulted
+            } else {
+                kept
+            };
             s.reservations.insert(key, kept);
             Ok(())
         } else {
