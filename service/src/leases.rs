@@ -216,36 +216,7 @@ impl Leases {
         sequencer: &str,
         config: &Config,
     ) -> Result<Leases, snowmint_coord::Error> {
-        // The service's own default client sequencer is created if missing (as `default` is for a lease
-        // source); a name given with --client-sequencer must exist (SEQUENCER_NOT_FOUND otherwise).
-        let open = || {
-            Sequencer::for_layout(
-                store.clone(),
-                sequencer,
-                config.layout,
-                Options::default(),
-                time.clone(),
-                LeaseOptions::default(),
-            )
-        };
-        let seq = match open() {
-            Err(e)
-                if e.code() == ErrorCode::SequencerNotFound
-                    && sequencer == crate::DEFAULT_CLIENT_SEQUENCER =>
-            {
-                Sequencer::create_with(
-                    store.clone(),
-                    time.clone(),
-                    sequencer,
-                    config.layout,
-                    config.layout.node_count(),
-                    Options::default(),
-                    LeaseOptions::default(),
-                )
-            }
-            other => other,
-        }
-        .map_err(|e| e.context(format!("client sequencer {sequencer:?}")))?;
+        let seq = client_sequencer(&store, &time, sequencer, config)?;
         let store_for_key = store.clone();
         Ok(Leases {
             record: seq.record().clone(),
@@ -524,6 +495,45 @@ impl Leases {
         }
         g
     }
+}
+
+/// The client sequencer `sequencer` on `store`: the service's own default one is created if missing
+/// (as `default` is for a lease source); a name given with `--client-sequencer` must exist
+/// (`SEQUENCER_NOT_FOUND` otherwise), and its layout must be the service's.
+pub(crate) fn client_sequencer(
+    store: &Arc<dyn Store>,
+    time: &Arc<dyn Time>,
+    sequencer: &str,
+    config: &Config,
+) -> Result<Sequencer, snowmint_coord::Error> {
+    let open = || {
+        Sequencer::for_layout(
+            store.clone(),
+            sequencer,
+            config.layout,
+            Options::default(),
+            time.clone(),
+            LeaseOptions::default(),
+        )
+    };
+    match open() {
+        Err(e)
+            if e.code() == ErrorCode::SequencerNotFound
+                && sequencer == crate::DEFAULT_CLIENT_SEQUENCER =>
+        {
+            Sequencer::create_with(
+                store.clone(),
+                time.clone(),
+                sequencer,
+                config.layout,
+                config.layout.node_count(),
+                Options::default(),
+                LeaseOptions::default(),
+            )
+        }
+        other => other,
+    }
+    .map_err(|e| e.context(format!("client sequencer {sequencer:?}")))
 }
 
 #[cfg(test)]

@@ -380,10 +380,15 @@ impl Service {
                 // keeper extends the reservation.
                 let (ttl, node) = match &parsed {
                     NodeSource::Lease(l) => (l.ttl, None),
-                    fixed => (
-                        LeaseOptions::default().ttl,
-                        Some(fixed.resolve(&config.node, &config.layout)?),
-                    ),
+                    fixed => {
+                        // The client sequencer the fixed node ID is claimed on (created if it is
+                        // the service's own default one).
+                        leases::client_sequencer(s, &time, &sequencer, &config)?;
+                        (
+                            LeaseOptions::default().ttl,
+                            Some(fixed.resolve(&config.node, &config.layout)?),
+                        )
+                    }
                 };
                 let options = Options {
                     policy: Policy::Fail,
