@@ -335,6 +335,13 @@ fn own_node(s: &Served) -> u64 {
 /// Set-up (a): a lease source as `--node` with another `--client-sequencer` is refused at start; on its
 /// own sequencer (the default), no client lease gets the service's node ID and no ID is minted twice.
 fn lease_source_and_client_sequencer(node: &str) {
+    // Only `default` is created implicitly: the operator creates the sequencer first.
+    let snowmint_coord::NodeSource::Lease(l) = snowmint_coord::NodeSource::parse(node).unwrap()
+    else {
+        panic!("{node}: not a lease source")
+    };
+    let store = snowmint_coord::source::open_store(&l.store).unwrap();
+    snowmint_coord::Sequencer::create(store, &l.sequencer, four_nodes(), 4).unwrap();
     let (status, err) = refused(&["--node", node, "--client-sequencer", "clients"]);
     if status.is_none() || status == Some(0) {
         // The old service started: count what its clients mint twice.
@@ -362,6 +369,10 @@ fn lease_source_and_client_sequencer(node: &str) {
 /// there: no client lease gets either, no ID is minted twice, a third `--node 1` is refused while the
 /// first runs, and each instance releases its node ID at shutdown.
 fn fixed_nodes_sharing_leases(store: &str, sequencer: &str) {
+    // A client sequencer other than the service's default `clients` must exist.
+    let parsed = snowmint_coord::source::parse_store_url(store).unwrap();
+    let opened = snowmint_coord::source::open_store(&parsed).unwrap();
+    snowmint_coord::Sequencer::create(opened, sequencer, four_nodes(), 4).unwrap();
     let common = ["--leases", store, "--client-sequencer", sequencer];
     let with = |node| [&["--node", node][..], &common[..]].concat();
     let mut a = serve(&with("1"));
