@@ -1040,7 +1040,7 @@ impl Generator {
     /// bigint (`JsNumbers`).
     #[napi(getter, ts_return_type = "number | bigint")]
     pub fn node_id(&self) -> Unknown<'static> {
-        let node_id = JsNumbers::of(self.gen.layout()).node_id;
+        let node_id = JsNumbers::node_id(self.gen.layout());
         let v = int(self.env, self.gen.node_id(), node_id);
         unsafe { Unknown::from_raw_unchecked(self.env, v) }
     }
@@ -1129,7 +1129,7 @@ impl Generator {
             },
             Some(l) => unsafe {
                 sys::napi_create_object(env, &mut out);
-                let node_id = JsNumbers::of(self.gen.layout()).node_id;
+                let node_id = JsNumbers::node_id(self.gen.layout());
                 set(env, out, "nodeId", int(env, l.node_id(), node_id));
                 set(env, out, "fencingToken", big(env, l.fencing_token()));
                 let mut date = ptr::null_mut();

@@ -657,8 +657,10 @@ impl Generator {
     /// The node ID this generator mints for (before any offset).
     #[wasm_bindgen(getter, js_name = nodeId)]
     pub fn node_id(&self) -> JsValue {
-        let numbers = JsNumbers::of(self.inner.layout());
-        int(self.inner.node_id(), numbers.node_id)
+        int(
+            self.inner.node_id(),
+            JsNumbers::node_id(self.inner.layout()),
+        )
     }
 
     /// The high-water mark (the next free logical position), a bigint: persist it and pass it to
@@ -672,7 +674,7 @@ impl Generator {
     /// backwards.
     pub fn restore(&self, mark: JsValue) -> Result<(), JsValue> {
         let mark = match mark.as_string() {
-            Some(s) => Encoding::Decimal.parse(&s).map_err(js_err)?,
+            Some(s) => decimal(&s).map_err(js_err)?,
             None if mark.is_bigint() => u64_arg(&mark, "mark")?,
             None => return Err(type_err("mark must be a bigint or a decimal string")),
         };
@@ -711,6 +713,7 @@ fn id_number_arg(v: &JsValue) -> Result<u64, JsValue> {
 
 /// `x` as a Number when the layout's field fits 2^53 - 1 ([`JsNumbers`]), else as a bigint: exact
 /// either way, and the same type for every value of the field.
+#[inline(never)]
 fn int(x: u64, number: bool) -> JsValue {
     if number {
         JsValue::from_f64(x as f64)
@@ -722,17 +725,15 @@ fn int(x: u64, number: bool) -> JsValue {
 /// A string `nodeId`: a node ID in decimal (SPEC §3.1's fixed node source, surrounding spaces allowed);
 /// the other node sources need a host (env, k8s, ip) or a store (leases), which a browser has not.
 fn fixed_node_source(s: &str) -> Result<u64, JsValue> {
-    let t = s.trim();
-    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(arg_err(
-            "nodeId: a browser takes a node ID (a number, a bigint or its decimal string), not a \
-             node source; browsers get node leases from the ID service",
-        ));
-    }
-    // The decimal codec the module already has (no second integer parser for the size budget).
-    Encoding::Decimal
-        .parse(t)
-        .map_err(|_| arg_err("nodeId: the node ID does not fit in 64 bits"))
+    // The decimal codec restore() uses (digits only, below 2^64; no second integer parser: the size
+    // budget), and one message for every refusal.
+    decimal(s.trim_ascii()).map_err(|_| arg_err("nodeId: not a node ID in decimal"))
+}
+
+/// A decimal string as `u64` (one copy of the codec for `restore` and a string `nodeId`).
+#[inline(never)]
+fn decimal(s: &str) -> Result<u64, snowmint::Error> {
+    Encoding::Decimal.parse(s)
 }
 
 /// Takes an ID (bigint or any string form) apart under a layout (default `'twitter'`):

@@ -44,13 +44,18 @@ pub struct JsNumbers {
 
 impl JsNumbers {
     /// The choice for `layout`.
+    #[inline(never)]
     pub fn of(layout: &Layout) -> JsNumbers {
-        let fits = |max: u64| max <= JS_MAX_SAFE_INTEGER;
         JsNumbers {
-            node_id: fits(layout.node_count().saturating_sub(1)),
-            sequence: fits(layout.ids_per_tick().saturating_sub(1)),
-            timestamp_ms: fits(layout.lifespan_end_ms().saturating_sub(1)),
+            node_id: JsNumbers::node_id(layout),
+            sequence: layout.ids_per_tick() - 1 <= JS_MAX_SAFE_INTEGER,
+            timestamp_ms: layout.lifespan_end_ms() - 1 <= JS_MAX_SAFE_INTEGER,
         }
+    }
+
+    /// `node_id` alone (a generator's `nodeId` getter needs no other field).
+    pub fn node_id(layout: &Layout) -> bool {
+        layout.node_count() - 1 <= JS_MAX_SAFE_INTEGER
     }
 }
 
