@@ -484,6 +484,8 @@ pub unsafe extern "C" fn snowmint_shared_next_id(
         let g = try_ref!(generator);
         nonnull!(id_out);
         g.check_fork()?;
+        // One arm in the ID-only build (no `coord` feature).
+        #[cfg_attr(not(feature = "coord"), allow(clippy::infallible_destructuring_match))]
         let inner = match &g.inner {
             SharedInner::Plain(inner) => inner,
             #[cfg(feature = "coord")]
