@@ -32,6 +32,7 @@ stage() {
 
 stage "rust unit tests" cargo test -q --release -p snowmint-c --lib --manifest-path "$ROOT/Cargo.toml"
 stage "make check" make -s -C "$HERE" check
+stage "ID-only library (snowmint-core)" make -s -C "$HERE" check-core
 stage "runner self-test" bash "$HERE/tests/runner_selftest.sh"
 stage "install + pkg-config" make -s -C "$HERE" install-check
 stage "README commands, as written" bash "$HERE/tests/readme.sh"

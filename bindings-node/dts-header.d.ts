@@ -84,12 +84,13 @@ export declare class Client {
 export interface Decoded {
   id: bigint
   timestampTicks: bigint
-  timestampMs: number
+  /** Numbers when the layout's field fits 2^53 - 1, bigints otherwise (exact either way). */
+  timestampMs: number | bigint
   subMsNs: number
   date: Date
   iso: string
-  nodeId: number
-  sequence: number
+  nodeId: number | bigint
+  sequence: number | bigint
   /** `JSON.stringify` form: the same fields, bigints as decimal strings, `date` as `iso`. */
   toJSON(): DecodedJSON
 }
@@ -98,12 +99,12 @@ export interface Decoded {
 export interface DecodedJSON {
   id: string
   timestampTicks: string
-  timestampMs: number
+  timestampMs: number | string
   subMsNs: number
   date: string
   iso: string
-  nodeId: number
-  sequence: number
+  nodeId: number | string
+  sequence: number | string
 }
 
 /** `JSON.stringify(layout)`: every figure of the layout, the bigint ones as decimal strings. */
@@ -129,7 +130,7 @@ export interface LayoutJSON {
 /** `JSON.stringify(generator)`: its layout (the preset name, or the custom layout's figures), node, policy. */
 export interface GeneratorJSON {
   layout: PresetName | LayoutJSON
-  nodeId: number
+  nodeId: number | string
   policy: 'wait' | 'fail' | 'strict'
 }
 

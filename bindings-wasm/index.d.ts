@@ -52,7 +52,7 @@ export interface LayoutJSON {
 /** `JSON.stringify(generator)`: its layout (the preset name, or the custom layout's figures), node, policy. */
 export interface GeneratorJSON {
   layout: PresetName | LayoutJSON;
-  nodeId: number;
+  nodeId: number | string;
   policy: Policy;
 }
 
@@ -132,7 +132,8 @@ export declare class Generator {
   restore(mark: bigint | string): void;
   free(): void;
   readonly layout: Layout;
-  readonly nodeId: number;
+  /** A Number when the layout's node field fits 2^53 - 1, else a bigint (never rounded). */
+  readonly nodeId: number | bigint;
   /** 'wait', 'fail' or 'strict'. */
   readonly policy: Policy;
   /** `JSON.stringify` form: layout, node ID and policy. */
@@ -224,12 +225,13 @@ export declare class Opaque {
 export interface Decoded {
   id: bigint;
   timestampTicks: bigint;
-  timestampMs: number;
+  /** Numbers when the layout's field fits 2^53 - 1, bigints otherwise (exact either way). */
+  timestampMs: number | bigint;
   subMsNs: number;
   date: Date;
   iso: string;
-  nodeId: number;
-  sequence: number;
+  nodeId: number | bigint;
+  sequence: number | bigint;
   /** `JSON.stringify` form: the same fields, bigints as decimal strings, `date` as `iso`. */
   toJSON(): DecodedJSON;
 }
@@ -238,12 +240,12 @@ export interface Decoded {
 export interface DecodedJSON {
   id: string;
   timestampTicks: string;
-  timestampMs: number;
+  timestampMs: number | string;
   subMsNs: number;
   date: string;
   iso: string;
-  nodeId: number;
-  sequence: number;
+  nodeId: number | string;
+  sequence: number | string;
 }
 
 export declare function decode(id: bigint | string, layout?: PresetName | Layout): Decoded;
@@ -323,7 +325,7 @@ export declare class OfflineGenerator {
   flush(): Promise<void>;
   /** Stops, frees the tab's lease slot; `{ release: true }` also gives the lease back to the service. */
   close(options?: { release?: boolean }): Promise<void>;
-  readonly nodeId: number;
+  readonly nodeId: number | bigint;
   readonly layout: Layout;
   /** This tab's lease slot (0 for the first tab of the origin). */
   readonly slot: number;

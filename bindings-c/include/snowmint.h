@@ -23,6 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#if !defined(SNOWMINT_ID_ONLY)
+#define SNOWMINT_COORD 1
+#endif
 
 /**
  * Size of the character arrays holding ISO-8601 text, including the NUL.
@@ -153,6 +156,7 @@ typedef uint32_t snowmint_result;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+#if defined(SNOWMINT_COORD)
 /**
  * The state of a generator's node ID.
  */
@@ -161,19 +165,25 @@ enum snowmint_lease_state
   : uint32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
+#if defined(SNOWMINT_COORD)
   /**
    * Holds its node ID (always, for a fixed node ID) and mints.
    */
   SNOWMINT_LEASE_STATE_ATTACHED = 0,
+#endif
+#if defined(SNOWMINT_COORD)
   /**
    * Holds none (after `snowmint_generator_detach` or a lost lease): minting gives
    * SNOWMINT_RESULT_LEASE_LOST until `snowmint_generator_attach`.
    */
   SNOWMINT_LEASE_STATE_DETACHED = 1,
+#endif
+#if defined(SNOWMINT_COORD)
   /**
    * The sequencer was destroyed: minting gives SNOWMINT_RESULT_SEQUENCER_DESTROYED forever.
    */
   SNOWMINT_LEASE_STATE_DESTROYED = 2,
+#endif
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -182,6 +192,7 @@ typedef enum snowmint_lease_state snowmint_lease_state;
 typedef uint32_t snowmint_lease_state;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+#endif
 
 /**
  * Layout presets for `snowmint_layout_new_from_preset` (snowcast: `snowmint_layout_new_snowcast`).
@@ -388,16 +399,20 @@ typedef struct snowmint_layout snowmint_layout;
  */
 typedef struct snowmint_opaque snowmint_opaque;
 
+#if defined(SNOWMINT_COORD)
 /**
  * A range sequence handle. Thread-safe; free with `snowmint_range_sequence_free`.
  */
 typedef struct snowmint_range_sequence snowmint_range_sequence;
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * A handle on a named sequencer (snowcast's lifecycle) in a store. Thread-safe; free with
  * `snowmint_sequencer_free`. It holds no lease itself: `snowmint_sequencer_attach` gives generators.
  */
 typedef struct snowmint_sequencer snowmint_sequencer;
+#endif
 
 /**
  * A lock-free generator that many threads may call at once (one compare-and-swap per call). Create
@@ -647,6 +662,7 @@ typedef struct snowmint_layout_info {
   char lifespan_end_iso[SNOWMINT_ISO_CAPACITY];
 } snowmint_layout_info;
 
+#if defined(SNOWMINT_COORD)
 /**
  * A node-ID lease as seen at one moment.
  */
@@ -664,7 +680,9 @@ typedef struct snowmint_lease_info {
    */
   uint64_t expires_unix_ms;
 } snowmint_lease_info;
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * How a range sequence allocates. Fill it with `snowmint_range_options_init`, then change fields.
  */
@@ -695,7 +713,9 @@ typedef struct snowmint_range_options {
    */
   uint32_t threshold_percent;
 } snowmint_range_options;
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * What a range sequence handle has done (`snowmint_range_sequence_stats`).
  */
@@ -737,6 +757,7 @@ typedef struct snowmint_range_stats {
    */
   uint64_t ready_end;
 } snowmint_range_stats;
+#endif
 
 /**
  * An injected clock: returns the current Unix time in the layout's clock unit (whole milliseconds, or
@@ -1087,6 +1108,7 @@ snowmint_result snowmint_clock_reading_to_ns(const struct snowmint_layout *layou
                                              double reading,
                                              uint64_t *ns_out);
 
+#if defined(SNOWMINT_COORD)
 /**
  * Opens a generator from a node source: a number ("7"), "env" / "env:NAME", "k8s" / "k8s:OFFSET",
  * "ip" (a fixed node ID), or a lease source "file:///DIR", "etcd://HOST:PORT/PREFIX",
@@ -1104,39 +1126,51 @@ snowmint_result snowmint_generator_open(const char *node_source,
                                         const struct snowmint_layout *layout,
                                         const struct snowmint_options *options,
                                         struct snowmint_shared_generator **generator_out);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * Writes the lease a generator holds into `*info_out`. INVALID_ARGUMENT for a fixed node ID (it holds
  * no lease), LEASE_LOST when detached, SEQUENCER_DESTROYED when destroyed.
  */
 snowmint_result snowmint_generator_lease_info(const struct snowmint_shared_generator *generator,
                                               struct snowmint_lease_info *info_out);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * Writes the generator's state into `*state_out` (a fixed node ID is always ATTACHED). A detached
  * lease-backed generator asks the store whether its sequencer was destroyed.
  */
 snowmint_result snowmint_generator_lease_state(const struct snowmint_shared_generator *generator,
                                                snowmint_lease_state *state_out);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * The node ID a shared generator mints with (of its lease; of the last lease held once detached).
  */
 snowmint_result snowmint_shared_generator_node_id(const struct snowmint_shared_generator *generator,
                                                   uint64_t *node_id_out);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * Releases the generator's lease (blocking); minting then gives LEASE_LOST until
  * `snowmint_generator_attach`. Nothing for a fixed node ID. Thread-safe.
  */
 snowmint_result snowmint_generator_detach(const struct snowmint_shared_generator *generator);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * Claims a node ID again (blocking; most likely another one). Nothing when attached or for a fixed
  * node ID; SEQUENCER_DESTROYED once destroyed; NODE_IDS_EXHAUSTED when none is free. Thread-safe.
  */
 snowmint_result snowmint_generator_attach(const struct snowmint_shared_generator *generator);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * Creates the sequencer `name` with `node_count` node IDs (0: all of the layout's) in the store
  * `store_url` names ("file:///DIR", "etcd://HOST:PORT/PREFIX", "postgres://USER@HOST:PORT/DB"; "?ttl="
@@ -1149,7 +1183,9 @@ snowmint_result snowmint_sequencer_create(const char *store_url,
                                           const struct snowmint_layout *layout,
                                           uint64_t node_count,
                                           struct snowmint_sequencer **sequencer_out);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * A handle on the existing sequencer `name` in `store_url` (SEQUENCER_NOT_FOUND if there is none).
  * Blocking. Free `*sequencer_out` with `snowmint_sequencer_free`.
@@ -1157,30 +1193,39 @@ snowmint_result snowmint_sequencer_create(const char *store_url,
 snowmint_result snowmint_sequencer_open(const char *store_url,
                                         const char *name,
                                         struct snowmint_sequencer **sequencer_out);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * Claims a node ID of the sequencer and returns a shared generator holding it (blocking). Free it
  * with `snowmint_shared_generator_free` (which releases the lease).
  */
 snowmint_result snowmint_sequencer_attach(const struct snowmint_sequencer *sequencer,
                                           struct snowmint_shared_generator **generator_out);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * Releases the lease of a generator from `snowmint_sequencer_attach` (as `snowmint_generator_detach`).
  */
 snowmint_result snowmint_sequencer_detach(const struct snowmint_shared_generator *generator);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * Destroys the sequencer everywhere (blocking): every generator of it, in every process, stops
  * minting within one renewal interval and gives SEQUENCER_DESTROYED forever. The name may be created
  * again; the new sequencer never repeats an old ID.
  */
 snowmint_result snowmint_sequencer_destroy(const struct snowmint_sequencer *sequencer);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * Frees a sequencer handle (generators attached from it live on). NULL is ignored.
  */
 void snowmint_sequencer_free(struct snowmint_sequencer *sequencer);
+#endif
 
 /**
  * Creates the permutation of `layout`'s width (63 bits for twitter, 53 for js53, 64 with the sign
@@ -1233,11 +1278,14 @@ snowmint_result snowmint_opaque_decode_many(const struct snowmint_opaque *opaque
                                             uint64_t *buf,
                                             size_t n);
 
+#if defined(SNOWMINT_COORD)
 /**
  * Fills `*options_out` with the defaults.
  */
 snowmint_result snowmint_range_options_init(struct snowmint_range_options *options_out);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * Opens range sequence `name` for datacenter `dc`: `global_store` is shared by every datacenter,
  * `local_store` is the datacenter's own (NULL: the global one); each is "file:///DIR",
@@ -1256,7 +1304,9 @@ snowmint_result snowmint_range_sequence_open(const char *name,
                                              const char *local_store,
                                              const struct snowmint_range_options *options,
                                              struct snowmint_range_sequence **sequence_out);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * The next value into `*value_out`: one atomic step on the held range. STORE_UNAVAILABLE when no range
  * could be had within `wait_ms` (the datacenter's store unreachable), RANGE_EXHAUSTED once every
@@ -1264,25 +1314,32 @@ snowmint_result snowmint_range_sequence_open(const char *name,
  */
 snowmint_result snowmint_range_sequence_next(const struct snowmint_range_sequence *sequence,
                                              uint64_t *value_out);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * `n` increasing values into `values_out[0..n]` (written only on success; n = 0 does nothing).
  */
 snowmint_result snowmint_range_sequence_next_n(const struct snowmint_range_sequence *sequence,
                                                uint64_t *values_out,
                                                size_t n);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * Fills `*stats_out` with what the handle has done.
  */
 snowmint_result snowmint_range_sequence_stats(const struct snowmint_range_sequence *sequence,
                                               struct snowmint_range_stats *stats_out);
+#endif
 
+#if defined(SNOWMINT_COORD)
 /**
  * Frees a range sequence handle (values of its held ranges never handed out stay unused: a hole,
  * never a repeat). NULL is ignored.
  */
 void snowmint_range_sequence_free(struct snowmint_range_sequence *sequence);
+#endif
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -8,6 +8,7 @@ use super::*;
 pub(crate) enum Fail {
     Core(Error),
     /// A coordination error; its message is in `COORD_MESSAGE` (this thread's last one).
+    #[cfg(feature = "coord")]
     Coord(ErrorCode),
     Null(&'static str),
     TooSmall {
@@ -21,6 +22,7 @@ impl Fail {
     pub(crate) fn result(&self) -> snowmint_result {
         match self {
             Fail::Core(e) => snowmint_result::from_code(e.code()),
+            #[cfg(feature = "coord")]
             Fail::Coord(code) => snowmint_result::from_code(*code),
             Fail::Null(_) => snowmint_result::NullPointer,
             Fail::TooSmall { .. } => snowmint_result::BufferTooSmall,
@@ -38,6 +40,7 @@ impl Fail {
                  node_count: 128..8192)"
             ),
             Fail::Core(e) => e.to_string(),
+            #[cfg(feature = "coord")]
             Fail::Coord(_) => COORD_MESSAGE
                 .try_with(|m| m.borrow().clone())
                 .unwrap_or_default(),
@@ -61,9 +64,11 @@ impl From<Error> for Fail {
 
 thread_local! {
     pub(crate) static LAST: Cell<Option<Fail>> = const { Cell::new(None) };
+    #[cfg(feature = "coord")]
     static COORD_MESSAGE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
+#[cfg(feature = "coord")]
 impl From<coord::Error> for Fail {
     fn from(e: coord::Error) -> Fail {
         let _ = COORD_MESSAGE.try_with(|m| *m.borrow_mut() = e.message().to_string());

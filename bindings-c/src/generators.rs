@@ -213,6 +213,7 @@ pub(crate) enum SharedInner {
     /// State in this process's memory, or in a state file.
     Plain(SharedGenerator<SharedState>),
     /// A node-ID lease from a store.
+    #[cfg(feature = "coord")]
     Leased(Box<coord::SequencerGenerator>),
 }
 
@@ -266,6 +267,7 @@ impl snowmint_shared_generator {
         );
         match &self.inner {
             SharedInner::Plain(g) => g.state_holder().state_file().ok_or(NONE),
+            #[cfg(feature = "coord")]
             SharedInner::Leased(_) => Err(NONE),
         }
     }
@@ -273,6 +275,7 @@ impl snowmint_shared_generator {
     pub(crate) fn plain(&self) -> Result<&SharedGenerator<SharedState>, Fail> {
         match &self.inner {
             SharedInner::Plain(g) => Ok(g),
+            #[cfg(feature = "coord")]
             SharedInner::Leased(_) => Err(Fail::Argument(
                 "a lease-backed generator keeps its position in the store's reservation: no state to save or restore",
             )),
@@ -481,8 +484,11 @@ pub unsafe extern "C" fn snowmint_shared_next_id(
         let g = try_ref!(generator);
         nonnull!(id_out);
         g.check_fork()?;
+        // One arm in the ID-only build (no `coord` feature).
+        #[cfg_attr(not(feature = "coord"), allow(clippy::infallible_destructuring_match))]
         let inner = match &g.inner {
             SharedInner::Plain(inner) => inner,
+            #[cfg(feature = "coord")]
             SharedInner::Leased(l) => {
                 let id = l.next_id()?;
                 // SAFETY: non-NULL.
@@ -522,6 +528,7 @@ pub unsafe extern "C" fn snowmint_shared_next_ids(
         let out = unsafe { std::slice::from_raw_parts_mut(buf, checked_len(n)?) };
         match &g.inner {
             SharedInner::Plain(inner) => inner.next_ids_with(&g.clock, snowmint::sleep_ns, out)?,
+            #[cfg(feature = "coord")]
             SharedInner::Leased(l) => l.next_ids(out)?,
         }
         Ok(())
@@ -652,6 +659,7 @@ pub unsafe extern "C" fn snowmint_shared_generator_stats(
         // SAFETY: non-NULL live handle.
         let stats = match &unsafe { &*generator }.inner {
             SharedInner::Plain(g) => g.stats(),
+            #[cfg(feature = "coord")]
             SharedInner::Leased(g) => g.stats(),
         };
         // SAFETY: non-NULL.

@@ -23,6 +23,7 @@ use std::ffi::{c_char, c_void, CStr, OsStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
+#[cfg(feature = "coord")]
 use snowmint_coord as coord;
 use snowmint_core as snowmint;
 use snowmint_core::state_file::{SharedState, StateFile};
@@ -47,7 +48,11 @@ use fork::*;
 pub use generators::*;
 pub use layouts::*;
 
+// Compiled out of the ID-only library (no `coord` feature); the header hides their declarations
+// under SNOWMINT_ID_ONLY.
+#[cfg(feature = "coord")]
 mod coord_api;
+#[cfg(feature = "coord")]
 pub use coord_api::*;
 
 /// The library version, e.g. "0.1.0" (static; never NULL).
@@ -96,4 +101,5 @@ mod tests {
 
 // Opaque IDs (after the macros above, which it uses).
 mod opaque;
+#[cfg(feature = "coord")]
 mod range_api;

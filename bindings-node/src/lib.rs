@@ -7,7 +7,9 @@
 //! or rounded. Wrong JavaScript types are `TypeError`s with `code: 'INVALID_ARGUMENT'` (or
 //! `'INVALID_CLOCK'` for a clock reading); every other error (a value out of range, a core or
 //! coordination error) is a `SnowmintError` (the package's `Error` subclass, made in `index.js` and
-//! handed to the addon by `__setErrorClass`) with the code. The WASM package follows the same rule.
+//! handed to the addon by `__setErrorClass`) with the code. Integer outputs are exact too: `nodeId`,
+//! `sequence` and `timestampMs` are Numbers when the layout's field fits 2^53 - 1 and bigints
+//! otherwise (`snowmint_host::JsNumbers`). The WASM package follows the same rules.
 #![deny(clippy::all)]
 
 use std::ffi::{c_char, CString};
@@ -20,7 +22,7 @@ use std::cell::{Cell, UnsafeCell};
 
 use snowmint::state_file::{SharedState, StateFile};
 use snowmint_coord as coord;
-use snowmint_host::ClockFault;
+use snowmint_host::{ClockFault, JsNumbers};
 use std::sync::Arc;
 
 use snowmint::{
@@ -1034,17 +1036,13 @@ impl Generator {
         }
     }
 
-    /// The node ID (before any offset).
-    #[napi(getter)]
-    pub fn node_id(&self) -> Result<f64> {
-        let id = self.gen.node_id();
-        if id > 9_007_199_254_740_991 {
-            return Err(range_err(
-                self.env,
-                "nodeId is above 2^53 - 1: it cannot be a Number exactly",
-            ));
-        }
-        Ok(id as f64)
+    /// The node ID (before any offset): a Number when the layout's node field fits 2^53 - 1, else a
+    /// bigint (`JsNumbers`).
+    #[napi(getter, ts_return_type = "number | bigint")]
+    pub fn node_id(&self) -> Unknown<'static> {
+        let node_id = JsNumbers::node_id(self.gen.layout());
+        let v = int(self.env, self.gen.node_id(), node_id);
+        unsafe { Unknown::from_raw_unchecked(self.env, v) }
     }
 
     /// 'wait', 'fail' or 'strict'.
@@ -1116,7 +1114,7 @@ impl Generator {
     /// The lease held (`nodeId`, `fencingToken`, `expiresAt`), or null: a fixed node ID, or detached.
     #[napi(
         getter,
-        ts_return_type = "{ nodeId: number; fencingToken: bigint; expiresAt: Date } | null"
+        ts_return_type = "{ nodeId: number | bigint; fencingToken: bigint; expiresAt: Date } | null"
     )]
     pub fn lease(&self) -> Result<Unknown<'static>> {
         let env = self.env;
@@ -1131,7 +1129,8 @@ impl Generator {
             },
             Some(l) => unsafe {
                 sys::napi_create_object(env, &mut out);
-                set(env, out, "nodeId", num(env, l.node_id() as f64));
+                let node_id = JsNumbers::node_id(self.gen.layout());
+                set(env, out, "nodeId", int(env, l.node_id(), node_id));
                 set(env, out, "fencingToken", big(env, l.fencing_token()));
                 let mut date = ptr::null_mut();
                 sys::napi_create_date(env, l.expires_unix_ms() as f64, &mut date);
@@ -1560,15 +1559,14 @@ fn big(env: sys::napi_env, x: u64) -> Raw {
     v
 }
 
-/// A field as a Number, refusing (never rounding) values above 2^53 - 1.
-fn safe_num(env: sys::napi_env, x: u64, what: &str) -> Result<Raw> {
-    if x > 9_007_199_254_740_991 {
-        return Err(range_err(
-            env,
-            &format!("{what} {x} is above 2^53 - 1 and cannot be a Number exactly"),
-        ));
+/// A field's value as a Number when the layout's field fits 2^53 - 1 (`number`, from `JsNumbers`),
+/// else as a bigint: exact either way, one type per layout (the WASM package's rule too).
+fn int(env: sys::napi_env, x: u64, number: bool) -> Raw {
+    if number {
+        num(env, x as f64)
+    } else {
+        big(env, x)
     }
-    Ok(num(env, x as f64))
 }
 
 /// Takes an ID (a bigint, or a string in any form) apart under a layout (default 'twitter').
@@ -1581,6 +1579,7 @@ pub fn decode(env: Env, id: Unknown<'_>, layout: Option<Unknown<'_>>) -> Result<
     let id = id_arg(env, raw_of(&id), true)?;
     let layout = layout_arg(env, opt_raw(&layout))?;
     let d = layout.decode(id).js(env)?;
+    let numbers = JsNumbers::of(&layout);
     let mut obj = ptr::null_mut();
     unsafe { sys::napi_create_object(env, &mut obj) };
     set(env, obj, "id", big(env, d.id));
@@ -1589,7 +1588,7 @@ pub fn decode(env: Env, id: Unknown<'_>, layout: Option<Unknown<'_>>) -> Result<
         env,
         obj,
         "timestampMs",
-        safe_num(env, d.unix_ms, "timestampMs")?,
+        int(env, d.unix_ms, numbers.timestamp_ms),
     );
     set(env, obj, "subMsNs", num(env, d.sub_ms_ns as f64));
     let mut date = ptr::null_mut();
@@ -1602,8 +1601,8 @@ pub fn decode(env: Env, id: Unknown<'_>, layout: Option<Unknown<'_>>) -> Result<
     unsafe { sys::napi_create_date(env, ms, &mut date) };
     set(env, obj, "date", date);
     set(env, obj, "iso", js_str(env, d.iso().to_buf().as_str()));
-    set(env, obj, "nodeId", safe_num(env, d.node, "nodeId")?);
-    set(env, obj, "sequence", safe_num(env, d.sequence, "sequence")?);
+    set(env, obj, "nodeId", int(env, d.node, numbers.node_id));
+    set(env, obj, "sequence", int(env, d.sequence, numbers.sequence));
     Ok(unsafe { Unknown::from_raw_unchecked(env, obj) })
 }
 

@@ -119,7 +119,7 @@ export function installSurface(api) {
   const generatorFields = (g) => ({ layout: layoutSummary(g.layout), nodeId: g.nodeId, policy: g.policy });
   define(G, 'toJSON', function toJSON() {
     const f = generatorFields(this);
-    return { ...f, layout: typeof f.layout === 'string' ? f.layout : jsonable(f.layout) };
+    return jsonable({ ...f, layout: typeof f.layout === 'string' ? f.layout : jsonable(f.layout) });
   });
   define(G, INSPECT, function (depth, options, inspect) {
     return show('Generator', generatorFields(this), depth, options, inspect);

@@ -9,7 +9,9 @@
 //! Errors are real `Error` objects with `err.code` set to the core's stable code; wrong JavaScript types
 //! are `TypeError`s with code `INVALID_ARGUMENT`. Every integer input is checked to be lossless: a bigint
 //! outside `0..2^64`, or a Number that is not a whole number in `0..=2^53-1`, is an error, never wrapped
-//! or rounded.
+//! or rounded. Every integer output is exact too: `nodeId`, `sequence` and `timestampMs` are Numbers
+//! when the layout's field fits 2^53 - 1 and bigints otherwise (`snowmint_host::JsNumbers`, the
+//! native package's rule as well).
 #![warn(missing_docs)]
 
 #[cfg(target_arch = "wasm32")]
@@ -21,7 +23,7 @@ static ALLOCATOR: alloc::SizeClasses = alloc::SizeClasses::new();
 
 use js_sys::{Array, Date, Function, Object, Reflect};
 use snowmint::{ClockReader, ClockUnit, Encoding, ErrorCode, Policy, SharedGenerator};
-use snowmint_host::{ClockFault, HostClock, HostRead};
+use snowmint_host::{ClockFault, HostClock, HostRead, JsNumbers};
 use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
 
@@ -537,13 +539,12 @@ impl Generator {
         // as the native package refuses a source it cannot use), not as a TypeError.
         const NODE_ID: &str = "nodeId (browsers get node leases from the ID service)";
         let node_id = o.required("nodeId", WHAT)?;
-        if node_id.is_string() {
-            return Err(arg_err(
-                "nodeId (browsers get node leases from the ID service) must be a number or a \
-                 bigint, got a node source",
-            ));
-        }
-        let node_id = u64_arg_as(&node_id, NODE_ID, ErrorCode::NodeIdOutOfRange)?;
+        let node_id = match node_id.as_string() {
+            // The one node source a browser has: a node ID in decimal ("7"), as the native package
+            // (and SPEC §3.1) read it.
+            Some(s) => fixed_node_source(&s)?,
+            None => u64_arg_as(&node_id, NODE_ID, ErrorCode::NodeIdOutOfRange)?,
+        };
         let layout = layout_arg(&o.get("layout"))?;
         let clock = match o.get("clock") {
             v if absent(&v) => None,
@@ -655,8 +656,11 @@ impl Generator {
 
     /// The node ID this generator mints for (before any offset).
     #[wasm_bindgen(getter, js_name = nodeId)]
-    pub fn node_id(&self) -> f64 {
-        self.inner.node_id() as f64
+    pub fn node_id(&self) -> JsValue {
+        int(
+            self.inner.node_id(),
+            JsNumbers::node_id(self.inner.layout()),
+        )
     }
 
     /// The high-water mark (the next free logical position), a bigint: persist it and pass it to
@@ -670,7 +674,7 @@ impl Generator {
     /// backwards.
     pub fn restore(&self, mark: JsValue) -> Result<(), JsValue> {
         let mark = match mark.as_string() {
-            Some(s) => Encoding::Decimal.parse(&s).map_err(js_err)?,
+            Some(s) => decimal(&s).map_err(js_err)?,
             None if mark.is_bigint() => u64_arg(&mark, "mark")?,
             None => return Err(type_err("mark must be a bigint or a decimal string")),
         };
@@ -707,6 +711,31 @@ fn id_number_arg(v: &JsValue) -> Result<u64, JsValue> {
     })
 }
 
+/// `x` as a Number when the layout's field fits 2^53 - 1 ([`JsNumbers`]), else as a bigint: exact
+/// either way, and the same type for every value of the field.
+#[inline(never)]
+fn int(x: u64, number: bool) -> JsValue {
+    if number {
+        JsValue::from_f64(x as f64)
+    } else {
+        JsValue::from(x)
+    }
+}
+
+/// A string `nodeId`: a node ID in decimal (SPEC §3.1's fixed node source, surrounding spaces allowed);
+/// the other node sources need a host (env, k8s, ip) or a store (leases), which a browser has not.
+fn fixed_node_source(s: &str) -> Result<u64, JsValue> {
+    // The decimal codec restore() uses (digits only, below 2^64; no second integer parser: the size
+    // budget), and one message for every refusal.
+    decimal(s.trim_ascii()).map_err(|_| arg_err("nodeId: not a node ID in decimal"))
+}
+
+/// A decimal string as `u64` (one copy of the codec for `restore` and a string `nodeId`).
+#[inline(never)]
+fn decimal(s: &str) -> Result<u64, snowmint::Error> {
+    Encoding::Decimal.parse(s)
+}
+
 /// Takes an ID (bigint or any string form) apart under a layout (default `'twitter'`):
 /// `{ id, timestampTicks, timestampMs, subMsNs, date, iso, nodeId, sequence }`.
 #[wasm_bindgen]
@@ -718,7 +747,8 @@ pub fn decode(id: JsValue, layout: JsValue) -> Result<Object, JsValue> {
     let o: &JsValue = out.as_ref();
     set(o, "id", &JsValue::from(d.id));
     set(o, "timestampTicks", &JsValue::from(d.timestamp_ticks));
-    set(o, "timestampMs", &JsValue::from_f64(d.unix_ms as f64));
+    let numbers = JsNumbers::of(&layout);
+    set(o, "timestampMs", &int(d.unix_ms, numbers.timestamp_ms));
     set(o, "subMsNs", &JsValue::from_f64(d.sub_ms_ns as f64));
     set(
         o,
@@ -726,8 +756,8 @@ pub fn decode(id: JsValue, layout: JsValue) -> Result<Object, JsValue> {
         &Date::new(&JsValue::from_f64(d.unix_ms as f64)).into(),
     );
     set(o, "iso", &JsValue::from_str(d.iso().to_buf().as_str()));
-    set(o, "nodeId", &JsValue::from_f64(d.node as f64));
-    set(o, "sequence", &JsValue::from_f64(d.sequence as f64));
+    set(o, "nodeId", &int(d.node, numbers.node_id));
+    set(o, "sequence", &int(d.sequence, numbers.sequence));
     Ok(out)
 }
 

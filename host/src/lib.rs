@@ -9,6 +9,7 @@
 //!   passes its own source to [`options_seeded`]);
 //! - [`with_host_clock`]: the injected-clock adapter that returns the core's error or the host's own;
 //! - [`fork`]: the fork guard (SPEC §2: a generator created before `fork()` refuses to mint in the child);
+//! - [`JsNumbers`]: which of a layout's fields JavaScript gets as Numbers and which as bigints;
 //! - the batch limit is the core's ([`snowmint::check_batch`], [`snowmint::MAX_BATCH`]).
 //!
 //! `no_std` with `alloc`, messages built without `core::fmt` (for hosts without an operating system);
@@ -22,7 +23,41 @@ extern crate std;
 use alloc::string::String;
 use core::cell::Cell;
 
-use snowmint::{ErrorCode, Options, Policy};
+use snowmint::{ErrorCode, Layout, Options, Policy};
+
+/// JavaScript's `Number.MAX_SAFE_INTEGER`, 2^53 - 1: the largest integer every Number below it is exact.
+pub const JS_MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// Which of a layout's fields the JavaScript packages (native and WASM, identically) give as a Number
+/// rather than a bigint: a field is a Number when every value the layout allows in it is at most
+/// 2^53 - 1, and a bigint otherwise. The type depends on the layout, never on the value, so a program
+/// sees one type per layout and no value is ever rounded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JsNumbers {
+    /// `nodeId` (a generator's, a lease's and `decode()`'s): the node field's largest value.
+    pub node_id: bool,
+    /// `decode().sequence`: the sequence field's largest value.
+    pub sequence: bool,
+    /// `decode().timestampMs`: the last Unix millisecond the layout represents.
+    pub timestamp_ms: bool,
+}
+
+impl JsNumbers {
+    /// The choice for `layout`.
+    #[inline(never)]
+    pub fn of(layout: &Layout) -> JsNumbers {
+        JsNumbers {
+            node_id: JsNumbers::node_id(layout),
+            sequence: layout.ids_per_tick() - 1 <= JS_MAX_SAFE_INTEGER,
+            timestamp_ms: layout.lifespan_end_ms() - 1 <= JS_MAX_SAFE_INTEGER,
+        }
+    }
+
+    /// `node_id` alone (a generator's `nodeId` getter needs no other field).
+    pub fn node_id(layout: &Layout) -> bool {
+        layout.node_count() - 1 <= JS_MAX_SAFE_INTEGER
+    }
+}
 
 /// A refused host value: the stable code and a message naming the argument as the host spells it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -332,6 +367,41 @@ pub mod fork {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn js_numbers_follow_the_layout_fields_not_the_values() {
+        let twitter = Layout::preset("twitter").unwrap();
+        let all = JsNumbers {
+            node_id: true,
+            sequence: true,
+            timestamp_ms: true,
+        };
+        assert_eq!(JsNumbers::of(&twitter), all);
+        let layout = |timestamp_bits, node_bits, sequence_bits, use_sign_bit| {
+            Layout::new(snowmint::LayoutConfig {
+                timestamp_bits,
+                node_bits,
+                sequence_bits,
+                use_sign_bit,
+                node_split_bits: 0,
+                ..*twitter.config()
+            })
+            .unwrap()
+        };
+        // 60 node bits: node IDs up to 2^60 - 1 are bigints (a Number would round them).
+        let wide_node = JsNumbers::of(&layout(3, 60, 0, false));
+        assert_eq!(
+            wide_node,
+            JsNumbers {
+                node_id: false,
+                ..all
+            }
+        );
+        // 53 bits is the widest field that is still a Number; 54 is not.
+        assert!(JsNumbers::of(&layout(10, 53, 0, false)).node_id);
+        assert!(!JsNumbers::of(&layout(9, 54, 0, false)).node_id);
+        assert!(!JsNumbers::of(&layout(1, 0, 63, true)).sequence);
+    }
 
     #[test]
     fn the_seed_rule_and_the_overflow_check() {

@@ -257,6 +257,50 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
     assert.deepEqual(Object.keys(d), Object.keys(DECODED_TYPES))
   })
 
+  test(`surface (${flavour}): a field wider than 53 bits is a bigint, never a rounded Number`, () => {
+    // The rule (snowmint_host::JsNumbers): Number when the layout's field fits 2^53 - 1, else bigint.
+    const wide = new Layout({
+      timestampBits: 3,
+      nodeBits: 60,
+      sequenceBits: 0,
+      order: 'timestamp_node_sequence',
+      tickNs: 1_000_000,
+      epochMs: 0,
+    })
+    const top = 2n ** 60n - 1n
+    const g = new Generator({ nodeId: top, layout: wide })
+    assert.equal(g.nodeId, top)
+    assert.deepEqual(JSON.parse(JSON.stringify(g)).nodeId, String(top))
+    assert.equal(typeof new Generator({ nodeId: 5, layout: wide }).nodeId, 'bigint')
+    const d = decode(compose({ timestampTicks: 1n, nodeId: top, sequence: 0 }, wide), wide)
+    assert.equal(d.nodeId, top)
+    assert.equal(d.sequence, 0) // a 0-bit field: a Number
+    assert.equal(JSON.parse(JSON.stringify(d)).nodeId, String(top))
+    const deep = new Layout({
+      timestampBits: 1,
+      nodeBits: 0,
+      sequenceBits: 63,
+      order: 'timestamp_node_sequence',
+      tickNs: 1,
+      epochMs: 0,
+      useSignBit: true,
+    })
+    const seq = 2n ** 63n - 1n
+    assert.equal(decode(compose({ timestampTicks: 0n, nodeId: 0, sequence: seq }, deep), deep).sequence, seq)
+    // 53 bits is the widest field that stays a Number, at its largest value.
+    const w53 = new Layout({
+      timestampBits: 10,
+      nodeBits: 53,
+      sequenceBits: 0,
+      order: 'timestamp_node_sequence',
+      tickNs: 1_000_000,
+      epochMs: 0,
+    })
+    assert.equal(new Generator({ nodeId: Number.MAX_SAFE_INTEGER, layout: w53 }).nodeId, Number.MAX_SAFE_INTEGER)
+    // A node ID in decimal is the same node in both packages.
+    assert.equal(new Generator({ nodeId: '7' }).nodeId, 7)
+  })
+
   test(`surface (${flavour}): policy getter, default 'fail' in JavaScript`, () => {
     assert.equal(new Generator({ nodeId: 1 }).policy, 'fail')
     for (const p of ['wait', 'fail', 'strict'])
