@@ -539,7 +539,11 @@ impl Generator {
         // rule (the module pays no byte for it). The other node sources need a host (env, k8s, ip) or a
         // store (leases), which a browser has not.
         const NODE_ID: &str = "nodeId (browsers get node leases from the ID service)";
-        let node_id = u64_arg_as(&o.required("nodeId", WHAT)?, NODE_ID, ErrorCode::NodeIdOutOfRange)?;
+        let node_id = u64_arg_as(
+            &o.required("nodeId", WHAT)?,
+            NODE_ID,
+            ErrorCode::NodeIdOutOfRange,
+        )?;
         let layout = layout_arg(&o.get("layout"))?;
         let clock = match o.get("clock") {
             v if absent(&v) => None,
