@@ -10,13 +10,16 @@
 // shims that `js_sys::Error::new` / `RangeError::new` compile to; each becomes `new SnowmintError(…)`, the
 // class imported from js/surface.js (or its CommonJS copy), so no byte of the .wasm pays for it. Every
 // replacement is counted: a wasm-bindgen version that writes the shims differently fails the build.
+// The main module's Generator constructor passes its options through js/surface.js's decimalNodeId
+// first (a string nodeId read in JavaScript, so the size-budgeted module has no string path); it too
+// must be found exactly once.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const SOURCE = fs.readFileSync(path.join(HERE, 'surface.js'), 'utf8');
-const NAMES = ['SnowmintError', 'installSurface'];
+const NAMES = ['SnowmintError', 'installSurface', 'decimalNodeId'];
 
 /** js/surface.js without its `export` keywords: plain declarations. */
 function declarations() {
@@ -34,9 +37,19 @@ const cjs = () =>
 // The shims wasm-bindgen writes for `js_sys::Error::new` and `js_sys::RangeError::new`.
 const SHIM = /(const ret = new )(Error|RangeError)(\(getStringFromWasm0\(arg0, arg1\)\);)/g;
 
-function patch(file, header, ctor) {
+// The main module's Generator constructor: a string nodeId is read in JavaScript first (decimalNodeId).
+const GENERATOR_NEW = 'wasm.generator_new(options)';
+
+function patch(file, header, ctor, surface) {
   let text = fs.readFileSync(file, 'utf8');
   let n = 0;
+  if (file.includes('snowmint_wasm_opaque')) {
+    if (text.includes(GENERATOR_NEW)) throw new Error(`${file}: a Generator constructor in Opaque IDs' module`);
+  } else {
+    if (text.split(GENERATOR_NEW).length !== 2)
+      throw new Error(`${file}: expected one ${GENERATOR_NEW} (has wasm-bindgen changed its glue?)`);
+    text = text.replace(GENERATOR_NEW, `wasm.generator_new(${surface}decimalNodeId(options))`);
+  }
   text = text.replace(SHIM, (_, a, _cls, b) => {
     n++;
     return a + ctor + b;
@@ -84,24 +97,28 @@ if (mode === 'cjs') {
   for (const m of ['snowmint_wasm', 'snowmint_wasm_opaque']) {
     total += patch(
       path.join(out, 'nodejs', `${m}.js`),
-      "const { SnowmintError } = require('../surface.cjs');",
+      "const { SnowmintError, decimalNodeId } = require('../surface.cjs');",
       'SnowmintError',
+      '',
     );
     total += patch(
       path.join(out, 'web', `${m}.js`),
-      "import { SnowmintError } from '../../js/surface.js';",
+      "import { SnowmintError, decimalNodeId } from '../../js/surface.js';",
       'SnowmintError',
+      '',
     );
     total += patch(
       path.join(out, 'bundler', `${m}_bg.js`),
-      "import { SnowmintError } from '../../js/surface.js';",
+      "import { SnowmintError, decimalNodeId } from '../../js/surface.js';",
       'SnowmintError',
+      '',
     );
     // A classic script: one shared object, whichever of the two scripts a page loads first defines it.
     total += patch(
       path.join(out, 'no-modules', `${m}.js`),
       `var snowmint_surface = typeof snowmint_surface === 'object' ? snowmint_surface : (function () {\n${declarations()}\nreturn { ${NAMES.join(', ')} };\n})();`,
       'snowmint_surface.SnowmintError',
+      'snowmint_surface.',
     );
   }
   console.error(`[patch-glue] ${total} error shims now make SnowmintErrors`);

@@ -21,6 +21,37 @@ Object.defineProperty(SnowmintError.prototype, 'name', {
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 
+// Whitespace as Rust's `str::trim` (Unicode White_Space) sees it: what the native package's node-source
+// parser (coord's `NodeSource::parse`) strips around a source.
+const WS = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*';
+const DECIMAL_NODE_ID = new RegExp(`^${WS}([0-9]+)${WS}$`);
+
+/**
+ * The WASM package's Generator options with a string `nodeId` read as SPEC §3.1's fixed node source,
+ * by the native package's rule: ASCII digits (leading zeros allowed) with whitespace around them, below
+ * 2^64, else a `SnowmintError` with code `INVALID_ARGUMENT` (a bigint it becomes, which the module then
+ * range-checks as any nodeId). Called by the glue before the module sees the options (js/patch-glue.mjs):
+ * in JavaScript, so the size-budgeted module has no string path. Other values pass through unchanged.
+ */
+export function decimalNodeId(options) {
+  const s = options !== null && typeof options === 'object' ? options.nodeId : undefined;
+  if (typeof s !== 'string') return options;
+  const m = DECIMAL_NODE_ID.exec(s);
+  const n = m ? BigInt(m[1]) : -1n;
+  if (n < 0n || n >= 2n ** 64n) {
+    // The source is not shown: a lease source's URL may hold a password.
+    const e = new SnowmintError(
+      'nodeId: not a node ID in decimal (browsers get node leases from the ID service)',
+    );
+    e.code = 'INVALID_ARGUMENT';
+    throw e;
+  }
+  // A copy (prototype, getters and all), so the caller's object is left as it was.
+  const copy = Object.create(Object.getPrototypeOf(options), Object.getOwnPropertyDescriptors(options));
+  Object.defineProperty(copy, 'nodeId', { value: n, writable: true, enumerable: true, configurable: true });
+  return copy;
+}
+
 // The core's `PRESET_NAMES`, for the WASM package (the native one exports the core's own array; the
 // WASM module would pay bytes for it): the shared tests check that `Layout.preset` takes each one
 // (snowcast asking for its parameters) and that its error for an unknown name lists exactly these.

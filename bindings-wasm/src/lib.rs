@@ -534,17 +534,16 @@ impl Generator {
     pub fn new(options: JsValue) -> Result<Generator, JsValue> {
         const WHAT: &str = "Generator options";
         let o = Opts::new(&options, WHAT, &snowmint_host::JS_GENERATOR_KEYS[..7])?;
-        // Node sources (strings) need a host (env, k8s, ip) or a store (leases): not in a browser. A
-        // string is of a type the native package takes, so it is refused as a value (a SnowmintError,
-        // as the native package refuses a source it cannot use), not as a TypeError.
+        // A string nodeId (SPEC §3.1's fixed node source, "7") is a bigint by the time it gets here:
+        // js/surface.js's decimalNodeId, which the glue calls first, reads it by the native package's
+        // rule (the module pays no byte for it). The other node sources need a host (env, k8s, ip) or a
+        // store (leases), which a browser has not.
         const NODE_ID: &str = "nodeId (browsers get node leases from the ID service)";
-        let node_id = o.required("nodeId", WHAT)?;
-        let node_id = match node_id.as_string() {
-            // The one node source a browser has: a node ID in decimal ("7"), as the native package
-            // (and SPEC §3.1) read it.
-            Some(s) => fixed_node_source(&s)?,
-            None => u64_arg_as(&node_id, NODE_ID, ErrorCode::NodeIdOutOfRange)?,
-        };
+        let node_id = u64_arg_as(
+            &o.required("nodeId", WHAT)?,
+            NODE_ID,
+            ErrorCode::NodeIdOutOfRange,
+        )?;
         let layout = layout_arg(&o.get("layout"))?;
         let clock = match o.get("clock") {
             v if absent(&v) => None,
@@ -674,7 +673,7 @@ impl Generator {
     /// backwards.
     pub fn restore(&self, mark: JsValue) -> Result<(), JsValue> {
         let mark = match mark.as_string() {
-            Some(s) => decimal(&s).map_err(js_err)?,
+            Some(s) => Encoding::Decimal.parse(&s).map_err(js_err)?,
             None if mark.is_bigint() => u64_arg(&mark, "mark")?,
             None => return Err(type_err("mark must be a bigint or a decimal string")),
         };
@@ -720,20 +719,6 @@ fn int(x: u64, number: bool) -> JsValue {
     } else {
         JsValue::from(x)
     }
-}
-
-/// A string `nodeId`: a node ID in decimal (SPEC §3.1's fixed node source, surrounding spaces allowed);
-/// the other node sources need a host (env, k8s, ip) or a store (leases), which a browser has not.
-fn fixed_node_source(s: &str) -> Result<u64, JsValue> {
-    // The decimal codec restore() uses (digits only, below 2^64; no second integer parser: the size
-    // budget), and one message for every refusal.
-    decimal(s.trim_ascii()).map_err(|_| arg_err("nodeId: not a node ID in decimal"))
-}
-
-/// A decimal string as `u64` (one copy of the codec for `restore` and a string `nodeId`).
-#[inline(never)]
-fn decimal(s: &str) -> Result<u64, snowmint::Error> {
-    Encoding::Decimal.parse(s)
 }
 
 /// Takes an ID (bigint or any string form) apart under a layout (default `'twitter'`):

@@ -217,7 +217,7 @@ test('a clock that re-enters its own generator does not corrupt it', () => {
   assert.ok(g.nextId() > outer);
 });
 
-test('node sources are numbers only: a string (a lease source, env, k8s, ip) is INVALID_ARGUMENT naming the ID service', () => {
+test('the one node source a browser has is a decimal node ID: another string (a lease source, env, k8s, ip) is INVALID_ARGUMENT naming the ID service', () => {
   for (const source of [
     'etcd://127.0.0.1:2379/app?sequencer=orders',
     'file:///var/lib/ids',
@@ -225,10 +225,13 @@ test('node sources are numbers only: a string (a lease source, env, k8s, ip) is 
     'env',
     'k8s',
     'ip',
-    '7',
+    '7.0',
+    '+7',
+    '',
   ]) {
     const e = throwsCode(assert, () => new Generator({ nodeId: source }), 'INVALID_ARGUMENT');
     assert.match(String(e?.message ?? e), /browsers get node leases from the ID service/);
   }
   assert.equal(new Generator({ nodeId: 7 }).nodeId, 7);
+  assert.equal(new Generator({ nodeId: ' 007 ' }).nodeId, 7);
 });
