@@ -5,7 +5,8 @@ const gen = new Generator({ nodeId: 7, layout: 'twitter' })
 const id: bigint = gen.nextId()
 const text: string = gen.nextIdString()
 const batch: BigUint64Array = gen.nextIds(4096)
-const nodeId: number = gen.nodeId
+// A Number for every layout whose node field fits 53 bits (every preset); a bigint past that.
+const nodeId: number | bigint = gen.nodeId
 const layout: Layout = gen.layout
 
 const js53 = new Generator({ nodeId: 1, layout: Layout.preset('js53'), policy: 'wait', maxAheadMs: 1000 })

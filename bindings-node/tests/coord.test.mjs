@@ -115,7 +115,9 @@ for (const [kind, url] of STORES) {
   })
 
   test(`${kind}: open, lease, detach/attach, close`, async () => {
-    const g = await Generator.open({ nodeId: withParams(url, `sequencer=${await created(url, 'node')}&ttl=2s`) })
+    const g = await Generator.open({
+      nodeId: withParams(url, `sequencer=${await created(url, 'node')}&ttl=2s`),
+    })
     assert.ok(g instanceof Generator)
     assert.equal(g.state, 'attached')
     const lease = g.lease

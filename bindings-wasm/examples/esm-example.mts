@@ -4,7 +4,8 @@ import snowmint, { Generator, Layout, decode, parse, encode } from 'snowmint-was
 
 const gen = new Generator({ nodeId: 9, layout: Layout.preset('discord') });
 const id: bigint = gen.nextId();
-const node: number = decode(id, 'discord').nodeId;
+// A Number for every layout whose node field fits 53 bits (every preset); a bigint past that.
+const node: number | bigint = decode(id, 'discord').nodeId;
 const same: bigint = parse(encode(id, 'hex'), 'hex');
 const codes: readonly string[] = snowmint.ERROR_CODES;
 

@@ -14,7 +14,8 @@ let now = 1_750_000_000_000;
 new Generator({ nodeId: 2n, clock: () => now++, randomSeed: 42n, policy: 'strict' });
 
 const d: Decoded = decode(id);
-const ms: number = d.timestampMs;
+// A Number unless the layout runs past 2^53 - 1 ms (a bigint then), like nodeId and sequence.
+const ms: number = Number(d.timestampMs);
 const again: bigint = compose({ timestampTicks: d.timestampTicks, nodeId: d.nodeId, sequence: d.sequence });
 const floor: bigint = minIdAt(new Date('2025-01-01T00:00:00Z'), 'discord');
 const back: bigint = parse(encode(id, 'base32'), 'any');

@@ -410,7 +410,9 @@ export function makeClient(errorCodes) {
         }
         this.#checkOpen();
         if (status === 0) {
-          last = unavailable(`the ID service at ${this.#url} answered with more than ${MAX_ANSWER_BYTES} bytes`);
+          last = unavailable(
+            `the ID service at ${this.#url} answered with more than ${MAX_ANSWER_BYTES} bytes`,
+          );
         } else if (status === 200) {
           const batch = doc === undefined ? 'a body that is not JSON' : parseBatch(doc, count, this.#highest);
           if (typeof batch === 'object') {

@@ -44,7 +44,8 @@ function patch(file, header, ctor, surface) {
   let text = fs.readFileSync(file, 'utf8');
   let n = 0;
   if (file.includes('snowmint_wasm_opaque')) {
-    if (text.includes(GENERATOR_NEW)) throw new Error(`${file}: a Generator constructor in Opaque IDs' module`);
+    if (text.includes(GENERATOR_NEW))
+      throw new Error(`${file}: a Generator constructor in Opaque IDs' module`);
   } else {
     if (text.split(GENERATOR_NEW).length !== 2)
       throw new Error(`${file}: expected one ${GENERATOR_NEW} (has wasm-bindgen changed its glue?)`);

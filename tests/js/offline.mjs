@@ -38,7 +38,10 @@ function standIns() {
 export async function offlineTests(api, { test, assert, flavour }) {
   standIns()
   const { makeOfflineGenerator } = await import(OFFLINE)
-  const OfflineGenerator = makeOfflineGenerator({ Generator: api.Generator, SnowmintError: api.SnowmintError })
+  const OfflineGenerator = makeOfflineGenerator({
+    Generator: api.Generator,
+    SnowmintError: api.SnowmintError,
+  })
   const t = (name, fn) => test(`OfflineGenerator (${flavour}): ${name}`, fn)
   let n = 0
 

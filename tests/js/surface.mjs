@@ -296,7 +296,10 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
       tickNs: 1_000_000,
       epochMs: 0,
     })
-    assert.equal(new Generator({ nodeId: Number.MAX_SAFE_INTEGER, layout: w53 }).nodeId, Number.MAX_SAFE_INTEGER)
+    assert.equal(
+      new Generator({ nodeId: Number.MAX_SAFE_INTEGER, layout: w53 }).nodeId,
+      Number.MAX_SAFE_INTEGER,
+    )
     // A node ID in decimal is the same node in both packages.
     assert.equal(new Generator({ nodeId: '7' }).nodeId, 7)
   })
