@@ -4,7 +4,8 @@ import { Generator, Layout, decode, encode, parse, ERROR_CODES } from 'snowmint'
 
 const gen = new Generator({ nodeId: 7, layout: Layout.preset('discord') })
 const id: bigint = gen.nextId()
-const node: number = decode(id, 'discord').nodeId
+// A Number for every layout whose node field fits 53 bits (every preset); a bigint past that.
+const node: number | bigint = decode(id, 'discord').nodeId
 const back: bigint = parse(encode(id, 'hex'), 'hex')
 const codes: readonly string[] = ERROR_CODES
 

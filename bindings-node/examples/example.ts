@@ -18,7 +18,9 @@ scripted.nextId()
 new Generator({ nodeId: 3, clock: () => BigInt(Date.now()), randomStart: true })
 
 const d = decode(id)
-const fields: { ms: number; date: Date; iso: string; node: number; seq: number; ticks: bigint } = {
+// nodeId, sequence and timestampMs are Numbers unless the layout's field passes 2^53 - 1 (then bigints).
+type Int = number | bigint
+const fields: { ms: Int; date: Date; iso: string; node: Int; seq: Int; ticks: bigint } = {
   ms: d.timestampMs,
   date: d.date,
   iso: d.iso,
@@ -93,7 +95,7 @@ export async function leases(): Promise<void> {
   if (lease !== null) {
     const token: bigint = lease.fencingToken
     const expires: Date = lease.expiresAt
-    const node: number = lease.nodeId
+    const node: number | bigint = lease.nodeId
     void [token, expires, node]
   }
   const state: 'attached' | 'detached' | 'destroyed' = g.state
