@@ -4,18 +4,18 @@
 Two phases, each a fleet of processes minting while the driver injects faults; every ID of every process
 is checked at the end, and the figures are printed as a table.
 
-etcd (3 members): holders of node-ID leases, two each through the Python and Node bindings and the Rust
-crate (scripts/fleet/worker.py, worker.mjs, coord/examples/fleet_worker.rs), six on a sequencer of four
-node IDs with a 1 s TTL, so two always wait for a free node. The driver SIGSTOPs a holder for 3 s (past
-its TTL): a waiting holder takes its node ID (a hand-over), the paused one, resumed, mints at most up to
-the reservation it held and then fails with LEASE_LOST and claims again. Meanwhile the etcd leader is
-SIGKILLed and restarted, or SIGSTOPped past the election timeout, and two range-sequence processes (two
+etcd (3 members): holders of node-ID leases, three each through the Python and Node bindings and the Rust
+crate (scripts/fleet/worker.py, worker.mjs, coord/examples/fleet_worker.rs), nine on a sequencer of six
+node IDs with a 1 s TTL, so three always wait for a free node. The driver SIGSTOPs holders (at most three
+at a time) for 2.5 s, past their TTL: a waiting holder takes the node ID (a hand-over); the paused one,
+resumed, mints at most up to the reservation it held, then fails with LEASE_LOST and claims again. Meanwhile the etcd leader is
+SIGKILLed and restarted, or SIGSTOPped past the election timeout, then a follower is paused, and two range-sequence processes (two
 datacenters, ranges of 50 values) keep moving ranges from the global row.
 
-PostgreSQL: holders (Python, Node, Rust, one each, and a second Python one, on three node IDs, 2 s TTL),
-two range-sequence processes and the ID service (`snowmint serve`, its node ID and client leases on the
-same PostgreSQL) with a Python and a Node batch client and a Node client-lease holder, all through a TCP
-proxy that, in fault windows, forwards requests and drops the answer (the statement ran, committed, and
+PostgreSQL: on one sequencer of five node IDs, holders (Python, Node, Rust, one each, and a second Python
+one; 2 s TTL), the ID service (`snowmint serve`, its own node ID a 5 s lease, restarted when it loses it)
+and a Node client-lease holder of the service (4 s lease TTL), with a Python and a Node batch client of
+the service, and two range-sequence processes, all through a TCP proxy that, in fault windows, forwards requests and drops the answer (the statement ran, committed, and
 the client never hears of it), while the server is SIGKILLed and restarted and holders are paused.
 
 Checks: 0 duplicate IDs over every process (holders, service clients, client leases: one twitter-layout
@@ -73,6 +73,7 @@ class Proc:
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT)
         self.pauses = []  # (stopped, resumed), Unix ms
+        self.read_to, self.claimed = 0, False  # holding()
         self.stopped_at = None
 
     def stop(self):
@@ -83,6 +84,19 @@ class Proc:
         self.proc.send_signal(signal.SIGCONT)
         self.pauses.append((self.stopped_at, time.time() * 1000))
         self.stopped_at = None
+
+    def holding(self):
+        """Whether its last claim is still on (its output's last status line is a claim); reads what
+        was written since the last call."""
+        with open(self.out_path, "rb") as f:
+            f.seek(self.read_to)
+            new = f.read()
+        new = new[: new.rfind(b"\n") + 1]
+        self.read_to += len(new)
+        for line in new.split(b"\n"):
+            if line[:4] in (b"node", b"lost"):
+                self.claimed = line.startswith(b"node")
+        return self.claimed
 
     def paused_at(self, ms):
         return any(a <= ms <= b for a, b in self.pauses)
@@ -318,14 +332,18 @@ def free_port():
 
 # -------------------------------------------------------------------------------------------- chaos
 def pause_holders(procs, now, end, max_paused, figures):
-    """Resumes holders paused PAUSE_S ago; pauses another (a random running one) while fewer than
-    `max_paused` are stopped and the phase has time left for it to resume and see LEASE_LOST."""
+    """Resumes holders paused PAUSE_S ago; pauses another (a random one holding a node ID, not one
+    waiting for a free node) while fewer than `max_paused` are stopped and the phase has time left for
+    it to resume and see LEASE_LOST."""
     for p in procs:
         if p.stopped_at is not None and now * 1000 - p.stopped_at >= PAUSE_S * 1000:
             p.resume()
-    running = [p for p in procs if p.stopped_at is None and p.proc.poll() is None]
-    if len(procs) - len(running) < max_paused and running and now < end - PAUSE_S - RESUMED_MARGIN_S:
-        random.choice(running).stop()
+    stopped = sum(p.stopped_at is not None for p in procs)
+    if stopped >= max_paused or now >= end - PAUSE_S - RESUMED_MARGIN_S:
+        return
+    holding = [p for p in procs if p.stopped_at is None and p.proc.poll() is None and p.holding()]
+    if holding:
+        random.choice(holding).stop()
         figures["holder pauses"] += 1
 
 
@@ -354,6 +372,11 @@ def phase_etcd(tools, work, figures):
                 time.sleep(2.0)
                 servers("etcd_resume", str(leader))
                 figures["etcd leader SIGSTOPped 2 s"] += 1
+            follower = random.choice([m for m in range(1, len(endpoints) + 1) if m != wait_leader(endpoints)])
+            servers("etcd_pause", str(follower))
+            time.sleep(0.8)
+            servers("etcd_resume", str(follower))
+            figures["etcd follower SIGSTOPped 0.8 s"] += 1
             n_fault += 1
             next_leader_fault = time.time() + 8
         time.sleep(0.25)
@@ -365,13 +388,12 @@ def phase_postgres(tools, work, figures):
     pg_port = int(pg_url.rsplit(":", 1)[1].split("/")[0])
     proxy = DropProxy(pg_port)
     via = pg_url.replace(f":{pg_port}/", f":{proxy.port}/")
-    create_sequencer(tools, via, "pgchaos", 3)
-    # The service's own node ID and its client leases: one sequencer.
-    create_sequencer(tools, via, "service", 4)
+    # One sequencer, one ID space: the holders, the service's own node ID and its client leases.
+    create_sequencer(tools, via, "pgchaos", 5)
     source = f"{via}?sequencer=pgchaos&ttl=2s"
     procs = holders(tools, source, PG_SECONDS, work, "pg", [("python", 2), ("node", 1), ("rust", 1)])
     ranges = range_procs(tools, via, via, PG_SECONDS, work, "pg")
-    service = Service(tools["serve"], f"{via}?sequencer=service", work)
+    service = Service(tools["serve"], f"{via}?sequencer=pgchaos&ttl=5s", work)
     time.sleep(1)
     clients = [
         Proc("svc-python-batches", "client", [tools["python"], __file__, "client-worker", service.url,
@@ -473,7 +495,7 @@ def main():
     tools = {"python": env("SNOWMINT_CHAOS_PYTHON"), "node_pkg": env("SNOWMINT_CHAOS_NODE_PKG"),
              "rust_worker": env("SNOWMINT_CHAOS_RUST_WORKER"), "serve": env("SNOWMINT_SERVE")}
     figures = {k: 0 for k in ("holder pauses", "etcd leader SIGKILLed + restarted", "etcd leader SIGSTOPped 2 s",
-                              "PostgreSQL SIGKILLed + restarted")}
+                              "etcd follower SIGSTOPped 0.8 s", "PostgreSQL SIGKILLed + restarted")}
     failures = []
     t_start = time.time()
     work = env("SNOWMINT_CHAOS_WORK")
@@ -488,8 +510,8 @@ def main():
     etcd_handovers = check(procs, ranges, figures, failures, "etcd")
     if etcd_handovers < MIN_HANDOVERS:
         failures.append(f"etcd: {etcd_handovers} hand-overs, fewer than {MIN_HANDOVERS}")
-    print(f"chaos: PostgreSQL phase, {PG_SECONDS} s: 4 holders on 3 node IDs (2 s TTL), 2 range processes, "
-          f"the ID service with Python and Node clients and a client lease; SIGKILL + restart, answers "
+    print(f"chaos: PostgreSQL phase, {PG_SECONDS} s: 4 holders, the ID service and its client lease on 5 node IDs, "
+          f"Python and Node clients of the service, 2 range processes; SIGKILL + restart, answers "
           f"dropped after commit", flush=True)
     procs, ranges, (service, proxy) = phase_postgres(tools, work, figures)
     for p in procs + ranges:

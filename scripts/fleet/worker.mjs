@@ -39,7 +39,7 @@ async function claim(deadline) {
 if (secondsText === undefined) {
   const gen = await Generator.open({ nodeId: source, layout: 'twitter' });
   writeSync(1, `node ${gen.nodeId}\n`);
-  for (let done = 0; done < count; ) {
+  for (let done = 0; done < count;) {
     const ids = gen.nextIds(Math.min(BATCH, count - done));
     writeSync(1, ids.join('\n') + '\n');
     done += ids.length;
