@@ -240,19 +240,15 @@ def range_procs(tools, global_store, local_store, seconds, work, tag):
     ]
 
 
-def range_worker(global_store, local_store, dc, seconds):
-    """A range-sequence process (`chaos.py range-worker …`): 20 values every 20 ms for SECONDS, small
-    ranges so they move often; a failed call (the store down past wait_ms) prints its code and goes on."""
+def paced(seconds, take):
+    """Writes what `take()` returns (20 values), one per line, every 20 ms for SECONDS; a failed call
+    (the store or the service down past its bound) prints `error CODE` and the loop goes on."""
     import snowmint
 
     deadline = time.monotonic() + float(seconds)
-    seq = None
     while time.monotonic() < deadline:
         try:
-            if seq is None:
-                seq = snowmint.RangeSequence("chaos", dc=dc, global_store=global_store, local_store=local_store,
-                                             dc_range=500, process_range=50, wait_ms=1000)
-            sys.stdout.write("".join(f"{v}\n" for v in seq.next_ids(20)))
+            sys.stdout.write("".join(f"{v}\n" for v in take()))
         except snowmint.SnowmintError as e:
             sys.stdout.write(f"error {e.code}\n")
             time.sleep(0.1)
@@ -260,20 +256,28 @@ def range_worker(global_store, local_store, dc, seconds):
         time.sleep(0.02)
 
 
+def range_worker(global_store, local_store, dc, seconds):
+    """A range-sequence process (`chaos.py range-worker …`), small ranges so that they move often; opened
+    again until it opens (the stores may be down at first)."""
+    import snowmint
+
+    seq = []
+
+    def take():
+        if not seq:
+            seq.append(snowmint.RangeSequence("chaos", dc=dc, global_store=global_store, local_store=local_store,
+                                              dc_range=500, process_range=50, wait_ms=1000))
+        return seq[0].next_ids(20)
+
+    paced(seconds, take)
+
+
 def client_worker(url, seconds):
     """A Python batch client of the ID service (`chaos.py client-worker …`)."""
     import snowmint
 
-    deadline = time.monotonic() + float(seconds)
     with snowmint.Client(url, prefetch=100, timeout_ms=1000, retries=1) as client:
-        while time.monotonic() < deadline:
-            try:
-                sys.stdout.write("".join(f"{i}\n" for i in client.next_ids(20)))
-            except snowmint.SnowmintError as e:
-                sys.stdout.write(f"error {e.code}\n")
-                time.sleep(0.1)
-            sys.stdout.flush()
-            time.sleep(0.02)
+        paced(seconds, lambda: client.next_ids(20))
 
 
 class Service:
