@@ -33,9 +33,9 @@ import os
 import random
 import signal
 import socket
+import shutil
 import subprocess
 import sys
-import shutil
 import threading
 import time
 import urllib.request
@@ -66,8 +66,8 @@ def servers(*command):
 class Proc:
     """A participant: its process, output file and pauses; what it minted, once parsed."""
 
-    def __init__(self, name, kind, cmd, work):
-        self.name, self.kind, self.cmd = name, kind, cmd
+    def __init__(self, name, cmd, work):
+        self.name = name
         self.out_path = os.path.join(work, name + ".out")
         self.err_path = os.path.join(work, name + ".err")
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
@@ -112,7 +112,8 @@ class Proc:
             return "timeout"
 
     def parse(self):
-        """Claims [(node, token, at_ms, ids, lost_code)], IDs outside claims, error lines."""
+        """Its claims ({node, token, at: Unix ms, ids, lost: the code that ended it or None}), the IDs
+        written outside any claim (batch clients, range processes) and the codes of its failed calls."""
         claims, loose, errors = [], [], []
         with open(self.out_path) as f:
             for line in f:
@@ -228,13 +229,13 @@ def holders(tools, source, seconds, work, tag, runtimes):
                 "node": ["node", os.path.join(FLEET, "worker.mjs"), tools["node_pkg"], source, str(COUNT), str(seconds)],
                 "rust": [tools["rust_worker"], source, str(COUNT), str(seconds)],
             }[runtime]
-            procs.append(Proc(f"{tag}-{runtime}-{i}", "holder", cmd, work))
+            procs.append(Proc(f"{tag}-{runtime}-{i}", cmd, work))
     return procs
 
 
 def range_procs(tools, global_store, local_store, seconds, work, tag):
     return [
-        Proc(f"{tag}-range-{dc}", "range",
+        Proc(f"{tag}-range-{dc}",
              [tools["python"], __file__, "range-worker", global_store, local_store, dc, str(seconds)], work)
         for dc in ("a", "b")
     ]
@@ -364,7 +365,9 @@ def phase_etcd(tools, work, figures):
     while time.time() < end:
         now = time.time()
         pause_holders(procs, now, end, 3, figures)
-        if now >= next_leader_fault and now < end - 10:
+        # A fault blocks this loop for up to 5 s (paused holders resume late): none near the end, so that
+        # every holder resumes RESUMED_MARGIN_S before its deadline.
+        if now >= next_leader_fault and now < end - 15:
             leader = wait_leader(endpoints)
             if n_fault % 2 == 0:
                 servers("etcd_kill", str(leader))
@@ -400,11 +403,11 @@ def phase_postgres(tools, work, figures):
     service = Service(tools["serve"], f"{via}?sequencer=pgchaos&ttl=5s", work)
     time.sleep(1)
     clients = [
-        Proc("svc-python-batches", "client", [tools["python"], __file__, "client-worker", service.url,
+        Proc("svc-python-batches", [tools["python"], __file__, "client-worker", service.url,
                                               str(PG_SECONDS)], work),
-        Proc("svc-node-batches", "client", ["node", os.path.join(FLEET, "client.mjs"), tools["node_pkg"],
+        Proc("svc-node-batches", ["node", os.path.join(FLEET, "client.mjs"), tools["node_pkg"],
                                             service.url, str(PG_SECONDS), "batches"], work),
-        Proc("svc-node-lease", "holder", ["node", os.path.join(FLEET, "client.mjs"), tools["node_pkg"],
+        Proc("svc-node-lease", ["node", os.path.join(FLEET, "client.mjs"), tools["node_pkg"],
                                           service.url, str(PG_SECONDS), "lease"], work),
     ]
     t0 = time.time()
@@ -413,7 +416,7 @@ def phase_postgres(tools, work, figures):
     while time.time() < end:
         now = time.time()
         pause_holders(procs + clients[2:], now, end, 1, figures)
-        if now >= next_kill and now < end - 8:
+        if now >= next_kill and now < end - 12:
             servers("pg_kill")
             figures["PostgreSQL SIGKILLed + restarted"] += 1
             time.sleep(1.0)
