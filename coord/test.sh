@@ -4,12 +4,12 @@
 # every store URL in SNOWMINT_TEST_STORES (space-separated). The embedded store always runs, in a
 # throw-away directory; etcd and PostgreSQL run as real servers (scripts/servers.sh), and the server
 # stores' own tests (coord/tests/servers*.rs: store contract, pause past the TTL, SIGKILL, the store
-# stopped or paused while a holder mints, etcd failover, a foreign schema; coord/tests/chaos.rs: 16
-# holders while the etcd leader is killed and paused) run against them, as do the range sequences'
-# (coord/tests/range_servers.rs: two datacenters, a SIGKILLed global cluster, a stopped local store, a
+# stopped or paused while a holder mints, etcd failover, a foreign schema) run against them, as do the
+# range sequences' (coord/tests/range_servers.rs: two datacenters, a SIGKILLed global cluster, a stopped local store, a
 # SIGKILLed process, a CAS race; coord/tests/lost_answers.rs: through a TCP proxy, the answer to a
 # range move, a row write or a claim lost after it was applied, a reservation write delayed until after a
-# higher one, and a range process opened with the global store unreachable).
+# higher one, and a range process opened with the global store unreachable). Holders of every runtime
+# under etcd and PostgreSQL faults at once: the chaos stage (scripts/chaos.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 cd "$ROOT"

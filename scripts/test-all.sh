@@ -4,7 +4,7 @@
 #   scripts/test-all.sh            `make test`: the stages below (what CI runs)
 #   scripts/test-all.sh --long     `make test-long`: the evidence too slow for `make test` (LONG_STAGES:
 #                                  the MSRV builds, the full Miri sweep, long fuzzing, the remaining
-#                                  CPython versions);
+#                                  CPython versions, the chaos run for 9 minutes instead of 1.5);
 #                                  `make test` then `make test-long` is the full evidence
 #   scripts/test-all.sh NAME:SCRIPT…   the given stages only (`make test-core` and friends)
 # A stage whose name ends in `&` runs beside the stages after it (its output kept in
@@ -30,6 +30,7 @@ stages=(
   "c:bindings-c/test.sh"
   "python:bindings-python/test.sh"
   "node:bindings-node/test.sh"
+  "chaos:scripts/chaos.sh"
   "wasm:bindings-wasm/test.sh"
   "conformance:scripts/check-conformance.py"
 )
@@ -43,6 +44,7 @@ LONG_STAGES=(
   "miri-full:scripts/test-miri.sh --full"
   "fuzz-long:scripts/test-fuzz.sh --long"
   "python-versions:bindings-python/test-versions.sh"
+  "chaos-long:scripts/chaos.sh --long"
 )
 if [ "${1:-}" = "--long" ]; then
   shift
