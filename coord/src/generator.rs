@@ -43,6 +43,17 @@ pub struct SequencerGenerator {
 impl SequencerGenerator {
     /// Opens `source` for `layout` (blocking: a lease source claims a node ID before it returns).
     pub fn open(source: &str, layout: Layout, options: Options) -> Result<Opened> {
+        Self::open_waiting(source, layout, options, None)
+    }
+
+    /// [`open`](Self::open), waiting up to `wait_for_node` (when given; else the source's `?wait=`) for
+    /// a node ID to come free when all are held.
+    pub fn open_waiting(
+        source: &str,
+        layout: Layout,
+        options: Options,
+        wait_for_node: Option<std::time::Duration>,
+    ) -> Result<Opened> {
         let parsed = NodeSource::parse(source)?;
         let NodeSource::Lease(l) = &parsed else {
             return parsed.resolve(source, &layout).map(Opened::Fixed);
@@ -57,6 +68,7 @@ impl SequencerGenerator {
             Arc::new(SystemTime) as Arc<dyn Time>,
             LeaseOptions {
                 ttl: l.ttl,
+                wait_for_node: wait_for_node.unwrap_or(l.wait),
                 ..LeaseOptions::default()
             },
         )?;
@@ -235,6 +247,7 @@ fn store_at(url: &str) -> Result<(Arc<dyn crate::Store>, LeaseOptions)> {
             open_store(&l.store).map_err(|e| e.context(format!("store {url:?}")))?,
             LeaseOptions {
                 ttl: l.ttl,
+                wait_for_node: l.wait,
                 ..LeaseOptions::default()
             },
         )),
