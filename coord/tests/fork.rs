@@ -80,3 +80,99 @@ fn a_forked_child_never_mints_under_its_parents_lease() {
     drop(lease);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A generator opened from a node source before `fork()` (gunicorn `--preload`, uWSGI, Celery prefork)
+/// opens a lease of its own in the child on first use: another node ID, IDs unique against the parent's,
+/// the parent's claim untouched; on the embedded store and, when the harness started them, on real etcd
+/// and PostgreSQL.
+#[test]
+fn a_generator_opened_from_a_source_opens_its_own_lease_in_a_forked_child() {
+    use snowmint_coord::{Opened, SequencerGenerator};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("snowmint-fork-gen-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut sources = vec![format!("file://{}?ttl=2s", dir.display())];
+    for var in ["SNOWMINT_TEST_ETCD_URL", "SNOWMINT_TEST_POSTGRES_URL"] {
+        match std::env::var(var).ok().filter(|v| !v.is_empty()) {
+            Some(url) => {
+                let sep = if url.contains('?') { '&' } else { '?' };
+                let name = format!("forkgen{}", std::process::id());
+                sources.push(format!("{url}{sep}sequencer={name}&ttl=2s"));
+                // The named sequencer, two node IDs: the parent's and the child's.
+                let store = snowmint_coord::source::open_store(
+                    &snowmint_coord::source::parse_store_url(&url).unwrap(),
+                )
+                .unwrap();
+                let config = SequencerConfig {
+                    layout: layout_text(&Layout::twitter()),
+                    nodes: 2,
+                };
+                store.create_sequencer(&name, &config, 0).unwrap();
+            }
+            None if std::env::var("SNOWMINT_REQUIRE_SERVERS").is_ok_and(|v| v == "1") => {
+                panic!("{var} is not set")
+            }
+            None => eprintln!("{var} not set: that store is skipped"),
+        }
+    }
+    for source in sources {
+        let Opened::Leased(g) =
+            SequencerGenerator::open(&source, Layout::twitter(), Options::default()).unwrap()
+        else {
+            panic!("a lease source")
+        };
+        let parent_node = g.node_id();
+        let before = g.next_id().unwrap();
+        let mut fds = [0; 2];
+        // SAFETY: a pipe for the child's answer.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: the child mints, writes its answer and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let answer = match (g.next_id(), g.next_id()) {
+                (Ok(a), Ok(b)) => format!("{a} {b} {}", g.node_id()),
+                (Err(e), _) | (_, Err(e)) => format!("ERR {e}"),
+            };
+            // SAFETY: the pipe's write end.
+            unsafe { libc::write(fds[1], answer.as_ptr().cast(), answer.len()) };
+            drop(g); // the child's own lease is released; the parent's is left alone
+            unsafe { libc::_exit(0) };
+        }
+        // SAFETY: the parent keeps the read end only.
+        unsafe { libc::close(fds[1]) };
+        let mut buf = vec![0u8; 4096];
+        let t0 = Instant::now();
+        // SAFETY: reads into `buf`.
+        let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
+        unsafe { libc::close(fds[0]) };
+        let mut status = 0;
+        // SAFETY: our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "{source}: slow child"
+        );
+        let answer = String::from_utf8_lossy(&buf[..n.max(0) as usize]).to_string();
+        let words: Vec<u64> = answer
+            .split_whitespace()
+            .map(|w| {
+                w.parse()
+                    .unwrap_or_else(|_| panic!("{source}: child said {answer}"))
+            })
+            .collect();
+        let (a, b, child_node) = (words[0], words[1], words[2]);
+        assert_ne!(child_node, parent_node, "{source}: the child's own node ID");
+        assert_eq!((a >> 12) & 0x3ff, child_node, "{source}");
+        assert!(b > a, "{source}");
+        // The parent's lease is untouched: still attached under its node ID, still minting.
+        let after = g.next_id().unwrap();
+        assert!(
+            after > before && (after >> 12) & 0x3ff == parent_node,
+            "{source}"
+        );
+        assert_eq!(g.node_id(), parent_node);
+        assert!(g.lease().is_some_and(|l| l.state() == LeaseState::Held));
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
