@@ -53,6 +53,8 @@ pub struct SequencerGenerator {
     /// In a forked child: the generator it opened there, on first use.
     child: OnceLock<Box<SequencerGenerator>>,
     child_opening: Mutex<()>,
+    /// Gave its lease back before a fork having minted nothing ([`prefork`]): attaches again on first use.
+    lazy: std::sync::atomic::AtomicBool,
 }
 
 /// What [`SequencerGenerator::open_waiting`] was given.
@@ -117,6 +119,7 @@ impl SequencerGenerator {
             pid: std::process::id(),
             child: OnceLock::new(),
             child_opening: Mutex::new(()),
+            lazy: std::sync::atomic::AtomicBool::new(false),
         };
         g.attach()?;
         Ok(g)
@@ -175,10 +178,33 @@ impl SequencerGenerator {
         e: crate::Error,
         again: impl FnOnce(&SequencerGenerator) -> Result<T>,
     ) -> Result<T> {
-        if e.code() == ErrorCode::LeaseLost && self.reopen.is_some() && self.in_forked_child() {
-            return again(self.open_child()?);
+        if e.code() == ErrorCode::LeaseLost && self.reopen.is_some() {
+            if self.in_forked_child() {
+                return again(self.open_child()?);
+            }
+            if self.lazy.swap(false, Ordering::SeqCst) {
+                self.attach()?;
+                return again(self);
+            }
         }
         Err(e)
+    }
+
+    /// Before a fork: a generator opened from a source that has minted nothing in this process (a
+    /// pre-fork server's master, which opens the application and never mints) releases its lease, and
+    /// claims again on first use; its forked children open their own. `Ok(true)` when it released.
+    pub fn give_back_if_unused(&self) -> Result<bool> {
+        if self.reopen.is_none()
+            || self.child.get().is_some()
+            || self.in_forked_child()
+            || self.known_state() != SequencerState::Attached
+            || self.stats().minted > 0
+        {
+            return Ok(false);
+        }
+        self.lazy.store(true, Ordering::SeqCst);
+        self.detach()?;
+        Ok(true)
     }
 
     /// The sequencer handle.
@@ -319,6 +345,9 @@ impl SequencerGenerator {
         if let Some(c) = self.child.get() {
             return c.detach();
         }
+        if self.reopen.is_some() && self.in_forked_child() {
+            return Ok(()); // nothing opened here yet; the parent's lease is not the child's to release
+        }
         self.set_current(None);
         self.seq.detach()
     }
@@ -367,8 +396,47 @@ impl SequencerGenerator {
     }
 }
 
+/// The generators a pre-fork hook gives back ([`SequencerGenerator::give_back_if_unused`]): a host
+/// with a before-fork hook (Python's `os.register_at_fork(before=…)`) registers the generators it keeps
+/// at a fixed address (boxed) and calls [`prefork::give_back_unused`] before every fork.
+pub mod prefork {
+    use super::SequencerGenerator;
+    use std::sync::Mutex;
+
+    /// Addresses of registered generators; a generator leaves (in its `Drop`, under this lock) before
+    /// its memory is freed, so every address here is live while the lock is held.
+    static REGISTERED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+    /// Registers `g`, which must not move until it is dropped (it is kept in a `Box`).
+    pub fn register(g: &SequencerGenerator) {
+        if g.reopens_in_child() {
+            let mut r = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
+            r.push(g as *const SequencerGenerator as usize);
+        }
+    }
+
+    pub(super) fn unregister(g: &SequencerGenerator) {
+        let at = g as *const SequencerGenerator as usize;
+        let mut r = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
+        r.retain(|&a| a != at);
+    }
+
+    /// Before a fork: every registered generator that has minted nothing releases its lease (it claims
+    /// again on first use). Returns how many did.
+    pub fn give_back_unused() -> usize {
+        let r = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
+        r.iter()
+            // SAFETY: registered addresses are live while the lock is held (see `REGISTERED`).
+            .filter(|&&a| {
+                unsafe { &*(a as *const SequencerGenerator) }.give_back_if_unused() == Ok(true)
+            })
+            .count()
+    }
+}
+
 impl Drop for SequencerGenerator {
     fn drop(&mut self) {
+        prefork::unregister(self);
         if self.in_forked_child() {
             // The parent's lease, keeper and store connections: left untouched in a forked child (a
             // store client's threads did not survive the fork). The child's own generator is dropped.
