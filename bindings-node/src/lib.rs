@@ -885,6 +885,12 @@ impl Generator {
             &snowmint_host::JS_GENERATOR_KEYS,
         )?;
         let node_raw = o.required("nodeId", "Generator options")?;
+        if o.get("waitForNodeMs").is_some_and(|w| !is_nullish(env, w)) {
+            return Err(type_err(
+                env,
+                "waitForNodeMs is how long Generator.open waits for a lease source's node ID: use await Generator.open({ nodeId, waitForNodeMs })",
+            ));
+        }
         let layout = layout_arg(env, o.get("layout"))?;
         let node_id = match type_of(env, node_raw) {
             sys::ValueType::napi_string => {
@@ -1169,11 +1175,12 @@ impl Generator {
         AsyncTask::new(CoordTask::op(&self.gen, Op::Detach))
     }
 
-    /// `await Generator.open({ nodeId, layout?, policy?, maxAheadMs?, randomStart?, randomSeed? })`: any
-    /// node source; a lease source (`file:///DIR`, `etcd://…`, `postgres://…`) claims a node ID on a
-    /// worker thread (the event loop keeps running).
+    /// `await Generator.open({ nodeId, layout?, policy?, maxAheadMs?, randomStart?, randomSeed?,
+    /// waitForNodeMs? })`: any node source; a lease source (`file:///DIR`, `etcd://…`, `postgres://…`)
+    /// claims a node ID on a worker thread (the event loop keeps running). With every node ID held,
+    /// `waitForNodeMs` (or the source's `?wait=`) waits up to that long for one to come free.
     #[napi(
-        ts_args_type = "options: { nodeId: number | bigint | string; layout?: PresetName | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint | number }",
+        ts_args_type = "options: { nodeId: number | bigint | string; layout?: PresetName | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint | number; waitForNodeMs?: number | bigint }",
         ts_return_type = "Promise<Generator>"
     )]
     pub fn open(env: Env, options: Unknown<'_>) -> Result<AsyncTask<CoordTask>> {
@@ -1203,11 +1210,20 @@ impl Generator {
         };
         let layout = layout_arg(raw_env, o.get("layout"))?;
         let options = generator_options(raw_env, &o)?;
+        let wait_for_node = match o.get("waitForNodeMs") {
+            Some(w) if !is_nullish(raw_env, w) => Some(std::time::Duration::from_millis(get_u64(
+                raw_env,
+                w,
+                "waitForNodeMs",
+            )?)),
+            _ => None,
+        };
         Ok(AsyncTask::new(CoordTask {
             op: Op::Open {
                 source,
                 layout,
                 options,
+                wait_for_node,
             },
         }))
     }
@@ -1345,7 +1361,9 @@ impl napi::Task for CoordTask {
                 source,
                 layout,
                 options,
-            } => match coord::SequencerGenerator::open(&source, layout, options) {
+                wait_for_node,
+            } => match coord::SequencerGenerator::open_waiting(&source, layout, options, wait_for_node)
+            {
                 Ok(coord::Opened::Fixed(n)) => {
                     SharedGenerator::with_state(layout, n, options, SharedState::memory())
                         .map(Done::Fixed)

@@ -1,6 +1,8 @@
 //! The lease algorithm (SPEC §3.2), written once over [`Store`] and [`Time`].
 //!
-//! - **Claim**: the store takes a free node ID of the sequencer (`NODE_IDS_EXHAUSTED` when all are held).
+//! - **Claim**: the store takes a free node ID of the sequencer (`NODE_IDS_EXHAUSTED` when all are held,
+//!   saying when the earliest held claim expires; [`LeaseOptions::wait_for_node`] asks again every
+//!   [`NODE_WAIT_POLL`] up to that bound first).
 //! - **Start**: the new holder reads the node ID's persisted reservation and starts strictly after it
 //!   (after its position under the same layout, and after the ticks it covers in time under any layout),
 //!   and at or above the sequencer's value floor (the IDs of destroyed incarnations of its name,
