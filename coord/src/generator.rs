@@ -167,7 +167,12 @@ impl SequencerGenerator {
                 "the node source no longer names a lease",
             ));
         };
-        Ok(self.child.get_or_init(|| c))
+        let c = self.child.get_or_init(|| c);
+        // This process's copy of `current` now names the child's lease, so a binding's fast path
+        // ([`current`](Self::current)) mints under it directly (the child's `held` keeps it alive).
+        self.current
+            .store(c.current.load(Ordering::Acquire), Ordering::Release);
+        Ok(c)
     }
 
     /// A mint failed with `e`: in a forked child of a generator opened from a source, the parent's lease
