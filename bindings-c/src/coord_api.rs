@@ -78,7 +78,11 @@ pub unsafe extern "C" fn snowmint_generator_open(
                 clock,
                 forks: fork_count(),
             })),
-            coord::Opened::Leased(g) => leased_box(g, fork_count()),
+            coord::Opened::Leased(g) => {
+                // Boxed, so it stays where it is: given back before a fork if it never minted.
+                coord::generator::prefork::register(&g);
+                leased_box(g, fork_count())
+            }
         };
         // SAFETY: non-NULL.
         unsafe { put(generator_out, p) };

@@ -620,15 +620,6 @@ fn _after_fork_in_child() {
     snowmint_host::fork::note_child();
 }
 
-/// Before a fork (`os.register_at_fork(before=...)`): generators opened from a lease source that have
-/// minted nothing in this process give their lease back (the coord crate's `prefork`): a pre-fork
-/// server's master that opens the application and never mints holds no node ID; each worker opens its
-/// own on first use.
-#[pyfunction]
-fn _before_fork(py: Python<'_>) {
-    py.detach(coord::generator::prefork::give_back_unused);
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Generator
 // ---------------------------------------------------------------------------------------------------
@@ -1089,7 +1080,8 @@ impl PyGenerator {
                 }) {
                     Ok(coord::Opened::Fixed(n)) => n,
                     Ok(coord::Opened::Leased(g)) => {
-                        // Boxed, so it stays where it is: given back before a fork if it never minted.
+                        // Boxed, so it stays where it is: given back before a fork if it never minted
+                        // (a pre-fork server's master that imports the application and never mints).
                         coord::generator::prefork::register(&g);
                         return Ok(PyGenerator::leased(g, policy, max_ahead_ms, random_start));
                     }
@@ -1707,8 +1699,6 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     let after_fork = wrap_pyfunction!(_after_fork_in_child, m)?;
     m.add_function(after_fork.clone())?;
-    let before_fork = wrap_pyfunction!(_before_fork, m)?;
-    m.add_function(before_fork.clone())?;
 
     let base = py.get_type::<SnowmintError>();
     base.setattr("code", py.None())?;
@@ -1740,7 +1730,6 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     if os.hasattr("register_at_fork")? {
         let kw = PyDict::new(py);
         kw.set_item("after_in_child", after_fork)?;
-        kw.set_item("before", before_fork)?;
         os.getattr("register_at_fork")?.call((), Some(&kw))?;
     }
     Ok(())

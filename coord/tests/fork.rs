@@ -196,8 +196,9 @@ fn in_forked_child(child: impl FnOnce() -> String) -> String {
 }
 
 /// A pre-fork master that opened a generator and never minted gives its node ID back before the fork
-/// (`prefork::give_back_unused`): on a ONE-node sequencer the forked worker claims that node ID, and the
-/// master claims it again on its own first use, after the worker's IDs.
+/// (the `pthread_atfork` prepare handler `prefork::register` installs): on a ONE-node sequencer the
+/// forked worker claims that node ID, and the master claims it again on its own first use, after the
+/// worker's IDs; a master that minted keeps its lease at the next fork.
 #[test]
 fn a_master_that_never_minted_gives_its_node_id_back_before_a_fork() {
     use snowmint_coord::generator::prefork;
@@ -211,13 +212,13 @@ fn a_master_that_never_minted_gives_its_node_id_back_before_a_fork() {
         };
         prefork::register(&g);
         assert!(g.lease().is_some());
-        assert_eq!(prefork::give_back_unused(), 1, "{source}");
-        assert!(g.lease().is_none(), "{source}: released before the fork");
-        let answer = in_forked_child(|| {
+        let child = || {
             let r = g.next_id().map(|a| format!("{a} {}", g.node_id()));
             let _ = g.detach(); // releases the worker's lease
-            r.unwrap_or_else(|e| format!("ERR {e}"))
-        });
+            r.unwrap_or_else(|e| format!("ERR {}", e.code().as_str()))
+        };
+        let answer = in_forked_child(child);
+        assert!(g.lease().is_none(), "{source}: released before the fork");
         let words: Vec<u64> = answer
             .split_whitespace()
             .map(|w| {
@@ -229,9 +230,12 @@ fn a_master_that_never_minted_gives_its_node_id_back_before_a_fork() {
         // The master claims again on first use (the worker released it), after the worker's IDs.
         let id = g.next_id().unwrap_or_else(|e| panic!("{source}: {e}"));
         assert!(id > words[0], "{source}");
-        // A master that minted keeps its lease at the next fork.
+        // A master that minted keeps its lease at the next fork: that worker finds the node ID held.
+        let answer = in_forked_child(child);
+        assert_eq!(answer, "ERR NODE_IDS_EXHAUSTED", "{source}");
+        assert!(g.lease().is_some_and(|l| l.state() == LeaseState::Held));
+        assert!(g.next_id().unwrap() > id);
         assert_eq!(prefork::give_back_unused(), 0, "{source}");
-        assert!(g.lease().is_some());
     }
     let _ = std::fs::remove_dir_all(dir);
 }
