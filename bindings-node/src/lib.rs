@@ -1210,14 +1210,13 @@ impl Generator {
         };
         let layout = layout_arg(raw_env, o.get("layout"))?;
         let options = generator_options(raw_env, &o)?;
-        let wait_for_node = match o.get("waitForNodeMs") {
-            Some(w) if !is_nullish(raw_env, w) => Some(std::time::Duration::from_millis(get_u64(
-                raw_env,
-                w,
-                "waitForNodeMs",
-            )?)),
-            _ => None,
-        };
+        let wait_for_node =
+            match o.get("waitForNodeMs") {
+                Some(w) if !is_nullish(raw_env, w) => Some(std::time::Duration::from_millis(
+                    get_u64(raw_env, w, "waitForNodeMs")?,
+                )),
+                _ => None,
+            };
         Ok(AsyncTask::new(CoordTask {
             op: Op::Open {
                 source,
@@ -1301,6 +1300,9 @@ pub enum Op {
         source: String,
         layout: snowmint::Layout,
         options: Options,
+        /// `waitForNodeMs`: how long to wait for a node ID when all are held (`None`: the source's
+        /// `?wait=`).
+        wait_for_node: Option<std::time::Duration>,
     },
     Detach,
     Attach,
@@ -1362,8 +1364,12 @@ impl napi::Task for CoordTask {
                 layout,
                 options,
                 wait_for_node,
-            } => match coord::SequencerGenerator::open_waiting(&source, layout, options, wait_for_node)
-            {
+            } => match coord::SequencerGenerator::open_waiting(
+                &source,
+                layout,
+                options,
+                wait_for_node,
+            ) {
                 Ok(coord::Opened::Fixed(n)) => {
                     SharedGenerator::with_state(layout, n, options, SharedState::memory())
                         .map(Done::Fixed)
