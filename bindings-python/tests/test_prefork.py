@@ -56,6 +56,15 @@ def _check(got: list[tuple[int, int]]) -> None:
     assert set(nodes) <= {0, 1, 2, 3}
 
 
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
 SERVERS = [line for line in _block("prefork-servers").splitlines() if line.strip()]
 
 
@@ -95,12 +104,7 @@ def test_readme_prefork_server_recipe(tmp_path: Path, command: str) -> None:
             got = list(pool.map(fetch, range(400)))
         _check(got)
     finally:
-        server.terminate()
-        try:
-            server.wait(20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(5)
+        _stop(server)
         log.close()
 
 
@@ -136,12 +140,7 @@ def test_readme_celery_prefork_recipe(tmp_path: Path) -> None:
         _check([(int(i), int(p)) for i, p in got])
         assert os.getpid() not in {p for _, p in got}
     finally:
-        worker.terminate()
-        try:
-            worker.wait(20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait(5)
+        _stop(worker)
         log.close()
         shutil.rmtree(queue, ignore_errors=True)
 

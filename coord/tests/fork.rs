@@ -87,14 +87,9 @@ fn a_forked_child_never_mints_under_its_parents_lease() {
 /// and PostgreSQL.
 #[test]
 fn a_generator_opened_from_a_source_opens_its_own_lease_in_a_forked_child() {
-    use snowmint_coord::{Opened, SequencerGenerator};
     let (dir, sources) = fork_sources("gen", 2);
     for source in sources {
-        let Opened::Leased(g) =
-            SequencerGenerator::open(&source, Layout::twitter(), Options::default()).unwrap()
-        else {
-            panic!("a lease source")
-        };
+        let g = open_leased(&source);
         let parent_node = g.node_id();
         let before = g.next_id().unwrap();
         let t0 = Instant::now();
@@ -110,13 +105,7 @@ fn a_generator_opened_from_a_source_opens_its_own_lease_in_a_forked_child() {
             t0.elapsed() < Duration::from_secs(20),
             "{source}: slow child"
         );
-        let words: Vec<u64> = answer
-            .split_whitespace()
-            .map(|w| {
-                w.parse()
-                    .unwrap_or_else(|_| panic!("{source}: child said {answer}"))
-            })
-            .collect();
+        let words = numbers(&source, &answer);
         let (a, b, child_node) = (words[0], words[1], words[2]);
         assert_ne!(child_node, parent_node, "{source}: the child's own node ID");
         assert_eq!((a >> 12) & 0x3ff, child_node, "{source}");
@@ -202,14 +191,9 @@ fn in_forked_child(child: impl FnOnce() -> String) -> String {
 #[test]
 fn a_master_that_never_minted_gives_its_node_id_back_before_a_fork() {
     use snowmint_coord::generator::prefork;
-    use snowmint_coord::{Opened, SequencerGenerator};
     let (dir, sources) = fork_sources("master", 1);
     for source in sources {
-        let Opened::Leased(g) =
-            SequencerGenerator::open(&source, Layout::twitter(), Options::default()).unwrap()
-        else {
-            panic!("a lease source")
-        };
+        let g = open_leased(&source);
         prefork::register(&g);
         assert!(g.lease().is_some());
         let child = || {
@@ -219,13 +203,7 @@ fn a_master_that_never_minted_gives_its_node_id_back_before_a_fork() {
         };
         let answer = in_forked_child(child);
         assert!(g.lease().is_none(), "{source}: released before the fork");
-        let words: Vec<u64> = answer
-            .split_whitespace()
-            .map(|w| {
-                w.parse()
-                    .unwrap_or_else(|_| panic!("{source}: child said {answer}"))
-            })
-            .collect();
+        let words = numbers(&source, &answer);
         assert_eq!(words[1], 0, "{source}: the worker holds the only node ID");
         // The master claims again on first use (the worker released it), after the worker's IDs.
         let id = g.next_id().unwrap_or_else(|e| panic!("{source}: {e}"));
@@ -238,4 +216,22 @@ fn a_master_that_never_minted_gives_its_node_id_back_before_a_fork() {
         assert_eq!(prefork::give_back_unused(), 0, "{source}");
     }
     let _ = std::fs::remove_dir_all(dir);
+}
+
+fn open_leased(source: &str) -> Box<snowmint_coord::SequencerGenerator> {
+    match snowmint_coord::SequencerGenerator::open(source, Layout::twitter(), Options::default()) {
+        Ok(snowmint_coord::Opened::Leased(g)) => g,
+        other => panic!("{source}: a lease source, got {other:?}"),
+    }
+}
+
+/// The numbers a child answered.
+fn numbers(source: &str, answer: &str) -> Vec<u64> {
+    answer
+        .split_whitespace()
+        .map(|w| {
+            w.parse()
+                .unwrap_or_else(|_| panic!("{source}: child said {answer}"))
+        })
+        .collect()
 }
