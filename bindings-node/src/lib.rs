@@ -1343,7 +1343,7 @@ impl CoordTask {
 pub enum Done {
     Nothing,
     Fixed(SharedGenerator<SharedState>),
-    Leased(coord::SequencerGenerator),
+    Leased(Box<coord::SequencerGenerator>),
     Sequencer(coord::Sequencer),
     Names(Vec<String>),
 }
@@ -1375,7 +1375,7 @@ impl napi::Task for CoordTask {
                         .map(Done::Fixed)
                         .map_err(coord::Error::from)
                 }
-                Ok(coord::Opened::Leased(g)) => Ok(Done::Leased(*g)),
+                Ok(coord::Opened::Leased(g)) => Ok(Done::Leased(g)),
                 Err(e) => Err(e),
             },
             Op::Create {
@@ -1395,9 +1395,8 @@ impl napi::Task for CoordTask {
                 coord::generator::open_sequencer(&store, &name, Options::default())
                     .map(Done::Sequencer)
             }
-            Op::AttachSequencer(seq) => {
-                coord::SequencerGenerator::attach_new(seq.new_handle()).map(Done::Leased)
-            }
+            Op::AttachSequencer(seq) => coord::SequencerGenerator::attach_new(seq.new_handle())
+                .map(|g| Done::Leased(Box::new(g))),
             Op::Destroy(seq) => seq.destroy().map(|_| Done::Nothing),
             Op::List(store) => coord::generator::list_sequencers(&store).map(Done::Names),
         })
@@ -1430,7 +1429,7 @@ impl napi::Task for CoordTask {
             Done::Leased(l) => unsafe {
                 <Generator as napi::bindgen_prelude::ToNapiValue>::to_napi_value(
                     raw,
-                    Generator::leased(raw, l),
+                    Generator::leased(raw, *l),
                 )?
             },
             Done::Sequencer(s) => unsafe {
