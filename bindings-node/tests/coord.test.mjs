@@ -250,3 +250,35 @@ for (const [kind, url] of SERVERS) {
     await seq.destroy()
   })
 }
+
+test('waitForNodeMs: with every node ID held, Generator.open waits up to the bound, then says when the earliest claim expires', async () => {
+  for (const [kind, url] of STORES) {
+    const name = uniq('wait')
+    const store = kind === 'file' ? FILE : url
+    await Sequencer.create(name, { store, layout: 'twitter', nodeCount: 1 })
+    const source = withParams(store, `sequencer=${name}&ttl=2s`)
+    const holder = await Generator.open({ nodeId: source })
+    await assert.rejects(Generator.open({ nodeId: source }), (e) => {
+      assert.equal(e.code, 'NODE_IDS_EXHAUSTED', kind)
+      assert.match(e.message, /the earliest held claim \(node ID 0\) expires at 20\d\d-/, kind)
+      assert.match(e.message, /add \?wait=30s to the source/, kind)
+      return true
+    })
+    let t0 = Date.now()
+    await assert.rejects(Generator.open({ nodeId: source, waitForNodeMs: 300 }), (e) => {
+      assert.equal(e.code, 'NODE_IDS_EXHAUSTED', kind)
+      assert.match(e.message, /after waiting 300 ms/, kind)
+      return true
+    })
+    assert.ok(Date.now() - t0 >= 300, kind)
+    assert.throws(() => new Generator({ nodeId: 3, waitForNodeMs: 300 }), { name: 'TypeError' })
+    const last = holder.nextId()
+    setTimeout(() => holder.close(), 300)
+    t0 = Date.now()
+    const g = await Generator.open({ nodeId: source, waitForNodeMs: 10_000 })
+    assert.ok(Date.now() - t0 >= 200, kind)
+    assert.equal(g.nodeId, 0)
+    assert.ok(g.nextId() > last, kind)
+    await g.close()
+  }
+})

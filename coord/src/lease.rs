@@ -1,6 +1,8 @@
 //! The lease algorithm (SPEC §3.2), written once over [`Store`] and [`Time`].
 //!
-//! - **Claim**: the store takes a free node ID of the sequencer (`NODE_IDS_EXHAUSTED` when all are held).
+//! - **Claim**: the store takes a free node ID of the sequencer (`NODE_IDS_EXHAUSTED` when all are held,
+//!   saying when the earliest held claim expires; [`LeaseOptions::wait_for_node`] asks again every
+//!   [`NODE_WAIT_POLL`] up to that bound first).
 //! - **Start**: the new holder reads the node ID's persisted reservation and starts strictly after it
 //!   (after its position under the same layout, and after the ticks it covers in time under any layout),
 //!   and at or above the sequencer's value floor (the IDs of destroyed incarnations of its name,
@@ -42,6 +44,9 @@ use crate::time::Time;
 /// Default claim time-to-live: 10 s.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
 
+/// How often a claim that waits for a node ID ([`LeaseOptions::wait_for_node`]) asks the store again.
+pub const NODE_WAIT_POLL: Duration = Duration::from_millis(100);
+
 /// How a lease is kept.
 #[derive(Clone, Debug)]
 pub struct LeaseOptions {
@@ -62,6 +67,11 @@ pub struct LeaseOptions {
     /// sequencer's node-ID space, such as `snowmint serve --node N --leases URL`): refused with
     /// `NODE_IDS_EXHAUSTED` while another holder has it. Default `None`: any free node ID.
     pub node: Option<u64>,
+    /// How long a claim waits for a node ID to come free when all are held (`?wait=30s` in a lease
+    /// source; the bindings' `wait_for_node_ms` / `waitForNodeMs`). Default zero: `NODE_IDS_EXHAUSTED`
+    /// at once. The claim is tried again every [`NODE_WAIT_POLL`] (sooner at the bound); the error after
+    /// the bound says when the earliest held claim expires.
+    pub wait_for_node: Duration,
     /// A defect planted on purpose, so the simulator can prove it catches it (feature
     /// `planted-defects`, for the simulation's own tests only).
     #[cfg(feature = "planted-defects")]
@@ -114,6 +124,7 @@ impl Default for LeaseOptions {
             holder: default_holder(),
             stepped: false,
             node: None,
+            wait_for_node: Duration::ZERO,
             #[cfg(feature = "planted-defects")]
             defect: Defect::None,
         }
@@ -514,35 +525,7 @@ impl Lease {
         } else {
             spread(nodes, time.unix_ns())
         };
-        let claim = store.claim(&ClaimRequest {
-            sequencer: &record.name,
-            incarnation: record.incarnation,
-            nodes,
-            start,
-            ttl_ms,
-            holder: &lease.holder,
-            now_unix_ms: ms(time.unix_ns()),
-        })?;
-        let claim = match (claim, lease.node) {
-            (Some(c), Some(n)) if c.node_id != n => {
-                let _ = store.release(&c);
-                None
-            }
-            (claim, _) => claim,
-        };
-        let claim = claim.ok_or_else(|| {
-            let which = match lease.node {
-                Some(n) => format!("node ID {n} of sequencer {:?} is held", record.name),
-                None => format!(
-                    "all {nodes} node IDs of sequencer {:?} are held",
-                    record.name
-                ),
-            };
-            Error::new(
-                ErrorCode::NodeIdsExhausted,
-                format!("{}: {which}", store.describe()),
-            )
-        })?;
+        let claim = claim_waiting(&*store, &*time, &record, &lease, start, ttl_ms)?;
         let ceiling = Arc::new(AtomicU64::new(0));
         let shared = Arc::new(Shared {
             fingerprint: crate::layout_fingerprint(&layout),
@@ -910,6 +893,87 @@ impl Drop for Lease {
             let _ = self.release();
         }
     }
+}
+
+/// Claims a node ID for `record` (the one [`LeaseOptions::node`] names, or any from `start` on), asking
+/// the store again every [`NODE_WAIT_POLL`] for up to [`LeaseOptions::wait_for_node`] while all are
+/// held; then `NODE_IDS_EXHAUSTED`, saying when the earliest held claim expires and how to wait.
+fn claim_waiting(
+    store: &dyn Store,
+    time: &dyn Time,
+    record: &SequencerRecord,
+    lease: &LeaseOptions,
+    start: u64,
+    ttl_ms: u64,
+) -> Result<Claim> {
+    let nodes = record.config.nodes;
+    let deadline = deadline_after(time, lease.wait_for_node);
+    loop {
+        let claim = store.claim(&ClaimRequest {
+            sequencer: &record.name,
+            incarnation: record.incarnation,
+            nodes,
+            start,
+            ttl_ms,
+            holder: &lease.holder,
+            now_unix_ms: ms(time.unix_ns()),
+        })?;
+        match (claim, lease.node) {
+            (Some(c), Some(n)) if c.node_id != n => {
+                let _ = store.release(&c);
+            }
+            (Some(c), _) => return Ok(c),
+            (None, _) => {}
+        }
+        let now = time.monotonic_ns();
+        if now >= deadline || lease.stepped {
+            return Err(exhausted(store, time, record, lease));
+        }
+        let left = Duration::from_nanos(deadline - now);
+        std::thread::sleep(left.min(NODE_WAIT_POLL));
+    }
+}
+
+/// `NODE_IDS_EXHAUSTED` for `record`: which node IDs are held, when the earliest held claim expires
+/// unless renewed (as the store reports its holders), and how to wait for one.
+fn exhausted(
+    store: &dyn Store,
+    time: &dyn Time,
+    record: &SequencerRecord,
+    lease: &LeaseOptions,
+) -> Error {
+    let nodes = record.config.nodes;
+    let now_ms = ms(time.unix_ns());
+    let which = match lease.node {
+        Some(n) => format!("node ID {n} of sequencer {:?} is held", record.name),
+        None => format!(
+            "all {nodes} node IDs of sequencer {:?} are held",
+            record.name
+        ),
+    };
+    let earliest = store.holders(&record.name, now_ms).ok().and_then(|h| {
+        h.into_iter()
+            .filter(|s| lease.node.is_none_or(|n| n == s.node_id))
+            .filter_map(|s| s.claim.map(|c| (c.expires_unix_ms, s.node_id)))
+            .min()
+    });
+    let when = match earliest {
+        Some((at, node)) => format!(
+            "; the earliest held claim (node ID {node}) expires at {} (in {} ms) unless its holder renews it",
+            snowmint::IsoTime::from_unix_ms(at).to_buf().as_str(),
+            at.saturating_sub(now_ms)
+        ),
+        None => String::new(),
+    };
+    let waited = if lease.wait_for_node.is_zero() {
+        "; to wait for a node ID to come free, add ?wait=30s to the source (wait_for_node_ms / waitForNodeMs in the bindings)".to_string()
+    } else {
+        format!(" after waiting {} ms", duration_ms(lease.wait_for_node))
+    };
+    Error::new(
+        ErrorCode::NodeIdsExhausted,
+        format!("{}: {which}{waited}{when}", store.describe()),
+    )
 }
 
 /// A starting node ID that spreads concurrent claimers over the node space.

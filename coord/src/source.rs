@@ -11,8 +11,9 @@
 //! | `etcd://HOST:PORT[,HOST:PORT…]/PREFIX` | a lease on an etcd cluster |
 //! | `postgres://USER@HOST:PORT/DB` | a lease in a PostgreSQL table |
 //!
-//! Lease sources take `?sequencer=NAME` (default `default`) and `?ttl=10s` (`ms`, `s` or `m`; default
-//! 10 s). Every error names the source and says why.
+//! Lease sources take `?sequencer=NAME` (default `default`), `?ttl=10s` (`ms`, `s` or `m`; default
+//! 10 s) and `?wait=30s` (how long a claim waits for a node ID to come free when all are held; default
+//! 0: `NODE_IDS_EXHAUSTED` at once). Every error names the source and says why.
 //!
 //! **`ip`**: the node ID is the **host part** of an IPv4 address: the address bits below its
 //! interface's prefix length (`10.0.4.5/16` → `0.0.4.5` = 1029; `10.0.0.5/24` → 5). `ip` takes the
@@ -74,6 +75,9 @@ pub struct LeaseSource {
     pub sequencer: String,
     /// Claim time-to-live.
     pub ttl: Duration,
+    /// `?wait=30s`: how long a claim waits for a node ID to come free when all are held (default zero:
+    /// `NODE_IDS_EXHAUSTED` at once; [`crate::LeaseOptions::wait_for_node`]).
+    pub wait: Duration,
 }
 
 /// Where a store is.
@@ -290,6 +294,7 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
     };
     let mut sequencer = DEFAULT_SEQUENCER.to_string();
     let mut ttl = DEFAULT_TTL;
+    let mut wait = Duration::ZERO;
     let mut passthrough = Vec::new();
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').ok_or_else(|| {
@@ -307,11 +312,12 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
                 sequencer = name;
             }
             "ttl" => ttl = parse_ttl(v).map_err(|why| bad(source, why))?,
+            "wait" => wait = parse_wait(v).map_err(|why| bad(source, why))?,
             _ if scheme.starts_with("postgres") => passthrough.push(pair),
             _ => {
                 return Err(bad(
                     source,
-                    format!("unknown parameter {k:?} (known: sequencer, ttl)"),
+                    format!("unknown parameter {k:?} (known: sequencer, ttl, wait)"),
                 ))
             }
         }
@@ -396,6 +402,7 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
         store,
         sequencer,
         ttl,
+        wait,
     })
 }
 
@@ -427,6 +434,14 @@ fn host_port(s: &str, default_port: u16) -> std::result::Result<String, String> 
         },
     };
     Ok(format!("{host}:{port}"))
+}
+
+/// `?wait=`: `30s`, `500ms`, `2m`, a bare number of seconds, or `0` (do not wait); at most 1 hour.
+pub fn parse_wait(v: &str) -> std::result::Result<Duration, String> {
+    if v.trim_end_matches(['m', 's']).chars().all(|c| c == '0') && v.starts_with('0') {
+        return Ok(Duration::ZERO);
+    }
+    parse_ttl(v).map_err(|e| e.replacen("ttl", "wait", 1))
 }
 
 /// `10s`, `500ms`, `2m`, or a bare number of seconds; at least 1 ms, at most 1 hour.

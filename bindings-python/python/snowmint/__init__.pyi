@@ -296,6 +296,11 @@ class Generator:
     file shared by every process that opens it with the same layout and node ID (else
     :class:`StateFileMismatchError`), created if missing: gunicorn workers share one node ID with no
     duplicates, a restarted process continues after the last ID, a forked child is safe.
+
+    ``node_id`` may be a lease source (``"file:///DIR"``, ``"etcd://…"``, ``"postgres://…"``): with every
+    node ID held, ``wait_for_node_ms`` (or ``?wait=30s`` in the source) waits up to that long for one to
+    come free. Used in a process forked after it was opened, it opens a lease of its own there on first
+    use; a process that never minted gives its node ID back before it forks.
     """
 
     def __new__(
@@ -309,6 +314,7 @@ class Generator:
         random_start: bool = False,
         random_seed: Optional[int] = None,
         state_file: Optional[Union[str, os.PathLike[str]]] = None,
+        wait_for_node_ms: Optional[int] = None,
     ) -> Generator: ...
     def next_id(self) -> int:
         """Mints one ID."""
