@@ -133,7 +133,11 @@ def test_readme_celery_prefork_recipe(tmp_path: Path) -> None:
     try:
         # A client of its own (importing tasks.py here would open a generator in this process too).
         client = celery.Celery("client", broker="filesystem://", backend=f"file://{queue}/results")
-        client.conf.broker_transport_options = {"data_folder_in": str(queue), "data_folder_out": str(queue)}
+        client.conf.broker_transport_options = {
+            "data_folder_in": str(queue),
+            "data_folder_out": str(queue),
+            "control_folder": str(queue / "control"),  # not ./control in the test's working directory
+        }
         results = [client.send_task("tasks.mint") for _ in range(40)]
         got = [tuple(r.get(timeout=30, interval=0.05)) for r in results]
         assert worker.poll() is None, (tmp_path / "worker.log").read_text()
