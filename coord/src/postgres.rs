@@ -581,11 +581,7 @@ impl PostgresStore {
 
     fn open(&self, runtime: &tokio::runtime::Runtime) -> Result<Client> {
         let connected = runtime.block_on(async {
-            tokio::time::timeout(
-                self.connect_timeout + self.request_timeout,
-                self.config.connect(NoTls),
-            )
-            .await
+            tokio::time::timeout(self.connect_timeout, self.config.connect(NoTls)).await
         });
         match connected {
             Ok(Ok((client, connection))) => {
@@ -598,7 +594,7 @@ impl PostgresStore {
             Err(_) => Err(Error::unavailable(format!(
                 "{}: connecting: no answer within {} ms",
                 self.described,
-                (self.connect_timeout + self.request_timeout).as_millis()
+                self.connect_timeout.as_millis()
             ))),
         }
     }

@@ -1050,7 +1050,11 @@ fn a_holder_resumed_past_its_ttl_is_lease_lost_not_too_far_ahead() {
             let e = a.next_id().unwrap_err();
             assert_eq!(e.code(), ErrorCode::LeaseLost, "{what}: {e}");
             assert!(e.to_string().contains("not renewed in time"), "{what}: {e}");
-            assert!(t0.elapsed() < Duration::from_secs(1), "{what}: {:?}", t0.elapsed());
+            assert!(
+                t0.elapsed() < Duration::from_secs(1),
+                "{what}: {:?}",
+                t0.elapsed()
+            );
             assert_eq!(a.generator().state(), state, "{what}: nothing minted");
             drop(a);
             let incarnation = t.store.sequencer(&name).unwrap().unwrap().incarnation;
