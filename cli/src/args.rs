@@ -1,7 +1,9 @@
 //! A small hand-written command-line parser: `--name value`, `--name=value`, `-n 5`, `-n5`, `--`.
 //!
-//! Hand-written rather than clap to keep the binary's build to the core alone; every mistake becomes a
-//! [`CliError::usage`] that names the flag.
+//! Hand-written, so that a value the core rejects keeps the core's error code and exit status 1 and a
+//! malformed command line is exit status 2 with a hint (ARCHITECTURE.md, "The command line"); every
+//! mistake becomes a [`CliError::usage`] that names the flag, and an unknown one gets the nearest
+//! option of the command's clap definitions ([`crate::spec::did_you_mean`]).
 
 use std::collections::HashSet;
 
@@ -124,10 +126,15 @@ impl Args {
         })
     }
 
-    /// An error for a flag this command does not know.
+    /// An error for a flag this command does not know, with the nearest option the command's
+    /// definitions ([`crate::spec`]) have, if one is near.
     pub fn unknown(&self, name: &str) -> CliError {
+        let meant = crate::spec::did_you_mean(&[self.command], name);
         CliError::usage(
-            format!("unknown option {name} for 'snowmint {}'", self.command),
+            format!(
+                "unknown option {name} for 'snowmint {}'{meant}",
+                self.command
+            ),
             self.command,
         )
     }

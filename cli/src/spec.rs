@@ -1,11 +1,15 @@
 //! The command line described as clap argument definitions: every command, option, value name and
-//! allowed value. Shell completions (`snowmint completions SHELL`, clap_complete) and the man pages
-//! (`snowmint man [COMMAND]`, clap_mangen) are generated from it.
+//! allowed value. It is the one list of commands: shell completions (`snowmint completions SHELL`,
+//! clap_complete), the man pages (`snowmint man [COMMAND]`, clap_mangen, and the SEE ALSO list of
+//! snowmint(1)), the topics of `snowmint help`, and the "did you mean" of an unknown command, action
+//! or option ([`suggestion`]) all come from it.
 //!
-//! Parsing stays with the hand-written parser (`args.rs`), whose messages teach ("did you mean",
-//! carets, hints). The two are kept in step by tests: every option defined here is accepted by the
-//! parser of its command, and every option a command's help text shows is defined here
-//! (`tests/completions.rs`).
+//! Parsing stays with the hand-written parser (`args.rs`), whose messages teach (carets, hints, the
+//! core's own errors with their codes and exit statuses); ARCHITECTURE.md ("The command line") says
+//! why. The two are kept in step by tests, on commands and on options: every command defined here
+//! is dispatched, has a help text, a man page and a row in the README's table and man-page loop;
+//! every option defined here is accepted by the parser of its command, and every option a
+//! command's help text shows is defined here (`tests/completions.rs`).
 
 use std::io::Write;
 
@@ -26,18 +30,52 @@ const ORDERS: [&str; 4] = [
     "ts|node|seq",
     "ts|seq|node",
 ];
-/// Commands that have a help text (and so a man page of their own).
-pub const COMMANDS: [&str; 9] = [
-    "mint",
-    "inspect",
-    "layout",
-    "sequencer",
-    "opaque",
-    "range",
-    "serve",
-    "completions",
-    "man",
-];
+/// The commands: every subcommand of [`command`] that is not hidden, in order. Each has a help text
+/// and a man page of its own.
+pub fn commands() -> Vec<String> {
+    command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .collect()
+}
+
+/// " (did you mean …?)", or nothing, for a word the parser did not know: under `path` (`[]`: the commands;
+/// `["sequencer"]`: its actions and every option of them; `["mint"]`: mint's options), the defined
+/// name nearest to `given`, by the core's rule ([`snowmint::suggest`]).
+pub fn did_you_mean(path: &[&str], given: &str) -> String {
+    suggestion(path, given)
+        .map(|s| format!(" (did you mean {s}?)"))
+        .unwrap_or_default()
+}
+
+/// The name [`did_you_mean`] suggests, if any.
+fn suggestion(path: &[&str], given: &str) -> Option<String> {
+    let root = command();
+    let mut cmd = &root;
+    for p in path {
+        cmd = cmd.find_subcommand(p)?;
+    }
+    let mut names: Vec<String> = Vec::new();
+    if given.starts_with('-') {
+        let mut stack = vec![cmd];
+        while let Some(c) = stack.pop() {
+            for a in c.get_arguments() {
+                names.extend(a.get_long().map(|l| format!("--{l}")));
+                names.extend(a.get_short().map(|s| format!("-{s}")));
+            }
+            stack.extend(c.get_subcommands());
+        }
+    } else {
+        names.extend(
+            cmd.get_subcommands()
+                .filter(|c| !c.is_hide_set())
+                .map(|c| c.get_name().to_string()),
+        );
+    }
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    snowmint::suggest(given, &names).map(str::to_string)
+}
 
 fn opt(name: &'static str, value: &'static str, help: &'static str) -> Arg {
     Arg::new(name)
@@ -52,6 +90,14 @@ fn flag(name: &'static str, help: &'static str) -> Arg {
         .long(name)
         .action(ArgAction::SetTrue)
         .help(help)
+}
+
+/// `--json` of a command that prints one JSON object per line.
+fn json_lines() -> Arg {
+    flag(
+        "json",
+        "print one JSON object per line (IDs and values as decimal strings; field names in --help)",
+    )
 }
 
 fn json() -> Arg {
@@ -167,25 +213,44 @@ pub fn command() -> Command {
                     "nodes",
                     "N",
                     "node count (default: every node ID of the layout)",
-                )),
+                ))
+                .arg(json()),
             false,
         ))
         .subcommand(
             Command::new("show")
-                .about("The configuration and every node ID's holder and reservation")
+                .about("The configuration and every node ID's holder and reservation (SEQUENCER_NOT_FOUND, exit 1, for a NAME with no live record)")
                 .arg(name())
-                .arg(store()),
+                .arg(store())
+                .arg(json()),
         )
         .subcommand(
             Command::new("list")
                 .about("Every live sequencer")
-                .arg(store()),
+                .arg(store())
+                .arg(json_lines()),
         )
         .subcommand(
             Command::new("destroy")
                 .about("Remove NAME; every holder stops with SEQUENCER_DESTROYED")
                 .arg(name())
                 .arg(store()),
+        );
+    let lease = Command::new("lease")
+        .about("Who holds which node ID: holder, fencing token, expiry and reservation")
+        .subcommand_required(true)
+        .subcommand(
+            Command::new("list")
+                .about("Every node ID held now, in every sequencer of the store")
+                .arg(store())
+                .arg(json_lines()),
+        )
+        .subcommand(
+            Command::new("show")
+                .about("Every node ID of sequencer NAME with a holder or a reservation")
+                .arg(name())
+                .arg(store())
+                .arg(json_lines()),
         );
     let opaque_cmd = |name: &'static str, about: &'static str, what: &'static str| {
         layout_args(
@@ -214,7 +279,8 @@ pub fn command() -> Command {
                 .arg(
                     opt("from", "F", "how to read what goes in (default any)")
                         .value_parser(ENCODINGS_ANY),
-                ),
+                )
+                .arg(json_lines()),
             false,
         )
     };
@@ -247,7 +313,8 @@ pub fn command() -> Command {
                 .arg(opt("dc-range", "N", "values a datacenter takes from the global row at a time"))
                 .arg(opt("process-range", "N", "values this process takes from its datacenter's row"))
                 .arg(opt("threshold", "PERCENT", "use of a range at which the next is fetched (default 100: none)"))
-                .arg(opt("wait-ms", "MS", "how long to wait for a range")),
+                .arg(opt("wait-ms", "MS", "how long to wait for a range"))
+                .arg(json_lines()),
         )
         .subcommand(
             Command::new("show")
@@ -255,7 +322,8 @@ pub fn command() -> Command {
                 .arg(range_name())
                 .arg(range_store("global", "the store every datacenter shares (default $SNOWMINT_STORE)"))
                 .arg(opt("dc", "DC", "a datacenter whose row to show"))
-                .arg(range_store("local", "that datacenter's store (default: the global one)")),
+                .arg(range_store("local", "that datacenter's store (default: the global one)"))
+                .arg(json()),
         );
     let duration = |name: &'static str, help: &'static str| opt(name, "DURATION", help);
     let serve = Command::new("serve")
@@ -300,27 +368,12 @@ pub fn command() -> Command {
         );
     let man = Command::new("man")
         .about("Print the man page (roff) of snowmint or of one command")
-        .arg(
-            Arg::new("command")
-                .value_name("COMMAND")
-                .value_parser(COMMANDS),
-        );
+        .arg(Arg::new("command").value_name("COMMAND"));
     let help = Command::new("help")
         .about("Help on a command, or on the layouts")
         .hide(true)
-        .arg(Arg::new("topic").value_name("TOPIC").value_parser([
-            "mint",
-            "inspect",
-            "layout",
-            "layouts",
-            "sequencer",
-            "opaque",
-            "range",
-            "serve",
-            "completions",
-            "man",
-        ]));
-    Command::new("snowmint")
+        .arg(Arg::new("topic").value_name("TOPIC"));
+    let root = Command::new("snowmint")
         .version(env!("CARGO_PKG_VERSION"))
         .about("Mint, inspect and design unique, time-ordered 64-bit IDs (the Snowflake family)")
         .long_about(
@@ -334,12 +387,24 @@ pub fn command() -> Command {
         .subcommand(layout_args(inspect, false))
         .subcommand(layout_args(layout, true))
         .subcommand(sequencer)
+        .subcommand(lease)
         .subcommand(opaque)
         .subcommand(range)
         .subcommand(layout_args(serve, false))
         .subcommand(completions)
-        .subcommand(man)
-        .subcommand(help)
+        .subcommand(man);
+    // The topics of `snowmint help` and the pages of `snowmint man`: every command (and the table of
+    // layouts), from the definitions above.
+    let mut topics: Vec<String> = root
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    let pages = topics.clone();
+    topics.insert(3, "layouts".into());
+    root.mut_subcommand("man", |man| {
+        man.mut_arg("command", |a| a.value_parser(pages))
+    })
+    .subcommand(help.mut_arg("topic", |a| a.value_parser(topics)))
 }
 
 /// `snowmint completions SHELL`.
@@ -375,9 +440,10 @@ pub fn completions(args: &[String], out: &mut impl Write) -> Result<(), Failure>
 /// `snowmint man [COMMAND]`: the page of snowmint, or of `snowmint-COMMAND`.
 pub fn man(args: &[String], out: &mut impl Write) -> Result<(), Failure> {
     let root = command();
+    let names = commands();
     let cmd = match args {
         [] => root,
-        [name] if COMMANDS.contains(&name.as_str()) => {
+        [name] if names.contains(name) => {
             let mut sub = root
                 .find_subcommand(name)
                 .cloned()
@@ -393,7 +459,7 @@ pub fn man(args: &[String], out: &mut impl Write) -> Result<(), Failure> {
             return Err(CliError::usage(
                 format!(
                     "no man page for {name:?}: snowmint man [{}]",
-                    COMMANDS.join("|")
+                    names.join("|")
                 ),
                 "man",
             )
@@ -406,6 +472,12 @@ pub fn man(args: &[String], out: &mut impl Write) -> Result<(), Failure> {
     out.write_all(MAN_EXIT_STATUS.as_bytes())?;
     if root_page {
         out.write_all(MAN_ROOT_EXTRA.as_bytes())?;
+        let pages: Vec<String> = names.iter().map(|c| format!("snowmint\\-{c}(1)")).collect();
+        writeln!(
+            out,
+            ".SH \"SEE ALSO\"\n{};\n\\fBsnowmint help layouts\\fR for the table of layouts",
+            pages.join(", ")
+        )?;
     }
     Ok(())
 }
@@ -443,7 +515,4 @@ snowmint mint \-n 2 | snowmint inspect \-
 snowmint layout \-\-preset sonyflake \-\-json
 snowmint completions bash > ~/.local/share/bash\-completion/completions/snowmint
 .fi
-.SH "SEE ALSO"
-snowmint\-mint(1), snowmint\-inspect(1), snowmint\-layout(1), snowmint\-sequencer(1),
-snowmint\-opaque(1); \fBsnowmint help layouts\fR for the table of layouts
 "#;
