@@ -148,7 +148,7 @@ bits mean a different time under another layout.
 OPTIONS
   --from ENC        the string form of the IDs (default any: told apart by shape)
   -l, --layout L    the layout the IDs were minted with (and its parameters, or field options)
-  --json            one JSON object per ID and line: id (a decimal string), input, layout, time,
+  --json            one JSON object per ID and line: id (a decimal string), input, read_as, layout, time,
                     unix_ms, sub_ms_ns, timestamp_ticks, node, node_id, node_parts, sequence,
                     shows_nanos, encodings {dec, hex, base32, base58} (see the README)
 
