@@ -99,7 +99,10 @@ mod tests {
             .chunks(2)
             .filter_map(|pair| {
                 let [name, after] = pair else { return None };
-                let number = after.trim_start().split(|c: char| !c.is_ascii_digit()).next()?;
+                let number = after
+                    .trim_start()
+                    .split(|c: char| !c.is_ascii_digit())
+                    .next()?;
                 let upper = name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
                 (upper && !number.is_empty()).then(|| (name.to_string(), number.parse().unwrap()))
             })

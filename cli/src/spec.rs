@@ -4,12 +4,13 @@
 //! snowmint(1)), the topics of `snowmint help`, and the "did you mean" of an unknown command, action
 //! or option ([`suggestion`]) all come from it.
 //!
-//! Parsing stays with the hand-written parser (`args.rs`), whose messages teach (carets, hints, the
-//! core's own errors with their codes and exit statuses); ARCHITECTURE.md ("The command line") says
-//! why. The two are kept in step by tests, on commands and on options: every command defined here
-//! is dispatched, has a help text, a man page and a row in the README's table and man-page loop;
-//! every option defined here is accepted by the parser of its command, and every option a
-//! command's help text shows is defined here (`tests/completions.rs`).
+//! clap parses with them too ([`parse`]): each command's code reads the parsed items (`args.rs`) and
+//! interprets their values, so that a value the core rejects keeps the core's code and exit status 1
+//! (ARCHITECTURE.md, "The command line"). The hand-written help texts are tied to the definitions by
+//! tests, on commands and on options: every command defined here is dispatched, has a help text, a
+//! man page and a row in the README's table and man-page loop; every option defined here is read by
+//! its command, and every option a command's help text shows is defined here
+//! (`tests/completions.rs`).
 
 use std::io::Write;
 
@@ -17,6 +18,7 @@ use clap::{Arg, ArgAction, Command, ValueHint};
 use clap_complete::Shell;
 use snowmint::PRESET_NAMES;
 
+use crate::args::Item;
 use crate::error::CliError;
 use crate::Failure;
 
@@ -57,15 +59,16 @@ fn suggestion(path: &[&str], given: &str) -> Option<String> {
         cmd = cmd.find_subcommand(p)?;
     }
     let mut names: Vec<String> = Vec::new();
-    if given.starts_with('-') {
+    if given.starts_with("--") {
         let mut stack = vec![cmd];
         while let Some(c) = stack.pop() {
             for a in c.get_arguments() {
                 names.extend(a.get_long().map(|l| format!("--{l}")));
-                names.extend(a.get_short().map(|s| format!("-{s}")));
             }
             stack.extend(c.get_subcommands());
         }
+    } else if given.starts_with('-') {
+        return None; // one letter: every other letter is as near
     } else {
         names.extend(
             cmd.get_subcommands()
@@ -115,7 +118,7 @@ fn layout_args(cmd: Command, preset_flag: bool) -> Command {
         "the layout: a preset, then field options for a custom one",
     )
     .short('l')
-    .value_parser(PRESET_NAMES);
+    .value_parser(Named(&PRESET_NAMES));
     let layout = if preset_flag {
         layout.visible_alias("preset")
     } else {
@@ -145,7 +148,7 @@ fn layout_args(cmd: Command, preset_flag: bool) -> Command {
             "B",
             "high bits of the node field shown as a separate part",
         ))
-        .arg(opt("order", "ORDER", "field order below the timestamp").value_parser(ORDERS))
+        .arg(opt("order", "ORDER", "field order below the timestamp").value_parser(Named(&ORDERS)))
         .arg(opt("tick-ns", "NS", "tick length in nanoseconds"))
         .arg(flag("use-sign-bit", "allow all 64 bits"))
 }
@@ -163,7 +166,7 @@ pub fn command() -> Command {
         .arg(
             opt("format", "F", "string form of the IDs (default dec)")
                 .short('f')
-                .value_parser(ENCODINGS),
+                .value_parser(Named(&ENCODINGS)),
         )
         .arg(
             opt("state-file", "PATH", "mint from the state shared through this file")
@@ -185,7 +188,7 @@ pub fn command() -> Command {
         )
         .arg(
             opt("from", "ENC", "the string form of the IDs (default any)")
-                .value_parser(ENCODINGS_ANY),
+                .value_parser(Named(&ENCODINGS_ANY)),
         )
         .arg(json());
     let layout = Command::new("layout")
@@ -274,11 +277,11 @@ pub fn command() -> Command {
                 .arg(
                     opt("format", "F", "how to print what comes out (default dec)")
                         .short('f')
-                        .value_parser(ENCODINGS),
+                        .value_parser(Named(&ENCODINGS)),
                 )
                 .arg(
                     opt("from", "F", "how to read what goes in (default any)")
-                        .value_parser(ENCODINGS_ANY),
+                        .value_parser(Named(&ENCODINGS_ANY)),
                 )
                 .arg(json_lines()),
             false,
@@ -516,3 +519,204 @@ snowmint layout \-\-preset sonyflake \-\-json
 snowmint completions bash > ~/.local/share/bash\-completion/completions/snowmint
 .fi
 "#;
+
+/// A value parser that takes any text and tells completions and man pages the values there are (preset
+/// names, string forms, orders): the command's code checks the value, so that a wrong one is the
+/// core's error with its code, nearest name and exit status 1, as in every snowmint library.
+#[derive(Clone, Copy, Debug)]
+struct Named(&'static [&'static str]);
+
+impl clap::builder::TypedValueParser for Named {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &Command,
+        _arg: Option<&Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        Ok(value.to_string_lossy().into_owned())
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.0.iter().map(|v| clap::builder::PossibleValue::new(*v)),
+        ))
+    }
+}
+
+/// The definitions as the parser uses them: every command reads `-h`/`--help` itself (to print its
+/// teaching help text) and says itself what is missing (`give an ID to inspect, e.g. …`), so nothing
+/// is required here; a command whose positionals are all single takes any further ones too, for its
+/// own "unexpected argument" message.
+fn for_parsing(cmd: Command) -> Command {
+    let single = cmd
+        .get_positionals()
+        .all(|a| a.get_num_args().is_some_and(|n| n.max_values() <= 1));
+    let mut cmd = cmd
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .subcommand_required(false)
+        .mut_args(|a| a.required(false))
+        .arg(
+            Arg::new("help")
+                .short('h')
+                .long("help")
+                .action(ArgAction::SetTrue),
+        )
+        .mut_subcommands(for_parsing);
+    if single && cmd.get_subcommands().next().is_none() {
+        cmd = cmd.arg(Arg::new("extra").num_args(0..).hide(true));
+    }
+    cmd
+}
+
+/// Parses `snowmint COMMAND ARGS…` with the definitions: the items of the command (and of its action,
+/// given as the first positional item), in command-line order, each option under its long name.
+pub fn parse(command: &str, args: Vec<String>) -> Result<Vec<Item>, CliError> {
+    let root = command_for(command);
+    let argv = std::iter::once(command.to_string()).chain(args.iter().cloned());
+    let matches = root
+        .clone()
+        .try_get_matches_from(argv)
+        .map_err(|e| clap_error(command, &args, &e))?;
+    let mut items: Vec<(usize, Item)> = Vec::new();
+    let (mut cmd, mut m) = (&root, &matches);
+    loop {
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            if m.value_source(id) != Some(clap::parser::ValueSource::CommandLine) {
+                continue;
+            }
+            let indices: Vec<usize> = m.indices_of(id).map(Iterator::collect).unwrap_or_default();
+            let name = match (arg.get_long(), arg.get_short()) {
+                (Some(long), _) => format!("--{long}"),
+                (None, Some(short)) => format!("-{short}"),
+                (None, None) => String::new(),
+            };
+            if matches!(arg.get_action(), ArgAction::SetTrue) {
+                items.extend(indices.into_iter().map(|i| {
+                    let name = name.clone();
+                    (i, Item::Flag { name, inline: None })
+                }));
+                continue;
+            }
+            let values = m.get_raw(id).into_iter().flatten();
+            for (i, v) in indices.into_iter().zip(values) {
+                let v = v.to_string_lossy().into_owned();
+                items.push((
+                    i,
+                    if arg.is_positional() {
+                        Item::Positional(v)
+                    } else {
+                        Item::Flag {
+                            name: name.clone(),
+                            inline: Some(v),
+                        }
+                    },
+                ));
+            }
+        }
+        match m.subcommand() {
+            Some((action, sub)) => {
+                // The action comes before its own items (their indices are after it).
+                items.push((0, Item::Positional(action.to_string())));
+                cmd = cmd
+                    .find_subcommand(action)
+                    .expect("clap matched a defined subcommand");
+                m = sub;
+            }
+            None => break,
+        }
+    }
+    items.sort_by_key(|(i, _)| *i);
+    Ok(items.into_iter().map(|(_, item)| item).collect())
+}
+
+/// The definition of `command`, as the parser uses it, under a root of that name.
+fn command_for(name: &str) -> Command {
+    let sub = command()
+        .find_subcommand(name)
+        .cloned()
+        .unwrap_or_else(|| Command::new(name.to_string()));
+    for_parsing(sub)
+}
+
+/// An option `command` has no definition of, with the nearest one it has.
+pub fn unknown_option(command: &str, given: &str) -> CliError {
+    CliError::usage(
+        format!(
+            "unknown option {given} for 'snowmint {command}'{}",
+            did_you_mean(&[command], given)
+        ),
+        command,
+    )
+}
+
+/// What clap refused, as the CLI says it: `error[INVALID_ARGUMENT]: …` naming the option, exit status 2.
+fn clap_error(command: &str, args: &[String], e: &clap::Error) -> CliError {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let context = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    // "--count <N>": the option as written in the definitions.
+    let arg = context(ContextKind::InvalidArg);
+    let option = arg.split([' ', '=']).next().unwrap_or("").to_string();
+    let message = match e.kind() {
+        ErrorKind::UnknownArgument if arg.starts_with('-') => {
+            return unknown_option(command, &arg);
+        }
+        ErrorKind::UnknownArgument => format!("unexpected argument {arg:?}"),
+        ErrorKind::InvalidSubcommand => {
+            let given = context(ContextKind::InvalidSubcommand);
+            let actions: Vec<String> = self::command()
+                .find_subcommand(command)
+                .map(|c| {
+                    c.get_subcommands()
+                        .map(|s| s.get_name().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            format!(
+                "unknown action {given:?}{}: {}",
+                did_you_mean(&[command], &given),
+                actions.join(", ")
+            )
+        }
+        ErrorKind::ArgumentConflict => {
+            // Which spelling was given twice, as written (an alias counts as the option).
+            let written = args
+                .iter()
+                .map(|a| a.split('=').next().unwrap_or(a))
+                .filter(|a| a.starts_with('-'))
+                .find(|a| {
+                    args.iter()
+                        .filter(|b| b.split('=').next() == Some(a))
+                        .count()
+                        > 1
+                })
+                .unwrap_or(&option);
+            format!("{written} is given twice; give each option once")
+        }
+        ErrorKind::InvalidValue if context(ContextKind::InvalidValue).is_empty() => {
+            format!("{option} needs a value")
+        }
+        ErrorKind::TooManyValues => format!(
+            "{option} takes no value (got {:?})",
+            context(ContextKind::InvalidValue)
+        ),
+        _ => {
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            first.to_string()
+        }
+    };
+    CliError::usage(message, command)
+}

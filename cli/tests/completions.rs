@@ -375,7 +375,7 @@ fn every_command_is_dispatched_documented_and_in_the_readme() {
     let table: Vec<&str> = readme
         .lines()
         .filter_map(|l| l.strip_prefix("| `snowmint "))
-        .map(|l| l.split(|c: char| c == ' ' || c == '`').next().unwrap())
+        .map(|l| l.split([' ', '`']).next().unwrap())
         .collect();
     let man_loop: Vec<&str> = readme
         .lines()

@@ -350,8 +350,10 @@ pub fn open(url: &crate::source::PostgresUrl) -> Result<std::sync::Arc<dyn Store
 }
 
 impl PostgresStore {
-    /// Connection timeout (TCP connect, TLS-less startup and authentication).
-    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+    /// Connection timeout: the whole connection (TCP connect, TLS-less startup and authentication),
+    /// one bound. Longer than an answer's: a loaded server (many processes starting at once) takes
+    /// seconds to start a backend.
+    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(4);
     /// Timeout for one statement's answer.
     pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 

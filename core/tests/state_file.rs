@@ -441,7 +441,8 @@ fn every_bad_file_is_a_clear_error() {
     let discord = Layout::preset("discord").unwrap();
     let e = open(&good, discord, 3).unwrap_err();
     assert!(
-        e.to_string().contains("made for another layout, twitter (ts=41 ")
+        e.to_string()
+            .contains("made for another layout, twitter (ts=41 ")
             && e.to_string()
                 .contains("not this generator's discord (ts=42 "),
         "{e}"
@@ -458,10 +459,11 @@ fn every_bad_file_is_a_clear_error() {
     let e = open(&old, discord, 3).unwrap_err();
     let fingerprint = format!("{:016x}", twitter.fingerprint());
     assert!(
-        e.to_string()
-            .contains(&format!("made for another layout, with fingerprint {fingerprint}"))
-            && e.to_string()
-                .contains("not this generator's discord (ts=42 "),
+        e.to_string().contains(&format!(
+            "made for another layout, with fingerprint {fingerprint}"
+        )) && e
+            .to_string()
+            .contains("not this generator's discord (ts=42 "),
         "{e}"
     );
     // A node ID the layout cannot hold is that error, before the file is touched.
