@@ -104,16 +104,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
             Item::Positional(p) if direction.is_none() => match p.as_str() {
                 "encode" => direction = Some(false),
                 "decode" => direction = Some(true),
-                other => {
-                    return Err(CliError::usage(
-                        format!(
-                        "unknown opaque command {other:?}{}: use 'opaque encode' or 'opaque decode'",
-                        crate::spec::did_you_mean(&["opaque"], other)
-                    ),
-                        "opaque",
-                    )
-                    .into())
-                }
+                other => return Err(crate::spec::unknown_action("opaque", other).into()),
             },
             Item::Positional(p) => values.push(p),
         }

@@ -58,9 +58,6 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     if let Some(extra) = pos.next() {
         return Err(CliError::usage(format!("unexpected argument {extra:?}"), "range").into());
     }
-    if action != "next" && action != "show" {
-        return Err(unknown_action(&action).into());
-    }
     snowmint_coord::sequencer::check_name(&name)
         .map_err(|e| malformed(e.context("range sequence"), "range"))?;
     if let Some(dc) = &dc {
@@ -205,17 +202,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 }
             }
         }
-        other => return Err(unknown_action(other).into()),
+        other => return Err(crate::spec::unknown_action("range", other).into()),
     }
     Ok(())
-}
-
-fn unknown_action(other: &str) -> CliError {
-    CliError::usage(
-        format!(
-            "unknown action {other:?}{}: next or show",
-            crate::spec::did_you_mean(&["range"], other)
-        ),
-        "range",
-    )
 }

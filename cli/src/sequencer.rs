@@ -299,16 +299,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 seq.record().incarnation
             )?;
         }
-        other => {
-            return Err(CliError::usage(
-                format!(
-                    "unknown action {other:?}{}: create, show, list or destroy",
-                    crate::spec::did_you_mean(&["sequencer"], other)
-                ),
-                "sequencer",
-            )
-            .into())
-        }
+        other => return Err(crate::spec::unknown_action("sequencer", other).into()),
     }
     Ok(())
 }
@@ -337,16 +328,7 @@ pub fn lease(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             p.name = Some(name);
             (nodes, false)
         }
-        other => {
-            return Err(CliError::usage(
-                format!(
-                    "unknown action {other:?}{}: list or show",
-                    crate::spec::did_you_mean(&["lease"], other)
-                ),
-                "lease",
-            )
-            .into())
-        }
+        other => return Err(crate::spec::unknown_action("lease", other).into()),
     };
     if p.json {
         for (s, n) in &nodes {

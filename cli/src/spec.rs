@@ -655,6 +655,26 @@ pub fn unknown_option(command: &str, given: &str) -> CliError {
     )
 }
 
+/// An action `command` has no definition of, with the nearest one and every one it has.
+pub fn unknown_action(command: &str, given: &str) -> CliError {
+    let actions: Vec<String> = self::command()
+        .find_subcommand(command)
+        .map(|c| {
+            c.get_subcommands()
+                .map(|s| s.get_name().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    CliError::usage(
+        format!(
+            "unknown action {given:?}{}: {}",
+            did_you_mean(&[command], given),
+            actions.join(", ")
+        ),
+        command,
+    )
+}
+
 /// What clap refused, as the CLI says it: `error[INVALID_ARGUMENT]: …` naming the option, exit status 2.
 fn clap_error(command: &str, args: &[String], e: &clap::Error) -> CliError {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
@@ -671,20 +691,7 @@ fn clap_error(command: &str, args: &[String], e: &clap::Error) -> CliError {
         }
         ErrorKind::UnknownArgument => format!("unexpected argument {arg:?}"),
         ErrorKind::InvalidSubcommand => {
-            let given = context(ContextKind::InvalidSubcommand);
-            let actions: Vec<String> = self::command()
-                .find_subcommand(command)
-                .map(|c| {
-                    c.get_subcommands()
-                        .map(|s| s.get_name().to_string())
-                        .collect()
-                })
-                .unwrap_or_default();
-            format!(
-                "unknown action {given:?}{}: {}",
-                did_you_mean(&[command], &given),
-                actions.join(", ")
-            )
+            return unknown_action(command, &context(ContextKind::InvalidSubcommand));
         }
         ErrorKind::ArgumentConflict => {
             // Which spelling was given twice, as written (an alias counts as the option).
