@@ -403,6 +403,13 @@ fn every_command_is_dispatched_documented_and_in_the_readme() {
             "snowmint man {c}"
         );
     }
+    // `snowmint man --help` and `snowmint --help` list them in their synopses.
+    let pages = format!("snowmint man [{}]", commands.join("|"));
+    assert!(ok(&["man", "--help"]).contains(&pages), "{pages}");
+    let mut topics = commands.clone();
+    topics.insert(3, "layouts".into());
+    let topics = format!("snowmint help [{}]", topics.join("|"));
+    assert!(main_help.contains(&topics), "{topics}");
     // The unknown-command message lists them too.
     let out = run(&["no-such-command"]);
     let listed = format!("commands: {}, help", commands.join(", "));
