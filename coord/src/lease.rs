@@ -198,8 +198,8 @@ pub struct Lease {
     /// The process that acquired the lease: a forked child owns neither its keeper nor its claim.
     pid: u32,
     keeper: Mutex<Option<std::thread::JoinHandle<()>>>,
-    /// A stepped lease (no keeper thread; [`Lease::keeper_round`] runs a round).
-    stepped: bool,
+    /// A stepped lease (no keeper thread; [`Lease::keeper_round`] runs a round, one at a time).
+    stepped: Option<Mutex<()>>,
     /// Released (or abandoned): dropping does nothing more.
     released: std::sync::atomic::AtomicBool,
 }
@@ -621,6 +621,7 @@ impl Lease {
                 })?;
             Some(k)
         };
+        let stepped = stepped.then(|| Mutex::new(()));
         forks::register(&shared);
         Ok(Lease {
             node_id: claim.node_id,
@@ -640,12 +641,13 @@ impl Lease {
     /// checks the sequencer, renews the claim, extends the reservation. `false` once the lease has
     /// ended (then it stays ended), or if the lease has a keeper thread of its own.
     pub fn keeper_round(&self) -> bool {
-        if !self.stepped
-            || self.shared.state() != LeaseState::Held
-            || self.released.load(Ordering::SeqCst)
-        {
+        let Some(one_at_a_time) = &self.stepped else {
+            return false;
+        };
+        if self.shared.state() != LeaseState::Held || self.released.load(Ordering::SeqCst) {
             return false;
         }
+        let _round = one_at_a_time.lock().unwrap_or_else(|p| p.into_inner());
         keeper_round(&self.shared, self.state_word.load(Ordering::Relaxed))
     }
 
@@ -759,7 +761,8 @@ impl Lease {
 
     /// A mint of `n` positions failed: at the ceiling, `SEQUENCER_DESTROYED` or `LEASE_LOST` once the
     /// lease is gone or not renewed within its TTL (then the store may have handed the node ID to
-    /// another: a paused store, a paused process); while it is held, the keeper is asked to reserve past the request's end, and the
+    /// another: a paused store, a paused process); while it is held, the keeper is asked to reserve
+    /// past the request's end, and the
     /// mint waits a bounded time for it (`wait`; then `LEASE_LOST`) or fails with `TOO_FAR_AHEAD` (other
     /// policies: retry shortly).
     #[cold]
