@@ -316,7 +316,7 @@
     const page = location.origin;
     const allow =
       page === 'null'
-        ? 'this page was opened from file://, which has no origin a service can allow: serve it over http(s), or start the service with --cors-origin \'*\''
+        ? "this page was opened from file://, which has no origin a service can allow: serve it over http(s), or start the service with --cors-origin '*'"
         : `start it with --cors-origin ${page}`;
     return `${text} — CORS: ${target} is another origin than this page's (${page}); if the service is running, the browser blocked the request because the service does not allow this page's origin: ${allow}.`;
   }
@@ -324,7 +324,8 @@
     show($('svc-error'), '');
     const url = $('svc-url').value.trim();
     // Lease mode: from now on the page sends requests (leases, renewals; never the IDs) to the service.
-    $('privacy').textContent = `Lease mode is on: this page sends lease requests and renewals to ${url || 'this origin'} (the IDs are still minted here and sent nowhere).`;
+    $('privacy').textContent =
+      `Lease mode is on: this page sends lease requests and renewals to ${url || 'this origin'} (the IDs are still minted here and sent nowhere).`;
     try {
       if (offline.gen) await offline.gen.close();
       offline.gen = null;

@@ -91,7 +91,8 @@ before(async () => {
   });
   await context.route('**/*', (route) => {
     const u = route.request().url();
-    if (u.startsWith(server.url) || u.startsWith(serviceUrl) || u.startsWith('data:')) return route.continue();
+    if (u.startsWith(server.url) || u.startsWith(serviceUrl) || u.startsWith('data:'))
+      return route.continue();
     return route.abort();
   });
 });
@@ -340,7 +341,10 @@ test("the playground: 'nothing is sent' only while lease mode is off; a CORS ref
   await page.waitForFunction(() => !document.querySelector('#svc-error').hidden);
   const error = await page.locator('#svc-error').textContent();
   assert.match(error, /^SERVICE_UNAVAILABLE: /, error);
-  assert.ok(error.includes(`CORS: ${serviceOrigin} is another origin than this page's (${server.url})`), error);
+  assert.ok(
+    error.includes(`CORS: ${serviceOrigin} is another origin than this page's (${server.url})`),
+    error,
+  );
   assert.ok(error.includes(`start it with --cors-origin ${server.url}`), error);
   assert.doesNotMatch(await privacy(), /nothing is sent/);
   assert.ok((await privacy()).includes(`sends lease requests and renewals to ${serviceOrigin}`));
