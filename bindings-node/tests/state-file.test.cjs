@@ -253,6 +253,7 @@ test("the README's Node cluster recipe: 4 workers on one state file", async () =
   assert.ok(m, 'the README shows cluster.js')
   const top = fs.readFileSync(path.join(process.env.SNOWMINT_NODE_SRC, '..', 'README.md'), 'utf8')
   assert.ok(top.includes(m[0]), 'the repository README shows the same recipe')
+  assert.match(m[1], /\.listen\([^\n]*, '127\.0\.0\.1'\)/, 'the recipe listens on loopback only')
   const dir = tempDir()
   const state = path.join(dir, 'orders.snowmint')
   const script = path.join(__dirname, '..', 'cluster-recipe.cjs') // beside node_modules, as a user's app

@@ -19,7 +19,8 @@ USAGE
                  [--leases URL] [--client-sequencer NAME] [--lease-ttl 70s] [--lease-reservation 60s]
                  [--cors-origin ORIGIN …]
 
-  --listen             address to listen on (port 0: any free port); the first line on standard output
+  --listen             address to listen on, an IP address or a host name such as localhost (port 0:
+                       any free port); the first line on standard output
                        says where it listens: snowmint serve: listening on http://HOST:PORT …
   --node               the service's node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease source
                        (file:///DIR, etcd://HOST:PORT/PREFIX, postgres://USER@HOST:PORT/DB) that the
@@ -61,6 +62,26 @@ fn duration(
     let v = args.value(name, inline)?;
     snowmint_coord::source::parse_ttl(&v)
         .map_err(|why| CliError::usage(format!("{name}: {why}"), "serve"))
+}
+
+/// `--listen HOST:PORT`: an IP address, or a host name (`localhost:0`) resolved to its first address.
+fn listen_address(text: &str) -> Result<SocketAddr, CliError> {
+    use std::net::ToSocketAddrs;
+    let bad = |why: String| {
+        CliError::usage(
+            format!(
+                "--listen {text:?}: {why} (give HOST:PORT, e.g. 127.0.0.1:8080 or localhost:0)"
+            ),
+            "serve",
+        )
+    };
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let mut addrs = text.to_socket_addrs().map_err(|e| bad(e.to_string()))?;
+    addrs
+        .next()
+        .ok_or_else(|| bad("the host name has no address".into()))
 }
 
 pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
@@ -115,14 +136,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             "serve",
         )
     })?;
-    let listen: SocketAddr = listen.parse().map_err(|_| {
-        CliError::usage(
-            format!(
-                "--listen {listen:?} is not HOST:PORT with an IP address (e.g. 127.0.0.1:8080)"
-            ),
-            "serve",
-        )
-    })?;
+    let listen = listen_address(&listen)?;
     let node = node.ok_or_else(|| {
         CliError::usage(
             "give the service's node ID: --node 7, or a lease source such as --node file:///var/lib/snowmint",

@@ -169,6 +169,9 @@ struct Shared {
     /// The end (first position after) of the largest request that met the ceiling: the keeper's
     /// reservation covers it ([`Shared::target`]). Only grows.
     wanted: AtomicU64,
+    /// The claim is good until this monotonic instant (ns), measured from before the request that last
+    /// renewed it: past it, the store may have expired the claim and handed the node ID to another.
+    good_until: AtomicU64,
     state: AtomicU8,
     claim: Mutex<Claim>,
     /// Set to wake the keeper early: `stop` ends it, `urgent` asks for a round now.
@@ -206,9 +209,8 @@ pub struct Lease {
     /// The process that acquired the lease: a forked child owns neither its keeper nor its claim.
     pid: u32,
     keeper: Mutex<Option<std::thread::JoinHandle<()>>>,
-    /// A stepped lease (no keeper thread; [`Lease::keeper_round`] runs a round): the monotonic instant
-    /// its claim is good until.
-    stepped: Option<Mutex<u64>>,
+    /// A stepped lease (no keeper thread; [`Lease::keeper_round`] runs a round, one at a time).
+    stepped: Option<Mutex<()>>,
     /// Released (or abandoned): dropping does nothing more.
     released: std::sync::atomic::AtomicBool,
 }
@@ -272,6 +274,11 @@ impl Shared {
     fn notify_changed(&self) {
         let _g = self.changed.lock().unwrap_or_else(|p| p.into_inner());
         self.changed_cv.notify_all();
+    }
+
+    /// Past the claim's TTL since the request that last renewed it: the store may have expired it.
+    fn past_ttl(&self) -> bool {
+        self.time.monotonic_ns() >= self.good_until.load(Ordering::SeqCst)
     }
 
     fn claim(&self) -> Claim {
@@ -379,8 +386,6 @@ fn deadline_after(time: &dyn Time, d: Duration) -> u64 {
 }
 
 fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
-    // The claim is good until this monotonic instant (measured from before the request that renewed it).
-    let mut good_until = deadline_after(&*shared.time, shared.options.ttl);
     // Full rounds keep their period however often a mint asks for an extension in between.
     let mut next_round = std::time::Instant::now() + shared.period();
     loop {
@@ -409,7 +414,7 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
         };
         let going = if full {
             next_round = std::time::Instant::now() + shared.period();
-            keeper_round(&shared, state_of(), &mut good_until)
+            keeper_round(&shared, state_of())
         } else {
             extend_round(&shared, state_of())
         };
@@ -421,7 +426,7 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
 
 /// One keeper round: check the sequencer, renew the claim, extend the reservation. `false` once the
 /// lease has ended (lost or destroyed): the keeper stops.
-fn keeper_round(shared: &Shared, next_free: u64, good_until: &mut u64) -> bool {
+fn keeper_round(shared: &Shared, next_free: u64) -> bool {
     let ttl_ms = duration_ms(shared.options.ttl);
     let started = shared.time.monotonic_ns();
     match shared.check_sequencer() {
@@ -431,7 +436,7 @@ fn keeper_round(shared: &Shared, next_free: u64, good_until: &mut u64) -> bool {
             let _ = shared.store.release(&shared.claim());
             return false;
         }
-        Err(_) if shared.time.monotonic_ns() < *good_until => return true,
+        Err(_) if !shared.past_ttl() => return true,
         Err(_) => {
             shared.set_state(LOST);
             return false;
@@ -444,14 +449,17 @@ fn keeper_round(shared: &Shared, next_free: u64, good_until: &mut u64) -> bool {
     {
         Ok(renewed) => {
             *shared.claim.lock().unwrap_or_else(|p| p.into_inner()) = renewed;
-            *good_until = started.saturating_add(ttl_ms.saturating_mul(1_000_000));
+            shared.good_until.store(
+                started.saturating_add(ttl_ms.saturating_mul(1_000_000)),
+                Ordering::SeqCst,
+            );
         }
         Err(e) if e.code() == ErrorCode::LeaseLost => {
             shared.lost_or_destroyed();
             return false;
         }
         Err(_) => {
-            if shared.time.monotonic_ns() >= *good_until {
+            if shared.past_ttl() {
                 shared.set_state(LOST);
                 return false;
             }
@@ -527,6 +535,7 @@ impl Lease {
         };
         let claim = claim_waiting(&*store, &*time, &record, &lease, start, ttl_ms)?;
         let ceiling = Arc::new(AtomicU64::new(0));
+        let good_until = deadline_after(&*time, lease.ttl);
         let shared = Arc::new(Shared {
             fingerprint: crate::layout_fingerprint(&layout),
             store,
@@ -536,6 +545,7 @@ impl Lease {
             options: lease,
             ceiling: ceiling.clone(),
             wanted: AtomicU64::new(0),
+            good_until: AtomicU64::new(good_until),
             state: AtomicU8::new(HELD),
             claim: Mutex::new(claim.clone()),
             wake: Mutex::new(Wake::default()),
@@ -594,8 +604,7 @@ impl Lease {
                 })?;
             Some(k)
         };
-        let stepped =
-            stepped.then(|| Mutex::new(deadline_after(&*shared.time, shared.options.ttl)));
+        let stepped = stepped.then(|| Mutex::new(()));
         forks::register(&shared);
         Ok(Lease {
             node_id: claim.node_id,
@@ -615,18 +624,14 @@ impl Lease {
     /// checks the sequencer, renews the claim, extends the reservation. `false` once the lease has
     /// ended (then it stays ended), or if the lease has a keeper thread of its own.
     pub fn keeper_round(&self) -> bool {
-        let Some(good_until) = &self.stepped else {
+        let Some(one_at_a_time) = &self.stepped else {
             return false;
         };
         if self.shared.state() != LeaseState::Held || self.released.load(Ordering::SeqCst) {
             return false;
         }
-        let mut good_until = good_until.lock().unwrap_or_else(|p| p.into_inner());
-        keeper_round(
-            &self.shared,
-            self.state_word.load(Ordering::Relaxed),
-            &mut good_until,
-        )
+        let _round = one_at_a_time.lock().unwrap_or_else(|p| p.into_inner());
+        keeper_round(&self.shared, self.state_word.load(Ordering::Relaxed))
     }
 
     /// Ends the lease as a crash would: no release, no final reservation; the claim stays in the store
@@ -738,7 +743,9 @@ impl Lease {
     }
 
     /// A mint of `n` positions failed: at the ceiling, `SEQUENCER_DESTROYED` or `LEASE_LOST` once the
-    /// lease is gone; while it is held, the keeper is asked to reserve past the request's end, and the
+    /// lease is gone or not renewed within its TTL (then the store may have handed the node ID to
+    /// another: a paused store, a paused process); while it is held, the keeper is asked to reserve
+    /// past the request's end, and the
     /// mint waits a bounded time for it (`wait`; then `LEASE_LOST`) or fails with `TOO_FAR_AHEAD` (other
     /// policies: retry shortly).
     #[cold]
@@ -764,7 +771,9 @@ impl Lease {
                 LeaseState::Lost => return Err(self.lost()),
                 LeaseState::Held => {}
             }
-            if s.time.monotonic_ns() >= deadline {
+            if s.time.monotonic_ns() >= deadline || s.past_ttl() {
+                // Not renewed within its TTL (the store unreachable or paused, this process paused):
+                // the claim may be another holder's by now; no reservation is asked for it.
                 return Err(self.lost_at_ceiling());
             }
             let seen = s.ceiling.load(Ordering::SeqCst);
@@ -827,10 +836,11 @@ impl Lease {
 
     fn lost_at_ceiling(&self) -> Error {
         Error::lease_lost(format!(
-            "{}: node ID {} of sequencer {:?} reached its reservation and the store has not extended it (lease not renewed)",
+            "{}: node ID {} of sequencer {:?} reached its reservation and the lease was not renewed in time (TTL {} ms): the node ID may be another holder's; minting stopped",
             self.shared.store.describe(),
             self.node_id,
-            self.shared.record.name
+            self.shared.record.name,
+            duration_ms(self.shared.options.ttl)
         ))
     }
 

@@ -8,7 +8,7 @@
 //! | `k8s` / `k8s:OFFSET` | the StatefulSet ordinal at the end of the hostname (`web-3` → 3), plus OFFSET |
 //! | `ip` / `ip:IFACE` | the host part of the private IPv4 address of an interface that is up (not loopback, bridge or link-local), Sonyflake style; refused when it does not fit the node field |
 //! | `file:///DIR` | a lease in the embedded store in DIR (processes of one host, no server) |
-//! | `etcd://HOST:PORT[,HOST:PORT…]/PREFIX` | a lease on an etcd cluster |
+//! | `etcd://HOST:PORT[,HOST:PORT…]/PREFIX` | a lease on an etcd cluster, keys under `PREFIX/` (port 2379 and prefix `snowmint` when omitted) |
 //! | `postgres://USER@HOST:PORT/DB` | a lease in a PostgreSQL table |
 //!
 //! Lease sources take `?sequencer=NAME` (default `default`), `?ttl=10s` (`ms`, `s` or `m`; default

@@ -288,7 +288,7 @@ pub struct Service {
     node_id: u64,
     time: Arc<dyn Time>,
     leases: Option<leases::Leases>,
-    /// Why `POST /v1/leases` is unavailable when there is no store.
+    /// Why the lease routes answer `404 INVALID_ARGUMENT` when there is no store.
     no_store: String,
     metrics: metrics::Metrics,
     shutting_down: AtomicBool,
@@ -443,7 +443,7 @@ impl Service {
             None => None,
         };
         Ok(Service {
-            no_store: "client leases need a store: start the service with a lease source as --node (file:///DIR, etcd://…, postgres://…) or give --leases URL".into(),
+            no_store: "this service serves no client leases (started without a store of them): start it with a lease source as --node (file:///DIR, etcd://…, postgres://…) or give --leases URL".into(),
             config,
             generator,
             node_id,
@@ -592,7 +592,10 @@ impl Service {
     fn leases(&self) -> Result<&leases::Leases, ApiError> {
         self.leases
             .as_ref()
-            .ok_or_else(|| ApiError::new(503, ErrorCode::StoreUnavailable, self.no_store.clone()))
+            // A configuration of this service, not a passing outage: not the retryable 503.
+            .ok_or_else(|| {
+                ApiError::new(404, ErrorCode::InvalidArgument, self.no_store.clone()).field("path")
+            })
     }
 
     /// `LEASE_LOST` (503) when the service's own lease is gone.

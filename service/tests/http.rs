@@ -329,9 +329,19 @@ fn leases_need_a_store() {
     let r = once(s.addr, "POST", "/v1/leases", b"");
     assert_eq!(
         (r.status, r.error_code().as_str()),
-        (503, "STORE_UNAVAILABLE")
+        (404, "INVALID_ARGUMENT")
     );
     assert!(r.text().contains("--leases"), "{}", r.text());
+    assert!(r.text().contains("\"field\":\"path\""), "{}", r.text());
+    // Renew and release too: the routes of a service without client leases.
+    for (method, path) in [("POST", "/v1/leases/x/renew"), ("DELETE", "/v1/leases/x")] {
+        let r = once(s.addr, method, path, b"");
+        assert_eq!(
+            (r.status, r.error_code().as_str()),
+            (404, "INVALID_ARGUMENT"),
+            "{method} {path}"
+        );
+    }
 }
 
 fn metrics(addr: std::net::SocketAddr) -> std::collections::BTreeMap<String, f64> {

@@ -169,7 +169,8 @@ class Layout:
     ) -> Layout: ...
     @staticmethod
     def preset(name: PresetName) -> Layout:
-        """A preset: twitter, discord, instagram, sonyflake, hazelcast, js53, decimal."""
+        """A preset: twitter, discord, instagram, sonyflake, hazelcast, js53, decimal (``"chronicle"`` is
+        accepted as another name of ``"decimal"``, whose ``name`` is ``"decimal"``)."""
     @staticmethod
     def snowcast(epoch_ms: int, node_count: int) -> Layout:
         """snowcast's layout: ``node_count`` in 128..8192 (rounded up to a power of two)."""

@@ -38,7 +38,9 @@ impl Connection {
                 last = io::Error::new(io::ErrorKind::TimedOut, "connect timed out");
                 break;
             }
-            match TcpStream::connect_timeout(&addr, left) {
+            match TcpStream::connect_timeout(&addr, left)
+                .map_err(|e| timed_out(e, "no connection", timeout))
+            {
                 Ok(stream) => {
                     stream.set_nodelay(true)?;
                     return Ok(Connection {
@@ -69,8 +71,10 @@ impl Connection {
         )
         .into_bytes();
         request.extend_from_slice(body);
-        stream.write_all(&request)?;
-        self.read_response(deadline)
+        stream
+            .write_all(&request)
+            .and_then(|()| self.read_response(deadline))
+            .map_err(|e| timed_out(e, "no answer", timeout))
     }
 
     fn set_deadline(&mut self, deadline: Instant) -> io::Result<()> {
@@ -185,6 +189,19 @@ impl Connection {
             body,
             close,
         })
+    }
+}
+
+/// A socket step that ran out of time, said so with the bound: a read past its timeout comes back from
+/// the OS as `WouldBlock` ("Resource temporarily unavailable (os error 11)" on Linux), which names
+/// neither the timeout nor that nothing answered.
+fn timed_out(e: io::Error, what: &str, timeout: Duration) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("{what} within {} ms", timeout.as_millis()),
+        ),
+        _ => e,
     }
 }
 
@@ -317,13 +334,8 @@ mod tests {
         let mut c = Connection::open(&addr, Duration::from_secs(1)).unwrap();
         let t0 = Instant::now();
         let e = c.post("/p", b"{}", Duration::from_millis(300)).unwrap_err();
-        assert!(
-            matches!(
-                e.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-            ),
-            "{e:?}"
-        );
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e:?}");
+        assert_eq!(e.to_string(), "no answer within 300 ms");
         assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
         drop(listener);
     }
