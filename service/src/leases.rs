@@ -10,14 +10,15 @@
 //! the store's check of the fencing token decides, and nobody can make up a token for another client's
 //! lease (fencing tokens are sequential, so without the tag they could be guessed).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout, Options};
 use snowmint_coord::{Claim, ClaimRequest, LeaseOptions, Reservation, Sequencer, Store, Time};
 
 use crate::json::{push_dec, push_str, push_u64};
-use crate::{ApiError, Config, Response};
+use crate::{ApiError, ClientKey, Config, Response};
 
 /// A parsed lease token: `2.NODE.FENCING.START.TAG.SEQUENCER` (URL-safe: sequencer names are
 /// `A-Z a-z 0-9 _ . -`; TAG is 32 hex digits, [`TokenKey::tag`] of the rest).
@@ -195,6 +196,12 @@ pub struct Leases {
     reservation: Duration,
     /// Tags the lease tokens.
     key: TokenKey,
+    /// `--max-leases-per-client`.
+    cap: usize,
+    /// The leases this instance handed out, by client: `(node ID, fencing token, claim expiry)`; a
+    /// claim past its expiry no longer counts. Renewals and releases through any instance's token
+    /// move them; another instance's leases are not counted here.
+    held: Mutex<HashMap<ClientKey, Vec<(u64, u64, u64)>>>,
 }
 
 pub struct Gauges {
@@ -230,6 +237,8 @@ impl Leases {
             ttl: config.lease_ttl,
             reservation: config.lease_reservation,
             key: TokenKey::load(store_for_key.as_ref(), sequencer)?,
+            cap: config.max_leases_per_client,
+            held: Mutex::new(HashMap::new()),
         })
     }
 
@@ -303,8 +312,78 @@ impl Leases {
         )
     }
 
-    /// `POST /v1/leases`
-    pub fn take(&self, holder: Option<&str>) -> Result<Response, ApiError> {
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<ClientKey, Vec<(u64, u64, u64)>>> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts a lease for `client` (a placeholder until its claim is known), or `429` at the cap.
+    fn count_in(&self, client: &ClientKey) -> Result<(), ApiError> {
+        let now = self.now_ms();
+        let mut held = self.held();
+        held.retain(|_, v| {
+            v.retain(|&(_, _, expires)| expires > now);
+            !v.is_empty()
+        });
+        let mine = held.entry(client.clone()).or_default();
+        if mine.len() >= self.cap {
+            let mut e = ApiError::new(
+                429,
+                ErrorCode::NodeIdsExhausted,
+                format!(
+                    "this client holds {} leases, the most one client may hold (--max-leases-per-client): release or let one expire",
+                    mine.len()
+                ),
+            );
+            e.retry_after_ms = Some(self.ttl.as_millis() as u64);
+            return Err(e);
+        }
+        // The placeholder (node ID u64::MAX) lives as long as a claim would.
+        mine.push((u64::MAX, 0, now.saturating_add(self.ttl.as_millis() as u64)));
+        Ok(())
+    }
+
+    /// Replaces `client`'s placeholder with the claim it became (`None`: the take failed).
+    fn count_out(&self, client: &ClientKey, claim: Option<&Claim>) {
+        let mut held = self.held();
+        if let Some(mine) = held.get_mut(client) {
+            if let Some(i) = mine.iter().position(|h| h.0 == u64::MAX) {
+                match claim {
+                    Some(c) => mine[i] = (c.node_id, c.token, c.expires_unix_ms),
+                    None => {
+                        mine.swap_remove(i);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Moves the counted lease `(node, fencing)` to its new expiry (`None`: released).
+    fn recount(&self, node_id: u64, fencing: u64, expires: Option<u64>) {
+        for mine in self.held().values_mut() {
+            if let Some(i) = mine
+                .iter()
+                .position(|h| h.0 == node_id && h.1 == fencing)
+            {
+                match expires {
+                    Some(e) => mine[i].2 = e,
+                    None => {
+                        mine.swap_remove(i);
+                    }
+                }
+                return;
+            }
+        }
+    }
+
+    /// `POST /v1/leases` for `client`, refused (`429`) when it holds `--max-leases-per-client`.
+    pub fn take(&self, client: &ClientKey, holder: Option<&str>) -> Result<Response, ApiError> {
+        self.count_in(client)?;
+        let taken = self.take_claim(holder);
+        self.count_out(client, taken.as_ref().ok().map(|(c, _)| c));
+        taken.map(|(_, r)| r)
+    }
+
+    fn take_claim(&self, holder: Option<&str>) -> Result<(Claim, Response), ApiError> {
         let holder = holder.unwrap_or("a client of snowmint serve");
         let first = snowmint::mix64(self.time.unix_ns() ^ self.time.monotonic_ns()) % self.nodes;
         // Every instance's own node ID is a claim on this sequencer too: the store never hands it out.
@@ -320,7 +399,8 @@ impl Leases {
             fencing_token: claim.token,
             start,
         };
-        Ok(self.answer(201, &token, last, claim.expires_unix_ms))
+        let answer = self.answer(201, &token, last, claim.expires_unix_ms);
+        Ok((claim, answer))
     }
 
     /// Reads the stored reservation and writes the new one (conditioned on `claim`): `(start, last)`.
@@ -409,6 +489,7 @@ impl Leases {
                 target
             }
         };
+        self.recount(t.node_id, t.fencing_token, Some(claim.expires_unix_ms));
         Ok(self.answer(200, &t, last, claim.expires_unix_ms))
     }
 
@@ -418,6 +499,7 @@ impl Leases {
         self.store
             .release(&self.claim_of(&t))
             .map_err(unavailable)?;
+        self.recount(t.node_id, t.fencing_token, None);
         Ok(Response {
             status: 204,
             content_type: "",

@@ -10,6 +10,7 @@
 //! store unless [`Route::blocks`] says so (the server then runs it on a blocking thread).
 #![warn(missing_docs)]
 
+mod guard;
 mod json;
 mod leases;
 mod metrics;
@@ -26,6 +27,7 @@ use snowmint_coord::{
     LeaseOptions, LeaseState, NodeGenerator, NodeSource, Store, SystemTime, Time,
 };
 
+pub use guard::{ClientKey, Head, Tokens};
 pub use leases::{LeaseToken, TokenKey};
 
 /// The largest request body accepted (bytes); a larger one is `413`.
@@ -66,7 +68,27 @@ pub struct Config {
     /// Web origins whose pages may call the service (`--cors-origin`, CORS); `*` allows any. Empty: no
     /// CORS headers, so only pages of the service's own origin can read its answers.
     pub cors_origins: Vec<String>,
+    /// Host names a request may name in `Host` (`--allowed-host`; IP addresses are always accepted).
+    /// Empty: any. `snowmint serve` on a loopback address defaults to `localhost` (DNS rebinding).
+    pub allowed_hosts: Vec<String>,
+    /// Bearer tokens required on `/v1/ids` and `/v1/leases…` (`--auth-token-file`); empty: none.
+    pub auth_tokens: Tokens,
+    /// Client leases one client (token, else source address) may hold at once
+    /// (`--max-leases-per-client`, default [`DEFAULT_MAX_LEASES_PER_CLIENT`]).
+    pub max_leases_per_client: usize,
+    /// Connections served at once (`--max-connections`, default [`DEFAULT_MAX_CONNECTIONS`]); one more
+    /// is answered `503` and closed.
+    pub max_connections: usize,
+    /// `--tls-cert`: the PEM certificate chain to serve HTTPS with (with [`Config::tls_key`]).
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// `--tls-key`: the PEM private key of [`Config::tls_cert`].
+    pub tls_key: Option<std::path::PathBuf>,
 }
+
+/// The default of `--max-leases-per-client`.
+pub const DEFAULT_MAX_LEASES_PER_CLIENT: usize = 8;
+/// The default of `--max-connections`.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 
 /// Checks a `--cors-origin` value: `*`, or `scheme://host[:port]` with no path (what browsers send in
 /// `Origin`).
@@ -120,6 +142,12 @@ impl Config {
             lease_ttl: Duration::from_secs(70),
             lease_reservation: Duration::from_secs(60),
             cors_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            auth_tokens: Tokens::default(),
+            max_leases_per_client: DEFAULT_MAX_LEASES_PER_CLIENT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            tls_cert: None,
+            tls_key: None,
         })
     }
 }
@@ -146,6 +174,8 @@ pub struct ApiError {
     field: Option<&'static str>,
     retry_after_ms: Option<u64>,
     allow: Option<&'static str>,
+    /// `www-authenticate: Bearer` (a 401).
+    www_authenticate: bool,
 }
 
 impl ApiError {
@@ -157,6 +187,7 @@ impl ApiError {
             field: None,
             retry_after_ms: None,
             allow: None,
+            www_authenticate: false,
         }
     }
 
@@ -190,6 +221,9 @@ impl ApiError {
         let mut headers = Vec::new();
         if let Some(allow) = self.allow {
             headers.push(("allow", allow.to_string()));
+        }
+        if self.www_authenticate {
+            headers.push(("www-authenticate", "Bearer".to_string()));
         }
         if let Some(ms) = self.retry_after_ms {
             headers.push(("retry-after", ms.div_ceil(1000).max(1).to_string()));
@@ -270,11 +304,29 @@ impl Route {
         )
     }
 
+    /// `true` for the routes `--auth-token-file` guards (the data routes; `/healthz` and `/metrics`
+    /// stay open).
+    pub fn needs_token(self) -> bool {
+        matches!(
+            self,
+            Route::Ids | Route::Leases | Route::Renew | Route::Release
+        )
+    }
+
+    fn allows(self, method: &str) -> bool {
+        match self {
+            Route::Ids | Route::Leases | Route::Renew => method == "POST",
+            Route::Release => method == "DELETE",
+            Route::Health | Route::Metrics => method == "GET" || method == "HEAD",
+            Route::Unknown => false,
+        }
+    }
+
     fn allow(self) -> &'static str {
         match self {
             Route::Ids | Route::Leases | Route::Renew => "POST",
             Route::Release => "DELETE",
-            Route::Health | Route::Metrics => "GET",
+            Route::Health | Route::Metrics => "GET, HEAD",
             Route::Unknown => "",
         }
     }
@@ -319,9 +371,16 @@ impl Service {
                 config.lease_reservation.as_millis()
             )));
         }
-        if config.max_count == 0 {
+        if config.max_count == 0 || config.max_count > snowmint::MAX_BATCH {
+            return Err(snowmint_coord::Error::invalid(format!(
+                "--max-count must be 1..={} (the generator's largest batch), got {}",
+                snowmint::MAX_BATCH,
+                config.max_count
+            )));
+        }
+        if config.max_leases_per_client == 0 || config.max_connections == 0 {
             return Err(snowmint_coord::Error::invalid(
-                "--max-count must be at least 1",
+                "--max-leases-per-client and --max-connections must be at least 1",
             ));
         }
         let parsed = NodeSource::parse(&config.node)?;
@@ -506,13 +565,23 @@ impl Service {
     /// Answers one request. `target` is the request target (path and query). Never panics: a panic
     /// inside becomes `500 PANIC`. Every answer is counted by route and status.
     pub fn handle(&self, method: &str, target: &str, body: &[u8]) -> Response {
+        self.handle_as(
+            &ClientKey::Addr(std::net::Ipv4Addr::LOCALHOST.into()),
+            method,
+            target,
+            body,
+        )
+    }
+
+    /// [`Service::handle`] for a request that counts as `client` (the per-client lease cap).
+    pub fn handle_as(&self, client: &ClientKey, method: &str, target: &str, body: &[u8]) -> Response {
         let (path, query) = match target.split_once('?') {
             Some((p, q)) => (p, Some(q)),
             None => (target, None),
         };
         let route = Route::of(path);
         let response = catch_unwind(AssertUnwindSafe(|| {
-            self.route(route, method, path, query, body)
+            self.route(client, route, method, path, query, body)
         }))
         .unwrap_or_else(|_| {
             Err(ApiError::new(
@@ -528,6 +597,7 @@ impl Service {
 
     fn route(
         &self,
+        client: &ClientKey,
         route: Route,
         method: &str,
         path: &str,
@@ -545,7 +615,7 @@ impl Service {
             )
             .field("path"));
         }
-        if method != route.allow() {
+        if !route.allows(method) {
             let mut e = ApiError::new(
                 405,
                 ErrorCode::InvalidArgument,
@@ -564,6 +634,7 @@ impl Service {
             return Err(body_too_large(body.len()));
         }
         if route == Route::Metrics {
+            no_query(query)?;
             return Ok(self.metrics());
         }
         match route {
@@ -572,7 +643,7 @@ impl Service {
             Route::Leases => {
                 no_query(query)?;
                 let holder = json::holder(body)?;
-                self.leases()?.take(holder.as_deref())
+                self.leases()?.take(client, holder.as_deref())
             }
             Route::Renew => {
                 no_query(query)?;
