@@ -89,7 +89,10 @@ impl Tokens {
         let d: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
         let mut found = None;
         for (i, t) in self.0.iter().enumerate() {
-            let diff = t.iter().zip(d.iter()).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+            let diff = t
+                .iter()
+                .zip(d.iter())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b));
             if std::hint::black_box(diff) == 0 {
                 found = Some(i);
             }
@@ -122,7 +125,10 @@ impl Config {
         let name = host_name(host);
         self.allowed_hosts.is_empty()
             || name.parse::<IpAddr>().is_ok()
-            || self.allowed_hosts.iter().any(|a| a.eq_ignore_ascii_case(&name))
+            || self
+                .allowed_hosts
+                .iter()
+                .any(|a| a.eq_ignore_ascii_case(&name))
     }
 
     /// Whether a request carrying `origin` may be served: the service's own origin (its scheme and the

@@ -360,10 +360,7 @@ impl Leases {
     /// Moves the counted lease `(node, fencing)` to its new expiry (`None`: released).
     fn recount(&self, node_id: u64, fencing: u64, expires: Option<u64>) {
         for mine in self.held().values_mut() {
-            if let Some(i) = mine
-                .iter()
-                .position(|h| h.0 == node_id && h.1 == fencing)
-            {
+            if let Some(i) = mine.iter().position(|h| h.0 == node_id && h.1 == fencing) {
                 match expires {
                     Some(e) => mine[i].2 = e,
                     None => {

@@ -574,7 +574,13 @@ impl Service {
     }
 
     /// [`Service::handle`] for a request that counts as `client` (the per-client lease cap).
-    pub fn handle_as(&self, client: &ClientKey, method: &str, target: &str, body: &[u8]) -> Response {
+    pub fn handle_as(
+        &self,
+        client: &ClientKey,
+        method: &str,
+        target: &str,
+        body: &[u8],
+    ) -> Response {
         let (path, query) = match target.split_once('?') {
             Some((p, q)) => (p, Some(q)),
             None => (target, None),

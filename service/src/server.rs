@@ -66,7 +66,9 @@ async fn answer(
         && h.contains_key(hyper::header::ACCESS_CONTROL_REQUEST_METHOD)
         && cors.is_some()
         && route != Route::Unknown
-        && head.host.is_none_or(|host| service.config().host_allowed(host));
+        && head
+            .host
+            .is_none_or(|host| service.config().host_allowed(host));
     let mut r = if preflight {
         let mut r = hyper::Response::new(Full::new(Bytes::new()));
         *r.status_mut() = StatusCode::NO_CONTENT;
@@ -161,7 +163,9 @@ async fn answer_protocol(
     };
     let r = if route.blocks() {
         let s = service.clone();
-        match tokio::task::spawn_blocking(move || s.handle_as(&client, &method, &target, &body)).await {
+        match tokio::task::spawn_blocking(move || s.handle_as(&client, &method, &target, &body))
+            .await
+        {
             Ok(r) => r,
             Err(_) => service.refuse(
                 route,
@@ -185,7 +189,22 @@ pub async fn serve(
 }
 
 /// The answer to a connection over `--max-connections`, before it is closed.
-const TOO_MANY_CONNECTIONS: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: 95\r\n\r\n{\"error\":{\"code\":\"SERVICE_UNAVAILABLE\",\"message\":\"too many connections; retry in a moment\"}}";
+fn too_many_connections() -> Vec<u8> {
+    let body = ApiError::new(
+        503,
+        ErrorCode::ServiceUnavailable,
+        "too many connections (--max-connections); retry in a moment",
+    )
+    .into_response()
+    .body;
+    let mut out = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(&body);
+    out
+}
 
 /// [`serve`] over TLS when `tls` is given (`--tls-cert`/`--tls-key`; the handshake must finish within
 /// [`READ_TIMEOUT`]). At most `--max-connections` connections are served at once; one more is answered
@@ -223,7 +242,7 @@ pub async fn serve_tls(
                         use tokio::io::AsyncWriteExt;
                         // Over TLS the refusal would need a handshake: the connection is just closed.
                         if acceptor.is_none() {
-                            let _ = tokio::time::timeout(READ_TIMEOUT, stream.write_all(TOO_MANY_CONNECTIONS)).await;
+                            let _ = tokio::time::timeout(READ_TIMEOUT, stream.write_all(&too_many_connections())).await;
                         }
                         let _ = stream.shutdown().await;
                     });

@@ -86,6 +86,11 @@ impl Conn {
         }
     }
 
+    /// The socket (to read an answer with no body, such as HEAD's).
+    pub fn stream(&self) -> &TcpStream {
+        &self.writer
+    }
+
     /// Writes raw bytes (a request in pieces).
     pub fn send_raw(&mut self, bytes: &[u8]) {
         self.writer.write_all(bytes).expect("write");
@@ -136,6 +141,18 @@ impl Conn {
     }
 }
 
+/// A request written as is (`\n` become `\r\n`; a `content-length` is added from the body) on a new
+/// connection, and its answer.
+pub fn raw(addr: SocketAddr, head: &str, body: &[u8]) -> Reply {
+    let mut req = head.trim_end().replace('\n', "\r\n");
+    req.push_str(&format!("\r\ncontent-length: {}\r\n\r\n", body.len()));
+    let mut c = Conn::open(addr);
+    let mut bytes = req.into_bytes();
+    bytes.extend_from_slice(body);
+    c.send_raw(&bytes);
+    c.read_reply()
+}
+
 /// One request on a new connection.
 pub fn once(addr: SocketAddr, method: &str, target: &str, body: &[u8]) -> Reply {
     Conn::open(addr).request(method, target, body)
@@ -151,6 +168,11 @@ pub struct InProcess {
 
 impl InProcess {
     pub fn start(service: Service) -> InProcess {
+        InProcess::start_tls(service, None)
+    }
+
+    /// [`InProcess::start`] over TLS when `tls` is given.
+    pub fn start_tls(service: Service, tls: Option<Arc<rustls::ServerConfig>>) -> InProcess {
         let service = Arc::new(service);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (tx, rx) = std::sync::mpsc::channel();
@@ -164,7 +186,7 @@ impl InProcess {
             rt.block_on(async move {
                 let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 tx.send(l.local_addr().unwrap()).unwrap();
-                snowmint_service::server::serve(s, l, async {
+                snowmint_service::server::serve_tls(s, l, tls, async {
                     let _ = stopped.await;
                 })
                 .await
