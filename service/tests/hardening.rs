@@ -425,3 +425,20 @@ fn tls_with_a_certificate_of_a_test_ca() {
         "{e}"
     );
 }
+
+#[test]
+fn the_token_key_on_the_embedded_store_is_mode_0600() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("key-mode");
+    let store = snowmint_coord::source::open_store(
+        &snowmint_coord::source::parse_store_url(&dir.url("")).unwrap(),
+    )
+    .unwrap();
+    snowmint_service::TokenKey::load(store.as_ref(), "clients").unwrap();
+    let row = dir
+        .0
+        .join("rows")
+        .join("snowmint-service-secret.clients.row");
+    let mode = std::fs::metadata(&row).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{}", row.display());
+}
