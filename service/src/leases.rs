@@ -183,7 +183,10 @@ impl TokenKey {
 /// The client sequencer on its store.
 #[derive(Debug)]
 pub struct Leases {
-    store: Arc<dyn Store>,
+    /// Store handles used in turn (each its own connection), so that a slow call holds up only the
+    /// requests behind it on one handle, and those only until their deadline.
+    pool: Vec<Arc<dyn Store>>,
+    next: std::sync::atomic::AtomicUsize,
     time: Arc<dyn Time>,
     sequencer: String,
     /// The client sequencer's record (incarnation, value floor) as opened.
@@ -204,6 +207,7 @@ pub struct Leases {
     held: Mutex<HashMap<ClientKey, Vec<(u64, u64, u64)>>>,
 }
 
+#[derive(Debug)]
 pub struct Gauges {
     /// Live claims on the client sequencer, the service's own excluded.
     pub active: u64,
@@ -217,18 +221,21 @@ fn unavailable(e: snowmint_coord::Error) -> ApiError {
 }
 
 impl Leases {
+    /// The client sequencer on the store handles `pool` (at least one).
     pub fn open(
-        store: Arc<dyn Store>,
+        pool: Vec<Arc<dyn Store>>,
         time: Arc<dyn Time>,
         sequencer: &str,
         config: &Config,
     ) -> Result<Leases, snowmint_coord::Error> {
+        let store = pool[0].clone();
         let seq = client_sequencer(&store, &time, sequencer, config)?;
-        let store_for_key = store.clone();
         Ok(Leases {
             record: seq.record().clone(),
             nodes: seq.record().config.nodes,
-            store,
+            key: TokenKey::load(store.as_ref(), sequencer)?,
+            pool,
+            next: std::sync::atomic::AtomicUsize::new(0),
             time,
             sequencer: sequencer.to_string(),
             layout: config.layout,
@@ -236,10 +243,15 @@ impl Leases {
             fingerprint: snowmint_coord::layout_fingerprint(&config.layout),
             ttl: config.lease_ttl,
             reservation: config.lease_reservation,
-            key: TokenKey::load(store_for_key.as_ref(), sequencer)?,
             cap: config.max_leases_per_client,
             held: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The next store handle of the pool.
+    fn store(&self) -> &dyn Store {
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.pool[i % self.pool.len()].as_ref()
     }
 
     fn now_ms(&self) -> u64 {
@@ -286,7 +298,7 @@ impl Leases {
     }
 
     fn claim(&self, holder: &str, start: u64) -> Result<Option<Claim>, ApiError> {
-        self.store
+        self.store()
             .claim(&ClaimRequest {
                 sequencer: &self.sequencer,
                 incarnation: self.record.incarnation,
@@ -305,7 +317,7 @@ impl Leases {
             ErrorCode::NodeIdsExhausted,
             format!(
                 "{}: all {} node IDs of sequencer {:?} are held",
-                self.store.describe(),
+                self.store().describe(),
                 self.nodes,
                 self.sequencer
             ),
@@ -387,7 +399,7 @@ impl Leases {
         let claim = self.claim(holder, first)?.ok_or_else(|| self.exhausted())?;
         let answer = self.reserve_new(&claim);
         if answer.is_err() {
-            let _ = self.store.release(&claim);
+            let _ = self.store().release(&claim);
         }
         let (start, last) = answer?;
         let token = LeaseToken {
@@ -403,7 +415,7 @@ impl Leases {
     /// Reads the stored reservation and writes the new one (conditioned on `claim`): `(start, last)`.
     fn reserve_new(&self, claim: &Claim) -> Result<(u64, u64), ApiError> {
         let stored = self
-            .store
+            .store()
             .reservation(&self.sequencer, claim.node_id)
             .map_err(unavailable)?;
         // After the node ID's reservation, and at or above the floor of destroyed incarnations.
@@ -416,7 +428,7 @@ impl Leases {
         .map_err(unavailable)?;
         let start = stored.map_or(0, |r| self.start_after(&r)).max(floor);
         let last = self.target(start)?;
-        self.store
+        self.store()
             .reserve(claim, &self.reservation_for(last))
             .map_err(unavailable)?;
         Ok((start, last))
@@ -462,7 +474,7 @@ impl Leases {
     pub fn renew(&self, text: &str) -> Result<Response, ApiError> {
         let t = self.token(text)?;
         let claim = self
-            .store
+            .store()
             .renew(
                 &self.claim_of(&t),
                 self.ttl.as_millis() as u64,
@@ -470,7 +482,7 @@ impl Leases {
             )
             .map_err(|e| self.lost(unavailable(e)))?;
         let stored = self
-            .store
+            .store()
             .reservation(&self.sequencer, t.node_id)
             .map_err(unavailable)?;
         let current = stored
@@ -480,7 +492,7 @@ impl Leases {
         let last = match current {
             Some(c) if c >= target => c,
             _ => {
-                self.store
+                self.store()
                     .reserve(&claim, &self.reservation_for(target))
                     .map_err(|e| self.lost(unavailable(e)))?;
                 target
@@ -493,7 +505,7 @@ impl Leases {
     /// `DELETE /v1/leases/{token}`
     pub fn release(&self, text: &str) -> Result<Response, ApiError> {
         let t = self.token(text)?;
-        self.store
+        self.store()
             .release(&self.claim_of(&t))
             .map_err(unavailable)?;
         self.recount(t.node_id, t.fencing_token, None);
@@ -554,7 +566,7 @@ impl Leases {
             }
         }
         for name in names {
-            match self.store.holders(&name, now) {
+            match self.store().holders(&name, now) {
                 Ok(nodes) => {
                     let live: Vec<u64> = nodes
                         .iter()

@@ -18,7 +18,7 @@ pub mod server;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout, Options, Policy};
@@ -298,10 +298,7 @@ impl Route {
 
     /// `true` if answering may wait on the store (run it off the reactor).
     pub fn blocks(self) -> bool {
-        matches!(
-            self,
-            Route::Leases | Route::Renew | Route::Release | Route::Metrics
-        )
+        matches!(self, Route::Leases | Route::Renew | Route::Release)
     }
 
     /// `true` for the routes `--auth-token-file` guards (the data routes; `/healthz` and `/metrics`
@@ -332,14 +329,46 @@ impl Route {
     }
 }
 
+/// Makes the service's generator: a claim on the store (again, after a loss).
+struct Reclaim(Box<dyn Fn() -> Result<NodeGenerator, snowmint_coord::Error> + Send + Sync>);
+
+impl std::fmt::Debug for Reclaim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reclaim(..)")
+    }
+}
+
+/// Store handles the client-lease routes use in turn (each its own connection), besides the one of
+/// the service's own lease.
+pub const STORE_POOL: usize = 4;
+/// How long a request that calls the store may take before it is answered `503 STORE_UNAVAILABLE`
+/// (the store call itself finishes, or fails, in the background).
+pub const STORE_DEADLINE: Duration = Duration::from_secs(3);
+/// Requests that call the store at once (one waiting on a store that does not answer included).
+pub const MAX_STORE_CALLS: usize = 32;
+/// How often [`Service::supervise`] looks at the own lease and refreshes the gauges of `/metrics`.
+pub const SUPERVISE_EVERY: Duration = Duration::from_millis(250);
+/// Attempts to claim a node ID again after a loss (the pause doubles from 250 ms up to 5 s: about ten
+/// minutes in all), then the service stays `LEASE_LOST` until restarted.
+pub const RECLAIM_ATTEMPTS: u32 = 130;
+
 /// The service: its generator, the store of client leases, counters.
 #[derive(Debug)]
 pub struct Service {
     config: Config,
-    generator: NodeGenerator,
-    node_id: u64,
+    /// The generator in use: replaced by a new claim after the lease was lost ([`Service::supervise`]).
+    generator: RwLock<Arc<NodeGenerator>>,
+    /// Makes a new generator under a new claim (a store-backed node source), for recovery.
+    reclaim: Option<Reclaim>,
+    /// What generators replaced after a loss minted (so the counters never go back).
+    retired: Mutex<snowmint::Stats>,
     time: Arc<dyn Time>,
     leases: Option<leases::Leases>,
+    /// The lease gauges of `/metrics`, as last read from the store by [`Service::supervise`] (so
+    /// `/metrics` never waits on the store).
+    gauges: Mutex<Option<leases::Gauges>>,
+    /// Store calls in flight (at most [`MAX_STORE_CALLS`]; one past its deadline still holds its slot).
+    store_calls: Arc<tokio::sync::Semaphore>,
     /// Why `POST /v1/leases` is unavailable when there is no store.
     no_store: String,
     metrics: metrics::Metrics,
@@ -431,6 +460,29 @@ impl Service {
         };
         snowmint_coord::sequencer::check_name(&sequencer)
             .map_err(|e| e.context("--client-sequencer"))?;
+        // Each lease route uses the handles of a pool in turn; the own lease keeps the first handle.
+        let pool = match (&parsed, &store) {
+            (_, None) => Vec::new(),
+            (NodeSource::Lease(l), Some(s)) => {
+                let mut pool = vec![s.clone()];
+                for _ in 1..STORE_POOL {
+                    pool.push(open_store(&l.store)?);
+                }
+                pool
+            }
+            (_, Some(s)) => match &config.leases {
+                Some(url) => {
+                    let parsed = snowmint_coord::source::parse_store_url(url)?;
+                    let mut pool = vec![s.clone()];
+                    for _ in 1..STORE_POOL {
+                        pool.push(open_store(&parsed)?);
+                    }
+                    pool
+                }
+                None => vec![s.clone()],
+            },
+        };
+        let mut reclaim: Option<Reclaim> = None;
         let generator = match (&parsed, &store) {
             (_, Some(s)) => {
                 // A lease on the store: a lease source's any free node ID, a fixed node ID exactly that
@@ -453,22 +505,29 @@ impl Service {
                     policy: Policy::Fail,
                     ..Options::default()
                 };
-                NodeGenerator::lease_from(
-                    s.clone(),
-                    &sequencer,
-                    config.layout,
-                    options,
-                    time.clone(),
-                    LeaseOptions {
-                        ttl,
-                        node,
-                        holder: format!(
-                            "snowmint serve, {}",
-                            snowmint_coord::lease::default_holder()
-                        ),
-                        ..LeaseOptions::default()
-                    },
-                )?
+                let (s, seq, layout, time) =
+                    (s.clone(), sequencer.clone(), config.layout, time.clone());
+                let make = Reclaim(Box::new(move || {
+                    NodeGenerator::lease_from(
+                        s.clone(),
+                        &seq,
+                        layout,
+                        options,
+                        time.clone(),
+                        LeaseOptions {
+                            ttl,
+                            node,
+                            holder: format!(
+                                "snowmint serve, {}",
+                                snowmint_coord::lease::default_holder()
+                            ),
+                            ..LeaseOptions::default()
+                        },
+                    )
+                }));
+                let g = (make.0)()?;
+                reclaim = Some(make);
+                g
             }
             (_, None) => {
                 let options = Options {
@@ -491,26 +550,30 @@ impl Service {
                 g
             }
         };
-        let node_id = generator.node_id();
         let leases = match store {
-            Some(store) => Some(leases::Leases::open(
-                store,
+            Some(_) => Some(leases::Leases::open(
+                pool,
                 time.clone(),
                 &sequencer,
                 &config,
             )?),
             None => None,
         };
-        Ok(Service {
+        let service = Service {
             no_store: "client leases need a store: start the service with a lease source as --node (file:///DIR, etcd://…, postgres://…) or give --leases URL".into(),
             config,
-            generator,
-            node_id,
+            generator: RwLock::new(Arc::new(generator)),
+            reclaim,
+            retired: Mutex::new(snowmint::Stats::default()),
             time,
             leases,
+            gauges: Mutex::new(None),
+            store_calls: Arc::new(tokio::sync::Semaphore::new(MAX_STORE_CALLS)),
             metrics: metrics::Metrics::default(),
             shutting_down: AtomicBool::new(false),
-        })
+        };
+        service.refresh_gauges();
+        Ok(service)
     }
 
     /// The configuration.
@@ -520,12 +583,76 @@ impl Service {
 
     /// The service's own node ID.
     pub fn node_id(&self) -> u64 {
-        self.node_id
+        self.generator().node_id()
     }
 
-    /// The service's generator.
-    pub fn generator(&self) -> &NodeGenerator {
-        &self.generator
+    /// The service's generator (the one in use: a new one after a lost lease was claimed again).
+    pub fn generator(&self) -> Arc<NodeGenerator> {
+        self.generator
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Keeps the service going until it is dropped or shuts down (a thread of its own): claims a node
+    /// ID again after the own lease was lost (at most [`RECLAIM_ATTEMPTS`] attempts, backing off), and
+    /// reads the lease gauges of `/metrics` from the store every [`SUPERVISE_EVERY`].
+    pub fn supervise(self: &Arc<Self>) {
+        let weak: Weak<Service> = Arc::downgrade(self);
+        let _ = std::thread::Builder::new()
+            .name("snowmint-serve-supervisor".into())
+            .spawn(move || {
+                let mut attempts = 0u32;
+                let mut pause = SUPERVISE_EVERY;
+                loop {
+                    std::thread::sleep(pause);
+                    let Some(s) = weak.upgrade() else { return };
+                    if s.is_shutting_down() {
+                        return;
+                    }
+                    s.refresh_gauges();
+                    let lost = s.generator().state() == Some(LeaseState::Lost);
+                    pause = SUPERVISE_EVERY;
+                    if lost && attempts < RECLAIM_ATTEMPTS {
+                        attempts += 1;
+                        if s.reclaim_once() {
+                            attempts = 0;
+                        } else {
+                            pause = (SUPERVISE_EVERY * 2u32.pow(attempts.min(5)))
+                                .min(Duration::from_secs(5));
+                        }
+                    } else if !lost {
+                        attempts = 0;
+                    }
+                }
+            });
+    }
+
+    /// One attempt to claim a node ID in place of a lost lease: `true` when the new generator is in use.
+    fn reclaim_once(&self) -> bool {
+        let Some(make) = &self.reclaim else {
+            return false;
+        };
+        match (make.0)() {
+            Ok(g) => {
+                let old = std::mem::replace(
+                    &mut *self.generator.write().unwrap_or_else(|p| p.into_inner()),
+                    Arc::new(g),
+                );
+                let mut retired = self.retired.lock().unwrap_or_else(|p| p.into_inner());
+                *retired = retired.merged(old.stats());
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn refresh_gauges(&self) {
+        let Some(leases) = &self.leases else { return };
+        let g = self.generator();
+        let own = g.lease().map(|l| (l.sequencer().name.as_str(), l.node_id()));
+        let fresh = leases.gauges(own);
+        *self.gauges.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh);
     }
 
     /// Graceful shutdown has begun: `/healthz` answers 503, and the server answers every request that
@@ -540,6 +667,25 @@ impl Service {
         self.shutting_down.load(Ordering::SeqCst)
     }
 
+    /// Slots of store calls in flight (the server takes one per request that calls the store).
+    pub fn store_calls(&self) -> &Arc<tokio::sync::Semaphore> {
+        &self.store_calls
+    }
+
+    /// The answer of a request whose store calls did not finish within [`STORE_DEADLINE`].
+    pub fn store_timeout(&self, route: Route) -> Response {
+        let mut e = ApiError::new(
+            503,
+            ErrorCode::StoreUnavailable,
+            format!(
+                "the store did not answer within {} s",
+                STORE_DEADLINE.as_secs()
+            ),
+        );
+        e.retry_after_ms = Some(1000);
+        self.refuse(route, e)
+    }
+
     /// The error of a request that arrives during shutdown.
     pub fn shutdown_error() -> ApiError {
         ApiError::new(
@@ -551,7 +697,7 @@ impl Service {
 
     /// Releases the service's own lease (if `--node` is a lease source); client leases stay.
     pub fn release(&self) -> Result<(), snowmint_coord::Error> {
-        self.generator.release()
+        self.generator().release()
     }
 
     /// Answers with `error` for a request the server refused before [`Service::handle`] (a body too
@@ -649,7 +795,10 @@ impl Service {
             Route::Leases => {
                 no_query(query)?;
                 let holder = json::holder(body)?;
-                self.leases()?.take(client, holder.as_deref())
+                let r = self.leases()?.take(client, holder.as_deref());
+                // The gauges follow at once (on this blocking thread, not /metrics').
+                self.refresh_gauges();
+                r
             }
             Route::Renew => {
                 no_query(query)?;
@@ -660,7 +809,9 @@ impl Service {
             Route::Release => {
                 no_query(query)?;
                 json::empty_body(body)?;
-                self.leases()?.release(&path["/v1/leases/".len()..])
+                let r = self.leases()?.release(&path["/v1/leases/".len()..]);
+                self.refresh_gauges();
+                r
             }
             Route::Metrics | Route::Unknown => unreachable!("answered above"),
         }
@@ -674,14 +825,15 @@ impl Service {
 
     /// `LEASE_LOST` (503) when the service's own lease is gone.
     fn own_lease(&self) -> Result<(), ApiError> {
-        match self.generator.state() {
+        let g = self.generator();
+        match g.state() {
             None | Some(LeaseState::Held) => Ok(()),
             Some(LeaseState::Lost) => Err(ApiError::new(
                 503,
                 ErrorCode::LeaseLost,
                 format!(
-                    "the service lost the lease on its node ID {}; restart it to claim another",
-                    self.node_id
+                    "the service lost the lease on its node ID {}; it claims another as soon as the store answers",
+                    g.node_id()
                 ),
             )),
             Some(LeaseState::Destroyed) => Err(ApiError::new(
@@ -700,7 +852,7 @@ impl Service {
         self.own_lease()?;
         Ok(json_response(
             200,
-            json::health(self.node_id, &self.config.layout_name),
+            json::health(self.node_id(), &self.config.layout_name),
         ))
     }
 
@@ -708,8 +860,9 @@ impl Service {
         let count = parse_count(query, self.config.max_count)?;
         json::empty_body(body)?;
         self.own_lease()?;
+        let generator = self.generator();
         let mut ids = vec![0u64; count as usize];
-        if let Err(e) = self.generator.next_ids(&mut ids) {
+        if let Err(e) = generator.next_ids(&mut ids) {
             let mut err = ApiError::from_coord(e);
             if err.code == ErrorCode::LeaseLost {
                 err.status = 503;
@@ -736,24 +889,32 @@ impl Service {
                 now_ms.saturating_add(valid_ms),
                 valid_ms,
                 &self.config.layout_name,
-                self.node_id,
+                generator.node_id(),
             ),
         ))
     }
 
     fn metrics(&self) -> Response {
-        let own = self
-            .generator
-            .lease()
-            .map(|l| (l.sequencer().name.as_str(), l.node_id()));
-        let leases = self.leases.as_ref().map(|l| l.gauges(own));
+        // Local state only: the gauges as the supervisor last read them (none yet: an error says so).
+        let gauges = self.gauges.lock().unwrap_or_else(|p| p.into_inner());
+        let unread = leases::Gauges {
+            active: 0,
+            holders: Vec::new(),
+            error: Some("not read from the store yet".into()),
+        };
+        let leases = self.leases.as_ref().map(|_| gauges.as_ref().unwrap_or(&unread));
+        let stats = self
+            .retired
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .merged(self.generator().stats());
         Response {
             status: 200,
             content_type: "text/plain; version=0.0.4; charset=utf-8",
             headers: Vec::new(),
             body: self
                 .metrics
-                .render(self.generator.stats(), leases.as_ref())
+                .render(stats, leases)
                 .into_bytes(),
         }
     }

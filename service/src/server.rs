@@ -162,15 +162,25 @@ async fn answer_protocol(
         }
     };
     let r = if route.blocks() {
+        // On a blocking thread, with a slot of the store calls in flight, answered by the deadline
+        // whatever the store does (a call past it finishes in the background, holding its slot).
         let s = service.clone();
-        match tokio::task::spawn_blocking(move || s.handle_as(&client, &method, &target, &body))
+        let slots = service.store_calls().clone();
+        let work = async move {
+            let slot = slots.acquire_owned().await;
+            tokio::task::spawn_blocking(move || {
+                let _slot = slot;
+                s.handle_as(&client, &method, &target, &body)
+            })
             .await
-        {
-            Ok(r) => r,
-            Err(_) => service.refuse(
+        };
+        match tokio::time::timeout(crate::STORE_DEADLINE, work).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(_)) => service.refuse(
                 route,
                 ApiError::new(500, ErrorCode::Panic, "the request's worker failed"),
             ),
+            Err(_) => service.store_timeout(route),
         }
     } else {
         service.handle_as(&client, &method, &target, &body)
@@ -223,6 +233,7 @@ pub async fn serve_tls(
         .keep_alive(true);
     let builder = Arc::new(builder);
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
+    service.supervise();
     let slots = Arc::new(tokio::sync::Semaphore::new(
         service.config().max_connections,
     ));
@@ -385,5 +396,26 @@ pub fn run(service: Service, listen: SocketAddr) -> Result<(), snowmint_coord::E
             .map_err(|e| snowmint_coord::Error::unavailable(format!("serving: {e}")))
     })?;
     runtime.shutdown_timeout(Duration::from_secs(1));
-    service.release()
+    release_bounded(service)
+}
+
+/// How long the release of the own lease may take at shutdown.
+pub const RELEASE_BOUND: Duration = Duration::from_secs(3);
+
+/// Releases the service's own lease, waiting at most [`RELEASE_BOUND`]: a store that is gone or does
+/// not answer leaves the claim to expire at its TTL (said on standard error), and the exit is clean.
+fn release_bounded(service: Arc<Service>) -> Result<(), snowmint_coord::Error> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _ = std::thread::Builder::new()
+        .name("snowmint-serve-release".into())
+        .spawn(move || {
+            let _ = tx.send(service.release());
+        });
+    let why = match rx.recv_timeout(RELEASE_BOUND) {
+        Ok(Ok(())) => return Ok(()),
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => format!("the store did not answer within {} s", RELEASE_BOUND.as_secs()),
+    };
+    eprintln!("snowmint serve: the own lease was not released ({why}); it expires at its TTL");
+    Ok(())
 }
