@@ -650,7 +650,9 @@ impl Service {
     fn refresh_gauges(&self) {
         let Some(leases) = &self.leases else { return };
         let g = self.generator();
-        let own = g.lease().map(|l| (l.sequencer().name.as_str(), l.node_id()));
+        let own = g
+            .lease()
+            .map(|l| (l.sequencer().name.as_str(), l.node_id()));
         let fresh = leases.gauges(own);
         *self.gauges.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh);
     }
@@ -902,7 +904,10 @@ impl Service {
             holders: Vec::new(),
             error: Some("not read from the store yet".into()),
         };
-        let leases = self.leases.as_ref().map(|_| gauges.as_ref().unwrap_or(&unread));
+        let leases = self
+            .leases
+            .as_ref()
+            .map(|_| gauges.as_ref().unwrap_or(&unread));
         let stats = self
             .retired
             .lock()
@@ -912,10 +917,7 @@ impl Service {
             status: 200,
             content_type: "text/plain; version=0.0.4; charset=utf-8",
             headers: Vec::new(),
-            body: self
-                .metrics
-                .render(stats, leases)
-                .into_bytes(),
+            body: self.metrics.render(stats, leases).into_bytes(),
         }
     }
 }

@@ -414,7 +414,10 @@ fn release_bounded(service: Arc<Service>) -> Result<(), snowmint_coord::Error> {
     let why = match rx.recv_timeout(RELEASE_BOUND) {
         Ok(Ok(())) => return Ok(()),
         Ok(Err(e)) => e.to_string(),
-        Err(_) => format!("the store did not answer within {} s", RELEASE_BOUND.as_secs()),
+        Err(_) => format!(
+            "the store did not answer within {} s",
+            RELEASE_BOUND.as_secs()
+        ),
     };
     eprintln!("snowmint serve: the own lease was not released ({why}); it expires at its TTL");
     Ok(())
