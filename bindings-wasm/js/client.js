@@ -123,19 +123,25 @@ function answerError(status, doc, url, codes) {
  * text `undefined` past `limit` bytes (fetch cannot take a CA without undici's dispatcher). */
 function postWithCa(https, url, headers, ca, signal, limit) {
   return new Promise((resolve, reject) => {
-    const req = https.request(url, { method: 'POST', headers: { ...headers, 'content-length': '0' }, ca, signal }, (res) => {
-      const chunks = [];
-      let size = 0;
-      res.on('data', (c) => {
-        size += c.length;
-        if (size > limit) {
-          res.destroy();
-          resolve({ status: res.statusCode, text: undefined });
-        } else chunks.push(c);
-      });
-      res.on('end', () => resolve({ status: res.statusCode, text: new TextDecoder().decode(Buffer.concat(chunks)) }));
-      res.on('error', reject);
-    });
+    const req = https.request(
+      url,
+      { method: 'POST', headers: { ...headers, 'content-length': '0' }, ca, signal },
+      (res) => {
+        const chunks = [];
+        let size = 0;
+        res.on('data', (c) => {
+          size += c.length;
+          if (size > limit) {
+            res.destroy();
+            resolve({ status: res.statusCode, text: undefined });
+          } else chunks.push(c);
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode, text: new TextDecoder().decode(Buffer.concat(chunks)) }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -220,9 +226,13 @@ export function makeClient(errorCodes) {
           throw failure('INVALID_ARGUMENT', 'Client option ca is for an https URL', { field: 'ca' });
         this.#https = globalThis.process?.getBuiltinModule?.('node:https');
         if (!this.#https)
-          throw failure('INVALID_ARGUMENT', 'Client option ca needs Node (a browser trusts its system authorities)', {
-            field: 'ca',
-          });
+          throw failure(
+            'INVALID_ARGUMENT',
+            'Client option ca needs Node (a browser trusts its system authorities)',
+            {
+              field: 'ca',
+            },
+          );
         this.#ca = options.ca;
       }
       if (options.token !== undefined) {

@@ -320,17 +320,67 @@ export function clientTests(api, { test, assert, flavour, moduleUrl }) {
       const { execFileSync } = await import('node:child_process')
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'snowmint-js-tls-'))
       const ssl = (...a) => execFileSync('openssl', a, { cwd: dir, stdio: 'ignore' })
-      ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=snowmint test CA')
-      ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost')
+      ssl(
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        'ca.key',
+        '-out',
+        'ca.pem',
+        '-days',
+        '2',
+        '-subj',
+        '/CN=snowmint test CA',
+      )
+      ssl(
+        'req',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        'server.key',
+        '-out',
+        'server.csr',
+        '-subj',
+        '/CN=localhost',
+      )
       fs.writeFileSync(path.join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n')
-      ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf')
+      ssl(
+        'x509',
+        '-req',
+        '-in',
+        'server.csr',
+        '-CA',
+        'ca.pem',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-out',
+        'server.pem',
+        '-days',
+        '2',
+        '-extfile',
+        'ext.cnf',
+      )
       const token = 'js-client-token-0123456789'
       fs.writeFileSync(path.join(dir, 'tokens'), token + '\n')
       const s = await startService.call({
         cmd: [
-          process.env.SNOWMINT_SERVE, 'serve', '--listen', '127.0.0.1:0', '--node', '7',
-          '--tls-cert', path.join(dir, 'server.pem'), '--tls-key', path.join(dir, 'server.key'),
-          '--auth-token-file', path.join(dir, 'tokens'),
+          process.env.SNOWMINT_SERVE,
+          'serve',
+          '--listen',
+          '127.0.0.1:0',
+          '--node',
+          '7',
+          '--tls-cert',
+          path.join(dir, 'server.pem'),
+          '--tls-key',
+          path.join(dir, 'server.key'),
+          '--auth-token-file',
+          path.join(dir, 'tokens'),
         ],
       })
       try {
