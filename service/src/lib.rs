@@ -352,6 +352,22 @@ pub const SUPERVISE_EVERY: Duration = Duration::from_millis(250);
 /// minutes in all), then the service stays `LEASE_LOST` until restarted.
 pub const RECLAIM_ATTEMPTS: u32 = 130;
 
+/// `first` and more handles of the store `url` names, [`STORE_POOL`] in all: one for the embedded
+/// store, whose claims are file locks of the handle that took them (and which has no connection to
+/// wait on).
+fn store_pool(
+    url: &snowmint_coord::source::StoreUrl,
+    first: &Arc<dyn Store>,
+) -> Result<Vec<Arc<dyn Store>>, snowmint_coord::Error> {
+    let mut pool = vec![first.clone()];
+    if !matches!(url, snowmint_coord::source::StoreUrl::File { .. }) {
+        for _ in 1..STORE_POOL {
+            pool.push(open_store(url)?);
+        }
+    }
+    Ok(pool)
+}
+
 /// The service: its generator, the store of client leases, counters.
 #[derive(Debug)]
 pub struct Service {
@@ -463,22 +479,9 @@ impl Service {
         // Each lease route uses the handles of a pool in turn; the own lease keeps the first handle.
         let pool = match (&parsed, &store) {
             (_, None) => Vec::new(),
-            (NodeSource::Lease(l), Some(s)) => {
-                let mut pool = vec![s.clone()];
-                for _ in 1..STORE_POOL {
-                    pool.push(open_store(&l.store)?);
-                }
-                pool
-            }
+            (NodeSource::Lease(l), Some(s)) => store_pool(&l.store, s)?,
             (_, Some(s)) => match &config.leases {
-                Some(url) => {
-                    let parsed = snowmint_coord::source::parse_store_url(url)?;
-                    let mut pool = vec![s.clone()];
-                    for _ in 1..STORE_POOL {
-                        pool.push(open_store(&parsed)?);
-                    }
-                    pool
-                }
+                Some(url) => store_pool(&snowmint_coord::source::parse_store_url(url)?, s)?,
                 None => vec![s.clone()],
             },
         };
