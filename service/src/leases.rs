@@ -185,7 +185,7 @@ impl TokenKey {
 pub struct Leases {
     /// Store handles used in turn (each its own connection), so that a slow call holds up only the
     /// requests behind it on one handle, and those only until their deadline.
-    pool: Vec<Arc<dyn Store>>,
+    pool: std::sync::RwLock<Vec<Arc<dyn Store>>>,
     next: std::sync::atomic::AtomicUsize,
     time: Arc<dyn Time>,
     sequencer: String,
@@ -234,7 +234,7 @@ impl Leases {
             record: seq.record().clone(),
             nodes: seq.record().config.nodes,
             key: TokenKey::load(store.as_ref(), sequencer)?,
-            pool,
+            pool: std::sync::RwLock::new(pool),
             next: std::sync::atomic::AtomicUsize::new(0),
             time,
             sequencer: sequencer.to_string(),
@@ -249,9 +249,18 @@ impl Leases {
     }
 
     /// The next store handle of the pool.
-    fn store(&self) -> &dyn Store {
+    fn store(&self) -> Arc<dyn Store> {
         let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.pool[i % self.pool.len()].as_ref()
+        let pool = self.pool.read().unwrap_or_else(|p| p.into_inner());
+        pool[i % pool.len()].clone()
+    }
+
+    /// Adds a store handle to the pool.
+    pub fn add_handle(&self, store: Arc<dyn Store>) {
+        self.pool
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(store);
     }
 
     fn now_ms(&self) -> u64 {

@@ -352,22 +352,6 @@ pub const SUPERVISE_EVERY: Duration = Duration::from_millis(250);
 /// minutes in all), then the service stays `LEASE_LOST` until restarted.
 pub const RECLAIM_ATTEMPTS: u32 = 130;
 
-/// `first` and more handles of the store `url` names, [`STORE_POOL`] in all: one for the embedded
-/// store, whose claims are file locks of the handle that took them (and which has no connection to
-/// wait on).
-fn store_pool(
-    url: &snowmint_coord::source::StoreUrl,
-    first: &Arc<dyn Store>,
-) -> Result<Vec<Arc<dyn Store>>, snowmint_coord::Error> {
-    let mut pool = vec![first.clone()];
-    if !matches!(url, snowmint_coord::source::StoreUrl::File { .. }) {
-        for _ in 1..STORE_POOL {
-            pool.push(open_store(url)?);
-        }
-    }
-    Ok(pool)
-}
-
 /// The service: its generator, the store of client leases, counters.
 #[derive(Debug)]
 pub struct Service {
@@ -383,6 +367,9 @@ pub struct Service {
     /// The lease gauges of `/metrics`, as last read from the store by [`Service::supervise`] (so
     /// `/metrics` never waits on the store).
     gauges: Mutex<Option<leases::Gauges>>,
+    /// The store the pool of the lease routes grows on ([`STORE_POOL`] handles; none for the embedded
+    /// store, whose claims are file locks of the handle that took them), until the supervisor has.
+    pool_url: Mutex<Option<snowmint_coord::source::StoreUrl>>,
     /// Store calls in flight (at most [`MAX_STORE_CALLS`]; one past its deadline still holds its slot).
     store_calls: Arc<tokio::sync::Semaphore>,
     /// Why `POST /v1/leases` is unavailable when there is no store.
@@ -432,6 +419,7 @@ impl Service {
         // The store of client leases: the node source's (a lease source), else `--leases` (or the
         // store given directly). The service's node ID and the client leases come from one sequencer on
         // it, so that no client is ever leased a node ID an instance mints with.
+        let from_caller = store.is_some();
         let (store, sequencer) = match &parsed {
             NodeSource::Lease(l) => {
                 if config.leases.is_some() || store.is_some() {
@@ -476,15 +464,14 @@ impl Service {
         };
         snowmint_coord::sequencer::check_name(&sequencer)
             .map_err(|e| e.context("--client-sequencer"))?;
-        // Each lease route uses the handles of a pool in turn; the own lease keeps the first handle.
-        let pool = match (&parsed, &store) {
-            (_, None) => Vec::new(),
-            (NodeSource::Lease(l), Some(s)) => store_pool(&l.store, s)?,
-            (_, Some(s)) => match &config.leases {
-                Some(url) => store_pool(&snowmint_coord::source::parse_store_url(url)?, s)?,
-                None => vec![s.clone()],
-            },
-        };
+        // The lease routes use the handles of a pool in turn; the own lease keeps the first handle. The
+        // others connect in the background once the service serves ([`Service::supervise`]).
+        let pool_url = match (&parsed, &config.leases) {
+            (NodeSource::Lease(l), _) => Some(l.store.clone()),
+            (_, Some(url)) if !from_caller => Some(snowmint_coord::source::parse_store_url(url)?),
+            _ => None,
+        }
+        .filter(|u| !matches!(u, snowmint_coord::source::StoreUrl::File { .. }));
         let mut reclaim: Option<Reclaim> = None;
         let generator = match (&parsed, &store) {
             (_, Some(s)) => {
@@ -553,9 +540,9 @@ impl Service {
                 g
             }
         };
-        let leases = match store {
-            Some(_) => Some(leases::Leases::open(
-                pool,
+        let leases = match &store {
+            Some(s) => Some(leases::Leases::open(
+                vec![s.clone()],
                 time.clone(),
                 &sequencer,
                 &config,
@@ -572,6 +559,7 @@ impl Service {
             leases,
             gauges: Mutex::new(None),
             store_calls: Arc::new(tokio::sync::Semaphore::new(MAX_STORE_CALLS)),
+            pool_url: Mutex::new(pool_url),
             metrics: metrics::Metrics::default(),
             shutting_down: AtomicBool::new(false),
         };
@@ -605,6 +593,9 @@ impl Service {
         let _ = std::thread::Builder::new()
             .name("snowmint-serve-supervisor".into())
             .spawn(move || {
+                if let Some(s) = weak.upgrade() {
+                    s.grow_pool();
+                }
                 let mut attempts = 0u32;
                 let mut pause = SUPERVISE_EVERY;
                 loop {
@@ -647,6 +638,22 @@ impl Service {
                 true
             }
             Err(_) => false,
+        }
+    }
+
+    /// Connects the other handles of the lease routes' pool (a handle that cannot connect is skipped).
+    fn grow_pool(&self) {
+        let url = self
+            .pool_url
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let (Some(url), Some(leases)) = (url, &self.leases) {
+            for _ in 1..STORE_POOL {
+                if let Ok(s) = open_store(&url) {
+                    leases.add_handle(s);
+                }
+            }
         }
     }
 
