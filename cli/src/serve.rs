@@ -63,7 +63,7 @@ EXAMPLES
   snowmint serve --listen 127.0.0.1:8080 --node 7
   curl -s -X POST 'http://127.0.0.1:8080/v1/ids?count=3'
   snowmint serve --listen 127.0.0.1:8080 --node 'etcd://127.0.0.1:2379/ids?sequencer=web'
-  curl -s -X POST http://127.0.0.1:8080/v1/leases -d '{\"holder\": \"tab 1\"}'
+  curl -s -X POST http://127.0.0.1:8080/v1/leases -H 'content-type: application/json' -d '{\"holder\": \"tab 1\"}'
 ";
 
 fn duration(

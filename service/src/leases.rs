@@ -180,6 +180,9 @@ impl TokenKey {
     }
 }
 
+/// The leases counted per client: `(node ID, fencing token, claim expiry in Unix ms)`.
+type Held = HashMap<ClientKey, Vec<(u64, u64, u64)>>;
+
 /// The client sequencer on its store.
 #[derive(Debug)]
 pub struct Leases {
@@ -204,7 +207,7 @@ pub struct Leases {
     /// The leases this instance handed out, by client: `(node ID, fencing token, claim expiry)`; a
     /// claim past its expiry no longer counts. Renewals and releases through any instance's token
     /// move them; another instance's leases are not counted here.
-    held: Mutex<HashMap<ClientKey, Vec<(u64, u64, u64)>>>,
+    held: Mutex<Held>,
 }
 
 #[derive(Debug)]
@@ -333,7 +336,7 @@ impl Leases {
         )
     }
 
-    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<ClientKey, Vec<(u64, u64, u64)>>> {
+    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
