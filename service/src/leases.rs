@@ -258,6 +258,11 @@ impl Leases {
         pool[i % pool.len()].clone()
     }
 
+    /// The client sequencer's name.
+    pub fn sequencer(&self) -> &str {
+        &self.sequencer
+    }
+
     /// Adds a store handle to the pool.
     pub fn add_handle(&self, store: Arc<dyn Store>) {
         self.pool

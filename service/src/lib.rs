@@ -346,8 +346,11 @@ pub const STORE_POOL: usize = 4;
 pub const STORE_DEADLINE: Duration = Duration::from_secs(3);
 /// Requests that call the store at once (one waiting on a store that does not answer included).
 pub const MAX_STORE_CALLS: usize = 32;
-/// How often [`Service::supervise`] looks at the own lease and refreshes the gauges of `/metrics`.
+/// How often [`Service::supervise`] looks at the own lease.
 pub const SUPERVISE_EVERY: Duration = Duration::from_millis(250);
+/// How often it reads the lease gauges of `/metrics` from the store (and after every lease taken or
+/// released by this instance).
+pub const GAUGES_EVERY: Duration = Duration::from_secs(2);
 /// Attempts to claim a node ID again after a loss (the pause doubles from 250 ms up to 5 s: about ten
 /// minutes in all), then the service stays `LEASE_LOST` until restarted.
 pub const RECLAIM_ATTEMPTS: u32 = 130;
@@ -587,7 +590,7 @@ impl Service {
 
     /// Keeps the service going until it is dropped or shuts down (a thread of its own): claims a node
     /// ID again after the own lease was lost (at most [`RECLAIM_ATTEMPTS`] attempts, backing off), and
-    /// reads the lease gauges of `/metrics` from the store every [`SUPERVISE_EVERY`].
+    /// reads the lease gauges of `/metrics` from the store every [`GAUGES_EVERY`].
     pub fn supervise(self: &Arc<Self>) {
         let weak: Weak<Service> = Arc::downgrade(self);
         let _ = std::thread::Builder::new()
@@ -598,13 +601,17 @@ impl Service {
                 }
                 let mut attempts = 0u32;
                 let mut pause = SUPERVISE_EVERY;
+                let mut last_read = std::time::Instant::now();
                 loop {
                     std::thread::sleep(pause);
                     let Some(s) = weak.upgrade() else { return };
                     if s.is_shutting_down() {
                         return;
                     }
-                    s.refresh_gauges();
+                    if last_read.elapsed() >= GAUGES_EVERY {
+                        s.refresh_gauges();
+                        last_read = std::time::Instant::now();
+                    }
                     let lost = s.generator().state() == Some(LeaseState::Lost);
                     pause = SUPERVISE_EVERY;
                     if lost && attempts < RECLAIM_ATTEMPTS {
@@ -652,6 +659,21 @@ impl Service {
             for _ in 1..STORE_POOL {
                 if let Ok(s) = open_store(&url) {
                     leases.add_handle(s);
+                }
+            }
+        }
+    }
+
+    /// Moves the lease gauges by a lease this instance took (`1`) or released (`-1`), until the
+    /// supervisor reads them from the store again.
+    fn count_lease(&self, delta: i64) {
+        let Some(leases) = &self.leases else { return };
+        let mut gauges = self.gauges.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(g) = gauges.as_mut() {
+            g.active = g.active.saturating_add_signed(delta);
+            for (name, n) in g.holders.iter_mut() {
+                if name == leases.sequencer() {
+                    *n = n.saturating_add_signed(delta);
                 }
             }
         }
@@ -807,10 +829,10 @@ impl Service {
             Route::Leases => {
                 no_query(query)?;
                 let holder = json::holder(body)?;
-                let r = self.leases()?.take(client, holder.as_deref());
-                // The gauges follow at once (on this blocking thread, not /metrics').
-                self.refresh_gauges();
-                r
+                let r = self.leases()?.take(client, holder.as_deref())?;
+                // The gauges follow at once, without a store call (the supervisor reads them again).
+                self.count_lease(1);
+                Ok(r)
             }
             Route::Renew => {
                 no_query(query)?;
@@ -821,9 +843,9 @@ impl Service {
             Route::Release => {
                 no_query(query)?;
                 json::empty_body(body)?;
-                let r = self.leases()?.release(&path["/v1/leases/".len()..]);
-                self.refresh_gauges();
-                r
+                let r = self.leases()?.release(&path["/v1/leases/".len()..])?;
+                self.count_lease(-1);
+                Ok(r)
             }
             Route::Metrics | Route::Unknown => unreachable!("answered above"),
         }
