@@ -360,7 +360,19 @@ pub fn command() -> Command {
                 "a web origin whose pages may call the service (CORS); repeatable; * for any",
             )
             .action(ArgAction::Append),
-        );
+        )
+        .arg(
+            opt("allowed-host", "NAME", "a host name requests may name in Host; repeatable")
+                .action(ArgAction::Append),
+        )
+        .arg(
+            opt("auth-token-file", "PATH", "bearer tokens required on /v1/ids and /v1/leases")
+                .value_hint(ValueHint::FilePath),
+        )
+        .arg(opt("tls-cert", "PATH", "serve HTTPS with this PEM certificate chain").value_hint(ValueHint::FilePath))
+        .arg(opt("tls-key", "PATH", "the PEM private key of --tls-cert").value_hint(ValueHint::FilePath))
+        .arg(opt("max-leases-per-client", "N", "client leases one client may hold at once (default 8)"))
+        .arg(opt("max-connections", "N", "connections served at once (default 256)"));
     let completions = Command::new("completions")
         .about("Print a shell completion script (bash, zsh, fish, elvish, powershell)")
         .arg(

@@ -688,7 +688,7 @@ fn cors_for_the_origins_given_and_no_other() {
     );
     assert_eq!(
         pre.header("access-control-allow-headers"),
-        Some("content-type")
+        Some("content-type, authorization")
     );
     // The request itself: its answer readable by that origin, errors too.
     let ids = raw(
@@ -711,25 +711,32 @@ fn cors_for_the_origins_given_and_no_other() {
         bad.header("access-control-allow-origin"),
         Some("http://app.test:8000")
     );
-    // Another origin: no CORS headers (the browser keeps the answer from its page), and its preflight
-    // is not answered as one.
+    // Another origin: refused, with no CORS headers, and its preflight is not answered as one.
     let other = raw(
         "POST /v1/ids HTTP/1.1\r\nhost: x\r\norigin: http://evil.test\r\ncontent-length: 0\r\n\r\n"
             .to_string(),
     );
-    assert_eq!(other.status, 200);
+    assert_eq!(other.status, 403);
+    assert_eq!(other.error_code(), "INVALID_ARGUMENT");
     assert_eq!(other.header("access-control-allow-origin"), None);
     let other_pre = raw(
         "OPTIONS /v1/ids HTTP/1.1\r\nhost: x\r\norigin: http://evil.test\r\n\
          access-control-request-method: POST\r\ncontent-length: 0\r\n\r\n"
             .to_string(),
     );
-    assert_eq!(other_pre.status, 405, "{}", other_pre.text());
+    assert_eq!(other_pre.status, 403, "{}", other_pre.text());
     assert_eq!(other_pre.header("access-control-allow-origin"), None);
-    // Without --cors-origin: none at all.
+    // Without --cors-origin: a foreign origin is refused, the service's own is served, neither with
+    // CORS headers.
     let plain = with_store(common::config("8"));
     let mut c = Conn::open(plain.addr);
     c.send_raw(b"POST /v1/ids HTTP/1.1\r\nhost: x\r\norigin: http://app.test:8000\r\ncontent-length: 0\r\n\r\n");
+    let r = c.read_reply();
+    assert_eq!(r.status, 403);
+    assert_eq!(r.header("access-control-allow-origin"), None);
+    c.send_raw(
+        b"POST /v1/ids HTTP/1.1\r\nhost: x:1\r\norigin: http://x:1\r\ncontent-length: 0\r\n\r\n",
+    );
     let r = c.read_reply();
     assert_eq!(r.status, 200);
     assert_eq!(r.header("access-control-allow-origin"), None);

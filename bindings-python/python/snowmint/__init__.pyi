@@ -535,6 +535,9 @@ class Client:
         timeout_ms: int = 2000,
         retries: int = 3,
         clock: Optional[MonotonicMsFn] = None,
+        *,
+        ca: Optional[Union[str, os.PathLike[str]]] = None,
+        token: Optional[str] = None,
     ) -> None: ...
     def next_id(self) -> int:
         """The next ID (waits on the network only when no valid ID is prefetched)."""
@@ -576,6 +579,9 @@ class AsyncClient:
         timeout_ms: int = 2000,
         retries: int = 3,
         clock: Optional[MonotonicMsFn] = None,
+        *,
+        ca: Optional[Union[str, os.PathLike[str]]] = None,
+        token: Optional[str] = None,
     ) -> None: ...
     async def next_id(self) -> int: ...
     async def next_ids(self, n: int) -> builtins.list[int]: ...
