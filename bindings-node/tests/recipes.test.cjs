@@ -8,8 +8,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const http = require('node:http')
-const net = require('node:net')
+const { freePort, get } = require('./http-helpers.cjs')
 const { spawn } = require('node:child_process')
 const { Generator, Sequencer, decode } = require('snowmint')
 
@@ -32,29 +31,6 @@ async function fourNodeSource(dir) {
   const store = `file://${path.join(dir, 'leases')}`
   await Sequencer.create('web', { store, layout: 'twitter', nodeCount: 4 })
   return `${store}?sequencer=web&ttl=2s`
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address()
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-function get(port) {
-  return new Promise((resolve, reject) => {
-    http
-      .get({ host: '127.0.0.1', port, agent: false, timeout: 10_000 }, (res) => {
-        let body = ''
-        res.on('data', (d) => {
-          body += d
-        })
-        res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(body))))
-      })
-      .on('error', reject)
-  })
 }
 
 function exited(child) {
