@@ -7,8 +7,7 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const http = require('node:http')
-const net = require('node:net')
+const { freePort, get } = require('./http-helpers.cjs')
 const { spawn, execFile } = require('node:child_process')
 const { Generator, decode, ERROR_CODES } = require('snowmint')
 
@@ -223,29 +222,6 @@ test('a decimal (Chronicle) layout on a state file', () => {
 })
 
 // ---- the README's cluster recipe, run for real ------------------------------------------------------
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address()
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-function get(port) {
-  return new Promise((resolve, reject) => {
-    http
-      .get({ host: '127.0.0.1', port, agent: false }, (res) => {
-        let body = ''
-        res.on('data', (d) => {
-          body += d
-        })
-        res.on('end', () => resolve(body))
-      })
-      .on('error', reject)
-  })
-}
 
 test("the README's Node cluster recipe: 4 workers on one state file", async () => {
   const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8')
