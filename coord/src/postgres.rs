@@ -383,7 +383,7 @@ impl PostgresStore {
                         return Err(Error::invalid(format!(
                             "{}: schema {value:?} is not 1 to 63 letters, digits and underscores (not starting \
                              with a digit)",
-                            redact(url)
+                            crate::error::redact_secrets(url)
                         )));
                     }
                     schema = value.to_string();
@@ -397,7 +397,7 @@ impl PostgresStore {
         } else {
             format!("{base}?{}", passed.join("&"))
         };
-        let described = redact(&libpq_url);
+        let described = crate::error::redact_secrets(&libpq_url);
         let mut config: tokio_postgres::Config = libpq_url
             .parse()
             .map_err(|e| Error::invalid(format!("{described}: not a PostgreSQL URL: {e}")))?;
@@ -938,22 +938,6 @@ impl Store for PostgresStore {
     }
 }
 
-/// `url` without its password (for messages).
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => {
-            let user = userinfo.split(':').next().unwrap_or("");
-            format!("{scheme}://{user}@{host}{path}")
-        }
-        None => url.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -961,11 +945,11 @@ mod tests {
     #[test]
     fn passwords_never_reach_messages() {
         assert_eq!(
-            redact("postgres://u:secret@h:5432/db"),
-            "postgres://u@h:5432/db"
+            crate::error::redact_secrets("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
         );
-        assert_eq!(redact("postgres://u@h/db?x=1"), "postgres://u@h/db?x=1");
-        assert_eq!(redact("postgres://h/db"), "postgres://h/db");
+        assert_eq!(crate::error::redact_secrets("postgres://u@h/db?x=1"), "postgres://u@h/db?x=1");
+        assert_eq!(crate::error::redact_secrets("postgres://h/db"), "postgres://h/db");
         let e = PostgresStore::connect("postgres://u:secret@127.0.0.1:1/db?sequencer=s&ttl=3s")
             .unwrap_err();
         assert!(!e.message().contains("secret"), "{e}");

@@ -138,27 +138,10 @@ fn bad(source: &str, why: impl std::fmt::Display) -> Error {
 }
 
 /// A node source or store URL as errors and logs may show it: a password in its user part
-/// (`postgres://user:secret@host/db`) is replaced by `***`.
+/// (`postgres://user:secret@host/db`) or a `password=` parameter is replaced by `***`
+/// ([`crate::error::redact_secrets`], which every [`Error`] message also passes through).
 pub fn redacted(source: &str) -> String {
-    let Some(scheme_end) = source.find("://") else {
-        return source.to_string();
-    };
-    let start = scheme_end + 3;
-    let rest = &source[start..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    let Some(at) = authority.rfind('@') else {
-        return source.to_string();
-    };
-    match authority[..at].find(':') {
-        Some(colon) => format!(
-            "{}{}:***{}",
-            &source[..start],
-            &authority[..colon],
-            &source[start + at..]
-        ),
-        None => source.to_string(),
-    }
+    crate::error::redact_secrets(source)
 }
 
 impl NodeSource {

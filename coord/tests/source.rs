@@ -184,6 +184,28 @@ fn passwords_are_redacted_in_what_errors_show() {
     assert!(!e.to_string().contains("secret"), "{e}");
 }
 
+/// Opening a lease source whose store cannot be reached: the error names the source, never its
+/// password (every runtime's generator opens through here: Python, Node, C, the CLI).
+#[test]
+fn an_unreachable_store_error_shows_no_password() {
+    for source in [
+        "postgres://app:secret@127.0.0.1:1/ids",
+        "postgres://app@127.0.0.1:1/ids?password=secret",
+        // "etcd://root:secret@127.0.0.1:1/ids",
+    ] {
+        let e = snowmint_coord::SequencerGenerator::open(
+            source,
+            Layout::twitter(),
+            snowmint::Options::default(),
+        )
+        .err()
+        .unwrap_or_else(|| panic!("{source}: opened"));
+        assert_eq!(e.code(), ErrorCode::StoreUnavailable, "{e}");
+        assert!(!e.message().contains("secret"), "{source}: {e}");
+        assert!(e.message().contains("127.0.0.1:1"), "{source}: {e}");
+    }
+}
+
 #[test]
 fn fixed_sources_resolve_and_check_the_layout() {
     let twitter = Layout::twitter();
