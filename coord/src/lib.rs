@@ -32,6 +32,8 @@ mod nonce;
 pub mod postgres;
 #[cfg(any(feature = "etcd", feature = "postgres"))]
 mod remote;
+#[cfg(feature = "tls")]
+mod tls;
 
 pub use error::{Error, Result};
 pub use file::FileStore;
