@@ -40,6 +40,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SNOWMINT_PG_BIN="${SNOWMINT_PG_BIN:-/usr/lib/postgresql/15/bin}"
 SNOWMINT_PG_PASSWORD="snowmint-test"
+SNOWMINT_ETCD_PASSWORD="snowmint-root-secret"   # etcd_auth_start's user root
 
 servers_init() {
   [ -n "${SERVERS_DIR:-}" ] && return 0
@@ -364,7 +365,7 @@ etcd_auth_start() {
   _etcd_solo_wait auth "http://$ep/health" || return 1
   for path in user/add role/add user/grant enable; do
     case "$path" in
-      user/add) body="{\"name\":\"root\",\"password\":\"$SNOWMINT_PG_PASSWORD\"}" ;;
+      user/add) body="{\"name\":\"root\",\"password\":\"$SNOWMINT_ETCD_PASSWORD\"}" ;;
       role/add) body='{"name":"root"}' ;;
       user/grant) body='{"user":"root","role":"root"}' ;;
       enable) body='{}' ;;
@@ -372,7 +373,7 @@ etcd_auth_start() {
     curl -fsS --max-time 5 -X POST "http://$ep/v3/auth/$path" -d "$body" >/dev/null \
       || { echo "servers.sh: etcd auth set-up failed at $path" >&2; return 1; }
   done
-  export SNOWMINT_TEST_ETCD_AUTH_URL="etcd://root:$SNOWMINT_PG_PASSWORD@$ep/snowmint-test"
+  export SNOWMINT_TEST_ETCD_AUTH_URL="etcd://root:$SNOWMINT_ETCD_PASSWORD@$ep/snowmint-test"
   echo "servers.sh: etcd with authentication (root; tokens live 1 s) at $ep"
 }
 

@@ -158,11 +158,23 @@ mod tests {
     #[test]
     fn secrets_never_reach_messages() {
         for (text, want) in [
-            ("postgres://u:secret@h:5432/db", "postgres://u:***@h:5432/db"),
-            ("node source \"postgres://app:s3cr%40t@h/db?x=1\": refused", "node source \"postgres://app:***@h/db?x=1\": refused"),
-            ("etcd+https://root:pw@a:1,b:2/p?cacert=/ca.pem", "etcd+https://root:***@a:1,b:2/p?cacert=/ca.pem"),
+            (
+                "postgres://u:secret@h:5432/db",
+                "postgres://u:***@h:5432/db",
+            ),
+            (
+                "node source \"postgres://app:s3cr%40t@h/db?x=1\": refused",
+                "node source \"postgres://app:***@h/db?x=1\": refused",
+            ),
+            (
+                "etcd+https://root:pw@a:1,b:2/p?cacert=/ca.pem",
+                "etcd+https://root:***@a:1,b:2/p?cacert=/ca.pem",
+            ),
             ("postgres://u@h/db?x=1", "postgres://u@h/db?x=1"),
-            ("postgres://h/db?user=u&password=hunter2&sslmode=require", "postgres://h/db?user=u&password=***&sslmode=require"),
+            (
+                "postgres://h/db?user=u&password=hunter2&sslmode=require",
+                "postgres://h/db?user=u&password=***&sslmode=require",
+            ),
             ("host=h password='x y' user=u", "host=h password=*** user=u"),
             ("a://x@y then b://u:p@q", "a://x@y then b://u:***@q"),
             ("no url at all: a:b@c", "no url at all: a:b@c"),
@@ -172,6 +184,9 @@ mod tests {
             assert_eq!(redact_secrets(text), want, "{text}");
         }
         let e = Error::invalid("postgres://u:secret@h/db").context("file://x:y@z");
-        assert!(!e.message().contains("secret") && !e.message().contains(":y@"), "{e}");
+        assert!(
+            !e.message().contains("secret") && !e.message().contains(":y@"),
+            "{e}"
+        );
     }
 }

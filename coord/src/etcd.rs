@@ -222,7 +222,10 @@ impl EtcdStore {
             tls: match &url.tls {
                 Some(files) => Some(
                     crate::tls::client_config(files, crate::tls::Verify::Full).map_err(|e| {
-                        e.context(format!("etcd store {}", crate::source::StoreUrl::Etcd(url.clone())))
+                        e.context(format!(
+                            "etcd store {}",
+                            crate::source::StoreUrl::Etcd(url.clone())
+                        ))
                     })?,
                 ),
                 None => None,
@@ -318,10 +321,7 @@ impl EtcdStore {
             .map_err(|f| match f {
                 Failure::Server(code, message) => Failure::Server(
                     code,
-                    format!(
-                        "authentication as {:?} failed: {message}",
-                        credentials.user
-                    ),
+                    format!("authentication as {:?} failed: {message}", credentials.user),
                 ),
                 other => other,
             })?;
@@ -423,7 +423,7 @@ impl EtcdStore {
     fn failure(&self, what: &str, failure: Failure) -> Error {
         match failure {
             Failure::Unreachable(reasons) => Error::unavailable(format!(
-                "etcd store {}: {what}: no endpoint answered within the timeouts ({} ms to connect, {} ms to \
+                "etcd store {}: {what}: no endpoint answered (timeouts: {} ms to connect, {} ms to \
                  answer): {reasons}",
                 self.described,
                 self.connect_timeout.as_millis(),

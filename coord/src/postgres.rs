@@ -85,9 +85,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use snowmint::ErrorCode;
+use tokio_postgres::config::SslMode;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::config::SslMode;
 use tokio_postgres::{Client, Row, Statement};
 
 use crate::tls::{client_config, Verify};
@@ -434,11 +434,12 @@ impl PostgresStore {
             format!("{base}?{}", passed.join("&"))
         };
         // What messages show: the URL the driver gets and the TLS parameters, without the password.
-        let described = crate::error::redact_secrets(&match (passed.is_empty(), tls_params.is_empty()) {
-            (_, true) => libpq_url.clone(),
-            (true, false) => format!("{base}?{}", tls_params.join("&")),
-            (false, false) => format!("{libpq_url}&{}", tls_params.join("&")),
-        });
+        let described =
+            crate::error::redact_secrets(&match (passed.is_empty(), tls_params.is_empty()) {
+                (_, true) => libpq_url.clone(),
+                (true, false) => format!("{base}?{}", tls_params.join("&")),
+                (false, false) => format!("{libpq_url}&{}", tls_params.join("&")),
+            });
         let mut config: tokio_postgres::Config = libpq_url
             .parse()
             .map_err(|e| Error::invalid(format!("{described}: not a PostgreSQL URL: {e}")))?;
@@ -653,7 +654,9 @@ impl PostgresStore {
             tokio::time::timeout(
                 self.connect_timeout + self.request_timeout,
                 self.config
-                    .connect(tokio_postgres_rustls::MakeRustlsConnect::new((*self.tls).clone())),
+                    .connect(tokio_postgres_rustls::MakeRustlsConnect::new(
+                        (*self.tls).clone(),
+                    )),
             )
             .await
         });
@@ -1018,8 +1021,14 @@ mod tests {
             crate::error::redact_secrets("postgres://u:secret@h:5432/db"),
             "postgres://u:***@h:5432/db"
         );
-        assert_eq!(crate::error::redact_secrets("postgres://u@h/db?x=1"), "postgres://u@h/db?x=1");
-        assert_eq!(crate::error::redact_secrets("postgres://h/db"), "postgres://h/db");
+        assert_eq!(
+            crate::error::redact_secrets("postgres://u@h/db?x=1"),
+            "postgres://u@h/db?x=1"
+        );
+        assert_eq!(
+            crate::error::redact_secrets("postgres://h/db"),
+            "postgres://h/db"
+        );
         let e = PostgresStore::connect("postgres://u:secret@127.0.0.1:1/db?sequencer=s&ttl=3s")
             .unwrap_err();
         assert!(!e.message().contains("secret"), "{e}");

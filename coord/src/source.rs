@@ -177,8 +177,14 @@ impl std::fmt::Display for StoreUrl {
             StoreUrl::Etcd(e) => write!(
                 f,
                 "{}://{}{}/{}",
-                if e.tls.is_some() { "etcd+https" } else { "etcd" },
-                e.auth.as_ref().map_or(String::new(), |a| format!("{}@", a.user)),
+                if e.tls.is_some() {
+                    "etcd+https"
+                } else {
+                    "etcd"
+                },
+                e.auth
+                    .as_ref()
+                    .map_or(String::new(), |a| format!("{}@", a.user)),
                 e.endpoints.join(","),
                 e.prefix
             ),
@@ -373,7 +379,11 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
                     source,
                     format!(
                         "unknown parameter {k:?} (known: sequencer, ttl{})",
-                        if scheme == "etcd+https" { ", cacert, cert, key" } else { "" }
+                        if scheme == "etcd+https" {
+                            ", cacert, cert, key"
+                        } else {
+                            ""
+                        }
                     ),
                 ))
             }
@@ -405,7 +415,10 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
                 None => (None, hosts),
                 Some((userinfo, hosts)) => {
                     let (user, password) = userinfo.split_once(':').ok_or_else(|| {
-                        bad(source, "etcd authentication needs USER:PASSWORD@ (a password)")
+                        bad(
+                            source,
+                            "etcd authentication needs USER:PASSWORD@ (a password)",
+                        )
                     })?;
                     let decode = |s: &str| {
                         percent_decode(s)

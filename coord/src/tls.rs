@@ -23,7 +23,9 @@ use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore};
+use rustls::{
+    CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore,
+};
 
 use crate::error::{Error, Result};
 use crate::source::TlsFiles;
@@ -114,11 +116,9 @@ pub(crate) fn client_config(files: &TlsFiles, verify: Verify) -> Result<Arc<Clie
                 .with_client_auth_cert(chain, key)
                 .map_err(|e| Error::invalid(format!("client certificate and key: {e}")))?
         }
-        _ => {
-            return Err(Error::invalid(
-                "a client certificate needs both cert and key (or, for PostgreSQL, sslcert and sslkey)",
-            ))
-        }
+        _ => return Err(Error::invalid(
+            "a client certificate needs both cert and key (or, for PostgreSQL, sslcert and sslkey)",
+        )),
     };
     Ok(Arc::new(config))
 }

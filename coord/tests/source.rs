@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout};
 use snowmint_coord::source::{
-    ip_node, parse_ttl, redacted, Credentials, EtcdUrl, Interface, LeaseSource, NodeSource, PostgresUrl,
-    StoreUrl, TlsFiles,
+    ip_node, parse_ttl, redacted, Credentials, EtcdUrl, Interface, LeaseSource, NodeSource,
+    PostgresUrl, StoreUrl, TlsFiles,
 };
 
 fn lease(s: &str) -> LeaseSource {
@@ -111,7 +111,9 @@ fn every_form() {
         })
     );
     // TLS (etcdctl's parameter names) and etcd's own authentication.
-    let l = lease("etcd+https://root:p%40ss@h1:2379,h2/ids?cacert=/ca.pem&cert=/c%20d.pem&key=/k.pem&ttl=3s");
+    let l = lease(
+        "etcd+https://root:p%40ss@h1:2379,h2/ids?cacert=/ca.pem&cert=/c%20d.pem&key=/k.pem&ttl=3s",
+    );
     assert_eq!(
         l.store,
         StoreUrl::Etcd(EtcdUrl {
