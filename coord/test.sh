@@ -23,6 +23,9 @@ STORES="file://$work/embedded"
 source scripts/servers.sh
 etcd_start 3
 pg_start
+# TLS and authentication (coord/tests/tls_servers.rs): etcd serving only HTTPS with client certificates,
+# etcd with authentication and 1 s tokens, PostgreSQL with hostssl + SCRAM only; a test CA made here.
+tls_servers
 export SNOWMINT_REQUIRE_SERVERS=1
 STORES+=" $SNOWMINT_TEST_ETCD_URL $SNOWMINT_TEST_POSTGRES_URL"
 set -x

@@ -28,10 +28,13 @@
 #   pg_tls_start                 # a second PostgreSQL with ssl = on and only `hostssl … scram-sha-256`
 #                                #   in pg_hba.conf; exports SNOWMINT_TEST_POSTGRES_TLS_URL
 #                                #   (sslmode=verify-full&sslrootcert=ca.pem)
-#   tls_servers                  # all three (the TLS and authentication tests)
+#   tls_servers                  # all three, and SNOWMINT_TEST_TLS_FAILURES: a file of failure cases (a
+#                                #   wrong CA, no or an expired client certificate, a wrong password) with
+#                                #   the code and message each runtime must give
 #   servers_stop                 # everything (the trap calls it)
 #   binding_servers              # a binding's test stage: etcd_start and pg_start, unless the caller set
-#                                # SNOWMINT_TEST_ETCD_URL (its own servers); SNOWMINT_REQUIRE_SERVERS=1
+#                                # SNOWMINT_TEST_ETCD_URL (its own servers), and tls_servers unless it
+#                                # set SNOWMINT_TEST_ETCD_TLS_URL; SNOWMINT_REQUIRE_SERVERS=1
 #
 # Every wait is bounded; a server that does not come up prints its log and fails the caller.
 # Only processes started here are ever signalled, by the PIDs recorded here.
@@ -128,6 +131,7 @@ binding_servers() {
     etcd_start
     pg_start
   fi
+  [ -n "${SNOWMINT_TEST_ETCD_TLS_URL:-}" ] || tls_servers
   export SNOWMINT_REQUIRE_SERVERS=1
 }
 
@@ -402,8 +406,27 @@ pg_tls_start() {
   echo "servers.sh: PostgreSQL with TLS and SCRAM only at 127.0.0.1:$port"
 }
 
-# The three servers of the TLS and authentication tests.
-tls_servers() { etcd_tls_start && etcd_auth_start && pg_tls_start; }
+# The three servers of the TLS and authentication tests, and the failure cases every runtime checks
+# (SNOWMINT_TEST_TLS_FAILURES: a tab-separated file, one case a line: name, node source, error code, a
+# text the message must hold, a text it must not hold — the password).
+tls_servers() {
+  etcd_tls_start && etcd_auth_start && pg_tls_start || return 1
+  local t="$SNOWMINT_TEST_TLS_DIR" e="$SNOWMINT_TEST_ETCD_TLS_URL" p="$SNOWMINT_TEST_POSTGRES_TLS_URL"
+  local wrong="wrong-$SNOWMINT_ETCD_PASSWORD"
+  {
+    printf '%s\t%s\t%s\t%s\t%s\n' \
+      etcd-wrong-ca "${e/$t\/ca.pem/$t/other-ca.pem}" STORE_UNAVAILABLE UnknownIssuer "$SNOWMINT_ETCD_PASSWORD" \
+      etcd-no-client-certificate "${e%%&cert=*}" STORE_UNAVAILABLE "TLS: received fatal alert" "$SNOWMINT_ETCD_PASSWORD" \
+      etcd-expired-client-certificate "$(printf '%s' "$e" | sed "s|$t/client\.|$t/expired.|g")" STORE_UNAVAILABLE \
+        "TLS: received fatal alert" "$SNOWMINT_ETCD_PASSWORD" \
+      etcd-wrong-password "${SNOWMINT_TEST_ETCD_AUTH_URL/:$SNOWMINT_ETCD_PASSWORD@/:$wrong@}" STORE_UNAVAILABLE \
+        "invalid user ID or password" "$wrong" \
+      postgres-wrong-ca "${p/$t\/ca.pem/$t/other-ca.pem}" STORE_UNAVAILABLE UnknownIssuer "$SNOWMINT_PG_PASSWORD" \
+      postgres-wrong-password "${p/:$SNOWMINT_PG_PASSWORD@/:$wrong@}" STORE_UNAVAILABLE \
+        "password authentication failed" "$wrong"
+  } >"$t/failures.tsv"
+  export SNOWMINT_TEST_TLS_FAILURES="$t/failures.tsv"
+}
 
 # ------------------------------------------------------------------------------------------- both
 servers_stop() {
