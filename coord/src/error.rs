@@ -128,6 +128,30 @@ pub fn redact_secrets(text: &str) -> String {
     out
 }
 
+/// `text` with every URL in it (`etcd://…`, `postgres://…`, `file:///…`: a scheme, `://`, and what
+/// follows up to a space, a quote or a closing bracket) replaced by `<store>`: what the ID service
+/// answers its clients, who are not told where its store is.
+pub fn without_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let start = rest[..i]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
+            .map_or(0, |j| j + 1);
+        let after = &rest[i + 3..];
+        let end = after
+            .find(|c: char| c.is_whitespace() || "\"'`)]>".contains(c))
+            .unwrap_or(after.len());
+        // A URL's last character is never the ':' or ',' of the sentence around it.
+        let url_end = after[..end].trim_end_matches([':', ',', ';', '.']).len();
+        out.push_str(&rest[..start]);
+        out.push_str("<store>");
+        rest = &after[url_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Where the value of the first `password=` in `text` starts (a whole parameter name: at the start or
 /// after `?`, `&`, a space or a quote).
 fn find_password_param(text: &str) -> Option<usize> {
@@ -183,6 +207,18 @@ mod tests {
         ] {
             assert_eq!(redact_secrets(text), want, "{text}");
         }
+        assert_eq!(
+            without_urls("etcd store etcd+https://root@h:1,h:2/p?cacert=/ca.pem: reading: refused"),
+            "etcd store <store>: reading: refused"
+        );
+        assert_eq!(
+            without_urls("node source \"postgres://a:***@h/db\": x; file:///d/e. (file://y)"),
+            "node source \"<store>\": x; <store>. (<store>)"
+        );
+        assert_eq!(
+            without_urls("no store here: 10.0.0.1:5"),
+            "no store here: 10.0.0.1:5"
+        );
         let e = Error::invalid("postgres://u:secret@h/db").context("file://x:y@z");
         assert!(
             !e.message().contains("secret") && !e.message().contains(":y@"),

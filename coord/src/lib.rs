@@ -35,7 +35,7 @@ mod remote;
 #[cfg(feature = "tls")]
 mod tls;
 
-pub use error::{Error, Result};
+pub use error::{redact_secrets, without_urls, Error, Result};
 pub use file::FileStore;
 pub use generator::{Opened, SequencerGenerator};
 pub use lease::{Lease, LeaseOptions, LeaseState, DEFAULT_TTL};

@@ -1089,7 +1089,10 @@ mod tests {
             "postgres://u@h/db?schema=",
             "postgres://u@h/db?schema=a-b",
             "postgres://u@h/db?schema=1a",
-            "postgres://u@h/db?sslmode=require",
+            "postgres://u@h/db?sslmode=verify-all",
+            "postgres://u@h/db?sslmode=allow",
+            "postgres://u@h/db?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
+            "postgres://u@h/db?sslcert=/nonexistent/c.pem",
         ] {
             let e = PostgresStore::connect(url).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidArgument, "{url}: {e}");

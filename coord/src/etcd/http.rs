@@ -309,7 +309,7 @@ mod tests {
     /// reads end by framing, not by EOF).
     fn post_to(reply: &'static [u8]) -> io::Result<Response> {
         let t = Duration::from_secs(2);
-        Connection::open(&serve(reply), t)?.post("/p", b"{}", t)
+        Connection::open(&serve(reply), t, None)?.post("/p", b"{}", None, t)
     }
 
     #[test]
@@ -332,9 +332,11 @@ mod tests {
     fn a_silent_server_times_out_within_the_bound() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        let mut c = Connection::open(&addr, Duration::from_secs(1)).unwrap();
+        let mut c = Connection::open(&addr, Duration::from_secs(1), None).unwrap();
         let t0 = Instant::now();
-        let e = c.post("/p", b"{}", Duration::from_millis(300)).unwrap_err();
+        let e = c
+            .post("/p", b"{}", None, Duration::from_millis(300))
+            .unwrap_err();
         assert!(
             matches!(
                 e.kind(),
