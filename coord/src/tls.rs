@@ -87,19 +87,20 @@ pub(crate) fn client_config(files: &TlsFiles, verify: Verify) -> Result<Arc<Clie
         }
         None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
     }
-    let verifier: Arc<dyn ServerCertVerifier> = match verify {
-        Verify::Nothing => Arc::new(Unchecked(provider.clone())),
-        Verify::Full | Verify::Chain => {
-            let webpki =
-                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                    .build()
-                    .map_err(|e| Error::invalid(format!("TLS roots: {e}")))?;
-            if verify == Verify::Full {
-                webpki
-            } else {
-                Arc::new(ChainOnly(webpki))
-            }
-        }
+    let chain = match verify {
+        Verify::Nothing => None,
+        Verify::Full | Verify::Chain => Some(
+            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                .build()
+                .map_err(|e| Error::invalid(format!("TLS roots: {e}")))?,
+        ),
+    };
+    let verifier: Arc<dyn ServerCertVerifier> = match (verify, chain) {
+        (Verify::Full, Some(full)) => full,
+        (_, chain) => Arc::new(Partial {
+            chain,
+            provider: provider.clone(),
+        }),
     };
     let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -123,11 +124,16 @@ pub(crate) fn client_config(files: &TlsFiles, verify: Verify) -> Result<Arc<Clie
     Ok(Arc::new(config))
 }
 
-/// libpq's `verify-ca`: [`WebPkiServerVerifier`] with its last check, the name, not made.
+/// The two checks below [`Verify::Full`]: libpq's `verify-ca` (`chain`: [`WebPkiServerVerifier`] with
+/// its last check, the name, not made) and `require` without a root file (no `chain`: any
+/// certificate). The handshake's signatures are checked either way.
 #[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
+struct Partial {
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    provider: Arc<CryptoProvider>,
+}
 
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for Partial {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -136,10 +142,10 @@ impl ServerCertVerifier for ChainOnly {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -152,47 +158,11 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// libpq's `require` without a root file: any certificate; the handshake's signatures still checked.
-#[derive(Debug)]
-struct Unchecked(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
         verify_tls12_signature(
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
     fn verify_tls13_signature(
@@ -205,11 +175,13 @@ impl ServerCertVerifier for Unchecked {
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
