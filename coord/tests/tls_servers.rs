@@ -78,6 +78,10 @@ fn etcd_over_tls_with_a_client_certificate() {
         "{}",
         store.describe()
     );
+    // Nor does its Debug form show the client key.
+    let key = std::fs::read_to_string(format!("{dir}/client.key")).unwrap();
+    let body = key.lines().nth(1).unwrap();
+    assert!(!format!("{store:?}").contains(body));
 
     let wrong_ca = good.replace(&format!("{dir}/ca.pem"), &format!("{dir}/other-ca.pem"));
     fails(
@@ -133,8 +137,6 @@ fn etcd_over_tls_with_a_client_certificate() {
     );
     // A key file given as the CA: named, and no byte of the key in the message.
     let key_as_ca = good.replace(&format!("{dir}/ca.pem"), &format!("{dir}/client.key"));
-    let key = std::fs::read_to_string(format!("{dir}/client.key")).unwrap();
-    let body = key.lines().nth(1).unwrap();
     fails(
         &key_as_ca,
         ErrorCode::InvalidArgument,
