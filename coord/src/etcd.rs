@@ -45,7 +45,7 @@
 //! its own text; a sequencer record's re-send finds the record it created (same configuration); a
 //! lease grant's re-send leaves an unused lease that expires at its TTL.
 //!
-//! `etcd+https://` speaks TLS (rustls, [`crate::tls`]): the server's certificate is checked against
+//! `etcd+https://` speaks TLS (rustls, `coord/src/tls.rs`): the server's certificate is checked against
 //! the URL's `cacert` (else the Mozilla roots) and the endpoint's host name; `cert`/`key` are offered to
 //! a cluster that asks for a client certificate (`--client-cert-auth`). `USER:PASSWORD@` signs in with
 //! etcd's authentication (`/v3/auth/authenticate`) before the first request; its token goes in each

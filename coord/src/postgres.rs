@@ -67,7 +67,7 @@
 //! configuration); a claim's re-send finds the claim it made: the `holder` column holds the holder's
 //! description and, after a `U+001F`, the claim's nonce.
 //!
-//! **TLS** (rustls, [`crate::tls`]) with libpq's parameters and meanings: `sslmode` = `disable` (plain),
+//! **TLS** (rustls, `coord/src/tls.rs`) with libpq's parameters and meanings: `sslmode` = `disable` (plain),
 //! `prefer` (the default: TLS when the server offers it, else plain), `require` (TLS, the certificate
 //! not checked — unless `sslrootcert` names a root file: then as `verify-ca`), `verify-ca` (the chain
 //! up to `sslrootcert`), `verify-full` (the chain and the host name); `sslrootcert=PATH` (or `system`:
