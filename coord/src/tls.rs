@@ -87,18 +87,19 @@ pub(crate) fn client_config(files: &TlsFiles, verify: Verify) -> Result<Arc<Clie
         }
         None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
     }
-    let chain = match verify {
-        Verify::Nothing => None,
-        Verify::Full | Verify::Chain => Some(
-            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                .build()
-                .map_err(|e| Error::invalid(format!("TLS roots: {e}")))?,
-        ),
+    let webpki = || {
+        WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+            .build()
+            .map_err(|e| Error::invalid(format!("TLS roots: {e}")))
     };
-    let verifier: Arc<dyn ServerCertVerifier> = match (verify, chain) {
-        (Verify::Full, Some(full)) => full,
-        (_, chain) => Arc::new(Partial {
-            chain,
+    let verifier: Arc<dyn ServerCertVerifier> = match verify {
+        Verify::Full => webpki()?,
+        Verify::Chain => Arc::new(Partial {
+            chain: Some(webpki()?),
+            provider: provider.clone(),
+        }),
+        Verify::Nothing => Arc::new(Partial {
+            chain: None,
             provider: provider.clone(),
         }),
     };
