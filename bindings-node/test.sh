@@ -81,7 +81,7 @@ bash "$ROOT/bindings-c/build.sh"
 make -s -C "$ROOT/bindings-c" "$SNOWMINT_CARGO_TARGET/bindings-c/static/state_file" >&2
 export SNOWMINT_C_STATE_WORKER="$SNOWMINT_CARGO_TARGET/bindings-c/static/state_file"
 # Real etcd and PostgreSQL servers for tests/coord.test.mjs (free 127.0.0.1 ports, throw-away data,
-# stopped on every exit path).
+# stopped on every exit path), and the TLS and authentication ones with their failure cases (tls_servers).
 # shellcheck source=../scripts/servers.sh
 source "$ROOT/scripts/servers.sh"
 binding_servers

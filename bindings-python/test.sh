@@ -10,7 +10,8 @@
 # and 3.12),
 # and the node-source, lease and sequencer tests
 # (test_coord.py) against the embedded store and real etcd and PostgreSQL servers (scripts/servers.sh:
-# free 127.0.0.1 ports, throw-away data, stopped on every exit path).
+# free 127.0.0.1 ports, throw-away data, stopped on every exit path), with the TLS and authentication
+# servers and their failure cases (binding_servers: tls_servers).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../scripts/lib.sh" # ROOT, the shared helpers

@@ -8,8 +8,11 @@
 # range sequences' (coord/tests/range_servers.rs: two datacenters, a SIGKILLed global cluster, a stopped local store, a
 # SIGKILLed process, a CAS race; coord/tests/lost_answers.rs: through a TCP proxy, the answer to a
 # range move, a row write or a claim lost after it was applied, a reservation write delayed until after a
-# higher one, and a range process opened with the global store unreachable). Holders of every runtime
-# under etcd and PostgreSQL faults at once: the chaos stage (scripts/chaos.sh).
+# higher one, and a range process opened with the global store unreachable; coord/tests/tls_servers.rs:
+# etcd over HTTPS with client certificates, etcd with authentication and 1 s tokens, PostgreSQL with
+# hostssl + SCRAM only, and their failures: a wrong CA, no or an expired client certificate, a wrong
+# password). Holders of every runtime under etcd and PostgreSQL faults at once: the chaos stage
+# (scripts/chaos.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 cd "$ROOT"
@@ -23,6 +26,9 @@ STORES="file://$work/embedded"
 source scripts/servers.sh
 etcd_start 3
 pg_start
+# TLS and authentication (coord/tests/tls_servers.rs): etcd serving only HTTPS with client certificates,
+# etcd with authentication and 1 s tokens, PostgreSQL with hostssl + SCRAM only; a test CA made here.
+tls_servers
 export SNOWMINT_REQUIRE_SERVERS=1
 STORES+=" $SNOWMINT_TEST_ETCD_URL $SNOWMINT_TEST_POSTGRES_URL"
 set -x

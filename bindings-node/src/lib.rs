@@ -901,7 +901,10 @@ impl Generator {
                             env,
                             Kind::Error,
                             ErrorCode::InvalidArgument.as_str(),
-                            &format!("node source {source:?} is a lease source: it claims a node ID over the network, so open it with `await Generator.open({{ nodeId: {source:?} }})`"),
+                            &{
+                                let shown = coord::source::redacted(&source);
+                                format!("node source {shown:?} is a lease source: it claims a node ID over the network, so open it with `await Generator.open({{ nodeId: {shown:?} }})`")
+                            },
                             &[],
                         ))
                     }

@@ -282,3 +282,62 @@ test('waitForNodeMs: with every node ID held, Generator.open waits up to the bou
     await g.close()
   }
 })
+
+// TLS and authentication: the failure cases scripts/servers.sh wrote for every runtime (tls_servers): a
+// wrong CA, no or an expired client certificate, a wrong password; each names its cause, never the
+// password (nor does an unreachable store's error).
+const TLS_FAILURES = process.env.SNOWMINT_TEST_TLS_FAILURES
+if (process.env.SNOWMINT_REQUIRE_SERVERS === '1')
+  assert.ok(TLS_FAILURES, 'SNOWMINT_TEST_TLS_FAILURES missing')
+
+test(
+  'TLS and authentication failures name the cause, never the password',
+  { skip: !TLS_FAILURES },
+  async () => {
+    const cases = fs
+      .readFileSync(TLS_FAILURES, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split('\t'))
+    cases.push([
+      'unreachable',
+      'postgres://app:hunter2@127.0.0.1:1/db?ttl=1s',
+      'STORE_UNAVAILABLE',
+      '127.0.0.1:1',
+      'hunter2',
+    ])
+    for (const [name, url, code, must, secret] of cases) {
+      await assert.rejects(
+        Generator.open({ nodeId: url }),
+        (e) => {
+          assert.equal(e.code, code, `${name}: ${e.message}`)
+          assert.ok(e.message.includes(must), `${name}: ${must} not in ${e.message}`)
+          for (const shown of [e.message, String(e), inspect(e)])
+            assert.ok(!shown.includes(secret), `${name}: ${shown}`)
+          return true
+        },
+        name,
+      )
+    }
+  },
+)
+
+test(
+  'etcd over TLS, etcd with authentication and PostgreSQL over TLS mint',
+  { skip: !TLS_FAILURES },
+  async () => {
+    const names = [
+      'SNOWMINT_TEST_ETCD_TLS_URL',
+      'SNOWMINT_TEST_ETCD_AUTH_URL',
+      'SNOWMINT_TEST_POSTGRES_TLS_URL',
+    ]
+    for (const name of names) {
+      const g = await Generator.open({
+        nodeId: `${process.env[name]}${process.env[name].includes('?') ? '&' : '?'}ttl=3s`,
+      })
+      assert.ok(g.nextId() > 0n, name)
+      assert.ok(!inspect(g).includes('snowmint-root-secret'), name)
+      await g.detach()
+    }
+  },
+)

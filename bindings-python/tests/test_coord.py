@@ -411,3 +411,40 @@ def test_gil_released_while_claiming(tmp_path: Path) -> None:
     t.join()
     assert elapsed > 0.2
     assert ticks > 20, (ticks, elapsed)
+
+
+# ------------------------------------------------------------------------------ TLS and authentication
+def _tls_failures() -> list[list[str]]:
+    """The failure cases scripts/servers.sh wrote for every runtime (tls_servers): a wrong CA, no or an
+    expired client certificate, a wrong password, against etcd over HTTPS with client certificates, etcd
+    with authentication, and PostgreSQL with hostssl + SCRAM only."""
+    path = os.environ.get("SNOWMINT_TEST_TLS_FAILURES", "")
+    if not path:
+        if REQUIRE:
+            raise RuntimeError("SNOWMINT_REQUIRE_SERVERS=1 but no SNOWMINT_TEST_TLS_FAILURES")
+        return []
+    return [line.split("\t") for line in Path(path).read_text().splitlines() if line]
+
+
+@pytest.mark.parametrize("case", _tls_failures(), ids=lambda c: c[0])
+def test_tls_and_authentication_failures_name_the_cause(case: list[str]) -> None:
+    _name, url, code, must, secret = case
+    with pytest.raises(snowmint.SnowmintError) as e:
+        snowmint.Generator(url)
+    assert e.value.code == code, str(e.value)
+    assert must in str(e.value), str(e.value)
+    for shown in (str(e.value), repr(e.value)):
+        assert secret not in shown, shown
+
+
+def test_tls_and_authentication_work() -> None:
+    names = ("SNOWMINT_TEST_ETCD_TLS_URL", "SNOWMINT_TEST_ETCD_AUTH_URL", "SNOWMINT_TEST_POSTGRES_TLS_URL")
+    urls = [os.environ.get(name, "") for name in names]
+    if not all(urls):
+        assert not REQUIRE, "SNOWMINT_REQUIRE_SERVERS=1 but the TLS server URLs are missing"
+        pytest.skip("no TLS servers (scripts/servers.sh: tls_servers)")
+    for url in urls:
+        g = snowmint.Generator(source(url, ttl="3s"))
+        assert g.next_id() > 0
+        assert "snowmint-root-secret" not in repr(g) and "snowmint-test@" not in repr(g)
+        g.detach()

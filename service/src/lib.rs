@@ -179,11 +179,13 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// An answer's error. Clients are not told where the store is: every URL in `message` (and so any
+    /// password in one) becomes `<store>`.
     fn new(status: u16, code: ErrorCode, message: impl Into<String>) -> ApiError {
         ApiError {
             status,
             code,
-            message: message.into(),
+            message: snowmint_coord::without_urls(&message.into()),
             field: None,
             retry_after_ms: None,
             allow: None,
@@ -214,7 +216,7 @@ impl ApiError {
             ErrorCode::InvalidArgument | ErrorCode::Parse => 400,
             _ => 500,
         };
-        ApiError::new(status, e.code(), e.to_string())
+        ApiError::new(status, e.code(), e.message())
     }
 
     fn into_response(self) -> Response {

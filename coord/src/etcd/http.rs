@@ -1,11 +1,15 @@
 //! The smallest HTTP/1.1 client etcd's JSON gateway needs: `POST` with a JSON body over one kept-alive
 //! TCP connection, responses framed by `Content-Length` or `chunked` (trailers skipped), every step
-//! bounded by a timeout. No TLS, no redirects, no proxies: the gateway on a cluster's client URLs
-//! needs none of them.
+//! bounded by a timeout. TLS (`etcd+https://`) is rustls under the same code ([`crate::tls::Stream`]);
+//! an `Authorization` header carries etcd's auth token. No redirects, no proxies: the gateway on a
+//! cluster's client URLs needs none of them.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use crate::tls::Stream;
 
 /// The largest response body read (a range over a big sequencer is a few hundred KiB).
 const MAX_BODY: usize = 64 << 20;
@@ -13,7 +17,7 @@ const MAX_BODY: usize = 64 << 20;
 /// One connection to one endpoint (`host:port`).
 #[derive(Debug)]
 pub(crate) struct Connection {
-    reader: BufReader<TcpStream>,
+    reader: BufReader<Stream>,
     host: String,
 }
 
@@ -27,8 +31,13 @@ pub(crate) struct Response {
 }
 
 impl Connection {
-    /// Connects to `endpoint` (`host:port`), trying each of its addresses within `timeout` in all.
-    pub(crate) fn open(endpoint: &str, timeout: Duration) -> io::Result<Connection> {
+    /// Connects to `endpoint` (`host:port`), trying each of its addresses within `timeout` in all; over
+    /// TLS when `tls` is given (the handshake within the same `timeout`).
+    pub(crate) fn open(
+        endpoint: &str,
+        timeout: Duration,
+        tls: Option<&Arc<rustls::ClientConfig>>,
+    ) -> io::Result<Connection> {
         let deadline = Instant::now() + timeout;
         let addrs: Vec<SocketAddr> = endpoint.to_socket_addrs()?.collect();
         let mut last = io::Error::new(io::ErrorKind::NotFound, "the host name has no address");
@@ -43,8 +52,13 @@ impl Connection {
             {
                 Ok(stream) => {
                     stream.set_nodelay(true)?;
+                    let left = deadline
+                        .saturating_duration_since(Instant::now())
+                        .max(Duration::from_millis(1));
+                    stream.set_read_timeout(Some(left))?;
+                    stream.set_write_timeout(Some(left))?;
                     return Ok(Connection {
-                        reader: BufReader::new(stream),
+                        reader: BufReader::new(Stream::new(stream, endpoint, tls)?),
                         host: endpoint.to_string(),
                     });
                 }
@@ -54,18 +68,21 @@ impl Connection {
         Err(last)
     }
 
-    /// Sends `POST path` with a JSON `body` and reads the whole response, within `timeout`.
+    /// Sends `POST path` with a JSON `body` (and etcd's auth `token`, if any) and reads the whole
+    /// response, within `timeout`.
     pub(crate) fn post(
         &mut self,
         path: &str,
         body: &[u8],
+        token: Option<&str>,
         timeout: Duration,
     ) -> io::Result<Response> {
         let deadline = Instant::now() + timeout;
         let stream = self.reader.get_mut();
-        stream.set_write_timeout(Some(timeout))?;
+        stream.tcp().set_write_timeout(Some(timeout))?;
+        let authorization = token.map_or(String::new(), |t| format!("Authorization: {t}\r\n"));
         let mut request = format!(
-            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n{authorization}Content-Length: {}\r\n\r\n",
             self.host,
             body.len()
         )
@@ -73,6 +90,7 @@ impl Connection {
         request.extend_from_slice(body);
         stream
             .write_all(&request)
+            .and_then(|()| stream.flush())
             .and_then(|()| self.read_response(deadline))
             .map_err(|e| timed_out(e, "no answer", timeout))
     }
@@ -82,7 +100,7 @@ impl Connection {
         if left.is_zero() {
             return Err(io::Error::new(io::ErrorKind::TimedOut, "request timed out"));
         }
-        self.reader.get_mut().set_read_timeout(Some(left))
+        self.reader.get_mut().tcp().set_read_timeout(Some(left))
     }
 
     fn line(&mut self, deadline: Instant) -> io::Result<String> {
@@ -308,7 +326,7 @@ mod tests {
     /// reads end by framing, not by EOF).
     fn post_to(reply: &'static [u8]) -> io::Result<Response> {
         let t = Duration::from_secs(2);
-        Connection::open(&serve(reply), t)?.post("/p", b"{}", t)
+        Connection::open(&serve(reply), t, None)?.post("/p", b"{}", None, t)
     }
 
     #[test]
@@ -331,9 +349,11 @@ mod tests {
     fn a_silent_server_times_out_within_the_bound() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        let mut c = Connection::open(&addr, Duration::from_secs(1)).unwrap();
+        let mut c = Connection::open(&addr, Duration::from_secs(1), None).unwrap();
         let t0 = Instant::now();
-        let e = c.post("/p", b"{}", Duration::from_millis(300)).unwrap_err();
+        let e = c
+            .post("/p", b"{}", None, Duration::from_millis(300))
+            .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e:?}");
         assert_eq!(e.to_string(), "no answer within 300 ms");
         assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
