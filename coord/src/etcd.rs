@@ -51,6 +51,7 @@
 //! call blocks longer than `endpoints × (connect + request)` timeouts.
 
 mod http;
+pub mod transport;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -65,6 +66,18 @@ use crate::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };
 use http::{base64_decode, base64_encode, Connection};
+
+/// Whether the planted defect `$d` ([`crate::lease::Defect`]) is on this store: always `false` without the
+/// feature `planted-defects`.
+macro_rules! planted {
+    ($store:expr, $d:ident) => {{
+        #[cfg(feature = "planted-defects")]
+        let on = $store.defect == crate::lease::Defect::$d;
+        #[cfg(not(feature = "planted-defects"))]
+        let on = false;
+        on
+    }};
+}
 
 /// gRPC status codes the gateway puts in error bodies (those that send a request to another member).
 const GRPC_UNAVAILABLE: i64 = 14;
@@ -84,11 +97,16 @@ pub struct EtcdStore {
     described: String,
     connect_timeout: Duration,
     request_timeout: Duration,
+    /// How connections are opened ([`transport::TcpDial`], or a simulated network).
+    dial: std::sync::Arc<dyn transport::Dial>,
     conn: Mutex<Current>,
     /// The shortest claim TTL asked of this store, ms (0: none yet); see [`EtcdStore::answer_timeout`].
     shortest_ttl_ms: AtomicU64,
     /// The etcd lease of each claim this store made, by (sequencer, node ID, token).
     leases: Mutex<HashMap<(String, u64, u64), i64>>,
+    /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
+    #[cfg(feature = "planted-defects")]
+    defect: crate::lease::Defect,
 }
 
 #[derive(Debug, Default)]
@@ -147,6 +165,24 @@ impl EtcdStore {
         connect_timeout: Duration,
         request_timeout: Duration,
     ) -> Result<EtcdStore> {
+        Self::connect_through(
+            std::sync::Arc::new(transport::TcpDial),
+            endpoints,
+            prefix,
+            connect_timeout,
+            request_timeout,
+        )
+    }
+
+    /// [`EtcdStore::connect_with_timeouts`] over the connections `dial` opens (a simulated network in
+    /// the deterministic simulation; TLS streams).
+    pub fn connect_through(
+        dial: std::sync::Arc<dyn transport::Dial>,
+        endpoints: &[String],
+        prefix: &str,
+        connect_timeout: Duration,
+        request_timeout: Duration,
+    ) -> Result<EtcdStore> {
         if endpoints.is_empty() || endpoints.iter().any(|e| e.is_empty()) {
             return Err(Error::invalid(
                 "an etcd store needs at least one HOST:PORT endpoint",
@@ -163,12 +199,21 @@ impl EtcdStore {
             described: format!("etcd://{}/{prefix}", endpoints.join(",")),
             connect_timeout,
             request_timeout,
+            dial,
             conn: Mutex::new(Current::default()),
             shortest_ttl_ms: AtomicU64::new(0),
             leases: Mutex::new(HashMap::new()),
+            #[cfg(feature = "planted-defects")]
+            defect: crate::lease::Defect::None,
         };
         store.range(&store.seq_prefix(), true, Some(1))?;
         Ok(store)
+    }
+
+    /// This store with a defect planted (feature `planted-defects`, the simulation's own tests).
+    #[cfg(feature = "planted-defects")]
+    pub fn plant(self, defect: crate::lease::Defect) -> EtcdStore {
+        EtcdStore { defect, ..self }
     }
 
     fn seq_prefix(&self) -> Vec<u8> {
@@ -235,7 +280,7 @@ impl EtcdStore {
                 let reused = current.connection.is_some();
                 if !reused {
                     fresh_tries -= 1;
-                    match Connection::open(endpoint, self.connect_timeout) {
+                    match Connection::open(&*self.dial, endpoint, self.connect_timeout) {
                         Ok(c) => current.connection = Some(c),
                         Err(e) => {
                             reasons.push(format!("{endpoint}: {e}"));
@@ -277,7 +322,11 @@ impl EtcdStore {
                         return Err(Failure::Server(code, message));
                     }
                     Err(e) => {
-                        current.connection = None;
+                        // The connection may still carry this request's answer: never reuse it.
+                        if !planted!(self, EtcdReuseTimedOutConnection) || reused && fresh_tries > 0
+                        {
+                            current.connection = None;
+                        }
                         if reused && fresh_tries > 0 {
                             continue;
                         }
@@ -411,6 +460,9 @@ impl EtcdStore {
                      reservation was not written",
                     claim.node_id, claim.sequencer, self.described, claim.token
                 )));
+            }
+            if planted!(self, EtcdReserveFailedAsWritten) {
+                return Ok(());
             }
             let stored = self.kvs(&v["responses"][1]["response_range"]["kvs"])?;
             read = Some(match stored.first() {
@@ -908,6 +960,17 @@ impl Store for EtcdStore {
             return Ok(true);
         }
         let kvs = self.kvs(&v["responses"][0]["response_range"]["kvs"])?;
+        if planted!(self, EtcdRowResendByValue) {
+            let text = |b: &[u8]| {
+                String::from_utf8_lossy(b)
+                    .split(" by=")
+                    .next()
+                    .map(String::from)
+            };
+            return Ok(kvs
+                .first()
+                .is_some_and(|kv| text(&kv.value) == text(new.as_bytes())));
+        }
         Ok(kvs.first().is_some_and(|kv| kv.value == new.as_bytes()))
     }
 }

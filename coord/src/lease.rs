@@ -103,6 +103,15 @@ pub enum Defect {
     /// The memory store writes a reservation as it comes, without keeping the larger of it and the
     /// stored one (a delayed or duplicated older write moves the reservation back).
     ReservationLowered,
+    /// The etcd client takes a reservation transaction whose compare failed, the claim still held, as
+    /// written (without computing again from the reservation it read back).
+    EtcdReserveFailedAsWritten,
+    /// The etcd client keeps a connection on which a request timed out when it gives up on that
+    /// endpoint (it drops it only to retry on a fresh one): the next request reads the late answer.
+    EtcdReuseTimedOutConnection,
+    /// The etcd client takes a failed row compare-and-set whose row holds its text, up to the nonce, as
+    /// its own write.
+    EtcdRowResendByValue,
 }
 
 impl Default for LeaseOptions {

@@ -4,8 +4,9 @@
 //! needs none of them.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
+
+use super::transport::{Dial, Stream};
 
 /// The largest response body read (a range over a big sequencer is a few hundred KiB).
 const MAX_BODY: usize = 64 << 20;
@@ -13,7 +14,7 @@ const MAX_BODY: usize = 64 << 20;
 /// One connection to one endpoint (`host:port`).
 #[derive(Debug)]
 pub(crate) struct Connection {
-    reader: BufReader<TcpStream>,
+    reader: BufReader<Box<dyn Stream>>,
     host: String,
 }
 
@@ -27,29 +28,16 @@ pub(crate) struct Response {
 }
 
 impl Connection {
-    /// Connects to `endpoint` (`host:port`), trying each of its addresses within `timeout` in all.
-    pub(crate) fn open(endpoint: &str, timeout: Duration) -> io::Result<Connection> {
-        let deadline = Instant::now() + timeout;
-        let addrs: Vec<SocketAddr> = endpoint.to_socket_addrs()?.collect();
-        let mut last = io::Error::new(io::ErrorKind::NotFound, "the host name has no address");
-        for addr in addrs {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                last = io::Error::new(io::ErrorKind::TimedOut, "connect timed out");
-                break;
-            }
-            match TcpStream::connect_timeout(&addr, left) {
-                Ok(stream) => {
-                    stream.set_nodelay(true)?;
-                    return Ok(Connection {
-                        reader: BufReader::new(stream),
-                        host: endpoint.to_string(),
-                    });
-                }
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
+    /// Connects to `endpoint` (`host:port`) through `dial`, within `timeout`.
+    pub(crate) fn open(
+        dial: &dyn Dial,
+        endpoint: &str,
+        timeout: Duration,
+    ) -> io::Result<Connection> {
+        Ok(Connection {
+            reader: BufReader::new(dial.dial(endpoint, timeout)?),
+            host: endpoint.to_string(),
+        })
     }
 
     /// Sends `POST path` with a JSON `body` and reads the whole response, within `timeout`.
@@ -252,6 +240,7 @@ pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::transport::TcpDial;
     use super::*;
 
     #[test]
@@ -291,7 +280,7 @@ mod tests {
     /// reads end by framing, not by EOF).
     fn post_to(reply: &'static [u8]) -> io::Result<Response> {
         let t = Duration::from_secs(2);
-        Connection::open(&serve(reply), t)?.post("/p", b"{}", t)
+        Connection::open(&TcpDial, &serve(reply), t)?.post("/p", b"{}", t)
     }
 
     #[test]
@@ -314,7 +303,7 @@ mod tests {
     fn a_silent_server_times_out_within_the_bound() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        let mut c = Connection::open(&addr, Duration::from_secs(1)).unwrap();
+        let mut c = Connection::open(&TcpDial, &addr, Duration::from_secs(1)).unwrap();
         let t0 = Instant::now();
         let e = c.post("/p", b"{}", Duration::from_millis(300)).unwrap_err();
         assert!(
