@@ -322,11 +322,7 @@ impl EtcdStore {
                         return Err(Failure::Server(code, message));
                     }
                     Err(e) => {
-                        // The connection may still carry this request's answer: never reuse it.
-                        if !planted!(self, EtcdReuseTimedOutConnection) || reused && fresh_tries > 0
-                        {
-                            current.connection = None;
-                        }
+                        current.connection = None;
                         if reused && fresh_tries > 0 {
                             continue;
                         }

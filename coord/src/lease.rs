@@ -106,9 +106,9 @@ pub enum Defect {
     /// The etcd client takes a reservation transaction whose compare failed, the claim still held, as
     /// written (without computing again from the reservation it read back).
     EtcdReserveFailedAsWritten,
-    /// The etcd client keeps a connection on which a request timed out when it gives up on that
-    /// endpoint (it drops it only to retry on a fresh one): the next request reads the late answer.
-    EtcdReuseTimedOutConnection,
+    /// A range sequence adds a range moved from the global row to its datacenter row without clipping
+    /// it to the row's floor (a re-sent add, after processes took all of it, adds it again).
+    RangeAddNotClipped,
     /// The etcd client takes a failed row compare-and-set whose row holds its text, up to the nonce, as
     /// its own write.
     EtcdRowResendByValue,

@@ -1548,8 +1548,8 @@ fn main() {
         let worlds = [
             (Sim::Leases, seeds, "IDs"),
             (Sim::Ranges, seeds / 5, "values"),
-            (Sim::EtcdLeases, seeds / 25, "IDs"),
-            (Sim::EtcdRanges, seeds / 10, "values"),
+            (Sim::EtcdLeases, seeds / 50, "IDs"),
+            (Sim::EtcdRanges, seeds / 25, "values"),
         ];
         for (world, n, what) in worlds {
             let t0 = Instant::now();
@@ -1663,7 +1663,7 @@ impl Planted {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-const DEFECTS: [Planted; 13] = [
+const DEFECTS: [Planted; 14] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -1716,8 +1716,13 @@ const DEFECTS: [Planted; 13] = [
         Sim::EtcdLeases,
     ),
     Planted::code(
-        "etcd-reuse-timed-out-connection",
-        Defect::EtcdReuseTimedOutConnection,
+        "range-add-not-clipped",
+        Defect::RangeAddNotClipped,
+        Sim::Ranges,
+    ),
+    Planted::code(
+        "etcd-range-add-not-clipped",
+        Defect::RangeAddNotClipped,
         Sim::EtcdRanges,
     ),
     Planted::code(
