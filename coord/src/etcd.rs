@@ -45,6 +45,10 @@
 //! its own text; a sequencer record's re-send finds the record it created (same configuration); a
 //! lease grant's re-send leaves an unused lease that expires at its TTL.
 //!
+//! Connections are opened through [`transport::Dial`] (std TCP by default); the deterministic
+//! simulation runs this client, its timeouts and re-sends included, over a simulated network and
+//! cluster through the same seam (`coord/tests/simulation/etcd.rs`).
+//!
 //! Several endpoints may be named; a request that cannot connect, times out, or is answered
 //! "unavailable" (no leader, a member out of quorum) is tried on the next one. Every request is bounded
 //! ([`EtcdStore::CONNECT_TIMEOUT`] per connection, [`EtcdStore::REQUEST_TIMEOUT`] per answer), so no

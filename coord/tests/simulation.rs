@@ -17,13 +17,16 @@
 //! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
 //! ```
 //! Options: `--seeds N` (default 500 lease seeds; the state file runs N/50 seeds of `--steps`/2, the
-//! ranges N/5 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed, default 4000), `--replay
-//! SEED` (one seed, every step printed; with `--state-file` or `--ranges`, that world; `--defect NAME`
-//! plants one of the table's defects), `--long` (1024 nodes, 10^9 IDs: the README's figures),
-//! `--defects` / `--no-defects` (only / without the planted-defect proof), `--defect-seeds N` (the
+//! ranges N/5 seeds of `--steps`/4, the leases over etcd N/50 seeds of `--steps`/2, the ranges over
+//! etcd N/25 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed, default 4000), `--world
+//! NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`, `state file`), `--replay
+//! SEED` (one seed, every step printed, `--steps` being that world's own; with `--state-file`,
+//! `--ranges`, `--etcd` or `--ranges --etcd`, that world; `--defect NAME` plants one of the table's
+//! defects), `--long` (1024 nodes, 10^9 IDs: the README's figures), `--defects` / `--no-defects` (only
+//! / without the planted-defect proof; `--defect NAME` proves only that one), `--defect-seeds N` (the
 //! proof's bound, default 2000), `--no-late-reservations` (reservations are never delayed or
 //! duplicated).
-//! The default run takes about a minute in debug on 2 cores.
+//! The default run takes about two and a half minutes of CPU in debug on 2 cores.
 //!
 //! Network faults of real clients (`Link`): a row write whose answer is lost and which the client sends
 //! again (applied first or not), another process acting in between, answered by the store's re-send
@@ -32,6 +35,16 @@
 //! reservation landing after a newer one must leave the stored one (the stores' never-lower rule,
 //! `crate::store`); before that rule, seed 3 of the default lease seeds found duplicates, and the
 //! planted `reservation-lowered` defect puts the old behaviour back.
+//!
+//! The network boundary (`--etcd`; module `etcd`): the same lease and range worlds over the real etcd
+//! client (`EtcdStore`, through its transport seam `etcd::transport::Dial`) on a simulated network to
+//! a simulated etcd cluster with etcd's semantics (revisions, transactions, leases expiring by
+//! simulated time). There `Link`'s fault knobs act at the network: a request lost before the server, an
+//! answer lost or late after the server applied it (the client times out and re-sends on the next
+//! endpoint), a connection dropped after commit (the client re-sends on a fresh connection), a request
+//! duplicated or delayed past later ones (of any client), a partition. A timeout costs its length in
+//! simulated time; nothing sleeps, so a seed replays exactly. The range world's races run there too:
+//! while a client's answer is lost, another process takes a range.
 //!
 //! The proof (planted defects, feature `planted-defects`): each one- or two-line mistake of the
 //! table in `DEFECTS` must be caught within `--defect-seeds`; the run prints how many seeds each took
@@ -479,10 +492,18 @@ impl World {
     fn new(seed: u64, shape: Shape, defect: Defect, trace: bool) -> World {
         let now = Arc::new(AtomicU64::new(START_UNIX_NS));
         let mut rng = Rng(seed);
-        let cluster = etcd::SimEtcd::new(&now, rng.next());
+        // (Seeds of their own, so that the in-memory world draws as it did before the etcd one.)
+        let cluster = etcd::SimEtcd::new(&now, seed ^ 0xE7CD_0001);
         // A holder's store, through its link (over the etcd client: its faults at the network).
         let store: Arc<dyn Store> = if shape.etcd {
-            etcd_client(&cluster, &now, &Arc::default(), rng.next(), None, defect)
+            etcd_client(
+                &cluster,
+                &now,
+                &Arc::default(),
+                seed ^ 0xE7CD_0002,
+                None,
+                defect,
+            )
         } else {
             let m = Arc::new(MemoryStore::new());
             m.plant(defect);
@@ -1214,11 +1235,7 @@ fn run_ranges(
     let global = Arc::new(MemoryStore::new());
     let dcs = [Arc::new(MemoryStore::new()), Arc::new(MemoryStore::new())];
     // Over etcd: one simulated cluster for the global row, one per datacenter.
-    let clusters = [
-        SimEtcd::new(&now, rng.next()),
-        SimEtcd::new(&now, rng.next()),
-        SimEtcd::new(&now, rng.next()),
-    ];
+    let clusters = [1, 2, 3].map(|k| SimEtcd::new(&now, seed ^ (0xE7CD_0010 + k)));
     let options = RangeOptions {
         bits: 24,
         start: 1,
@@ -1551,7 +1568,9 @@ fn main() {
             (Sim::EtcdLeases, seeds / 50, "IDs"),
             (Sim::EtcdRanges, seeds / 25, "values"),
         ];
-        for (world, n, what) in worlds {
+        let only: Option<String> = arg(&args, "--world");
+        let chosen = |name: &str| only.as_deref().is_none_or(|o| o == name);
+        for (world, n, what) in worlds.into_iter().filter(|w| chosen(w.0.name())) {
             let t0 = Instant::now();
             let (mut count, mut w_failed) = (0, false);
             for seed in first..first + n {
@@ -1574,10 +1593,11 @@ fn main() {
             failed |= w_failed;
         }
         let t0 = Instant::now();
+        let state_file_seeds = if chosen("state file") { seeds / 50 } else { 0 };
         let dir = std::env::temp_dir().join(format!("snowmint-sim-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a temporary directory");
         let (mut ids, mut sf_failed) = (0, false);
-        for seed in first..first + seeds / 50 {
+        for seed in first..first + state_file_seeds {
             match run_state_file(seed, steps / 2, &dir, false) {
                 Ok(n) => ids += n,
                 Err(e) => {
@@ -1593,7 +1613,7 @@ fn main() {
         let _ = std::fs::remove_dir_all(&dir);
         println!(
             "simulation: state file, {} seeds × {} steps, 4 processes, {ids} IDs, {} ({:.1} s)",
-            seeds / 50,
+            state_file_seeds,
             steps / 2,
             if sf_failed { "FAILED" } else { "no duplicate" },
             t0.elapsed().as_secs_f64()

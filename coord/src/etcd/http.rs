@@ -1,7 +1,7 @@
 //! The smallest HTTP/1.1 client etcd's JSON gateway needs: `POST` with a JSON body over one kept-alive
-//! TCP connection, responses framed by `Content-Length` or `chunked` (trailers skipped), every step
-//! bounded by a timeout. No TLS, no redirects, no proxies: the gateway on a cluster's client URLs
-//! needs none of them.
+//! connection (opened by a [`Dial`]: TCP, or the simulation's in-memory network), responses framed by
+//! `Content-Length` or `chunked` (trailers skipped), every step bounded by a timeout. No redirects, no
+//! proxies: the gateway on a cluster's client URLs needs none of them.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::time::{Duration, Instant};
