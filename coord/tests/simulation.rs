@@ -910,10 +910,21 @@ impl World {
                         .destroy_sequencer(NAME, r.incarnation)
                         .expect("the operator's store");
                 }
+                // Created again with another node count (2 to all the layout's node IDs; drawn from the
+                // step number, so that the seed's own draws stay as they were).
+                let config = SequencerConfig {
+                    nodes: (2 + self.step % 3).min(self.config.nodes),
+                    ..self.config.clone()
+                };
                 self.store
-                    .create_sequencer(NAME, &self.config, self.now.load(Ordering::SeqCst) / MS)
+                    .create_sequencer(NAME, &config, self.now.load(Ordering::SeqCst) / MS)
                     .expect("the operator's store");
-                self.log(|| "the sequencer is destroyed and created again".into());
+                self.log(|| {
+                    format!(
+                        "the sequencer is destroyed and created again with {} node IDs",
+                        config.nodes
+                    )
+                });
             }
             _ => {}
         }
