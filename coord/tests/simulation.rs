@@ -7,8 +7,8 @@
 //! Faults: clocks stepped back and forth, frozen and smeared; holders paused past their TTL, crashed
 //! (no release) and restarted; the store unreachable from a holder (a partition), failing requests at
 //! random, or applying a request and answering after the holder gave up; the sequencer destroyed and
-//! created again. After every step: no ID minted twice across all holders, IDs strictly increasing per
-//! lease. At the end of a run: per node ID, the positions of successive leases do not overlap (what
+//! created again with another node count (2 to 4). After every step: no ID minted twice across all
+//! holders, IDs strictly increasing per lease. At the end of a run: per node ID, the positions of successive leases do not overlap (what
 //! SPEC §3.2 promises, and what lets the long run check 10^9 IDs without keeping them).
 //!
 //! ```text
