@@ -26,7 +26,7 @@
 //! / without the planted-defect proof; `--defect NAME` proves only that one), `--defect-seeds N` (the
 //! proof's bound, default 2000), `--no-late-reservations` (reservations are never delayed or
 //! duplicated).
-//! The default run takes about two and a half minutes of CPU in debug on 2 cores.
+//! The default run (proof included) takes about a minute of CPU in debug.
 //!
 //! Network faults of real clients (`Link`): a row write whose answer is lost and which the client sends
 //! again (applied first or not), another process acting in between, answered by the store's re-send
