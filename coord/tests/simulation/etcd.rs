@@ -469,7 +469,7 @@ impl Dial for SimDial {
             answer: Vec::new(),
             read_at: 0,
             fate: Fate::Open,
-            read_timeout: Duration::from_secs(1),
+            timeout: Duration::from_secs(1),
         }))
     }
 }
@@ -492,7 +492,9 @@ struct SimStream {
     answer: Vec<u8>,
     read_at: usize,
     fate: Fate,
-    read_timeout: Duration,
+    /// The request's whole answer timeout (the client sets it as the write timeout of each request;
+    /// its read timeouts are what is left of it by the wall clock, which a replay must not follow).
+    timeout: Duration,
 }
 
 impl SimStream {
@@ -602,7 +604,7 @@ impl Read for SimStream {
                     Fate::Late => Fate::Open,
                     _ => Fate::Silent,
                 };
-                let t = self.read_timeout.as_nanos() as u64;
+                let t = self.timeout.as_nanos() as u64;
                 self.net.now.fetch_add(t, Ordering::SeqCst);
                 Err(io::Error::new(
                     io::ErrorKind::TimedOut,
@@ -614,11 +616,11 @@ impl Read for SimStream {
 }
 
 impl Stream for SimStream {
-    fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        self.read_timeout = timeout.unwrap_or(Duration::from_secs(1));
+    fn set_read_timeout(&mut self, _timeout: Option<Duration>) -> io::Result<()> {
         Ok(())
     }
-    fn set_write_timeout(&mut self, _timeout: Option<Duration>) -> io::Result<()> {
+    fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        self.timeout = timeout.unwrap_or(Duration::from_secs(1));
         Ok(())
     }
 }
