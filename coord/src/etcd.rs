@@ -53,12 +53,17 @@
 //! expired: `--auth-token-ttl`, or the member restarted) the store signs in again once and sends the
 //! request again. The password and token never appear in a message or a `Debug` form.
 //!
+//! Connections are opened through [`transport::Dial`] (std TCP by default); the deterministic
+//! simulation runs this client, its timeouts and re-sends included, over a simulated network and
+//! cluster through the same seam (`coord/tests/simulation/etcd.rs`).
+//!
 //! Several endpoints may be named; a request that cannot connect, times out, or is answered
 //! "unavailable" (no leader, a member out of quorum) is tried on the next one. Every request is bounded
 //! ([`EtcdStore::CONNECT_TIMEOUT`] per connection, [`EtcdStore::REQUEST_TIMEOUT`] per answer), so no
 //! call blocks longer than `endpoints × (connect + request)` timeouts.
 
 mod http;
+pub mod transport;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -74,6 +79,18 @@ use crate::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };
 use http::{base64_decode, base64_encode, Connection};
+
+/// Whether the planted defect `$d` ([`crate::lease::Defect`]) is on this store: always `false` without the
+/// feature `planted-defects`.
+macro_rules! planted {
+    ($store:expr, $d:ident) => {{
+        #[cfg(feature = "planted-defects")]
+        let on = $store.defect == crate::lease::Defect::$d;
+        #[cfg(not(feature = "planted-defects"))]
+        let on = false;
+        on
+    }};
+}
 
 /// gRPC status codes the gateway puts in error bodies (those that send a request to another member).
 const GRPC_UNAVAILABLE: i64 = 14;
@@ -93,15 +110,18 @@ pub struct EtcdStore {
     described: String,
     connect_timeout: Duration,
     request_timeout: Duration,
+    /// How connections are opened ([`transport::TcpDial`], or a simulated network).
+    dial: std::sync::Arc<dyn transport::Dial>,
     conn: Mutex<Current>,
-    /// TLS configuration (`etcd+https://`), or plain HTTP.
-    tls: Option<std::sync::Arc<rustls::ClientConfig>>,
     /// etcd authentication: the user and password, and the current token.
     auth: Option<Auth>,
     /// The shortest claim TTL asked of this store, ms (0: none yet); see [`EtcdStore::answer_timeout`].
     shortest_ttl_ms: AtomicU64,
     /// The etcd lease of each claim this store made, by (sequencer, node ID, token).
     leases: Mutex<HashMap<(String, u64, u64), i64>>,
+    /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
+    #[cfg(feature = "planted-defects")]
+    defect: crate::lease::Defect,
 }
 
 /// etcd's own authentication: who signs in, and the token of the last sign-in.
@@ -197,6 +217,49 @@ impl EtcdStore {
         connect_timeout: Duration,
         request_timeout: Duration,
     ) -> Result<EtcdStore> {
+        let tls = match &url.tls {
+            Some(files) => Some(
+                crate::tls::client_config(files, crate::tls::Verify::Full).map_err(|e| {
+                    e.context(format!(
+                        "etcd store {}",
+                        crate::source::StoreUrl::Etcd(url.clone())
+                    ))
+                })?,
+            ),
+            None => None,
+        };
+        Self::open_through(
+            std::sync::Arc::new(transport::TcpDial::new(tls)),
+            url,
+            connect_timeout,
+            request_timeout,
+        )
+    }
+
+    /// [`EtcdStore::connect_with_timeouts`] over the connections `dial` opens (a simulated network in
+    /// the deterministic simulation).
+    pub fn connect_through(
+        dial: std::sync::Arc<dyn transport::Dial>,
+        endpoints: &[String],
+        prefix: &str,
+        connect_timeout: Duration,
+        request_timeout: Duration,
+    ) -> Result<EtcdStore> {
+        let url = EtcdUrl {
+            endpoints: endpoints.to_vec(),
+            prefix: prefix.to_string(),
+            tls: None,
+            auth: None,
+        };
+        Self::open_through(dial, &url, connect_timeout, request_timeout)
+    }
+
+    fn open_through(
+        dial: std::sync::Arc<dyn transport::Dial>,
+        url: &EtcdUrl,
+        connect_timeout: Duration,
+        request_timeout: Duration,
+    ) -> Result<EtcdStore> {
         let (endpoints, prefix) = (&url.endpoints, &url.prefix);
         if endpoints.is_empty() || endpoints.iter().any(|e| e.is_empty()) {
             return Err(Error::invalid(
@@ -218,27 +281,25 @@ impl EtcdStore {
             .to_string(),
             connect_timeout,
             request_timeout,
+            dial,
             conn: Mutex::new(Current::default()),
-            tls: match &url.tls {
-                Some(files) => Some(
-                    crate::tls::client_config(files, crate::tls::Verify::Full).map_err(|e| {
-                        e.context(format!(
-                            "etcd store {}",
-                            crate::source::StoreUrl::Etcd(url.clone())
-                        ))
-                    })?,
-                ),
-                None => None,
-            },
             auth: url.auth.clone().map(|credentials| Auth {
                 credentials,
                 token: Mutex::new(None),
             }),
             shortest_ttl_ms: AtomicU64::new(0),
             leases: Mutex::new(HashMap::new()),
+            #[cfg(feature = "planted-defects")]
+            defect: crate::lease::Defect::None,
         };
         store.range(&store.seq_prefix(), true, Some(1))?;
         Ok(store)
+    }
+
+    /// This store with a defect planted (feature `planted-defects`, the simulation's own tests).
+    #[cfg(feature = "planted-defects")]
+    pub fn plant(self, defect: crate::lease::Defect) -> EtcdStore {
+        EtcdStore { defect, ..self }
     }
 
     fn seq_prefix(&self) -> Vec<u8> {
@@ -359,7 +420,7 @@ impl EtcdStore {
                 let reused = current.connection.is_some();
                 if !reused {
                     fresh_tries -= 1;
-                    match Connection::open(endpoint, self.connect_timeout, self.tls.as_ref()) {
+                    match Connection::open(&*self.dial, endpoint, self.connect_timeout) {
                         Ok(c) => current.connection = Some(c),
                         Err(e) => {
                             reasons.push(format!("{endpoint}: {e}"));
@@ -535,6 +596,9 @@ impl EtcdStore {
                      reservation was not written",
                     claim.node_id, claim.sequencer, self.described, claim.token
                 )));
+            }
+            if planted!(self, EtcdReserveFailedAsWritten) {
+                return Ok(());
             }
             let stored = self.kvs(&v["responses"][1]["response_range"]["kvs"])?;
             read = Some(match stored.first() {
@@ -1032,6 +1096,17 @@ impl Store for EtcdStore {
             return Ok(true);
         }
         let kvs = self.kvs(&v["responses"][0]["response_range"]["kvs"])?;
+        if planted!(self, EtcdRowResendByValue) {
+            let text = |b: &[u8]| {
+                String::from_utf8_lossy(b)
+                    .split(" by=")
+                    .next()
+                    .map(String::from)
+            };
+            return Ok(kvs
+                .first()
+                .is_some_and(|kv| text(&kv.value) == text(new.as_bytes())));
+        }
         Ok(kvs.first().is_some_and(|kv| kv.value == new.as_bytes()))
     }
 }

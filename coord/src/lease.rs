@@ -113,6 +113,15 @@ pub enum Defect {
     /// The memory store writes a reservation as it comes, without keeping the larger of it and the
     /// stored one (a delayed or duplicated older write moves the reservation back).
     ReservationLowered,
+    /// The etcd client takes a reservation transaction whose compare failed, the claim still held, as
+    /// written (without computing again from the reservation it read back).
+    EtcdReserveFailedAsWritten,
+    /// A range sequence adds a range moved from the global row to its datacenter row without clipping
+    /// it to the row's floor (a re-sent add, after processes took all of it, adds it again).
+    RangeAddNotClipped,
+    /// The etcd client takes a failed row compare-and-set whose row holds its text, up to the nonce, as
+    /// its own write.
+    EtcdRowResendByValue,
 }
 
 impl Default for LeaseOptions {

@@ -1,15 +1,13 @@
 //! The smallest HTTP/1.1 client etcd's JSON gateway needs: `POST` with a JSON body over one kept-alive
-//! TCP connection, responses framed by `Content-Length` or `chunked` (trailers skipped), every step
-//! bounded by a timeout. TLS (`etcd+https://`) is rustls under the same code ([`crate::tls::Stream`]);
-//! an `Authorization` header carries etcd's auth token. No redirects, no proxies: the gateway on a
-//! cluster's client URLs needs none of them.
+//! connection (opened by a [`Dial`]: TCP, TLS over TCP for `etcd+https://` ([`crate::tls::Stream`]),
+//! or the simulation's in-memory network), responses framed by `Content-Length` or `chunked` (trailers
+//! skipped), every step bounded by a timeout; an `Authorization` header carries etcd's auth token. No
+//! redirects, no proxies: the gateway on a cluster's client URLs needs none of them.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::tls::Stream;
+use super::transport::{Dial, Stream};
 
 /// The largest response body read (a range over a big sequencer is a few hundred KiB).
 const MAX_BODY: usize = 64 << 20;
@@ -17,7 +15,7 @@ const MAX_BODY: usize = 64 << 20;
 /// One connection to one endpoint (`host:port`).
 #[derive(Debug)]
 pub(crate) struct Connection {
-    reader: BufReader<Stream>,
+    reader: BufReader<Box<dyn Stream>>,
     host: String,
 }
 
@@ -31,41 +29,19 @@ pub(crate) struct Response {
 }
 
 impl Connection {
-    /// Connects to `endpoint` (`host:port`), trying each of its addresses within `timeout` in all; over
-    /// TLS when `tls` is given (the handshake within the same `timeout`).
+    /// Connects to `endpoint` (`host:port`) through `dial`, within `timeout` (a TLS handshake included).
     pub(crate) fn open(
+        dial: &dyn Dial,
         endpoint: &str,
         timeout: Duration,
-        tls: Option<&Arc<rustls::ClientConfig>>,
     ) -> io::Result<Connection> {
-        let deadline = Instant::now() + timeout;
-        let addrs: Vec<SocketAddr> = endpoint.to_socket_addrs()?.collect();
-        let mut last = io::Error::new(io::ErrorKind::NotFound, "the host name has no address");
-        for addr in addrs {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                last = io::Error::new(io::ErrorKind::TimedOut, "connect timed out");
-                break;
-            }
-            match TcpStream::connect_timeout(&addr, left)
-                .map_err(|e| timed_out(e, "no connection", timeout))
-            {
-                Ok(stream) => {
-                    stream.set_nodelay(true)?;
-                    let left = deadline
-                        .saturating_duration_since(Instant::now())
-                        .max(Duration::from_millis(1));
-                    stream.set_read_timeout(Some(left))?;
-                    stream.set_write_timeout(Some(left))?;
-                    return Ok(Connection {
-                        reader: BufReader::new(Stream::new(stream, endpoint, tls)?),
-                        host: endpoint.to_string(),
-                    });
-                }
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
+        Ok(Connection {
+            reader: BufReader::new(
+                dial.dial(endpoint, timeout)
+                    .map_err(|e| timed_out(e, "no connection", timeout))?,
+            ),
+            host: endpoint.to_string(),
+        })
     }
 
     /// Sends `POST path` with a JSON `body` (and etcd's auth `token`, if any) and reads the whole
@@ -79,7 +55,7 @@ impl Connection {
     ) -> io::Result<Response> {
         let deadline = Instant::now() + timeout;
         let stream = self.reader.get_mut();
-        stream.tcp().set_write_timeout(Some(timeout))?;
+        stream.set_write_timeout(Some(timeout))?;
         let authorization = token.map_or(String::new(), |t| format!("Authorization: {t}\r\n"));
         let mut request = format!(
             "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n{authorization}Content-Length: {}\r\n\r\n",
@@ -100,7 +76,7 @@ impl Connection {
         if left.is_zero() {
             return Err(io::Error::new(io::ErrorKind::TimedOut, "request timed out"));
         }
-        self.reader.get_mut().tcp().set_read_timeout(Some(left))
+        self.reader.get_mut().set_read_timeout(Some(left))
     }
 
     fn line(&mut self, deadline: Instant) -> io::Result<String> {
@@ -287,6 +263,7 @@ pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::transport::TcpDial;
     use super::*;
 
     #[test]
@@ -326,7 +303,7 @@ mod tests {
     /// reads end by framing, not by EOF).
     fn post_to(reply: &'static [u8]) -> io::Result<Response> {
         let t = Duration::from_secs(2);
-        Connection::open(&serve(reply), t, None)?.post("/p", b"{}", None, t)
+        Connection::open(&TcpDial::default(), &serve(reply), t)?.post("/p", b"{}", None, t)
     }
 
     #[test]
@@ -349,7 +326,7 @@ mod tests {
     fn a_silent_server_times_out_within_the_bound() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        let mut c = Connection::open(&addr, Duration::from_secs(1), None).unwrap();
+        let mut c = Connection::open(&TcpDial::default(), &addr, Duration::from_secs(1)).unwrap();
         let t0 = Instant::now();
         let e = c
             .post("/p", b"{}", None, Duration::from_millis(300))
