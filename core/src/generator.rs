@@ -468,21 +468,30 @@ macro_rules! generator_common {
         /// Mints one ID for a clock reading in Unix nanoseconds.
         #[inline(always)]
         pub fn next_id_at(&$($recv)? self, now_ns: u64) -> Result<Mint<u64>> {
+            self.close_mine();
             self.one_at(now_ns, self.seen_fn()())
         }
 
         /// Fills `out` with consecutive IDs for one clock reading (one state update for the whole batch;
         /// one compare-and-swap for the shared generator).
         pub fn next_ids_at(&$($recv)? self, now_ns: u64, out: &mut [u64]) -> Result<Mint<()>> {
+            self.close_mine();
             if out.is_empty() {
                 return Ok(Mint::Ready(()));
             }
             self.fill_at(now_ns, self.seen_fn()(), out)
         }
 
-        /// Mints one ID from `clock`, sleeping with `sleep(ns)` while the policy says wait.
+        /// Mints one ID from `clock`, sleeping with `sleep(ns)` while the policy says wait. (The shared
+        /// generator hands it out from this thread's window, see [`Window`].)
         #[inline]
         pub fn next_id_with<C: Clock + ?Sized>(&$($recv)? self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
+            self.mint_one_with(clock, sleep)
+        }
+
+        /// One ID, one position at a time (one state update per ID).
+        #[inline(always)]
+        fn ordered_one_with<C: Clock + ?Sized>(&$($recv)? self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
             let mut waited = Waited::default();
             let r = with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), self.seen_fn(), sleep, &mut waited, #[inline(always)] |now, seen| self.one_at(now, seen));
             if waited.count != 0 {
@@ -501,6 +510,7 @@ macro_rules! generator_common {
             if out.is_empty() {
                 return Ok(());
             }
+            self.close_mine();
             let mut waited = Waited::default();
             let r = with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), self.seen_fn(), sleep, &mut waited, #[inline(always)] |now, seen| self.fill_at(now, seen, out));
             self.note_waits(waited);
@@ -515,6 +525,7 @@ macro_rules! generator_common {
             sleep: impl FnMut(u64),
             n: usize,
         ) -> Result<Ids<'_>> {
+            self.close_mine();
             let position = if n == 0 {
                 0
             } else {
@@ -529,6 +540,7 @@ macro_rules! generator_common {
         /// Requests `n` consecutive IDs from one clock reading (one state update); the IDs are computed as
         /// the iterator is taken. `n == 0` changes nothing.
         pub fn next_ids_iter_at(&$($recv)? self, now_ns: u64, n: usize) -> Result<Mint<Ids<'_>>> {
+            self.close_mine();
             if n == 0 {
                 return Ok(Mint::Ready(Ids { rule: &self.rule, position: 0, left: 0 }));
             }
@@ -659,6 +671,19 @@ impl Generator {
     pub fn restore(&mut self, state: u64) {
         self.next = self.next.max(state);
     }
+
+    /// `&mut self` has nothing to hand out ahead: one state update per ID costs no more than a window.
+    #[inline(always)]
+    fn mint_one_with<C: Clock + ?Sized>(
+        &mut self,
+        clock: &C,
+        sleep: impl FnMut(u64),
+    ) -> Result<u64> {
+        self.ordered_one_with(clock, sleep)
+    }
+
+    #[inline(always)]
+    fn close_mine(&self) {}
 }
 
 // `&mut self` for the plain generator, `&self` for the shared one.
@@ -730,6 +755,7 @@ pub struct SharedGenerator<S: StateWord = AtomicU64, L: Ceiling = Unbounded> {
     state: S,
     ceiling: L,
     counts: SharedCounts,
+    windows: Windows,
 }
 
 /// A bound on the logical positions a [`SharedGenerator`] may mint: a request whose positions reach
@@ -775,6 +801,124 @@ impl Ceiling for std::sync::Arc<AtomicU64> {
 #[cfg(target_has_atomic = "64")]
 use crate::stats::SharedCounts;
 
+/// The largest window, in positions: a thread that mints this fast takes one compare-and-swap per 64
+/// IDs, and leaves at most 63 positions of a tick unused when it stops.
+pub const MAX_WINDOW: u64 = 64;
+
+/// Positions of one tick taken ahead with one compare-and-swap, handed out one by one by their holder
+/// (a thread, or a binding's generator object) while the clock is provably in that tick
+/// ([`SharedGenerator::next_id_in`]).
+///
+/// A window is sized to demand: the first ID of a tick takes one position; each time the holder uses
+/// its window up within the same tick, the next one is twice as large (up to [`MAX_WINDOW`]), so a
+/// quiet generator's IDs stay as dense as one-by-one minting's. It holds positions of the clock's own
+/// tick only (never ahead of the clock), under the ceiling when it was taken, and each ID it hands out
+/// is checked against the ceiling again. The holder's IDs are exactly those it would mint one by one
+/// in that tick, in order; across holders, IDs of one tick may interleave (SPEC §2). Anything else the
+/// generator does for the holder first closes the window ([`SharedGenerator::close_window`]): the rest
+/// goes back to the state word when nothing was taken after it, otherwise it is skipped (and not
+/// counted as minted).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Window {
+    /// The tick's first nanosecond (Unix): a reading `r` is in the tick iff `r - start_ns < tick_ns`.
+    start_ns: u64,
+    tick: u64,
+    /// The next position to hand out, and the end (exclusive); `next == end`: nothing left.
+    next: u64,
+    end: u64,
+    /// How many positions the last window of this tick asked for.
+    size: u64,
+}
+
+impl Window {
+    /// No positions.
+    pub const EMPTY: Window = Window {
+        start_ns: 0,
+        tick: 0,
+        next: 0,
+        end: 0,
+        size: 0,
+    };
+
+    /// Positions taken and not handed out yet.
+    pub fn rest(&self) -> u64 {
+        self.end - self.next
+    }
+}
+
+/// A shared generator's windows: whether it hands IDs out of them, and the positions its closed windows
+/// left unused (subtracted from [`Stats::minted`]). With `std`, each thread keeps one window in a
+/// thread-local slot, tagged with the generator's `uid`; the slot holds the tally, so a thread that
+/// moves on to another generator (or exits) still records what it left unused.
+#[cfg(target_has_atomic = "64")]
+#[derive(Debug)]
+struct Windows {
+    ordered: bool,
+    #[cfg(all(feature = "std", not(loom)))]
+    uid: u64,
+    #[cfg(all(feature = "std", not(loom)))]
+    unused: std::sync::Arc<core::sync::atomic::AtomicU64>,
+    #[cfg(not(all(feature = "std", not(loom))))]
+    unused: core::sync::atomic::AtomicU64,
+}
+
+#[cfg(target_has_atomic = "64")]
+impl Windows {
+    fn new() -> Windows {
+        #[cfg(all(feature = "std", not(loom)))]
+        static UIDS: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
+        Windows {
+            ordered: false,
+            #[cfg(all(feature = "std", not(loom)))]
+            uid: UIDS.fetch_add(1, Ordering::Relaxed),
+            unused: Default::default(),
+        }
+    }
+
+    fn add_unused(&self, n: u64) {
+        self.unused.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// Each thread's window (see [`Windows`]).
+#[cfg(all(target_has_atomic = "64", feature = "std", not(loom)))]
+mod local {
+    use super::Window;
+    use core::sync::atomic::{AtomicU64, Ordering};
+    use std::cell::RefCell;
+    use std::sync::Arc;
+
+    pub(super) struct Slot {
+        /// The generator the window is of (0: none).
+        pub(super) uid: u64,
+        pub(super) unused: Option<Arc<AtomicU64>>,
+        pub(super) window: Window,
+    }
+
+    impl Slot {
+        /// Leaves the window: its rest is skipped and counted as unused.
+        pub(super) fn leave(&mut self) {
+            if let Some(unused) = self.unused.take() {
+                unused.fetch_add(self.window.rest(), Ordering::Relaxed);
+            }
+            self.window = Window::EMPTY;
+            self.uid = 0;
+        }
+    }
+
+    impl Drop for Slot {
+        fn drop(&mut self) {
+            self.leave();
+        }
+    }
+
+    std::thread_local! {
+        pub(super) static SLOT: RefCell<Slot> = const {
+            RefCell::new(Slot { uid: 0, unused: None, window: Window::EMPTY })
+        };
+    }
+}
+
 #[cfg(target_has_atomic = "64")]
 fn counts_for<S: StateWord>(state: &S) -> SharedCounts {
     SharedCounts::new(state.exclusive(), state.word().load(Ordering::Relaxed))
@@ -788,6 +932,7 @@ impl SharedGenerator<AtomicU64> {
         Ok(SharedGenerator {
             rule: Rule::new(layout, node_id, options)?,
             counts: SharedCounts::new(true, 0),
+            windows: Windows::new(),
             state,
             ceiling: Unbounded,
         })
@@ -802,6 +947,7 @@ impl<S: StateWord> SharedGenerator<S> {
         Ok(SharedGenerator {
             rule: Rule::new(layout, node_id, options)?,
             counts: counts_for(&state),
+            windows: Windows::new(),
             state,
             ceiling: Unbounded,
         })
@@ -822,6 +968,7 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         Ok(SharedGenerator {
             rule: Rule::new(layout, node_id, options)?,
             counts: counts_for(&state),
+            windows: Windows::new(),
             state,
             ceiling,
         })
@@ -832,22 +979,234 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         &self.ceiling
     }
 
+    /// Strictly ordered (`true`): every ID takes its own position with one compare-and-swap, so IDs
+    /// minted by all threads are ordered as the swaps were. The default (`false`) hands IDs out of
+    /// per-thread windows ([`Window`]): each thread's IDs strictly increase, but across threads IDs of
+    /// one tick may interleave.
+    pub fn ordered(mut self, ordered: bool) -> Self {
+        self.windows.ordered = ordered;
+        self
+    }
+
+    /// Whether this generator is strictly ordered ([`ordered`](Self::ordered)).
+    pub fn is_ordered(&self) -> bool {
+        self.windows.ordered
+    }
+
+    /// Mints one ID from `clock` out of `window` (the caller's: one per thread, or per binding object
+    /// that only one thread uses at a time), sleeping with `sleep(ns)` while the policy says wait. The
+    /// caller closes the window ([`close_window`](Self::close_window)) before it asks the generator
+    /// for anything else, and before it drops the window.
+    #[inline]
+    pub fn next_id_in<C: Clock + ?Sized>(
+        &self,
+        window: &mut Window,
+        clock: &C,
+        sleep: impl FnMut(u64),
+    ) -> Result<u64> {
+        let mut waited = Waited::default();
+        let r = with_clock(
+            clock,
+            self.rule.window_ns,
+            self.rule.policy == Policy::Strict,
+            self.snapshot_fn(),
+            self.seen_fn(),
+            sleep,
+            &mut waited,
+            #[inline(always)]
+            |now, seen| self.window_one(window, now, seen),
+        );
+        if waited.count != 0 {
+            self.note_waits(waited);
+        }
+        r
+    }
+
+    /// One ID for a reading out of `window`: its next position while the reading is in the window's
+    /// tick and under the ceiling; otherwise a new window.
+    #[inline(always)]
+    fn window_one(&self, w: &mut Window, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
+        let p = w.next;
+        if p < w.end
+            && now_ns.wrapping_sub(w.start_ns) < self.rule.layout.tick_ns()
+            && p < self.ceiling.limit()
+        {
+            w.next = p + 1;
+            return Ok(Mint::Ready(self.rule.id(p)));
+        }
+        self.refill(w, now_ns, seen)
+    }
+
+    /// Closes `w` and takes a new window for a reading: its first ID. Twice the last one's size when
+    /// that one was used up in this same tick, else one position.
+    #[cold]
+    #[inline(never)]
+    fn refill(&self, w: &mut Window, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
+        let l = &self.rule.layout;
+        let tick = l.tick_at_ns(now_ns)?;
+        let upto = if w.end != 0 && w.next == w.end && w.tick == tick {
+            (w.size * 2).clamp(1, MAX_WINDOW)
+        } else {
+            1
+        };
+        self.close_window(w);
+        Ok(match self.reserve_upto(now_ns, tick, 1, upto, seen)? {
+            Mint::Ready((first, end)) => {
+                *w = Window {
+                    start_ns: l.tick_start_ns(tick),
+                    tick,
+                    next: first + 1,
+                    end,
+                    size: upto,
+                };
+                Mint::Ready(self.rule.id(first))
+            }
+            Mint::Wait(ns) => Mint::Wait(ns),
+        })
+    }
+
+    /// Closes `window`: its rest goes back to the state word if nothing was taken after it, and is
+    /// otherwise skipped; either way it is not counted as minted.
+    pub fn close_window(&self, window: &mut Window) {
+        let rest = window.rest();
+        if rest != 0 {
+            let back = self
+                .state
+                .word()
+                .compare_exchange(
+                    window.end,
+                    window.next,
+                    Ordering::Release,
+                    Ordering::Relaxed,
+                )
+                .is_ok();
+            // Given back to an exclusive word, the positions were never counted (minted is derived
+            // from the word); otherwise they were, when taken.
+            if !back || !self.counts.exclusive() {
+                self.windows.add_unused(rest);
+            }
+        }
+        *window = Window {
+            end: 0,
+            next: 0,
+            ..*window
+        };
+    }
+
+    /// One ID from `clock`: out of this thread's window, or ordered (see [`ordered`](Self::ordered)).
+    #[inline(always)]
+    fn mint_one_with<C: Clock + ?Sized>(&self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
+        #[cfg(all(feature = "std", not(loom)))]
+        if !self.windows.ordered {
+            let mut waited = Waited::default();
+            let r = with_clock(
+                clock,
+                self.rule.window_ns,
+                self.rule.policy == Policy::Strict,
+                self.snapshot_fn(),
+                self.seen_fn(),
+                sleep,
+                &mut waited,
+                #[inline(always)]
+                |now, seen| self.local_one(now, seen),
+            );
+            if waited.count != 0 {
+                self.note_waits(waited);
+            }
+            return r;
+        }
+        self.ordered_one_with(clock, sleep)
+    }
+
+    /// [`window_one`](Self::window_one) on this thread's window. The slot is borrowed only after the
+    /// clock was read, so a clock that mints re-entrantly finds it free; a slot in use (a re-entrant
+    /// mint from elsewhere) or gone (thread exit) mints ordered.
+    #[cfg(all(feature = "std", not(loom)))]
+    #[inline(always)]
+    fn local_one(&self, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
+        local::SLOT
+            .try_with(|slot| match slot.try_borrow_mut() {
+                Ok(mut slot) => {
+                    if slot.uid != self.windows.uid {
+                        self.adopt(&mut slot);
+                    }
+                    self.window_one(&mut slot.window, now_ns, seen)
+                }
+                Err(_) => self.one_at(now_ns, seen),
+            })
+            .unwrap_or_else(|_| self.one_at(now_ns, seen))
+    }
+
+    /// Makes this thread's slot hold this generator's window (leaving another generator's).
+    #[cfg(all(feature = "std", not(loom)))]
+    #[cold]
+    #[inline(never)]
+    fn adopt(&self, slot: &mut local::Slot) {
+        slot.leave();
+        slot.uid = self.windows.uid;
+        slot.unused = Some(self.windows.unused.clone());
+    }
+
+    /// Closes this thread's window of this generator, if it has one.
+    #[inline(always)]
+    fn close_mine(&self) {
+        #[cfg(all(feature = "std", not(loom)))]
+        if !self.windows.ordered {
+            let _ = local::SLOT.try_with(|slot| {
+                if let Ok(mut slot) = slot.try_borrow_mut() {
+                    if slot.uid == self.windows.uid {
+                        self.close_window(&mut slot.window);
+                    }
+                }
+            });
+        }
+    }
+
     /// Takes `n` (≥ 1) positions for a clock reading: the first one. `seen`: the last tick seen, loaded
     /// before the reading was taken. (WebAssembly's module has a size budget: there the optimizer, set
     /// for size, decides, and keeps one copy.)
     #[cfg_attr(not(target_family = "wasm"), inline(always))]
     fn reserve(&self, now_ns: u64, n: u64, seen: u64) -> Result<Mint<u64>> {
         let tick = self.rule.layout.tick_at_ns(now_ns)?;
+        Ok(match self.reserve_upto(now_ns, tick, n, 0, seen)? {
+            Mint::Ready((first, _)) => Mint::Ready(first),
+            Mint::Wait(ns) => Mint::Wait(ns),
+        })
+    }
+
+    /// [`reserve`](Self::reserve) for a reading at `tick`, taking up to `upto` positions instead of
+    /// `n` when the first one is in the clock's own tick (a window): more positions of that tick only,
+    /// within the layout and the ceiling. Returns the first position and the end (exclusive).
+    #[cfg_attr(not(target_family = "wasm"), inline(always))]
+    fn reserve_upto(
+        &self,
+        now_ns: u64,
+        tick: u64,
+        n: u64,
+        upto: u64,
+        seen: u64,
+    ) -> Result<Mint<(u64, u64)>> {
         self.counts.see(seen, tick);
         let word = self.state.word();
         let mut current = word.load(Ordering::Relaxed);
         loop {
             match self.rule.plan(current, now_ns, tick, n)? {
                 Mint::Wait(ns) => return Ok(Mint::Wait(ns)),
-                Mint::Ready(p) => {
-                    if p.next > self.ceiling.limit() {
+                Mint::Ready(mut p) => {
+                    let limit = self.ceiling.limit();
+                    if p.next > limit {
                         return Err(Error::LeaseLost);
                     }
+                    let sb = self.rule.layout.sequence_bits();
+                    if upto > n && p.first >> sb == tick {
+                        // The rest of the clock's tick, at most `upto` positions: never ahead of the
+                        // clock, so within max_ahead and borrowing nothing.
+                        let tick_end = (p.first | self.rule.layout.seq_mask())
+                            .min(self.rule.layout.max_position())
+                            + 1;
+                        p.next = (p.first + upto).min(tick_end).min(limit).max(p.next);
+                    }
+                    let n = p.next - p.first;
                     // Positions passed over to reach the clock's tick (zero on the common path).
                     let skip = p.first - current;
                     self.counts.before_skip(skip);
@@ -861,10 +1220,8 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
                         Ordering::Relaxed,
                     ) {
                         Ok(_) => {
-                            let seq_bits = self.rule.layout.sequence_bits();
-                            self.counts
-                                .minted(n, borrowed(current, p.next, tick, seq_bits));
-                            return Ok(Mint::Ready(p.first));
+                            self.counts.minted(n, borrowed(current, p.next, tick, sb));
+                            return Ok(Mint::Ready((p.first, p.next)));
                         }
                         Err(seen) => {
                             self.counts.skip_failed(skip);
@@ -894,6 +1251,7 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         if out.is_empty() || l.tick_ns() != 1_000_000 || !self.state.exclusive() {
             return None;
         }
+        self.close_mine();
         let tick = now_ms.checked_sub(l.epoch_ms())?;
         let sb = l.sequence_bits();
         let word = self.state.word();
@@ -950,8 +1308,11 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     /// generator only. While other threads mint, `minted` may trail the truth by a request in flight;
     /// it never goes backwards from one call to the next.
     pub fn stats(&self) -> Stats {
-        self.counts
-            .stats(&|| self.state.word().load(Ordering::Acquire))
+        self.close_mine();
+        self.counts.stats(
+            &|| self.state.word().load(Ordering::Acquire),
+            self.windows.unused.load(Ordering::Relaxed),
+        )
     }
 
     fn note_batch(&self) {
@@ -970,6 +1331,7 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
 
     /// The next free logical position: persist it as a high-water mark.
     pub fn state(&self) -> u64 {
+        self.close_mine();
         self.state.word().load(Ordering::Relaxed)
     }
 
@@ -991,6 +1353,7 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
 
     /// Continues from a persisted high-water mark (never moves backwards).
     pub fn restore(&self, state: u64) {
+        self.close_mine();
         let word = self.state.word();
         let mut current = word.load(Ordering::Relaxed);
         // As a mint that moves to the clock's tick: the positions passed over are not IDs minted.
