@@ -880,42 +880,53 @@ impl Windows {
     }
 }
 
-/// Each thread's window (see [`Windows`]).
+/// Each thread's window (see [`Windows`]): the generator it is of and the window, in thread-locals
+/// without a destructor (reaching them costs an address computation); the generator's tally of unused
+/// positions beside them, whose destructor counts the window's rest when the thread exits.
 #[cfg(all(target_has_atomic = "64", feature = "std", not(loom)))]
 mod local {
     use super::Window;
+    use core::cell::Cell;
     use core::sync::atomic::{AtomicU64, Ordering};
     use std::cell::RefCell;
     use std::sync::Arc;
 
-    pub(super) struct Slot {
-        /// The generator the window is of (0: none).
-        pub(super) uid: u64,
-        pub(super) unused: Option<Arc<AtomicU64>>,
-        pub(super) window: Window,
-    }
-
-    impl Slot {
-        /// Leaves the window: its rest is skipped and counted as unused.
-        pub(super) fn leave(&mut self) {
-            if let Some(unused) = self.unused.take() {
-                unused.fetch_add(self.window.rest(), Ordering::Relaxed);
-            }
-            self.window = Window::EMPTY;
-            self.uid = 0;
-        }
-    }
-
-    impl Drop for Slot {
-        fn drop(&mut self) {
-            self.leave();
-        }
-    }
-
     std::thread_local! {
-        pub(super) static SLOT: RefCell<Slot> = const {
-            RefCell::new(Slot { uid: 0, unused: None, window: Window::EMPTY })
-        };
+        /// The generator the window is of (0: none).
+        pub(super) static UID: Cell<u64> = const { Cell::new(0) };
+        pub(super) static WINDOW: Cell<Window> = const { Cell::new(Window::EMPTY) };
+        static TALLY: Tally = const { Tally(RefCell::new(None)) };
+    }
+
+    /// The tally of `UID`'s generator.
+    struct Tally(RefCell<Option<Arc<AtomicU64>>>);
+
+    impl Drop for Tally {
+        fn drop(&mut self) {
+            leave(self.0.get_mut().take());
+        }
+    }
+
+    /// Leaves the thread's window: its rest is skipped, and counted in `unused`.
+    fn leave(unused: Option<Arc<AtomicU64>>) {
+        let w = WINDOW
+            .try_with(|w| w.replace(Window::EMPTY))
+            .unwrap_or(Window::EMPTY);
+        let _ = UID.try_with(|u| u.set(0));
+        if let Some(unused) = unused {
+            unused.fetch_add(w.rest(), Ordering::Relaxed);
+        }
+    }
+
+    /// Makes the thread's window one of generator `uid` (tally `unused`), leaving the one it had.
+    /// During thread exit this does nothing, and the caller mints without a window.
+    pub(super) fn adopt(uid: u64, unused: &Arc<AtomicU64>) {
+        let _ = TALLY.try_with(|t| {
+            if let Ok(mut t) = t.0.try_borrow_mut() {
+                leave(t.replace(unused.clone()));
+                UID.set(uid);
+            }
+        });
     }
 }
 
@@ -1118,46 +1129,36 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         self.ordered_one_with(clock, sleep)
     }
 
-    /// [`window_one`](Self::window_one) on this thread's window. The slot is borrowed only after the
-    /// clock was read, so a clock that mints re-entrantly finds it free; a slot in use (a re-entrant
-    /// mint from elsewhere) or gone (thread exit) mints ordered.
+    /// [`window_one`](Self::window_one) on this thread's window. Nothing here calls out (the clock was
+    /// read before), so a clock that mints re-entrantly finds the window as it left it. During thread
+    /// exit (the window gone) it mints without one.
     #[cfg(all(feature = "std", not(loom)))]
     #[inline(always)]
     fn local_one(&self, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
-        local::SLOT
-            .try_with(|slot| match slot.try_borrow_mut() {
-                Ok(mut slot) => {
-                    if slot.uid != self.windows.uid {
-                        self.adopt(&mut slot);
-                    }
-                    self.window_one(&mut slot.window, now_ns, seen)
-                }
-                Err(_) => self.one_at(now_ns, seen),
-            })
-            .unwrap_or_else(|_| self.one_at(now_ns, seen))
-    }
-
-    /// Makes this thread's slot hold this generator's window (leaving another generator's).
-    #[cfg(all(feature = "std", not(loom)))]
-    #[cold]
-    #[inline(never)]
-    fn adopt(&self, slot: &mut local::Slot) {
-        slot.leave();
-        slot.uid = self.windows.uid;
-        slot.unused = Some(self.windows.unused.clone());
+        let uid = self.windows.uid;
+        if local::UID.with(|u| u.get()) != uid {
+            local::adopt(uid, &self.windows.unused);
+            if local::UID.with(|u| u.get()) != uid {
+                return self.one_at(now_ns, seen);
+            }
+        }
+        local::WINDOW.with(|cell| {
+            let mut w = cell.get();
+            let r = self.window_one(&mut w, now_ns, seen);
+            cell.set(w);
+            r
+        })
     }
 
     /// Closes this thread's window of this generator, if it has one.
     #[inline(always)]
     fn close_mine(&self) {
         #[cfg(all(feature = "std", not(loom)))]
-        if !self.windows.ordered {
-            let _ = local::SLOT.try_with(|slot| {
-                if let Ok(mut slot) = slot.try_borrow_mut() {
-                    if slot.uid == self.windows.uid {
-                        self.close_window(&mut slot.window);
-                    }
-                }
+        if !self.windows.ordered && local::UID.with(|u| u.get()) == self.windows.uid {
+            local::WINDOW.with(|cell| {
+                let mut w = cell.get();
+                self.close_window(&mut w);
+                cell.set(w);
             });
         }
     }
