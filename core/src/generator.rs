@@ -6,6 +6,12 @@
 //! clock (Hazelcast's Flake IDs, RFC 9562 §6.2 method 2). Logical time may run ahead of the clock by at
 //! most `max_ahead`; past that the policy decides: wait (the host sleeps for the returned time), fail, or,
 //! under `strict`, any backwards step of the clock is an error and a used-up tick waits for the next.
+//!
+//! The shared generator hands IDs out of **windows** ([`Window`]): one compare-and-swap takes positions of
+//! the clock's present tick (1, then twice as many each time the holder uses them up in that tick, at
+//! most [`MAX_WINDOW`]), and the holder — each thread, by default — hands them out one by one while its
+//! clock reads that tick. Each holder's IDs are exactly those one-by-one minting would give it; across
+//! holders, IDs of one tick interleave. [`SharedGenerator::ordered`] turns windows off.
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -737,7 +743,8 @@ impl StateWord for std::sync::Arc<AtomicU64> {
 }
 
 /// A lock-free generator shared by threads (`&self`, `Send + Sync`): each request is one
-/// compare-and-swap on a single 64-bit state word.
+/// compare-and-swap on a single 64-bit state word; a single ID comes out of the calling thread's
+/// window ([`Window`]) and costs a swap only when the window is used up or its tick is over.
 ///
 /// ```
 /// use snowmint::{SharedGenerator, Layout, Options};
@@ -907,6 +914,24 @@ mod local {
         }
     }
 
+    #[cfg(all(unix, not(miri)))]
+    extern "C" {
+        fn pthread_atfork(
+            prepare: Option<unsafe extern "C" fn()>,
+            parent: Option<unsafe extern "C" fn()>,
+            child: Option<unsafe extern "C" fn()>,
+        ) -> i32;
+    }
+
+    /// In a forked child (the one thread there is the one that forked): drops the window inherited
+    /// from the parent, whose positions the parent hands out (a state file's word is shared with it).
+    /// Its rest is skipped, not counted as unused: the parent's generator owns that count.
+    #[cfg(all(unix, not(miri)))]
+    unsafe extern "C" fn forked_child() {
+        let _ = WINDOW.try_with(|w| w.set(Window::EMPTY));
+        let _ = UID.try_with(|u| u.set(0));
+    }
+
     /// Leaves the thread's window: its rest is skipped, and counted in `unused`.
     fn leave(unused: Option<Arc<AtomicU64>>) {
         let w = WINDOW
@@ -921,6 +946,15 @@ mod local {
     /// Makes the thread's window one of generator `uid` (tally `unused`), leaving the one it had.
     /// During thread exit this does nothing, and the caller mints without a window.
     pub(super) fn adopt(uid: u64, unused: &Arc<AtomicU64>) {
+        #[cfg(all(unix, not(miri)))]
+        {
+            static REGISTERED: std::sync::Once = std::sync::Once::new();
+            REGISTERED.call_once(|| {
+                // SAFETY: registers a handler that touches only this thread's destructor-free
+                // thread-locals (plain stores: async-signal-safe).
+                unsafe { pthread_atfork(None, None, Some(forked_child)) };
+            });
+        }
         let _ = TALLY.try_with(|t| {
             if let Ok(mut t) = t.0.try_borrow_mut() {
                 leave(t.replace(unused.clone()));
