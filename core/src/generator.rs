@@ -13,6 +13,9 @@
 //! clock reads that tick. Each holder's IDs are exactly those one-by-one minting would give it; across
 //! holders, IDs of one tick interleave. [`SharedGenerator::ordered`] turns windows off.
 
+#[cfg(all(target_has_atomic = "64", feature = "std", not(loom)))]
+use core::cell::Cell;
+
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -1071,15 +1074,21 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     /// tick and under the ceiling; otherwise a new window.
     #[inline(always)]
     fn window_one(&self, w: &mut Window, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
-        let p = w.next;
-        if p < w.end
-            && now_ns.wrapping_sub(w.start_ns) < self.rule.layout.tick_ns()
-            && p < self.ceiling.limit()
-        {
+        if self.in_window(w, now_ns) {
+            let p = w.next;
             w.next = p + 1;
             return Ok(Mint::Ready(self.rule.id(p)));
         }
         self.refill(w, now_ns, seen)
+    }
+
+    /// Whether `w` has a position for a reading: one left, the reading in the window's tick, and the
+    /// position under the ceiling (which a lease lowers when it is released, lost or forked away).
+    #[inline(always)]
+    fn in_window(&self, w: &Window, now_ns: u64) -> bool {
+        w.next < w.end
+            && now_ns.wrapping_sub(w.start_ns) < self.rule.layout.tick_ns()
+            && w.next < self.ceiling.limit()
     }
 
     /// Closes `w` and takes a new window for a reading: its first ID. Twice the last one's size when
@@ -1170,25 +1179,30 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     #[inline(always)]
     fn local_one(&self, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
         let uid = self.windows.uid;
-        if local::UID.with(|u| u.get()) != uid {
+        if local::UID.with(Cell::get) != uid {
             local::adopt(uid, &self.windows.unused);
-            if local::UID.with(|u| u.get()) != uid {
+            if local::UID.with(Cell::get) != uid {
                 return self.one_at(now_ns, seen);
             }
         }
-        local::WINDOW.with(|cell| {
-            let mut w = cell.get();
-            let r = self.window_one(&mut w, now_ns, seen);
-            cell.set(w);
-            r
-        })
+        // Small closures only: each thread-local access inlines to an address, whatever crate
+        // this is instantiated in.
+        let mut w = local::WINDOW.with(Cell::get);
+        if self.in_window(&w, now_ns) {
+            let p = w.next;
+            local::WINDOW.with(|cell| cell.set(Window { next: p + 1, ..w }));
+            return Ok(Mint::Ready(self.rule.id(p)));
+        }
+        let r = self.refill(&mut w, now_ns, seen);
+        local::WINDOW.with(|cell| cell.set(w));
+        r
     }
 
     /// Closes this thread's window of this generator, if it has one.
     #[inline(always)]
     fn close_mine(&self) {
         #[cfg(all(feature = "std", not(loom)))]
-        if !self.windows.ordered && local::UID.with(|u| u.get()) == self.windows.uid {
+        if !self.windows.ordered && local::UID.with(Cell::get) == self.windows.uid {
             local::WINDOW.with(|cell| {
                 let mut w = cell.get();
                 self.close_window(&mut w);
