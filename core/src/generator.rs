@@ -1198,6 +1198,13 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         r
     }
 
+    /// Closes the calling thread's window of this generator, if it has one
+    /// ([`close_window`](Self::close_window)): before the state word is read as the last position
+    /// minted (a lease's release records it), so it is exactly that.
+    pub fn close_thread_window(&self) {
+        self.close_mine();
+    }
+
     /// Closes this thread's window of this generator, if it has one.
     #[inline(always)]
     fn close_mine(&self) {
