@@ -280,7 +280,7 @@ def main() -> int:
             "its peers side by side in one process (one script for Rust/C), twitter layout. "
             "Single ID: the first snowmint single-ID figure of that bench; batch: its first batch figure, per ID "
             "(Python: next_ids_array, a new array('Q') per call, like nextIds' BigUint64Array in Node/WASM); "
-            "floor: Rust = a SystemTime read + a CAS, C = clock_gettime(CLOCK_REALTIME), Python = a no-op call, "
+            "floor: Rust = one exact clock check (the cheaper of the TSC-gated test and a SystemTime read), C = clock_gettime(CLOCK_REALTIME), Python = a no-op call, "
             f"Node/WASM = none ({DASH}). Peer ratios are peer ÷ snowmint single ID (in the detail tables, "
             "batch rows ÷ snowmint batch): above 1 means snowmint is faster. Each bench has its own protocol "
             "(see its script), so compare ratios within a row rather than figures across rows. Full output: target/bench/<runtime>.log; all rows below.",
