@@ -6,15 +6,6 @@
 //! clock (Hazelcast's Flake IDs, RFC 9562 §6.2 method 2). Logical time may run ahead of the clock by at
 //! most `max_ahead`; past that the policy decides: wait (the host sleeps for the returned time), fail, or,
 //! under `strict`, any backwards step of the clock is an error and a used-up tick waits for the next.
-//!
-//! The shared generator hands IDs out of **windows** ([`Window`]): one compare-and-swap takes positions of
-//! the clock's present tick (1, then twice as many each time the holder uses them up in that tick, at
-//! most [`MAX_WINDOW`]), and the holder — each thread, by default — hands them out one by one while its
-//! clock reads that tick. Each holder's IDs are exactly those one-by-one minting would give it; across
-//! holders, IDs of one tick interleave. [`SharedGenerator::ordered`] turns windows off.
-
-#[cfg(all(target_has_atomic = "64", feature = "std", not(loom)))]
-use core::cell::Cell;
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -477,30 +468,21 @@ macro_rules! generator_common {
         /// Mints one ID for a clock reading in Unix nanoseconds.
         #[inline(always)]
         pub fn next_id_at(&$($recv)? self, now_ns: u64) -> Result<Mint<u64>> {
-            self.close_mine();
             self.one_at(now_ns, self.seen_fn()())
         }
 
         /// Fills `out` with consecutive IDs for one clock reading (one state update for the whole batch;
         /// one compare-and-swap for the shared generator).
         pub fn next_ids_at(&$($recv)? self, now_ns: u64, out: &mut [u64]) -> Result<Mint<()>> {
-            self.close_mine();
             if out.is_empty() {
                 return Ok(Mint::Ready(()));
             }
             self.fill_at(now_ns, self.seen_fn()(), out)
         }
 
-        /// Mints one ID from `clock`, sleeping with `sleep(ns)` while the policy says wait. (The shared
-        /// generator hands it out from this thread's window, see [`Window`].)
+        /// Mints one ID from `clock`, sleeping with `sleep(ns)` while the policy says wait.
         #[inline]
         pub fn next_id_with<C: Clock + ?Sized>(&$($recv)? self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
-            self.mint_one_with(clock, sleep)
-        }
-
-        /// One ID, one position at a time (one state update per ID).
-        #[inline(always)]
-        fn ordered_one_with<C: Clock + ?Sized>(&$($recv)? self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
             let mut waited = Waited::default();
             let r = with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), self.seen_fn(), sleep, &mut waited, #[inline(always)] |now, seen| self.one_at(now, seen));
             if waited.count != 0 {
@@ -519,7 +501,6 @@ macro_rules! generator_common {
             if out.is_empty() {
                 return Ok(());
             }
-            self.close_mine();
             let mut waited = Waited::default();
             let r = with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), self.seen_fn(), sleep, &mut waited, #[inline(always)] |now, seen| self.fill_at(now, seen, out));
             self.note_waits(waited);
@@ -534,7 +515,6 @@ macro_rules! generator_common {
             sleep: impl FnMut(u64),
             n: usize,
         ) -> Result<Ids<'_>> {
-            self.close_mine();
             let position = if n == 0 {
                 0
             } else {
@@ -549,7 +529,6 @@ macro_rules! generator_common {
         /// Requests `n` consecutive IDs from one clock reading (one state update); the IDs are computed as
         /// the iterator is taken. `n == 0` changes nothing.
         pub fn next_ids_iter_at(&$($recv)? self, now_ns: u64, n: usize) -> Result<Mint<Ids<'_>>> {
-            self.close_mine();
             if n == 0 {
                 return Ok(Mint::Ready(Ids { rule: &self.rule, position: 0, left: 0 }));
             }
@@ -680,19 +659,6 @@ impl Generator {
     pub fn restore(&mut self, state: u64) {
         self.next = self.next.max(state);
     }
-
-    /// `&mut self` has nothing to hand out ahead: one state update per ID costs no more than a window.
-    #[inline(always)]
-    fn mint_one_with<C: Clock + ?Sized>(
-        &mut self,
-        clock: &C,
-        sleep: impl FnMut(u64),
-    ) -> Result<u64> {
-        self.ordered_one_with(clock, sleep)
-    }
-
-    #[inline(always)]
-    fn close_mine(&self) {}
 }
 
 // `&mut self` for the plain generator, `&self` for the shared one.
@@ -746,8 +712,7 @@ impl StateWord for std::sync::Arc<AtomicU64> {
 }
 
 /// A lock-free generator shared by threads (`&self`, `Send + Sync`): each request is one
-/// compare-and-swap on a single 64-bit state word; a single ID comes out of the calling thread's
-/// window ([`Window`]) and costs a swap only when the window is used up or its tick is over.
+/// compare-and-swap on a single 64-bit state word.
 ///
 /// ```
 /// use snowmint::{SharedGenerator, Layout, Options};
@@ -765,7 +730,6 @@ pub struct SharedGenerator<S: StateWord = AtomicU64, L: Ceiling = Unbounded> {
     state: S,
     ceiling: L,
     counts: SharedCounts,
-    windows: Windows,
 }
 
 /// A bound on the logical positions a [`SharedGenerator`] may mint: a request whose positions reach
@@ -811,162 +775,6 @@ impl Ceiling for std::sync::Arc<AtomicU64> {
 #[cfg(target_has_atomic = "64")]
 use crate::stats::SharedCounts;
 
-/// The largest window, in positions: a thread that mints this fast takes one compare-and-swap per 64
-/// IDs, and leaves at most 63 positions of a tick unused when it stops.
-pub const MAX_WINDOW: u64 = 64;
-
-/// Positions of one tick taken ahead with one compare-and-swap, handed out one by one by their holder
-/// (a thread, or a binding's generator object) while the clock is provably in that tick
-/// ([`SharedGenerator::next_id_in`]).
-///
-/// A window is sized to demand: the first ID of a tick takes one position; each time the holder uses
-/// its window up within the same tick, the next one is twice as large (up to [`MAX_WINDOW`]), so a
-/// quiet generator's IDs stay as dense as one-by-one minting's. It holds positions of the clock's own
-/// tick only (never ahead of the clock), under the ceiling when it was taken, and each ID it hands out
-/// is checked against the ceiling again. The holder's IDs are exactly those it would mint one by one
-/// in that tick, in order; across holders, IDs of one tick may interleave (SPEC §2). Anything else the
-/// generator does for the holder first closes the window ([`SharedGenerator::close_window`]): the rest
-/// goes back to the state word when nothing was taken after it, otherwise it is skipped (and not
-/// counted as minted).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Window {
-    /// The tick's first nanosecond (Unix): a reading `r` is in the tick iff `r - start_ns < tick_ns`.
-    start_ns: u64,
-    tick: u64,
-    /// The next position to hand out, and the end (exclusive); `next == end`: nothing left.
-    next: u64,
-    end: u64,
-    /// How many positions the last window of this tick asked for.
-    size: u64,
-}
-
-impl Window {
-    /// No positions.
-    pub const EMPTY: Window = Window {
-        start_ns: 0,
-        tick: 0,
-        next: 0,
-        end: 0,
-        size: 0,
-    };
-
-    /// Positions taken and not handed out yet.
-    pub fn rest(&self) -> u64 {
-        self.end - self.next
-    }
-}
-
-/// A shared generator's windows: whether it hands IDs out of them, and the positions its closed windows
-/// left unused (subtracted from [`Stats::minted`]). With `std`, each thread keeps one window in a
-/// thread-local slot, tagged with the generator's `uid`; the slot holds the tally, so a thread that
-/// moves on to another generator (or exits) still records what it left unused.
-#[cfg(target_has_atomic = "64")]
-#[derive(Debug)]
-struct Windows {
-    ordered: bool,
-    #[cfg(all(feature = "std", not(loom)))]
-    uid: u64,
-    #[cfg(all(feature = "std", not(loom)))]
-    unused: std::sync::Arc<core::sync::atomic::AtomicU64>,
-    #[cfg(not(all(feature = "std", not(loom))))]
-    unused: core::sync::atomic::AtomicU64,
-}
-
-#[cfg(target_has_atomic = "64")]
-impl Windows {
-    fn new() -> Windows {
-        #[cfg(all(feature = "std", not(loom)))]
-        static UIDS: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
-        Windows {
-            ordered: false,
-            #[cfg(all(feature = "std", not(loom)))]
-            uid: UIDS.fetch_add(1, Ordering::Relaxed),
-            unused: Default::default(),
-        }
-    }
-
-    fn add_unused(&self, n: u64) {
-        self.unused.fetch_add(n, Ordering::Relaxed);
-    }
-}
-
-/// Each thread's window (see [`Windows`]): the generator it is of and the window, in thread-locals
-/// without a destructor (reaching them costs an address computation); the generator's tally of unused
-/// positions beside them, whose destructor counts the window's rest when the thread exits.
-#[cfg(all(target_has_atomic = "64", feature = "std", not(loom)))]
-mod local {
-    use super::Window;
-    use core::cell::Cell;
-    use core::sync::atomic::{AtomicU64, Ordering};
-    use std::cell::RefCell;
-    use std::sync::Arc;
-
-    std::thread_local! {
-        /// The generator the window is of (0: none).
-        pub(super) static UID: Cell<u64> = const { Cell::new(0) };
-        pub(super) static WINDOW: Cell<Window> = const { Cell::new(Window::EMPTY) };
-        static TALLY: Tally = const { Tally(RefCell::new(None)) };
-    }
-
-    /// The tally of `UID`'s generator.
-    struct Tally(RefCell<Option<Arc<AtomicU64>>>);
-
-    impl Drop for Tally {
-        fn drop(&mut self) {
-            leave(self.0.get_mut().take());
-        }
-    }
-
-    #[cfg(all(unix, not(miri)))]
-    extern "C" {
-        fn pthread_atfork(
-            prepare: Option<unsafe extern "C" fn()>,
-            parent: Option<unsafe extern "C" fn()>,
-            child: Option<unsafe extern "C" fn()>,
-        ) -> i32;
-    }
-
-    /// In a forked child (the one thread there is the one that forked): drops the window inherited
-    /// from the parent, whose positions the parent hands out (a state file's word is shared with it).
-    /// Its rest is skipped, not counted as unused: the parent's generator owns that count.
-    #[cfg(all(unix, not(miri)))]
-    unsafe extern "C" fn forked_child() {
-        let _ = WINDOW.try_with(|w| w.set(Window::EMPTY));
-        let _ = UID.try_with(|u| u.set(0));
-    }
-
-    /// Leaves the thread's window: its rest is skipped, and counted in `unused`.
-    fn leave(unused: Option<Arc<AtomicU64>>) {
-        let w = WINDOW
-            .try_with(|w| w.replace(Window::EMPTY))
-            .unwrap_or(Window::EMPTY);
-        let _ = UID.try_with(|u| u.set(0));
-        if let Some(unused) = unused {
-            unused.fetch_add(w.rest(), Ordering::Relaxed);
-        }
-    }
-
-    /// Makes the thread's window one of generator `uid` (tally `unused`), leaving the one it had.
-    /// During thread exit this does nothing, and the caller mints without a window.
-    pub(super) fn adopt(uid: u64, unused: &Arc<AtomicU64>) {
-        #[cfg(all(unix, not(miri)))]
-        {
-            static REGISTERED: std::sync::Once = std::sync::Once::new();
-            REGISTERED.call_once(|| {
-                // SAFETY: registers a handler that touches only this thread's destructor-free
-                // thread-locals (plain stores: async-signal-safe).
-                unsafe { pthread_atfork(None, None, Some(forked_child)) };
-            });
-        }
-        let _ = TALLY.try_with(|t| {
-            if let Ok(mut t) = t.0.try_borrow_mut() {
-                leave(t.replace(unused.clone()));
-                UID.set(uid);
-            }
-        });
-    }
-}
-
 #[cfg(target_has_atomic = "64")]
 fn counts_for<S: StateWord>(state: &S) -> SharedCounts {
     SharedCounts::new(state.exclusive(), state.word().load(Ordering::Relaxed))
@@ -980,7 +788,6 @@ impl SharedGenerator<AtomicU64> {
         Ok(SharedGenerator {
             rule: Rule::new(layout, node_id, options)?,
             counts: SharedCounts::new(true, 0),
-            windows: Windows::new(),
             state,
             ceiling: Unbounded,
         })
@@ -995,7 +802,6 @@ impl<S: StateWord> SharedGenerator<S> {
         Ok(SharedGenerator {
             rule: Rule::new(layout, node_id, options)?,
             counts: counts_for(&state),
-            windows: Windows::new(),
             state,
             ceiling: Unbounded,
         })
@@ -1016,7 +822,6 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         Ok(SharedGenerator {
             rule: Rule::new(layout, node_id, options)?,
             counts: counts_for(&state),
-            windows: Windows::new(),
             state,
             ceiling,
         })
@@ -1027,242 +832,22 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         &self.ceiling
     }
 
-    /// Strictly ordered (`true`): every ID takes its own position with one compare-and-swap, so IDs
-    /// minted by all threads are ordered as the swaps were. The default (`false`) hands IDs out of
-    /// per-thread windows ([`Window`]): each thread's IDs strictly increase, but across threads IDs of
-    /// one tick may interleave.
-    pub fn ordered(mut self, ordered: bool) -> Self {
-        self.windows.ordered = ordered;
-        self
-    }
-
-    /// Whether this generator is strictly ordered ([`ordered`](Self::ordered)).
-    pub fn is_ordered(&self) -> bool {
-        self.windows.ordered
-    }
-
-    /// Mints one ID from `clock` out of `window` (the caller's: one per thread, or per binding object
-    /// that only one thread uses at a time), sleeping with `sleep(ns)` while the policy says wait. The
-    /// caller closes the window ([`close_window`](Self::close_window)) before it asks the generator
-    /// for anything else, and before it drops the window.
-    #[inline]
-    pub fn next_id_in<C: Clock + ?Sized>(
-        &self,
-        window: &mut Window,
-        clock: &C,
-        sleep: impl FnMut(u64),
-    ) -> Result<u64> {
-        let mut waited = Waited::default();
-        let r = with_clock(
-            clock,
-            self.rule.window_ns,
-            self.rule.policy == Policy::Strict,
-            self.snapshot_fn(),
-            self.seen_fn(),
-            sleep,
-            &mut waited,
-            #[inline(always)]
-            |now, seen| self.window_one(window, now, seen),
-        );
-        if waited.count != 0 {
-            self.note_waits(waited);
-        }
-        r
-    }
-
-    /// One ID for a reading out of `window`: its next position while the reading is in the window's
-    /// tick and under the ceiling; otherwise a new window.
-    #[inline(always)]
-    fn window_one(&self, w: &mut Window, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
-        if self.in_window(w, now_ns) {
-            let p = w.next;
-            w.next = p + 1;
-            return Ok(Mint::Ready(self.rule.id(p)));
-        }
-        self.refill(w, now_ns, seen)
-    }
-
-    /// Whether `w` has a position for a reading: one left, the reading in the window's tick, and the
-    /// position under the ceiling (which a lease lowers when it is released, lost or forked away).
-    #[inline(always)]
-    fn in_window(&self, w: &Window, now_ns: u64) -> bool {
-        w.next < w.end
-            && now_ns.wrapping_sub(w.start_ns) < self.rule.layout.tick_ns()
-            && w.next < self.ceiling.limit()
-    }
-
-    /// Closes `w` and takes a new window for a reading: its first ID. Twice the last one's size when
-    /// that one was used up in this same tick, else one position.
-    #[cold]
-    #[inline(never)]
-    fn refill(&self, w: &mut Window, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
-        let l = &self.rule.layout;
-        let tick = l.tick_at_ns(now_ns)?;
-        let upto = if w.end != 0 && w.next == w.end && w.tick == tick {
-            (w.size * 2).clamp(1, MAX_WINDOW)
-        } else {
-            1
-        };
-        self.close_window(w);
-        Ok(match self.reserve_upto(now_ns, tick, 1, upto, seen)? {
-            Mint::Ready((first, end)) => {
-                *w = Window {
-                    start_ns: l.tick_start_ns(tick),
-                    tick,
-                    next: first + 1,
-                    end,
-                    size: upto,
-                };
-                Mint::Ready(self.rule.id(first))
-            }
-            Mint::Wait(ns) => Mint::Wait(ns),
-        })
-    }
-
-    /// Closes `window`: its rest goes back to the state word if nothing was taken after it, and is
-    /// otherwise skipped; either way it is not counted as minted.
-    pub fn close_window(&self, window: &mut Window) {
-        let rest = window.rest();
-        if rest != 0 {
-            let back = self
-                .state
-                .word()
-                .compare_exchange(
-                    window.end,
-                    window.next,
-                    Ordering::Release,
-                    Ordering::Relaxed,
-                )
-                .is_ok();
-            // Given back to an exclusive word, the positions were never counted (minted is derived
-            // from the word); otherwise they were, when taken.
-            if !back || !self.counts.exclusive() {
-                self.windows.add_unused(rest);
-            }
-        }
-        *window = Window {
-            end: 0,
-            next: 0,
-            ..*window
-        };
-    }
-
-    /// One ID from `clock`: out of this thread's window, or ordered (see [`ordered`](Self::ordered)).
-    #[inline(always)]
-    fn mint_one_with<C: Clock + ?Sized>(&self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
-        #[cfg(all(feature = "std", not(loom)))]
-        if !self.windows.ordered {
-            let mut waited = Waited::default();
-            let r = with_clock(
-                clock,
-                self.rule.window_ns,
-                self.rule.policy == Policy::Strict,
-                self.snapshot_fn(),
-                self.seen_fn(),
-                sleep,
-                &mut waited,
-                #[inline(always)]
-                |now, seen| self.local_one(now, seen),
-            );
-            if waited.count != 0 {
-                self.note_waits(waited);
-            }
-            return r;
-        }
-        self.ordered_one_with(clock, sleep)
-    }
-
-    /// [`window_one`](Self::window_one) on this thread's window. Nothing here calls out (the clock was
-    /// read before), so a clock that mints re-entrantly finds the window as it left it. During thread
-    /// exit (the window gone) it mints without one.
-    #[cfg(all(feature = "std", not(loom)))]
-    #[inline(always)]
-    fn local_one(&self, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
-        let uid = self.windows.uid;
-        if local::UID.with(Cell::get) != uid {
-            local::adopt(uid, &self.windows.unused);
-            if local::UID.with(Cell::get) != uid {
-                return self.one_at(now_ns, seen);
-            }
-        }
-        // Small closures only: each thread-local access inlines to an address, whatever crate
-        // this is instantiated in.
-        let mut w = local::WINDOW.with(Cell::get);
-        if self.in_window(&w, now_ns) {
-            let p = w.next;
-            local::WINDOW.with(|cell| cell.set(Window { next: p + 1, ..w }));
-            return Ok(Mint::Ready(self.rule.id(p)));
-        }
-        let r = self.refill(&mut w, now_ns, seen);
-        local::WINDOW.with(|cell| cell.set(w));
-        r
-    }
-
-    /// Closes the calling thread's window of this generator, if it has one
-    /// ([`close_window`](Self::close_window)): before the state word is read as the last position
-    /// minted (a lease's release records it), so it is exactly that.
-    pub fn close_thread_window(&self) {
-        self.close_mine();
-    }
-
-    /// Closes this thread's window of this generator, if it has one.
-    #[inline(always)]
-    fn close_mine(&self) {
-        #[cfg(all(feature = "std", not(loom)))]
-        if !self.windows.ordered && local::UID.with(Cell::get) == self.windows.uid {
-            local::WINDOW.with(|cell| {
-                let mut w = cell.get();
-                self.close_window(&mut w);
-                cell.set(w);
-            });
-        }
-    }
-
     /// Takes `n` (≥ 1) positions for a clock reading: the first one. `seen`: the last tick seen, loaded
     /// before the reading was taken. (WebAssembly's module has a size budget: there the optimizer, set
     /// for size, decides, and keeps one copy.)
     #[cfg_attr(not(target_family = "wasm"), inline(always))]
     fn reserve(&self, now_ns: u64, n: u64, seen: u64) -> Result<Mint<u64>> {
         let tick = self.rule.layout.tick_at_ns(now_ns)?;
-        Ok(match self.reserve_upto(now_ns, tick, n, 0, seen)? {
-            Mint::Ready((first, _)) => Mint::Ready(first),
-            Mint::Wait(ns) => Mint::Wait(ns),
-        })
-    }
-
-    /// [`reserve`](Self::reserve) for a reading at `tick`, taking up to `upto` positions instead of
-    /// `n` when the first one is in the clock's own tick (a window): more positions of that tick only,
-    /// within the layout and the ceiling. Returns the first position and the end (exclusive).
-    #[cfg_attr(not(target_family = "wasm"), inline(always))]
-    fn reserve_upto(
-        &self,
-        now_ns: u64,
-        tick: u64,
-        n: u64,
-        upto: u64,
-        seen: u64,
-    ) -> Result<Mint<(u64, u64)>> {
         self.counts.see(seen, tick);
         let word = self.state.word();
         let mut current = word.load(Ordering::Relaxed);
         loop {
             match self.rule.plan(current, now_ns, tick, n)? {
                 Mint::Wait(ns) => return Ok(Mint::Wait(ns)),
-                Mint::Ready(mut p) => {
-                    let limit = self.ceiling.limit();
-                    if p.next > limit {
+                Mint::Ready(p) => {
+                    if p.next > self.ceiling.limit() {
                         return Err(Error::LeaseLost);
                     }
-                    let sb = self.rule.layout.sequence_bits();
-                    if upto > n && p.first >> sb == tick {
-                        // The rest of the clock's tick, at most `upto` positions: never ahead of the
-                        // clock, so within max_ahead and borrowing nothing.
-                        let tick_end = (p.first | self.rule.layout.seq_mask())
-                            .min(self.rule.layout.max_position())
-                            + 1;
-                        p.next = (p.first + upto).min(tick_end).min(limit).max(p.next);
-                    }
-                    let n = p.next - p.first;
                     // Positions passed over to reach the clock's tick (zero on the common path).
                     let skip = p.first - current;
                     self.counts.before_skip(skip);
@@ -1276,8 +861,10 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
                         Ordering::Relaxed,
                     ) {
                         Ok(_) => {
-                            self.counts.minted(n, borrowed(current, p.next, tick, sb));
-                            return Ok(Mint::Ready((p.first, p.next)));
+                            let seq_bits = self.rule.layout.sequence_bits();
+                            self.counts
+                                .minted(n, borrowed(current, p.next, tick, seq_bits));
+                            return Ok(Mint::Ready(p.first));
                         }
                         Err(seen) => {
                             self.counts.skip_failed(skip);
@@ -1307,7 +894,6 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         if out.is_empty() || l.tick_ns() != 1_000_000 || !self.state.exclusive() {
             return None;
         }
-        self.close_mine();
         let tick = now_ms.checked_sub(l.epoch_ms())?;
         let sb = l.sequence_bits();
         let word = self.state.word();
@@ -1364,11 +950,8 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     /// generator only. While other threads mint, `minted` may trail the truth by a request in flight;
     /// it never goes backwards from one call to the next.
     pub fn stats(&self) -> Stats {
-        self.close_mine();
-        self.counts.stats(
-            &|| self.state.word().load(Ordering::Acquire),
-            self.windows.unused.load(Ordering::Relaxed),
-        )
+        self.counts
+            .stats(&|| self.state.word().load(Ordering::Acquire))
     }
 
     fn note_batch(&self) {
@@ -1387,7 +970,6 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
 
     /// The next free logical position: persist it as a high-water mark.
     pub fn state(&self) -> u64 {
-        self.close_mine();
         self.state.word().load(Ordering::Relaxed)
     }
 
@@ -1409,7 +991,6 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
 
     /// Continues from a persisted high-water mark (never moves backwards).
     pub fn restore(&self, state: u64) {
-        self.close_mine();
         let word = self.state.word();
         let mut current = word.load(Ordering::Relaxed);
         // As a mint that moves to the clock's tick: the positions passed over are not IDs minted.

@@ -97,8 +97,7 @@ pub use error::{LayoutRecord, StateFileProblem};
 #[cfg(feature = "std")]
 pub use fast_clock::FastClock;
 pub use generator::{
-    check_batch, mix64, Generator, Ids, Mint, Options, Policy, Window, DEFAULT_MAX_AHEAD_NS,
-    MAX_BATCH, MAX_WINDOW,
+    check_batch, mix64, Generator, Ids, Mint, Options, Policy, DEFAULT_MAX_AHEAD_NS, MAX_BATCH,
 };
 #[cfg(target_has_atomic = "64")]
 pub use generator::{Ceiling, SharedGenerator, StateWord, Unbounded};

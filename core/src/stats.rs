@@ -181,10 +181,6 @@ mod shared {
         }
 
         /// The tick of the latest reading, to be loaded before a clock reading is taken.
-        pub(crate) fn exclusive(&self) -> bool {
-            self.exclusive
-        }
-
         #[inline(always)]
         pub(crate) fn seen(&self) -> u64 {
             self.last_tick.load(Relaxed)
@@ -266,20 +262,16 @@ mod shared {
         }
 
         /// The counters, given the state word (for a derived `minted`).
-        /// `unused`: positions taken for windows and never handed out (closed windows that could not
-        /// give their rest back, or gave it back to a word that is not exclusive).
-        pub(crate) fn stats(&self, word: &impl Fn() -> u64, unused: u64) -> Stats {
+        pub(crate) fn stats(&self, word: &impl Fn() -> u64) -> Stats {
             let minted = if self.exclusive {
                 let state = word();
-                let derived = state
-                    .wrapping_sub(self.counted.load(Relaxed))
-                    .wrapping_sub(unused);
+                let derived = state.wrapping_sub(self.counted.load(Relaxed));
                 // `derived` is below the truth while another thread's skip is in flight (added, not
                 // yet swapped); it is never above it.
                 let derived = if derived > state { 0 } else { derived };
                 self.reported.fetch_max(derived, Relaxed).max(derived)
             } else {
-                self.counted.load(Relaxed).saturating_sub(unused)
+                self.counted.load(Relaxed)
             };
             Stats {
                 minted,
