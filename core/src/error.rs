@@ -448,7 +448,13 @@ impl fmt::Display for StateFileProblem {
                 write!(f, ", not this generator's {our_layout}")
             }
             StateFileProblem::NodeId { file, ours } => {
-                write!(f, "made for node ID {file}, not {ours}")
+                // u64::MAX: a file whose processes share a leased node ID (`state_file::LEASED_NODE`).
+                const LEASED: &str = "a leased node ID (a lease source with a state file)";
+                match (file, ours) {
+                    (u64::MAX, n) => write!(f, "made for {LEASED}, not node ID {n}"),
+                    (n, u64::MAX) => write!(f, "made for node ID {n}, not {LEASED}"),
+                    (a, b) => write!(f, "made for node ID {a}, not {b}"),
+                }
             }
             StateFileProblem::StateOutOfRange { state } => write!(
                 f,

@@ -17,8 +17,12 @@
 //! then the six words the layout's fingerprint is made of (64..112, checked by the fingerprint: files
 //! written before they were recorded hold zeros there, still read), so that a mismatch names both
 //! layouts.
-//! The state word (native byte order: the file belongs to this host) is at 128, alone on its pair of
-//! cache lines (128..256), so the header's line is never written after creation.
+//! The state word (native byte order: the file belongs to this host) is at 128, alone on its cache line
+//! (128..192), so the header's line is never written after creation. The next line (192..256) holds
+//! eight **lease words** ([`StateFile::lease_word`], zero in a new file): a file whose processes share a
+//! leased node ID ([`StateFile::open_leased`], header node ID [`LEASED_NODE`]) keeps its lease record
+//! there (`snowmint-coord`'s shared lease: the ceiling every process mints below, the lease's state,
+//! node ID and fencing token); a file for a fixed node ID never writes them.
 //!
 //! A missing file is created atomically: a temporary file in the same directory is written and synced
 //! in full, then hard-linked to the path, which fails if another process got there first (then both
@@ -81,6 +85,13 @@ const STATE_OFFSET: usize = 128;
 const CHECKED: usize = 56;
 /// Where the layout record starts (after the checksummed header).
 const LAYOUT_AT: usize = 64;
+/// Where the lease words start: the second cache line of the state word's pair.
+const LEASE_AT: usize = 192;
+/// How many lease words a state file has ([`StateFile::lease_word`]).
+pub const LEASE_WORDS: usize = 8;
+/// The node ID recorded in the header of a file whose processes share a leased node ID
+/// ([`StateFile::open_leased`]): the node is in the lease words, not fixed at creation.
+pub const LEASED_NODE: u64 = u64::MAX;
 
 extern "C" {
     fn mmap(
@@ -295,8 +306,19 @@ impl StateWord for StateFile {
 impl StateFile {
     /// Opens the state file at `path` for `layout` and `node_id`, creating it if it is missing.
     pub fn open(path: impl AsRef<Path>, layout: &Layout, node_id: u64) -> Result<StateFile> {
-        let path = path.as_ref();
         layout.node_field(node_id)?;
+        StateFile::open_for(path.as_ref(), layout, node_id)
+    }
+
+    /// Opens the state file at `path` for `layout` and a node ID leased by the processes that share it
+    /// (the file's node ID is [`LEASED_NODE`]; the lease record is in its [lease words](Self::lease_word),
+    /// kept by `snowmint-coord`). A file made for a fixed node ID is `STATE_FILE_MISMATCH`, and so is a
+    /// leased file opened with [`StateFile::open`].
+    pub fn open_leased(path: impl AsRef<Path>, layout: &Layout) -> Result<StateFile> {
+        StateFile::open_for(path.as_ref(), layout, LEASED_NODE)
+    }
+
+    fn open_for(path: &Path, layout: &Layout, node_id: u64) -> Result<StateFile> {
         let fresh = Header {
             fingerprint: layout.fingerprint(),
             layout: Some(LayoutRecord::of(layout).0),
@@ -390,6 +412,24 @@ impl StateFile {
         #[cfg(target_os = "linux")]
         state_file.scan_mappings()?;
         Ok(state_file)
+    }
+
+    /// Lease word `index` (`0..LEASE_WORDS`) of a file opened with [`StateFile::open_leased`]: eight
+    /// 64-bit words at 192..256 (zero in a new file), shared by every process that maps the file, which
+    /// `snowmint-coord` keeps its shared lease record in (ceiling, state, node ID, fencing token …).
+    ///
+    /// # Panics
+    /// If `index >= LEASE_WORDS`.
+    pub fn lease_word(&self, index: usize) -> &AtomicU64 {
+        assert!(index < LEASE_WORDS, "lease word {index} out of range");
+        // SAFETY: the mapping is STATE_FILE_LEN bytes and page-aligned; LEASE_AT + 8 * index + 8 <= 256
+        // and 8-aligned; it lives as long as `self`.
+        unsafe { &*(self.map.as_ptr().add(LEASE_AT + 8 * index) as *const AtomicU64) }
+    }
+
+    /// The file's device and inode (tells whether another open of its path is the same file).
+    pub fn identity(&self) -> (u64, u64) {
+        (self.dev, self.ino)
     }
 
     /// The path the file was opened at.
