@@ -981,6 +981,11 @@ impl Store for EtcdStore {
         })
     }
 
+    fn leave(&self, claim: &Claim) -> Result<()> {
+        self.forget(claim);
+        Ok(())
+    }
+
     fn release(&self, claim: &Claim) -> Result<()> {
         if let Some(lease) = self.lease_of(claim)? {
             self.revoke(lease)?;

@@ -102,10 +102,17 @@ struct Held {
     /// another process (whose new directory has no reservation).
     expires_unix_ms: u64,
     reserved_until_unix_ms: u64,
+    /// Held for a shared lease ([`Store::adopt`]): another process of the host may be the one renewing
+    /// it, so its files stay open (and its liveness lock held) until [`Store::leave`] or
+    /// [`Store::release`], whatever this process last saw of its expiry.
+    pinned: bool,
 }
 
 impl Held {
     fn deadline(&self) -> u64 {
+        if self.pinned {
+            return u64::MAX;
+        }
         self.expires_unix_ms.max(self.reserved_until_unix_ms)
     }
 }
@@ -192,11 +199,14 @@ impl Drop for RecordGuard<'_> {
     }
 }
 
-/// Takes the liveness lock of the claim with fencing token `token` (byte `token` of the node file):
-/// `false` if another open file holds it. Without open-file-description locks there is none (`true`).
+/// Takes the liveness lock of the claim with fencing token `token` (byte `token` of the node file), a
+/// shared one: every process that holds the claim (its claimer, and the processes that adopted it for
+/// a shared lease, [`Store::adopt`]) keeps one, so the claim lives while any of them does. `false` if
+/// another open file holds an exclusive lock there. Without open-file-description locks there is none
+/// (`true`).
 fn hold_token(file: &File, token: u64) -> std::io::Result<bool> {
     #[cfg(target_os = "linux")]
-    return Ok(ofd(file, libc::F_OFD_SETLK, libc::F_WRLCK, token, 1)?.is_some());
+    return Ok(ofd(file, libc::F_OFD_SETLK, libc::F_RDLCK, token, 1)?.is_some());
     #[cfg(not(target_os = "linux"))]
     {
         let _ = (file, token);
@@ -541,29 +551,7 @@ impl FileStore {
     /// Claims node ID `node_id` if it is free: nobody's claim, an expired one, or one whose process has
     /// died. All decided under the record's lock.
     fn claim_node(&self, r: &ClaimRequest<'_>, node_id: u64) -> Result<Option<(Claim, Held)>> {
-        let path = self.node_path(r.sequencer, node_id, "lock");
-        let open = || {
-            OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .read(true)
-                .write(true)
-                .open(&path)
-        };
-        let opened = match open() {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let dir = self.node_dir(r.sequencer);
-                fs::create_dir_all(&dir)
-                    .map_err(|e| self.fail(format!("cannot create {}", dir.display()), e))?;
-                open()
-            }
-            other => other,
-        };
-        let file = opened.map_err(|e| self.fail(format!("cannot open {}", path.display()), e))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| self.fail(format!("cannot stat {}", path.display()), e))?;
-        let id = (meta.dev(), meta.ino());
+        let (path, file, id) = self.open_node(r.sequencer, node_id)?;
         let guard = lock_record(&file)
             .map_err(|e| self.fail(format!("cannot lock {}", path.display()), e))?;
         // The registry entry first, then the path check: a directory deleted after the check is seen
@@ -605,8 +593,80 @@ impl FileStore {
             _registry: registry,
             expires_unix_ms,
             reserved_until_unix_ms: 0,
+            pinned: false,
         };
         Ok(Some((claim, held)))
+    }
+
+    /// Opens (creating it and its directory if missing) the node file of `node_id`: its path, the open
+    /// file and its identity (device, inode).
+    fn open_node(&self, sequencer: &str, node_id: u64) -> Result<(PathBuf, File, (u64, u64))> {
+        let path = self.node_path(sequencer, node_id, "lock");
+        let open = || {
+            OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true)
+                .open(&path)
+        };
+        let opened = match open() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let dir = self.node_dir(sequencer);
+                fs::create_dir_all(&dir)
+                    .map_err(|e| self.fail(format!("cannot create {}", dir.display()), e))?;
+                open()
+            }
+            other => other,
+        };
+        let file = opened.map_err(|e| self.fail(format!("cannot open {}", path.display()), e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| self.fail(format!("cannot stat {}", path.display()), e))?;
+        let id = (meta.dev(), meta.ino());
+        Ok((path, file, id))
+    }
+
+    /// Makes this process a holder of `claim`, taken by another process of the host ([`Store::adopt`]):
+    /// under the record's lock, while the record still names its token and it has not expired, takes the
+    /// claim's shared liveness lock and the host registry entry, and renews it.
+    fn adopt_node(&self, claim: &Claim, incarnation: u64, ttl_ms: u64, now: u64) -> Result<Claim> {
+        let (path, file, id) = self.open_node(&claim.sequencer, claim.node_id)?;
+        let guard = lock_record(&file)
+            .map_err(|e| self.fail(format!("cannot lock {}", path.display()), e))?;
+        let Some(registry) = self.enter_registry(&path, id.1)? else {
+            return Err(lost(claim));
+        };
+        if !self.at_path(&path, id)? {
+            return Err(lost(claim));
+        }
+        let (token, expires, holder) = self.read_holder(&file)?;
+        if token != claim.token || expires <= now {
+            return Err(lost(claim));
+        }
+        if !hold_token(&file, token).map_err(|e| self.fail("cannot lock a claim", e))? {
+            return Err(lost(claim));
+        }
+        let expires_unix_ms = now.saturating_add(ttl_ms);
+        self.write_holder(&file, &holder, token, expires_unix_ms)
+            .map_err(|e| self.fail(format!("cannot write {}", path.display()), e))?;
+        drop(guard);
+        let held = Held {
+            token,
+            incarnation,
+            file,
+            id,
+            _registry: registry,
+            expires_unix_ms,
+            reserved_until_unix_ms: 0,
+            pinned: true,
+        };
+        self.held()
+            .insert((claim.sequencer.clone(), claim.node_id), held);
+        Ok(Claim {
+            expires_unix_ms,
+            ..claim.clone()
+        })
     }
 
     /// Runs `f` on `claim`'s held entry under its record's lock, once the entry is checked to be
@@ -780,6 +840,41 @@ impl Store for FileStore {
                 ..claim.clone()
             })
         })
+    }
+
+    fn adopt(&self, claim: &Claim, ttl_ms: u64, now_unix_ms: u64) -> Result<Claim> {
+        self.forget_ended(now_unix_ms);
+        let mine = self
+            .held()
+            .get(&(claim.sequencer.clone(), claim.node_id))
+            .filter(|h| h.token == claim.token)
+            .map(|h| h.incarnation);
+        if mine.is_some() {
+            let renewed = self.renew(claim, ttl_ms, now_unix_ms)?;
+            if let Some(h) = self.held().get_mut(&(claim.sequencer.clone(), claim.node_id)) {
+                h.pinned = true;
+            }
+            return Ok(renewed);
+        }
+        let Some(record) = self.read_record(&claim.sequencer)? else {
+            return Err(lost(claim));
+        };
+        self.adopt_node(claim, record.incarnation, ttl_ms, now_unix_ms)
+    }
+
+    fn leave(&self, claim: &Claim) -> Result<()> {
+        let key = (claim.sequencer.clone(), claim.node_id);
+        let path = self.node_path(&claim.sequencer, claim.node_id, "lock");
+        let mut held = self.held();
+        if let Some(h) = held.get_mut(&key).filter(|h| h.token == claim.token) {
+            if self.at_path(&path, h.id)? {
+                // Closing the files drops this process's liveness lock and registry entry.
+                held.remove(&key);
+            } else {
+                h.pinned = false; // the registry lock stays until the claim's reservation has passed
+            }
+        }
+        Ok(())
     }
 
     fn release(&self, claim: &Claim) -> Result<()> {

@@ -31,13 +31,16 @@
 //!   (or re-created: another incarnation), the ceiling drops to zero and every mint fails with
 //!   `SEQUENCER_DESTROYED`, forever.
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::path::PathBuf;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout, Options, Policy, SharedGenerator};
 
 use crate::error::{Error, Result};
+use crate::shared_lease::{self, Record, SharedFile};
 use crate::store::{Claim, ClaimRequest, Reservation, SequencerRecord, Store};
 use crate::time::Time;
 
@@ -67,6 +70,12 @@ pub struct LeaseOptions {
     /// sequencer's node-ID space, such as `snowmint serve --node N --leases URL`): refused with
     /// `NODE_IDS_EXHAUSTED` while another holder has it. Default `None`: any free node ID.
     pub node: Option<u64>,
+    /// Share the lease with every process of the host that opens the same state file (`state_file=` /
+    /// `stateFile` in the bindings): the first claims a node ID and records it in the file; the others
+    /// mint from the file under that node ID; the lease is kept while any of them lives and released
+    /// by the last one (see [`crate::shared_lease`] and the module docs). Default `None`: this process's
+    /// own lease.
+    pub state_file: Option<PathBuf>,
     /// How long a claim waits for a node ID to come free when all are held (`?wait=30s` in a lease
     /// source; the bindings' `wait_for_node_ms` / `waitForNodeMs`). Default zero: `NODE_IDS_EXHAUSTED`
     /// at once. The claim is tried again every [`NODE_WAIT_POLL`] (sooner at the bound); the error after
@@ -133,6 +142,7 @@ impl Default for LeaseOptions {
             holder: default_holder(),
             stepped: false,
             node: None,
+            state_file: None,
             wait_for_node: Duration::ZERO,
             #[cfg(feature = "planted-defects")]
             defect: Defect::None,
@@ -160,9 +170,80 @@ pub enum LeaseState {
     Destroyed,
 }
 
-const HELD: u8 = 0;
-const LOST: u8 = 1;
-const DESTROYED: u8 = 2;
+const HELD: u64 = 0;
+const LOST: u64 = 1;
+const DESTROYED: u64 = 2;
+
+/// A 64-bit word of a lease: in this process's memory, or one of a state file's words (a lease shared
+/// by the host's processes), kept alive by its owner as long as the word is.
+#[derive(Clone)]
+pub struct Word {
+    ptr: NonNull<AtomicU64>,
+    _owner: Arc<dyn std::any::Any + Send + Sync>,
+}
+
+// SAFETY: `ptr` points into `_owner` (an `Arc<AtomicU64>` or a mapped state file) and is only used
+// through atomics.
+unsafe impl Send for Word {}
+unsafe impl Sync for Word {}
+
+impl Word {
+    fn memory(value: u64) -> Word {
+        let owner = Arc::new(AtomicU64::new(value));
+        Word {
+            ptr: NonNull::from(&*owner),
+            _owner: owner,
+        }
+    }
+
+    fn in_file(file: &SharedFile, index: usize) -> Word {
+        Word {
+            ptr: NonNull::from(file.word(index)),
+            _owner: file.file.clone(),
+        }
+    }
+}
+
+impl std::ops::Deref for Word {
+    type Target = AtomicU64;
+
+    #[inline(always)]
+    fn deref(&self) -> &AtomicU64 {
+        // SAFETY: see the Send/Sync impls: the pointee lives as long as `self`.
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+impl std::fmt::Debug for Word {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Word({})", self.load(Ordering::Relaxed))
+    }
+}
+
+impl snowmint::StateWord for Word {
+    #[inline(always)]
+    fn word(&self) -> &AtomicU64 {
+        self
+    }
+}
+
+/// A lease generator's ceiling: the lease's (in this process, or the shared state file's), capped by
+/// this process (zero once it released the lease or in a forked child, which must not mint under a
+/// claim other processes keep).
+#[derive(Clone, Debug)]
+pub struct LeaseCeiling {
+    word: Word,
+    cap: Arc<AtomicU64>,
+}
+
+impl snowmint::Ceiling for LeaseCeiling {
+    #[inline(always)]
+    fn limit(&self) -> u64 {
+        self.word
+            .load(Ordering::Relaxed)
+            .min(self.cap.load(Ordering::Relaxed))
+    }
+}
 
 /// What the keeper and the minting side share.
 #[derive(Debug)]
@@ -173,15 +254,20 @@ struct Shared {
     fingerprint: u64,
     record: SequencerRecord,
     options: LeaseOptions,
-    /// The first position the generator may not mint.
-    ceiling: Arc<AtomicU64>,
+    /// The first position the generator may not mint (a shared lease: the state file's, for every
+    /// process).
+    ceiling: Word,
+    /// This process's cap on the ceiling ([`LeaseCeiling`]): `u64::MAX`, 0 once released or forked.
+    cap: Arc<AtomicU64>,
     /// The end (first position after) of the largest request that met the ceiling: the keeper's
     /// reservation covers it ([`Shared::target`]). Only grows.
-    wanted: AtomicU64,
+    wanted: Word,
     /// The claim is good until this monotonic instant (ns), measured from before the request that last
     /// renewed it: past it, the store may have expired the claim and handed the node ID to another.
-    good_until: AtomicU64,
-    state: AtomicU8,
+    good_until: Word,
+    state: Word,
+    /// The state file of a shared lease.
+    file: Option<SharedFile>,
     claim: Mutex<Claim>,
     /// Set to wake the keeper early: `stop` ends it, `urgent` asks for a round now.
     wake: Mutex<Wake>,
@@ -199,8 +285,9 @@ struct Wake {
     extend: bool,
 }
 
-/// A generator that mints under a node-ID lease: the lock-free [`SharedGenerator`] with a ceiling.
-pub type CeiledGenerator = SharedGenerator<Arc<AtomicU64>, Arc<AtomicU64>>;
+/// A generator that mints under a node-ID lease: the lock-free [`SharedGenerator`] with a ceiling (its
+/// state word and ceiling in this process, or in the state file of a shared lease).
+pub type CeiledGenerator = SharedGenerator<Word, LeaseCeiling>;
 
 /// A held node-ID lease with its generator and keeper thread. Dropping it stops the keeper and releases
 /// the claim (the reservation stays in the store).
@@ -209,7 +296,7 @@ pub struct Lease {
     shared: Arc<Shared>,
     generator: CeiledGenerator,
     /// The generator's state word (the next free position), also read by the keeper.
-    state_word: Arc<AtomicU64>,
+    state_word: Word,
     /// `Time::is_system`, read once: minting then reads the clock as the core's `FastClock`.
     system_time: bool,
     /// The claim's node ID and fencing token (fixed for the lease's life; read without a lock).
@@ -261,7 +348,7 @@ impl Shared {
         }
     }
 
-    fn set_state(&self, s: u8) {
+    fn set_state(&self, s: u64) {
         // Destroyed is final; Lost never goes back to Held.
         let _ = self
             .state
@@ -274,10 +361,18 @@ impl Shared {
         self.notify_changed();
     }
 
-    /// In a forked child: never mint again (atomics only: no lock is safe to take there).
+    /// In a forked child: never mint again (atomics only: no lock is safe to take there). A shared
+    /// lease's words are the other processes' too: only this process stops, and lets go of the locks
+    /// of the file description it inherited.
     fn forked(&self) {
-        self.state.store(LOST, Ordering::SeqCst);
-        self.ceiling.store(0, Ordering::SeqCst);
+        self.cap.store(0, Ordering::SeqCst);
+        match &self.file {
+            Some(f) => shared_lease::let_go_in_child(f.lock_fd()),
+            None => {
+                self.state.store(LOST, Ordering::SeqCst);
+                self.ceiling.store(0, Ordering::SeqCst);
+            }
+        }
     }
 
     fn notify_changed(&self) {
@@ -395,16 +490,28 @@ fn deadline_after(time: &dyn Time, d: Duration) -> u64 {
 }
 
 fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
+    // A shared lease: one process of the host keeps it; the others wait to take over.
+    if shared.file.is_some() && !become_keeper(&shared) {
+        return;
+    }
+    // A shared lease's keeper also looks for requests of other processes that met the ceiling.
+    let poll = shared.file.as_ref().map(|_| shared_lease::POLL);
+    let others_want = || {
+        poll.is_some()
+            && shared.state() == LeaseState::Held
+            && shared.wanted.load(Ordering::SeqCst) > shared.ceiling.load(Ordering::SeqCst)
+    };
     // Full rounds keep their period however often a mint asks for an extension in between.
     let mut next_round = std::time::Instant::now() + shared.period();
     loop {
         let full = {
             let mut w = shared.wake.lock().unwrap_or_else(|p| p.into_inner());
             let now = std::time::Instant::now();
-            if !w.stop && !w.urgent && !w.extend && now < next_round {
+            if !w.stop && !w.urgent && !w.extend && now < next_round && !others_want() {
+                let wait = next_round - now;
                 w = shared
                     .wake_cv
-                    .wait_timeout(w, next_round - now)
+                    .wait_timeout(w, poll.map_or(wait, |p| p.min(wait)))
                     .unwrap_or_else(|p| p.into_inner())
                     .0;
             }
@@ -412,7 +519,7 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
                 return;
             }
             let full = w.urgent || std::time::Instant::now() >= next_round;
-            let extend = w.extend;
+            let extend = w.extend || others_want();
             // A full round extends too.
             w.urgent = false;
             w.extend = false;
@@ -429,6 +536,57 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
         };
         if !going {
             return;
+        }
+    }
+}
+
+/// A process of a shared lease waits until it holds the keeper lock (the keeper before it left or was
+/// killed), then adopts the claim ([`Store::adopt`]: renews the same claim, same fencing token, from
+/// this process; an expired or taken claim is not brought back: the lease is then lost for every
+/// process). `false`: the lease ended (or this process stopped) first.
+fn become_keeper(shared: &Shared) -> bool {
+    let Some(file) = &shared.file else {
+        return true;
+    };
+    let ttl_ms = duration_ms(shared.options.ttl);
+    loop {
+        {
+            let w = shared.wake.lock().unwrap_or_else(|p| p.into_inner());
+            if w.stop || shared.state() != LeaseState::Held {
+                return false;
+            }
+            if !file.try_keeper().unwrap_or(false) {
+                let _ = shared.wake_cv.wait_timeout(w, shared_lease::POLL);
+                continue;
+            }
+        }
+        let started = shared.time.monotonic_ns();
+        match shared
+            .store
+            .adopt(&shared.claim(), ttl_ms, ms(shared.time.unix_ns()))
+        {
+            Ok(renewed) => {
+                *shared.claim.lock().unwrap_or_else(|p| p.into_inner()) = renewed;
+                shared.good_until.store(
+                    started.saturating_add(ttl_ms.saturating_mul(1_000_000)),
+                    Ordering::SeqCst,
+                );
+                return true;
+            }
+            Err(e) if e.code() == ErrorCode::LeaseLost => {
+                shared.lost_or_destroyed();
+                return false;
+            }
+            Err(_) if shared.past_ttl() => {
+                shared.set_state(LOST);
+                return false;
+            }
+            Err(_) => {
+                // The store is unreachable for now: try again (another process may take over first).
+                file.resign_keeper();
+                let w = shared.wake.lock().unwrap_or_else(|p| p.into_inner());
+                let _ = shared.wake_cv.wait_timeout(w, shared_lease::POLL);
+            }
         }
     }
 }
@@ -542,9 +700,47 @@ impl Lease {
         } else {
             spread(nodes, time.unix_ns())
         };
-        let claim = claim_waiting(&*store, &*time, &record, &lease, start, ttl_ms)?;
-        let ceiling = Arc::new(AtomicU64::new(0));
-        let good_until = deadline_after(&*time, lease.ttl);
+        let file = match &lease.state_file {
+            Some(path) if stepped => {
+                return Err(Error::invalid(format!(
+                    "state file {}: a shared lease has a keeper thread (not stepped)",
+                    path.display()
+                )))
+            }
+            Some(path) => Some(SharedFile::open(path, &layout)?),
+            None => None,
+        };
+        // A shared lease: joins and leaves happen one at a time (the join lock, held to the end).
+        let joining = file.as_ref().map(SharedFile::join_lock).transpose()?;
+        let source = shared_lease::source_fingerprint(&store.describe(), &record.name);
+        let joined = match &file {
+            Some(f) => join(f, &*store, &*time, &record, &lease, source)?,
+            None => None,
+        };
+        let fresh = joined.is_none();
+        let claim = match joined {
+            Some(c) => c,
+            None => claim_waiting(&*store, &*time, &record, &lease, start, ttl_ms)?,
+        };
+        let word = |index: usize, value: u64| match &file {
+            Some(f) => Word::in_file(f, index),
+            None => Word::memory(value),
+        };
+        let ceiling = word(shared_lease::CEILING, 0);
+        let good_until = word(shared_lease::GOOD_UNTIL, 0);
+        let wanted = word(shared_lease::WANTED, 0);
+        let state = word(shared_lease::STATE, HELD);
+        let state_word = match &file {
+            Some(f) => Word {
+                ptr: NonNull::from(snowmint::StateWord::word(&*f.file)),
+                _owner: f.file.clone(),
+            },
+            None => Word::memory(0),
+        };
+        if fresh {
+            good_until.store(deadline_after(&*time, lease.ttl), Ordering::SeqCst);
+        }
+        let cap = Arc::new(AtomicU64::new(u64::MAX));
         let shared = Arc::new(Shared {
             fingerprint: crate::layout_fingerprint(&layout),
             store,
@@ -553,9 +749,11 @@ impl Lease {
             record,
             options: lease,
             ceiling: ceiling.clone(),
-            wanted: AtomicU64::new(0),
-            good_until: AtomicU64::new(good_until),
-            state: AtomicU8::new(HELD),
+            cap: cap.clone(),
+            wanted,
+            good_until,
+            state,
+            file,
             claim: Mutex::new(claim.clone()),
             wake: Mutex::new(Wake::default()),
             wake_cv: Condvar::new(),
@@ -563,39 +761,66 @@ impl Lease {
             changed_cv: Condvar::new(),
         });
         let release_on_error = |e: Error| {
-            let _ = shared.store.release(&claim);
+            if fresh {
+                if let Some(f) = &shared.file {
+                    // Nobody mints under a record this process failed to complete (the only member).
+                    f.clear_record();
+                }
+                let _ = shared.store.release(&claim);
+            } else {
+                let _ = shared.store.leave(&claim);
+            }
+            if let Some(f) = &shared.file {
+                f.exit();
+            }
             e
         };
-        let state_word = Arc::new(AtomicU64::new(0));
         let generator = SharedGenerator::with_ceiling(
             layout,
             claim.node_id,
             options,
             state_word.clone(),
-            ceiling,
+            LeaseCeiling { word: ceiling, cap },
         )
         .map_err(|e| release_on_error(e.into()))?;
-        // After the node ID's reservation, and at or above the value floor of earlier incarnations.
-        let floor = crate::sequencer::floor_start(
-            &shared.record,
-            &layout,
-            shared.time.unix_ns(),
-            options.max_ahead_ns,
-        )
-        .map_err(release_on_error)?;
-        let start_at = match shared.store.reservation(&claim.sequencer, claim.node_id) {
-            Ok(r) => r.map_or(0, |r| shared.start_after(&r)).max(floor),
-            Err(e) => return Err(release_on_error(e)),
-        };
-        #[cfg(feature = "planted-defects")]
-        let start_at = if shared.options.defect == Defect::IgnoreReservation {
-            0
-        } else {
-            start_at
-        };
-        generator.restore(start_at);
-        let target = shared.target(start_at).map_err(release_on_error)?;
-        shared.extend_to(target).map_err(release_on_error)?;
+        if fresh {
+            // After the node ID's reservation, and at or above the value floor of earlier incarnations.
+            let floor = crate::sequencer::floor_start(
+                &shared.record,
+                &layout,
+                shared.time.unix_ns(),
+                options.max_ahead_ns,
+            )
+            .map_err(release_on_error)?;
+            let start_at = match shared.store.reservation(&claim.sequencer, claim.node_id) {
+                Ok(r) => r.map_or(0, |r| shared.start_after(&r)).max(floor),
+                Err(e) => return Err(release_on_error(e)),
+            };
+            #[cfg(feature = "planted-defects")]
+            let start_at = if shared.options.defect == Defect::IgnoreReservation {
+                0
+            } else {
+                start_at
+            };
+            generator.restore(start_at);
+            if let Some(f) = &shared.file {
+                // The state word is past the node ID's reservation before the record names the claim:
+                // a process that adopts the record finds it so, whenever this one is killed.
+                shared
+                    .store
+                    .adopt(&claim, ttl_ms, ms(shared.time.unix_ns()))
+                    .map_err(release_on_error)?;
+                f.write_record(&Record {
+                    node_id: claim.node_id,
+                    token: claim.token,
+                    incarnation: shared.record.incarnation,
+                    source,
+                });
+            }
+            let target = shared.target(start_at).map_err(release_on_error)?;
+            shared.extend_to(target).map_err(release_on_error)?;
+        }
+        drop(joining);
         let keeper = if stepped {
             None
         } else {
@@ -766,6 +991,10 @@ impl Lease {
         mut again: impl FnMut(&CeiledGenerator) -> snowmint::Result<T>,
     ) -> Result<T> {
         let s = &self.shared;
+        if s.cap.load(Ordering::SeqCst) == 0 {
+            // Released by this process, or a forked child of the one that holds it.
+            return Err(self.lost());
+        }
         match s.state() {
             LeaseState::Destroyed => return Err(self.destroyed()),
             LeaseState::Lost => return Err(self.lost()),
@@ -868,13 +1097,34 @@ impl Lease {
             return Ok(());
         }
         self.stop_keeper();
+        self.shared.cap.store(0, Ordering::SeqCst);
+        let claim = self.shared.claim();
+        let _leaving = match &self.shared.file {
+            Some(f) => {
+                // A shared lease: one process leaves at a time; the last one releases the claim.
+                let leaving = f.join_lock()?;
+                f.resign_keeper();
+                let last = !f.others()?;
+                if !last {
+                    f.exit();
+                    return self.shared.store.leave(&claim);
+                }
+                Some(leaving)
+            }
+            None => None,
+        };
         let held = self.shared.state() == LeaseState::Held;
         self.shared.set_state(LOST);
         self.shared.ceiling.store(0, Ordering::SeqCst);
         // Any compare-and-swap of a mint that passed the old ceiling either landed before this swap
         // (and is counted in `next`) or fails against the changed word and then meets the new ceiling.
         let next = self.state_word.swap(u64::MAX, Ordering::SeqCst);
-        let claim = self.shared.claim();
+        if let Some(f) = &self.shared.file {
+            // The state file's word stays the next free position for whoever opens the file next.
+            self.state_word.store(next, Ordering::SeqCst);
+            f.clear_record();
+            f.exit();
+        }
         if held && next > 0 {
             // Best effort: on failure the higher reservation stays, which is safe.
             let _ = self
@@ -912,6 +1162,74 @@ impl Drop for Lease {
             let _ = self.release();
         }
     }
+}
+
+/// Joins the processes of the host that share the lease of state file `f` (under its join lock): as a
+/// member, adopts the claim its record names ([`Store::adopt`]: the same node ID and fencing token). `None`
+/// when there is none to adopt and no other member: this process claims a node ID (the record cleared).
+/// With other members, a record that names another lease source, or a lost lease (they are stopping),
+/// is an error: `STATE_FILE_MISMATCH`, `LEASE_LOST`.
+fn join(
+    f: &SharedFile,
+    store: &dyn Store,
+    time: &dyn Time,
+    record: &SequencerRecord,
+    lease: &LeaseOptions,
+    source: u64,
+) -> Result<Option<Claim>> {
+    f.enter()?;
+    let fail = |e: Error| {
+        f.exit();
+        e
+    };
+    let others = f.others().map_err(fail)?;
+    let r = f.record();
+    let path = f.file.path().display();
+    let state = f.word(shared_lease::STATE);
+    if r.token != 0 && r.source != source {
+        if others {
+            return Err(fail(Error::new(
+                ErrorCode::StateFileMismatch,
+                format!("state file {path}: the processes using it share a lease of another source (store or sequencer); use one state file per lease source"),
+            )));
+        }
+    } else if r.token != 0 && r.incarnation == record.incarnation && state.load(Ordering::SeqCst) == HELD {
+        let claim = Claim {
+            sequencer: record.name.clone(),
+            node_id: r.node_id,
+            token: r.token,
+            expires_unix_ms: 0,
+        };
+        let ttl_ms = duration_ms(lease.ttl);
+        let started = time.monotonic_ns();
+        match store.adopt(&claim, ttl_ms, ms(time.unix_ns())) {
+            Ok(c) => {
+                f.word(shared_lease::GOOD_UNTIL).fetch_max(
+                    started.saturating_add(ttl_ms.saturating_mul(1_000_000)),
+                    Ordering::SeqCst,
+                );
+                return Ok(Some(c));
+            }
+            Err(e) if e.code() == ErrorCode::LeaseLost => {
+                // Never brought back: the processes minting under it stop at their ceiling.
+                state.fetch_max(LOST, Ordering::SeqCst);
+                if others {
+                    return Err(fail(e.context(format!(
+                        "state file {path}: the lease its processes share (node ID {}, fencing token {}) was lost",
+                        r.node_id, r.token
+                    ))));
+                }
+            }
+            Err(e) => return Err(fail(e)),
+        }
+    } else if others {
+        return Err(fail(Error::lease_lost(format!(
+            "state file {path}: the lease its processes share (node ID {}, fencing token {}) was lost; they are stopping: open again once they have exited",
+            r.node_id, r.token
+        ))));
+    }
+    f.clear_record();
+    Ok(None)
 }
 
 /// Claims a node ID for `record` (the one [`LeaseOptions::node`] names, or any from `start` on), asking

@@ -20,6 +20,7 @@ pub mod lease;
 pub mod memory;
 pub mod range;
 pub mod sequencer;
+pub mod shared_lease;
 pub mod source;
 pub mod store;
 pub mod time;

@@ -237,6 +237,24 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Gives a claim up (nothing happens if it is no longer held).
     fn release(&self, claim: &Claim) -> Result<()>;
 
+    /// Takes part in `claim`, taken by another process (the processes of a host that share one leased
+    /// node ID through a state file, [`crate::lease`]): renews it as [`Store::renew`] does (`LEASE_LOST`
+    /// once it is no longer the current claim or has expired: an ended claim is never brought back),
+    /// and makes this handle one of its holders, so that it may renew, reserve and release it from now
+    /// on. The default is [`Store::renew`]: a claim is named by its node ID and fencing token, which any
+    /// handle can renew (etcd finds the claim's etcd lease from its key). The embedded store also takes
+    /// the claim's liveness lock in this process, so the claim outlives the process that took it.
+    fn adopt(&self, claim: &Claim, ttl_ms: u64, now_unix_ms: u64) -> Result<Claim> {
+        self.renew(claim, ttl_ms, now_unix_ms)
+    }
+
+    /// Stops being one of `claim`'s holders without ending it (another process that shares it keeps
+    /// it; see [`Store::adopt`]). The default does nothing.
+    fn leave(&self, claim: &Claim) -> Result<()> {
+        let _ = claim;
+        Ok(())
+    }
+
     /// The persisted reservation of a node ID, if one was ever written.
     fn reservation(&self, sequencer: &str, node_id: u64) -> Result<Option<Reservation>>;
 

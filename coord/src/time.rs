@@ -8,7 +8,8 @@ pub trait Time: Send + Sync + std::fmt::Debug + 'static {
     /// The wall clock, Unix nanoseconds (what IDs are minted from and reservations are measured in).
     fn unix_ns(&self) -> u64;
 
-    /// A clock that never goes back, nanoseconds from any origin (what renewal deadlines are measured in).
+    /// A clock that never goes back, nanoseconds from any origin (what renewal deadlines are measured in;
+    /// a lease shared through a state file needs the host's clock, which [`SystemTime`] reads).
     fn monotonic_ns(&self) -> u64;
 
     /// `true` if [`Time::unix_ns`] is the operating system's clock, so minting may read it as the core's
@@ -22,10 +23,18 @@ pub trait Time: Send + Sync + std::fmt::Debug + 'static {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SystemTime;
 
-fn monotonic_origin() -> std::time::Instant {
-    use std::sync::OnceLock;
-    static ORIGIN: OnceLock<std::time::Instant> = OnceLock::new();
-    *ORIGIN.get_or_init(std::time::Instant::now)
+/// `CLOCK_MONOTONIC`: the same clock in every process of the host, so a renewal deadline one process
+/// records in a shared state file means the same instant to the others ([`crate::lease`]).
+fn host_monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the duration of the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
 }
 
 impl Time for SystemTime {
@@ -34,7 +43,7 @@ impl Time for SystemTime {
     }
 
     fn monotonic_ns(&self) -> u64 {
-        monotonic_origin().elapsed().as_nanos() as u64
+        host_monotonic_ns()
     }
 
     fn is_system(&self) -> bool {
