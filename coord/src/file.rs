@@ -851,7 +851,10 @@ impl Store for FileStore {
             .map(|h| h.incarnation);
         if mine.is_some() {
             let renewed = self.renew(claim, ttl_ms, now_unix_ms)?;
-            if let Some(h) = self.held().get_mut(&(claim.sequencer.clone(), claim.node_id)) {
+            if let Some(h) = self
+                .held()
+                .get_mut(&(claim.sequencer.clone(), claim.node_id))
+            {
                 h.pinned = true;
             }
             return Ok(renewed);

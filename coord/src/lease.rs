@@ -1193,7 +1193,10 @@ fn join(
                 format!("state file {path}: the processes using it share a lease of another source (store or sequencer); use one state file per lease source"),
             )));
         }
-    } else if r.token != 0 && r.incarnation == record.incarnation && state.load(Ordering::SeqCst) == HELD {
+    } else if r.token != 0
+        && r.incarnation == record.incarnation
+        && state.load(Ordering::SeqCst) == HELD
+    {
         let claim = Claim {
             sequencer: record.name.clone(),
             node_id: r.node_id,

@@ -156,8 +156,7 @@ impl SharedFile {
     }
 
     fn lock(&self, cmd: libc::c_int, kind: libc::c_int, byte: u64) -> Result<bool> {
-        lock(&self.locks, cmd, kind, byte)
-            .map_err(|e| os("lock it", self.file.path(), e))
+        lock(&self.locks, cmd, kind, byte).map_err(|e| os("lock it", self.file.path(), e))
     }
 
     /// Waits for the join lock (released when the guard drops).

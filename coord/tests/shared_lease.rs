@@ -88,8 +88,14 @@ fn worker_process_entry() {
         reserve_ahead: Duration::from_secs(1),
         ..LeaseOptions::default()
     };
-    let gen = NodeGenerator::open_with(source, Layout::twitter(), options, Arc::new(SystemTime), lease)
-        .unwrap_or_else(|e| fail(&mut out, e));
+    let gen = NodeGenerator::open_with(
+        source,
+        Layout::twitter(),
+        options,
+        Arc::new(SystemTime),
+        lease,
+    )
+    .unwrap_or_else(|e| fail(&mut out, e));
     let token = gen.lease().map_or(0, |l| l.fencing_token());
     writeln!(out, "@@ node {} token {token}", gen.node_id()).unwrap();
     out.flush().unwrap();
@@ -99,7 +105,7 @@ fn worker_process_entry() {
         let id = gen.next_id().unwrap_or_else(|e| fail(&mut out, e));
         writeln!(out, "@@ {id}").unwrap();
         n += 1;
-        if n % 20 == 0 {
+        if n.is_multiple_of(20) {
             out.flush().unwrap();
         }
         std::thread::sleep(Duration::from_millis(1));
@@ -120,7 +126,12 @@ struct Worker {
 impl Worker {
     fn start(source: &str, state_file: &Path, seconds: f64) -> Worker {
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "worker_process_entry", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "worker_process_entry",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(
                 "SNOWMINT_SHARED_WORKER",
                 format!("{source} {} {seconds}", state_file.display()),
@@ -173,7 +184,10 @@ impl Worker {
             if t0.elapsed() > bound {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
-                panic!("a worker did not exit within {bound:?}; printed {:?}", self.seen.last());
+                panic!(
+                    "a worker did not exit within {bound:?}; printed {:?}",
+                    self.seen.last()
+                );
             }
             while let Ok(l) = self.lines.try_recv() {
                 self.seen.push(l);
@@ -222,7 +236,11 @@ fn check_ids(all: &[u64], node: u64) {
     let unique: HashSet<u64> = all.iter().copied().collect();
     assert_eq!(unique.len(), all.len(), "duplicate IDs among the workers");
     for &id in all {
-        assert_eq!(layout.decode(id).unwrap().node, node, "ID {id} not under node {node}");
+        assert_eq!(
+            layout.decode(id).unwrap().node,
+            node,
+            "ID {id} not under node {node}"
+        );
     }
 }
 
@@ -240,6 +258,8 @@ fn workers_share_one_node_and_outlive_the_claimer() {
     let dir = temp_dir("snowmint-shared");
     for store_url in stores(&dir) {
         let store = open_store(&parse_store_url(&store_url).unwrap()).unwrap();
+        // Messages name the store without its password.
+        let shown = store.describe();
         let seq = unique("shared");
         create(&*store, &seq);
         let src = source(&store_url, &seq);
@@ -250,9 +270,13 @@ fn workers_share_one_node_and_outlive_the_claimer() {
             .map(|_| Worker::start(&src, &state_file, 5.0))
             .collect();
         for w in &mut others {
-            assert_eq!(node_and_token(&w.first_line()), (node, token), "{store_url}");
+            assert_eq!(node_and_token(&w.first_line()), (node, token), "{shown}");
         }
-        assert_eq!(held(&*store, &seq), vec![(node, token)], "{store_url}: one claim");
+        assert_eq!(
+            held(&*store, &seq),
+            vec![(node, token)],
+            "{shown}: one claim"
+        );
         std::thread::sleep(Duration::from_millis(800));
         let killed_at = now_ms();
         let mut all = ids(&claimer.kill());
@@ -261,12 +285,12 @@ fn workers_share_one_node_and_outlive_the_claimer() {
         assert_eq!(
             held(&*store, &seq),
             vec![(node, token)],
-            "{store_url}: the claim outlives the process that took it"
+            "{shown}: the claim outlives the process that took it"
         );
         let mut after_ttl = 0;
         for w in others {
             let (lines, status) = w.finish(Duration::from_secs(30));
-            assert_eq!(status, Some(0), "{store_url}: {:?}", lines.last());
+            assert_eq!(status, Some(0), "{shown}: {:?}", lines.last());
             assert_eq!(lines.last().map(String::as_str), Some("released"));
             let mine = ids(&lines);
             after_ttl += mine
@@ -279,17 +303,30 @@ fn workers_share_one_node_and_outlive_the_claimer() {
             all.extend(mine);
         }
         check_ids(&all, node);
-        assert!(after_ttl > 100, "{store_url}: minting went on after the claimer died ({after_ttl} IDs)");
-        assert_eq!(held(&*store, &seq), vec![], "{store_url}: released by the last worker");
-        eprintln!("{store_url}: {} IDs, 0 duplicates, {after_ttl} minted past the killed claimer's TTL", all.len());
+        assert!(
+            after_ttl > 100,
+            "{shown}: minting went on after the claimer died ({after_ttl} IDs)"
+        );
+        assert_eq!(
+            held(&*store, &seq),
+            vec![],
+            "{shown}: released by the last worker"
+        );
+        eprintln!(
+            "{}: {} IDs, 0 duplicates, {after_ttl} minted past the killed claimer's TTL",
+            store.describe(),
+            all.len()
+        );
         // The next process on the host claims again, and starts after everything minted.
         let mut next = Worker::start(&src, &state_file, 0.2);
         next.first_line();
         let (lines, status) = next.finish(Duration::from_secs(20));
-        assert_eq!(status, Some(0), "{store_url}: {lines:?}");
+        assert_eq!(status, Some(0), "{shown}: {lines:?}");
         let max = *all.iter().max().unwrap();
         let later = ids(&lines);
-        assert!(later.iter().all(|&id| id > max || Layout::twitter().decode(id).unwrap().node != node));
+        assert!(later
+            .iter()
+            .all(|&id| id > max || Layout::twitter().decode(id).unwrap().node != node));
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -301,6 +338,8 @@ fn a_lost_shared_lease_stops_every_worker() {
     let dir = temp_dir("snowmint-shared-lost");
     for store_url in stores(&dir) {
         let store = open_store(&parse_store_url(&store_url).unwrap()).unwrap();
+        // Messages name the store without its password.
+        let shown = store.describe();
         let seq = unique("lost");
         create(&*store, &seq);
         let src = source(&store_url, &seq);
@@ -308,9 +347,15 @@ fn a_lost_shared_lease_stops_every_worker() {
         let mut workers: Vec<Worker> = (0..3)
             .map(|_| Worker::start(&src, &state_file, 40.0))
             .collect();
-        let first: Vec<(u64, u64)> = workers.iter_mut().map(|w| node_and_token(&w.first_line())).collect();
+        let first: Vec<(u64, u64)> = workers
+            .iter_mut()
+            .map(|w| node_and_token(&w.first_line()))
+            .collect();
         let (node, token) = first[0];
-        assert!(first.iter().all(|&f| f == (node, token)), "{store_url}: {first:?}");
+        assert!(
+            first.iter().all(|&f| f == (node, token)),
+            "{shown}: {first:?}"
+        );
         std::thread::sleep(Duration::from_millis(300));
         // End the claim from outside, as an operator (or an expiry) would.
         let claim = Claim {
@@ -324,12 +369,20 @@ fn a_lost_shared_lease_stops_every_worker() {
         let mut all = Vec::new();
         for w in workers {
             let (lines, status) = w.finish(Duration::from_secs(20));
-            assert_eq!(status, Some(3), "{store_url}: {:?}", lines.last());
-            assert_eq!(lines.last().map(String::as_str), Some("error LEASE_LOST"), "{store_url}");
+            assert_eq!(status, Some(3), "{shown}: {:?}", lines.last());
+            assert_eq!(
+                lines.last().map(String::as_str),
+                Some("error LEASE_LOST"),
+                "{shown}"
+            );
             all.extend(ids(&lines));
         }
         check_ids(&all, node);
-        eprintln!("{store_url}: {} IDs, 0 duplicates, every worker stopped with LEASE_LOST", all.len());
+        eprintln!(
+            "{}: {} IDs, 0 duplicates, every worker stopped with LEASE_LOST",
+            store.describe(),
+            all.len()
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
