@@ -1179,11 +1179,13 @@ impl Generator {
     }
 
     /// `await Generator.open({ nodeId, layout?, policy?, maxAheadMs?, randomStart?, randomSeed?,
-    /// waitForNodeMs? })`: any node source; a lease source (`file:///DIR`, `etcd://…`, `postgres://…`)
-    /// claims a node ID on a worker thread (the event loop keeps running). With every node ID held,
-    /// `waitForNodeMs` (or the source's `?wait=`) waits up to that long for one to come free.
+    /// waitForNodeMs?, stateFile? })`: any node source; a lease source (`file:///DIR`, `etcd://…`,
+    /// `postgres://…`) claims a node ID on a worker thread (the event loop keeps running). With every
+    /// node ID held, `waitForNodeMs` (or the source's `?wait=`) waits up to that long for one to come
+    /// free. With `stateFile`, a lease is one per host: every process that opens the same file mints
+    /// under the node ID the first one claimed, and the last one to close releases it.
     #[napi(
-        ts_args_type = "options: { nodeId: number | bigint | string; layout?: PresetName | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint | number; waitForNodeMs?: number | bigint }",
+        ts_args_type = "options: { nodeId: number | bigint | string; layout?: PresetName | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint | number; waitForNodeMs?: number | bigint; stateFile?: string | null }",
         ts_return_type = "Promise<Generator>"
     )]
     pub fn open(env: Env, options: Unknown<'_>) -> Result<AsyncTask<CoordTask>> {
@@ -1200,12 +1202,16 @@ impl Generator {
                 "Generator.open takes no clock: leases mint on the system clock (use new Generator for an injected clock)",
             ));
         }
-        if o.get("stateFile").is_some_and(|f| !is_nullish(raw_env, f)) {
-            return Err(type_err(
-                raw_env,
-                "Generator.open takes no stateFile: a state file shares one given node ID between processes, a lease claims one per process (use new Generator({ nodeId, stateFile }))",
-            ));
-        }
+        // With a lease source, the lease is shared by every process of the host that opens this file.
+        let state_file = match o.get("stateFile") {
+            Some(f) if !is_nullish(raw_env, f) => match type_of(raw_env, f) {
+                sys::ValueType::napi_string => {
+                    Some(std::path::PathBuf::from(get_string(raw_env, f)?))
+                }
+                _ => return Err(type_err(raw_env, "stateFile must be a path string")),
+            },
+            _ => None,
+        };
         let node_raw = o.required("nodeId", "Generator options")?;
         let source = match type_of(raw_env, node_raw) {
             sys::ValueType::napi_string => get_string(raw_env, node_raw)?,
@@ -1226,6 +1232,7 @@ impl Generator {
                 layout,
                 options,
                 wait_for_node,
+                state_file,
             },
         }))
     }
@@ -1306,6 +1313,7 @@ pub enum Op {
         /// `waitForNodeMs`: how long to wait for a node ID when all are held (`None`: the source's
         /// `?wait=`).
         wait_for_node: Option<std::time::Duration>,
+        state_file: Option<std::path::PathBuf>,
     },
     Detach,
     Attach,
@@ -1367,17 +1375,29 @@ impl napi::Task for CoordTask {
                 layout,
                 options,
                 wait_for_node,
-            } => match coord::SequencerGenerator::open_waiting(
+                state_file,
+            } => match coord::SequencerGenerator::open_sharing(
                 &source,
                 layout,
                 options,
                 wait_for_node,
+                state_file.clone(),
             ) {
-                Ok(coord::Opened::Fixed(n)) => {
-                    SharedGenerator::with_state(layout, n, options, SharedState::memory())
-                        .map(Done::Fixed)
-                        .map_err(coord::Error::from)
-                }
+                Ok(coord::Opened::Fixed(n)) => (|| {
+                    // A fixed node ID with a state file: the file's state word, as new Generator.
+                    let state = match &state_file {
+                        Some(path) => {
+                            SharedGenerator::new(layout, n, options)?;
+                            SharedState::file(StateFile::open(path, &layout, n).map_err(|e| {
+                                coord::Error::from(e).context(path.display().to_string())
+                            })?)
+                        }
+                        None => SharedState::memory(),
+                    };
+                    Ok(Done::Fixed(SharedGenerator::with_state(
+                        layout, n, options, state,
+                    )?))
+                })(),
                 Ok(coord::Opened::Leased(g)) => Ok(Done::Leased(g)),
                 Err(e) => Err(e),
             },

@@ -133,6 +133,19 @@ fn err(py: Python<'_>, e: sm::Error) -> PyErr {
     raise(py, e.code(), message, &extra)
 }
 
+/// A `state_file=` value: a path (`str` or `os.PathLike`).
+fn state_file_path(p: &Bound<'_, PyAny>) -> PyResult<std::path::PathBuf> {
+    p.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "state_file must be a path (str or os.PathLike), not {}",
+            p.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })
+}
+
 /// Maps a coordination error to its Python exception.
 fn coord_err(py: Python<'_>, e: coord::Error) -> PyErr {
     raise(py, e.code(), e.message().to_string(), &[])
@@ -1066,17 +1079,20 @@ impl PyGenerator {
                         &[],
                     ));
                 }
-                if lease && state_file.is_some_and(|p| !p.is_none()) {
-                    return Err(raise(
-                        py,
-                        ErrorCode::InvalidArgument,
-                        format!("node source {:?}: state_file= shares one given node ID between processes; a lease source claims a node ID per process: use one or the other", coord::source::redacted(&source)),
-                        &[],
-                    ));
-                }
+                // With state_file=, the lease is shared by every process of the host that opens it.
+                let shared_path = match state_file {
+                    Some(p) if lease && !p.is_none() => Some(state_file_path(p)?),
+                    _ => None,
+                };
                 // Blocking claim with the GIL released (other threads run while the store answers).
                 match py.detach(|| {
-                    coord::SequencerGenerator::open_waiting(&source, layout, options, wait_for_node)
+                    coord::SequencerGenerator::open_sharing(
+                        &source,
+                        layout,
+                        options,
+                        wait_for_node,
+                        shared_path,
+                    )
                 }) {
                     Ok(coord::Opened::Fixed(n)) => n,
                     Ok(coord::Opened::Leased(g)) => {
@@ -1094,15 +1110,7 @@ impl PyGenerator {
         sm::SharedGenerator::new(layout, node_id, options).or_raise(py)?;
         let state = match state_file {
             Some(p) if !p.is_none() => {
-                let path: std::path::PathBuf = p.extract().map_err(|_| {
-                    PyTypeError::new_err(format!(
-                        "state_file must be a path (str or os.PathLike), not {}",
-                        p.get_type()
-                            .name()
-                            .map(|n| n.to_string())
-                            .unwrap_or_default()
-                    ))
-                })?;
+                let path = state_file_path(p)?;
                 let file = py
                     .detach(|| StateFile::open(&path, &layout, node_id))
                     .map_err(|e| raise(py, e.code(), format!("{}: {e}", path.display()), &[]))?;

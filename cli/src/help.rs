@@ -108,6 +108,9 @@ OPTIONS
                     file a service's workers use): no ID repeats between them or across runs.
                     Created if missing; another layout or node ID, or a damaged file, is
                     STATE_FILE_MISMATCH. The state is flushed to storage (msync) before exiting.
+                    With a lease source as --node: one lease per host, shared by every process on
+                    the file (the first claims the node ID, the others mint under it, the last
+                    one to exit releases it).
   --json            one JSON object per line: {\"id\":\"<decimal>\",\"text\":\"<in --format>\"}
   --stats           after minting, the generator's counters as one JSON line on stderr:
                     {\"minted\":N,\"batches\":N,\"borrowed_ticks\":N,\"waits\":N,\"wait_ns\":N,
@@ -122,6 +125,7 @@ EXAMPLES
   snowmint mint --layout hazelcast --node-id-offset 100 --node 3
   snowmint mint -n 10 --node 3 --state-file /dev/shm/orders.snowmint
   snowmint mint -n 5 --node 'file:///var/lib/snowmint?sequencer=orders'
+  snowmint mint -n 5 --node 'file:///var/lib/snowmint' --state-file /dev/shm/orders.lease
   snowmint mint -n 3 --json
 
 NOTES

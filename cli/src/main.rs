@@ -199,15 +199,16 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                 let parsed =
                     NodeSource::parse(&text).map_err(|e| sequencer::malformed(e, "mint"))?;
                 if let NodeSource::Lease(_) = parsed {
-                    if state_file.is_some() {
-                        return Err(CliError::usage(
-                            "--state-file shares one given node ID between processes; a lease source claims a node ID per process: use one or the other",
-                            "mint",
-                        )
-                        .into());
-                    }
+                    // With --state-file, the lease is shared by every process of the host on the file.
                     let given = layout_args.given().then_some(layout);
-                    let counts = mint_leased(&text, given, count, (format, json), out)?;
+                    let counts = mint_leased(
+                        &text,
+                        state_file.as_deref(),
+                        given,
+                        count,
+                        (format, json),
+                        out,
+                    )?;
                     return report_stats(stats, counts);
                 }
                 (
@@ -315,6 +316,7 @@ fn emit(
 /// does not exist yet.
 fn mint_leased(
     source: &str,
+    state_file: Option<&str>,
     layout: Option<snowmint::Layout>,
     count: u64,
     format: Style,
@@ -330,7 +332,18 @@ fn mint_leased(
             .map_err(sequencer::cli_error)?
             .unwrap_or_else(snowmint::Layout::twitter),
     };
-    let gen = NodeGenerator::open(source, layout, options).map_err(sequencer::cli_error)?;
+    let lease = snowmint_coord::LeaseOptions {
+        state_file: state_file.map(Into::into),
+        ..snowmint_coord::LeaseOptions::default()
+    };
+    let gen = NodeGenerator::open_with(
+        source,
+        layout,
+        options,
+        std::sync::Arc::new(snowmint_coord::SystemTime),
+        lease,
+    )
+    .map_err(sequencer::cli_error)?;
     let chunk = layout.ids_per_tick().clamp(1, 4096) as usize;
     let mut buf = vec![0u64; chunk];
     let mut remaining = count;

@@ -423,6 +423,82 @@ fn sixteen_processes_distinct_node_ids_unique_ids() {
     }
 }
 
+/// `snowmint mint --node SOURCE --state-file PATH`: one lease per host. A sequencer of ONE node ID, held
+/// through the state file by this process: 8 CLI processes at once mint under that same node ID (without
+/// the state file each would need a node ID of its own: `NODE_IDS_EXHAUSTED`), no ID twice; once the
+/// last process on the file exits, the claim is released.
+#[test]
+fn cli_processes_share_one_lease_through_a_state_file() {
+    for store in stores() {
+        let seq = create(&store, "shared-cli", 1);
+        let src = source(&store, &seq, "10s");
+        let dir = std::env::temp_dir().join(name("shared-cli"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let state_file = dir.join("lease.state");
+        let state = state_file.display().to_string();
+        let holder = NodeGenerator::open_with(
+            &src,
+            Layout::twitter(),
+            Options::default(),
+            Arc::new(SystemTime),
+            LeaseOptions {
+                state_file: Some(state_file.clone()),
+                ..LeaseOptions::default()
+            },
+        )
+        .unwrap();
+        let node = holder.node_id();
+        let mut all = vec![holder.next_id().unwrap()];
+        let clis: Vec<_> = (0..8)
+            .map(|_| {
+                Command::new(CLI)
+                    .args(["mint", "-n", "5000", "--node", &src, "--state-file", &state])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in clis {
+            let out = c.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let ids: Vec<u64> = String::from_utf8(out.stdout)
+                .unwrap()
+                .lines()
+                .map(|l| l.parse().unwrap())
+                .collect();
+            assert_eq!(ids.len(), 5000);
+            all.extend(ids);
+        }
+        assert!(all
+            .iter()
+            .all(|&id| Layout::twitter().decode(id).unwrap().node == node));
+        assert_unique(&all);
+        // Without the state file the one node ID is this process's: refused.
+        cli_fails(&["mint", "--node", &src], "NODE_IDS_EXHAUSTED");
+        let store_handle = open_store(&parse_store_url(&store).unwrap()).unwrap();
+        let held = |s: &dyn snowmint_coord::Store| {
+            s.holders(&seq, now_ms())
+                .unwrap()
+                .into_iter()
+                .filter(|n| n.claim.is_some())
+                .count()
+        };
+        assert_eq!(held(&*store_handle), 1);
+        holder.release().unwrap();
+        assert_eq!(
+            held(&*store_handle),
+            0,
+            "released by the last process on the file"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 /// A holder killed with SIGKILL: on the embedded store its node ID is free at once; on a server
 /// store after the TTL. The next holder never repeats an ID of the killed one.
 #[test]

@@ -32,7 +32,8 @@ pub enum Opened {
 ///
 /// **Forked children** (pre-fork servers: gunicorn `--preload`, uWSGI, Celery prefork): a generator
 /// opened from a node source ([`open`](Self::open)) and used in a process forked after it was opened
-/// opens a lease of its own there, on first use, from the same source: the parent's lease stopped in the
+/// opens a lease of its own there, on first use, from the same source (with a state file: it joins the
+/// lease the host's processes share, [`open_sharing`](Self::open_sharing)): the parent's lease stopped in the
 /// child at the fork ([`crate::lease`]), and the child never touches the parent's claim, keeper or store
 /// connections (they are left as they are, not dropped, in the child). A handle of a named sequencer
 /// ([`attach_new`](Self::attach_new)) has no source to open again: in a child it fails with `LEASE_LOST`.
@@ -64,6 +65,7 @@ struct Reopen {
     layout: Layout,
     options: Options,
     wait_for_node: Option<std::time::Duration>,
+    state_file: Option<std::path::PathBuf>,
 }
 
 impl SequencerGenerator {
@@ -80,6 +82,20 @@ impl SequencerGenerator {
         options: Options,
         wait_for_node: Option<std::time::Duration>,
     ) -> Result<Opened> {
+        Self::open_sharing(source, layout, options, wait_for_node, None)
+    }
+
+    /// [`open_waiting`](Self::open_waiting); with `state_file`, a lease source's lease is shared by every
+    /// process of the host that opens the same state file ([`LeaseOptions::state_file`]: one node ID per
+    /// host, claimed by the first, released by the last). A fixed node ID opens as it does without it
+    /// (the binding opens the state file for it).
+    pub fn open_sharing(
+        source: &str,
+        layout: Layout,
+        options: Options,
+        wait_for_node: Option<std::time::Duration>,
+        state_file: Option<std::path::PathBuf>,
+    ) -> Result<Opened> {
         let parsed = NodeSource::parse(source)?;
         let NodeSource::Lease(l) = &parsed else {
             return parsed.resolve(source, &layout).map(Opened::Fixed);
@@ -95,6 +111,7 @@ impl SequencerGenerator {
             LeaseOptions {
                 ttl: l.ttl,
                 wait_for_node: wait_for_node.unwrap_or(l.wait),
+                state_file: state_file.clone(),
                 ..LeaseOptions::default()
             },
         )?;
@@ -104,6 +121,7 @@ impl SequencerGenerator {
             layout,
             options,
             wait_for_node,
+            state_file,
         });
         Ok(Opened::Leased(Box::new(g)))
     }
@@ -159,9 +177,14 @@ impl SequencerGenerator {
         if let Some(c) = self.child.get() {
             return Ok(c);
         }
-        let opened =
-            SequencerGenerator::open_waiting(&r.source, r.layout, r.options, r.wait_for_node)
-                .map_err(|e| e.context("a forked child opening its own lease"))?;
+        let opened = SequencerGenerator::open_sharing(
+            &r.source,
+            r.layout,
+            r.options,
+            r.wait_for_node,
+            r.state_file.clone(),
+        )
+        .map_err(|e| e.context("a forked child opening its own lease"))?;
         let Opened::Leased(c) = opened else {
             return Err(crate::Error::invalid(
                 "the node source no longer names a lease",
