@@ -1132,6 +1132,26 @@ snowmint_result snowmint_generator_open(const char *node_source,
 
 #if defined(SNOWMINT_COORD)
 /**
+ * `snowmint_generator_open` with a state file (`state_file` may be NULL: none). With a lease source, the
+ * lease is one per host: every process that opens the same state file mints under the node ID the
+ * first one claimed (recorded in the file), the lease is renewed while any of them lives (another
+ * process takes the renewal over, with the same claim, when the one renewing it exits or is killed)
+ * and released by the last one to free its handle; a lost lease stops every process with LEASE_LOST.
+ * With a fixed node ID, the state word lives in the file as with `snowmint_shared_generator_open_file`.
+ *
+ * Errors: those of `snowmint_generator_open`, and STATE_FILE_MISMATCH (a file made for a fixed node ID
+ * or another layout, or whose processes share a lease of another source), LEASE_LOST (the processes on
+ * the file hold a lost lease and are stopping).
+ */
+snowmint_result snowmint_generator_open_shared(const char *node_source,
+                                               const char *state_file,
+                                               const struct snowmint_layout *layout,
+                                               const struct snowmint_options *options,
+                                               struct snowmint_shared_generator **generator_out);
+#endif
+
+#if defined(SNOWMINT_COORD)
+/**
  * Writes the lease a generator holds into `*info_out`. INVALID_ARGUMENT for a fixed node ID (it holds
  * no lease), LEASE_LOST when detached, SEQUENCER_DESTROYED when destroyed.
  */

@@ -48,12 +48,44 @@ pub unsafe extern "C" fn snowmint_generator_open(
     options: *const snowmint_options,
     generator_out: *mut *mut snowmint_shared_generator,
 ) -> snowmint_result {
+    // SAFETY: forwarded caller contract; no state file.
+    unsafe {
+        snowmint_generator_open_shared(node_source, std::ptr::null(), layout, options, generator_out)
+    }
+}
+
+/// `snowmint_generator_open` with a state file (`state_file` may be NULL: none). With a lease source, the
+/// lease is one per host: every process that opens the same state file mints under the node ID the
+/// first one claimed (recorded in the file), the lease is renewed while any of them lives (another
+/// process takes the renewal over, with the same claim, when the one renewing it exits or is killed)
+/// and released by the last one to free its handle; a lost lease stops every process with LEASE_LOST.
+/// With a fixed node ID, the state word lives in the file as with `snowmint_shared_generator_open_file`.
+///
+/// Errors: those of `snowmint_generator_open`, and STATE_FILE_MISMATCH (a file made for a fixed node ID
+/// or another layout, or whose processes share a lease of another source), LEASE_LOST (the processes on
+/// the file hold a lost lease and are stopping).
+#[no_mangle]
+pub unsafe extern "C" fn snowmint_generator_open_shared(
+    node_source: *const c_char,
+    state_file: *const c_char,
+    layout: *const snowmint_layout,
+    options: *const snowmint_options,
+    generator_out: *mut *mut snowmint_shared_generator,
+) -> snowmint_result {
     guard(|| {
         nonnull!(node_source);
         nonnull!(layout);
         nonnull!(generator_out);
         // SAFETY: non-NULL NUL-terminated string (caller contract).
         let source = unsafe { text_arg(node_source, "node_source is not UTF-8") }?;
+        let state_file = if state_file.is_null() {
+            None
+        } else {
+            // SAFETY: non-NULL NUL-terminated string (caller contract).
+            Some(std::path::PathBuf::from(unsafe {
+                text_arg(state_file, "state_file is not UTF-8")
+            }?))
+        };
         // SAFETY: non-NULL live handle.
         let l = *unsafe { layout_ref(layout) };
         // SAFETY: forwarded caller contract.
@@ -67,17 +99,22 @@ pub unsafe extern "C" fn snowmint_generator_open(
                 "a lease source mints on the system clock; options.clock is for fixed node IDs",
             ));
         }
-        let p = match coord::SequencerGenerator::open(source, l, opts)? {
-            coord::Opened::Fixed(node) => Box::into_raw(Box::new(snowmint_shared_generator {
-                inner: SharedInner::Plain(SharedGenerator::with_state(
-                    l,
-                    node,
-                    opts,
-                    SharedState::memory(),
-                )?),
-                clock,
-                forks: fork_count(),
-            })),
+        let p = match coord::SequencerGenerator::open_sharing(source, l, opts, None, state_file.clone())? {
+            coord::Opened::Fixed(node) => {
+                let state = match &state_file {
+                    Some(path) => {
+                        // Bad options are refused before the file system is touched.
+                        SharedGenerator::new(l, node, opts)?;
+                        SharedState::file(StateFile::open(path, &l, node)?)
+                    }
+                    None => SharedState::memory(),
+                };
+                Box::into_raw(Box::new(snowmint_shared_generator {
+                    inner: SharedInner::Plain(SharedGenerator::with_state(l, node, opts, state)?),
+                    clock,
+                    forks: fork_count(),
+                }))
+            }
             coord::Opened::Leased(g) => {
                 // Boxed, so it stays where it is: given back before a fork if it never minted.
                 coord::generator::prefork::register(&g);

@@ -4,6 +4,7 @@
  *  - sources: fixed, env, bad sources and unreachable stores give the same codes as Rust (and free
  *    everything: valgrind / ASan see every failed path);
  *  - lease info, state, detach/attach;
+ *  - one lease per host: forked processes on one state file share a sequencer's only node ID;
  *  - the sequencer lifecycle: create, conflict, exhausted, destroy seen from another process
  *    (fork), re-create never repeats an ID;
  *  - pause: a fork()ed holder is SIGSTOPped past the TTL while another process takes its node ID;
@@ -171,6 +172,77 @@ static void test_lease(const snowmint_layout *l, const char *base) {
     CHECK_RC(snowmint_shared_next_id(g, &id), SNOWMINT_RESULT_OK);
     CHECK(id > last);
     snowmint_shared_generator_free(g);
+}
+
+/* One lease per host: a sequencer of ONE node ID, held through a state file by this process; 3 forked
+ * children open the same source with the same state file and mint under that node ID at once (without
+ * the file each would need a node ID of its own: NODE_IDS_EXHAUSTED); no ID twice; after the last
+ * handle is freed the node ID is free again. */
+static void test_shared(const snowmint_layout *l, const char *base) {
+    char store[512], name[64], src[640], state[320];
+    snprintf(store, sizeof store, "%s%sttl=2s", base, strchr(base, '?') ? "&" : "?");
+    snprintf(name, sizeof name, "c-shared-%d-%u", (int)getpid(), uniq++);
+    snowmint_sequencer *seq = NULL;
+    CHECK_RC(snowmint_sequencer_create(store, name, l, 1, &seq), SNOWMINT_RESULT_OK);
+    snowmint_sequencer_free(seq);
+    snprintf(src, sizeof src, "%s&sequencer=%s", store, name);
+    snprintf(state, sizeof state, "%s/%s.state", tmpdir, name);
+    snowmint_shared_generator *g = NULL, *other = NULL;
+    CHECK_RC(snowmint_generator_open_shared(src, state, l, NULL, &g), SNOWMINT_RESULT_OK);
+    if (!g) return;
+    CHECK_RC(snowmint_generator_open(src, l, NULL, &other), SNOWMINT_RESULT_NODE_IDS_EXHAUSTED);
+    uint64_t node = 9999;
+    CHECK_RC(snowmint_shared_generator_node_id(g, &node), SNOWMINT_RESULT_OK);
+    enum { KIDS = 3, PER = 3000 };
+    int fds[KIDS][2];
+    pid_t pids[KIDS];
+    for (int k = 0; k < KIDS; k++) {
+        if (pipe(fds[k]) != 0) abort();
+        pids[k] = fork();
+        if (pids[k] == 0) {
+            close(fds[k][0]);
+            snowmint_shared_generator *c = NULL;
+            if (snowmint_generator_open_shared(src, state, l, NULL, &c) != SNOWMINT_RESULT_OK) _exit(3);
+            uint64_t ids[PER];
+            for (int i = 0; i < PER; i++) {
+                if (snowmint_shared_next_id(c, &ids[i]) != SNOWMINT_RESULT_OK) _exit(4);
+            }
+            if (write(fds[k][1], ids, sizeof ids) != (ssize_t)sizeof ids) _exit(5);
+            snowmint_shared_generator_free(c);
+            _exit(0);
+        }
+        close(fds[k][1]);
+    }
+    static uint64_t all[KIDS * PER + 1];
+    size_t n = 0;
+    for (int k = 0; k < KIDS; k++) {
+        size_t got = 0;
+        ssize_t r;
+        while (got < sizeof(uint64_t) * PER &&
+               (r = read(fds[k][0], (char *)&all[n] + got, sizeof(uint64_t) * PER - got)) > 0)
+            got += (size_t)r;
+        close(fds[k][0]);
+        int status = 0;
+        waitpid(pids[k], &status, 0);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        CHECK(got == sizeof(uint64_t) * PER);
+        n += got / sizeof(uint64_t);
+    }
+    CHECK_RC(snowmint_shared_next_id(g, &all[n]), SNOWMINT_RESULT_OK);
+    n++;
+    int same_node = 1, unique = 1;
+    for (size_t i = 0; i < n; i++) {
+        snowmint_decoded d;
+        if (snowmint_decode(l, all[i], &d) != SNOWMINT_RESULT_OK || d.node != node) same_node = 0;
+        for (size_t j = 0; j < i && unique; j++) unique &= all[i] != all[j];
+    }
+    CHECK(n == KIDS * PER + 1);
+    CHECK(same_node);
+    CHECK(unique);
+    snowmint_shared_generator_free(g);
+    /* Released by the last handle: the one node ID is free again. */
+    CHECK_RC(snowmint_generator_open(src, l, NULL, &other), SNOWMINT_RESULT_OK);
+    snowmint_shared_generator_free(other);
 }
 
 static void test_lifecycle(const snowmint_layout *l, const char *base) {
@@ -500,6 +572,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 3; i++) {
         if (!bases[i] || !*bases[i]) continue;
         test_lease(l, bases[i]);
+        test_shared(l, bases[i]);
         test_lifecycle(l, bases[i]);
         test_fork(l, bases[i]);
     }

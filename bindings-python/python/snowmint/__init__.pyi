@@ -301,7 +301,10 @@ class Generator:
     ``node_id`` may be a lease source (``"file:///DIR"``, ``"etcd://…"``, ``"postgres://…"``): with every
     node ID held, ``wait_for_node_ms`` (or ``?wait=30s`` in the source) waits up to that long for one to
     come free. Used in a process forked after it was opened, it opens a lease of its own there on first
-    use; a process that never minted gives its node ID back before it forks.
+    use; a process that never minted gives its node ID back before it forks. A lease source with
+    ``state_file`` is one lease per host: the first process on the file claims the node ID, every
+    process on it mints under it, the last one to close releases it (a lost lease raises
+    :class:`LeaseLostError` in every process).
     """
 
     def __new__(
