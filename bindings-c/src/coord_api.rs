@@ -50,7 +50,13 @@ pub unsafe extern "C" fn snowmint_generator_open(
 ) -> snowmint_result {
     // SAFETY: forwarded caller contract; no state file.
     unsafe {
-        snowmint_generator_open_shared(node_source, std::ptr::null(), layout, options, generator_out)
+        snowmint_generator_open_shared(
+            node_source,
+            std::ptr::null(),
+            layout,
+            options,
+            generator_out,
+        )
     }
 }
 
@@ -99,7 +105,13 @@ pub unsafe extern "C" fn snowmint_generator_open_shared(
                 "a lease source mints on the system clock; options.clock is for fixed node IDs",
             ));
         }
-        let p = match coord::SequencerGenerator::open_sharing(source, l, opts, None, state_file.clone())? {
+        let p = match coord::SequencerGenerator::open_sharing(
+            source,
+            l,
+            opts,
+            None,
+            state_file.clone(),
+        )? {
             coord::Opened::Fixed(node) => {
                 let state = match &state_file {
                     Some(path) => {

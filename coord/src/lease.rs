@@ -27,6 +27,14 @@
 //!   default the TTL; under `fail` its retry does). What the request may need is bounded by `max_ahead`:
 //!   a batch the generator could never mint (more IDs than `max_ahead` holds) fails with the core's
 //!   `INVALID_ARGUMENT` before any reservation is asked for.
+//! - **One lease per host** ([`LeaseOptions::state_file`], [`crate::shared_lease`]): the processes that
+//!   open one state file share one claim. The ceiling, the state, the renewal deadline and the wanted end
+//!   live in the file's lease words ([`Word`]) and the generator mints from the file's state word, so the
+//!   code above runs unchanged on them; the keeper runs in the process holding the file's keeper lock,
+//!   and another process takes it over (adopting the same claim, [`Store::adopt`]) when that one exits or
+//!   is killed. The first process claims (and starts after the reservation before it records the claim
+//!   in the file), the others adopt, the last one releases. A forked child keeps none of it: its
+//!   ceiling is capped at zero ([`LeaseCeiling`]) and it lets go of the parent's locks.
 //! - **Sequencer destroyed**: the keeper checks the sequencer's record on every round; once it is gone
 //!   (or re-created: another incarnation), the ceiling drops to zero and every mint fails with
 //!   `SEQUENCER_DESTROYED`, forever.

@@ -32,14 +32,14 @@ use snowmint::{ErrorCode, Layout};
 use crate::error::{Error, Result};
 
 /// Lock byte: joins and leaves, one at a time.
-pub(crate) const JOIN: u64 = 1 << 20;
+pub const JOIN: u64 = 1 << 20;
 /// Lock byte: the keeper.
-pub(crate) const KEEPER: u64 = JOIN + 1;
+pub const KEEPER: u64 = JOIN + 1;
 /// Lock byte: the members (shared locks).
-pub(crate) const MEMBER: u64 = JOIN + 2;
+pub const MEMBER: u64 = JOIN + 2;
 /// How often a process that is not the keeper tries to become it, and how often the keeper looks for a
 /// request of another process that met the ceiling.
-pub(crate) const POLL: Duration = Duration::from_millis(20);
+pub const POLL: Duration = Duration::from_millis(20);
 
 /// The lease words (indices of [`StateFile::lease_word`]).
 pub(crate) const CEILING: usize = 0;
