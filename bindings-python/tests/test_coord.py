@@ -21,20 +21,10 @@ from typing import Iterator
 import pytest
 
 import snowmint
-
-ETCD = os.environ.get("SNOWMINT_TEST_ETCD_URL", "")
-POSTGRES = os.environ.get("SNOWMINT_TEST_POSTGRES_URL", "")
-REQUIRE = os.environ.get("SNOWMINT_REQUIRE_SERVERS") == "1"
-
+from recipes import ETCD, POSTGRES, REQUIRE, server_kinds
 
 def _servers() -> list[str]:
-    kinds = []
-    for kind, url in (("etcd", ETCD), ("postgres", POSTGRES)):
-        if url:
-            kinds.append(kind)
-        elif REQUIRE:
-            raise RuntimeError(f"SNOWMINT_REQUIRE_SERVERS=1 but no {kind} URL")
-    return kinds
+    return server_kinds()
 
 
 @pytest.fixture

@@ -10,34 +10,24 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 
 import pytest
 
 import snowmint
+from recipes import ETCD, POSTGRES, serve_gunicorn, server_kinds
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="a shared lease needs Linux")
 
-ETCD = os.environ.get("SNOWMINT_TEST_ETCD_URL", "")
-POSTGRES = os.environ.get("SNOWMINT_TEST_POSTGRES_URL", "")
-REQUIRE = os.environ.get("SNOWMINT_REQUIRE_SERVERS") == "1"
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _kinds() -> list[str]:
-    kinds = ["file"]
-    for kind, url in (("etcd", ETCD), ("postgres", POSTGRES)):
-        if url:
-            kinds.append(kind)
-        elif REQUIRE:
-            raise RuntimeError(f"SNOWMINT_REQUIRE_SERVERS=1 but no {kind} URL")
-    return kinds
+    return ["file", *server_kinds()]
 
 
 def one_node_source(kind: str, tmp_path: Path) -> str:
@@ -125,12 +115,6 @@ def test_a_fixed_node_state_file_is_not_a_lease_file(tmp_path: Path) -> None:
         snowmint.Generator(node_id=src, state_file=str(state))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.parametrize("kind", _kinds())
 def test_readme_gunicorn_host_lease_recipe(kind: str, tmp_path: Path) -> None:
     pytest.importorskip("gunicorn")
@@ -141,33 +125,8 @@ def test_readme_gunicorn_host_lease_recipe(kind: str, tmp_path: Path) -> None:
     state = str(tmp_path / "orders.lease")
     (tmp_path / "app_host_lease.py").write_text(app.group(1).replace("/dev/shm/orders.lease", state))
     src = one_node_source(kind, tmp_path)
-    port = _free_port()
-    argv = cmd.group(1).split()
-    assert argv[0] == "gunicorn"
-    argv = [sys.executable, "-m", "gunicorn", *argv[1:], "--bind", f"127.0.0.1:{port}"]
-    env = {**os.environ, "SNOWMINT_NODE_SOURCE": src}
-    server = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        url = f"http://127.0.0.1:{port}/"
-        for _ in range(400):
-            try:
-                urllib.request.urlopen(url, timeout=1).read()
-                break
-            except OSError:
-                assert server.poll() is None, server.stderr.read() if server.stderr else ""
-                time.sleep(0.05)
-        from concurrent.futures import ThreadPoolExecutor
-
-        def fetch(_: int) -> tuple[int, int]:
-            body = urllib.request.urlopen(url, timeout=10).read().decode().split()
-            return int(body[0]), int(body[1])
-
-        with ThreadPoolExecutor(8) as pool:
-            got = list(pool.map(fetch, range(1000)))
-        ids = [i for i, _ in got]
-        assert len(set(ids)) == len(ids), "gunicorn workers minted a duplicate"
-        assert len({pid for _, pid in got}) >= 2, "the requests reached several workers"
-        assert {snowmint.decode(i).node_id for i in ids} == {0}, "the sequencer's one node ID"
-    finally:
-        server.terminate()
-        server.wait(30)
+    got = serve_gunicorn(cmd.group(1), tmp_path, 1000, {**os.environ, "SNOWMINT_NODE_SOURCE": src})
+    ids = [i for i, _ in got]
+    assert len(set(ids)) == len(ids), "gunicorn workers minted a duplicate"
+    assert len({pid for _, pid in got}) >= 2, "the requests reached several workers"
+    assert {snowmint.decode(i).node_id for i in ids} == {0}, "the sequencer's one node ID"

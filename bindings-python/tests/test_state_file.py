@@ -12,16 +12,15 @@ import multiprocessing
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 import snowmint
+from recipes import serve_gunicorn
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="state files: Linux here")
 
@@ -236,12 +235,6 @@ def test_decimal_layout_on_a_state_file(tmp_path: Path) -> None:
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_readme_gunicorn_recipe(tmp_path: Path) -> None:
     pytest.importorskip("gunicorn")
     text = README.read_text(encoding="utf-8")
@@ -252,32 +245,8 @@ def test_readme_gunicorn_recipe(tmp_path: Path) -> None:
     assert app.group(0) in top and cmd.group(0) in top, "the repository README shows the same recipe"
     state = str(tmp_path / "orders.snowmint")
     (tmp_path / "app.py").write_text(app.group(1).replace("/dev/shm/orders.snowmint", state))
-    port = _free_port()
-    argv = cmd.group(1).split()
-    assert argv[0] == "gunicorn"
-    argv = [sys.executable, "-m", "gunicorn", *argv[1:], "--bind", f"127.0.0.1:{port}"]
-    server = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        url = f"http://127.0.0.1:{port}/"
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(url, timeout=1).read()
-                break
-            except OSError:
-                assert server.poll() is None, server.stderr.read() if server.stderr else ""
-                time.sleep(0.05)
-        from concurrent.futures import ThreadPoolExecutor
-
-        def fetch(_: int) -> tuple[int, int]:
-            body = urllib.request.urlopen(url, timeout=5).read().decode().split()
-            return int(body[0]), int(body[1])
-
-        with ThreadPoolExecutor(8) as pool:
-            got = list(pool.map(fetch, range(2000)))
-        ids = [i for i, _ in got]
-        assert len(set(ids)) == len(ids), "gunicorn workers minted a duplicate"
-        assert len({pid for _, pid in got}) >= 2, "the requests reached several workers"
-        assert {snowmint.decode(i).node_id for i in ids} == {3}
-    finally:
-        server.terminate()
-        server.wait(20)
+    got = serve_gunicorn(cmd.group(1), tmp_path, 2000)
+    ids = [i for i, _ in got]
+    assert len(set(ids)) == len(ids), "gunicorn workers minted a duplicate"
+    assert len({pid for _, pid in got}) >= 2, "the requests reached several workers"
+    assert {snowmint.decode(i).node_id for i in ids} == {3}
