@@ -8,8 +8,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { freePort, get } = require('./http-helpers.cjs')
-const { spawn } = require('node:child_process')
+const { serveRecipe } = require('./http-helpers.cjs')
 const { Generator, Sequencer, decode } = require('snowmint')
 
 // The repository's README (this project holds a copy of the binding's own README only).
@@ -19,12 +18,6 @@ function block(title) {
   const m = README.match(new RegExp('```\\w+ title=' + title.replace(/\./g, '\\.') + '\\n([\\s\\S]*?)```'))
   assert.ok(m, `the README shows ${title}`)
   return m[1]
-}
-
-function exited(child) {
-  return child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise((resolve) => child.once('exit', resolve))
 }
 
 const stores = [['file', null]]
@@ -49,48 +42,12 @@ for (const [kind, url] of stores) {
       path.join(dir, 'cluster-host-lease.js'),
       block('cluster-host-lease.js').replace('/dev/shm/orders.lease', stateFile),
     )
-    const port = await freePort()
-    const log = path.join(dir, 'server.log')
-    const out = fs.openSync(log, 'w')
-    const server = spawn(process.execPath, ['cluster-host-lease.js'], {
-      cwd: dir,
-      env: { ...process.env, PORT: String(port), SNOWMINT_NODE_SOURCE: source },
-      stdio: ['ignore', out, out],
-      detached: true,
-    })
-    fs.closeSync(out)
-    const bodies = []
-    try {
-      const deadline = Date.now() + 30_000
-      for (;;) {
-        try {
-          await get(port)
-          break
-        } catch {
-          const why = `the recipe answers: ${fs.readFileSync(log, 'utf8')}`
-          assert.ok(server.exitCode === null && Date.now() < deadline, why)
-          await new Promise((r) => setTimeout(r, 50))
-        }
-      }
-      const pids = new Set()
-      for (let i = 0; i < 200 && pids.size < 4; i++) {
-        pids.add((await get(port)).split(' ')[1].trim())
-        if (pids.size < 4) await new Promise((r) => setTimeout(r, 25))
-      }
-      for (let round = 0; round < 50; round++) {
-        bodies.push(...(await Promise.all(Array.from({ length: 8 }, () => get(port)))))
-      }
-    } finally {
-      try {
-        process.kill(-server.pid, 'SIGTERM')
-      } catch {}
-      const stopped = await Promise.race([
-        exited(server),
-        new Promise((r) => setTimeout(() => r('late'), 15_000)),
-      ])
-      if (stopped === 'late') process.kill(-server.pid, 'SIGKILL')
-      await exited(server)
-    }
+    const { bodies } = await serveRecipe(
+      dir,
+      [process.execPath, 'cluster-host-lease.js'],
+      { SNOWMINT_NODE_SOURCE: source },
+      'SIGTERM',
+    )
     const ids = bodies.map((b) => BigInt(b.split(' ')[0]))
     assert.equal(ids.length, 400)
     assert.equal(new Set(ids).size, ids.length, 'the workers minted a duplicate')

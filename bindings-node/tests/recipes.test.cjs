@@ -8,8 +8,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { freePort, get } = require('./http-helpers.cjs')
-const { spawn } = require('node:child_process')
+const { serveRecipe } = require('./http-helpers.cjs')
 const { Generator, Sequencer, decode } = require('snowmint')
 
 const README = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8')
@@ -33,64 +32,16 @@ async function fourNodeSource(dir) {
   return `${store}?sequencer=web&ttl=2s`
 }
 
-function exited(child) {
-  return child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise((resolve) => child.once('exit', resolve))
-}
-
-// Starts `argv` in `dir` (its own process group), waits until the 4 workers answer, sends 400 requests
-// (8 at a time), stops the group with `signal` and checks the answers and that every node ID is free again.
+// Runs `argv` in `dir` (4 workers on the 4-node source), sends 400 requests, stops the group with `signal`
+// and checks the answers and that every node ID is free again.
 async function runRecipe(dir, argv, signal) {
   const source = await fourNodeSource(dir)
-  const port = await freePort()
-  const log = path.join(dir, 'server.log')
-  const out = fs.openSync(log, 'w')
-  const server = spawn(argv[0], argv.slice(1), {
-    cwd: dir,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      SNOWMINT_NODE_SOURCE: source,
-      PM2_HOME: path.join(dir, 'pm2'),
-    },
-    stdio: ['ignore', out, out],
-    detached: true,
-  })
-  fs.closeSync(out)
-  const bodies = []
-  try {
-    const deadline = Date.now() + 30_000
-    for (;;) {
-      try {
-        await get(port)
-        break
-      } catch {
-        const why = `the recipe answers: ${fs.readFileSync(log, 'utf8')}`
-        assert.ok(server.exitCode === null && Date.now() < deadline, why)
-        await new Promise((r) => setTimeout(r, 50))
-      }
-    }
-    // A worker still starting gets no connection yet: wait (bounded) until 4 answer, then count from there.
-    const seen = new Set()
-    for (let i = 0; i < 200 && seen.size < 4; i++) {
-      seen.add((await get(port)).split(' ')[1].trim())
-      if (seen.size < 4) await new Promise((r) => setTimeout(r, 25))
-    }
-    for (let round = 0; round < 50; round++) {
-      bodies.push(...(await Promise.all(Array.from({ length: 8 }, () => get(port)))))
-    }
-  } finally {
-    try {
-      process.kill(-server.pid, signal)
-    } catch {}
-    const stopped = await Promise.race([
-      exited(server),
-      new Promise((r) => setTimeout(() => r('late'), 15_000)),
-    ])
-    if (stopped === 'late') process.kill(-server.pid, 'SIGKILL')
-    await exited(server)
-  }
+  const { bodies, log: logText } = await serveRecipe(
+    dir,
+    argv,
+    { SNOWMINT_NODE_SOURCE: source, PM2_HOME: path.join(dir, 'pm2') },
+    signal,
+  )
   const ids = bodies.map((b) => BigInt(b.split(' ')[0]))
   assert.equal(ids.length, 400)
   assert.equal(new Set(ids).size, ids.length, 'the workers minted a duplicate')
@@ -100,7 +51,6 @@ async function runRecipe(dir, argv, signal) {
     if (!nodeOfPid.has(pid)) nodeOfPid.set(pid, new Set())
     nodeOfPid.get(pid).add(decode(BigInt(id)).nodeId)
   }
-  const logText = fs.readFileSync(log, 'utf8')
   assert.equal(nodeOfPid.size, 4, `4 workers answered: ${[...nodeOfPid.keys()]}\n${logText}`)
   for (const [pid, nodes] of nodeOfPid) assert.equal(nodes.size, 1, `worker ${pid}: one node ID`)
   const nodes = [...nodeOfPid.values()].map((s) => [...s][0]).sort()
