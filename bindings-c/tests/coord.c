@@ -179,7 +179,7 @@ static void test_lease(const snowmint_layout *l, const char *base) {
  * the file each would need a node ID of its own: NODE_IDS_EXHAUSTED); no ID twice; after the last
  * handle is freed the node ID is free again. */
 static void test_shared(const snowmint_layout *l, const char *base) {
-    char store[512], name[64], src[640], state[320];
+    char store[512], name[64], src[640], state[400];
     snprintf(store, sizeof store, "%s%sttl=2s", base, strchr(base, '?') ? "&" : "?");
     snprintf(name, sizeof name, "c-shared-%d-%u", (int)getpid(), uniq++);
     snowmint_sequencer *seq = NULL;
