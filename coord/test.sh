@@ -49,6 +49,22 @@ cargo build -p snowmint-cli
 awk '/<!-- coord-example/{f=1;next} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' README.md > "$work/example.sh"
 test -s "$work/example.sh"
 TMPDIR="$work" PATH="$ROOT/target/debug:$PATH" bash -euo pipefail "$work/example.sh"
+# The README's one-lease-per-host CLI recipe, as written (its state file in this run's directory): three
+# runs at once on a sequencer of ONE node ID share it (without the state file, runs that overlap would
+# find it held: NODE_IDS_EXHAUSTED); no ID twice, one node ID.
+awk '/^```sh title=cli-host-lease/{f=1;next} f&&/^```/{exit} f' README.md \
+  | sed "s|/dev/shm/orders.lease|$work/orders.lease|" > "$work/host-lease.sh"
+test -s "$work/host-lease.sh"
+target/debug/snowmint sequencer create host --store "file://$work/host-store" --nodes 1
+pids=()
+for i in 1 2 3; do
+  SNOWMINT_NODE_SOURCE="file://$work/host-store?sequencer=host" PATH="$ROOT/target/debug:$PATH" \
+    bash -euo pipefail "$work/host-lease.sh" > "$work/host-lease-$i.out" &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p"; done
+test "$(cat "$work"/host-lease-*.out | wc -l)" -eq 9
+test -z "$(cat "$work"/host-lease-*.out | sort | uniq -d)"
 # The README's etcd and PostgreSQL examples, as written, against this run's servers.
 for kind in etcd postgres; do
   awk -v k="<!-- coord-server-example: $kind " 'index($0,k)==1{f=1;next} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' \
