@@ -250,6 +250,29 @@ fn temp_dir(what: &str) -> PathBuf {
     dir
 }
 
+/// One store under test with a new sequencer: the store, its name without a password (for messages), the
+/// sequencer, the lease source and a state file path under `dir`.
+struct Case {
+    store: Arc<dyn Store>,
+    shown: String,
+    seq: String,
+    src: String,
+    state_file: PathBuf,
+}
+
+fn case(store_url: &str, dir: &Path, tag: &str) -> Case {
+    let store = open_store(&parse_store_url(store_url).unwrap()).unwrap();
+    let seq = unique(tag);
+    create(&*store, &seq);
+    Case {
+        shown: store.describe(),
+        src: source(store_url, &seq),
+        state_file: dir.join(format!("{seq}.state")),
+        store,
+        seq,
+    }
+}
+
 /// Four workers share one node ID (one claim in the store) and mint concurrently without duplicates;
 /// the process that claimed it is SIGKILLed while the others mint: another one keeps the lease (the same
 /// claim, still held past its TTL) and minting goes on; after the last exits the claim is released.
@@ -257,13 +280,13 @@ fn temp_dir(what: &str) -> PathBuf {
 fn workers_share_one_node_and_outlive_the_claimer() {
     let dir = temp_dir("snowmint-shared");
     for store_url in stores(&dir) {
-        let store = open_store(&parse_store_url(&store_url).unwrap()).unwrap();
-        // Messages name the store without its password.
-        let shown = store.describe();
-        let seq = unique("shared");
-        create(&*store, &seq);
-        let src = source(&store_url, &seq);
-        let state_file = dir.join(format!("{seq}.state"));
+        let Case {
+            store,
+            shown,
+            seq,
+            src,
+            state_file,
+        } = case(&store_url, &dir, "shared");
         let mut claimer = Worker::start(&src, &state_file, 30.0);
         let (node, token) = node_and_token(&claimer.first_line());
         let mut others: Vec<Worker> = (0..3)
@@ -337,13 +360,13 @@ fn workers_share_one_node_and_outlive_the_claimer() {
 fn a_lost_shared_lease_stops_every_worker() {
     let dir = temp_dir("snowmint-shared-lost");
     for store_url in stores(&dir) {
-        let store = open_store(&parse_store_url(&store_url).unwrap()).unwrap();
-        // Messages name the store without its password.
-        let shown = store.describe();
-        let seq = unique("lost");
-        create(&*store, &seq);
-        let src = source(&store_url, &seq);
-        let state_file = dir.join(format!("{seq}.state"));
+        let Case {
+            store,
+            shown,
+            seq,
+            src,
+            state_file,
+        } = case(&store_url, &dir, "lost");
         let mut workers: Vec<Worker> = (0..3)
             .map(|_| Worker::start(&src, &state_file, 40.0))
             .collect();
@@ -356,6 +379,19 @@ fn a_lost_shared_lease_stops_every_worker() {
             first.iter().all(|&f| f == (node, token)),
             "{shown}: {first:?}"
         );
+        // This process is a member too (it mints nothing, so it outlives the workers).
+        let member = NodeGenerator::open_with(
+            &src,
+            Layout::twitter(),
+            Options::default(),
+            Arc::new(SystemTime),
+            LeaseOptions {
+                state_file: Some(state_file.clone()),
+                ..LeaseOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(member.node_id(), node, "{shown}");
         std::thread::sleep(Duration::from_millis(300));
         // End the claim from outside, as an operator (or an expiry) would.
         let claim = Claim {
@@ -378,9 +414,19 @@ fn a_lost_shared_lease_stops_every_worker() {
             all.extend(ids(&lines));
         }
         check_ids(&all, node);
+        // A process that joins while a member of the lost lease lives is refused: never brought back.
+        let mut joiner = Worker::start(&src, &state_file, 1.0);
+        assert_eq!(joiner.first_line(), "error LEASE_LOST", "{shown}");
+        assert_eq!(joiner.finish(Duration::from_secs(20)).1, Some(3));
+        // Once the last member left, the next process claims anew.
+        member.release().unwrap();
+        let mut next = Worker::start(&src, &state_file, 0.2);
+        let claimed = node_and_token(&next.first_line());
+        assert_ne!(claimed, (node, token), "{shown}: a new claim");
+        let (lines, status) = next.finish(Duration::from_secs(20));
+        assert_eq!(status, Some(0), "{shown}: {lines:?}");
         eprintln!(
-            "{}: {} IDs, 0 duplicates, every worker stopped with LEASE_LOST",
-            store.describe(),
+            "{shown}: {} IDs, 0 duplicates, every worker stopped with LEASE_LOST, a joiner refused",
             all.len()
         );
     }
