@@ -11,7 +11,9 @@
 # higher one, and a range process opened with the global store unreachable; coord/tests/tls_servers.rs:
 # etcd over HTTPS with client certificates, etcd with authentication and 1 s tokens, PostgreSQL with
 # hostssl + SCRAM only, and their failures: a wrong CA, no or an expired client certificate, a wrong
-# password). Holders of every runtime under etcd and PostgreSQL faults at once: the chaos stage
+# password; coord/tests/shared_lease.rs: one lease per host, processes sharing it through a state file,
+# the one that claimed it SIGKILLed, a lost lease). Holders of every runtime under etcd and PostgreSQL
+# faults at once: the chaos stage
 # (scripts/chaos.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
