@@ -332,17 +332,10 @@ fn mint_leased(
             .map_err(sequencer::cli_error)?
             .unwrap_or_else(snowmint::Layout::twitter),
     };
-    let lease = snowmint_coord::LeaseOptions {
-        state_file: state_file.map(Into::into),
-        ..snowmint_coord::LeaseOptions::default()
-    };
-    let gen = NodeGenerator::open_with(
-        source,
-        layout,
-        options,
-        std::sync::Arc::new(snowmint_coord::SystemTime),
-        lease,
-    )
+    let gen = match state_file {
+        Some(path) => NodeGenerator::open_shared(source, layout, options, path),
+        None => NodeGenerator::open(source, layout, options),
+    }
     .map_err(sequencer::cli_error)?;
     let chunk = layout.ids_per_tick().clamp(1, 4096) as usize;
     let mut buf = vec![0u64; chunk];

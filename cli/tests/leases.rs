@@ -436,17 +436,9 @@ fn cli_processes_share_one_lease_through_a_state_file() {
         std::fs::create_dir_all(&dir).unwrap();
         let state_file = dir.join("lease.state");
         let state = state_file.display().to_string();
-        let holder = NodeGenerator::open_with(
-            &src,
-            Layout::twitter(),
-            Options::default(),
-            Arc::new(SystemTime),
-            LeaseOptions {
-                state_file: Some(state_file.clone()),
-                ..LeaseOptions::default()
-            },
-        )
-        .unwrap();
+        let holder =
+            NodeGenerator::open_shared(&src, Layout::twitter(), Options::default(), &state_file)
+                .unwrap();
         let node = holder.node_id();
         let mut all = vec![holder.next_id().unwrap()];
         let clis: Vec<_> = (0..8)

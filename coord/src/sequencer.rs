@@ -605,6 +605,27 @@ impl NodeGenerator {
         )
     }
 
+    /// Opens `source` with a state file: a lease source's lease is then one per host, shared by every
+    /// process that opens the same file ([`LeaseOptions::state_file`]); a fixed node ID opens as
+    /// [`NodeGenerator::open`] does. The system clock, default lease options otherwise.
+    pub fn open_shared(
+        source: &str,
+        layout: Layout,
+        options: Options,
+        state_file: impl Into<std::path::PathBuf>,
+    ) -> Result<NodeGenerator> {
+        NodeGenerator::open_with(
+            source,
+            layout,
+            options,
+            Arc::new(SystemTime),
+            LeaseOptions {
+                state_file: Some(state_file.into()),
+                ..LeaseOptions::default()
+            },
+        )
+    }
+
     /// Opens `source` with a clock and lease options (the TTL comes from the source's `?ttl=`; its
     /// `?wait=`, when given, sets [`LeaseOptions::wait_for_node`]).
     pub fn open_with(

@@ -280,13 +280,8 @@ fn case(store_url: &str, dir: &Path, tag: &str) -> Case {
 fn workers_share_one_node_and_outlive_the_claimer() {
     let dir = temp_dir("snowmint-shared");
     for store_url in stores(&dir) {
-        let Case {
-            store,
-            shown,
-            seq,
-            src,
-            state_file,
-        } = case(&store_url, &dir, "shared");
+        let c = case(&store_url, &dir, "shared");
+        let (store, shown, seq, src, state_file) = (c.store, c.shown, c.seq, c.src, c.state_file);
         let mut claimer = Worker::start(&src, &state_file, 30.0);
         let (node, token) = node_and_token(&claimer.first_line());
         let mut others: Vec<Worker> = (0..3)
@@ -360,13 +355,8 @@ fn workers_share_one_node_and_outlive_the_claimer() {
 fn a_lost_shared_lease_stops_every_worker() {
     let dir = temp_dir("snowmint-shared-lost");
     for store_url in stores(&dir) {
-        let Case {
-            store,
-            shown,
-            seq,
-            src,
-            state_file,
-        } = case(&store_url, &dir, "lost");
+        let c = case(&store_url, &dir, "lost");
+        let (store, shown, seq, src, state_file) = (c.store, c.shown, c.seq, c.src, c.state_file);
         let mut workers: Vec<Worker> = (0..3)
             .map(|_| Worker::start(&src, &state_file, 40.0))
             .collect();
@@ -380,17 +370,9 @@ fn a_lost_shared_lease_stops_every_worker() {
             "{shown}: {first:?}"
         );
         // This process is a member too (it mints nothing, so it outlives the workers).
-        let member = NodeGenerator::open_with(
-            &src,
-            Layout::twitter(),
-            Options::default(),
-            Arc::new(SystemTime),
-            LeaseOptions {
-                state_file: Some(state_file.clone()),
-                ..LeaseOptions::default()
-            },
-        )
-        .unwrap();
+        let member =
+            NodeGenerator::open_shared(&src, Layout::twitter(), Options::default(), &state_file)
+                .unwrap();
         assert_eq!(member.node_id(), node, "{shown}");
         std::thread::sleep(Duration::from_millis(300));
         // End the claim from outside, as an operator (or an expiry) would.
