@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use snowmint::{Layout, Options, Policy};
 use snowmint_coord::source::{open_store, parse_store_url};
 use snowmint_coord::{
-    layout_text, Claim, LeaseOptions, NodeGenerator, SequencerConfig, Store, SystemTime, Time,
+    layout_text, Claim, Lease, LeaseOptions, LeaseState, MemoryStore, NodeGenerator, OffsetTime,
+    SequencerConfig, Store, SystemTime, Time,
 };
 
 /// The claim's TTL in the sources of these tests.
@@ -412,5 +413,57 @@ fn a_lost_shared_lease_stops_every_worker() {
             all.len()
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The keeper crashes and, by the clock of the process that takes over, the claim has expired: the
+/// takeover does not bring it back (the store refuses the adoption), the lease is lost for every process
+/// on the file and minting stops with `LEASE_LOST`.
+#[test]
+fn a_takeover_after_the_claim_expired_does_not_bring_it_back() {
+    let dir = temp_dir("snowmint-shared-expired");
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let seq = unique("expired");
+    create(&*store, &seq);
+    let record = store.sequencer(&seq).unwrap().unwrap();
+    let options = LeaseOptions {
+        ttl: Duration::from_secs(1),
+        reserve_ahead: Duration::from_millis(600),
+        state_file: Some(dir.join("expired.state")),
+        ..LeaseOptions::default()
+    };
+    let acquire = |time: Arc<dyn Time>| {
+        Lease::acquire(
+            store.clone(),
+            time,
+            record.clone(),
+            Layout::twitter(),
+            Options::default(),
+            options.clone(),
+        )
+        .unwrap()
+    };
+    let keeper = acquire(Arc::new(SystemTime));
+    std::thread::sleep(Duration::from_millis(100)); // its keeper thread holds the keeper lock
+    let later = Arc::new(OffsetTime::new(0));
+    let member = acquire(later.clone());
+    assert_eq!(
+        (member.node_id(), member.fencing_token()),
+        (keeper.node_id(), keeper.fencing_token())
+    );
+    member.next_id().unwrap();
+    // To the member, the claim expired 4 s ago. While the keeper lives it keeps the claim for both.
+    later.set_offset_ns(5_000_000_000);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(member.state(), LeaseState::Held);
+    // The keeper crashes (its locks go with it): the member takes over, by its clock too late.
+    keeper.abandon();
+    let t0 = Instant::now();
+    while member.state() != LeaseState::Lost && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(member.state(), LeaseState::Lost, "the takeover was refused");
+    let err = member.next_id().unwrap_err();
+    assert_eq!(err.code(), snowmint::ErrorCode::LeaseLost, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
