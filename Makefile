@@ -3,7 +3,7 @@
 # evidence too slow for `make test`: the MSRV builds, the full Miri sweep, long fuzzing, CPython 3.10 and
 # 3.12). Each
 # installs what a fresh machine lacks, and only that.
-.PHONY: demo test test-long bench bench-servers test-core test-msrv test-miri test-fuzz test-coord test-service test-c test-python test-node test-wasm test-chaos
+.PHONY: demo test test-long bench bench-servers test-core test-msrv test-miri test-fuzz test-coord test-service test-c test-python test-node test-wasm test-chaos test-cross
 
 demo:
 	bash scripts/demo.sh
@@ -44,3 +44,5 @@ test-fuzz:
 # Real servers, real faults (scripts/chaos.sh; reuses the python and node stages' builds: run them first).
 test-chaos:
 	bash scripts/test-all.sh chaos:scripts/chaos.sh
+test-cross:
+	bash scripts/test-all.sh cross:scripts/cross.sh

@@ -30,6 +30,7 @@ stages=(
   "service:service/test.sh"
   "fuzz:scripts/test-fuzz.sh"
   "c:bindings-c/test.sh"
+  "cross:scripts/cross.sh"
   "python:bindings-python/test.sh"
   "node:bindings-node/test.sh"
   "chaos&:scripts/chaos.sh"
