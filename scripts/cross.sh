@@ -41,28 +41,9 @@ apt_install "${pkgs[@]}"
 rust_targets "${triples[@]}"
 
 # cJSON for each foreign CPU: Debian's libcjson1 for that architecture, unpacked (not installed).
-fetch_cjson() {
-  local missing=()
-  for c in "${CPUS[@]}"; do
-    read -r _ arch _ _ <<<"$c"
-    compgen -G "$OUT/debs/libcjson1_*_$arch.deb" >/dev/null || missing+=("$arch")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  mkdir -p "$OUT/debs"
-  local added=()
-  for a in "${missing[@]}"; do
-    dpkg --print-foreign-architectures | grep -qx "$a" || { dpkg --add-architecture "$a"; added+=("$a"); }
-  done
-  # Some foreign index files may be missing from the mirror (apt-get update then exits 100): the ones the
-  # download needs are checked by the download itself.
-  apt-get update -qq >/dev/null 2>&1 || true
-  local rc=0
-  (cd "$OUT/debs" && chmod 777 . && apt-get download -qq "${missing[@]/#/libcjson1:}") || rc=$?
-  for a in "${added[@]}"; do dpkg --remove-architecture "$a"; done
-  apt-get update -qq >/dev/null 2>&1 || true
-  return "$rc"
-}
-fetch_cjson
+cjson=()
+for c in "${CPUS[@]}"; do read -r _ arch _ _ <<<"$c"; cjson+=("libcjson1:$arch"); done
+foreign_debs "$OUT/debs" "${cjson[@]}"
 mkdir -p "$OUT/include"
 cp -r /usr/include/cjson "$OUT/include/"
 
@@ -80,7 +61,7 @@ for c in "${CPUS[@]}"; do
   up=$(tr 'a-z-' 'A-Z_' <<<"$triple")
   sysroot="/usr/$prefix"
   root="$OUT/root-$arch"
-  [ -d "$root" ] || dpkg -x "$(ls "$OUT"/debs/libcjson1_*_"$arch".deb)" "$root"
+  [ -d "$root" ] || dpkg -x "$(ls "$OUT"/debs/libcjson1_*_"$arch".deb)" "$root"  # cJSON alone
   libdir="$root/usr/lib/$prefix"
   export "CARGO_TARGET_${up}_LINKER=$prefix-gcc"
   export "CARGO_TARGET_${up}_RUNNER=timeout 300 qemu-$qemu -L $sysroot"
