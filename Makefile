@@ -1,9 +1,10 @@
 # The commands of the README: `make demo` (mint in every runtime and show they agree, then a fleet on the
 # embedded store), `make test` (every test of every runtime; what CI runs) and `make test-long` (the
 # evidence too slow for `make test`: the MSRV builds, the full Miri sweep, long fuzzing, CPython 3.10 and
-# 3.12). Each
+# 3.12, the portable artifacts run on aarch64); `make dist` builds the portable wheels and npm packages
+# into target/dist/. Each
 # installs what a fresh machine lacks, and only that.
-.PHONY: demo test test-long bench bench-servers test-core test-msrv test-miri test-fuzz test-coord test-service test-c test-python test-node test-wasm test-chaos
+.PHONY: demo test test-long bench bench-servers test-core test-msrv test-miri test-fuzz test-coord test-service test-c test-python test-node test-wasm test-chaos test-cross dist test-dist
 
 demo:
 	bash scripts/demo.sh
@@ -13,6 +14,9 @@ test:
 
 test-long:
 	bash scripts/test-all.sh --long
+
+dist:
+	bash scripts/dist.sh
 
 bench:
 	bash scripts/bench-all.sh; rc=$$?; bash service/bench.sh || rc=1; exit $$rc
@@ -44,3 +48,7 @@ test-fuzz:
 # Real servers, real faults (scripts/chaos.sh; reuses the python and node stages' builds: run them first).
 test-chaos:
 	bash scripts/test-all.sh chaos:scripts/chaos.sh
+test-cross:
+	bash scripts/test-all.sh cross:scripts/cross.sh
+test-dist:
+	bash scripts/test-all.sh dist:scripts/test-dist.sh

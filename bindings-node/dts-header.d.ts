@@ -24,6 +24,13 @@ export declare class SnowmintError extends Error {
   field?: string
 }
 
+/**
+ * Which build serves this process: `'native'` (the platform package's addon) or `'wasm'` (the
+ * WebAssembly fallback where no addon loads, or with SNOWMINT_WASM=1: fixed node IDs only; leases,
+ * env/k8s/ip node sources, state files, sequencers and range sequences throw INVALID_ARGUMENT there).
+ */
+export declare const backend: 'native' | 'wasm'
+
 /** `new Client(options)`: a client of the snowmint ID service (`snowmint serve`, SPEC §6a). */
 export interface ClientOptions {
   /** The service's base URL, `http(s)://host:port[/prefix]`. */

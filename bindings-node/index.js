@@ -9,9 +9,19 @@
 // is read through a BigUint64Array over it. The own `nextId` is bound: it can be detached
 // (`const { nextId } = gen`) and keeps its generator alive. Where the runtime refuses the external
 // buffer behind the cell, `Generator` is the addon's class unchanged. Sequencing is all in the Rust core.
+//
+// Where the addon does not load (no platform package for this platform, or one the system refuses), the
+// package serves its WebAssembly build instead (fallback.js); SNOWMINT_WASM=1 asks for it anywhere.
 'use strict'
 
-const native = require('./binding.js')
+let native
+try {
+  if (process.env.SNOWMINT_WASM === '1') throw new Error('SNOWMINT_WASM=1 asks for the WebAssembly build')
+  native = require('./binding.js')
+} catch (reason) {
+  module.exports = require('./fallback.js')(reason)
+  return
+}
 // The surface shared with snowmint-wasm (generated from bindings-wasm/js/surface.js by build.sh):
 // the SnowmintError class every non-type error is made of, JSON forms and util.inspect output.
 const { SnowmintError, installSurface } = require('./surface.cjs')
@@ -166,4 +176,5 @@ module.exports = {
   ERROR_CODES: Object.freeze(native.ERROR_CODES),
   PRESET_NAMES: surface.PRESET_NAMES,
   SnowmintError,
+  backend: 'native',
 }

@@ -1,4 +1,4 @@
-// ESM entry: re-exports the native binding loaded by the generated CommonJS loader.
+// ESM entry: re-exports what the CommonJS entry serves (the native addon, or the WebAssembly fallback).
 import { createRequire } from 'node:module'
 
 const native = createRequire(import.meta.url)('./index.js')
@@ -18,5 +18,6 @@ export const {
   ERROR_CODES,
   PRESET_NAMES,
   SnowmintError,
+  backend,
 } = native
 export default native

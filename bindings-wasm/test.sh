@@ -50,6 +50,30 @@ echo "== node --test in the installed project (CommonJS require, ESM import, Typ
 (cd "$PROJECT" && env -u NODE_PATH SNOWMINT_WASM_SRC="$HERE" SNOWMINT_TSC="$WORK/tools/node_modules/.bin/tsc" \
   node --test --test-reporter=spec tests/) 2>&1 | tee "$WORK/run-installed.txt" || status=1
 
+echo "== the native package's WebAssembly fallback (bindings-node/fallback.js), installed as on a platform without an addon"
+# The main `snowmint` tarball and this one, no platform package (as on macOS or Windows); then the
+# platform package the node stage packed, with SNOWMINT_WASM=1. Each in a fresh project.
+FALLBACK="$WORK/fallback"
+MAIN_TGZ="$WORK/pack/$(cd "$ROOT/bindings-node" && npm pack --silent --pack-destination "$WORK/pack" | tail -n 1)"
+PLATFORM_TGZ="$(ls "$ROOT"/target/node-test/pack/snowmint-linux-x64-gnu-*.tgz 2>/dev/null | head -n 1 || true)"
+: >"$WORK/run-fallback.txt"
+for variant in no-addon ${PLATFORM_TGZ:+forced}; do
+  rm -rf "$FALLBACK" && mkdir -p "$FALLBACK/tests"
+  echo '{"name":"snowmint-fallback-test-project","private":true}' > "$FALLBACK/package.json"
+  tarballs=("$MAIN_TGZ" "$WORK/pack/$TARBALL")
+  force=()
+  if [ "$variant" = forced ]; then tarballs+=("$PLATFORM_TGZ"); force=(SNOWMINT_WASM=1); fi
+  (cd "$FALLBACK" && npm install --no-audit --no-fund --silent "${tarballs[@]}")
+  [ "$variant" = no-addon ] && [ -e "$FALLBACK/node_modules/snowmint-linux-x64-gnu" ] \
+    && { echo "test.sh: the no-addon project has a platform package" >&2; status=1; }
+  cp "$ROOT/bindings-node/tests-fallback/fallback.test.mjs" "$FALLBACK/tests/"
+  echo "-- $variant"
+  (cd "$FALLBACK" && env -u NODE_PATH -u SNOWMINT_CONFORMANCE_DIR "${force[@]}" SNOWMINT_VECTORS="$ROOT/tests/vectors" \
+    SNOWMINT_CONFORMANCE="$ROOT/tests/js/conformance.mjs" node --test --test-reporter=spec tests/) >>"$WORK/run-fallback.txt" 2>&1 || status=1
+  tail -n 12 "$WORK/run-fallback.txt" | grep -E "^ℹ (pass|fail) " || true
+done
+rm -rf "$FALLBACK"
+
 echo "== browser tests (headless Chromium)"
 node --test --test-reporter=spec "$HERE/tests/browser/browser.test.mjs" 2>&1 | tee "$WORK/run-browser.txt" || status=1
 
@@ -58,8 +82,8 @@ echo "== offline minting in Chromium against a real snowmint serve (the CLI, bui
 SNOWMINT_CLI="$ROOT/target/debug/snowmint" \
   node --test --test-reporter=spec "$HERE/tests/browser/offline.test.mjs" 2>&1 | tee "$WORK/run-offline.txt" || status=1
 
-# One summary line over the three runs.
-sum() { cat "$WORK"/run-node.txt "$WORK"/run-installed.txt "$WORK"/run-browser.txt "$WORK"/run-offline.txt | awk -v k="$1" '$1 == "ℹ" && $2 == k { n += $3 } END { print n + 0 }'; }
+# One summary line over the runs.
+sum() { cat "$WORK"/run-node.txt "$WORK"/run-installed.txt "$WORK"/run-fallback.txt "$WORK"/run-browser.txt "$WORK"/run-offline.txt | awk -v k="$1" '$1 == "ℹ" && $2 == k { n += $3 } END { print n + 0 }'; }
 passed=$(sum pass); failed=$(sum fail)
 echo "snowmint-wasm: $passed passed, $failed failed"
 [ "$failed" = "0" ] && [ "$passed" -gt 0 ] || status=1

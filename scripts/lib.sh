@@ -39,3 +39,39 @@ rust_targets() {
   local installed; installed="$(rustup target list --installed)"
   for t in "$@"; do grep -qx "$t" <<<"$installed" || rustup target add "$t"; done
 }
+
+# Downloads Debian packages of another CPU architecture (`foreign_debs DIR libcjson1:arm64 …`) into DIR
+# without installing them, skipping those already there. dpkg knows the foreign architectures only for
+# the download: they are removed again at once (with them, `apt-get update` exits non-zero on mirrors
+# that lack some of their index files, which would break every later apt_install).
+foreign_debs() {
+  local dir="$1"; shift
+  local missing=() spec name arch
+  for spec in "$@"; do
+    name="${spec%%:*}"; arch="${spec#*:}"
+    compgen -G "$dir/${name}_*_$arch.deb" >/dev/null || compgen -G "$dir/${name}_*_all.deb" >/dev/null || missing+=("$spec")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  mkdir -p "$dir" && chmod 777 "$dir"
+  local added=() a
+  for spec in "${missing[@]}"; do
+    a="${spec#*:}"
+    [ "$a" = "$spec" ] || [ "$a" = all ] && continue
+    dpkg --print-foreign-architectures | grep -qx "$a" || { dpkg --add-architecture "$a"; added+=("$a"); }
+  done
+  apt-get update -qq >/dev/null 2>&1 || true
+  local rc=0
+  (cd "$dir" && apt-get download -qq "${missing[@]}") || rc=$?
+  for a in "${added[@]}"; do dpkg --remove-architecture "$a"; done
+  [ ${#added[@]} -eq 0 ] || apt-get update -qq >/dev/null 2>&1 || true
+  return "$rc"
+}
+
+# Unpacks every .deb in DIR into ROOT (once): a foreign system root for `qemu-ARCH -L ROOT`.
+unpack_debs() {
+  local dir="$1" root="$2" d
+  [ -f "$root/.unpacked" ] && return 0
+  mkdir -p "$root"
+  for d in "$dir"/*.deb; do dpkg -x "$d" "$root"; done
+  touch "$root/.unpacked"
+}

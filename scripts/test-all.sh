@@ -4,7 +4,8 @@
 #   scripts/test-all.sh            `make test`: the stages below (what CI runs)
 #   scripts/test-all.sh --long     `make test-long`: the evidence too slow for `make test` (LONG_STAGES:
 #                                  the MSRV builds, the full Miri sweep, long fuzzing, the remaining
-#                                  CPython versions, the chaos run for 9 minutes instead of 1.5);
+#                                  CPython versions, the chaos run for 9 minutes instead of 1.5, the
+#                                  portable wheels and npm packages built and run on aarch64 under qemu);
 #                                  `make test` then `make test-long` is the full evidence
 #   scripts/test-all.sh NAME:SCRIPT…   the given stages only (`make test-core` and friends)
 # A stage whose name ends in `&` runs beside the stages after it (its output kept in
@@ -30,6 +31,7 @@ stages=(
   "service:service/test.sh"
   "fuzz:scripts/test-fuzz.sh"
   "c:bindings-c/test.sh"
+  "cross:scripts/cross.sh"
   "python:bindings-python/test.sh"
   "node:bindings-node/test.sh"
   "chaos&:scripts/chaos.sh"
@@ -47,6 +49,7 @@ LONG_STAGES=(
   "fuzz-long:scripts/test-fuzz.sh --long"
   "python-versions:bindings-python/test-versions.sh"
   "chaos-long:scripts/chaos.sh --long"
+  "dist:scripts/test-dist.sh"
 )
 if [ "${1:-}" = "--long" ]; then
   shift

@@ -37,6 +37,10 @@ test('no NODE_PATH and no napi override in the environment', () => {
   assert.ok(forbidden.length > 0, 'test.sh passes SNOWMINT_NODE_SRC and SNOWMINT_CARGO_TARGET')
 })
 
+test('the native addon serves (not the WebAssembly fallback)', () => {
+  assert.equal(require('snowmint').backend, 'native')
+})
+
 test('both packages are installed, at the same version, in the platform-package layout', () => {
   const main = JSON.parse(fs.readFileSync(path.join(modules, 'snowmint', 'package.json'), 'utf8'))
   const platform = JSON.parse(fs.readFileSync(path.join(platformPkg, 'package.json'), 'utf8'))

@@ -337,6 +337,12 @@ pub enum StateFileProblem {
         /// A process that maps the other file (0 when not known).
         pid: u32,
     },
+    /// The state word was written in the other byte order: a host (or an emulated process) of the
+    /// other endianness made the file, and this one would read its state word wrongly.
+    ByteOrder {
+        /// Whether the file's state word is big-endian.
+        file_big_endian: bool,
+    },
 }
 
 #[cfg(feature = "std")]
@@ -470,6 +476,17 @@ impl fmt::Display for StateFileProblem {
                 f,
                 "process {pid} maps another file under this path (the state file was unlinked or replaced while in use): two files would split the state; stop the processes using the old file first"
             ),
+            StateFileProblem::ByteOrder { file_big_endian } => {
+                let (file, ours) = if file_big_endian {
+                    ("big", "little")
+                } else {
+                    ("little", "big")
+                };
+                write!(
+                    f,
+                    "made by a {file}-endian process, this one is {ours}-endian: the state word is kept in the byte order of the host that made the file; use a state file per byte order"
+                )
+            }
         }
     }
 }

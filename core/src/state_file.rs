@@ -16,13 +16,18 @@
 //! creation (40..48), the creation time in Unix ns (48..56), and a checksum of bytes 0..56 (56..64);
 //! then the six words the layout's fingerprint is made of (64..112, checked by the fingerprint: files
 //! written before they were recorded hold zeros there, still read), so that a mismatch names both
-//! layouts.
-//! The state word (native byte order: the file belongs to this host) is at 128, alone on its cache line
-//! (128..192), so the header's line is never written after creation. The next line (192..256) holds
-//! eight **lease words** ([`StateFile::lease_word`], zero in a new file): a file whose processes share a
-//! leased node ID ([`StateFile::open_leased`], header node ID [`LEASED_NODE`]) keeps its lease record
-//! there (`snowmint-coord`'s shared lease: the ceiling every process mints below, the lease's state,
-//! node ID and fencing token); a file for a fixed node ID never writes them.
+//! layouts; then the state word's byte-order mark (112..120): the value `0x0102030405060708` in the
+//! byte order of the process that made the file.
+//! The state word (the native byte order of the host that made the file) is at 128, alone on its cache
+//! line (128..192), so the header's line is never written after creation. The next line (192..256) holds
+//! eight **lease words** ([`StateFile::lease_word`], zero in a new file, native byte order too): a file
+//! whose processes share a leased node ID ([`StateFile::open_leased`], header node ID [`LEASED_NODE`])
+//! keeps its lease record there (`snowmint-coord`'s shared lease: the ceiling every process mints below,
+//! the lease's state, node ID and fencing token); a file for a fixed node ID never writes them.
+//! A process of the other byte order (a big-endian s390x host, or an emulated process of one, sharing
+//! `/dev/shm` with a little-endian one) would read those words wrongly: it reads the mark in its own
+//! order, finds it reversed and refuses the file (`STATE_FILE_MISMATCH`). Files made before the mark was
+//! written hold zeros there and are read in the reader's order, as they always were.
 //!
 //! A missing file is created atomically: a temporary file in the same directory is written and synced
 //! in full, then hard-linked to the path, which fails if another process got there first (then both
@@ -92,6 +97,11 @@ pub const LEASE_WORDS: usize = 8;
 /// The node ID recorded in the header of a file whose processes share a leased node ID
 /// ([`StateFile::open_leased`]): the node is in the lease words, not fixed at creation.
 pub const LEASED_NODE: u64 = u64::MAX;
+/// Where the state word's byte-order mark is.
+const BYTE_ORDER_AT: usize = 112;
+/// The byte-order mark: written in the native order of the process that makes the file, so a reader of
+/// the other order sees it reversed.
+const BYTE_ORDER_MARK: u64 = 0x0102_0304_0506_0708;
 
 extern "C" {
     fn mmap(
@@ -159,6 +169,7 @@ impl Header {
         for (i, w) in self.layout.unwrap_or_default().iter().enumerate() {
             b[LAYOUT_AT + 8 * i..LAYOUT_AT + 8 * i + 8].copy_from_slice(&w.to_le_bytes());
         }
+        b[BYTE_ORDER_AT..BYTE_ORDER_AT + 8].copy_from_slice(&BYTE_ORDER_MARK.to_ne_bytes());
         b
     }
 
@@ -180,6 +191,19 @@ impl Header {
         let offset = u32::from_le_bytes(b[12..16].try_into().expect("4 bytes"));
         if offset as usize != STATE_OFFSET || u64_at(16) != STATE_FILE_LEN {
             // A version-1 header always says these; a checksum that matches other values is not ours.
+            return Err(StateFileProblem::Checksum);
+        }
+        let mark = u64::from_ne_bytes(
+            b[BYTE_ORDER_AT..BYTE_ORDER_AT + 8]
+                .try_into()
+                .expect("8 bytes"),
+        );
+        if mark == BYTE_ORDER_MARK.swap_bytes() {
+            return Err(StateFileProblem::ByteOrder {
+                file_big_endian: cfg!(target_endian = "little"),
+            });
+        }
+        if mark != BYTE_ORDER_MARK && mark != 0 {
             return Err(StateFileProblem::Checksum);
         }
         let fingerprint = u64_at(24);

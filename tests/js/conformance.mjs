@@ -699,8 +699,8 @@ const nodeSources = {
   },
   async run(api, assert, c) {
     const layout = makeLayout(api, c.layout)
-    if (typeof api.Generator.open !== 'function') {
-      // WASM: a node ID in decimal is the one node source a browser has (the native package's result);
+    if (typeof api.Generator.open !== 'function' || api.backend === 'wasm') {
+      // WASM (snowmint-wasm, or the native package's WebAssembly fallback): a node ID in decimal is the one node source a browser has (the native package's result);
       // every other source needs a host or a store, and is INVALID_ARGUMENT.
       const make = () => new api.Generator({ nodeId: c.source, layout })
       const what = `${c.name} (WASM)`
