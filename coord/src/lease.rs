@@ -122,6 +122,10 @@ pub enum Defect {
     /// The etcd client takes a failed row compare-and-set whose row holds its text, up to the nonce, as
     /// its own write.
     EtcdRowResendByValue,
+    /// The etcd client writes a reservation under the claim's compare alone, without the compare on
+    /// the key's mod revision (the fix of the never-lower rule reverted: a delayed or re-sent older
+    /// write lands over a newer one).
+    EtcdReserveWithoutModCompare,
 }
 
 impl Default for LeaseOptions {

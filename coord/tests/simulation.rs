@@ -59,11 +59,12 @@ use std::time::{Duration, Instant};
 use etcd::{Faults, SimDial, SimEtcd, SimNet};
 use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
 use snowmint_coord::etcd::EtcdStore;
-use snowmint_coord::lease::Defect;
+use snowmint_coord::lease::{start_after, Defect};
 use snowmint_coord::range::SteppedAllocator;
 use snowmint_coord::{
-    layout_text, Claim, ClaimRequest, Error, Lease, LeaseOptions, LeaseState, MemoryStore,
-    NodeState, RangeOptions, Reservation, Result, SequencerConfig, SequencerRecord, Store, Time,
+    layout_fingerprint, layout_text, Claim, ClaimRequest, Error, Lease, LeaseOptions, LeaseState,
+    MemoryStore, NodeState, RangeOptions, Reservation, Result, SequencerConfig, SequencerRecord,
+    Store, Time,
 };
 
 #[path = "simulation/etcd.rs"]
@@ -482,6 +483,8 @@ struct World {
     spans: BTreeMap<u64, Span>,
     next_uid: u64,
     seen: HashSet<u64>,
+    /// Per node ID, the highest logical position minted on it by any lease.
+    top: BTreeMap<u64, u64>,
     minted: u64,
     step: u64,
 }
@@ -571,6 +574,7 @@ impl World {
             spans: BTreeMap::new(),
             next_uid: 0,
             seen: HashSet::new(),
+            top: BTreeMap::new(),
             minted: 0,
             step: 0,
         }
@@ -616,10 +620,10 @@ impl World {
         }
     }
 
-    fn acquire(&mut self, i: usize) {
+    fn acquire(&mut self, i: usize) -> std::result::Result<(), String> {
         let record = match self.store.sequencer(NAME) {
             Ok(Some(r)) => r,
-            _ => return,
+            _ => return Ok(()),
         };
         let h = &self.holders[i];
         let r = Lease::acquire(
@@ -640,14 +644,45 @@ impl World {
                 self.next_uid += 1;
                 let uid = self.next_uid;
                 self.log(|| format!("holder {i} acquires node {} (lease {uid})", l.node_id()));
+                let node = l.node_id();
                 let h = &mut self.holders[i];
                 h.lease = Some(l);
                 h.uid = uid;
                 h.last = None;
                 h.next_round_ns = now + period;
+                self.check_reservation(node)?;
             }
             Err(e) => self.log(|| format!("holder {i} cannot acquire: {}", e.code())),
         }
+        Ok(())
+    }
+
+    /// After every step and when a node ID changes hands: the stored reservation, as a new holder
+    /// starts after it, lies past every position minted on the node (SPEC §3.2: an ID is minted only
+    /// under an acknowledged reservation, and no write moves one back). A reservation moved back is
+    /// caught here, before a holder crashes and a new one whose clock is behind mints a duplicate.
+    fn check_reservation(&self, node: u64) -> std::result::Result<(), String> {
+        let Some(&top) = self.top.get(&node) else {
+            return Ok(());
+        };
+        let Ok(stored) = self.store.reservation(NAME, node) else {
+            return Ok(()); // the operator's read failed: nothing to judge
+        };
+        let fingerprint = layout_fingerprint(&self.layout);
+        let start = stored.map_or(0, |r| start_after(&self.layout, fingerprint, &r));
+        if start <= top {
+            return Err(format!(
+                "node {node}: the stored reservation {stored:?} lets a new holder start at position \
+                 {start}, at or below position {top} already minted on the node"
+            ));
+        }
+        Ok(())
+    }
+
+    /// An ID's logical position (`tick << sequence_bits | sequence`; the node field in between).
+    fn position(&self, id: u64) -> u64 {
+        let (nb, sb) = (self.layout.node_bits(), self.layout.sequence_bits());
+        (id >> (nb + sb)) << sb | (id & ((1 << sb) - 1))
     }
 
     fn mint(&mut self, i: usize, n: u64) -> std::result::Result<(), String> {
@@ -706,6 +741,11 @@ impl World {
             }
         }
         self.minted += got.len() as u64;
+        if let Some(&l) = got.last() {
+            let p = self.position(l);
+            let top = self.top.entry(node).or_insert(p);
+            *top = (*top).max(p);
+        }
         if let (Some(&first), Some(&l)) = (got.first(), got.last()) {
             let span = self.spans.entry(uid).or_insert(Span {
                 node,
@@ -794,7 +834,7 @@ impl World {
         match roll {
             0..=54 => {
                 if self.holders[i].lease.is_none() {
-                    self.acquire(i);
+                    self.acquire(i)?;
                 } else if !self.holders[i].paused {
                     // Now and then a batch larger than the keeper's reservation step.
                     let k = if self.shape.big_batch > 0 && self.rng.below(2000) == 0 {
@@ -929,6 +969,12 @@ impl World {
             _ => {}
         }
         self.keepers();
+        // Whatever happens next (a crash, a pause past the TTL), the stored reservations cover what
+        // was minted.
+        let nodes: Vec<u64> = self.top.keys().copied().collect();
+        for node in nodes {
+            self.check_reservation(node)?;
+        }
         Ok(())
     }
 
@@ -1694,7 +1740,7 @@ impl Planted {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-const DEFECTS: [Planted; 14] = [
+const DEFECTS: [Planted; 15] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -1761,6 +1807,11 @@ const DEFECTS: [Planted; 14] = [
         Defect::EtcdRowResendByValue,
         Sim::EtcdRanges,
     ),
+    Planted::code(
+        "etcd-reserve-without-mod-compare",
+        Defect::EtcdReserveWithoutModCompare,
+        Sim::EtcdLeases,
+    ),
 ];
 
 /// The README's long run: 1024 simulated nodes (and 1100 holders competing for them), 10^9 IDs in
@@ -1784,7 +1835,7 @@ fn long_run(target_ids: u64) {
     let mut w = World::new(1, shape, Defect::None, false);
     // Every holder takes a node ID first (the 76 spares wait for one to come free).
     for i in 0..shape.holders {
-        w.acquire(i);
+        w.acquire(i).expect("a node ID's first holder");
     }
     let r = w.run();
     let nodes: HashSet<u64> = w.spans.values().map(|s| s.node).collect();
