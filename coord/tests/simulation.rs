@@ -61,6 +61,7 @@ use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
 use snowmint_coord::etcd::EtcdStore;
 use snowmint_coord::lease::{start_after, Defect};
 use snowmint_coord::range::SteppedAllocator;
+use snowmint_coord::sequencer::layout_from_text;
 use snowmint_coord::{
     layout_fingerprint, layout_text, Claim, ClaimRequest, Error, Lease, LeaseOptions, LeaseState,
     MemoryStore, NodeState, RangeOptions, Reservation, Result, SequencerConfig, SequencerRecord,
@@ -450,6 +451,9 @@ struct Holder {
     clock: Arc<SimClock>,
     link: Arc<Link>,
     lease: Option<Lease>,
+    /// The layout and sequencer incarnation of the lease.
+    layout: Layout,
+    incarnation: u64,
     /// Per lease: (uid, last ID minted).
     uid: u64,
     last: Option<u64>,
@@ -478,13 +482,16 @@ struct World {
     /// The operator's view of the store (sequencers created and destroyed; a healthy link).
     store: Arc<dyn Store>,
     layout: Layout,
-    config: SequencerConfig,
+    /// The layout the sequencer was first created with.
+    first_layout: Layout,
     holders: Vec<Holder>,
     spans: BTreeMap<u64, Span>,
     next_uid: u64,
     seen: HashSet<u64>,
-    /// Per node ID, the highest logical position minted on it by any lease.
-    top: BTreeMap<u64, u64>,
+    /// Per incarnation of the sequencer and node ID, the highest logical position minted on it.
+    top: BTreeMap<(u64, u64), u64>,
+    /// The live incarnation of the sequencer (its layout is `layout`).
+    incarnation: u64,
     minted: u64,
     step: u64,
 }
@@ -541,9 +548,10 @@ impl World {
             layout: layout_text(&layout),
             nodes: 1 << shape.node_bits,
         };
-        store
+        let incarnation = store
             .create_sequencer(NAME, &config, START_UNIX_NS / MS)
-            .expect("the simulation's sequencer");
+            .expect("the simulation's sequencer")
+            .incarnation;
         let holders = (0..shape.holders)
             .map(|i| Holder {
                 clock: Arc::new(SimClock {
@@ -552,6 +560,8 @@ impl World {
                     frozen: Mutex::new(None),
                 }),
                 link: link(&mut rng, i),
+                layout,
+                incarnation: 0,
                 lease: None,
                 uid: 0,
                 last: None,
@@ -569,12 +579,13 @@ impl World {
             now,
             store,
             layout,
-            config,
+            first_layout: layout,
             holders,
             spans: BTreeMap::new(),
             next_uid: 0,
             seen: HashSet::new(),
             top: BTreeMap::new(),
+            incarnation,
             minted: 0,
             step: 0,
         }
@@ -625,12 +636,15 @@ impl World {
             Ok(Some(r)) => r,
             _ => return Ok(()),
         };
+        // The stored layout (the sequencer may have been created again with another one).
+        let layout = layout_from_text(&record.config.layout).map_err(|e| e.to_string())?;
+        let incarnation = record.incarnation;
         let h = &self.holders[i];
         let r = Lease::acquire(
             h.link.clone(),
             h.clock.clone(),
             record,
-            self.layout,
+            layout,
             Options {
                 policy: Policy::Fail,
                 ..Options::default()
@@ -650,9 +664,32 @@ impl World {
                 h.uid = uid;
                 h.last = None;
                 h.next_round_ns = now + period;
+                h.layout = layout;
+                h.incarnation = incarnation;
                 self.check_reservation(node)?;
             }
-            Err(e) => self.log(|| format!("holder {i} cannot acquire: {}", e.code())),
+            // The refusals a holder may meet: every node ID held, the store out of reach, the
+            // sequencer destroyed meanwhile, or (a re-created sequencer whose value floor lies
+            // beyond `max_ahead` of this holder's clock) SEQUENCER_CONFLICT, never a start that
+            // would repeat the old incarnation's IDs.
+            Err(e) => match e.code() {
+                ErrorCode::NodeIdsExhausted
+                | ErrorCode::StoreUnavailable
+                | ErrorCode::SequencerDestroyed
+                | ErrorCode::SequencerNotFound
+                | ErrorCode::LeaseLost => {
+                    self.log(|| format!("holder {i} cannot acquire: {}", e.code()))
+                }
+                ErrorCode::SequencerConflict if e.to_string().contains("beyond max_ahead") => {
+                    self.log(|| format!("holder {i} cannot acquire: {}: {e}", e.code()))
+                }
+                _ => {
+                    return Err(format!(
+                        "holder {i}: acquiring, unexpected error {}: {e}",
+                        e.code()
+                    ))
+                }
+            },
         }
         Ok(())
     }
@@ -662,7 +699,7 @@ impl World {
     /// under an acknowledged reservation, and no write moves one back). A reservation moved back is
     /// caught here, before a holder crashes and a new one whose clock is behind mints a duplicate.
     fn check_reservation(&self, node: u64) -> std::result::Result<(), String> {
-        let Some(&top) = self.top.get(&node) else {
+        let Some(&top) = self.top.get(&(self.incarnation, node)) else {
             return Ok(());
         };
         let Ok(stored) = self.store.reservation(NAME, node) else {
@@ -679,9 +716,10 @@ impl World {
         Ok(())
     }
 
-    /// An ID's logical position (`tick << sequence_bits | sequence`; the node field in between).
-    fn position(&self, id: u64) -> u64 {
-        let (nb, sb) = (self.layout.node_bits(), self.layout.sequence_bits());
+    /// An ID's logical position under `layout` (`tick << sequence_bits | sequence`; the node field in
+    /// between).
+    fn position(layout: &Layout, id: u64) -> u64 {
+        let (nb, sb) = (layout.node_bits(), layout.sequence_bits());
         (id >> (nb + sb)) << sb | (id & ((1 << sb) - 1))
     }
 
@@ -742,8 +780,9 @@ impl World {
         }
         self.minted += got.len() as u64;
         if let Some(&l) = got.last() {
-            let p = self.position(l);
-            let top = self.top.entry(node).or_insert(p);
+            let h = &self.holders[i];
+            let p = Self::position(&h.layout, l);
+            let top = self.top.entry((h.incarnation, node)).or_insert(p);
             *top = (*top).max(p);
         }
         if let (Some(&first), Some(&l)) = (got.first(), got.last()) {
@@ -945,37 +984,79 @@ impl World {
             }
             90 if faults && self.rng.chance(30) => {
                 let live = self.store.sequencer(NAME).expect("the operator's store");
+                let old = live.as_ref().map(|r| r.incarnation);
                 if let Some(r) = live {
                     self.store
                         .destroy_sequencer(NAME, r.incarnation)
                         .expect("the operator's store");
                 }
-                // Created again with another node count (2 to all the layout's node IDs; drawn from the
-                // step number, so that the seed's own draws stay as they were).
+                // Created again with another node count (2 to 4), and now and then another epoch
+                // (0.5 to 2 s later or earlier: later, its IDs of a time are smaller than the old
+                // one's, and only the value floor keeps them apart) or another split of the bits
+                // between node and sequence. Drawn from the step number, so that the seed's own
+                // draws stay as they were.
+                let layout = self.recreated_layout();
                 let config = SequencerConfig {
-                    nodes: (2 + self.step % 3).min(self.config.nodes),
-                    ..self.config.clone()
+                    layout: layout_text(&layout),
+                    nodes: (2 + self.step % 3).min(1 << layout.node_bits()),
                 };
-                self.store
+                self.incarnation = self
+                    .store
                     .create_sequencer(NAME, &config, self.now.load(Ordering::SeqCst) / MS)
-                    .expect("the operator's store");
+                    .expect("the operator's store")
+                    .incarnation;
+                self.layout = layout;
                 self.log(|| {
                     format!(
-                        "the sequencer is destroyed and created again with {} node IDs",
-                        config.nodes
+                        "the sequencer is destroyed and created again with {} node IDs, layout {}",
+                        config.nodes, config.layout
                     )
                 });
+                // A second operator's destroy, of the incarnation it read before the re-creation,
+                // lands now: it must leave the new incarnation (a conditional delete).
+                if let Some(old) = old.filter(|_| self.step % 2 == 0) {
+                    let destroyed = self.store.destroy_sequencer(NAME, old);
+                    let live = self.store.sequencer(NAME).ok().flatten();
+                    if !matches!(destroyed, Ok(false))
+                        || live.as_ref().map(|r| r.incarnation) != Some(self.incarnation)
+                    {
+                        return Err(format!(
+                            "a destroy of incarnation {old} answered {destroyed:?} and left {live:?}, \
+                             not the live incarnation {}",
+                            self.incarnation
+                        ));
+                    }
+                }
             }
             _ => {}
         }
         self.keepers();
         // Whatever happens next (a crash, a pause past the TTL), the stored reservations cover what
         // was minted.
-        let nodes: Vec<u64> = self.top.keys().copied().collect();
+        let nodes: Vec<u64> = (self.top.keys())
+            .filter(|k| k.0 == self.incarnation)
+            .map(|k| k.1)
+            .collect();
         for node in nodes {
             self.check_reservation(node)?;
         }
         Ok(())
+    }
+
+    /// The layout of a re-created sequencer: the first one, another epoch, or another split.
+    fn recreated_layout(&self) -> Layout {
+        let mut c = *self.first_layout.config();
+        let shift = 500 + self.step % 1_500;
+        match (self.step / 3) % 4 {
+            1 => c.epoch_ms += shift,
+            2 => c.epoch_ms -= shift,
+            3 => {
+                c.node_bits += 1;
+                c.sequence_bits -= 1;
+            }
+            _ => {}
+        }
+        Layout::new(c).expect("the simulation's layouts")
     }
 
     /// Per node ID, the spans of successive leases never overlap.
@@ -1740,7 +1821,7 @@ impl Planted {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-const DEFECTS: [Planted; 15] = [
+const DEFECTS: [Planted; 17] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -1811,6 +1892,16 @@ const DEFECTS: [Planted; 15] = [
         "etcd-reserve-without-mod-compare",
         Defect::EtcdReserveWithoutModCompare,
         Sim::EtcdLeases,
+    ),
+    Planted::code(
+        "start-ignores-floor",
+        Defect::StartIgnoresFloor,
+        Sim::Leases,
+    ),
+    Planted::code(
+        "destroy-without-condition",
+        Defect::DestroyWithoutCondition,
+        Sim::Leases,
     ),
 ];
 
