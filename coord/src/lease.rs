@@ -132,6 +132,9 @@ pub enum Defect {
     StartIgnoresFloor,
     /// The memory store destroys a sequencer by name, without its condition on the incarnation.
     DestroyWithoutCondition,
+    /// The embedded store renews and reserves without checking that the claim's file is still the
+    /// one at its path (a deleted or replaced directory goes unnoticed).
+    EmbeddedIgnoresPath,
 }
 
 impl Default for LeaseOptions {

@@ -22,12 +22,12 @@
 //! cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay SEED
 //! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
 //! ```
-//! Options: `--seeds N` (default 500 lease seeds; the state file and the embedded world run N/50 seeds of `--steps`/2, the
+//! Options: `--seeds N` (default 500 lease seeds; the state file and the embedded store run N/50 seeds of `--steps`/2, the
 //! ranges N/5 seeds of `--steps`/4, the leases over etcd N/50 seeds of `--steps`/2, the ranges over
 //! etcd N/25 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed, default 4000), `--world
-//! NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`, `state file`), `--replay
+//! NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`, `embedded leases`, `state file`), `--replay
 //! SEED` (one seed, every step printed, `--steps` being that world's own; with `--state-file`,
-//! `--ranges`, `--etcd` or `--ranges --etcd`, that world; `--defect NAME` plants one of the table's
+//! `--ranges`, `--etcd`, `--ranges --etcd` or `--embedded`, that world; `--defect NAME` plants one of the table's
 //! defects), `--long` (1024 nodes, 10^9 IDs: the README's figures), `--defects` / `--no-defects` (only
 //! / without the planted-defect proof; `--defect NAME` proves only that one), `--defect-seeds N` (the
 //! proof's bound, default 2000), `--no-late-reservations` (reservations are never delayed or
@@ -54,15 +54,15 @@
 //! simulated time; nothing sleeps, so a seed replays exactly. The range world's races run there too:
 //! while a client's answer is lost, another process takes a range.
 //!
-//! The embedded store (`--world "embedded leases"`, `--replay SEED --embedded`; not in the default
-//! run): each holder opens the real `FileStore` on one directory (tmpfs), which is deleted (`rm -rf`)
-//! or moved away and replaced by an empty one under running holders; a lease on the old directory must
-//! end at its next keeper round that reaches the store. No clock faults there (the host's processes
-//! share one clock, and after the directory is gone only the clock keeps old IDs apart). It does not
-//! pass yet: with clock faults on, IDs are minted twice (per-holder steps: seed 23; a host-wide step
-//! back after a replaced directory: seed 1 — the reservations went with the directory); without them,
-//! no ID twice in 30 seeds, but leases on one node ID of the old and the new directory interleave in
-//! value (seeds 4, 17, 19, 28): an open lead, not yet explained.
+//! The embedded store (`--world "embedded leases"`, `--replay SEED --embedded`): each holder opens the
+//! real `FileStore` on one directory (tmpfs), which is deleted (`rm -rf`) or moved away and replaced by
+//! an empty one under running holders; a lease on the old directory must end at its next keeper round
+//! that reaches the store, and the host registry must keep a new directory's claims off its node ID
+//! meanwhile (no ID twice). The sequencer is re-created there with its own layout only, and there are
+//! no clock faults: a deleted directory takes its reservations and value floor with it, after which
+//! only the clock keeps the old IDs apart (SPEC §8) — with per-holder clock steps, or a host clock
+//! stepped back, or an epoch changed after a floor put IDs ahead of the clock, this world does mint IDs
+//! twice, whatever the product does.
 //!
 //! The proof (planted defects, feature `planted-defects`): each one- or two-line mistake of the
 //! table in `DEFECTS` must be caught within `--defect-seeds`; the run prints how many seeds each took
@@ -563,8 +563,11 @@ impl World {
                 // The embedded store: a store of its own per holder (as each process opens it).
                 false => match &dir {
                     Some(dir) => (
-                        Arc::new(FileStore::open(dir).expect("the embedded store"))
-                            as Arc<dyn Store>,
+                        Arc::new(
+                            FileStore::open(dir)
+                                .expect("the embedded store")
+                                .plant(defect),
+                        ) as Arc<dyn Store>,
                         false,
                     ),
                     None => (store.clone(), false),
@@ -1053,11 +1056,13 @@ impl World {
                 // one's, and only the value floor keeps them apart) or another split of the bits
                 // between node and sequence. Drawn from the step number, so that the seed's own
                 // draws stay as they were.
-                // A new directory has no value floor (it was in the old one): the sequencer is
-                // created there as it was, the old one's IDs being then apart by time alone.
+                // A new directory has no value floor (it was in the old one): the embedded world
+                // keeps the layout (epoch included), since IDs that a floor put ahead of the clock
+                // would be apart from a new directory's by nothing once the directory is deleted
+                // (SPEC §8); the old IDs are then apart by time alone.
                 let replaced = self.replace_dir();
-                let layout = match replaced {
-                    true => self.first_layout,
+                let layout = match replaced || self.dir.is_some() {
+                    true => self.layout,
                     false => self.recreated_layout(),
                 };
                 let config = SequencerConfig {
@@ -1686,11 +1691,6 @@ fn clear_embedded(dir: &std::path::Path) {
     }
 }
 
-/// `--world "embedded leases"` was asked for.
-fn only_embedded(args: &[String]) -> bool {
-    arg::<String>(args, "--world").as_deref() == Some(Sim::FileLeases.name())
-}
-
 fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
     args.iter()
         .position(|a| a == name)
@@ -1841,14 +1841,8 @@ fn main() {
             (Sim::Ranges, seeds / 5, "values"),
             (Sim::EtcdLeases, seeds / 50, "IDs"),
             (Sim::EtcdRanges, seeds / 25, "values"),
+            (Sim::FileLeases, seeds / 50, "IDs"),
         ];
-        // The embedded world only when asked for (`--world "embedded leases"`): it does not pass yet
-        // (see the module documentation).
-        let worlds = worlds.into_iter().chain((only_embedded(&args)).then_some((
-            Sim::FileLeases,
-            seeds / 50,
-            "IDs",
-        )));
         let only: Option<String> = arg(&args, "--world");
         let chosen = |name: &str| only.as_deref().is_none_or(|o| o == name);
         for (world, n, what) in worlds.into_iter().filter(|w| chosen(w.0.name())) {
@@ -1964,7 +1958,7 @@ impl Planted {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-const DEFECTS: [Planted; 17] = [
+const DEFECTS: [Planted; 18] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -2045,6 +2039,11 @@ const DEFECTS: [Planted; 17] = [
         "destroy-without-condition",
         Defect::DestroyWithoutCondition,
         Sim::Leases,
+    ),
+    Planted::code(
+        "embedded-ignores-path",
+        Defect::EmbeddedIgnoresPath,
+        Sim::FileLeases,
     ),
 ];
 
