@@ -79,6 +79,9 @@ pub struct FileStore {
     absolute: PathBuf,
     /// The claims this process holds, or held and must still vouch for (see [`Held`]).
     held: Mutex<HashMap<(String, u64), Held>>,
+    /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
+    #[cfg(feature = "planted-defects")]
+    defect: crate::lease::Defect,
 }
 
 /// A claim of this process: its open files carry its OS locks (closing them releases the locks).
@@ -331,6 +334,12 @@ fn read_opt(path: &Path) -> std::io::Result<Option<String>> {
 }
 
 impl FileStore {
+    /// This store with a defect planted (feature `planted-defects`, the simulation's own tests).
+    #[cfg(feature = "planted-defects")]
+    pub fn plant(self, defect: crate::lease::Defect) -> FileStore {
+        FileStore { defect, ..self }
+    }
+
     /// Opens (creating if missing) the store in `dir`.
     pub fn open(dir: impl Into<PathBuf>) -> Result<FileStore> {
         let dir = dir.into();
@@ -339,6 +348,8 @@ impl FileStore {
             dir,
             absolute,
             held: Mutex::new(HashMap::new()),
+            #[cfg(feature = "planted-defects")]
+            defect: crate::lease::Defect::None,
         };
         for sub in ["sequencers", "nodes", "rows"] {
             let p = store.dir.join(sub);
@@ -692,7 +703,11 @@ impl FileStore {
             .map_err(|e| self.fail("cannot lock a claim", e))?;
         let _guard = lock_record(&file)
             .map_err(|e| self.fail(format!("cannot lock {}", path.display()), e))?;
-        if !self.at_path(&path, h.id)? {
+        #[cfg(feature = "planted-defects")]
+        let moved = self.defect != crate::lease::Defect::EmbeddedIgnoresPath;
+        #[cfg(not(feature = "planted-defects"))]
+        let moved = true;
+        if moved && !self.at_path(&path, h.id)? {
             return Err(lost(claim));
         }
         let (token, expires, holder) = self.read_holder(&file)?;

@@ -139,6 +139,19 @@ pub enum Defect {
     /// The etcd client takes a failed row compare-and-set whose row holds its text, up to the nonce, as
     /// its own write.
     EtcdRowResendByValue,
+    /// The etcd client writes a reservation under the claim's compare alone, without the compare on
+    /// the key's mod revision (the fix of the never-lower rule reverted: a delayed or re-sent older
+    /// write lands over a newer one).
+    EtcdReserveWithoutModCompare,
+    /// A new holder starts after the node's reservation alone, not also above the value floor of the
+    /// sequencer's earlier incarnations (the fix of a re-created sequencer repeating old IDs reverted:
+    /// positions compared, not ID values).
+    StartIgnoresFloor,
+    /// The memory store destroys a sequencer by name, without its condition on the incarnation.
+    DestroyWithoutCondition,
+    /// The embedded store renews and reserves without checking that the claim's file is still the
+    /// one at its path (a deleted or replaced directory goes unnoticed).
+    EmbeddedIgnoresPath,
 }
 
 impl Default for LeaseOptions {
@@ -800,6 +813,12 @@ impl Lease {
                 options.max_ahead_ns,
             )
             .map_err(release_on_error)?;
+            #[cfg(feature = "planted-defects")]
+            let floor = if shared.options.defect == Defect::StartIgnoresFloor {
+                0
+            } else {
+                floor
+            };
             let start_at = match shared.store.reservation(&claim.sequencer, claim.node_id) {
                 Ok(r) => r.map_or(0, |r| shared.start_after(&r)).max(floor),
                 Err(e) => return Err(release_on_error(e)),

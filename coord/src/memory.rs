@@ -153,6 +153,13 @@ impl Store for MemoryStore {
 
     fn destroy_sequencer(&self, name: &str, incarnation: u64) -> Result<bool> {
         let mut s = self.state()?;
+        #[cfg(feature = "planted-defects")]
+        let incarnation = match *self.defect.lock().unwrap_or_else(|p| p.into_inner()) {
+            crate::lease::Defect::DestroyWithoutCondition => {
+                s.sequencers.get(name).map_or(0, |r| r.incarnation)
+            }
+            _ => incarnation,
+        };
         let Some(record) = s
             .sequencers
             .get(name)

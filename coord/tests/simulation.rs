@@ -7,8 +7,14 @@
 //! Faults: clocks stepped back and forth, frozen and smeared; holders paused past their TTL, crashed
 //! (no release) and restarted; the store unreachable from a holder (a partition), failing requests at
 //! random, or applying a request and answering after the holder gave up; the sequencer destroyed and
-//! created again with another node count (2 to 4). After every step: no ID minted twice across all
-//! holders, IDs strictly increasing per lease. At the end of a run: per node ID, the positions of successive leases do not overlap (what
+//! created again with another node count (2 to 4), another epoch (0.5 to 2 s later or earlier) or
+//! another split of the bits between node and sequence (holders adopt the stored layout; a refusal
+//! must be `SEQUENCER_CONFLICT` for a value floor beyond `max_ahead`), and an operator's destroy of
+//! the incarnation it read before the re-creation landing after it (it must leave the new one).
+//! After every step: no ID minted twice across all holders, IDs strictly increasing per lease, and
+//! per node ID the stored reservation lies past every position minted on it (a reservation moved
+//! back, or written for a ceiling never acknowledged, is caught before a crash turns it into a
+//! duplicate). At the end of a run: per node ID, the positions of successive leases do not overlap (what
 //! SPEC §3.2 promises, and what lets the long run check 10^9 IDs without keeping them).
 //!
 //! ```text
@@ -16,12 +22,12 @@
 //! cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay SEED
 //! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
 //! ```
-//! Options: `--seeds N` (default 500 lease seeds; the state file runs N/50 seeds of `--steps`/2, the
+//! Options: `--seeds N` (default 500 lease seeds; the state file and the embedded store run N/50 seeds of `--steps`/2, the
 //! ranges N/5 seeds of `--steps`/4, the leases over etcd N/50 seeds of `--steps`/2, the ranges over
 //! etcd N/25 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed, default 4000), `--world
-//! NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`, `state file`), `--replay
+//! NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`, `embedded leases`, `state file`), `--replay
 //! SEED` (one seed, every step printed, `--steps` being that world's own; with `--state-file`,
-//! `--ranges`, `--etcd` or `--ranges --etcd`, that world; `--defect NAME` plants one of the table's
+//! `--ranges`, `--etcd`, `--ranges --etcd` or `--embedded`, that world; `--defect NAME` plants one of the table's
 //! defects), `--long` (1024 nodes, 10^9 IDs: the README's figures), `--defects` / `--no-defects` (only
 //! / without the planted-defect proof; `--defect NAME` proves only that one), `--defect-seeds N` (the
 //! proof's bound, default 2000), `--no-late-reservations` (reservations are never delayed or
@@ -42,9 +48,21 @@
 //! simulated time). There `Link`'s fault knobs act at the network: a request lost before the server, an
 //! answer lost or late after the server applied it (the client times out and re-sends on the next
 //! endpoint), a connection dropped after commit (the client re-sends on a fresh connection), a request
-//! duplicated or delayed past later ones (of any client), a partition. A timeout costs its length in
+//! duplicated or delayed past later ones (of any client; half of them stalled up to 1.5 s, landing
+//! after the sender's next keeper rounds: what the reservation's mod-revision compare guards
+//! against), a partition. A timeout costs its length in
 //! simulated time; nothing sleeps, so a seed replays exactly. The range world's races run there too:
 //! while a client's answer is lost, another process takes a range.
+//!
+//! The embedded store (`--world "embedded leases"`, `--replay SEED --embedded`): each holder opens the
+//! real `FileStore` on one directory (tmpfs), which is deleted (`rm -rf`) or moved away and replaced by
+//! an empty one under running holders; a lease on the old directory must end at its next keeper round
+//! that reaches the store, and the host registry must keep a new directory's claims off its node ID
+//! meanwhile (no ID twice). The sequencer is re-created there with its own layout only, and there are
+//! no clock faults: a deleted directory takes its reservations and value floor with it, after which
+//! only the clock keeps the old IDs apart (SPEC §8) — with per-holder clock steps, or a host clock
+//! stepped back, or an epoch changed after a floor put IDs ahead of the clock, this world does mint IDs
+//! twice, whatever the product does.
 //!
 //! The proof (planted defects, feature `planted-defects`): each one- or two-line mistake of the
 //! table in `DEFECTS` must be caught within `--defect-seeds`; the run prints how many seeds each took
@@ -59,11 +77,13 @@ use std::time::{Duration, Instant};
 use etcd::{Faults, SimDial, SimEtcd, SimNet};
 use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
 use snowmint_coord::etcd::EtcdStore;
-use snowmint_coord::lease::Defect;
+use snowmint_coord::lease::{start_after, Defect};
 use snowmint_coord::range::SteppedAllocator;
+use snowmint_coord::sequencer::layout_from_text;
 use snowmint_coord::{
-    layout_text, Claim, ClaimRequest, Error, Lease, LeaseOptions, LeaseState, MemoryStore,
-    NodeState, RangeOptions, Reservation, Result, SequencerConfig, SequencerRecord, Store, Time,
+    layout_fingerprint, layout_text, Claim, ClaimRequest, Error, FileStore, Lease, LeaseOptions,
+    LeaseState, MemoryStore, NodeState, RangeOptions, Reservation, Result, SequencerConfig,
+    SequencerRecord, Store, Time,
 };
 
 #[path = "simulation/etcd.rs"]
@@ -412,6 +432,9 @@ struct Shape {
     /// The store is the real etcd client over a simulated network and cluster (`etcd::SimEtcd`), the
     /// faults at the network; otherwise the in-memory store behind `Link`'s faults.
     etcd: bool,
+    /// The store is the embedded one (`FileStore`, a directory of this host), whose directory is
+    /// deleted or replaced under running holders now and then.
+    file: bool,
 }
 
 impl Shape {
@@ -430,6 +453,7 @@ impl Shape {
             faults: true,
             late_reservations: true,
             etcd: false,
+            file: false,
         }
     }
 
@@ -449,6 +473,9 @@ struct Holder {
     clock: Arc<SimClock>,
     link: Arc<Link>,
     lease: Option<Lease>,
+    /// The layout and sequencer generation (`World::generation`) of the lease.
+    layout: Layout,
+    generation: u64,
     /// Per lease: (uid, last ID minted).
     uid: u64,
     last: Option<u64>,
@@ -477,11 +504,23 @@ struct World {
     /// The operator's view of the store (sequencers created and destroyed; a healthy link).
     store: Arc<dyn Store>,
     layout: Layout,
-    config: SequencerConfig,
+    /// The layout the sequencer was first created with.
+    first_layout: Layout,
     holders: Vec<Holder>,
     spans: BTreeMap<u64, Span>,
     next_uid: u64,
     seen: HashSet<u64>,
+    /// Per incarnation of the sequencer and node ID, the highest logical position minted on it.
+    top: BTreeMap<(u64, u64), u64>,
+    /// The live incarnation of the sequencer (its layout is `layout`), and which of the sequencers
+    /// created so far it is (the embedded store's incarnations start again in a new directory).
+    incarnation: u64,
+    generation: u64,
+    /// The embedded store's directory (the `file` world).
+    dir: Option<std::path::PathBuf>,
+    /// Leases taken in an embedded store's directory since deleted or replaced: each must end at its
+    /// next keeper round that reaches the store.
+    orphaned: HashSet<u64>,
     minted: u64,
     step: u64,
 }
@@ -495,7 +534,11 @@ impl World {
         // (Seeds of their own, so that the in-memory world draws as it did before the etcd one.)
         let cluster = etcd::SimEtcd::new(&now, seed ^ 0xE7CD_0001);
         // A holder's store, through its link (over the etcd client: its faults at the network).
-        let store: Arc<dyn Store> = if shape.etcd {
+        let dir = shape.file.then(embedded_dir);
+        let store: Arc<dyn Store> = if let Some(dir) = &dir {
+            let _ = std::fs::remove_dir_all(dir);
+            Arc::new(FileStore::open(dir).expect("the embedded store's directory"))
+        } else if shape.etcd {
             etcd_client(
                 &cluster,
                 &now,
@@ -517,7 +560,18 @@ impl World {
                     etcd_client(&cluster, &now, &faults, seed, None, defect),
                     true,
                 ),
-                false => (store.clone(), false),
+                // The embedded store: a store of its own per holder (as each process opens it).
+                false => match &dir {
+                    Some(dir) => (
+                        Arc::new(
+                            FileStore::open(dir)
+                                .expect("the embedded store")
+                                .plant(defect),
+                        ) as Arc<dyn Store>,
+                        false,
+                    ),
+                    None => (store.clone(), false),
+                },
             };
             Arc::new(Link {
                 late_reservations: shape.late_reservations,
@@ -538,9 +592,10 @@ impl World {
             layout: layout_text(&layout),
             nodes: 1 << shape.node_bits,
         };
-        store
+        let incarnation = store
             .create_sequencer(NAME, &config, START_UNIX_NS / MS)
-            .expect("the simulation's sequencer");
+            .expect("the simulation's sequencer")
+            .incarnation;
         let holders = (0..shape.holders)
             .map(|i| Holder {
                 clock: Arc::new(SimClock {
@@ -549,6 +604,8 @@ impl World {
                     frozen: Mutex::new(None),
                 }),
                 link: link(&mut rng, i),
+                layout,
+                generation: 0,
                 lease: None,
                 uid: 0,
                 last: None,
@@ -566,11 +623,16 @@ impl World {
             now,
             store,
             layout,
-            config,
+            first_layout: layout,
             holders,
             spans: BTreeMap::new(),
             next_uid: 0,
             seen: HashSet::new(),
+            top: BTreeMap::new(),
+            incarnation,
+            generation: 0,
+            dir,
+            orphaned: HashSet::new(),
             minted: 0,
             step: 0,
         }
@@ -616,17 +678,20 @@ impl World {
         }
     }
 
-    fn acquire(&mut self, i: usize) {
+    fn acquire(&mut self, i: usize) -> std::result::Result<(), String> {
         let record = match self.store.sequencer(NAME) {
             Ok(Some(r)) => r,
-            _ => return,
+            _ => return Ok(()),
         };
+        // The stored layout (the sequencer may have been created again with another one).
+        let layout = layout_from_text(&record.config.layout).map_err(|e| e.to_string())?;
+        let generation = self.generation;
         let h = &self.holders[i];
         let r = Lease::acquire(
             h.link.clone(),
             h.clock.clone(),
             record,
-            self.layout,
+            layout,
             Options {
                 policy: Policy::Fail,
                 ..Options::default()
@@ -640,14 +705,69 @@ impl World {
                 self.next_uid += 1;
                 let uid = self.next_uid;
                 self.log(|| format!("holder {i} acquires node {} (lease {uid})", l.node_id()));
+                let node = l.node_id();
                 let h = &mut self.holders[i];
                 h.lease = Some(l);
                 h.uid = uid;
                 h.last = None;
                 h.next_round_ns = now + period;
+                h.layout = layout;
+                h.generation = generation;
+                self.check_reservation(node)?;
             }
-            Err(e) => self.log(|| format!("holder {i} cannot acquire: {}", e.code())),
+            // The refusals a holder may meet: every node ID held, the store out of reach, the
+            // sequencer destroyed meanwhile, or (a re-created sequencer whose value floor lies
+            // beyond `max_ahead` of this holder's clock) SEQUENCER_CONFLICT, never a start that
+            // would repeat the old incarnation's IDs.
+            Err(e) => match e.code() {
+                ErrorCode::NodeIdsExhausted
+                | ErrorCode::StoreUnavailable
+                | ErrorCode::SequencerDestroyed
+                | ErrorCode::SequencerNotFound
+                | ErrorCode::LeaseLost => {
+                    self.log(|| format!("holder {i} cannot acquire: {}", e.code()))
+                }
+                ErrorCode::SequencerConflict if e.to_string().contains("beyond max_ahead") => {
+                    self.log(|| format!("holder {i} cannot acquire: {}: {e}", e.code()))
+                }
+                _ => {
+                    return Err(format!(
+                        "holder {i}: acquiring, unexpected error {}: {e}",
+                        e.code()
+                    ))
+                }
+            },
         }
+        Ok(())
+    }
+
+    /// After every step and when a node ID changes hands: the stored reservation, as a new holder
+    /// starts after it, lies past every position minted on the node (SPEC §3.2: an ID is minted only
+    /// under an acknowledged reservation, and no write moves one back). A reservation moved back is
+    /// caught here, before a holder crashes and a new one whose clock is behind mints a duplicate.
+    fn check_reservation(&self, node: u64) -> std::result::Result<(), String> {
+        let Some(&top) = self.top.get(&(self.generation, node)) else {
+            return Ok(());
+        };
+        let Ok(stored) = self.store.reservation(NAME, node) else {
+            return Ok(()); // the operator's read failed: nothing to judge
+        };
+        let fingerprint = layout_fingerprint(&self.layout);
+        let start = stored.map_or(0, |r| start_after(&self.layout, fingerprint, &r));
+        if start <= top {
+            return Err(format!(
+                "node {node}: the stored reservation {stored:?} lets a new holder start at position \
+                 {start}, at or below position {top} already minted on the node"
+            ));
+        }
+        Ok(())
+    }
+
+    /// An ID's logical position under `layout` (`tick << sequence_bits | sequence`; the node field in
+    /// between).
+    fn position(layout: &Layout, id: u64) -> u64 {
+        let (nb, sb) = (layout.node_bits(), layout.sequence_bits());
+        (id >> (nb + sb)) << sb | (id & ((1 << sb) - 1))
     }
 
     fn mint(&mut self, i: usize, n: u64) -> std::result::Result<(), String> {
@@ -706,6 +826,12 @@ impl World {
             }
         }
         self.minted += got.len() as u64;
+        if let Some(&l) = got.last() {
+            let h = &self.holders[i];
+            let p = Self::position(&h.layout, l);
+            let top = self.top.entry((h.generation, node)).or_insert(p);
+            *top = (*top).max(p);
+        }
         if let (Some(&first), Some(&l)) = (got.first(), got.last()) {
             let span = self.spans.entry(uid).or_insert(Span {
                 node,
@@ -736,17 +862,26 @@ impl World {
     }
 
     /// Keeper rounds that are due (an unpaused holder's keeper runs every period).
-    fn keepers(&mut self) {
+    fn keepers(&mut self) -> std::result::Result<(), String> {
         let now = self.now.load(Ordering::SeqCst);
         let period = self.period_ns();
         let mut ended = Vec::new();
+        let healthy: Vec<bool> = (0..self.holders.len()).map(|i| self.healthy(i)).collect();
         for (i, h) in self.holders.iter_mut().enumerate() {
             if h.paused || now < h.next_round_ns {
                 continue;
             }
             h.next_round_ns = now + period;
             if let Some(l) = &h.lease {
-                if !l.keeper_round() && l.state() != LeaseState::Held {
+                let alive = l.keeper_round();
+                if alive && healthy[i] && self.orphaned.contains(&h.uid) {
+                    return Err(format!(
+                        "holder {i} (lease {}): its lease is still held after a keeper round that \
+                         reached the store, though the store's directory was deleted or replaced",
+                        h.uid
+                    ));
+                }
+                if !alive && l.state() != LeaseState::Held {
                     // The application sees its lease end and drops it (a release that may fail).
                     ended.push((i, l.state()));
                     h.lease = None;
@@ -756,6 +891,7 @@ impl World {
         for (i, state) in ended {
             self.log(|| format!("holder {i}'s lease ended: {state:?}"));
         }
+        Ok(())
     }
 
     /// Faults end by themselves within two TTLs of being put on (or sooner, if toggled off).
@@ -794,7 +930,7 @@ impl World {
         match roll {
             0..=54 => {
                 if self.holders[i].lease.is_none() {
-                    self.acquire(i);
+                    self.acquire(i)?;
                 } else if !self.holders[i].paused {
                     // Now and then a batch larger than the keeper's reservation step.
                     let k = if self.shape.big_batch > 0 && self.rng.below(2000) == 0 {
@@ -810,6 +946,10 @@ impl World {
                 self.log(|| format!("{} ms pass", d / MS));
                 self.advance(d);
             }
+            // The embedded store's processes share their host's clock, and a deleted directory takes
+            // the reservations with it: after that only the clock keeps old IDs apart, so that world
+            // has no clock faults (a clock stepped back then repeats IDs, whatever the product does).
+            63..=70 if self.shape.file => {}
             63..=66 if faults => {
                 let by = self.rng.below(6_000) as i64 - 3_000;
                 self.holders[i]
@@ -905,31 +1045,116 @@ impl World {
             }
             90 if faults && self.rng.chance(30) => {
                 let live = self.store.sequencer(NAME).expect("the operator's store");
+                let old = live.as_ref().map(|r| r.incarnation);
                 if let Some(r) = live {
                     self.store
                         .destroy_sequencer(NAME, r.incarnation)
                         .expect("the operator's store");
                 }
-                // Created again with another node count (2 to all the layout's node IDs; drawn from the
-                // step number, so that the seed's own draws stay as they were).
-                let config = SequencerConfig {
-                    nodes: (2 + self.step % 3).min(self.config.nodes),
-                    ..self.config.clone()
+                // Created again with another node count (2 to 4), and now and then another epoch
+                // (0.5 to 2 s later or earlier: later, its IDs of a time are smaller than the old
+                // one's, and only the value floor keeps them apart) or another split of the bits
+                // between node and sequence. Drawn from the step number, so that the seed's own
+                // draws stay as they were.
+                // A new directory has no value floor (it was in the old one): the embedded world
+                // keeps the layout (epoch included), since IDs that a floor put ahead of the clock
+                // would be apart from a new directory's by nothing once the directory is deleted
+                // (SPEC §8); the old IDs are then apart by time alone.
+                let replaced = self.replace_dir();
+                let layout = match replaced || self.dir.is_some() {
+                    true => self.layout,
+                    false => self.recreated_layout(),
                 };
-                self.store
+                let config = SequencerConfig {
+                    layout: layout_text(&layout),
+                    nodes: (2 + self.step % 3).min(1 << layout.node_bits()),
+                };
+                self.incarnation = self
+                    .store
                     .create_sequencer(NAME, &config, self.now.load(Ordering::SeqCst) / MS)
-                    .expect("the operator's store");
+                    .expect("the operator's store")
+                    .incarnation;
+                self.generation += 1;
+                self.layout = layout;
                 self.log(|| {
                     format!(
-                        "the sequencer is destroyed and created again with {} node IDs",
-                        config.nodes
+                        "the sequencer is destroyed and created again with {} node IDs, layout {}",
+                        config.nodes, config.layout
                     )
                 });
+                // A second operator's destroy, of the incarnation it read before the re-creation,
+                // lands now: it must leave the new incarnation (a conditional delete).
+                if let Some(old) = old.filter(|_| self.step.is_multiple_of(2) && !replaced) {
+                    let destroyed = self.store.destroy_sequencer(NAME, old);
+                    let live = self.store.sequencer(NAME).ok().flatten();
+                    if !matches!(destroyed, Ok(false))
+                        || live.as_ref().map(|r| r.incarnation) != Some(self.incarnation)
+                    {
+                        return Err(format!(
+                            "a destroy of incarnation {old} answered {destroyed:?} and left {live:?}, \
+                             not the live incarnation {}",
+                            self.incarnation
+                        ));
+                    }
+                }
             }
             _ => {}
         }
-        self.keepers();
+        self.keepers()?;
+        // Whatever happens next (a crash, a pause past the TTL), the stored reservations cover what
+        // was minted.
+        let nodes: Vec<u64> = (self.top.keys())
+            .filter(|k| k.0 == self.generation)
+            .map(|k| k.1)
+            .collect();
+        for node in nodes {
+            self.check_reservation(node)?;
+        }
         Ok(())
+    }
+
+    /// In the `file` world, one re-creation in two: the store's directory deleted (`rm -rf`) or moved
+    /// away and replaced by an empty one, under the running holders. Their leases must end
+    /// (`orphaned`); until they do they may mint up to their reservations, which the new directory
+    /// does not have, so no claim of the same path may succeed meanwhile (the host registry); the
+    /// checker's "no ID twice" holds the product to it.
+    fn replace_dir(&mut self) -> bool {
+        let Some(dir) = self.dir.clone().filter(|_| self.step % 2 == 1) else {
+            return false;
+        };
+        let how = if self.step % 4 == 1 {
+            std::fs::remove_dir_all(&dir).expect("deleting the embedded store's directory");
+            "deleted"
+        } else {
+            let away = dir.with_extension(format!("replaced-{}", self.step));
+            std::fs::rename(&dir, &away).expect("moving the embedded store's directory");
+            "replaced"
+        };
+        // Laid out again as a first command on the path does (the holders' store keeps its handle).
+        FileStore::open(&dir).expect("a new embedded store's directory");
+        for h in &self.holders {
+            if h.lease.is_some() {
+                self.orphaned.insert(h.uid);
+            }
+        }
+        self.log(|| format!("the embedded store's directory is {how}"));
+        true
+    }
+
+    /// The layout of a re-created sequencer: the first one, another epoch, or another split.
+    fn recreated_layout(&self) -> Layout {
+        let mut c = *self.first_layout.config();
+        let shift = 500 + self.step % 1_500;
+        match (self.step / 3) % 4 {
+            1 => c.epoch_ms += shift,
+            2 => c.epoch_ms -= shift,
+            3 => {
+                c.node_bits += 1;
+                c.sequence_bits -= 1;
+            }
+            _ => {}
+        }
+        Layout::new(c).expect("the simulation's layouts")
     }
 
     /// Per node ID, the spans of successive leases never overlap.
@@ -1440,7 +1665,30 @@ fn run_seed(
             l.abandon();
         }
     }
+    if let Some(dir) = &w.dir {
+        clear_embedded(dir);
+    }
     r.map(|()| w.minted)
+}
+
+/// The embedded world's store directory: one path for every seed (the host registry keeps a file per
+/// path ever claimed), on tmpfs where there is one (the store syncs every write).
+fn embedded_dir() -> std::path::PathBuf {
+    let shm = std::path::Path::new("/dev/shm");
+    let base = if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    base.join(format!("snowmint-sim-{}", std::process::id()))
+        .join("embedded")
+}
+
+/// Removes the embedded world's directory and the ones it replaced.
+fn clear_embedded(dir: &std::path::Path) {
+    if let Some(parent) = dir.parent() {
+        let _ = std::fs::remove_dir_all(parent);
+    }
 }
 
 fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
@@ -1464,6 +1712,8 @@ enum Sim {
     EtcdLeases,
     /// Range sequences over the real etcd client (one simulated cluster per store).
     EtcdRanges,
+    /// Leases over the embedded store (a directory deleted or replaced under running holders).
+    FileLeases,
 }
 
 impl Sim {
@@ -1473,6 +1723,7 @@ impl Sim {
             Sim::Ranges => "ranges",
             Sim::EtcdLeases => "etcd leases",
             Sim::EtcdRanges => "etcd ranges",
+            Sim::FileLeases => "embedded leases",
         }
     }
     /// The replay option that selects this world.
@@ -1482,6 +1733,7 @@ impl Sim {
             Sim::Ranges => " --ranges",
             Sim::EtcdLeases => " --etcd",
             Sim::EtcdRanges => " --ranges --etcd",
+            Sim::FileLeases => " --embedded",
         }
     }
     /// Steps of one seed of this world, from the lease world's `steps`.
@@ -1489,7 +1741,7 @@ impl Sim {
         match self {
             Sim::Leases => steps,
             Sim::Ranges | Sim::EtcdRanges => steps / 4,
-            Sim::EtcdLeases => steps / 2,
+            Sim::EtcdLeases | Sim::FileLeases => steps / 2,
         }
     }
     /// One seed of `steps` (this world's own).
@@ -1503,6 +1755,16 @@ impl Sim {
     ) -> std::result::Result<u64, String> {
         match self {
             Sim::Leases => run_seed(seed, Shape { steps, ..shape }, p.code, trace),
+            Sim::FileLeases => run_seed(
+                seed,
+                Shape {
+                    steps,
+                    file: true,
+                    ..shape
+                },
+                p.code,
+                trace,
+            ),
             Sim::EtcdLeases => run_seed(
                 seed,
                 Shape {
@@ -1538,6 +1800,7 @@ fn main() {
             run_state_file(seed, steps, &std::env::temp_dir(), true)
         } else {
             let world = match (has("--ranges"), has("--etcd")) {
+                _ if has("--embedded") => Sim::FileLeases,
                 (false, false) => Sim::Leases,
                 (true, false) => Sim::Ranges,
                 (false, true) => Sim::EtcdLeases,
@@ -1578,6 +1841,7 @@ fn main() {
             (Sim::Ranges, seeds / 5, "values"),
             (Sim::EtcdLeases, seeds / 50, "IDs"),
             (Sim::EtcdRanges, seeds / 25, "values"),
+            (Sim::FileLeases, seeds / 50, "IDs"),
         ];
         let only: Option<String> = arg(&args, "--world");
         let chosen = |name: &str| only.as_deref().is_none_or(|o| o == name);
@@ -1694,7 +1958,7 @@ impl Planted {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-const DEFECTS: [Planted; 14] = [
+const DEFECTS: [Planted; 18] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -1761,6 +2025,26 @@ const DEFECTS: [Planted; 14] = [
         Defect::EtcdRowResendByValue,
         Sim::EtcdRanges,
     ),
+    Planted::code(
+        "etcd-reserve-without-mod-compare",
+        Defect::EtcdReserveWithoutModCompare,
+        Sim::EtcdLeases,
+    ),
+    Planted::code(
+        "start-ignores-floor",
+        Defect::StartIgnoresFloor,
+        Sim::Leases,
+    ),
+    Planted::code(
+        "destroy-without-condition",
+        Defect::DestroyWithoutCondition,
+        Sim::Leases,
+    ),
+    Planted::code(
+        "embedded-ignores-path",
+        Defect::EmbeddedIgnoresPath,
+        Sim::FileLeases,
+    ),
 ];
 
 /// The README's long run: 1024 simulated nodes (and 1100 holders competing for them), 10^9 IDs in
@@ -1779,12 +2063,13 @@ fn long_run(target_ids: u64) {
         faults: true,
         late_reservations: false,
         etcd: false,
+        file: false,
     };
     let t0 = Instant::now();
     let mut w = World::new(1, shape, Defect::None, false);
     // Every holder takes a node ID first (the 76 spares wait for one to come free).
     for i in 0..shape.holders {
-        w.acquire(i);
+        w.acquire(i).expect("a node ID's first holder");
     }
     let r = w.run();
     let nodes: HashSet<u64> = w.spans.values().map(|s| s.node).collect();

@@ -89,9 +89,11 @@ struct State {
     kvs: BTreeMap<Vec<u8>, KeyValue>,
     leases: BTreeMap<i64, LeaseRec>,
     next_lease: i64,
-    /// Requests in flight (delayed or duplicated): path and body, each applied before a later request
-    /// (of any client) with a chance of 20%.
-    in_flight: Vec<(String, Vec<u8>)>,
+    /// Requests in flight (delayed or duplicated): path, body and the simulated time before which it
+    /// cannot land; each applied before a later request (of any client) with a chance of 20% once
+    /// that time has come. Half of them are stalled up to 1.5 s (a proposal stuck in a slow member):
+    /// they land after the sender has moved on by several keeper rounds.
+    in_flight: Vec<(String, Vec<u8>, u64)>,
 }
 
 /// A simulated etcd cluster behind its gateway (one linearizable state; its clock is the true time).
@@ -137,15 +139,16 @@ impl SimEtcd {
     /// body.
     fn handle(&self, path: &str, body: &[u8]) -> (u16, Value) {
         let mut s = self.state.lock().unwrap();
+        let now = self.now.load(Ordering::SeqCst);
         let landing: Vec<_> = {
             let mut rng = self.rng.lock().unwrap();
             let (land, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut s.in_flight)
                 .into_iter()
-                .partition(|_| rng.chance(20));
+                .partition(|m| now >= m.2 && rng.chance(20));
             s.in_flight = keep;
             land
         };
-        for (p, b) in landing {
+        for (p, b, _) in landing {
             let _ = self.apply(&mut s, &p, &b);
         }
         self.apply(&mut s, path, body)
@@ -153,7 +156,16 @@ impl SimEtcd {
 
     fn hold(&self, path: &str, body: &[u8]) {
         let mut s = self.state.lock().unwrap();
-        s.in_flight.push((path.to_string(), body.to_vec()));
+        let stall = {
+            let mut rng = self.rng.lock().unwrap();
+            if rng.chance(50) {
+                rng.below(1_500_000_000)
+            } else {
+                0
+            }
+        };
+        let at = self.now.load(Ordering::SeqCst) + stall;
+        s.in_flight.push((path.to_string(), body.to_vec(), at));
     }
 
     fn expire(&self, s: &mut State) {
