@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the Node addon (napi-rs): installs what a fresh machine lacks (Node/npm, Rust, @napi-rs/cli),
-# then `napi build --platform --release`, which writes snowmint.linux-x64-gnu.node, binding.js (the
-# generated loader, which the hand-written index.js wraps) and index.d.ts (dts-header.d.ts + the types of
-# src/, both generated: not in git) into this folder, and copies the addon into its platform package npm/linux-x64-gnu/.
+# then `napi build --platform --release` (with host-cargo.sh as its cargo: the addon builds into
+# target/release/, on the dependency graph the CLI, libsnowmint and the wheels share), which writes
+# snowmint.linux-x64-gnu.node, binding.js (the generated loader, which the hand-written index.js wraps)
+# and index.d.ts (dts-header.d.ts + the types of src/, both generated: not in git) into this folder, and
+# copies the addon into its platform package npm/linux-x64-gnu/.
 # Fast when up to date (cargo skips the compile).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,8 +25,10 @@ addon="$(ls -t "$HERE"/snowmint.*.node 2>/dev/null | head -1 || true)"
 if [ -n "$addon" ] && [ -f binding.js ] && [ -f index.d.ts ] && [ -z "$(find "$HERE/src" "$HERE/Cargo.toml" "$HERE/build.rs" "$HERE/package.json" "$HERE/dts-header.d.ts" "$HERE/../core/src" "$HERE/../core/Cargo.toml" "$HERE/../coord/src" "$HERE/../coord/Cargo.toml" "$HERE/../host/src" "$HERE/../host/Cargo.toml" "$HERE/../Cargo.lock" -newer "$addon" -print -quit 2>/dev/null)" ]; then
   echo "build.sh: $(basename "$addon") is up to date" >&2
 else
-  # --platform names the addon snowmint.<platform>.node, as the generated loader expects.
-  node_modules/.bin/napi build --platform --release --no-const-enum --js binding.js >&2
+  # --platform names the addon snowmint.<platform>.node, as the generated loader expects. CARGO: napi's
+  # cargo without its `--target <host>`, so the addon builds into target/release/ on the dependencies the
+  # CLI, libsnowmint and the wheels compiled there (host-cargo.sh), not a second graph of its own.
+  CARGO="$HERE/host-cargo.sh" node_modules/.bin/napi build --platform --release --no-const-enum --js binding.js >&2
   ls -1 "$HERE"/snowmint.*.node >&2
 fi
 

@@ -5,9 +5,9 @@
 # processes (with C processes on the same file and the README's gunicorn recipe), the pre-fork recipes
 # with a lease source (tests/test_prefork.py: gunicorn with and without --preload, uWSGI, Celery
 # prefork), README quickstart,
-# and a mypy --strict check of the type stubs) on CPython 3.11, then on 3.9, 3.10, 3.12 and 3.13
-# (test-versions.sh; SNOWMINT_PYTHON_VERSIONS: `make test` runs 3.9 and 3.13, `make test-long` 3.10
-# and 3.12),
+# and a mypy --strict check of the type stubs) on CPython 3.11, then its version-sensitive part on 3.9
+# and 3.13 (test-versions.sh --version-sensitive; the whole suite on 3.9, 3.10, 3.12 and 3.13 is
+# `make test-long`),
 # and the node-source, lease and sequencer tests
 # (test_coord.py) against the embedded store and real etcd and PostgreSQL servers (scripts/servers.sh:
 # free 127.0.0.1 ports, throw-away data, stopped on every exit path), with the TLS and authentication
@@ -58,7 +58,8 @@ binding_servers
 export SNOWMINT_SERVE="$(bash "$ROOT/scripts/service-bin.sh")"
 # Not exec: the servers' trap stops them when pytest is done.
 "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"
-# The whole run (no test selection given): the same wheel on every other CPython here.
+# The whole run (no test selection given): the wheels on the oldest and the newest other CPython, the
+# version-sensitive part of the suite (test-versions.sh; the whole suite there is `make test-long`).
 if [ "$*" = "tests" ]; then
-  bash "$HERE/test-versions.sh" "$WHEEL"
+  bash "$HERE/test-versions.sh" --version-sensitive "$WHEEL"
 fi

@@ -48,13 +48,17 @@ wasm_tools() {
   cat "$TOOLS_LOG"
   bash bindings-wasm/build.sh
 }
-step "building the Rust CLI and the replayer (release: the coordination layer, the ID service and their dependencies)" \
-  "about 3 minutes the first time, wasm-bindgen-cli compiling beside it" cargo build --release -p snowmint-cli -p snowmint-replay
-step "building libsnowmint for C (release; its dependencies are the CLI's, already built) and the C programs" \
-  "about a minute" build_c
+# One dependency graph in target/release for every native artifact (workspace-hack/: one feature set):
+# the CLI, the replayer and libsnowmint in one cargo run, so their last, single-threaded steps (each
+# crate's optimised, link-time-optimised compile) share the two cores; the wheel and the Node addon then
+# compile only their own crates on it.
+step "building the Rust CLI, the replayer and libsnowmint for C (release: the coordination layer, the ID service and their dependencies)" \
+  "about 3½ minutes the first time, wasm-bindgen-cli compiling beside it" \
+  cargo build --release -p snowmint-cli -p snowmint-replay -p snowmint-c
+step "building the C programs (libsnowmint is current)" "seconds" build_c
 step "building the Python wheel for $(python3 -V) (maturin, release)" "about 80 s" \
   bash bindings-python/build.sh --this-python
-step "building the Node addon (napi-rs, release: its own target folder, so the graph once more)" "about 95 s" bash bindings-node/build.sh
+step "building the Node addon (napi-rs, release: its own crates on the graph above)" "about 40 s" bash bindings-node/build.sh
 step "building the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here)" \
   "about 1 minute, and the rest of wasm-bindgen-cli's build the first time" wasm_tools
 say "built; the demo:"

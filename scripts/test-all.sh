@@ -3,9 +3,10 @@
 # failed (all stages run regardless, so one run shows every failure).
 #   scripts/test-all.sh            `make test`: the stages below (what CI runs)
 #   scripts/test-all.sh --long     `make test-long`: the evidence too slow for `make test` (LONG_STAGES:
-#                                  the MSRV builds, the full Miri sweep, long fuzzing, the remaining
-#                                  CPython versions, the chaos run for 9 minutes instead of 1.5, the
-#                                  portable wheels and npm packages built and run on aarch64 under qemu);
+#                                  the MSRV builds, the full Miri sweep, long fuzzing, the whole
+#                                  Python suite on the other CPython versions, the chaos run for 9
+#                                  minutes instead of 1.5, the portable wheels and npm packages built
+#                                  and run on aarch64 under qemu);
 #                                  `make test` then `make test-long` is the full evidence
 #   scripts/test-all.sh NAME:SCRIPT…   the given stages only (`make test-core` and friends)
 # A stage whose name ends in `&` runs beside the stages after it (its output kept in
@@ -39,9 +40,10 @@ stages=(
   "conformance:scripts/check-conformance.py"
 )
 # CPython versions of the wheel suite besides test.sh's own 3.11 (the cp310-abi3 wheel): in `make test`
-# the cp39-abi3 wheel on 3.9 and the newest CPython; 3.10 and 3.12 in `make test-long`.
+# its version-sensitive part with the cp39-abi3 wheel on 3.9 and on the newest CPython; the whole suite
+# on all four in `make test-long`.
 PYTHON_VERSIONS_TEST="3.9 3.13"
-PYTHON_VERSIONS_LONG="3.10 3.12"
+PYTHON_VERSIONS_LONG="3.9 3.10 3.12 3.13"
 LONG_STAGES=(
   "setup:scripts/setup.sh"
   "msrv:scripts/test-msrv.sh"
