@@ -157,6 +157,10 @@ pub enum Defect {
     /// the swap that seals the word): an ID minted in between lies past the reservation it lowers to,
     /// and the node ID's next holder mints it again.
     ReleaseReadsBeforeSeal,
+    /// A range sequence installs its next process range with the end stored before the cursor: a
+    /// minting thread that reads the new end in between takes a value from the old cursor, outside
+    /// the new range (another process's).
+    RangeEndBeforeCursor,
 }
 
 impl Default for LeaseOptions {

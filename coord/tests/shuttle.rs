@@ -23,10 +23,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
-use shuttle::{Config, Runner};
-use snowmint::{ErrorCode, Layout, Options, Policy};
+use shuttle::{Config, FailurePersistence, Runner};
+use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
 use snowmint_coord::lease::Defect;
-use snowmint_coord::{layout_text, Lease, LeaseOptions, MemoryStore, SequencerConfig, Store, Time};
+use snowmint_coord::{
+    layout_text, Lease, LeaseOptions, MemoryStore, RangeOptions, RangeSequence, Sequencer,
+    SequencerConfig, SequencerGenerator, Store, Time,
+};
 
 /// Schedules of the model run per variant (with and without `release`).
 const SCHEDULES: u64 = 400;
@@ -34,8 +37,8 @@ const SCHEDULES: u64 = 400;
 const DEFECT_SEEDS: u64 = 2_000;
 /// PCT's bug depth: how many priority changes a schedule makes.
 const PCT_DEPTH: usize = 3;
-/// A batch larger than the reservation the keeper keeps ahead (3 ticks of 256 IDs).
-const BIG_BATCH: usize = 1_000;
+/// A batch larger than the reservation the keeper keeps ahead (21 ticks of 2 IDs).
+const BIG_BATCH: usize = 100;
 
 /// A frozen clock: positions advance only by minting, so every start depends on reservations alone.
 #[derive(Debug)]
@@ -51,14 +54,51 @@ impl Time for Frozen {
 }
 
 fn layout() -> Layout {
-    // Sonyflake: 256 IDs per 10 ms tick, so the batches cross ticks and the reservation.
-    Layout::preset("sonyflake").unwrap()
+    // Two IDs per 1 ms tick: every batch crosses ticks (a reservation covers the rest of its last
+    // tick, so a race shows only across a tick's end), and the big one the reservation.
+    Layout::new(LayoutConfig {
+        sequence_bits: 1,
+        ..LayoutConfig::default()
+    })
+    .unwrap()
 }
 
 fn position(id: u64) -> u64 {
     let l = layout();
     let d = l.decode(id).unwrap();
     (d.timestamp_ticks << l.sequence_bits()) | d.sequence
+}
+
+fn lease_options(defect: Defect) -> LeaseOptions {
+    LeaseOptions {
+        ttl: Duration::from_secs(10),
+        // 20 ticks ahead: the ceiling is about 42 positions past the clock's tick.
+        reserve_ahead: Duration::from_millis(20),
+        stepped: true,
+        defect,
+        ..LeaseOptions::default()
+    }
+}
+
+/// `fail`: a mint at the ceiling returns at once (shuttle's timed waits never time out).
+fn options() -> Options {
+    Options {
+        policy: Policy::Fail,
+        ..Options::default()
+    }
+}
+
+/// A memory store with sequencer `model` of one node ID.
+fn store() -> Arc<MemoryStore> {
+    let store = Arc::new(MemoryStore::new());
+    let config = SequencerConfig {
+        layout: layout_text(&layout()),
+        nodes: 1,
+    };
+    store
+        .create_sequencer("model", &config, NOW_NS / 1_000_000)
+        .unwrap();
+    store
 }
 
 fn acquire(store: &Arc<MemoryStore>, defect: Defect) -> Lease {
@@ -69,19 +109,8 @@ fn acquire(store: &Arc<MemoryStore>, defect: Defect) -> Lease {
         Arc::new(Frozen),
         record,
         layout(),
-        // `fail`: a mint at the ceiling returns at once (shuttle's timed waits never time out).
-        Options {
-            policy: Policy::Fail,
-            ..Options::default()
-        },
-        LeaseOptions {
-            ttl: Duration::from_secs(10),
-            // Two ticks ahead: the ceiling is about 768 positions past the clock's tick.
-            reserve_ahead: Duration::from_millis(20),
-            stepped: true,
-            defect,
-            ..LeaseOptions::default()
-        },
+        options(),
+        lease_options(defect),
     )
     .expect("the sequencer's one node ID is free")
 }
@@ -123,14 +152,7 @@ fn mint(lease: &Lease, singles: usize, batch: usize) -> Minted {
 
 /// One run: keeper rounds, two minting threads and (`release`) a release, interleaved by shuttle.
 fn model(defect: Defect, release: bool) {
-    let store = Arc::new(MemoryStore::new());
-    let config = SequencerConfig {
-        layout: layout_text(&layout()),
-        nodes: 1,
-    };
-    store
-        .create_sequencer("model", &config, NOW_NS / 1_000_000)
-        .unwrap();
+    let store = store();
     let lease = Arc::new(acquire(&store, defect));
     let minters: Vec<_> = [(3, BIG_BATCH), (3, 8)]
         .into_iter()
@@ -206,21 +228,21 @@ fn model(defect: Defect, release: bool) {
 }
 
 /// `schedules` runs from `seed`: random (shuttle's uniform choice at every scheduling point) or PCT
-/// (random priorities, `PCT_DEPTH` changes).
-fn run(seed: u64, schedules: usize, pct: bool, defect: Defect, release: bool) {
-    let f = move || model(defect, release);
+/// (random priorities, `PCT_DEPTH` changes). A failure prints its schedule (for `shuttle::replay`)
+/// unless `quiet` (the defect search).
+fn run(seed: u64, schedules: usize, pct: bool, quiet: bool, f: impl Fn() + Send + Sync + 'static) {
+    let mut config = Config::new();
+    if quiet {
+        config.failure_persistence = FailurePersistence::None;
+    }
     if pct {
         Runner::new(
             PctScheduler::new_from_seed(seed, PCT_DEPTH, schedules),
-            Config::new(),
+            config,
         )
         .run(f);
     } else {
-        Runner::new(
-            RandomScheduler::new_from_seed(seed, schedules),
-            Config::new(),
-        )
-        .run(f);
+        Runner::new(RandomScheduler::new_from_seed(seed, schedules), config).run(f);
     }
 }
 
@@ -228,25 +250,195 @@ fn run(seed: u64, schedules: usize, pct: bool, defect: Defect, release: bool) {
 fn keeper_minting_threads_batches_and_release_interleave_without_a_duplicate() {
     for release in [true, false] {
         for pct in [false, true] {
-            run(1, SCHEDULES as usize, pct, Defect::None, release);
+            run(1, SCHEDULES as usize, pct, false, move || {
+                model(Defect::None, release)
+            });
+        }
+    }
+}
+
+/// A sequencer generator (the bindings' handle) detached and attached again while two threads mint
+/// through it and a keeper thread runs rounds on whichever lease is current: the sequencer has one node
+/// ID, so the new lease takes the one the detach released and must start past every ID minted under
+/// the old one.
+fn detach_model(defect: Defect) {
+    let store = store();
+    let seq = Sequencer::for_layout(
+        store.clone(),
+        "model",
+        layout(),
+        options(),
+        Arc::new(Frozen),
+        lease_options(defect),
+    )
+    .unwrap();
+    let g = Arc::new(SequencerGenerator::attach_new(seq).unwrap());
+    let minters: Vec<_> = [1usize, 8]
+        .into_iter()
+        .map(|batch| {
+            let g = g.clone();
+            shuttle::thread::spawn(move || {
+                let mut ids = Vec::new();
+                for _ in 0..3 {
+                    if let Ok(id) = g.next_id() {
+                        ids.push(id);
+                    }
+                    let mut out = vec![0u64; batch];
+                    if g.next_ids(&mut out).is_ok() {
+                        ids.extend_from_slice(&out);
+                    }
+                }
+                ids
+            })
+        })
+        .collect();
+    let keeper = {
+        let g = g.clone();
+        shuttle::thread::spawn(move || {
+            for _ in 0..2 {
+                if let Some(l) = g.current() {
+                    l.keeper_round();
+                }
+                shuttle::thread::yield_now();
+            }
+        })
+    };
+    let detacher = {
+        let g = g.clone();
+        shuttle::thread::spawn(move || {
+            g.detach().unwrap();
+            g.attach().unwrap();
+        })
+    };
+    let mut seen = HashSet::new();
+    let mut verdict = Ok(());
+    for h in minters {
+        let ids = h.join().unwrap();
+        if !ids.windows(2).all(|w| w[0] < w[1]) {
+            verdict = Err(format!("a thread's IDs out of order: {ids:?}"));
+        }
+        for id in ids {
+            if !seen.insert(id) {
+                verdict = Err(format!("ID {id} minted twice"));
+            }
+        }
+    }
+    keeper.join().unwrap();
+    detacher.join().unwrap();
+    // The lease attached last mints on past everything.
+    let last = seen.iter().max().copied().unwrap_or(0);
+    let id = g.next_id().unwrap();
+    if seen.contains(&id) || id <= last {
+        verdict = Err(format!("ID {id} after {last}"));
+    }
+    // Dropped (its lease released) inside the model, before a failure unwinds.
+    drop(g);
+    verdict.unwrap();
+}
+
+#[test]
+fn detach_and_attach_while_minting_interleave_without_a_duplicate() {
+    for pct in [false, true] {
+        run(1, SCHEDULES as usize, pct, false, || {
+            detach_model(Defect::None)
+        });
+    }
+}
+
+/// Two processes of one datacenter (two range sequence handles on the same stores), small process
+/// ranges fetched in the background at half use: a handle's two minting threads (single values,
+/// batches) and the other handle's one, against both background threads (the refill, the
+/// datacenter pre-allocation) and the handles' close (the last clone dropped by whichever thread ends
+/// last).
+fn range_model(defect: Defect) {
+    let global: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let local: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let options = RangeOptions {
+        dc_range: 24,
+        process_range: 4,
+        ..RangeOptions::default()
+    };
+    let open = || {
+        Arc::new(
+            RangeSequence::open_planted(
+                "model",
+                "eu",
+                global.clone(),
+                local.clone(),
+                options.clone(),
+                Arc::new(Frozen),
+                defect,
+            )
+            .unwrap(),
+        )
+    };
+    let (a, b) = (open(), open());
+    let minters: Vec<_> = [(a.clone(), 1), (a, 3), (b, 1)]
+        .into_iter()
+        .map(|(seq, batch)| {
+            shuttle::thread::spawn(move || {
+                let mut values = Vec::new();
+                for _ in 0..4 {
+                    values.extend(seq.next_ids(batch).unwrap());
+                }
+                values
+            })
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    for h in minters {
+        let values = h.join().unwrap();
+        assert!(
+            values.windows(2).all(|w| w[0] < w[1]),
+            "a thread's values out of order: {values:?}"
+        );
+        for v in values {
+            assert!(v >= 1, "value {v} below the start");
+            assert!(seen.insert(v), "value {v} handed out twice");
         }
     }
 }
 
 #[test]
-fn the_model_catches_a_release_that_reads_before_it_seals() {
+fn range_minting_refill_and_close_interleave_without_a_duplicate() {
+    for pct in [false, true] {
+        run(1, SCHEDULES as usize, pct, false, || {
+            range_model(Defect::None)
+        });
+    }
+}
+
+/// The first seed (one schedule each, random) whose run fails, if any within `DEFECT_SEEDS`.
+fn seeds_to_catch(
+    f: impl Fn() + Send + Sync + Clone + std::panic::UnwindSafe + 'static,
+) -> Option<u64> {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let caught = (0..DEFECT_SEEDS).find(|&seed| {
-        std::panic::catch_unwind(|| run(seed, 1, false, Defect::ReleaseReadsBeforeSeal, true))
-            .is_err()
+        let f = f.clone();
+        std::panic::catch_unwind(move || run(seed, 1, false, true, f)).is_err()
     });
     std::panic::set_hook(hook);
-    match caught {
-        Some(seed) => println!(
-            "planted ReleaseReadsBeforeSeal: caught at seed {seed} ({} schedules)",
-            seed + 1
-        ),
-        None => panic!("ReleaseReadsBeforeSeal not caught within {DEFECT_SEEDS} schedules"),
+    caught
+}
+
+#[test]
+fn the_model_catches_each_planted_defect() {
+    let defects: [(Defect, fn(Defect)); 4] = [
+        (Defect::ReleaseReadsBeforeSeal, |d| model(d, true)),
+        (Defect::ReleaseReadsBeforeSeal, detach_model),
+        (Defect::KeeperIgnoresWanted, |d| model(d, false)),
+        (Defect::RangeEndBeforeCursor, range_model),
+    ];
+    let mut missed = Vec::new();
+    for (defect, f) in defects {
+        match seeds_to_catch(move || f(defect)) {
+            Some(seed) => println!("planted {defect:?}: caught by schedule {}", seed + 1),
+            None => missed.push(defect),
+        }
     }
+    assert!(
+        missed.is_empty(),
+        "not caught within {DEFECT_SEEDS} schedules: {missed:?}"
+    );
 }
