@@ -44,9 +44,9 @@ SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-coord
 # is the README's 10^9-ID run (release).
 cargo test -p snowmint-coord --features planted-defects --test simulation
 # The in-process concurrency under shuttle's randomized schedulers (random and PCT; coord/tests/shuttle.rs):
-# keeper rounds, minting threads, batches past the reservation, release, detach/attach, a range
+# keeper rounds, minting threads, batches past the reservation, release, a take-over, detach/attach, a range
 # sequence's hot path, refill and close; then each of its planted defects must be caught within 2,000
-# schedules (it prints the schedules each took). One thread: the defect search silences the panic hook.
+# schedules (it prints the schedules each took and what the model saw).
 cargo test -p snowmint-coord --features shuttle,planted-defects --test shuttle -- --test-threads=1 --show-output
 RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint-coord --no-deps
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test leases

@@ -1,22 +1,30 @@
-//! Concurrency inside one process under a randomized scheduler (shuttle, PCT): a lease's keeper
-//! rounds, two minting threads (single IDs, a small batch, a batch past the reservation that needs a
-//! larger one) and `release` interleave, shuttle choosing at every lock, wait, notify and access of the
-//! lease's cap and released flags (coord/src/sync.rs) which thread runs next. The generator's own words
-//! are std atomics shared with the core (whose lock-free generator has its own loom model), so the
-//! interleavings are those of the lease code around them: a mint that passed the ceiling check against
-//! a `release` sealing the state word, a keeper round against a batch's request for more, rounds
-//! against `release`.
+//! Concurrency inside one process under shuttle's randomized schedulers (random and PCT), on the real
+//! lease, sequencer-handle and range code: coord/src/sync.rs gives them shuttle's locks, condition
+//! variables, threads and atomics (feature `shuttle`), so shuttle chooses which thread runs next at
+//! every lock, wait, notify, spawn, sleep and access of those atomics. The lease generator's own words
+//! (its state, the ceiling) are std atomics shared with the core (whose lock-free generator has its
+//! own loom model), so the core's check of the ceiling and its compare-and-swap are not split here;
+//! the lease code around them is (the cap load inside the ceiling check is a scheduling point).
 //!
-//! Checked in every run: no ID twice, each thread's IDs increasing, every ID's position covered by the
-//! node's stored reservation (nothing minted at or past the ceiling the store acknowledged), a batch
-//! past the ceiling served after one keeper round when the lease is still held, and after `release`
-//! the node ID's next holder starts past every ID minted (a release racing minting leaves no ID past
-//! the reservation it lowers to). Sensitivity: the planted `ReleaseReadsBeforeSeal` (release reads the
-//! next free position with a load before it stops minting) must be caught within `DEFECT_SEEDS` seeds
-//! of one schedule each; the count it took is printed.
+//! The models, each run for `SCHEDULES` schedules per scheduler:
+//! - keeper rounds, two minting threads (single IDs, a small batch, a batch past the reservation) and
+//!   `release`: no ID twice, each thread's IDs increasing, every ID within the node's stored
+//!   reservation, a batch past the ceiling served after one keeper round while the lease is held, and
+//!   the node ID's next holder past every ID minted;
+//! - a take-over: the claim's TTL passes while the keeper runs a round and a thread mints, and another
+//!   holder claims the node ID and mints: the two holders' IDs disjoint;
+//! - `detach` and `attach` on the bindings' generator while two threads mint through it and a keeper
+//!   runs rounds on the current lease: no ID twice, per-thread order, the re-attached lease past every
+//!   ID;
+//! - two range sequence handles of one datacenter, three minting threads (single values, batches)
+//!   against both background threads (refill, datacenter pre-allocation) and the handles' close: no
+//!   value twice, per-thread order.
+//!
+//! Sensitivity: each planted defect (feature `planted-defects`) must fail its model within
+//! `DEFECT_SEEDS` schedules (one random schedule per seed); the count each took is printed.
 //!
 //! Run: `cargo test -p snowmint-coord --features shuttle,planted-defects --test shuttle --
-//! --test-threads=1` (coord/test.sh). Bounded: a fixed number of schedules, a few seconds.
+//! --test-threads=1 --show-output` (coord/test.sh). Bounded: a fixed number of schedules, seconds.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -50,6 +58,23 @@ impl Time for Frozen {
     }
     fn monotonic_ns(&self) -> u64 {
         1
+    }
+}
+
+/// A clock that stands still until a thread steps it (the take-over model: a claim's TTL passes).
+#[derive(Debug, Default)]
+struct Stepped(std::sync::atomic::AtomicU64);
+impl Stepped {
+    fn step(&self, ns: u64) {
+        self.0.fetch_add(ns, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+impl Time for Stepped {
+    fn unix_ns(&self) -> u64 {
+        NOW_NS + self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    fn monotonic_ns(&self) -> u64 {
+        1 + self.0.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
@@ -102,17 +127,14 @@ fn store() -> Arc<MemoryStore> {
 }
 
 fn acquire(store: &Arc<MemoryStore>, defect: Defect) -> Lease {
+    acquire_at(store, Arc::new(Frozen), lease_options(defect))
+}
+
+fn acquire_at(store: &Arc<MemoryStore>, time: Arc<dyn Time>, lease: LeaseOptions) -> Lease {
     let store: Arc<dyn Store> = store.clone();
     let record = store.sequencer("model").unwrap().unwrap();
-    Lease::acquire(
-        store,
-        Arc::new(Frozen),
-        record,
-        layout(),
-        options(),
-        lease_options(defect),
-    )
-    .expect("the sequencer's one node ID is free")
+    Lease::acquire(store, time, record, layout(), options(), lease)
+        .expect("the sequencer's one node ID is free")
 }
 
 /// What a minting thread did: its IDs in order, and whether its big batch met the ceiling unserved.
@@ -248,13 +270,86 @@ fn run(seed: u64, schedules: usize, pct: bool, quiet: bool, f: impl Fn() + Send 
 
 #[test]
 fn keeper_minting_threads_batches_and_release_interleave_without_a_duplicate() {
-    for release in [true, false] {
-        for pct in [false, true] {
-            run(1, SCHEDULES as usize, pct, false, move || {
-                model(Defect::None, release)
-            });
+    both_schedulers(|d| model(d, true));
+    both_schedulers(|d| model(d, false));
+}
+
+/// `SCHEDULES` schedules of `model` (no defect) under each scheduler, random and PCT.
+fn both_schedulers(model: fn(Defect)) {
+    for pct in [false, true] {
+        run(1, SCHEDULES as usize, pct, false, move || {
+            model(Defect::None)
+        });
+    }
+}
+
+/// A take-over: a lease's claim expires (its 2 ms TTL passes on the clock) while its keeper runs a
+/// round and a thread mints under it, and another holder claims the node ID and mints from the
+/// reservation the store acknowledged. The old holder may mint only below the ceiling the store
+/// acknowledged, so the two never meet.
+fn takeover_model(defect: Defect) {
+    let store = store();
+    let time = Arc::new(Stepped::default());
+    let ttl = Duration::from_millis(2);
+    let old = Arc::new(acquire_at(
+        &store,
+        time.clone(),
+        LeaseOptions {
+            ttl,
+            // Two ticks ahead: the minter meets the ceiling within its batch.
+            reserve_ahead: Duration::from_millis(2),
+            ..lease_options(defect)
+        },
+    ));
+    let minter = {
+        let old = old.clone();
+        shuttle::thread::spawn(move || mint(&old, 2, 8).ids)
+    };
+    let keeper = {
+        let old = old.clone();
+        shuttle::thread::spawn(move || {
+            old.keeper_round();
+        })
+    };
+    let next = {
+        let (store, time) = (store.clone(), time.clone());
+        shuttle::thread::spawn(move || {
+            time.step(2 * ttl.as_nanos() as u64);
+            // Refused while the old holder's renewal keeps its claim: nothing to mint then.
+            let record = store.sequencer("model").unwrap().unwrap();
+            let store: Arc<dyn Store> = store;
+            let Ok(next) = Lease::acquire(
+                store,
+                time,
+                record,
+                layout(),
+                options(),
+                lease_options(Defect::None),
+            ) else {
+                return Vec::new();
+            };
+            let mut out = vec![0u64; 8];
+            next.next_ids(&mut out).unwrap();
+            out
+        })
+    };
+    let mut verdict = Ok(());
+    let mut seen = HashSet::new();
+    for ids in [minter.join().unwrap(), next.join().unwrap()] {
+        for id in ids {
+            if !seen.insert(id) {
+                verdict = Err(format!("ID {id} minted by both holders"));
+            }
         }
     }
+    keeper.join().unwrap();
+    drop(old);
+    verdict.unwrap();
+}
+
+#[test]
+fn a_take_over_while_the_old_holder_mints_and_renews_repeats_nothing() {
+    both_schedulers(takeover_model);
 }
 
 /// A sequencer generator (the bindings' handle) detached and attached again while two threads mint
@@ -338,11 +433,7 @@ fn detach_model(defect: Defect) {
 
 #[test]
 fn detach_and_attach_while_minting_interleave_without_a_duplicate() {
-    for pct in [false, true] {
-        run(1, SCHEDULES as usize, pct, false, || {
-            detach_model(Defect::None)
-        });
-    }
+    both_schedulers(detach_model);
 }
 
 /// Two processes of one datacenter (two range sequence handles on the same stores), small process
@@ -401,30 +492,24 @@ fn range_model(defect: Defect) {
 
 #[test]
 fn range_minting_refill_and_close_interleave_without_a_duplicate() {
-    for pct in [false, true] {
-        run(1, SCHEDULES as usize, pct, false, || {
-            range_model(Defect::None)
-        });
-    }
+    both_schedulers(range_model);
 }
 
-/// The first seed (one schedule each, random) whose run fails, if any within `DEFECT_SEEDS`.
+/// The first seed (one schedule each, random) whose run fails, if any within `DEFECT_SEEDS`. The
+/// failing run's panic message prints: what the model saw.
 fn seeds_to_catch(
     f: impl Fn() + Send + Sync + Clone + std::panic::UnwindSafe + 'static,
 ) -> Option<u64> {
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let caught = (0..DEFECT_SEEDS).find(|&seed| {
+    (0..DEFECT_SEEDS).find(|&seed| {
         let f = f.clone();
         std::panic::catch_unwind(move || run(seed, 1, false, true, f)).is_err()
-    });
-    std::panic::set_hook(hook);
-    caught
+    })
 }
 
 #[test]
 fn the_model_catches_each_planted_defect() {
-    let defects: [(Defect, fn(Defect)); 4] = [
+    let defects: [(Defect, fn(Defect)); 5] = [
+        (Defect::CeilingBeforeAck, takeover_model),
         (Defect::ReleaseReadsBeforeSeal, |d| model(d, true)),
         (Defect::ReleaseReadsBeforeSeal, detach_model),
         (Defect::KeeperIgnoresWanted, |d| model(d, false)),
