@@ -43,6 +43,11 @@ SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-coord
 # caught within the seed bound (a table prints the seeds each took), or the stage fails. `-- --long`
 # is the README's 10^9-ID run (release).
 cargo test -p snowmint-coord --features planted-defects --test simulation
+# The in-process concurrency under shuttle's randomized schedulers (random and PCT; coord/tests/shuttle.rs):
+# keeper rounds, minting threads, batches past the reservation, release, a take-over, detach/attach, a range
+# sequence's hot path, refill and close; then each of its planted defects must be caught within 2,000
+# schedules (it prints the schedules each took and what the model saw).
+cargo test -p snowmint-coord --features shuttle,planted-defects --test shuttle -- --test-threads=1 --show-output
 RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint-coord --no-deps
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test leases
 # Range sequences from the CLI (two datacenters, every store; coord/tests/range_servers.rs covers the

@@ -7,13 +7,14 @@
 
 use snowmint::{ErrorCode, Layout, Options};
 use std::mem::ManuallyDrop;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::Result;
 use crate::lease::{Lease, LeaseOptions};
 use crate::sequencer::{Sequencer, SequencerState};
 use crate::source::{open_store, NodeSource};
+use crate::sync::AtomicPtr;
 use crate::time::{SystemTime, Time};
 
 /// What a node source opens to: a fixed node ID (a number, `env`, `k8s`, `ip`, resolved and checked

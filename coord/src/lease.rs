@@ -42,7 +42,7 @@
 use std::path::PathBuf;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout, Options, Policy, SharedGenerator};
@@ -50,6 +50,7 @@ use snowmint::{ErrorCode, Layout, Options, Policy, SharedGenerator};
 use crate::error::{Error, Result};
 use crate::shared_lease::{self, Record, SharedFile};
 use crate::store::{Claim, ClaimRequest, Reservation, SequencerRecord, Store};
+use crate::sync::{self, Condvar, Mutex};
 use crate::time::Time;
 
 /// Default claim time-to-live: 10 s.
@@ -152,6 +153,14 @@ pub enum Defect {
     /// The embedded store renews and reserves without checking that the claim's file is still the
     /// one at its path (a deleted or replaced directory goes unnoticed).
     EmbeddedIgnoresPath,
+    /// `release` reads the generator's next free position before it stops minting (a plain load, not
+    /// the swap that seals the word): an ID minted in between lies past the reservation it lowers to,
+    /// and the node ID's next holder mints it again.
+    ReleaseReadsBeforeSeal,
+    /// A range sequence installs its next process range with the end stored before the cursor: a
+    /// minting thread that reads the new end in between takes a value from the old cursor, outside
+    /// the new range (another process's).
+    RangeEndBeforeCursor,
 }
 
 impl Default for LeaseOptions {
@@ -254,7 +263,7 @@ impl snowmint::StateWord for Word {
 #[derive(Clone, Debug)]
 pub struct LeaseCeiling {
     word: Word,
-    cap: Arc<AtomicU64>,
+    cap: Arc<sync::AtomicU64>,
 }
 
 impl snowmint::Ceiling for LeaseCeiling {
@@ -279,7 +288,7 @@ struct Shared {
     /// process).
     ceiling: Word,
     /// This process's cap on the ceiling ([`LeaseCeiling`]): `u64::MAX`, 0 once released or forked.
-    cap: Arc<AtomicU64>,
+    cap: Arc<sync::AtomicU64>,
     /// The end (first position after) of the largest request that met the ceiling: the keeper's
     /// reservation covers it ([`Shared::target`]). Only grows.
     wanted: Word,
@@ -329,7 +338,7 @@ pub struct Lease {
     /// A stepped lease (no keeper thread; [`Lease::keeper_round`] runs a round, one at a time).
     stepped: Option<Mutex<()>>,
     /// Released (or abandoned): dropping does nothing more.
-    released: std::sync::atomic::AtomicBool,
+    released: sync::AtomicBool,
 }
 
 fn ms(ns: u64) -> u64 {
@@ -761,7 +770,7 @@ impl Lease {
         if fresh {
             good_until.store(deadline_after(&*time, lease.ttl), Ordering::SeqCst);
         }
-        let cap = Arc::new(AtomicU64::new(u64::MAX));
+        let cap = Arc::new(sync::AtomicU64::new(u64::MAX));
         let shared = Arc::new(Shared {
             fingerprint: crate::layout_fingerprint(&layout),
             store,
@@ -877,7 +886,7 @@ impl Lease {
             state_word,
             keeper: Mutex::new(keeper),
             stepped,
-            released: std::sync::atomic::AtomicBool::new(false),
+            released: sync::AtomicBool::new(false),
         })
     }
 
@@ -1116,6 +1125,9 @@ impl Lease {
     /// generator is sealed first, so nothing is minted after it is read), so that the next holder of the
     /// node ID starts right after it rather than `reserve_ahead` later.
     pub fn release(&self) -> Result<()> {
+        #[cfg(feature = "planted-defects")]
+        let read_early = (self.shared.options.defect == Defect::ReleaseReadsBeforeSeal)
+            .then(|| self.state_word.load(Ordering::SeqCst));
         self.released.store(true, Ordering::SeqCst);
         if std::process::id() != self.pid {
             // A forked child: the keeper thread and the claim are the parent's (and so may be the locks
@@ -1146,6 +1158,8 @@ impl Lease {
         // Any compare-and-swap of a mint that passed the old ceiling either landed before this swap
         // (and is counted in `next`) or fails against the changed word and then meets the new ceiling.
         let next = self.state_word.swap(u64::MAX, Ordering::SeqCst);
+        #[cfg(feature = "planted-defects")]
+        let next = read_early.unwrap_or(next);
         if let Some(f) = &self.shared.file {
             // The state file's word stays the next free position for whoever opens the file next.
             self.state_word.store(next, Ordering::SeqCst);

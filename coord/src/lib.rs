@@ -23,6 +23,7 @@ pub mod sequencer;
 pub mod shared_lease;
 pub mod source;
 pub mod store;
+mod sync;
 pub mod time;
 
 #[cfg(feature = "etcd")]

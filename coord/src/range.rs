@@ -76,9 +76,8 @@
 //! is the signal to raise `process_range`.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::JoinHandle;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use snowmint::ErrorCode;
@@ -88,6 +87,8 @@ use crate::lazy::LazyStore;
 use crate::sequencer::check_name;
 use crate::source::{open_store, parse_store_url};
 use crate::store::Store;
+use crate::sync::thread::{self, JoinHandle};
+use crate::sync::{AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard};
 use crate::time::{SystemTime, Time};
 
 /// How a range sequence allocates: sizes, threshold, width, start, wait.
@@ -517,7 +518,7 @@ impl Allocator {
                                 self.dc
                             )));
                         }
-                        std::thread::sleep(Duration::from_millis(20));
+                        thread::sleep(Duration::from_millis(20));
                     }
                 }
                 continue;
@@ -760,6 +761,10 @@ impl Shared {
     fn install(&self, st: &mut State, range: (u64, u64)) {
         st.retired += st.current.1 - st.current.0;
         st.current = range;
+        #[cfg(feature = "planted-defects")]
+        if self.alloc.defect == crate::lease::Defect::RangeEndBeforeCursor {
+            self.hot.end.store(range.1, Ordering::Release); // the defect: the end first
+        }
         self.hot
             .trigger
             .store(self.trigger_of(range), Ordering::Relaxed);
@@ -790,7 +795,7 @@ impl Shared {
             return;
         }
         let shared = self.clone();
-        let spawned = std::thread::Builder::new()
+        let spawned = thread::Builder::new()
             .name("snowmint-range-dc".into())
             .spawn(move || {
                 let _ = shared.alloc.prefetch_dc();
@@ -925,7 +930,28 @@ impl RangeSequence {
         options: RangeOptions,
         time: Arc<dyn Time>,
     ) -> Result<RangeSequence> {
-        let alloc = Allocator::new(name, dc, global, local, options, time)?;
+        Self::start(Allocator::new(name, dc, global, local, options, time)?)
+    }
+
+    /// [`RangeSequence::open_with_time`] with a defect planted (feature `planted-defects`: the
+    /// concurrency model's proof, coord/tests/shuttle.rs).
+    #[cfg(feature = "planted-defects")]
+    pub fn open_planted(
+        name: &str,
+        dc: &str,
+        global: Arc<dyn Store>,
+        local: Arc<dyn Store>,
+        options: RangeOptions,
+        time: Arc<dyn Time>,
+        defect: crate::lease::Defect,
+    ) -> Result<RangeSequence> {
+        let mut alloc = Allocator::new(name, dc, global, local, options, time)?;
+        alloc.defect = defect;
+        Self::start(alloc)
+    }
+
+    /// Takes the first process range and starts the background thread.
+    fn start(alloc: Allocator) -> Result<RangeSequence> {
         let deadline = alloc.time.monotonic_ns()
             + (TICKET_MS + alloc.options.wait.as_millis() as u64) * 1_000_000;
         let (first, low) = alloc.take_process_range(deadline)?;
@@ -960,7 +986,7 @@ impl RangeSequence {
         }
         let worker = {
             let shared = shared.clone();
-            std::thread::Builder::new()
+            thread::Builder::new()
                 .name("snowmint-range".into())
                 .spawn(move || shared.run())
                 .map_err(|e| Error::unavailable(format!("cannot start the range thread: {e}")))?

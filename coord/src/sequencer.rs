@@ -23,7 +23,7 @@
 //! moved back, a narrower layout), `create` is refused with `SEQUENCER_CONFLICT` saying why (the new
 //! record is removed again). [`Sequencer::destroy`] removes only the incarnation of its handle.
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Order, SharedGenerator};
 
@@ -31,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::lease::{Lease, LeaseOptions, LeaseState};
 use crate::source::{open_store, NodeSource};
 use crate::store::{SequencerConfig, SequencerRecord, Store};
+use crate::sync::RwLock;
 use crate::time::{SystemTime, Time};
 
 /// `SEQUENCER_CONFLICT`: `name` exists with `existing`, not `wanted`.
@@ -588,6 +589,8 @@ pub struct NodeGenerator {
 }
 
 #[derive(Debug)]
+// Shuttle's locks (the concurrency model's feature, coord/src/sync.rs) make a lease much larger.
+#[cfg_attr(feature = "shuttle", allow(clippy::large_enum_variant))]
 enum Inner {
     Fixed(SharedGenerator),
     Leased(Lease),
