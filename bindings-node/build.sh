@@ -40,13 +40,11 @@ node "$HERE/../bindings-wasm/js/patch-glue.mjs" client "$HERE/client.cjs"
 # The napi-rs platform-package layout: npm/<platform>/ is the package `snowmint-<platform>` that holds
 # the binary (made by `napi create-npm-dirs`, committed); the main package ships only the loader and
 # names each platform package in optionalDependencies. `napi artifacts` copies the built addon into
-# its platform package; one directory per entry of napi.targets in package.json.
+# its platform package (napi.targets in package.json: this machine's). The other platforms' packages
+# (npm/linux-arm64-gnu, the musl ones) are built by `make dist` (scripts/dist.sh) into target/dist/.
 for dir in "$HERE"/npm/*/; do
   platform="$(basename "$dir")"
-  if [ ! -f "$HERE/snowmint.$platform.node" ]; then
-    echo "build.sh: npm/$platform has no built addon on this machine (snowmint.$platform.node)" >&2
-    continue
-  fi
+  [ -f "$HERE/snowmint.$platform.node" ] || continue
   if ! cmp -s "$HERE/snowmint.$platform.node" "$dir/snowmint.$platform.node"; then
     node_modules/.bin/napi artifacts --output-dir . --npm-dir npm >&2
   fi
