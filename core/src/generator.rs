@@ -827,13 +827,15 @@ pub const MAX_WINDOW: u64 = 64;
 /// in that tick, in order; across holders, IDs of one tick may interleave (SPEC §2). Anything else the
 /// generator does for the holder first closes the window ([`SharedGenerator::close_window`]): the rest
 /// goes back to the state word when nothing was taken after it, otherwise it is skipped (and not
-/// counted as minted).
+/// counted as minted). The IDs a window handed out count in [`Stats::minted`] when it closes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Window {
     /// The tick's first nanosecond (Unix): a reading `r` is in the tick iff `r - start_ns < tick_ns`.
     start_ns: u64,
     tick: u64,
-    /// The next position to hand out, and the end (exclusive); `next == end`: nothing left.
+    /// The first position taken; the next one to hand out; the end (exclusive). `next == end`: nothing
+    /// left; all three zero: closed (`first < next` while open: its first ID is handed out when taken).
+    first: u64,
     next: u64,
     end: u64,
     /// How many positions the last window of this tick asked for.
@@ -845,6 +847,7 @@ impl Window {
     pub const EMPTY: Window = Window {
         start_ns: 0,
         tick: 0,
+        first: 0,
         next: 0,
         end: 0,
         size: 0,
@@ -854,12 +857,18 @@ impl Window {
     pub fn rest(&self) -> u64 {
         self.end - self.next
     }
+
+    /// Positions handed out.
+    fn handed(&self) -> u64 {
+        self.next - self.first
+    }
 }
 
-/// A shared generator's windows: whether it hands IDs out of them, and the positions its closed windows
-/// left unused (subtracted from [`Stats::minted`]). With `std`, each thread keeps one window in a
-/// thread-local slot, tagged with the generator's `uid`; the slot holds the tally, so a thread that
-/// moves on to another generator (or exits) still records what it left unused.
+/// A shared generator's windows: whether it hands IDs out of them, and the credits of its closed
+/// windows to [`Stats::minted`] (`closed`: what each handed out, see `SharedCounts::window_credit`).
+/// With `std`, each thread keeps one window in a thread-local slot, tagged with the generator's `uid`;
+/// the slot holds the tally, so a thread that moves on to another generator (or exits) still credits
+/// what its window handed out.
 #[cfg(target_has_atomic = "64")]
 #[derive(Debug)]
 struct Windows {
@@ -867,9 +876,9 @@ struct Windows {
     #[cfg(all(feature = "std", not(loom)))]
     uid: u64,
     #[cfg(all(feature = "std", not(loom)))]
-    unused: std::sync::Arc<core::sync::atomic::AtomicU64>,
+    closed: std::sync::Arc<core::sync::atomic::AtomicU64>,
     #[cfg(not(all(feature = "std", not(loom))))]
-    unused: core::sync::atomic::AtomicU64,
+    closed: core::sync::atomic::AtomicU64,
 }
 
 #[cfg(target_has_atomic = "64")]
@@ -881,23 +890,33 @@ impl Windows {
             ordered: false,
             #[cfg(all(feature = "std", not(loom)))]
             uid: UIDS.fetch_add(1, Ordering::Relaxed),
-            unused: Default::default(),
+            closed: Default::default(),
         }
     }
 
-    fn add_unused(&self, n: u64) {
-        self.unused.fetch_add(n, Ordering::Relaxed);
+    /// A window closed: its credit, after everything it did to the state word (release: see
+    /// `SharedCounts::stats`).
+    fn credit(&self, n: u64) {
+        credit(&self.closed, n);
     }
 }
 
+/// Adds a closed window's credit to a generator's `closed` counter: with release, after the window's
+/// swaps on the state word in its holder's order, so a `stats()` reader that sees the credit (acquire)
+/// sees them too.
+#[cfg(target_has_atomic = "64")]
+fn credit(closed: &core::sync::atomic::AtomicU64, n: u64) {
+    closed.fetch_add(n, Ordering::Release);
+}
+
 /// Each thread's window (see [`Windows`]): the generator it is of and the window, in thread-locals
-/// without a destructor (reaching them costs an address computation); the generator's tally of unused
-/// positions beside them, whose destructor counts the window's rest when the thread exits.
+/// without a destructor (reaching them costs an address computation); the generator's tally of closed
+/// windows beside them, whose destructor credits the window when the thread exits.
 #[cfg(all(target_has_atomic = "64", feature = "std", not(loom)))]
 mod local {
     use super::Window;
     use core::cell::Cell;
-    use core::sync::atomic::{AtomicU64, Ordering};
+    use core::sync::atomic::AtomicU64;
     use std::cell::RefCell;
     use std::sync::Arc;
 
@@ -927,28 +946,45 @@ mod local {
     }
 
     /// In a forked child (the one thread there is the one that forked): drops the window inherited
-    /// from the parent, whose positions the parent hands out (a state file's word is shared with it).
-    /// Its rest is skipped, not counted as unused: the parent's generator owns that count.
+    /// from the parent, whose rest the parent hands out (a state file's word is shared with it). The
+    /// child's counters are a copy of the parent's: they get the window's credit as at a close (its
+    /// IDs handed out before the fork; the rest skipped), so the child's `minted` is exact too. Only
+    /// plain loads and stores and one atomic addition (async-signal-safe): the tally was set up
+    /// with the window, and is not borrowed mutably outside `adopt`, which does not fork.
     #[cfg(all(unix, not(miri)))]
     unsafe extern "C" fn forked_child() {
-        let _ = WINDOW.try_with(|w| w.set(Window::EMPTY));
-        let _ = UID.try_with(|u| u.set(0));
-    }
-
-    /// Leaves the thread's window: its rest is skipped, and counted in `unused`.
-    fn leave(unused: Option<Arc<AtomicU64>>) {
         let w = WINDOW
             .try_with(|w| w.replace(Window::EMPTY))
             .unwrap_or(Window::EMPTY);
         let _ = UID.try_with(|u| u.set(0));
-        if let Some(unused) = unused {
-            unused.fetch_add(w.rest(), Ordering::Relaxed);
+        if w.handed() != 0 {
+            let _ = TALLY.try_with(|t| {
+                if let Ok(t) = t.0.try_borrow() {
+                    if let Some(closed) = t.as_ref() {
+                        super::credit(closed, w.handed());
+                    }
+                }
+            });
         }
     }
 
-    /// Makes the thread's window one of generator `uid` (tally `unused`), leaving the one it had.
+    /// Leaves the thread's window: its rest is skipped, and what it handed out credited to `closed`
+    /// (the tally of the generator it is of).
+    fn leave(closed: Option<Arc<AtomicU64>>) {
+        let w = WINDOW
+            .try_with(|w| w.replace(Window::EMPTY))
+            .unwrap_or(Window::EMPTY);
+        let _ = UID.try_with(|u| u.set(0));
+        if let Some(closed) = closed {
+            if w.handed() != 0 {
+                super::credit(&closed, w.handed());
+            }
+        }
+    }
+
+    /// Makes the thread's window one of generator `uid` (tally `closed`), leaving the one it had.
     /// During thread exit this does nothing, and the caller mints without a window.
-    pub(super) fn adopt(uid: u64, unused: &Arc<AtomicU64>) {
+    pub(super) fn adopt(uid: u64, closed: &Arc<AtomicU64>) {
         #[cfg(all(unix, not(miri)))]
         {
             static REGISTERED: std::sync::Once = std::sync::Once::new();
@@ -960,7 +996,7 @@ mod local {
         }
         let _ = TALLY.try_with(|t| {
             if let Ok(mut t) = t.0.try_borrow_mut() {
-                leave(t.replace(unused.clone()));
+                leave(t.replace(closed.clone()));
                 UID.set(uid);
             }
         });
@@ -1109,6 +1145,7 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
                 *w = Window {
                     start_ns: l.tick_start_ns(tick),
                     tick,
+                    first,
                     next: first + 1,
                     end,
                     size: upto,
@@ -1120,27 +1157,28 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     }
 
     /// Closes `window`: its rest goes back to the state word if nothing was taken after it, and is
-    /// otherwise skipped; either way it is not counted as minted.
+    /// otherwise skipped; either way it is not counted as minted. The IDs it handed out are counted
+    /// now.
     pub fn close_window(&self, window: &mut Window) {
-        let rest = window.rest();
-        if rest != 0 {
-            let back = self
-                .state
-                .word()
-                .compare_exchange(
-                    window.end,
-                    window.next,
-                    Ordering::Release,
-                    Ordering::Relaxed,
-                )
-                .is_ok();
-            // Given back to an exclusive word, the positions were never counted (minted is derived
-            // from the word); otherwise they were, when taken.
-            if !back || !self.counts.exclusive() {
-                self.windows.add_unused(rest);
-            }
+        let (handed, rest) = (window.handed(), window.rest());
+        if handed != 0 {
+            let back = rest != 0
+                && self
+                    .state
+                    .word()
+                    .compare_exchange(
+                        window.end,
+                        window.next,
+                        Ordering::Release,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok();
+            // After the give-back (release: see `SharedCounts::stats`).
+            self.windows
+                .credit(self.counts.window_credit(handed, rest, back));
         }
         *window = Window {
+            first: 0,
             end: 0,
             next: 0,
             ..*window
@@ -1180,7 +1218,7 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     fn local_one(&self, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
         let uid = self.windows.uid;
         if local::UID.with(Cell::get) != uid {
-            local::adopt(uid, &self.windows.unused);
+            local::adopt(uid, &self.windows.closed);
             if local::UID.with(Cell::get) != uid {
                 return self.one_at(now_ns, seen);
             }
@@ -1263,9 +1301,11 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
                         p.next = (p.first + upto).min(tick_end).min(limit).max(p.next);
                     }
                     let n = p.next - p.first;
-                    // Positions passed over to reach the clock's tick (zero on the common path).
+                    // Positions passed over to reach the clock's tick (zero on the common path), and
+                    // those taken into a window (counted when it closes, as far as handed out).
                     let skip = p.first - current;
-                    self.counts.before_skip(skip);
+                    let held = if upto != 0 { n } else { 0 };
+                    self.counts.before_swap(skip, held);
                     // Uniqueness needs only the atomicity of this one read-modify-write. Release on
                     // success: a `stats()` reader that loads the word (acquire) then sees the skip
                     // counted before it (the same locked instruction on x86: free there).
@@ -1276,11 +1316,12 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
                         Ordering::Relaxed,
                     ) {
                         Ok(_) => {
-                            self.counts.minted(n, borrowed(current, p.next, tick, sb));
+                            self.counts
+                                .minted(n - held, borrowed(current, p.next, tick, sb));
                             return Ok(Mint::Ready((p.first, p.next)));
                         }
                         Err(seen) => {
-                            self.counts.skip_failed(skip);
+                            self.counts.swap_failed(skip, held);
                             current = seen
                         }
                     }
@@ -1361,14 +1402,18 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     }
 
     /// What this generator has done since it was built ([`Stats`]). On a state file: this process's
-    /// generator only. While other threads mint, `minted` may trail the truth by a request in flight;
-    /// it never goes backwards from one call to the next.
+    /// generator only. The calling thread's window closes first. While other threads mint, `minted`
+    /// may trail the truth by the requests in flight and by the IDs their open windows handed out
+    /// (counted when those close); it is never above the truth, never goes backwards from one call to
+    /// the next, and is exact once no other thread holds a window (they close at the thread's next
+    /// request of another kind, and when it exits).
     pub fn stats(&self) -> Stats {
         self.close_mine();
-        self.counts.stats(
-            &|| self.state.word().load(Ordering::Acquire),
-            self.windows.unused.load(Ordering::Relaxed),
-        )
+        // `closed` is loaded before the word, the word before `counted`: see `SharedCounts::stats`.
+        self.counts
+            .stats(&|| self.windows.closed.load(Ordering::Acquire), &|| {
+                self.state.word().load(Ordering::Acquire)
+            })
     }
 
     fn note_batch(&self) {
@@ -1415,11 +1460,11 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         // As a mint that moves to the clock's tick: the positions passed over are not IDs minted.
         while state > current {
             let skip = state - current;
-            self.counts.before_skip(skip);
+            self.counts.before_swap(skip, 0);
             match word.compare_exchange_weak(current, state, Ordering::Release, Ordering::Relaxed) {
                 Ok(_) => return,
                 Err(seen) => {
-                    self.counts.skip_failed(skip);
+                    self.counts.swap_failed(skip, 0);
                     current = seen;
                 }
             }
