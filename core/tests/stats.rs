@@ -213,6 +213,58 @@ fn restore_is_no_minting() {
     assert_eq!(gen.stats().minted, 1);
 }
 
+/// Another thread's open window: `stats()` never counts its positions not handed out (not even for a
+/// moment, which the never-falling `minted` would keep for good), counts its IDs once it closes
+/// (given back for a batch, or skipped when the thread exits), and is exact then.
+fn open_window_in_another_thread<S: snowmint::StateWord + Sync>(gen: &SharedGenerator<S>) {
+    let clock = || Ok(T0);
+    let step = std::sync::Barrier::new(2);
+    std::thread::scope(|s| {
+        let holder = s.spawn(|| {
+            // A window of one position, used up; then one of two in the same tick, one handed out.
+            gen.next_id_with(&clock, |_| ()).unwrap();
+            gen.next_id_with(&clock, |_| ()).unwrap();
+            step.wait(); // the window still holds a position
+            step.wait();
+            // A batch closes the window first: its rest goes back and the batch takes it.
+            gen.next_ids_with(&clock, |_| (), &mut [0u64; 1]).unwrap();
+            step.wait();
+            step.wait();
+            gen.next_id_with(&clock, |_| ()).unwrap();
+            // The thread exits with that window open.
+        });
+        // Read while the holder waits; checked after it is joined (a failed check must not leave
+        // it waiting).
+        step.wait();
+        let open = gen.stats().minted;
+        step.wait();
+        step.wait();
+        let closed = gen.stats().minted;
+        step.wait();
+        // An explicit join waits for the thread's exit, thread-local destructors included (the
+        // scope's own wait does not).
+        holder.join().unwrap();
+        assert!(open <= 2, "2 IDs handed out, {open} counted");
+        assert_eq!(closed, 3, "the window closed, the batch minted");
+    });
+    assert_eq!(
+        gen.stats().minted,
+        4,
+        "the thread exited: its window closed"
+    );
+}
+
+#[test]
+fn another_threads_open_window_is_not_counted_until_it_closes() {
+    let opts = Options::default();
+    // A word of the generator's own (`minted` derived from it), and one shared (counted per request).
+    open_window_in_another_thread(&SharedGenerator::new(small_layout(4), 1, opts).unwrap());
+    let word = std::sync::Arc::new(AtomicU64::new(0));
+    open_window_in_another_thread(
+        &SharedGenerator::with_state(small_layout(4), 1, opts, word).unwrap(),
+    );
+}
+
 #[test]
 fn threads_count_every_id_and_readers_never_see_minted_fall() {
     // Ticks of 1 ms with 4 IDs each: the threads move to new ticks (skips) and borrow constantly.
