@@ -288,27 +288,37 @@ fn threads_count_every_id_and_readers_never_see_minted_fall() {
         20_000
     };
     let done = AtomicBool::new(false);
+    // The reader's reads: each worker waits midway (its window open) until there was one, so a read
+    // happens while they mint however the threads are scheduled (bounded: a reader that cannot read
+    // fails the check below instead of hanging the test).
+    let reads = AtomicU64::new(0);
     // A scripted clock shared by the threads: it moves 1 ms every 3 readings.
     let readings = AtomicU64::new(0);
     let clock = || Ok(T0 + readings.fetch_add(1, Ordering::Relaxed) / 3 * MS);
     std::thread::scope(|s| {
         let reader = s.spawn(|| {
             let mut last = 0;
-            let mut reads = 0u64;
             while !done.load(Ordering::Relaxed) {
                 let m = gen.stats().minted;
                 assert!(m >= last, "minted fell from {last} to {m}");
                 assert!(m <= THREADS * each);
                 last = m;
-                reads += 1;
+                reads.fetch_add(1, Ordering::Relaxed);
             }
-            reads
         });
         let workers: Vec<_> = (0..THREADS)
             .map(|t| {
-                let (gen, clock) = (&gen, &clock);
+                let (gen, clock, reads) = (&gen, &clock, &reads);
                 s.spawn(move || {
                     for i in 0..each {
+                        if i == each / 2 {
+                            let since = std::time::Instant::now();
+                            while reads.load(Ordering::Relaxed) == 0
+                                && since.elapsed() < std::time::Duration::from_secs(10)
+                            {
+                                std::thread::yield_now();
+                            }
+                        }
                         if (i + t) % 7 == 0 {
                             let mut b = [0u64; 1];
                             gen.next_ids_with(clock, |_| (), &mut b).unwrap();
@@ -323,7 +333,11 @@ fn threads_count_every_id_and_readers_never_see_minted_fall() {
             w.join().unwrap();
         }
         done.store(true, Ordering::Relaxed);
-        assert!(reader.join().unwrap() > 0);
+        reader.join().unwrap();
+        assert!(
+            reads.load(Ordering::Relaxed) > 0,
+            "no read while the workers minted"
+        );
     });
     let s = gen.stats();
     assert_eq!(s.minted, THREADS * each);
