@@ -3,7 +3,7 @@
 # evidence too slow for `make test`: the MSRV builds, the full Miri sweep, long fuzzing, CPython 3.10 and
 # 3.12). Each
 # installs what a fresh machine lacks, and only that.
-.PHONY: demo test test-long bench bench-servers test-core test-msrv test-miri test-fuzz test-coord test-service test-c test-python test-node test-wasm
+.PHONY: demo test test-long bench bench-servers test-core test-msrv test-miri test-fuzz test-coord test-service test-c test-python test-node test-wasm test-chaos
 
 demo:
 	bash scripts/demo.sh
@@ -41,3 +41,6 @@ test-msrv:
 	bash scripts/test-all.sh msrv:scripts/test-msrv.sh
 test-fuzz:
 	bash scripts/test-all.sh fuzz:scripts/test-fuzz.sh
+# Real servers, real faults (scripts/chaos.sh; reuses the python and node stages' builds: run them first).
+test-chaos:
+	bash scripts/test-all.sh chaos:scripts/chaos.sh

@@ -16,7 +16,7 @@ if ! bash "$HERE/build.sh"; then
 fi
 
 # Real etcd and PostgreSQL servers for tests/coord.c (free 127.0.0.1 ports, throw-away data, stopped on
-# every exit path).
+# every exit path), and the TLS and authentication ones with their failure cases (tls_servers).
 # shellcheck source=../scripts/servers.sh
 source "$ROOT/scripts/servers.sh"
 binding_servers

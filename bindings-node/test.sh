@@ -6,7 +6,8 @@
 # loaded from (the platform package, nothing from this folder), every conformance vector
 # (tests/js/conformance.mjs), the API and its error table (CommonJS), ESM imports, worker_threads, state
 # files shared by child processes (with C processes on the same file, and the README's cluster recipe), the
-# README quickstart, and `tsc --noEmit` of examples/example.ts against the shipped index.d.ts.
+# README's cluster and PM2 recipes with a lease source (tests/recipes.test.cjs; pm2 is installed into the
+# tools dir), the README quickstart, and `tsc --noEmit` of examples/example.ts against the shipped index.d.ts.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../scripts/lib.sh" # ROOT, the shared helpers
@@ -47,6 +48,12 @@ if [ ! -x "$TOOLS/node_modules/.bin/tsc" ]; then
   (cd "$TOOLS" && npm install --no-audit --no-fund --loglevel=error "typescript@^5")
 fi
 
+# --- PM2 (a tool, kept between runs): the README's PM2 recipe runs under it (tests/recipes.test.cjs) ---
+if [ ! -x "$TOOLS/node_modules/.bin/pm2-runtime" ]; then
+  [ -f "$TOOLS/package.json" ] || echo '{ "name": "snowmint-node-test-tools", "private": true }' > "$TOOLS/package.json"
+  (cd "$TOOLS" && timeout 300 npm install --no-audit --no-fund --loglevel=error "pm2@7")
+fi
+
 # --- the JavaScript format (prettier, .prettierrc.json at the root: every hand-written JS/TS file) --
 if [ ! -x "$TOOLS/node_modules/.bin/prettier" ]; then
   [ -f "$TOOLS/package.json" ] || echo '{ "name": "snowmint-node-test-tools", "private": true }' > "$TOOLS/package.json"
@@ -65,6 +72,7 @@ cp "$HERE/README.md" README.md
 export SNOWMINT_VECTORS="${SNOWMINT_VECTORS:-$ROOT/tests/vectors}"
 export SNOWMINT_CONFORMANCE="$ROOT/tests/js/conformance.mjs"
 export SNOWMINT_TSC="$TOOLS/node_modules/.bin/tsc"
+export SNOWMINT_PM2_RUNTIME="$TOOLS/node_modules/.bin/pm2-runtime"
 export SNOWMINT_NODE_SRC="$HERE"            # the tests assert that nothing is loaded from here
 export SNOWMINT_CARGO_TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 # The C binding's state-file worker: C processes minting on the same state file as Node ones
@@ -73,7 +81,7 @@ bash "$ROOT/bindings-c/build.sh"
 make -s -C "$ROOT/bindings-c" "$SNOWMINT_CARGO_TARGET/bindings-c/static/state_file" >&2
 export SNOWMINT_C_STATE_WORKER="$SNOWMINT_CARGO_TARGET/bindings-c/static/state_file"
 # Real etcd and PostgreSQL servers for tests/coord.test.mjs (free 127.0.0.1 ports, throw-away data,
-# stopped on every exit path).
+# stopped on every exit path), and the TLS and authentication ones with their failure cases (tls_servers).
 # shellcheck source=../scripts/servers.sh
 source "$ROOT/scripts/servers.sh"
 binding_servers

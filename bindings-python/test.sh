@@ -2,13 +2,16 @@
 # Builds the wheel, installs it with pip into a FRESH venv, and runs the whole pytest suite against it
 # (conformance vectors, API and error tests, threads, fork, injected clocks, the ID-service Client against
 # a real `snowmint serve` (scripts/service-bin.sh) and the protocol stand-in, state files shared by
-# processes (with C processes on the same file and the README's gunicorn recipe), README quickstart,
+# processes (with C processes on the same file and the README's gunicorn recipe), the pre-fork recipes
+# with a lease source (tests/test_prefork.py: gunicorn with and without --preload, uWSGI, Celery
+# prefork), README quickstart,
 # and a mypy --strict check of the type stubs) on CPython 3.11, then on 3.9, 3.10, 3.12 and 3.13
 # (test-versions.sh; SNOWMINT_PYTHON_VERSIONS: `make test` runs 3.9 and 3.13, `make test-long` 3.10
 # and 3.12),
 # and the node-source, lease and sequencer tests
 # (test_coord.py) against the embedded store and real etcd and PostgreSQL servers (scripts/servers.sh:
-# free 127.0.0.1 ports, throw-away data, stopped on every exit path).
+# free 127.0.0.1 ports, throw-away data, stopped on every exit path), with the TLS and authentication
+# servers and their failure cases (binding_servers: tls_servers).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../scripts/lib.sh" # ROOT, the shared helpers
@@ -24,6 +27,9 @@ VENV="$WORK/test-venv"
 echo "[python test] fresh venv $VENV, installing $(basename "$WHEEL")" >&2
 "$PY" -m venv --clear "$VENV"
 "$VENV/bin/pip" install -q "$WHEEL" "pytest>=7" "mypy>=1.8" "gunicorn>=21" >&2
+# The pre-fork servers of tests/test_prefork.py (the README's recipes): uWSGI (pip builds it with the C
+# compiler) and Celery (its prefork pool, on kombu's filesystem transport: no broker server).
+"$VENV/bin/pip" install -q "uwsgi>=2.0" "celery>=5.3" >&2
 
 # The C binding's state-file worker: C processes minting on the same state file as Python ones
 # (tests/test_state_file.py). Quick when the C stage has built it already.

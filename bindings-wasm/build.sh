@@ -2,10 +2,12 @@
 # Installs what a fresh machine lacks for the WASM binding, then builds the npm package `snowmint-wasm`
 # (dist/{nodejs,web,bundler,no-modules}) and the offline page's copy of the module (www/pkg/).
 # Idempotent; fast when up to date.
-#   build.sh [--browser] [--peers]
+#   build.sh [--browser] [--peers] [--tools-only]
 # The build needs only wasm-bindgen-cli and wasm-opt (npm binaryen); --browser also installs what the
 # browser tests drive (Debian's Chromium, playwright-core: test.sh), --peers the benchmark's peers
-# (nodejs-snowflake, @sapphire/snowflake: bench.sh). `make demo` runs the package in Node: neither.
+# (nodejs-snowflake, @sapphire/snowflake: bench.sh). `make demo` runs the package in Node: neither;
+# it runs `--tools-only` (install the tools, build nothing) beside its other builds, so that compiling
+# wasm-bindgen-cli on a fresh machine overlaps them.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -25,11 +27,13 @@ rust_targets wasm32-unknown-unknown >&2
 need_node >&2
 mkdir -p "$TOOLS"
 npm_tools=(binaryen)
+tools_only=0
 for arg in "$@"; do
   case "$arg" in
     --browser) npm_tools+=(playwright-core) ;;
     --peers) npm_tools+=(nodejs-snowflake @sapphire/snowflake) ;;
-    *) echo "build.sh: unknown option $arg (--browser, --peers)" >&2; exit 2 ;;
+    --tools-only) tools_only=1 ;;
+    *) echo "build.sh: unknown option $arg (--browser, --peers, --tools-only)" >&2; exit 2 ;;
   esac
 done
 missing=()
@@ -56,6 +60,7 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WB_VERSION"
   log "cargo install wasm-bindgen-cli --version =$WB_VERSION --debug (about 2 minutes on 2 cores, once)"
   cargo install wasm-bindgen-cli --version "=$WB_VERSION" --debug
 fi
+[ "$tools_only" = 1 ] && exit 0
 
 # --- Build -----------------------------------------------------------------------------------------
 # Size-tuned release profile for this artifact only (the workspace profile stays as it is for others):

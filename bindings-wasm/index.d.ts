@@ -155,6 +155,10 @@ export interface ClientOptions {
   retries?: number;
   /** Monotonic milliseconds (default `performance.now`); tests inject one. */
   clock?: () => number;
+  /** Node only: PEM text of the authorities that sign an https service's certificate (a private CA). */
+  ca?: string | Uint8Array;
+  /** The bearer token of a service started with `--auth-token-file` (sent as `authorization`). */
+  token?: string;
 }
 
 /** What a client has done. */

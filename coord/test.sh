@@ -4,12 +4,15 @@
 # every store URL in SNOWMINT_TEST_STORES (space-separated). The embedded store always runs, in a
 # throw-away directory; etcd and PostgreSQL run as real servers (scripts/servers.sh), and the server
 # stores' own tests (coord/tests/servers*.rs: store contract, pause past the TTL, SIGKILL, the store
-# stopped or paused while a holder mints, etcd failover, a foreign schema; coord/tests/chaos.rs: 16
-# holders while the etcd leader is killed and paused) run against them, as do the range sequences'
-# (coord/tests/range_servers.rs: two datacenters, a SIGKILLed global cluster, a stopped local store, a
+# stopped or paused while a holder mints, etcd failover, a foreign schema) run against them, as do the
+# range sequences' (coord/tests/range_servers.rs: two datacenters, a SIGKILLed global cluster, a stopped local store, a
 # SIGKILLed process, a CAS race; coord/tests/lost_answers.rs: through a TCP proxy, the answer to a
 # range move, a row write or a claim lost after it was applied, a reservation write delayed until after a
-# higher one, and a range process opened with the global store unreachable).
+# higher one, and a range process opened with the global store unreachable; coord/tests/tls_servers.rs:
+# etcd over HTTPS with client certificates, etcd with authentication and 1 s tokens, PostgreSQL with
+# hostssl + SCRAM only, and their failures: a wrong CA, no or an expired client certificate, a wrong
+# password). Holders of every runtime under etcd and PostgreSQL faults at once: the chaos stage
+# (scripts/chaos.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 cd "$ROOT"
@@ -23,14 +26,18 @@ STORES="file://$work/embedded"
 source scripts/servers.sh
 etcd_start 3
 pg_start
+# TLS and authentication (coord/tests/tls_servers.rs): etcd serving only HTTPS with client certificates,
+# etcd with authentication and 1 s tokens, PostgreSQL with hostssl + SCRAM only; a test CA made here.
+tls_servers
 export SNOWMINT_REQUIRE_SERVERS=1
 STORES+=" $SNOWMINT_TEST_ETCD_URL $SNOWMINT_TEST_POSTGRES_URL"
 set -x
 cargo clippy -p snowmint-coord --all-targets --all-features -- -D warnings
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-coord
 # The deterministic simulation (leases, the state file, range sequences, under faults: re-sent,
-# duplicated and delayed writes too) and its proof: each planted defect must be caught within the seed
-# bound (a table prints the seeds each took), or the stage fails.
+# duplicated and delayed writes too; leases and ranges again over the real etcd client on a simulated
+# network and cluster) and its proof: each planted defect must be caught within the seed bound (a table
+# prints the seeds each took), or the stage fails. `-- --long` is the README's 10^9-ID run (release).
 cargo test -p snowmint-coord --features planted-defects --test simulation
 RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint-coord --no-deps
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test leases

@@ -8,7 +8,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASE = os.path.join(ROOT, "scripts", "demo-case.json")
 RUNTIMES = [
-    ("rust", [os.path.join(ROOT, "target/release/examples/replay")]),
+    ("rust", [os.path.join(ROOT, "target/release/snowmint-replay")]),
     ("c", ["bash", os.path.join(ROOT, "bindings-c/demo.sh")]),
     ("python", ["bash", os.path.join(ROOT, "bindings-python/demo.sh")]),
     ("node", ["bash", os.path.join(ROOT, "bindings-node/demo.sh")]),

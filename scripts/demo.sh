@@ -37,20 +37,26 @@ build_c() {
 step "installing the Debian packages the demo uses when missing (compilers, cJSON, Python venv, Node.js)" \
   "a minute or two when missing, else instant" bash scripts/setup.sh --demo
 say "building every runtime once, in release (about 5 minutes on a fresh 2-core machine; seconds when current)"
-step "building the Rust CLI (release: the coordination layer, the ID service and their dependencies)" \
-  "about 1½ minutes the first time" cargo build --release -p snowmint-cli
-step "building the Rust replay example (release, with the core's dev-dependencies)" "about 40 s" cargo build --release -p snowmint --example replay
+# wasm-bindgen-cli (compiled once, about 2 minutes on a fresh machine) and the WASM tools are installed
+# beside the builds below, so the two cores stay busy through their link steps; the WASM step waits for it.
+TOOLS_LOG="$TARGET/demo-wasm-tools.log"
+setsid bash bindings-wasm/build.sh --tools-only >"$TOOLS_LOG" 2>&1 &
+TOOLS_PID=$!   # its own process group (setsid), ended with the demo if the demo stops first
+trap 'kill -- -"$TOOLS_PID" 2>/dev/null || true' EXIT
+wasm_tools() {
+  if ! wait "$TOOLS_PID"; then cat "$TOOLS_LOG"; return 1; fi
+  cat "$TOOLS_LOG"
+  bash bindings-wasm/build.sh
+}
+step "building the Rust CLI and the replayer (release: the coordination layer, the ID service and their dependencies)" \
+  "about 1½ minutes the first time" cargo build --release -p snowmint-cli -p snowmint-replay
 step "building libsnowmint for C (release; its dependencies are the CLI's, already built) and the C programs" \
   "about 40 s" build_c
 step "building the Python wheel for $(python3 -V) (maturin, release)" "about 40 s" \
   bash bindings-python/build.sh --this-python
 step "building the Node addon (napi-rs, release)" "about 45 s" bash bindings-node/build.sh
-if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" = "" ]; then
-  wb="about 3 minutes: wasm-bindgen-cli is compiled once (cargo install), then the module"
-else
-  wb="about 1 minute"
-fi
-step "building the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here)" "$wb" bash bindings-wasm/build.sh
+step "building the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here)" \
+  "about 1 minute, and the rest of wasm-bindgen-cli's build the first time" wasm_tools
 say "built; the demo:"
 echo
 python3 scripts/demo.py "$@"

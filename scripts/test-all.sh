@@ -4,9 +4,12 @@
 #   scripts/test-all.sh            `make test`: the stages below (what CI runs)
 #   scripts/test-all.sh --long     `make test-long`: the evidence too slow for `make test` (LONG_STAGES:
 #                                  the MSRV builds, the full Miri sweep, long fuzzing, the remaining
-#                                  CPython versions);
+#                                  CPython versions, the chaos run for 9 minutes instead of 1.5);
 #                                  `make test` then `make test-long` is the full evidence
 #   scripts/test-all.sh NAME:SCRIPT…   the given stages only (`make test-core` and friends)
+# A stage whose name ends in `&` runs beside the stages after it (its output kept in
+# target/stage-logs/NAME.log and printed whole when it ends, before the summary): Miri interprets on one
+# core while the server stages mostly wait on leases, TTLs and servers, so the two overlap well.
 # Every stage shares one target directory (target/; the toolchains pinned by a stage keep their own
 # subfolder: target/msrv, target/loom, target/miri-sysroot, fuzz/target) and the release artifacts
 # `make demo` built (the CLI, libsnowmint, the wheels, the Node addon, the WASM package): cargo and the
@@ -20,13 +23,14 @@ export SNOWMINT_CONFORMANCE_DIR="$ROOT/target/conformance"
 stages=(
   "setup:scripts/setup.sh"
   "core:scripts/test-core.sh"
-  "miri:scripts/test-miri.sh"
-  "fuzz:scripts/test-fuzz.sh"
+  "miri&:scripts/test-miri.sh"
   "coord:coord/test.sh"
   "service:service/test.sh"
+  "fuzz:scripts/test-fuzz.sh"
   "c:bindings-c/test.sh"
   "python:bindings-python/test.sh"
   "node:bindings-node/test.sh"
+  "chaos:scripts/chaos.sh"
   "wasm:bindings-wasm/test.sh"
   "conformance:scripts/check-conformance.py"
 )
@@ -40,6 +44,7 @@ LONG_STAGES=(
   "miri-full:scripts/test-miri.sh --full"
   "fuzz-long:scripts/test-fuzz.sh --long"
   "python-versions:bindings-python/test-versions.sh"
+  "chaos-long:scripts/chaos.sh --long"
 )
 if [ "${1:-}" = "--long" ]; then
   shift
@@ -52,13 +57,34 @@ else
 fi
 [ $# -gt 0 ] && stages=("$@")
 summary=(); failed=0; passed=0; start_all=$(date +%s)
+LOGS="$ROOT/target/stage-logs"; mkdir -p "$LOGS"
+background=()   # "NAME PID T0" of the stages running beside the others
+record() {      # record NAME STATUS_CODE T0 [END [NOTE]]
+  local status=ok
+  if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else status=FAILED; failed=$((failed + 1)); fi
+  summary+=("$(printf '%-16s %-7s %5ss%s' "$1" "$status" "$(( ${4:-$(date +%s)} - $3 ))" "${5:-}")")
+}
 for s in "${stages[@]}"; do
   name="${s%%:*}"; read -ra argv <<<"${s#*:}"
-  echo; echo "==================== stage $name (${argv[*]}) ===================="
-  t0=$(date +%s)
   case "${argv[0]}" in *.py) run=(python3 "${argv[@]}") ;; *) run=(bash "${argv[@]}") ;; esac
-  if "${run[@]}"; then status=ok; passed=$((passed + 1)); else status=FAILED; failed=$((failed + 1)); fi
-  summary+=("$(printf '%-16s %-7s %5ss' "$name" "$status" "$(( $(date +%s) - t0 ))")")
+  t0=$(date +%s)
+  if [ "${name%&}" != "$name" ]; then
+    name="${name%&}"
+    echo; echo "==================== stage $name (${argv[*]}): started beside the next stages, log $LOGS/$name.log"
+    rm -f "$LOGS/$name.end"
+    ( "${run[@]}"; rc=$?; date +%s >"$LOGS/$name.end"; exit "$rc" ) >"$LOGS/$name.log" 2>&1 &
+    background+=("$name $! $t0")
+    continue
+  fi
+  echo; echo "==================== stage $name (${argv[*]}) ===================="
+  "${run[@]}"; record "$name" $? "$t0"
+done
+for b in "${background[@]}"; do
+  read -r name pid t0 <<<"$b"
+  wait "$pid"; rc=$?
+  echo; echo "==================== stage $name (ran beside the others; its output) ===================="
+  cat "$LOGS/$name.log"
+  record "$name" "$rc" "$t0" "$(cat "$LOGS/$name.end" 2>/dev/null || date +%s)" "  (beside the others)"
 done
 echo; echo "==================== summary ===================="
 printf '%s\n' "${summary[@]}"

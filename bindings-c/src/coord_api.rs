@@ -30,10 +30,12 @@ fn leased_box(g: Box<coord::SequencerGenerator>, forks: u64) -> *mut snowmint_sh
 
 /// Opens a generator from a node source: a number ("7"), "env" / "env:NAME", "k8s" / "k8s:OFFSET",
 /// "ip" (a fixed node ID), or a lease source "file:///DIR", "etcd://HOST:PORT/PREFIX",
-/// "postgres://USER@HOST:PORT/DB" (each with optional "?sequencer=NAME&ttl=10s"), which claims a free
-/// node ID before it returns (blocking) and keeps it with a background thread until
-/// `snowmint_shared_generator_free`. `options` may be NULL; an injected clock is refused for a lease
-/// source (INVALID_ARGUMENT: leases run on the system clock).
+/// "postgres://USER@HOST:PORT/DB" (each with optional "?sequencer=NAME&ttl=10s&wait=30s"), which claims
+/// a free node ID before it returns (blocking; with every node ID held, "wait=" waits up to that long for
+/// one) and keeps it with a background thread until `snowmint_shared_generator_free`. `options` may be
+/// NULL; an injected clock is refused for a lease source (INVALID_ARGUMENT: leases run on the system
+/// clock). Used in a child forked after this call (pre-fork servers), the handle opens a lease of its
+/// own there on first use, with its own node ID; the parent's lease never mints in the child.
 ///
 /// Errors: INVALID_ARGUMENT (a malformed source; the message says why), NODE_ID_OUT_OF_RANGE,
 /// STORE_UNAVAILABLE, NODE_IDS_EXHAUSTED, SEQUENCER_CONFLICT (the sequencer exists with another layout),
@@ -76,7 +78,11 @@ pub unsafe extern "C" fn snowmint_generator_open(
                 clock,
                 forks: fork_count(),
             })),
-            coord::Opened::Leased(g) => leased_box(g, fork_count()),
+            coord::Opened::Leased(g) => {
+                // Boxed, so it stays where it is: given back before a fork if it never minted.
+                coord::generator::prefork::register(&g);
+                leased_box(g, fork_count())
+            }
         };
         // SAFETY: non-NULL.
         unsafe { put(generator_out, p) };

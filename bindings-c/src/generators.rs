@@ -250,15 +250,23 @@ impl snowmint_shared_generator {
     }
 
     /// FORKED for a generator used in a forked child, unless its state is in a state file, which is
-    /// shared with the parent by construction (MAP_SHARED): safe in the child.
+    /// shared with the parent by construction (MAP_SHARED): safe in the child; or it was opened from a
+    /// lease source (`snowmint_generator_open`), which opens a lease of its own in the child on first use.
     #[inline(always)]
     pub(crate) fn check_fork(&self) -> Result<(), Fail> {
-        if snowmint_host::fork::forked_since(self.forks)
-            && !matches!(&self.inner, SharedInner::Plain(g) if g.state_holder().state_file().is_some())
-        {
+        if snowmint_host::fork::forked_since(self.forks) && !self.safe_in_child() {
             return Err(Fail::Core(Error::Forked));
         }
         Ok(())
+    }
+
+    #[cold]
+    fn safe_in_child(&self) -> bool {
+        match &self.inner {
+            SharedInner::Plain(g) => g.state_holder().state_file().is_some(),
+            #[cfg(feature = "coord")]
+            SharedInner::Leased(g) => g.reopens_in_child(),
+        }
     }
 
     pub(crate) fn state_file(&self) -> Result<&StateFile, Fail> {

@@ -81,6 +81,39 @@ mod tests {
         assert!(ErrorCode::ALL.iter().all(|c| c.as_u32() != 0));
     }
 
+    /// The README's list of result codes is the core's table, complete, in its order:
+    /// `SNOWMINT_RESULT_OK` = 0, then `` `NAME` N`` for every code.
+    #[test]
+    fn readme_lists_every_code() {
+        let readme = include_str!("../README.md").replace('\n', " ");
+        let listed: Vec<(String, u32)> = readme
+            .split("`SNOWMINT_RESULT_OK` = 0")
+            .nth(1)
+            .expect("the README's result codes")
+            .split("Numbers are never reused")
+            .next()
+            .unwrap()
+            .split('`')
+            .skip(1) // then name, what follows it, name, …
+            .collect::<Vec<_>>()
+            .chunks(2)
+            .filter_map(|pair| {
+                let [name, after] = pair else { return None };
+                let number = after
+                    .trim_start()
+                    .split(|c: char| !c.is_ascii_digit())
+                    .next()?;
+                let upper = name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
+                (upper && !number.is_empty()).then(|| (name.to_string(), number.parse().unwrap()))
+            })
+            .collect();
+        let core: Vec<(String, u32)> = ErrorCode::ALL
+            .iter()
+            .map(|c| (c.as_str().to_string(), c.as_u32()))
+            .collect();
+        assert_eq!(listed, core);
+    }
+
     #[test]
     fn null_and_panic_safety() {
         let mut id = 0u64;

@@ -240,6 +240,46 @@ static void test_lifecycle(const snowmint_layout *l, const char *base) {
     snowmint_sequencer_free(seq);
 }
 
+/* Pre-fork workers: a generator opened from a lease source before fork() opens a lease of its own in the
+ * child on first use (another node ID, no FORKED); the parent's lease goes on. */
+static void test_fork(const snowmint_layout *l, const char *base) {
+    char src[512];
+    source_for(src, sizeof src, base, "c-fork", "2s", l);
+    snowmint_shared_generator *g = NULL;
+    CHECK_RC(snowmint_generator_open(src, l, NULL, &g), SNOWMINT_RESULT_OK);
+    if (!g) return;
+    uint64_t parent_node = 9999, before = 0, after = 0;
+    snowmint_shared_generator_node_id(g, &parent_node);
+    CHECK_RC(snowmint_shared_next_id(g, &before), SNOWMINT_RESULT_OK);
+    int fds[2];
+    if (pipe(fds) != 0) abort();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        uint64_t ids[2] = {0, 0}, node = 9999;
+        snowmint_result r1 = snowmint_shared_next_id(g, &ids[0]);
+        snowmint_result r2 = snowmint_shared_next_id(g, &ids[1]);
+        snowmint_shared_generator_node_id(g, &node);
+        uint64_t answer[4] = {(uint64_t)r1 | ((uint64_t)r2 << 32), ids[0], ids[1], node};
+        if (write(fds[1], answer, sizeof answer) != sizeof answer) _exit(3);
+        snowmint_generator_detach(g); /* the child's own lease */
+        _exit(0);
+    }
+    close(fds[1]);
+    uint64_t answer[4] = {~0ull, 0, 0, 0};
+    CHECK(read(fds[0], answer, sizeof answer) == sizeof answer);
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(answer[0] == 0); /* both mints SNOWMINT_RESULT_OK, not FORKED */
+    CHECK(answer[3] != parent_node && ((answer[1] >> 12) & 0x3ff) == answer[3]);
+    CHECK(answer[2] > answer[1]);
+    CHECK_RC(snowmint_shared_next_id(g, &after), SNOWMINT_RESULT_OK);
+    CHECK(after > before && ((after >> 12) & 0x3ff) == parent_node);
+    snowmint_shared_generator_free(g);
+}
+
 /* Mints batches into `fd` until an error or `seconds`; writes the final result code last. */
 static int holder(const char *store, const char *name, int fd, int ready, double seconds) {
     snowmint_sequencer *seq = NULL;
@@ -370,6 +410,55 @@ static void test_pause(const snowmint_layout *l, const char *base) {
     snowmint_sequencer_free(seq);
 }
 
+/* TLS and authentication: the failure cases scripts/servers.sh wrote for every runtime (tls_servers,
+ * SNOWMINT_TEST_TLS_FAILURES: name, source, code, a text the message holds, a text it must not hold);
+ * then the three servers with the right settings mint. */
+static void test_tls(const snowmint_layout *l, const char *path) {
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (!f) return;
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        char *field[5];
+        char *rest = line;
+        int n = 0;
+        for (; n < 5 && rest; n++) {
+            field[n] = rest;
+            rest = strchr(rest, '\t');
+            if (rest) *rest++ = 0;
+        }
+        if (n != 5) continue;
+        snowmint_shared_generator *g = NULL;
+        snowmint_result r = snowmint_generator_open(field[1], l, NULL, &g);
+        snowmint_shared_generator_free(g);
+        char msg[2048] = "";
+        snowmint_last_error_message(msg, sizeof msg, NULL);
+        if (strcmp(snowmint_result_name(r), field[2]) != 0 || !strstr(msg, field[3]) || strstr(msg, field[4])) {
+            failed++;
+            fprintf(stderr, "FAIL %s: %s (%s); expected %s naming \"%s\" without the password\n", field[0],
+                    snowmint_result_name(r), msg, field[2], field[3]);
+        } else {
+            passed++;
+        }
+    }
+    fclose(f);
+    const char *urls[3] = {getenv("SNOWMINT_TEST_ETCD_TLS_URL"), getenv("SNOWMINT_TEST_ETCD_AUTH_URL"),
+                           getenv("SNOWMINT_TEST_POSTGRES_TLS_URL")};
+    for (int i = 0; i < 3; i++) {
+        CHECK(urls[i] != NULL);
+        if (!urls[i]) continue;
+        char src[2048];
+        snprintf(src, sizeof src, "%s%sttl=3s", urls[i], strchr(urls[i], '?') ? "&" : "?");
+        snowmint_shared_generator *g = NULL;
+        CHECK_RC(snowmint_generator_open(src, l, NULL, &g), SNOWMINT_RESULT_OK);
+        uint64_t id = 0;
+        if (g) CHECK_RC(snowmint_shared_next_id(g, &id), SNOWMINT_RESULT_OK);
+        CHECK(id > 0);
+        snowmint_shared_generator_free(g);
+    }
+}
+
 int main(int argc, char **argv) {
     self_path = argv[0];
     if (argc == 7 && strcmp(argv[1], "holder") == 0) {
@@ -396,12 +485,19 @@ int main(int argc, char **argv) {
         fprintf(stderr, "coord: SNOWMINT_REQUIRE_SERVERS is set but a server URL is missing\n");
         return 1;
     }
+    const char *tls_failures = getenv("SNOWMINT_TEST_TLS_FAILURES");
+    if (getenv("SNOWMINT_REQUIRE_SERVERS") && !tls_failures) {
+        fprintf(stderr, "coord: SNOWMINT_REQUIRE_SERVERS is set but SNOWMINT_TEST_TLS_FAILURES is missing\n");
+        return 1;
+    }
     snowmint_layout *l = twitter();
     test_sources(l);
+    if (tls_failures) test_tls(l, tls_failures);
     for (int i = 0; i < 3; i++) {
         if (!bases[i] || !*bases[i]) continue;
         test_lease(l, bases[i]);
         test_lifecycle(l, bases[i]);
+        test_fork(l, bases[i]);
     }
     /* The pause test on every store (an embedded claim expires at its TTL too, the holder alive). */
     for (int i = 0; i < 3; i++) {

@@ -127,6 +127,16 @@ int main(int argc, char **argv) {
             continue;
         }
         ran++;
+        cJSON *secret = cJSON_GetObjectItem(c, "secret");
+        if (secret && r != SNOWMINT_RESULT_OK) {
+            /* A password in the input never reaches the error message. */
+            char shown[1024] = "";
+            snowmint_last_error_message(shown, sizeof shown, NULL);
+            if (strstr(shown, secret->valuestring)) {
+                failures++;
+                fprintf(stderr, "FAIL %s: the secret in the message\n", name);
+            }
+        }
         if (strcmp(name_of(r), expect) != 0) {
             failures++;
             char msg[512] = "";

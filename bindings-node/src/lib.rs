@@ -885,6 +885,12 @@ impl Generator {
             &snowmint_host::JS_GENERATOR_KEYS,
         )?;
         let node_raw = o.required("nodeId", "Generator options")?;
+        if o.get("waitForNodeMs").is_some_and(|w| !is_nullish(env, w)) {
+            return Err(type_err(
+                env,
+                "waitForNodeMs is how long Generator.open waits for a lease source's node ID: use await Generator.open({ nodeId, waitForNodeMs })",
+            ));
+        }
         let layout = layout_arg(env, o.get("layout"))?;
         let node_id = match type_of(env, node_raw) {
             sys::ValueType::napi_string => {
@@ -895,7 +901,10 @@ impl Generator {
                             env,
                             Kind::Error,
                             ErrorCode::InvalidArgument.as_str(),
-                            &format!("node source {source:?} is a lease source: it claims a node ID over the network, so open it with `await Generator.open({{ nodeId: {source:?} }})`"),
+                            &{
+                                let shown = coord::source::redacted(&source);
+                                format!("node source {shown:?} is a lease source: it claims a node ID over the network, so open it with `await Generator.open({{ nodeId: {shown:?} }})`")
+                            },
                             &[],
                         ))
                     }
@@ -1169,11 +1178,12 @@ impl Generator {
         AsyncTask::new(CoordTask::op(&self.gen, Op::Detach))
     }
 
-    /// `await Generator.open({ nodeId, layout?, policy?, maxAheadMs?, randomStart?, randomSeed? })`: any
-    /// node source; a lease source (`file:///DIR`, `etcd://…`, `postgres://…`) claims a node ID on a
-    /// worker thread (the event loop keeps running).
+    /// `await Generator.open({ nodeId, layout?, policy?, maxAheadMs?, randomStart?, randomSeed?,
+    /// waitForNodeMs? })`: any node source; a lease source (`file:///DIR`, `etcd://…`, `postgres://…`)
+    /// claims a node ID on a worker thread (the event loop keeps running). With every node ID held,
+    /// `waitForNodeMs` (or the source's `?wait=`) waits up to that long for one to come free.
     #[napi(
-        ts_args_type = "options: { nodeId: number | bigint | string; layout?: PresetName | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint | number }",
+        ts_args_type = "options: { nodeId: number | bigint | string; layout?: PresetName | Layout; policy?: 'wait' | 'fail' | 'strict'; maxAheadMs?: number | bigint; randomStart?: boolean; randomSeed?: bigint | number; waitForNodeMs?: number | bigint }",
         ts_return_type = "Promise<Generator>"
     )]
     pub fn open(env: Env, options: Unknown<'_>) -> Result<AsyncTask<CoordTask>> {
@@ -1203,11 +1213,19 @@ impl Generator {
         };
         let layout = layout_arg(raw_env, o.get("layout"))?;
         let options = generator_options(raw_env, &o)?;
+        let wait_for_node =
+            match o.get("waitForNodeMs") {
+                Some(w) if !is_nullish(raw_env, w) => Some(std::time::Duration::from_millis(
+                    get_u64(raw_env, w, "waitForNodeMs")?,
+                )),
+                _ => None,
+            };
         Ok(AsyncTask::new(CoordTask {
             op: Op::Open {
                 source,
                 layout,
                 options,
+                wait_for_node,
             },
         }))
     }
@@ -1285,6 +1303,9 @@ pub enum Op {
         source: String,
         layout: snowmint::Layout,
         options: Options,
+        /// `waitForNodeMs`: how long to wait for a node ID when all are held (`None`: the source's
+        /// `?wait=`).
+        wait_for_node: Option<std::time::Duration>,
     },
     Detach,
     Attach,
@@ -1325,7 +1346,7 @@ impl CoordTask {
 pub enum Done {
     Nothing,
     Fixed(SharedGenerator<SharedState>),
-    Leased(coord::SequencerGenerator),
+    Leased(Box<coord::SequencerGenerator>),
     Sequencer(coord::Sequencer),
     Names(Vec<String>),
 }
@@ -1345,13 +1366,19 @@ impl napi::Task for CoordTask {
                 source,
                 layout,
                 options,
-            } => match coord::SequencerGenerator::open(&source, layout, options) {
+                wait_for_node,
+            } => match coord::SequencerGenerator::open_waiting(
+                &source,
+                layout,
+                options,
+                wait_for_node,
+            ) {
                 Ok(coord::Opened::Fixed(n)) => {
                     SharedGenerator::with_state(layout, n, options, SharedState::memory())
                         .map(Done::Fixed)
                         .map_err(coord::Error::from)
                 }
-                Ok(coord::Opened::Leased(g)) => Ok(Done::Leased(*g)),
+                Ok(coord::Opened::Leased(g)) => Ok(Done::Leased(g)),
                 Err(e) => Err(e),
             },
             Op::Create {
@@ -1371,9 +1398,8 @@ impl napi::Task for CoordTask {
                 coord::generator::open_sequencer(&store, &name, Options::default())
                     .map(Done::Sequencer)
             }
-            Op::AttachSequencer(seq) => {
-                coord::SequencerGenerator::attach_new(seq.new_handle()).map(Done::Leased)
-            }
+            Op::AttachSequencer(seq) => coord::SequencerGenerator::attach_new(seq.new_handle())
+                .map(|g| Done::Leased(Box::new(g))),
             Op::Destroy(seq) => seq.destroy().map(|_| Done::Nothing),
             Op::List(store) => coord::generator::list_sequencers(&store).map(Done::Names),
         })
@@ -1406,7 +1432,7 @@ impl napi::Task for CoordTask {
             Done::Leased(l) => unsafe {
                 <Generator as napi::bindgen_prelude::ToNapiValue>::to_napi_value(
                     raw,
-                    Generator::leased(raw, l),
+                    Generator::leased(raw, *l),
                 )?
             },
             Done::Sequencer(s) => unsafe {

@@ -250,3 +250,94 @@ for (const [kind, url] of SERVERS) {
     await seq.destroy()
   })
 }
+
+test('waitForNodeMs: with every node ID held, Generator.open waits up to the bound, then says when the earliest claim expires', async () => {
+  for (const [kind, url] of STORES) {
+    const name = uniq('wait')
+    const store = kind === 'file' ? FILE : url
+    await Sequencer.create(name, { store, layout: 'twitter', nodeCount: 1 })
+    const source = withParams(store, `sequencer=${name}&ttl=2s`)
+    const holder = await Generator.open({ nodeId: source })
+    await assert.rejects(Generator.open({ nodeId: source }), (e) => {
+      assert.equal(e.code, 'NODE_IDS_EXHAUSTED', kind)
+      assert.match(e.message, /the earliest held claim \(node ID 0\) expires at 20\d\d-/, kind)
+      assert.match(e.message, /add \?wait=30s to the source/, kind)
+      return true
+    })
+    let t0 = Date.now()
+    await assert.rejects(Generator.open({ nodeId: source, waitForNodeMs: 300 }), (e) => {
+      assert.equal(e.code, 'NODE_IDS_EXHAUSTED', kind)
+      assert.match(e.message, /after waiting 300 ms/, kind)
+      return true
+    })
+    assert.ok(Date.now() - t0 >= 300, kind)
+    assert.throws(() => new Generator({ nodeId: 3, waitForNodeMs: 300 }), { name: 'TypeError' })
+    const last = holder.nextId()
+    setTimeout(() => holder.close(), 300)
+    t0 = Date.now()
+    const g = await Generator.open({ nodeId: source, waitForNodeMs: 10_000 })
+    assert.ok(Date.now() - t0 >= 200, kind)
+    assert.equal(g.nodeId, 0)
+    assert.ok(g.nextId() > last, kind)
+    await g.close()
+  }
+})
+
+// TLS and authentication: the failure cases scripts/servers.sh wrote for every runtime (tls_servers): a
+// wrong CA, no or an expired client certificate, a wrong password; each names its cause, never the
+// password (nor does an unreachable store's error).
+const TLS_FAILURES = process.env.SNOWMINT_TEST_TLS_FAILURES
+if (process.env.SNOWMINT_REQUIRE_SERVERS === '1')
+  assert.ok(TLS_FAILURES, 'SNOWMINT_TEST_TLS_FAILURES missing')
+
+test(
+  'TLS and authentication failures name the cause, never the password',
+  { skip: !TLS_FAILURES },
+  async () => {
+    const cases = fs
+      .readFileSync(TLS_FAILURES, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split('\t'))
+    cases.push([
+      'unreachable',
+      'postgres://app:hunter2@127.0.0.1:1/db?ttl=1s',
+      'STORE_UNAVAILABLE',
+      '127.0.0.1:1',
+      'hunter2',
+    ])
+    for (const [name, url, code, must, secret] of cases) {
+      await assert.rejects(
+        Generator.open({ nodeId: url }),
+        (e) => {
+          assert.equal(e.code, code, `${name}: ${e.message}`)
+          assert.ok(e.message.includes(must), `${name}: ${must} not in ${e.message}`)
+          for (const shown of [e.message, String(e), inspect(e)])
+            assert.ok(!shown.includes(secret), `${name}: ${shown}`)
+          return true
+        },
+        name,
+      )
+    }
+  },
+)
+
+test(
+  'etcd over TLS, etcd with authentication and PostgreSQL over TLS mint',
+  { skip: !TLS_FAILURES },
+  async () => {
+    const names = [
+      'SNOWMINT_TEST_ETCD_TLS_URL',
+      'SNOWMINT_TEST_ETCD_AUTH_URL',
+      'SNOWMINT_TEST_POSTGRES_TLS_URL',
+    ]
+    for (const name of names) {
+      const g = await Generator.open({
+        nodeId: `${process.env[name]}${process.env[name].includes('?') ? '&' : '?'}ttl=3s`,
+      })
+      assert.ok(g.nextId() > 0n, name)
+      assert.ok(!inspect(g).includes('snowmint-root-secret'), name)
+      await g.detach()
+    }
+  },
+)

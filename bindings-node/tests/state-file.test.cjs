@@ -7,8 +7,7 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const http = require('node:http')
-const net = require('node:net')
+const { freePort, get } = require('./http-helpers.cjs')
 const { spawn, execFile } = require('node:child_process')
 const { Generator, decode, ERROR_CODES } = require('snowmint')
 
@@ -224,35 +223,13 @@ test('a decimal (Chronicle) layout on a state file', () => {
 
 // ---- the README's cluster recipe, run for real ------------------------------------------------------
 
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address()
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-function get(port) {
-  return new Promise((resolve, reject) => {
-    http
-      .get({ host: '127.0.0.1', port, agent: false }, (res) => {
-        let body = ''
-        res.on('data', (d) => {
-          body += d
-        })
-        res.on('end', () => resolve(body))
-      })
-      .on('error', reject)
-  })
-}
-
 test("the README's Node cluster recipe: 4 workers on one state file", async () => {
   const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8')
   const m = readme.match(/```js title=cluster\.js\n([\s\S]*?)```/)
   assert.ok(m, 'the README shows cluster.js')
   const top = fs.readFileSync(path.join(process.env.SNOWMINT_NODE_SRC, '..', 'README.md'), 'utf8')
   assert.ok(top.includes(m[0]), 'the repository README shows the same recipe')
+  assert.match(m[1], /\.listen\([^\n]*, '127\.0\.0\.1'\)/, 'the recipe listens on loopback only')
   const dir = tempDir()
   const state = path.join(dir, 'orders.snowmint')
   const script = path.join(__dirname, '..', 'cluster-recipe.cjs') // beside node_modules, as a user's app

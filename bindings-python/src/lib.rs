@@ -12,7 +12,9 @@
 //! - Fork rule: a process-wide fork counter is bumped in the child by an `os.register_at_fork` hook
 //!   (and a `pthread_atfork` handler, for forks that bypass `os.fork`); each generator remembers the counter it was created under and compares it on every mint (one
 //!   relaxed atomic load). A generator used in a forked child raises `ForkedError` instead of repeating
-//!   the parent's IDs.
+//!   the parent's IDs — except one opened from a lease source, which opens a lease of its own in the
+//!   child on first use (the coord crate: pre-fork servers such as gunicorn `--preload`), and one on a
+//!   state file (shared by construction).
 
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
@@ -646,11 +648,21 @@ enum Kind {
 impl PyGenerator {
     #[inline(always)]
     fn check_fork(&self, py: Python<'_>) -> PyResult<()> {
-        // A state file is shared with the parent by construction (MAP_SHARED): safe in the child.
-        if snowmint_host::fork::forked_since(self.forks) && self.file().is_none() {
+        // A state file is shared with the parent by construction (MAP_SHARED): safe in the child. A
+        // generator opened from a lease source opens a lease of its own in the child, on first use.
+        if snowmint_host::fork::forked_since(self.forks)
+            && self.file().is_none()
+            && !self.reopens_in_child()
+        {
             return Err(err(py, sm::Error::Forked));
         }
         Ok(())
+    }
+
+    /// A generator opened from a lease source: a forked child opens its own lease (coord crate).
+    #[cold]
+    fn reopens_in_child(&self) -> bool {
+        matches!(&self.kind, Kind::Leased(g) if g.reopens_in_child())
     }
 
     /// Runs a core host loop with the injected Python clock, passing the callable's own exceptions
@@ -954,8 +966,8 @@ fn batch_len(py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<usize> {
 impl PyGenerator {
     #[new]
     #[pyo3(
-        signature = (node_id, layout = None, *, clock = None, policy = None, max_ahead_ms = None, random_start = None, random_seed = None, state_file = None),
-        text_signature = "(node_id, layout='twitter', *, clock=None, policy='wait', max_ahead_ms=15000, random_start=False, random_seed=None, state_file=None)"
+        signature = (node_id, layout = None, *, clock = None, policy = None, max_ahead_ms = None, random_start = None, random_seed = None, state_file = None, wait_for_node_ms = None),
+        text_signature = "(node_id, layout='twitter', *, clock=None, policy='wait', max_ahead_ms=15000, random_start=False, random_seed=None, state_file=None, wait_for_node_ms=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -968,7 +980,13 @@ impl PyGenerator {
         random_start: Option<&Bound<'_, PyAny>>,
         random_seed: Option<&Bound<'_, PyAny>>,
         state_file: Option<&Bound<'_, PyAny>>,
+        wait_for_node_ms: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let wait_for_node = wait_for_node_ms
+            .filter(|v| !v.is_none())
+            .map(|v| u64_arg(v, "wait_for_node_ms", ErrorCode::InvalidArgument))
+            .transpose()?
+            .map(std::time::Duration::from_millis);
         // No default: two processes left on one default node ID would mint the same IDs.
         // A string is a node source (SPEC §3.1), parsed and opened by the coord crate.
         let source: Option<String> = match node_id.cast::<PyString>() {
@@ -1026,6 +1044,14 @@ impl PyGenerator {
         let max_ahead_ms = options.max_ahead_ns / 1_000_000;
         let random_start = options.random_start_seed.is_some();
         let node_id = match (number, source) {
+            (Some(_), _) if wait_for_node.is_some() => {
+                return Err(raise(
+                    py,
+                    ErrorCode::InvalidArgument,
+                    "wait_for_node_ms is how long a lease source waits for a node ID; node_id is a number".into(),
+                    &[],
+                ))
+            }
             (Some(n), _) => n,
             (None, Some(source)) => {
                 let lease = matches!(
@@ -1049,10 +1075,15 @@ impl PyGenerator {
                     ));
                 }
                 // Blocking claim with the GIL released (other threads run while the store answers).
-                match py.detach(|| coord::SequencerGenerator::open(&source, layout, options)) {
+                match py.detach(|| {
+                    coord::SequencerGenerator::open_waiting(&source, layout, options, wait_for_node)
+                }) {
                     Ok(coord::Opened::Fixed(n)) => n,
                     Ok(coord::Opened::Leased(g)) => {
-                        return Ok(PyGenerator::leased(g, policy, max_ahead_ms, random_start))
+                        // Boxed, so it stays where it is: given back before a fork if it never minted
+                        // (a pre-fork server's master that imports the application and never mints).
+                        coord::generator::prefork::register(&g);
+                        return Ok(PyGenerator::leased(g, policy, max_ahead_ms, random_start));
                     }
                     Err(e) => return Err(coord_err(py, e)),
                 }
@@ -1315,10 +1346,11 @@ impl PyGenerator {
     }
     /// Releases the lease now (as detach()); also done by `with` and when the generator is collected.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        if snowmint_host::fork::forked_since(self.forks) {
+        if snowmint_host::fork::forked_since(self.forks) && !self.reopens_in_child() {
             // A forked child: the lease is the parent's (the coord crate already stopped it here).
             return Ok(());
         }
+        // (A generator opened from a source releases, in a forked child, the lease it opened there.)
         self.detach(py)
     }
     fn __enter__(slf: Py<Self>) -> Py<Self> {

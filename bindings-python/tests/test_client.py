@@ -44,7 +44,7 @@ class Service:
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
-        m = re.search(r"listening (?:on )?(http://\S+)", line)
+        m = re.search(r"listening (?:on )?(https?://\S+)", line)
         assert m, f"{cmd}: {line!r}"
         self.url = m.group(1)
 
@@ -481,3 +481,51 @@ def test_async_validity_and_dead_service(short_service: Service) -> None:
         await c.aclose()
 
     asyncio.run(main())
+
+
+def make_ca(d: Path) -> None:
+    """A CA, and a certificate for 127.0.0.1 signed by it (the openssl CLI)."""
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
+
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+        "-subj", "/CN=snowmint test CA")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
+        "-subj", "/CN=localhost")
+    (d / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf")
+
+
+@pytest.mark.skipif(not SERVE, reason="TLS needs the real service (SNOWMINT_SERVE; test.sh sets it)")
+def test_tls_with_a_private_ca_and_a_bearer_token(tmp_path: Path) -> None:
+    make_ca(tmp_path)
+    token = "python-client-token-0123456789"
+    (tmp_path / "tokens").write_text(token + "\n")
+    s = Service(
+        "--tls-cert", str(tmp_path / "server.pem"), "--tls-key", str(tmp_path / "server.key"),
+        "--auth-token-file", str(tmp_path / "tokens"), real=True,
+    )
+    try:
+        assert s.url.startswith("https://127.0.0.1:")
+        with snowmint.Client(s.url, prefetch=5, ca=tmp_path / "ca.pem", token=token) as c:
+            ids = c.next_ids(20)
+            assert ids == sorted(set(ids))
+        # The system's CAs do not know the test's: the certificate is refused.
+        with snowmint.Client(s.url, retries=0) as c:
+            with pytest.raises(snowmint.ServiceUnavailableError, match="CERTIFICATE_VERIFY_FAILED"):
+                c.next_id()
+        # The CA, but no token or another one: 401, and the token is in no message.
+        for t in (None, "another-token-0123456789"):
+            with snowmint.Client(s.url, retries=0, ca=str(tmp_path / "ca.pem"), token=t) as c:
+                with pytest.raises(snowmint.SnowmintError, match="bearer token") as e:
+                    c.next_id()
+                assert token not in str(e.value) and "another-token" not in str(e.value)
+        # ca is for https only, and must be a file of certificates.
+        with pytest.raises(snowmint.SnowmintError, match="https"):
+            snowmint.Client("http://127.0.0.1:1", ca=tmp_path / "ca.pem")
+        with pytest.raises(snowmint.SnowmintError, match="PEM"):
+            snowmint.Client(s.url, ca=tmp_path / "tokens")
+    finally:
+        s.kill()

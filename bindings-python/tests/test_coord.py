@@ -277,9 +277,10 @@ def _read(out: Path) -> tuple[int, array.array[int]]:
 @pytest.mark.parametrize("kind", ["file", *[k for k in _servers() if k == "etcd"]])
 def test_prefork_workers_distinct_nodes_no_duplicate(kind: str, tmp_path: Path) -> None:
     src = source(store_url(kind, tmp_path), sequencer=created(kind, tmp_path, "fork"), ttl="1s")
-    # The parent (like gunicorn's master) has imported snowmint and holds a lease of its own: the
-    # children must not mint under it.
+    # The parent has imported snowmint and holds a lease of its own (it minted, so it keeps it across
+    # the forks): the children must not mint under it.
     parent = snowmint.Generator(src)
+    parent.next_id()
     outs = [tmp_path / f"w{i}.bin" for i in range(WORKERS)]
     hold_until = time.time() + 4
     pids = [_fork(src, o, PER_WORKER, hold_until=hold_until) for o in outs]
@@ -322,28 +323,58 @@ def test_prefork_workers_distinct_nodes_no_duplicate(kind: str, tmp_path: Path) 
     parent.close()
 
 
-def test_forked_child_never_mints_under_parent_lease(tmp_path: Path) -> None:
+def test_forked_child_opens_its_own_lease(tmp_path: Path) -> None:
+    """A generator opened from a lease source before os.fork() opens a lease of its own in the child on
+    first use (no ForkedError), with another node ID; the parent's lease goes on."""
     gen = snowmint.Generator(f"file://{tmp_path}/s")
+    first = gen.next_id()  # minted: the parent keeps its lease across the fork
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         try:
-            gen.next_id()
-            msg = b"minted"
-        except snowmint.ForkedError:
-            msg = b"forked"
+            a, b = gen.next_id(), gen.next_id()
+            msg = f"{a} {b} {gen.node_id} {gen.state}".encode()
         except BaseException as e:  # noqa: BLE001
             msg = repr(e).encode()
-        gen.close()  # the parent's lease: nothing happens in the child
+        gen.close()  # the child's own lease
         os.write(w, msg)
         os._exit(0)
     os.close(w)
-    got = os.read(r, 200)
+    got = os.read(r, 200).decode()
     os.waitpid(pid, 0)
-    assert got == b"forked"
+    a, b, node, state = got.split()
+    assert state == "attached" and int(node) != gen.node_id, got
+    assert snowmint.decode(int(a)).node_id == int(node) and int(b) > int(a)
     assert gen.state == "attached"
-    gen.next_id()
+    later = gen.next_id()
+    assert later > first and snowmint.decode(later).node_id == gen.node_id
+    gen.close()
+
+
+def test_master_that_never_minted_holds_no_node_id_after_fork(tmp_path: Path) -> None:
+    """A pre-fork master opens the generator and never mints: it gives its node ID back when it forks,
+    so on a one-node sequencer the worker gets it; the master claims again on its first use."""
+    store = f"file://{tmp_path}/one"
+    snowmint.Sequencer.create("one", store=store, layout="twitter", node_count=1)
+    gen = snowmint.Generator(f"{store}?sequencer=one&ttl=2s")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            msg = f"{gen.next_id()} {gen.node_id}".encode()
+        except BaseException as e:  # noqa: BLE001
+            msg = repr(e).encode()
+        gen.close()
+        os.write(w, msg)
+        os._exit(0)
+    os.close(w)
+    got = os.read(r, 200).decode()
+    os.waitpid(pid, 0)
+    worker_id, worker_node = map(int, got.split())
+    assert worker_node == 0
+    assert gen.next_id() > worker_id and gen.node_id == 0
     gen.close()
 
 
@@ -380,3 +411,40 @@ def test_gil_released_while_claiming(tmp_path: Path) -> None:
     t.join()
     assert elapsed > 0.2
     assert ticks > 20, (ticks, elapsed)
+
+
+# ------------------------------------------------------------------------------ TLS and authentication
+def _tls_failures() -> list[list[str]]:
+    """The failure cases scripts/servers.sh wrote for every runtime (tls_servers): a wrong CA, no or an
+    expired client certificate, a wrong password, against etcd over HTTPS with client certificates, etcd
+    with authentication, and PostgreSQL with hostssl + SCRAM only."""
+    path = os.environ.get("SNOWMINT_TEST_TLS_FAILURES", "")
+    if not path:
+        if REQUIRE:
+            raise RuntimeError("SNOWMINT_REQUIRE_SERVERS=1 but no SNOWMINT_TEST_TLS_FAILURES")
+        return []
+    return [line.split("\t") for line in Path(path).read_text().splitlines() if line]
+
+
+@pytest.mark.parametrize("case", _tls_failures(), ids=lambda c: c[0])
+def test_tls_and_authentication_failures_name_the_cause(case: list[str]) -> None:
+    _name, url, code, must, secret = case
+    with pytest.raises(snowmint.SnowmintError) as e:
+        snowmint.Generator(url)
+    assert e.value.code == code, str(e.value)
+    assert must in str(e.value), str(e.value)
+    for shown in (str(e.value), repr(e.value)):
+        assert secret not in shown, shown
+
+
+def test_tls_and_authentication_work() -> None:
+    names = ("SNOWMINT_TEST_ETCD_TLS_URL", "SNOWMINT_TEST_ETCD_AUTH_URL", "SNOWMINT_TEST_POSTGRES_TLS_URL")
+    urls = [os.environ.get(name, "") for name in names]
+    if not all(urls):
+        assert not REQUIRE, "SNOWMINT_REQUIRE_SERVERS=1 but the TLS server URLs are missing"
+        pytest.skip("no TLS servers (scripts/servers.sh: tls_servers)")
+    for url in urls:
+        g = snowmint.Generator(source(url, ttl="3s"))
+        assert g.next_id() > 0
+        assert "snowmint-root-secret" not in repr(g) and "snowmint-test@" not in repr(g)
+        g.detach()

@@ -82,3 +82,7 @@ def test_host_input(case: dict[str, Any]) -> None:
     else:
         assert isinstance(thrown, snowmint.SnowmintError), f"{case['name']}: {expect}, got {thrown!r}"
         assert thrown.code == expect, f"{case['name']}: {expect}, got {thrown.code}: {thrown}"
+    if "secret" in case:
+        # A password in the input never reaches what the error shows.
+        for shown in (str(thrown), repr(thrown), str(getattr(thrown, "args", ""))):
+            assert case["secret"] not in shown, f"{case['name']}: the secret in {shown!r}"

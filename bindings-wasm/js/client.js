@@ -13,7 +13,7 @@ import { SnowmintError } from './surface.js';
 const MAX_COUNT = 10000;
 const BACKOFF_MS = 50;
 const BACKOFF_CAP_MS = 1000;
-const OPTIONS = ['url', 'prefetch', 'validityMs', 'timeoutMs', 'retries', 'clock'];
+const OPTIONS = ['url', 'prefetch', 'validityMs', 'timeoutMs', 'retries', 'clock', 'ca', 'token'];
 
 function failure(code, message, extra) {
   const e = new SnowmintError(message);
@@ -119,11 +119,39 @@ function answerError(status, doc, url, codes) {
   });
 }
 
+/** POST `url` over Node's https with `ca` (PEM) as the only trusted authorities: `{ status, text }`, the
+ * text `undefined` past `limit` bytes (fetch cannot take a CA without undici's dispatcher). */
+function postWithCa(https, url, headers, ca, signal, limit) {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      url,
+      { method: 'POST', headers: { ...headers, 'content-length': '0' }, ca, signal },
+      (res) => {
+        const chunks = [];
+        let size = 0;
+        res.on('data', (c) => {
+          size += c.length;
+          if (size > limit) {
+            res.destroy();
+            resolve({ status: res.statusCode, text: undefined });
+          } else chunks.push(c);
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode, text: new TextDecoder().decode(Buffer.concat(chunks)) }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 const defaultClock = () => performance.now();
 const EMPTY = new BigUint64Array(0);
 
 /**
- * `new Client({ url, prefetch = 100, validityMs = 600000, timeoutMs = 2000, retries = 3, clock })`.
+ * `new Client({ url, prefetch = 100, validityMs = 600000, timeoutMs = 2000, retries = 3, clock, ca, token })`.
  * `errorCodes`: the package's ERROR_CODES (a body's code outside it is not the protocol).
  */
 export function makeClient(errorCodes) {
@@ -137,6 +165,9 @@ export function makeClient(errorCodes) {
     #timeoutMs;
     #retries;
     #clock;
+    #headers;
+    #https;
+    #ca;
     // The batch in use, then the ones behind it: { ids: BigUint64Array, expires: number }.
     #ids = EMPTY;
     #pos = 0;
@@ -185,6 +216,30 @@ export function makeClient(errorCodes) {
       if (typeof clock !== 'function')
         throw typeError('Client option clock must be a function returning monotonic milliseconds');
       this.#clock = clock;
+      // `ca`: PEM text (string or Buffer) of the authorities that sign an https service's certificate
+      // (Node; a browser trusts what its system does). `token`: a bearer token (--auth-token-file).
+      this.#headers = { accept: 'application/json' };
+      if (options.ca !== undefined) {
+        if (typeof options.ca !== 'string' && !(options.ca instanceof Uint8Array))
+          throw typeError('Client option ca must be PEM text (a string or a Buffer)');
+        if (u.protocol !== 'https:')
+          throw failure('INVALID_ARGUMENT', 'Client option ca is for an https URL', { field: 'ca' });
+        this.#https = globalThis.process?.getBuiltinModule?.('node:https');
+        if (!this.#https)
+          throw failure(
+            'INVALID_ARGUMENT',
+            'Client option ca needs Node (a browser trusts its system authorities)',
+            {
+              field: 'ca',
+            },
+          );
+        this.#ca = options.ca;
+      }
+      if (options.token !== undefined) {
+        if (typeof options.token !== 'string' || !/^[\x21-\x7e]+$/.test(options.token))
+          throw typeError('Client option token must be a non-empty string of printable ASCII without spaces');
+        this.#headers.authorization = `Bearer ${options.token}`;
+      }
     }
 
     get url() {
@@ -381,13 +436,27 @@ export function makeClient(errorCodes) {
         let status;
         let doc;
         try {
-          const res = await fetch(this.#endpoint + count, {
-            method: 'POST',
-            headers: { accept: 'application/json' },
-            signal: abort.signal,
-          });
-          status = res.status;
-          const text = await boundedText(res, MAX_ANSWER_BYTES);
+          let text;
+          if (this.#ca !== undefined) {
+            const res = await postWithCa(
+              this.#https,
+              this.#endpoint + count,
+              this.#headers,
+              this.#ca,
+              abort.signal,
+              MAX_ANSWER_BYTES,
+            );
+            status = res.status;
+            text = res.text;
+          } else {
+            const res = await fetch(this.#endpoint + count, {
+              method: 'POST',
+              headers: this.#headers,
+              signal: abort.signal,
+            });
+            status = res.status;
+            text = await boundedText(res, MAX_ANSWER_BYTES);
+          }
           if (text === undefined) {
             status = 0; // not the protocol (below)
           } else {

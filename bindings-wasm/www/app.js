@@ -298,18 +298,44 @@
     $('svc-mark').textContent = String(l.persisted);
     $('svc-event').textContent = g.lastEvent;
   }
+  /**
+   * A failed request to the service, said plainly: a browser reports a request it blocked for CORS as
+   * a bare network error (SERVICE_UNAVAILABLE here), so for a service on another origin the message
+   * says that this may be why, and how the service allows this page.
+   */
+  function serviceError(e) {
+    const text = errText(e);
+    if (!e || e.code !== 'SERVICE_UNAVAILABLE') return text;
+    let target;
+    try {
+      target = new URL($('svc-url').value.trim(), location.href).origin;
+    } catch {
+      return text;
+    }
+    if (target === location.origin) return text;
+    const page = location.origin;
+    const allow =
+      page === 'null'
+        ? "this page was opened from file://, which has no origin a service can allow: serve it over http(s), or start the service with --cors-origin '*'"
+        : `start it with --cors-origin ${page}`;
+    return `${text} — CORS: ${target} is another origin than this page's (${page}); if the service is running, the browser blocked the request because the service does not allow this page's origin: ${allow}.`;
+  }
   async function offlineOpen() {
     show($('svc-error'), '');
+    const url = $('svc-url').value.trim();
+    // Lease mode: from now on the page sends requests (leases, renewals; never the IDs) to the service.
+    $('privacy').textContent =
+      `Lease mode is on: this page sends lease requests and renewals to ${url || 'this origin'} (the IDs are still minted here and sent nowhere).`;
     try {
       if (offline.gen) await offline.gen.close();
       offline.gen = null;
       offline.gen = await offline.Offline.open({
-        url: $('svc-url').value.trim(),
+        url,
         holder: 'snowmint playground',
       });
       for (const id of ['svc-mint', 'svc-mint10', 'svc-renew']) $(id).disabled = false;
     } catch (e) {
-      show($('svc-error'), errText(e));
+      show($('svc-error'), serviceError(e));
     }
     offlineStatus();
   }
@@ -339,7 +365,7 @@
       show($('svc-error'), '');
       offline.gen
         .renew()
-        .catch((e) => show($('svc-error'), errText(e)))
+        .catch((e) => show($('svc-error'), serviceError(e)))
         .finally(offlineStatus);
     });
     addEventListener('online', offlineStatus);

@@ -1,102 +1,65 @@
-//! A small hand-written command-line parser: `--name value`, `--name=value`, `-n 5`, `-n5`, `--`.
+//! The arguments of one command as its code reads them: the items the command-line definitions
+//! ([`crate::spec`], clap) parsed, in command-line order, and the value helpers that turn an item into
+//! a number with a message that names the flag.
 //!
-//! Hand-written rather than clap to keep the binary's build to the core alone; every mistake becomes a
-//! [`CliError::usage`] that names the flag.
+//! clap does the parsing (options and their values, `--name=value`, `-n5`, `--`, an option given twice,
+//! an unknown option with the nearest one, a missing value); each command then reads its items and
+//! gives a value the core rejects the core's own error code and exit status 1, and a malformed
+//! command line exit status 2 with a hint (ARCHITECTURE.md, "The command line").
 
-use std::collections::HashSet;
+use std::collections::VecDeque;
 
 use crate::error::CliError;
 
 /// One command-line item.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Item {
-    /// `--name` or `-n`, with a value written inline (`--name=value`, `-n5`) if any.
+    /// An option by its long name (`--count`, whatever alias was written), with its value if it
+    /// takes one.
     Flag {
         name: String,
         inline: Option<String>,
     },
-    /// Anything else (or anything after `--`).
+    /// A positional argument (an action such as `create`, a NAME, an ID), in order.
     Positional(String),
 }
 
 /// The arguments of one command, read left to right.
 pub struct Args {
-    rest: std::vec::IntoIter<String>,
-    only_positionals: bool,
-    seen: HashSet<String>,
+    items: VecDeque<Item>,
+    /// What clap refused, reported by the first [`Args::next_item`].
+    error: Option<CliError>,
     command: &'static str,
 }
 
 impl Args {
+    /// Parses `snowmint COMMAND ARGS…` with the command-line definitions.
     pub fn new(args: Vec<String>, command: &'static str) -> Args {
+        let (items, error) = match crate::spec::parse(command, args) {
+            Ok(items) => (items.into(), None),
+            Err(e) => (VecDeque::new(), Some(e)),
+        };
         Args {
-            rest: args.into_iter(),
-            only_positionals: false,
-            seen: HashSet::new(),
+            items,
+            error,
             command,
         }
     }
 
-    /// The next item, or `None` at the end.
+    /// The next item, or `None` at the end; the parse error first, if there was one.
     pub fn next_item(&mut self) -> Result<Option<Item>, CliError> {
-        let Some(arg) = self.rest.next() else {
-            return Ok(None);
-        };
-        if self.only_positionals {
-            return Ok(Some(Item::Positional(arg)));
+        if let Some(e) = self.error.take() {
+            return Err(e);
         }
-        if arg == "--" {
-            self.only_positionals = true;
-            return self.next_item();
-        }
-        let item = if let Some(long) = arg.strip_prefix("--") {
-            match long.split_once('=') {
-                Some((name, value)) => Item::Flag {
-                    name: format!("--{name}"),
-                    inline: Some(value.to_string()),
-                },
-                None => Item::Flag {
-                    name: arg.clone(),
-                    inline: None,
-                },
-            }
-        } else if arg.len() > 1 && arg.starts_with('-') {
-            let mut chars = arg[1..].chars();
-            let c = chars.next().unwrap_or('-');
-            let tail: String = chars.collect();
-            Item::Flag {
-                name: format!("-{c}"),
-                inline: if tail.is_empty() { None } else { Some(tail) },
-            }
-        } else {
-            Item::Positional(arg)
-        };
-        if let Item::Flag { name, .. } = &item {
-            if !self.seen.insert(canonical(name).to_string()) {
-                return Err(CliError::usage(
-                    format!("{name} is given twice; give each option once"),
-                    self.command,
-                ));
-            }
-        }
-        Ok(Some(item))
+        Ok(self.items.pop_front())
     }
 
-    /// The value of a flag: written inline, or the next argument.
+    /// The value of an option (clap has checked it has one).
     pub fn value(&mut self, name: &str, inline: Option<String>) -> Result<String, CliError> {
-        if let Some(v) = inline {
-            return Ok(v);
-        }
-        match self.rest.next() {
-            Some(v) if !(v.starts_with("--") && v.len() > 2) => Ok(v),
-            _ => Err(CliError::usage(
-                format!("{name} needs a value"),
-                self.command,
-            )),
-        }
+        inline.ok_or_else(|| CliError::usage(format!("{name} needs a value"), self.command))
     }
 
-    /// Rejects an inline value given to a flag that takes none (`--help=yes`).
+    /// Rejects a value given to a flag that takes none.
     pub fn no_value(&self, name: &str, inline: Option<String>) -> Result<(), CliError> {
         match inline {
             None => Ok(()),
@@ -124,24 +87,10 @@ impl Args {
         })
     }
 
-    /// An error for a flag this command does not know.
+    /// An error for an option the definitions give this command but its code does not read (a
+    /// definition without its code: `tests/completions.rs` keeps them in step).
     pub fn unknown(&self, name: &str) -> CliError {
-        CliError::usage(
-            format!("unknown option {name} for 'snowmint {}'", self.command),
-            self.command,
-        )
-    }
-}
-
-/// Aliases count as the same option for the "given twice" check.
-fn canonical(name: &str) -> &str {
-    match name {
-        "-n" => "--count",
-        "--preset" => "--layout",
-        "-h" => "--help",
-        "-l" => "--layout",
-        "-f" => "--format",
-        other => other,
+        crate::spec::unknown_option(self.command, name)
     }
 }
 
@@ -165,42 +114,6 @@ pub fn parse_number(name: &str, text: &str, command: &'static str) -> Result<u64
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn items(v: &[&str]) -> Vec<Item> {
-        let mut a = Args::new(v.iter().map(|s| s.to_string()).collect(), "test");
-        let mut out = Vec::new();
-        while let Some(i) = a.next_item().unwrap() {
-            out.push(i);
-        }
-        out
-    }
-
-    #[test]
-    fn forms() {
-        assert_eq!(
-            items(&["-n5", "--node=3", "x", "--", "--y"]),
-            vec![
-                Item::Flag {
-                    name: "-n".into(),
-                    inline: Some("5".into())
-                },
-                Item::Flag {
-                    name: "--node".into(),
-                    inline: Some("3".into())
-                },
-                Item::Positional("x".into()),
-                Item::Positional("--y".into()),
-            ]
-        );
-        assert_eq!(items(&["-"]), vec![Item::Positional("-".into())]);
-    }
-
-    #[test]
-    fn duplicates_rejected() {
-        let mut a = Args::new(vec!["-n".into(), "--count".into()], "mint");
-        a.next_item().unwrap();
-        assert!(a.next_item().is_err());
-    }
 
     #[test]
     fn numbers() {

@@ -20,12 +20,13 @@ USAGE
   snowmint layout  [--preset L] [--timestamp-bits B] [--node-bits B] [--sequence-bits B]
                    [--order ORDER] [--tick-ns NS] [--epoch-ms MS] [--node-id-offset N] [--json]
   snowmint sequencer create|show|list|destroy [NAME] --store URL   named sequencers (leases)
+  snowmint lease   list|show [NAME] --store URL       who holds which node ID, token, expiry
   snowmint opaque  encode|decode ID...|- --key-file F [--layout L] [--format F]
   snowmint range   next|show NAME --global URL [--dc DC --local URL]   compact 32-bit IDs (ranges)
   snowmint serve   --listen HOST:PORT --node SOURCE [--leases URL]   the ID service (HTTP)
   snowmint completions bash|zsh|fish|elvish|powershell              shell completion script
   snowmint man [COMMAND]                                            man page (roff)
-  snowmint help [mint|inspect|layout|layouts|sequencer|opaque|range|serve|completions|man]
+  snowmint help [mint|inspect|layout|layouts|sequencer|lease|opaque|range|serve|completions|man]
                                                    (or: snowmint COMMAND --help)
 
 EXAMPLES
@@ -74,7 +75,7 @@ pub const MAN: &str = "\
 snowmint man — print a man page (roff)
 
 USAGE
-  snowmint man [mint|inspect|layout|sequencer|opaque|completions|man]
+  snowmint man [mint|inspect|layout|sequencer|lease|opaque|range|serve|completions|man]
 
 Without a command: snowmint(1); with one: snowmint-COMMAND(1).
 
@@ -147,7 +148,7 @@ bits mean a different time under another layout.
 OPTIONS
   --from ENC        the string form of the IDs (default any: told apart by shape)
   -l, --layout L    the layout the IDs were minted with (and its parameters, or field options)
-  --json            one JSON object per ID and line: id (a decimal string), input, layout, time,
+  --json            one JSON object per ID and line: id (a decimal string), input, read_as, layout, time,
                     unix_ms, sub_ms_ns, timestamp_ticks, node, node_id, node_parts, sequence,
                     shows_nanos, encodings {dec, hex, base32, base58} (see the README)
 
@@ -265,9 +266,9 @@ pub const SEQUENCER: &str = "\
 snowmint sequencer — named sequencers: a name bound to a layout and node count in a store
 
 USAGE
-  snowmint sequencer create NAME --store URL [--nodes N] [--layout L ...]
-  snowmint sequencer show NAME --store URL
-  snowmint sequencer list --store URL
+  snowmint sequencer create NAME --store URL [--nodes N] [--layout L ...] [--json]
+  snowmint sequencer show NAME --store URL [--json]
+  snowmint sequencer list --store URL [--json]
   snowmint sequencer destroy NAME --store URL
 
   URL is file:///DIR (the embedded store: a directory on this host), etcd://HOST:PORT[,…]/PREFIX or
@@ -276,8 +277,12 @@ USAGE
   create    registers NAME with the layout and node count (default: every node ID of the layout);
             the same configuration again is no error, another one is SEQUENCER_CONFLICT
   show      the configuration, then every node ID with a holder or a reservation: who holds it,
-            its fencing token and expiry, and the position it is reserved up to
+            its fencing token and expiry, and the position it is reserved up to; a NAME with no
+            live record is SEQUENCER_NOT_FOUND (exit status 1)
   list      every live sequencer
+  --json    create and show: one JSON object; list: one per line (JSON Lines). Fields: name, store,
+            nodes, incarnation, created, created_unix_ms, layout (its text), preset (or null);
+            show adds holders and node_ids, each as 'snowmint lease --help' describes.
   A sequencer is one ID space. A lease source (mint --node URL?sequencer=NAME) attaches to an existing
   NAME and adopts its layout and node count (another layout is SEQUENCER_CONFLICT); only `default`
   is created on first use, any other missing NAME is SEQUENCER_NOT_FOUND.
@@ -291,13 +296,35 @@ EXAMPLES
   snowmint sequencer show orders --store file:///tmp/ids
 ";
 
+pub const LEASE: &str = "\
+snowmint lease — who holds which node ID: holder, fencing token, expiry and reservation
+
+USAGE
+  snowmint lease list --store URL [--json]
+  snowmint lease show NAME --store URL [--json]
+
+  URL is file:///DIR, etcd://HOST:PORT[,…]/PREFIX or postgres://USER@HOST:PORT/DB ($SNOWMINT_STORE if
+  --store is not given).
+
+  list    every node ID held now, in every sequencer of the store
+  show    every node ID of sequencer NAME with a holder or a reservation (reservations outlive their
+          holders); a NAME with no live record is SEQUENCER_NOT_FOUND (exit status 1)
+  --json  one JSON object per node ID and line: sequencer, node_id, holder, token (the fencing token),
+          expires, expires_unix_ms (null when nobody holds it), reservation (null, or position,
+          until, until_unix_ms, layout_fingerprint)
+
+EXAMPLES
+  snowmint lease list --store file:///tmp/ids
+  snowmint lease show orders --store etcd://127.0.0.1:2379/ids --json
+";
+
 pub const RANGE: &str = "\
 snowmint range — compact integer IDs (31 bits by default) from ranges leased global → datacenter → process
 
 USAGE
   snowmint range next NAME --dc DC --global URL [--local URL] [-n N] [--bits B] [--start S]
-                      [--dc-range N] [--process-range N] [--threshold PERCENT] [--wait-ms MS]
-  snowmint range show NAME --global URL [--dc DC --local URL]
+                      [--dc-range N] [--process-range N] [--threshold PERCENT] [--wait-ms MS] [--json]
+  snowmint range show NAME --global URL [--dc DC --local URL] [--json]
 
   URL is file:///DIR, etcd://HOST:PORT[,…]/PREFIX or postgres://USER@HOST:PORT/DB. The global store is
   shared by every datacenter ($SNOWMINT_STORE if --global is not given); --local is the datacenter's
@@ -311,6 +338,10 @@ USAGE
   show   the global row (global last value, the last range each datacenter took) and, with --dc and
          --local, that datacenter's row (last value given to a process, reserved and pre-allocated
          ranges)
+  --json next: one object per value and line, {\"id\": \"<decimal>\"}; show: one object, name, global
+         (null, or bits, start, last, next, datacenters {DC: {start, end}}) and, with --dc,
+         datacenter {name, row (null, or last, reserved, pre_allocated, fetching_until)}; values
+         are decimal strings
 
 EXAMPLES
   snowmint range next orders --dc eu --global etcd://127.0.0.1:2379/ids --local file:///var/lib/ids -n 3

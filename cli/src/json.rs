@@ -120,3 +120,97 @@ pub fn layout(chosen: &Chosen) -> String {
     m.insert("clock_unit".into(), l.clock_unit().name().into());
     v.to_string()
 }
+
+/// A time as ISO-8601 UTC text.
+fn iso(unix_ms: u64) -> Value {
+    snowmint::IsoTime::from_unix_ms(unix_ms)
+        .to_buf()
+        .as_str()
+        .into()
+}
+
+/// One node ID of a sequencer (`sequencer show --json`, `lease show|list --json`): who holds it, its
+/// fencing token and expiry, and its reservation; `null` for what it does not have.
+pub fn node_state(sequencer: &str, n: &snowmint_coord::NodeState) -> Value {
+    let claim = n.claim.as_ref();
+    let reservation = n.reservation.as_ref().map(|r| {
+        json!({
+            "position": r.position,
+            "until": iso(r.until_unix_ms),
+            "until_unix_ms": r.until_unix_ms,
+            "layout_fingerprint": format!("{:016x}", r.layout_fingerprint),
+        })
+    });
+    json!({
+        "sequencer": sequencer,
+        "node_id": n.node_id,
+        "holder": claim.map(|c| c.holder.as_str()),
+        "token": claim.map(|c| c.token),
+        "expires": claim.map(|c| iso(c.expires_unix_ms)),
+        "expires_unix_ms": claim.map(|c| c.expires_unix_ms),
+        "reservation": reservation,
+    })
+}
+
+/// A sequencer record (`sequencer list --json`, and the head of `sequencer show --json`).
+pub fn sequencer(r: &snowmint_coord::SequencerRecord, store: &str) -> Map<String, Value> {
+    let preset = snowmint::PRESET_NAMES.iter().find(|n| {
+        snowmint::Layout::preset(n)
+            .is_ok_and(|l| snowmint_coord::layout_text(&l) == r.config.layout)
+    });
+    let v = json!({
+        "name": r.name,
+        "store": store,
+        "nodes": r.config.nodes,
+        "incarnation": r.incarnation,
+        "created": iso(r.created_unix_ms),
+        "created_unix_ms": r.created_unix_ms,
+        "layout": r.config.layout,
+        "preset": preset,
+    });
+    match v {
+        Value::Object(m) => m,
+        _ => unreachable!("an object"),
+    }
+}
+
+/// A range's `[start, end)` as `{"start": "…", "end": "…"}` (values as decimal strings, like IDs).
+fn range(&(start, end): &(u64, u64)) -> Value {
+    json!({ "start": start.to_string(), "end": end.to_string() })
+}
+
+/// `range show --json`: the global row (`null` if no datacenter took a range) and, with `--dc`, the
+/// datacenter's row (`null` if it never took one).
+pub fn range_rows(
+    name: &str,
+    global: Option<&snowmint_coord::GlobalRow>,
+    datacenter: Option<(&str, Option<&snowmint_coord::DatacenterRow>)>,
+) -> String {
+    let global = global.map(|g| {
+        let dcs: Map<String, Value> = g
+            .datacenters
+            .iter()
+            .map(|(dc, r)| (dc.clone(), range(r)))
+            .collect();
+        json!({
+            "bits": g.bits,
+            "start": g.start.to_string(),
+            "last": (g.next > g.start).then(|| (g.next - 1).to_string()),
+            "next": g.next.to_string(),
+            "datacenters": dcs,
+        })
+    });
+    let mut v = json!({ "name": name, "global": global });
+    if let Some((dc, row)) = datacenter {
+        v["datacenter"] = json!({
+            "name": dc,
+            "row": row.map(|r| json!({
+                "last": (r.floor > 0).then(|| (r.floor - 1).to_string()),
+                "reserved": r.ranges.first().map(range),
+                "pre_allocated": r.ranges.iter().skip(1).map(range).collect::<Vec<_>>(),
+                "fetching_until": r.fetching_until_unix_ms.map(iso),
+            })),
+        });
+    }
+    v.to_string()
+}

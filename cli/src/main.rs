@@ -89,6 +89,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         "inspect" => inspect(Args::new(rest, "inspect"), out),
         "layout" => layout(Args::new(rest, "layout"), out),
         "sequencer" => sequencer::run(rest, out),
+        "lease" => sequencer::lease(rest, out),
         "opaque" => opaque::run(Args::new(rest, "opaque"), out),
         "completions" | "man" if matches!(rest.as_slice(), [h] if h == "-h" || h == "--help") => {
             let text = if command == "man" {
@@ -110,6 +111,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 Some("inspect") => help::INSPECT.to_string(),
                 Some("layout") => help::layout_help(),
                 Some("sequencer") => help::SEQUENCER.to_string(),
+                Some("lease") => help::LEASE.to_string(),
                 Some("layouts") => help::layouts_table(),
                 Some("opaque") => opaque::HELP.to_string(),
                 Some("completions") => help::COMPLETIONS.to_string(),
@@ -128,11 +130,11 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             Ok(())
         }
         other => {
-            let mut e = CliError::usage(format!("unknown command {other:?}"), "");
+            let meant = spec::did_you_mean(&[], other);
+            let mut e = CliError::usage(format!("unknown command {other:?}{meant}"), "");
             e.detail.insert(
                 0,
-                "commands: mint, inspect, layout, sequencer, opaque, range, serve, completions, man, help"
-                    .to_string(),
+                format!("commands: {}, help", spec::commands().join(", ")),
             );
             Err(e.into())
         }

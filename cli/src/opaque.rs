@@ -20,14 +20,16 @@ It is a keyed permutation (a 4-round Feistel network: SipHash-1-3, universal has
 every number of the width decodes to some ID, so check the ID exists before trusting it.
 
 USAGE
-  snowmint opaque encode ID...|-   --key-file F [--layout L] [--format dec|hex|base32|base58]
-  snowmint opaque decode TOKEN...|- --key-file F [--layout L] [--format dec|hex|base32|base58]
+  snowmint opaque encode ID...|-   --key-file F [--layout L] [--format dec|hex|base32|base58] [--json]
+  snowmint opaque decode TOKEN...|- --key-file F [--layout L] [--format dec|hex|base32|base58] [--json]
 
 OPTIONS
   --key-file F   the 16-byte key: 16 raw bytes, or 32 hex digits (white space around them is ignored)
   --layout L     the layout of the IDs (default twitter); its width is the tokens' width
   --format F     how to print what comes out (default dec)
   --from F       how to read what goes in: dec, hex, base32, base58 or any (default any)
+  --json         one JSON object per value and line: input (as given), id and token (decimal
+                 strings), text (what comes out, in the --format form)
   -              read IDs (or tokens) from standard input, separated by white space
 
 EXAMPLES
@@ -71,6 +73,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
     let mut key_file: Option<String> = None;
     let mut format = Encoding::Decimal;
     let mut from: Option<Encoding> = None;
+    let mut json = false;
     let mut layout_args = LayoutArgs::default();
     while let Some(item) = args.next_item()? {
         match item {
@@ -80,6 +83,10 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                     return Ok(());
                 }
                 "--key-file" => key_file = Some(args.value(&name, inline)?),
+                "--json" => {
+                    args.no_value(&name, inline)?;
+                    json = true;
+                }
                 "-f" | "--format" => {
                     let v = args.value(&name, inline)?;
                     format = encoding_named(&v, false)?.unwrap_or(Encoding::Decimal);
@@ -97,15 +104,7 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
             Item::Positional(p) if direction.is_none() => match p.as_str() {
                 "encode" => direction = Some(false),
                 "decode" => direction = Some(true),
-                other => {
-                    return Err(CliError::usage(
-                        format!(
-                        "unknown opaque command {other:?}: use 'opaque encode' or 'opaque decode'"
-                    ),
-                        "opaque",
-                    )
-                    .into())
-                }
+                other => return Err(crate::spec::unknown_action("opaque", other).into()),
             },
             Item::Positional(p) => values.push(p),
         }
@@ -158,6 +157,21 @@ pub fn run(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                 opaque.bits()
             ))
         })?;
+        if json {
+            let (id, token) = if decode {
+                (result, value)
+            } else {
+                (value, result)
+            };
+            let line = serde_json::json!({
+                "input": text,
+                "id": id.to_string(),
+                "token": token.to_string(),
+                "text": format.encode(result).as_str(),
+            });
+            writeln!(out, "{line}")?;
+            continue;
+        }
         out.write_all(format.encode(result).as_str().as_bytes())?;
         out.write_all(b"\n")?;
     }

@@ -20,6 +20,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     let mut options = RangeOptions::default();
     let mut process_range = None;
     let mut threshold = None;
+    let mut json = false;
     while let Some(item) = args.next_item()? {
         match item {
             Item::Flag { name, inline } => match name.as_str() {
@@ -37,6 +38,10 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 "--bits" => options.bits = args.bits(&name, inline)?,
                 "--start" => options.start = args.number(&name, inline)?,
                 "--wait-ms" => options.wait = Duration::from_millis(args.number(&name, inline)?),
+                "--json" => {
+                    args.no_value(&name, inline)?;
+                    json = true;
+                }
                 _ => return Err(args.unknown(&name).into()),
             },
             Item::Positional(p) => positionals.push(p),
@@ -90,7 +95,12 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             // One at a time, so that the values handed out before a failure (RANGE_EXHAUSTED, the
             // store down) are printed, not lost.
             for _ in 0..count {
-                writeln!(out, "{}", seq.next_id().map_err(cli_error)?)?;
+                let id = seq.next_id().map_err(cli_error)?;
+                if json {
+                    writeln!(out, "{}", serde_json::json!({ "id": id.to_string() }))?;
+                } else {
+                    writeln!(out, "{id}")?;
+                }
             }
         }
         "show" => {
@@ -110,7 +120,24 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             }
             let local_url = local.clone().unwrap_or_else(|| global.clone());
             let (g, l) = open_pair(&global, &local_url).map_err(cli_error)?;
-            match RangeSequence::show(&*g, &name).map_err(cli_error)? {
+            let global_row = RangeSequence::show(&*g, &name).map_err(cli_error)?;
+            if json {
+                let dc_row = match &dc {
+                    Some(dc) => Some((
+                        dc.as_str(),
+                        RangeSequence::show_datacenter(&*l, &name, dc).map_err(cli_error)?,
+                    )),
+                    None => None,
+                };
+                let dc_row = dc_row.as_ref().map(|(dc, row)| (*dc, row.as_ref()));
+                writeln!(
+                    out,
+                    "{}",
+                    crate::json::range_rows(&name, global_row.as_ref(), dc_row)
+                )?;
+                return Ok(());
+            }
+            match global_row {
                 None => writeln!(
                     out,
                     "range sequence {name} in {}: no global row (no datacenter has taken a range)",
@@ -175,11 +202,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 }
             }
         }
-        other => {
-            return Err(
-                CliError::usage(format!("unknown action {other:?}: next or show"), "range").into(),
-            )
-        }
+        other => return Err(crate::spec::unknown_action("range", other).into()),
     }
     Ok(())
 }

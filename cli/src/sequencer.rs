@@ -3,14 +3,17 @@
 use std::io::Write;
 use std::sync::Arc;
 
+use serde_json::Value;
+use snowmint::ErrorCode;
 use snowmint::IsoTime;
 use snowmint_coord::sequencer::layout_from_text;
 use snowmint_coord::source::{open_store, parse_store_url};
-use snowmint_coord::{Sequencer, Store, SystemTime, Time};
+use snowmint_coord::{NodeState, Sequencer, SequencerRecord, Store, SystemTime, Time};
 
 use crate::args::{Args, Item};
 use crate::error::CliError;
 use crate::help;
+use crate::json;
 use crate::layout_args::LayoutArgs;
 use crate::Failure;
 
@@ -41,23 +44,46 @@ fn describe_layout(text: &str) -> String {
     }
 }
 
-pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
-    let mut args = Args::new(argv, "sequencer");
+/// The command line of `sequencer` and `lease`: ACTION [NAME] --store URL [--json], and for
+/// `sequencer create` --nodes N and the layout options.
+struct Parsed {
+    action: String,
+    name: Option<String>,
+    store: Arc<dyn Store>,
+    nodes: Option<u64>,
+    layout_args: LayoutArgs,
+    json: bool,
+}
+
+/// Parses `snowmint COMMAND ACTION [NAME] …`; `None` when help was printed.
+fn parse(
+    argv: Vec<String>,
+    command: &'static str,
+    actions: &str,
+    help: &str,
+    out: &mut impl Write,
+) -> Result<Option<Parsed>, Failure> {
+    let mut args = Args::new(argv, command);
     let mut positionals = Vec::new();
     let mut store_url: Option<String> = None;
     let mut nodes: Option<u64> = None;
+    let mut json = false;
     let mut layout_args = LayoutArgs::default();
     while let Some(item) = args.next_item()? {
         match item {
             Item::Flag { name, inline } => match name.as_str() {
                 "-h" | "--help" => {
-                    out.write_all(help::SEQUENCER.as_bytes())?;
-                    return Ok(());
+                    out.write_all(help.as_bytes())?;
+                    return Ok(None);
                 }
                 "--store" => store_url = Some(args.value(&name, inline)?),
-                "--nodes" => nodes = Some(args.number(&name, inline)?),
+                "--json" => {
+                    args.no_value(&name, inline)?;
+                    json = true;
+                }
+                "--nodes" if command == "sequencer" => nodes = Some(args.number(&name, inline)?),
                 _ => {
-                    if !layout_args.take(&mut args, &name, inline)? {
+                    if command != "sequencer" || !layout_args.take(&mut args, &name, inline)? {
                         return Err(args.unknown(&name).into());
                     }
                 }
@@ -67,34 +93,145 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     }
     let mut pos = positionals.into_iter();
     let Some(action) = pos.next() else {
-        return Err(
-            CliError::usage("give an action: create, show, list or destroy", "sequencer").into(),
-        );
+        return Err(CliError::usage(format!("give an action: {actions}"), command).into());
     };
     let name = pos.next();
     if let Some(extra) = pos.next() {
-        return Err(CliError::usage(format!("unexpected argument {extra:?}"), "sequencer").into());
+        return Err(CliError::usage(format!("unexpected argument {extra:?}"), command).into());
     }
     let store_url = store_url
         .or_else(|| std::env::var("SNOWMINT_STORE").ok())
-        .ok_or_else(|| CliError::usage("give the store with --store URL (file:///DIR, etcd://…, postgres://…) or $SNOWMINT_STORE", "sequencer"))?;
+        .ok_or_else(|| CliError::usage("give the store with --store URL (file:///DIR, etcd://…, postgres://…) or $SNOWMINT_STORE", command))?;
     if let Some(n) = &name {
-        snowmint_coord::sequencer::check_name(n).map_err(|e| malformed(e, "sequencer"))?;
+        snowmint_coord::sequencer::check_name(n).map_err(|e| malformed(e, command))?;
     }
-    let need_name = |name: Option<String>| {
-        name.ok_or_else(|| {
-            CliError::usage(format!("'sequencer {action}' needs a NAME"), "sequencer")
-        })
-    };
-    let url = parse_store_url(&store_url).map_err(|e| malformed(e, "sequencer"))?;
+    let url = parse_store_url(&store_url).map_err(|e| malformed(e, command))?;
     let store: Arc<dyn Store> = open_store(&url).map_err(cli_error)?;
-    match action.as_str() {
+    Ok(Some(Parsed {
+        action,
+        name,
+        store,
+        nodes,
+        layout_args,
+        json,
+    }))
+}
+
+impl Parsed {
+    fn need_name(&mut self, command: &str) -> Result<String, CliError> {
+        self.name.take().ok_or_else(|| {
+            CliError::usage(format!("'{command} {}' needs a NAME", self.action), command)
+        })
+    }
+
+    fn no_name(&self, command: &str) -> Result<(), CliError> {
+        match &self.name {
+            Some(n) => Err(CliError::usage(
+                format!("'{command} {}' takes no NAME (got {n:?})", self.action),
+                command,
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The live record of `name`; SEQUENCER_NOT_FOUND (exit 1) when there is none.
+fn record(store: &dyn Store, name: &str) -> Result<SequencerRecord, CliError> {
+    store.sequencer(name).map_err(cli_error)?.ok_or_else(|| {
+        CliError::rejected(
+            ErrorCode::SequencerNotFound,
+            format!(
+                "{}: no sequencer {name:?} (never created, or destroyed)",
+                store.describe()
+            ),
+        )
+        .with("'snowmint sequencer list' shows the sequencers that exist")
+    })
+}
+
+/// The node IDs of `nodes` as a table; with `sequencer`, a first column naming each one's sequencer.
+fn node_table(
+    out: &mut impl Write,
+    nodes: &[(String, NodeState)],
+    with_sequencer: bool,
+) -> std::io::Result<()> {
+    let seq_width = nodes.iter().map(|(s, _)| s.len()).max().unwrap_or(0).max(9);
+    let head = format!(
+        "{:>7}  {:<28} {:>8}  {:<24}  {:>20}  reserved until",
+        "node", "holder", "token", "expires", "reservation"
+    );
+    if with_sequencer {
+        writeln!(out, "  {:<seq_width$}  {head}", "sequencer")?;
+    } else {
+        writeln!(out, "  {head}")?;
+    }
+    for (seq, n) in nodes {
+        let (holder, token, expires) = match &n.claim {
+            Some(c) => (
+                c.holder.clone(),
+                c.token.to_string(),
+                IsoTime::from_unix_ms(c.expires_unix_ms).to_string(),
+            ),
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        let (position, until) = match &n.reservation {
+            Some(r) => (
+                r.position.to_string(),
+                IsoTime::from_unix_ms(r.until_unix_ms).to_string(),
+            ),
+            None => ("-".into(), "-".into()),
+        };
+        let row = format!(
+            "{:>7}  {:<28} {:>8}  {:<24}  {:>20}  {}",
+            n.node_id, holder, token, expires, position, until
+        );
+        if with_sequencer {
+            writeln!(out, "  {seq:<seq_width$}  {row}")?;
+        } else {
+            writeln!(out, "  {row}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Every node ID of `name` with a claim or a reservation.
+fn nodes_of(store: &dyn Store, name: &str) -> Result<Vec<(String, NodeState)>, CliError> {
+    let now_ms = SystemTime.unix_ns() / 1_000_000;
+    Ok(store
+        .holders(name, now_ms)
+        .map_err(cli_error)?
+        .into_iter()
+        .map(|n| (name.to_string(), n))
+        .collect())
+}
+
+pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
+    let Some(mut p) = parse(
+        argv,
+        "sequencer",
+        "create, show, list or destroy",
+        help::SEQUENCER,
+        out,
+    )?
+    else {
+        return Ok(());
+    };
+    let store = p.store.clone();
+    match p.action.as_str() {
         "create" => {
-            let name = need_name(name)?;
-            let layout = layout_args.build("sequencer")?.layout;
-            let nodes = nodes.unwrap_or(layout.node_count());
+            let name = p.need_name("sequencer")?;
+            let layout = p.layout_args.build("sequencer")?.layout;
+            let nodes = p.nodes.unwrap_or(layout.node_count());
             let seq = Sequencer::create(store.clone(), &name, layout, nodes).map_err(cli_error)?;
             let r = seq.record();
+            if p.json {
+                writeln!(
+                    out,
+                    "{}",
+                    Value::Object(json::sequencer(r, &store.describe()))
+                )?;
+                return Ok(());
+            }
             writeln!(
                 out,
                 "sequencer {} in {}: {} nodes, incarnation {}",
@@ -106,58 +243,41 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             writeln!(out, "  layout {}", describe_layout(&r.config.layout))?;
         }
         "show" => {
-            let name = need_name(name)?;
-            let now_ms = SystemTime.unix_ns() / 1_000_000;
-            match store.sequencer(&name).map_err(cli_error)? {
-                Some(r) => {
-                    writeln!(out, "sequencer {} in {}", r.name, store.describe())?;
-                    writeln!(out, "  nodes        {}", r.config.nodes)?;
-                    writeln!(out, "  incarnation  {}", r.incarnation)?;
-                    writeln!(out, "  created      {}", IsoTime::from_unix_ms(r.created_unix_ms))?;
-                    writeln!(out, "  layout       {}", describe_layout(&r.config.layout))?;
-                }
-                None => writeln!(out, "sequencer {name} in {}: no live record (never created, or destroyed); node IDs below keep their reservations", store.describe())?,
+            let name = p.need_name("sequencer")?;
+            let r = record(&*store, &name)?;
+            let nodes = nodes_of(&*store, &name)?;
+            let held = nodes.iter().filter(|(_, n)| n.claim.is_some()).count();
+            if p.json {
+                let mut m = json::sequencer(&r, &store.describe());
+                m.insert("holders".into(), held.into());
+                let list: Vec<Value> = nodes.iter().map(|(s, n)| json::node_state(s, n)).collect();
+                m.insert("node_ids".into(), list.into());
+                writeln!(out, "{}", Value::Object(m))?;
+                return Ok(());
             }
-            let nodes = store.holders(&name, now_ms).map_err(cli_error)?;
-            let held = nodes.iter().filter(|n| n.claim.is_some()).count();
-            writeln!(out, "  holders      {held}")?;
+            writeln!(out, "sequencer {} in {}", r.name, store.describe())?;
+            writeln!(out, "  nodes        {}", r.config.nodes)?;
+            writeln!(out, "  incarnation  {}", r.incarnation)?;
             writeln!(
                 out,
-                "  {:>7}  {:<28} {:>8}  {:<24}  {:>20}  reserved until",
-                "node", "holder", "token", "expires", "reservation"
+                "  created      {}",
+                IsoTime::from_unix_ms(r.created_unix_ms)
             )?;
-            for n in &nodes {
-                let (holder, token, expires) = match &n.claim {
-                    Some(c) => (
-                        c.holder.clone(),
-                        c.token.to_string(),
-                        IsoTime::from_unix_ms(c.expires_unix_ms).to_string(),
-                    ),
-                    None => ("-".into(), "-".into(), "-".into()),
-                };
-                let (position, until) = match &n.reservation {
-                    Some(r) => (
-                        r.position.to_string(),
-                        IsoTime::from_unix_ms(r.until_unix_ms).to_string(),
-                    ),
-                    None => ("-".into(), "-".into()),
-                };
-                writeln!(
-                    out,
-                    "  {:>7}  {:<28} {:>8}  {:<24}  {:>20}  {}",
-                    n.node_id, holder, token, expires, position, until
-                )?;
-            }
+            writeln!(out, "  layout       {}", describe_layout(&r.config.layout))?;
+            writeln!(out, "  holders      {held}")?;
+            node_table(out, &nodes, false)?;
         }
         "list" => {
-            if let Some(n) = name {
-                return Err(CliError::usage(
-                    format!("'sequencer list' takes no NAME (got {n:?})"),
-                    "sequencer",
-                )
-                .into());
-            }
+            p.no_name("sequencer")?;
             for r in store.sequencers().map_err(cli_error)? {
+                if p.json {
+                    writeln!(
+                        out,
+                        "{}",
+                        Value::Object(json::sequencer(&r, &store.describe()))
+                    )?;
+                    continue;
+                }
                 writeln!(
                     out,
                     "{}\t{} nodes\tincarnation {}\t{}",
@@ -169,7 +289,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             }
         }
         "destroy" => {
-            let name = need_name(name)?;
+            let name = p.need_name("sequencer")?;
             // Sequencer::destroy removes exactly the incarnation it opened (a re-created one is left).
             let seq = Sequencer::open(store.clone(), &name).map_err(cli_error)?;
             seq.destroy().map_err(cli_error)?;
@@ -179,13 +299,52 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 seq.record().incarnation
             )?;
         }
-        other => {
-            return Err(CliError::usage(
-                format!("unknown action {other:?}: create, show, list or destroy"),
-                "sequencer",
-            )
-            .into())
-        }
+        other => return Err(crate::spec::unknown_action("sequencer", other).into()),
     }
+    Ok(())
+}
+
+/// `snowmint lease list|show [NAME] --store URL [--json]`: who holds which node ID (holder, fencing
+/// token, expiry) and the reservation of each, in every sequencer of the store or in one.
+pub fn lease(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
+    let Some(mut p) = parse(argv, "lease", "list or show", help::LEASE, out)? else {
+        return Ok(());
+    };
+    let store = p.store.clone();
+    let (nodes, with_sequencer) = match p.action.as_str() {
+        "list" => {
+            p.no_name("lease")?;
+            let mut all = Vec::new();
+            for r in store.sequencers().map_err(cli_error)? {
+                let held = nodes_of(&*store, &r.name)?;
+                all.extend(held.into_iter().filter(|(_, n)| n.claim.is_some()));
+            }
+            (all, true)
+        }
+        "show" => {
+            let name = p.need_name("lease")?;
+            record(&*store, &name)?;
+            let nodes = nodes_of(&*store, &name)?;
+            p.name = Some(name);
+            (nodes, false)
+        }
+        other => return Err(crate::spec::unknown_action("lease", other).into()),
+    };
+    if p.json {
+        for (s, n) in &nodes {
+            writeln!(out, "{}", json::node_state(s, n))?;
+        }
+        return Ok(());
+    }
+    let held = nodes.iter().filter(|(_, n)| n.claim.is_some()).count();
+    match &p.name {
+        Some(name) => writeln!(
+            out,
+            "leases of sequencer {name} in {}: {held} held",
+            store.describe()
+        )?,
+        None => writeln!(out, "leases in {}: {held} held", store.describe())?,
+    }
+    node_table(out, &nodes, with_sequencer)?;
     Ok(())
 }

@@ -17,9 +17,11 @@ snowmint serve — the ID service: batches of IDs over HTTP, node-ID leases for 
 USAGE
   snowmint serve --listen HOST:PORT --node SOURCE [--layout L …] [--validity 600s] [--max-count 10000]
                  [--leases URL] [--client-sequencer NAME] [--lease-ttl 70s] [--lease-reservation 60s]
-                 [--cors-origin ORIGIN …]
+                 [--cors-origin ORIGIN …] [--allowed-host NAME …] [--auth-token-file PATH]
+                 [--tls-cert PATH --tls-key PATH] [--max-leases-per-client 8] [--max-connections 256]
 
-  --listen             address to listen on (port 0: any free port); the first line on standard output
+  --listen             address to listen on, an IP address or a host name such as localhost (port 0:
+                       any free port); the first line on standard output
                        says where it listens: snowmint serve: listening on http://HOST:PORT …
   --node               the service's node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease source
                        (file:///DIR, etcd://HOST:PORT/PREFIX, postgres://USER@HOST:PORT/DB) that the
@@ -39,7 +41,19 @@ USAGE
   --lease-reservation  how far past the clock a client lease's reservation reaches (default 60s)
   --cors-origin        a web origin (https://app.example.com) whose pages may call the service from the
                        browser (CORS: preflights answered, access-control-allow-origin sent); repeatable;
-                       * allows any origin. Without it, only pages of the service's own origin can.
+                       * allows any origin. A request carrying any other Origin than these and the
+                       service's own is refused (403), and a POST body must be application/json (415).
+  --allowed-host       a host name requests may name in Host (DNS rebinding); repeatable; IP addresses
+                       are always accepted. Default: localhost when --listen is a loopback address,
+                       else any name.
+  --auth-token-file    a file of bearer tokens (one per line, 16+ characters, # comments): every request
+                       to /v1/ids and /v1/leases… must carry authorization: Bearer TOKEN (401 otherwise);
+                       /healthz and /metrics stay open. Without it, anyone who can reach the port can
+                       take IDs and leases.
+  --tls-cert, --tls-key  serve HTTPS with this PEM certificate chain and private key (rustls)
+  --max-leases-per-client  client leases one client (its token, else its address) may hold at once
+                       on this instance (default 8; 429 beyond)
+  --max-connections    connections served at once (default 256; one more is answered 503 and closed)
 
   Durations: 500ms, 10s, 2m. Routes: POST /v1/ids?count=N, POST /v1/leases,
   POST /v1/leases/{token}/renew, DELETE /v1/leases/{token}, GET /healthz, GET /metrics (Prometheus).
@@ -50,7 +64,7 @@ EXAMPLES
   snowmint serve --listen 127.0.0.1:8080 --node 7
   curl -s -X POST 'http://127.0.0.1:8080/v1/ids?count=3'
   snowmint serve --listen 127.0.0.1:8080 --node 'etcd://127.0.0.1:2379/ids?sequencer=web'
-  curl -s -X POST http://127.0.0.1:8080/v1/leases -d '{\"holder\": \"tab 1\"}'
+  curl -s -X POST http://127.0.0.1:8080/v1/leases -H 'content-type: application/json' -d '{\"holder\": \"tab 1\"}'
 ";
 
 fn duration(
@@ -61,6 +75,26 @@ fn duration(
     let v = args.value(name, inline)?;
     snowmint_coord::source::parse_ttl(&v)
         .map_err(|why| CliError::usage(format!("{name}: {why}"), "serve"))
+}
+
+/// `--listen HOST:PORT`: an IP address, or a host name (`localhost:0`) resolved to its first address.
+fn listen_address(text: &str) -> Result<SocketAddr, CliError> {
+    use std::net::ToSocketAddrs;
+    let bad = |why: String| {
+        CliError::usage(
+            format!(
+                "--listen {text:?}: {why} (give HOST:PORT, e.g. 127.0.0.1:8080 or localhost:0)"
+            ),
+            "serve",
+        )
+    };
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let mut addrs = text.to_socket_addrs().map_err(|e| bad(e.to_string()))?;
+    addrs
+        .next()
+        .ok_or_else(|| bad("the host name has no address".into()))
 }
 
 pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
@@ -75,6 +109,12 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     let mut lease_ttl = None;
     let mut lease_reservation = None;
     let mut cors_origins = Vec::new();
+    let mut allowed_hosts = Vec::new();
+    let mut token_file = None;
+    let mut tls_cert = None;
+    let mut tls_key = None;
+    let mut max_leases_per_client = None;
+    let mut max_connections = None;
     while let Some(item) = args.next_item()? {
         match item {
             Item::Flag { name, inline } => match name.as_str() {
@@ -98,6 +138,14 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                         .map_err(|why| CliError::usage(format!("--cors-origin: {why}"), "serve"))?;
                     cors_origins.push(origin);
                 }
+                "--allowed-host" => allowed_hosts.push(args.value(&name, inline)?),
+                "--auth-token-file" => token_file = Some(args.value(&name, inline)?),
+                "--tls-cert" => tls_cert = Some(args.value(&name, inline)?),
+                "--tls-key" => tls_key = Some(args.value(&name, inline)?),
+                "--max-leases-per-client" => {
+                    max_leases_per_client = Some(args.number(&name, inline)?)
+                }
+                "--max-connections" => max_connections = Some(args.number(&name, inline)?),
                 _ => {
                     if !layout_args.take(&mut args, &name, inline)? {
                         return Err(args.unknown(&name).into());
@@ -115,14 +163,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             "serve",
         )
     })?;
-    let listen: SocketAddr = listen.parse().map_err(|_| {
-        CliError::usage(
-            format!(
-                "--listen {listen:?} is not HOST:PORT with an IP address (e.g. 127.0.0.1:8080)"
-            ),
-            "serve",
-        )
-    })?;
+    let listen = listen_address(&listen)?;
     let node = node.ok_or_else(|| {
         CliError::usage(
             "give the service's node ID: --node 7, or a lease source such as --node file:///var/lib/snowmint",
@@ -149,6 +190,25 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         config.max_count = v;
     }
     config.cors_origins = cors_origins;
+    if allowed_hosts.is_empty() && listen.ip().is_loopback() {
+        allowed_hosts.push("localhost".to_string());
+    }
+    config.allowed_hosts = allowed_hosts;
+    if let Some(path) = token_file {
+        config.auth_tokens = snowmint_service::Tokens::load(std::path::Path::new(&path))
+            .map_err(|why| CliError::usage(format!("--auth-token-file: {why}"), "serve"))?;
+    }
+    if tls_cert.is_some() != tls_key.is_some() {
+        return Err(CliError::usage("--tls-cert and --tls-key go together", "serve").into());
+    }
+    config.tls_cert = tls_cert.map(Into::into);
+    config.tls_key = tls_key.map(Into::into);
+    if let Some(v) = max_leases_per_client {
+        config.max_leases_per_client = usize::try_from(v).unwrap_or(usize::MAX);
+    }
+    if let Some(v) = max_connections {
+        config.max_connections = usize::try_from(v).unwrap_or(usize::MAX);
+    }
     if let Some(v) = lease_ttl {
         config.lease_ttl = v;
     }

@@ -1,10 +1,15 @@
 //! The command line described as clap argument definitions: every command, option, value name and
-//! allowed value. Shell completions (`snowmint completions SHELL`, clap_complete) and the man pages
-//! (`snowmint man [COMMAND]`, clap_mangen) are generated from it.
+//! allowed value. It is the one list of commands: shell completions (`snowmint completions SHELL`,
+//! clap_complete), the man pages (`snowmint man [COMMAND]`, clap_mangen, and the SEE ALSO list of
+//! snowmint(1)), the topics of `snowmint help`, and the "did you mean" of an unknown command, action
+//! or option ([`suggestion`]) all come from it.
 //!
-//! Parsing stays with the hand-written parser (`args.rs`), whose messages teach ("did you mean",
-//! carets, hints). The two are kept in step by tests: every option defined here is accepted by the
-//! parser of its command, and every option a command's help text shows is defined here
+//! clap parses with them too ([`parse`]): each command's code reads the parsed items (`args.rs`) and
+//! interprets their values, so that a value the core rejects keeps the core's code and exit status 1
+//! (ARCHITECTURE.md, "The command line"). The hand-written help texts are tied to the definitions by
+//! tests, on commands and on options: every command defined here is dispatched, has a help text, a
+//! man page and a row in the README's table and man-page loop; every option defined here is read by
+//! its command, and every option a command's help text shows is defined here
 //! (`tests/completions.rs`).
 
 use std::io::Write;
@@ -13,6 +18,7 @@ use clap::{Arg, ArgAction, Command, ValueHint};
 use clap_complete::Shell;
 use snowmint::PRESET_NAMES;
 
+use crate::args::Item;
 use crate::error::CliError;
 use crate::Failure;
 
@@ -26,18 +32,53 @@ const ORDERS: [&str; 4] = [
     "ts|node|seq",
     "ts|seq|node",
 ];
-/// Commands that have a help text (and so a man page of their own).
-pub const COMMANDS: [&str; 9] = [
-    "mint",
-    "inspect",
-    "layout",
-    "sequencer",
-    "opaque",
-    "range",
-    "serve",
-    "completions",
-    "man",
-];
+/// The commands: every subcommand of [`command`] that is not hidden, in order. Each has a help text
+/// and a man page of its own.
+pub fn commands() -> Vec<String> {
+    command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .collect()
+}
+
+/// " (did you mean …?)", or nothing, for a word the parser did not know: under `path` (`[]`: the commands;
+/// `["sequencer"]`: its actions and every option of them; `["mint"]`: mint's options), the defined
+/// name nearest to `given`, by the core's rule ([`snowmint::suggest`]).
+pub fn did_you_mean(path: &[&str], given: &str) -> String {
+    suggestion(path, given)
+        .map(|s| format!(" (did you mean {s}?)"))
+        .unwrap_or_default()
+}
+
+/// The name [`did_you_mean`] suggests, if any.
+fn suggestion(path: &[&str], given: &str) -> Option<String> {
+    let root = command();
+    let mut cmd = &root;
+    for p in path {
+        cmd = cmd.find_subcommand(p)?;
+    }
+    let mut names: Vec<String> = Vec::new();
+    if given.starts_with("--") {
+        let mut stack = vec![cmd];
+        while let Some(c) = stack.pop() {
+            for a in c.get_arguments() {
+                names.extend(a.get_long().map(|l| format!("--{l}")));
+            }
+            stack.extend(c.get_subcommands());
+        }
+    } else if given.starts_with('-') {
+        return None; // one letter: every other letter is as near
+    } else {
+        names.extend(
+            cmd.get_subcommands()
+                .filter(|c| !c.is_hide_set())
+                .map(|c| c.get_name().to_string()),
+        );
+    }
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    snowmint::suggest(given, &names).map(str::to_string)
+}
 
 fn opt(name: &'static str, value: &'static str, help: &'static str) -> Arg {
     Arg::new(name)
@@ -52,6 +93,14 @@ fn flag(name: &'static str, help: &'static str) -> Arg {
         .long(name)
         .action(ArgAction::SetTrue)
         .help(help)
+}
+
+/// `--json` of a command that prints one JSON object per line.
+fn json_lines() -> Arg {
+    flag(
+        "json",
+        "print one JSON object per line (IDs and values as decimal strings; field names in --help)",
+    )
 }
 
 fn json() -> Arg {
@@ -69,7 +118,7 @@ fn layout_args(cmd: Command, preset_flag: bool) -> Command {
         "the layout: a preset, then field options for a custom one",
     )
     .short('l')
-    .value_parser(PRESET_NAMES);
+    .value_parser(Named(&PRESET_NAMES));
     let layout = if preset_flag {
         layout.visible_alias("preset")
     } else {
@@ -99,7 +148,7 @@ fn layout_args(cmd: Command, preset_flag: bool) -> Command {
             "B",
             "high bits of the node field shown as a separate part",
         ))
-        .arg(opt("order", "ORDER", "field order below the timestamp").value_parser(ORDERS))
+        .arg(opt("order", "ORDER", "field order below the timestamp").value_parser(Named(&ORDERS)))
         .arg(opt("tick-ns", "NS", "tick length in nanoseconds"))
         .arg(flag("use-sign-bit", "allow all 64 bits"))
 }
@@ -117,7 +166,7 @@ pub fn command() -> Command {
         .arg(
             opt("format", "F", "string form of the IDs (default dec)")
                 .short('f')
-                .value_parser(ENCODINGS),
+                .value_parser(Named(&ENCODINGS)),
         )
         .arg(
             opt("state-file", "PATH", "mint from the state shared through this file")
@@ -139,7 +188,7 @@ pub fn command() -> Command {
         )
         .arg(
             opt("from", "ENC", "the string form of the IDs (default any)")
-                .value_parser(ENCODINGS_ANY),
+                .value_parser(Named(&ENCODINGS_ANY)),
         )
         .arg(json());
     let layout = Command::new("layout")
@@ -167,25 +216,44 @@ pub fn command() -> Command {
                     "nodes",
                     "N",
                     "node count (default: every node ID of the layout)",
-                )),
+                ))
+                .arg(json()),
             false,
         ))
         .subcommand(
             Command::new("show")
-                .about("The configuration and every node ID's holder and reservation")
+                .about("The configuration and every node ID's holder and reservation (SEQUENCER_NOT_FOUND, exit 1, for a NAME with no live record)")
                 .arg(name())
-                .arg(store()),
+                .arg(store())
+                .arg(json()),
         )
         .subcommand(
             Command::new("list")
                 .about("Every live sequencer")
-                .arg(store()),
+                .arg(store())
+                .arg(json_lines()),
         )
         .subcommand(
             Command::new("destroy")
                 .about("Remove NAME; every holder stops with SEQUENCER_DESTROYED")
                 .arg(name())
                 .arg(store()),
+        );
+    let lease = Command::new("lease")
+        .about("Who holds which node ID: holder, fencing token, expiry and reservation")
+        .subcommand_required(true)
+        .subcommand(
+            Command::new("list")
+                .about("Every node ID held now, in every sequencer of the store")
+                .arg(store())
+                .arg(json_lines()),
+        )
+        .subcommand(
+            Command::new("show")
+                .about("Every node ID of sequencer NAME with a holder or a reservation")
+                .arg(name())
+                .arg(store())
+                .arg(json_lines()),
         );
     let opaque_cmd = |name: &'static str, about: &'static str, what: &'static str| {
         layout_args(
@@ -209,12 +277,13 @@ pub fn command() -> Command {
                 .arg(
                     opt("format", "F", "how to print what comes out (default dec)")
                         .short('f')
-                        .value_parser(ENCODINGS),
+                        .value_parser(Named(&ENCODINGS)),
                 )
                 .arg(
                     opt("from", "F", "how to read what goes in (default any)")
-                        .value_parser(ENCODINGS_ANY),
-                ),
+                        .value_parser(Named(&ENCODINGS_ANY)),
+                )
+                .arg(json_lines()),
             false,
         )
     };
@@ -247,7 +316,8 @@ pub fn command() -> Command {
                 .arg(opt("dc-range", "N", "values a datacenter takes from the global row at a time"))
                 .arg(opt("process-range", "N", "values this process takes from its datacenter's row"))
                 .arg(opt("threshold", "PERCENT", "use of a range at which the next is fetched (default 100: none)"))
-                .arg(opt("wait-ms", "MS", "how long to wait for a range")),
+                .arg(opt("wait-ms", "MS", "how long to wait for a range"))
+                .arg(json_lines()),
         )
         .subcommand(
             Command::new("show")
@@ -255,7 +325,8 @@ pub fn command() -> Command {
                 .arg(range_name())
                 .arg(range_store("global", "the store every datacenter shares (default $SNOWMINT_STORE)"))
                 .arg(opt("dc", "DC", "a datacenter whose row to show"))
-                .arg(range_store("local", "that datacenter's store (default: the global one)")),
+                .arg(range_store("local", "that datacenter's store (default: the global one)"))
+                .arg(json()),
         );
     let duration = |name: &'static str, help: &'static str| opt(name, "DURATION", help);
     let serve = Command::new("serve")
@@ -289,7 +360,19 @@ pub fn command() -> Command {
                 "a web origin whose pages may call the service (CORS); repeatable; * for any",
             )
             .action(ArgAction::Append),
-        );
+        )
+        .arg(
+            opt("allowed-host", "NAME", "a host name requests may name in Host; repeatable")
+                .action(ArgAction::Append),
+        )
+        .arg(
+            opt("auth-token-file", "PATH", "bearer tokens required on /v1/ids and /v1/leases")
+                .value_hint(ValueHint::FilePath),
+        )
+        .arg(opt("tls-cert", "PATH", "serve HTTPS with this PEM certificate chain").value_hint(ValueHint::FilePath))
+        .arg(opt("tls-key", "PATH", "the PEM private key of --tls-cert").value_hint(ValueHint::FilePath))
+        .arg(opt("max-leases-per-client", "N", "client leases one client may hold at once (default 8)"))
+        .arg(opt("max-connections", "N", "connections served at once (default 256)"));
     let completions = Command::new("completions")
         .about("Print a shell completion script (bash, zsh, fish, elvish, powershell)")
         .arg(
@@ -300,27 +383,12 @@ pub fn command() -> Command {
         );
     let man = Command::new("man")
         .about("Print the man page (roff) of snowmint or of one command")
-        .arg(
-            Arg::new("command")
-                .value_name("COMMAND")
-                .value_parser(COMMANDS),
-        );
+        .arg(Arg::new("command").value_name("COMMAND"));
     let help = Command::new("help")
         .about("Help on a command, or on the layouts")
         .hide(true)
-        .arg(Arg::new("topic").value_name("TOPIC").value_parser([
-            "mint",
-            "inspect",
-            "layout",
-            "layouts",
-            "sequencer",
-            "opaque",
-            "range",
-            "serve",
-            "completions",
-            "man",
-        ]));
-    Command::new("snowmint")
+        .arg(Arg::new("topic").value_name("TOPIC"));
+    let root = Command::new("snowmint")
         .version(env!("CARGO_PKG_VERSION"))
         .about("Mint, inspect and design unique, time-ordered 64-bit IDs (the Snowflake family)")
         .long_about(
@@ -334,12 +402,24 @@ pub fn command() -> Command {
         .subcommand(layout_args(inspect, false))
         .subcommand(layout_args(layout, true))
         .subcommand(sequencer)
+        .subcommand(lease)
         .subcommand(opaque)
         .subcommand(range)
         .subcommand(layout_args(serve, false))
         .subcommand(completions)
-        .subcommand(man)
-        .subcommand(help)
+        .subcommand(man);
+    // The topics of `snowmint help` and the pages of `snowmint man`: every command (and the table of
+    // layouts), from the definitions above.
+    let mut topics: Vec<String> = root
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    let pages = topics.clone();
+    topics.insert(3, "layouts".into());
+    root.mut_subcommand("man", |man| {
+        man.mut_arg("command", |a| a.value_parser(pages))
+    })
+    .subcommand(help.mut_arg("topic", |a| a.value_parser(topics)))
 }
 
 /// `snowmint completions SHELL`.
@@ -375,9 +455,10 @@ pub fn completions(args: &[String], out: &mut impl Write) -> Result<(), Failure>
 /// `snowmint man [COMMAND]`: the page of snowmint, or of `snowmint-COMMAND`.
 pub fn man(args: &[String], out: &mut impl Write) -> Result<(), Failure> {
     let root = command();
+    let names = commands();
     let cmd = match args {
         [] => root,
-        [name] if COMMANDS.contains(&name.as_str()) => {
+        [name] if names.contains(name) => {
             let mut sub = root
                 .find_subcommand(name)
                 .cloned()
@@ -393,7 +474,7 @@ pub fn man(args: &[String], out: &mut impl Write) -> Result<(), Failure> {
             return Err(CliError::usage(
                 format!(
                     "no man page for {name:?}: snowmint man [{}]",
-                    COMMANDS.join("|")
+                    names.join("|")
                 ),
                 "man",
             )
@@ -406,6 +487,12 @@ pub fn man(args: &[String], out: &mut impl Write) -> Result<(), Failure> {
     out.write_all(MAN_EXIT_STATUS.as_bytes())?;
     if root_page {
         out.write_all(MAN_ROOT_EXTRA.as_bytes())?;
+        let pages: Vec<String> = names.iter().map(|c| format!("snowmint\\-{c}(1)")).collect();
+        writeln!(
+            out,
+            ".SH \"SEE ALSO\"\n{};\n\\fBsnowmint help layouts\\fR for the table of layouts",
+            pages.join(", ")
+        )?;
     }
     Ok(())
 }
@@ -443,7 +530,212 @@ snowmint mint \-n 2 | snowmint inspect \-
 snowmint layout \-\-preset sonyflake \-\-json
 snowmint completions bash > ~/.local/share/bash\-completion/completions/snowmint
 .fi
-.SH "SEE ALSO"
-snowmint\-mint(1), snowmint\-inspect(1), snowmint\-layout(1), snowmint\-sequencer(1),
-snowmint\-opaque(1); \fBsnowmint help layouts\fR for the table of layouts
 "#;
+
+/// A value parser that takes any text and tells completions and man pages the values there are (preset
+/// names, string forms, orders): the command's code checks the value, so that a wrong one is the
+/// core's error with its code, nearest name and exit status 1, as in every snowmint library.
+#[derive(Clone, Copy, Debug)]
+struct Named(&'static [&'static str]);
+
+impl clap::builder::TypedValueParser for Named {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &Command,
+        _arg: Option<&Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        Ok(value.to_string_lossy().into_owned())
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.0.iter().map(|v| clap::builder::PossibleValue::new(*v)),
+        ))
+    }
+}
+
+/// The definitions as the parser uses them: every command reads `-h`/`--help` itself (to print its
+/// teaching help text) and says itself what is missing (`give an ID to inspect, e.g. …`), so nothing
+/// is required here; a command whose positionals are all single takes any further ones too, for its
+/// own "unexpected argument" message.
+fn for_parsing(cmd: Command) -> Command {
+    let single = cmd
+        .get_positionals()
+        .all(|a| a.get_num_args().is_some_and(|n| n.max_values() <= 1));
+    let mut cmd = cmd
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .subcommand_required(false)
+        .mut_args(|a| a.required(false))
+        .arg(
+            Arg::new("help")
+                .short('h')
+                .long("help")
+                .action(ArgAction::SetTrue),
+        )
+        .mut_subcommands(for_parsing);
+    if single && cmd.get_subcommands().next().is_none() {
+        cmd = cmd.arg(Arg::new("extra").num_args(0..).hide(true));
+    }
+    cmd
+}
+
+/// Parses `snowmint COMMAND ARGS…` with the definitions: the items of the command (and of its action,
+/// given as the first positional item), in command-line order, each option under its long name.
+pub fn parse(command: &str, args: Vec<String>) -> Result<Vec<Item>, CliError> {
+    let root = command_for(command);
+    let argv = std::iter::once(command.to_string()).chain(args.iter().cloned());
+    let matches = root
+        .clone()
+        .try_get_matches_from(argv)
+        .map_err(|e| clap_error(command, &args, &e))?;
+    let mut items: Vec<(usize, Item)> = Vec::new();
+    let (mut cmd, mut m) = (&root, &matches);
+    loop {
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            if m.value_source(id) != Some(clap::parser::ValueSource::CommandLine) {
+                continue;
+            }
+            let indices: Vec<usize> = m.indices_of(id).map(Iterator::collect).unwrap_or_default();
+            let name = match (arg.get_long(), arg.get_short()) {
+                (Some(long), _) => format!("--{long}"),
+                (None, Some(short)) => format!("-{short}"),
+                (None, None) => String::new(),
+            };
+            if matches!(arg.get_action(), ArgAction::SetTrue) {
+                items.extend(indices.into_iter().map(|i| {
+                    let name = name.clone();
+                    (i, Item::Flag { name, inline: None })
+                }));
+                continue;
+            }
+            let values = m.get_raw(id).into_iter().flatten();
+            for (i, v) in indices.into_iter().zip(values) {
+                let v = v.to_string_lossy().into_owned();
+                items.push((
+                    i,
+                    if arg.is_positional() {
+                        Item::Positional(v)
+                    } else {
+                        Item::Flag {
+                            name: name.clone(),
+                            inline: Some(v),
+                        }
+                    },
+                ));
+            }
+        }
+        match m.subcommand() {
+            Some((action, sub)) => {
+                // The action comes before its own items (their indices are after it).
+                items.push((0, Item::Positional(action.to_string())));
+                cmd = cmd
+                    .find_subcommand(action)
+                    .expect("clap matched a defined subcommand");
+                m = sub;
+            }
+            None => break,
+        }
+    }
+    items.sort_by_key(|(i, _)| *i);
+    Ok(items.into_iter().map(|(_, item)| item).collect())
+}
+
+/// The definition of `command`, as the parser uses it, under a root of that name.
+fn command_for(name: &str) -> Command {
+    let sub = command()
+        .find_subcommand(name)
+        .cloned()
+        .unwrap_or_else(|| Command::new(name.to_string()));
+    for_parsing(sub)
+}
+
+/// An option `command` has no definition of, with the nearest one it has.
+pub fn unknown_option(command: &str, given: &str) -> CliError {
+    CliError::usage(
+        format!(
+            "unknown option {given} for 'snowmint {command}'{}",
+            did_you_mean(&[command], given)
+        ),
+        command,
+    )
+}
+
+/// An action `command` has no definition of, with the nearest one and every one it has.
+pub fn unknown_action(command: &str, given: &str) -> CliError {
+    let actions: Vec<String> = self::command()
+        .find_subcommand(command)
+        .map(|c| {
+            c.get_subcommands()
+                .map(|s| s.get_name().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    CliError::usage(
+        format!(
+            "unknown action {given:?}{}: {}",
+            did_you_mean(&[command], given),
+            actions.join(", ")
+        ),
+        command,
+    )
+}
+
+/// What clap refused, as the CLI says it: `error[INVALID_ARGUMENT]: …` naming the option, exit status 2.
+fn clap_error(command: &str, args: &[String], e: &clap::Error) -> CliError {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let context = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    // "--count <N>": the option as written in the definitions.
+    let arg = context(ContextKind::InvalidArg);
+    let option = arg.split([' ', '=']).next().unwrap_or("").to_string();
+    let message = match e.kind() {
+        ErrorKind::UnknownArgument if arg.starts_with('-') => {
+            return unknown_option(command, &arg);
+        }
+        ErrorKind::UnknownArgument => format!("unexpected argument {arg:?}"),
+        ErrorKind::InvalidSubcommand => {
+            return unknown_action(command, &context(ContextKind::InvalidSubcommand));
+        }
+        ErrorKind::ArgumentConflict => {
+            // Which spelling was given twice, as written (an alias counts as the option).
+            let written = args
+                .iter()
+                .map(|a| a.split('=').next().unwrap_or(a))
+                .filter(|a| a.starts_with('-'))
+                .find(|a| {
+                    args.iter()
+                        .filter(|b| b.split('=').next() == Some(a))
+                        .count()
+                        > 1
+                })
+                .unwrap_or(&option);
+            format!("{written} is given twice; give each option once")
+        }
+        ErrorKind::InvalidValue if context(ContextKind::InvalidValue).is_empty() => {
+            format!("{option} needs a value")
+        }
+        ErrorKind::TooManyValues => format!(
+            "{option} takes no value (got {:?})",
+            context(ContextKind::InvalidValue)
+        ),
+        _ => {
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            first.to_string()
+        }
+    };
+    CliError::usage(message, command)
+}

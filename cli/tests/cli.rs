@@ -768,3 +768,62 @@ fn mint_from_a_state_file_shared_with_other_runs() {
     fails(&["mint", "--state-file"], "INVALID_ARGUMENT", 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `serve --listen localhost:0`: a host name is resolved (port 0: any free port), and the first line
+/// says where the service listens.
+#[test]
+fn serve_listens_on_a_host_name() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snowmint"))
+        .args(["serve", "--listen", "localhost:0", "--node", "3"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let read = std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line);
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    read.unwrap();
+    assert!(
+        line.starts_with("snowmint serve: listening on http://") && !line.contains(":0 "),
+        "{line:?} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let e = fails(
+        &["serve", "--listen", "no-such-host.invalid:0", "--node", "3"],
+        "INVALID_ARGUMENT",
+        2,
+    );
+    assert!(e.contains("--listen \"no-such-host.invalid:0\""), "{e}");
+}
+
+/// An unknown command, action or option gets the nearest one the command-line definitions have.
+#[test]
+fn unknown_words_get_a_did_you_mean() {
+    for (args, meant) in [
+        (&["mnt"][..], "unknown command \"mnt\" (did you mean mint?)"),
+        (
+            &["mint", "--nod", "3"],
+            "unknown option --nod for 'snowmint mint' (did you mean --node?)",
+        ),
+        (
+            &["sequencer", "shw", "x", "--store", "file:///tmp"],
+            "(did you mean show?)",
+        ),
+        (
+            &["lease", "lsit", "--store", "file:///tmp"],
+            "(did you mean list?)",
+        ),
+        (&["range", "nxt", "r"], "(did you mean next?)"),
+        (&["opaque", "encdoe", "1"], "(did you mean encode?)"),
+        (&["inspect", "1", "--form", "hex"], "(did you mean --from?)"),
+    ] {
+        let e = fails(args, "INVALID_ARGUMENT", 2);
+        assert!(e.contains(meant), "{args:?}: {e}");
+    }
+    let e = fails(&["frobnicate"], "INVALID_ARGUMENT", 2);
+    assert!(!e.contains("did you mean"), "{e}");
+    assert!(e.contains("commands: mint, inspect, layout, sequencer, lease, opaque, range, serve, completions, man, help"), "{e}");
+}

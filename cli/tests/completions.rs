@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::process::{Command, Output};
 
-use common::{run_with, COMMANDS};
+use common::{commands, run_with};
 
 fn run(args: &[&str]) -> Output {
     run_with(args, "")
@@ -106,7 +106,7 @@ fn bash_script_parses_and_completes() {
             .collect()
     };
     let cmds = complete(&["snowmint", ""]);
-    for c in COMMANDS {
+    for c in commands() {
         assert!(cmds.contains(&c.to_string()), "{c} not completed: {cmds:?}");
     }
     assert_eq!(complete(&["snowmint", "mint", "--js"]), vec!["--json"]);
@@ -224,8 +224,8 @@ fn man_pages_render() {
             "{needle} missing from snowmint(1):\n{page}"
         );
     }
-    for cmd in COMMANDS {
-        let page = render(&ok(&["man", cmd]));
+    for cmd in commands() {
+        let page = render(&ok(&["man", &cmd]));
         assert!(page.contains(&format!("snowmint-{cmd}")), "{page}");
         assert!(page.contains("EXIT STATUS"), "{cmd}");
     }
@@ -272,7 +272,7 @@ fn man_pages_render() {
 #[test]
 fn definitions_match_the_parser_and_the_help() {
     let opts = bash_options();
-    let commands: [(&str, &[&str]); 10] = [
+    let commands: [(&str, &[&str]); 14] = [
         ("snowmint__subcmd__mint", &["mint"]),
         ("snowmint__subcmd__serve", &["serve"]),
         (
@@ -303,6 +303,19 @@ fn definitions_match_the_parser_and_the_help() {
         (
             "snowmint__subcmd__opaque__subcmd__decode",
             &["opaque", "decode", "1"],
+        ),
+        ("snowmint__subcmd__lease__subcmd__list", &["lease", "list"]),
+        (
+            "snowmint__subcmd__lease__subcmd__show",
+            &["lease", "show", "x"],
+        ),
+        (
+            "snowmint__subcmd__range__subcmd__next",
+            &["range", "next", "x"],
+        ),
+        (
+            "snowmint__subcmd__range__subcmd__show",
+            &["range", "show", "x"],
         ),
     ];
     for (case, argv) in commands {
@@ -337,7 +350,7 @@ fn definitions_match_the_parser_and_the_help() {
                 word.starts_with("--") && word.len() > 2 && word.as_bytes()[2].is_ascii_lowercase();
             if is_option && !defined.iter().any(|d| d == word) {
                 // A help text may show a sibling's option (sequencer's shows --nodes for create).
-                let shared_help = matches!(argv[0], "sequencer" | "opaque");
+                let shared_help = matches!(argv[0], "sequencer" | "opaque" | "lease" | "range");
                 let anywhere = opts.values().flatten().any(|d| d == word);
                 assert!(
                     shared_help && anywhere,
@@ -346,4 +359,62 @@ fn definitions_match_the_parser_and_the_help() {
             }
         }
     }
+}
+
+/// One list of commands, the definitions' (`src/spec.rs`): every command is dispatched and has a
+/// help text (`snowmint COMMAND --help` = `snowmint help COMMAND`), a line in `snowmint --help`, a man
+/// page that snowmint(1) names, a row in the CLI README's table and a page in its man-page loop; and
+/// nothing else is in those lists.
+#[test]
+fn every_command_is_dispatched_documented_and_in_the_readme() {
+    let commands = commands();
+    let main_help = ok(&["--help"]);
+    let root_page = ok(&["man"]);
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let table: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `snowmint "))
+        .map(|l| l.split([' ', '`']).next().unwrap())
+        .collect();
+    let man_loop: Vec<&str> = readme
+        .lines()
+        .find_map(|l| l.strip_prefix("for c in "))
+        .and_then(|l| l.strip_suffix("; do"))
+        .expect("the README's man-page loop")
+        .split_whitespace()
+        .collect();
+    assert_eq!(table, commands, "the README's table of commands");
+    assert_eq!(man_loop, commands, "the README's man-page loop");
+    for c in &commands {
+        let help = ok(&[c, "--help"]);
+        assert!(help.starts_with(&format!("snowmint {c} ")), "{c}: {help}");
+        assert_eq!(ok(&["help", c]), help, "snowmint help {c}");
+        assert!(
+            main_help.contains(&format!("\n  snowmint {c} ")),
+            "{c} in snowmint --help"
+        );
+        assert!(
+            root_page.contains(&format!("snowmint\\-{c}(1)")),
+            "{c} in snowmint(1)"
+        );
+        assert!(
+            ok(&["man", c]).contains(&format!("snowmint\\-{c}")),
+            "snowmint man {c}"
+        );
+    }
+    // `snowmint man --help` and `snowmint --help` list them in their synopses.
+    let pages = format!("snowmint man [{}]", commands.join("|"));
+    assert!(ok(&["man", "--help"]).contains(&pages), "{pages}");
+    let mut topics = commands.clone();
+    topics.insert(3, "layouts".into());
+    let topics = format!("snowmint help [{}]", topics.join("|"));
+    assert!(main_help.contains(&topics), "{topics}");
+    // The unknown-command message lists them too.
+    let out = run(&["no-such-command"]);
+    let listed = format!("commands: {}, help", commands.join(", "));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&listed),
+        "{listed}"
+    );
 }

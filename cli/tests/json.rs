@@ -404,3 +404,34 @@ fn mint_stats_on_stderr() {
     assert!(run(&["mint", "-n", "3"]).stderr.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The README's table of `inspect --json` fields names exactly the fields printed.
+#[test]
+fn inspect_json_fields_are_documented() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let table = readme
+        .split("`inspect --json` prints one object per ID and line:")
+        .nth(1)
+        .expect("the README's inspect --json section")
+        .split("\n\n")
+        .nth(1)
+        .expect("its table");
+    let mut documented: Vec<String> = table
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.strip_prefix("| "))
+        .flat_map(|l| {
+            let names = l.split(" |").next().unwrap();
+            names
+                .split(", ")
+                .map(|n| n.trim_matches('`').to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    documented.sort();
+    let printed = &lines(&["inspect", "1212161512043450368", "--json"])[0];
+    let mut keys: Vec<String> = printed.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    assert_eq!(documented, keys);
+}

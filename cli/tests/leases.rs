@@ -952,3 +952,118 @@ fn a_replaced_store_directory_never_gives_a_node_id_twice() {
         let _ = std::fs::remove_dir_all(&moved);
     }
 }
+
+fn json_line(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// `lease list|show` and `sequencer show|list --json` say who holds which node ID, its fencing token
+/// and expiry, and its reservation; a sequencer with no live record is SEQUENCER_NOT_FOUND, exit 1.
+#[test]
+fn leases_are_listed_with_holder_token_expiry_and_reservation() {
+    for store in stores() {
+        let seq = create(&store, "leases", 4);
+        let gen = NodeGenerator::open(
+            &source(&store, &seq, "10s"),
+            Layout::twitter(),
+            Options::default(),
+        )
+        .unwrap();
+        gen.next_id().unwrap();
+        let lease = gen.lease().unwrap();
+        let (node, token) = (lease.node_id(), lease.fencing_token());
+        let t0 = now_ms();
+
+        let list = cli_ok(&["lease", "list", "--store", &store, "--json"]);
+        let mine: Vec<serde_json::Value> = list
+            .lines()
+            .map(json_line)
+            .filter(|v| v["sequencer"] == seq.as_str())
+            .collect();
+        assert_eq!(mine.len(), 1, "{list}");
+        let held = &mine[0];
+        assert_eq!(held["node_id"], node, "{held}");
+        assert_eq!(held["token"], token, "{held}");
+        assert!(
+            held["holder"].as_str().is_some_and(|h| !h.is_empty()),
+            "{held}"
+        );
+        assert!(held["expires_unix_ms"].as_u64().unwrap() > t0, "{held}");
+        assert!(held["expires"].as_str().unwrap().ends_with('Z'), "{held}");
+        assert!(
+            held["reservation"]["position"].as_u64().unwrap() > 0,
+            "{held}"
+        );
+        let text = cli_ok(&["lease", "list", "--store", &store]);
+        assert!(
+            text.lines()
+                .any(|l| l.contains(&seq) && l.contains(&format!(" {token} "))),
+            "{text}"
+        );
+        let show = cli_ok(&["lease", "show", &seq, "--store", &store, "--json"]);
+        assert_eq!(
+            json_line(show.lines().next().unwrap())["token"],
+            token,
+            "{show}"
+        );
+        assert!(
+            cli_ok(&["lease", "show", &seq, "--store", &store]).contains("1 held"),
+            "lease show"
+        );
+
+        let s = json_line(&cli_ok(&[
+            "sequencer",
+            "show",
+            &seq,
+            "--store",
+            &store,
+            "--json",
+        ]));
+        assert_eq!(
+            (s["name"].as_str(), s["nodes"].as_u64()),
+            (Some(seq.as_str()), Some(4))
+        );
+        assert_eq!(s["holders"], 1, "{s}");
+        assert_eq!(s["preset"], "twitter", "{s}");
+        assert_eq!(s["node_ids"][0]["token"], token, "{s}");
+        let listed = cli_ok(&["sequencer", "list", "--store", &store, "--json"]);
+        assert!(
+            listed
+                .lines()
+                .map(json_line)
+                .any(|v| v["name"] == seq.as_str() && v["nodes"] == 4),
+            "{listed}"
+        );
+
+        // Released: no longer held; the reservation stays, and `lease show` still shows it.
+        drop(gen);
+        let list = cli_ok(&["lease", "list", "--store", &store, "--json"]);
+        assert!(
+            !list
+                .lines()
+                .map(json_line)
+                .any(|v| v["sequencer"] == seq.as_str()),
+            "{list}"
+        );
+        let show = cli_ok(&["lease", "show", &seq, "--store", &store, "--json"]);
+        let row = json_line(show.lines().next().unwrap());
+        assert!(
+            row["holder"].is_null() && row["reservation"].is_object(),
+            "{row}"
+        );
+
+        // A name with no live record: not found, exit status 1, nothing on standard output.
+        for command in ["sequencer", "lease"] {
+            let args = [command, "show", "no-such-sequencer", "--store", &store];
+            let out = cli(&args);
+            assert_eq!(out.status.code(), Some(1), "{args:?}");
+            assert!(out.stdout.is_empty(), "{args:?}");
+            cli_fails(&args, "SEQUENCER_NOT_FOUND");
+        }
+        cli_ok(&["sequencer", "destroy", &seq, "--store", &store]);
+        cli_fails(
+            &["sequencer", "show", &seq, "--store", &store],
+            "SEQUENCER_NOT_FOUND",
+        );
+    }
+}

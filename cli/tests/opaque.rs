@@ -208,3 +208,59 @@ fn bad_input_has_codes() {
         .unwrap()
         .contains("not authentication"));
 }
+
+/// `--json`: one object per value and line, the input as given, the ID and the token as decimal
+/// strings, and what comes out in the `--format` form; decode reads back what encode printed.
+#[test]
+fn json_output_names_id_and_token() {
+    let file = key_file("json.key", &KEY);
+    let core = Opaque::for_layout(&KEY, &Layout::twitter()).unwrap();
+    let id = 1_212_161_512_043_450_368u64;
+    let token = core.encode(id).unwrap();
+    let out = run(
+        &[
+            "opaque",
+            "encode",
+            &id.to_string(),
+            "--key-file",
+            &file,
+            "-f",
+            "hex",
+            "--json",
+        ],
+        "",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hex = snowmint::Encoding::Hex.encode(token);
+    assert_eq!(
+        v,
+        serde_json::json!({
+            "input": id.to_string(),
+            "id": id.to_string(),
+            "token": token.to_string(),
+            "text": hex.as_str(),
+        })
+    );
+    let out = run(
+        &[
+            "opaque",
+            "decode",
+            hex.as_str(),
+            "--key-file",
+            &file,
+            "--json",
+        ],
+        "",
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["id"].as_str(), v["text"].as_str()),
+        (Some(&*id.to_string()), Some(&*id.to_string()))
+    );
+    assert_eq!(v["token"], token.to_string());
+}

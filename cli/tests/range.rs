@@ -260,3 +260,50 @@ fn bad_input_is_a_usage_error_naming_what_is_wrong() {
     assert!(ok(&["range", "--help"]).contains("snowmint range next NAME --dc DC"));
     assert!(ok(&["range", "show", "never", "--global", global]).contains("no global row"));
 }
+
+/// `--json`: `range next` prints one `{"id": "<decimal>"}` per value and line, `range show` one object
+/// with the global row and the datacenter's, values as decimal strings, on every store.
+#[test]
+fn json_output_of_next_and_show() {
+    for global in stores() {
+        let name = unique("json");
+        let next = ok(&[
+            "range", "next", &name, "--dc", "eu", "--global", &global, "-n", "2", "--json",
+        ]);
+        let ids: Vec<serde_json::Value> = next
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                serde_json::json!({"id": "1"}),
+                serde_json::json!({"id": "2"})
+            ],
+            "{next}"
+        );
+        let show = ok(&[
+            "range", "show", &name, "--global", &global, "--dc", "eu", "--local", &global, "--json",
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&show).unwrap();
+        assert_eq!(v["name"], name.as_str(), "{v}");
+        assert_eq!(v["global"]["bits"], 31, "{v}");
+        assert_eq!(v["global"]["start"], "1", "{v}");
+        assert_eq!(v["global"]["datacenters"]["eu"]["start"], "1", "{v}");
+        assert_eq!(v["datacenter"]["name"], "eu", "{v}");
+        assert_eq!(v["datacenter"]["row"]["last"], "2", "{v}");
+        let never = ok(&[
+            "range",
+            "show",
+            &unique("never"),
+            "--global",
+            &global,
+            "--json",
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&never).unwrap();
+        assert!(
+            v["global"].is_null() && v.get("datacenter").is_none(),
+            "{v}"
+        );
+    }
+}

@@ -45,12 +45,25 @@
 //! its own text; a sequencer record's re-send finds the record it created (same configuration); a
 //! lease grant's re-send leaves an unused lease that expires at its TTL.
 //!
+//! `etcd+https://` speaks TLS (rustls, `coord/src/tls.rs`): the server's certificate is checked against
+//! the URL's `cacert` (else the Mozilla roots) and the endpoint's host name; `cert`/`key` are offered to
+//! a cluster that asks for a client certificate (`--client-cert-auth`). `USER:PASSWORD@` signs in with
+//! etcd's authentication (`/v3/auth/authenticate`) before the first request; its token goes in each
+//! request's `Authorization` header, and when the cluster answers "invalid auth token" (the token
+//! expired: `--auth-token-ttl`, or the member restarted) the store signs in again once and sends the
+//! request again. The password and token never appear in a message or a `Debug` form.
+//!
+//! Connections are opened through [`transport::Dial`] (std TCP by default); the deterministic
+//! simulation runs this client, its timeouts and re-sends included, over a simulated network and
+//! cluster through the same seam (`coord/tests/simulation/etcd.rs`).
+//!
 //! Several endpoints may be named; a request that cannot connect, times out, or is answered
 //! "unavailable" (no leader, a member out of quorum) is tried on the next one. Every request is bounded
 //! ([`EtcdStore::CONNECT_TIMEOUT`] per connection, [`EtcdStore::REQUEST_TIMEOUT`] per answer), so no
 //! call blocks longer than `endpoints × (connect + request)` timeouts.
 
 mod http;
+pub mod transport;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -61,10 +74,23 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 use crate::remote::Created;
+use crate::source::{Credentials, EtcdUrl};
 use crate::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };
 use http::{base64_decode, base64_encode, Connection};
+
+/// Whether the planted defect `$d` ([`crate::lease::Defect`]) is on this store: always `false` without the
+/// feature `planted-defects`.
+macro_rules! planted {
+    ($store:expr, $d:ident) => {{
+        #[cfg(feature = "planted-defects")]
+        let on = $store.defect == crate::lease::Defect::$d;
+        #[cfg(not(feature = "planted-defects"))]
+        let on = false;
+        on
+    }};
+}
 
 /// gRPC status codes the gateway puts in error bodies (those that send a request to another member).
 const GRPC_UNAVAILABLE: i64 = 14;
@@ -84,12 +110,36 @@ pub struct EtcdStore {
     described: String,
     connect_timeout: Duration,
     request_timeout: Duration,
+    /// How connections are opened ([`transport::TcpDial`], or a simulated network).
+    dial: std::sync::Arc<dyn transport::Dial>,
     conn: Mutex<Current>,
+    /// etcd authentication: the user and password, and the current token.
+    auth: Option<Auth>,
     /// The shortest claim TTL asked of this store, ms (0: none yet); see [`EtcdStore::answer_timeout`].
     shortest_ttl_ms: AtomicU64,
     /// The etcd lease of each claim this store made, by (sequencer, node ID, token).
     leases: Mutex<HashMap<(String, u64, u64), i64>>,
+    /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
+    #[cfg(feature = "planted-defects")]
+    defect: crate::lease::Defect,
 }
+
+/// etcd's own authentication: who signs in, and the token of the last sign-in.
+struct Auth {
+    credentials: Credentials,
+    token: Mutex<Option<String>>,
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Auth")
+            .field("user", &self.credentials.user)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The error etcd gives for an expired or unknown token (`ErrInvalidAuthToken`).
+const INVALID_TOKEN: &str = "invalid auth token";
 
 #[derive(Debug, Default)]
 struct Current {
@@ -116,10 +166,11 @@ struct Kv {
 }
 
 /// Opens the etcd store of a parsed `etcd://` URL (the node-source dispatch, [`crate::source::open_store`]).
-pub fn open(url: &crate::source::EtcdUrl) -> Result<std::sync::Arc<dyn Store>> {
-    Ok(std::sync::Arc::new(EtcdStore::connect(
-        &url.endpoints,
-        &url.prefix,
+pub fn open(url: &EtcdUrl) -> Result<std::sync::Arc<dyn Store>> {
+    Ok(std::sync::Arc::new(EtcdStore::open_url(
+        url,
+        EtcdStore::CONNECT_TIMEOUT,
+        EtcdStore::REQUEST_TIMEOUT,
     )?))
 }
 
@@ -147,6 +198,69 @@ impl EtcdStore {
         connect_timeout: Duration,
         request_timeout: Duration,
     ) -> Result<EtcdStore> {
+        Self::open_url(
+            &EtcdUrl {
+                endpoints: endpoints.to_vec(),
+                prefix: prefix.to_string(),
+                tls: None,
+                auth: None,
+            },
+            connect_timeout,
+            request_timeout,
+        )
+    }
+
+    /// The store of a parsed `etcd[+https]://` URL (TLS files read, sign-in done, a linearizable read
+    /// answered before it returns).
+    pub fn open_url(
+        url: &EtcdUrl,
+        connect_timeout: Duration,
+        request_timeout: Duration,
+    ) -> Result<EtcdStore> {
+        let tls = match &url.tls {
+            Some(files) => Some(
+                crate::tls::client_config(files, crate::tls::Verify::Full).map_err(|e| {
+                    e.context(format!(
+                        "etcd store {}",
+                        crate::source::StoreUrl::Etcd(url.clone())
+                    ))
+                })?,
+            ),
+            None => None,
+        };
+        Self::open_through(
+            std::sync::Arc::new(transport::TcpDial::new(tls)),
+            url,
+            connect_timeout,
+            request_timeout,
+        )
+    }
+
+    /// [`EtcdStore::connect_with_timeouts`] over the connections `dial` opens (a simulated network in
+    /// the deterministic simulation).
+    pub fn connect_through(
+        dial: std::sync::Arc<dyn transport::Dial>,
+        endpoints: &[String],
+        prefix: &str,
+        connect_timeout: Duration,
+        request_timeout: Duration,
+    ) -> Result<EtcdStore> {
+        let url = EtcdUrl {
+            endpoints: endpoints.to_vec(),
+            prefix: prefix.to_string(),
+            tls: None,
+            auth: None,
+        };
+        Self::open_through(dial, &url, connect_timeout, request_timeout)
+    }
+
+    fn open_through(
+        dial: std::sync::Arc<dyn transport::Dial>,
+        url: &EtcdUrl,
+        connect_timeout: Duration,
+        request_timeout: Duration,
+    ) -> Result<EtcdStore> {
+        let (endpoints, prefix) = (&url.endpoints, &url.prefix);
         if endpoints.is_empty() || endpoints.iter().any(|e| e.is_empty()) {
             return Err(Error::invalid(
                 "an etcd store needs at least one HOST:PORT endpoint",
@@ -160,15 +274,32 @@ impl EtcdStore {
             } else {
                 format!("{prefix}/")
             },
-            described: format!("etcd://{}/{prefix}", endpoints.join(",")),
+            described: crate::source::StoreUrl::Etcd(EtcdUrl {
+                prefix: prefix.to_string(),
+                ..url.clone()
+            })
+            .to_string(),
             connect_timeout,
             request_timeout,
+            dial,
             conn: Mutex::new(Current::default()),
+            auth: url.auth.clone().map(|credentials| Auth {
+                credentials,
+                token: Mutex::new(None),
+            }),
             shortest_ttl_ms: AtomicU64::new(0),
             leases: Mutex::new(HashMap::new()),
+            #[cfg(feature = "planted-defects")]
+            defect: crate::lease::Defect::None,
         };
         store.range(&store.seq_prefix(), true, Some(1))?;
         Ok(store)
+    }
+
+    /// This store with a defect planted (feature `planted-defects`, the simulation's own tests).
+    #[cfg(feature = "planted-defects")]
+    pub fn plant(self, defect: crate::lease::Defect) -> EtcdStore {
+        EtcdStore { defect, ..self }
     }
 
     fn seq_prefix(&self) -> Vec<u8> {
@@ -213,11 +344,65 @@ impl EtcdStore {
         }
     }
 
-    /// [`EtcdStore::call`] with `timeout` for each endpoint's answer.
+    /// [`EtcdStore::call`] with `timeout` for each endpoint's answer: signed in first when the URL
+    /// names a user (once per token), and signed in again once when the token has expired.
     fn call_within(
         &self,
         path: &str,
         body: &Value,
+        timeout: Duration,
+    ) -> std::result::Result<Value, Failure> {
+        let Some(auth) = &self.auth else {
+            return self.send(path, body, None, timeout);
+        };
+        let mut token = auth.token.lock().unwrap_or_else(|p| p.into_inner());
+        let fresh = token.is_none();
+        if fresh {
+            *token = Some(self.sign_in(&auth.credentials, timeout)?);
+        }
+        match self.send(path, body, token.as_deref(), timeout) {
+            Err(Failure::Server(_, message)) if !fresh && message.contains(INVALID_TOKEN) => {
+                *token = None;
+                *token = Some(self.sign_in(&auth.credentials, timeout)?);
+                self.send(path, body, token.as_deref(), timeout)
+            }
+            other => other,
+        }
+    }
+
+    /// `/v3/auth/authenticate`: a new token for `credentials`.
+    fn sign_in(
+        &self,
+        credentials: &Credentials,
+        timeout: Duration,
+    ) -> std::result::Result<String, Failure> {
+        let body = json!({ "name": credentials.user, "password": credentials.password });
+        let answer = self
+            .send("/v3/auth/authenticate", &body, None, timeout)
+            .map_err(|f| match f {
+                Failure::Server(code, message) => Failure::Server(
+                    code,
+                    format!("authentication as {:?} failed: {message}", credentials.user),
+                ),
+                other => other,
+            })?;
+        answer["token"].as_str().map(str::to_string).ok_or_else(|| {
+            Failure::Server(
+                0,
+                format!(
+                    "authentication as {:?}: the answer has no token (is authentication enabled?)",
+                    credentials.user
+                ),
+            )
+        })
+    }
+
+    /// One request with `token`, failing over between endpoints.
+    fn send(
+        &self,
+        path: &str,
+        body: &Value,
+        token: Option<&str>,
         timeout: Duration,
     ) -> std::result::Result<Value, Failure> {
         let body = body.to_string().into_bytes();
@@ -235,7 +420,7 @@ impl EtcdStore {
                 let reused = current.connection.is_some();
                 if !reused {
                     fresh_tries -= 1;
-                    match Connection::open(endpoint, self.connect_timeout) {
+                    match Connection::open(&*self.dial, endpoint, self.connect_timeout) {
                         Ok(c) => current.connection = Some(c),
                         Err(e) => {
                             reasons.push(format!("{endpoint}: {e}"));
@@ -244,7 +429,7 @@ impl EtcdStore {
                     }
                 }
                 let connection = current.connection.as_mut().expect("connected above");
-                match connection.post(path, &body, timeout) {
+                match connection.post(path, &body, token, timeout) {
                     Ok(response) => {
                         if response.close {
                             current.connection = None;
@@ -299,7 +484,7 @@ impl EtcdStore {
     fn failure(&self, what: &str, failure: Failure) -> Error {
         match failure {
             Failure::Unreachable(reasons) => Error::unavailable(format!(
-                "etcd store {}: {what}: no endpoint answered within the timeouts ({} ms to connect, {} ms to \
+                "etcd store {}: {what}: no endpoint answered (timeouts: {} ms to connect, {} ms to \
                  answer): {reasons}",
                 self.described,
                 self.connect_timeout.as_millis(),
@@ -411,6 +596,9 @@ impl EtcdStore {
                      reservation was not written",
                     claim.node_id, claim.sequencer, self.described, claim.token
                 )));
+            }
+            if planted!(self, EtcdReserveFailedAsWritten) {
+                return Ok(());
             }
             let stored = self.kvs(&v["responses"][1]["response_range"]["kvs"])?;
             read = Some(match stored.first() {
@@ -908,6 +1096,17 @@ impl Store for EtcdStore {
             return Ok(true);
         }
         let kvs = self.kvs(&v["responses"][0]["response_range"]["kvs"])?;
+        if planted!(self, EtcdRowResendByValue) {
+            let text = |b: &[u8]| {
+                String::from_utf8_lossy(b)
+                    .split(" by=")
+                    .next()
+                    .map(String::from)
+            };
+            return Ok(kvs
+                .first()
+                .is_some_and(|kv| text(&kv.value) == text(new.as_bytes())));
+        }
         Ok(kvs.first().is_some_and(|kv| kv.value == new.as_bytes()))
     }
 }

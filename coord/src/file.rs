@@ -8,7 +8,8 @@
 //!                                   and holder; the OS locks of the claim (below)
 //! DIR/nodes/NAME/N.reservation      the reservation of node ID N
 //! DIR/.lock                         serialises sequencer create/destroy
-//! DIR/rows/KEY.row                  a row (range allocation): its value, written whole and atomically
+//! DIR/rows/KEY.row                  a row (range allocation, the ID service's token key): its value,
+//!                                   written whole and atomically, mode 0600
 //! DIR/rows/KEY.lock                 serialises the compare-and-set of KEY among processes (flock)
 //! ```
 //!
@@ -276,6 +277,12 @@ fn lock_wait(file: &File) -> std::io::Result<()> {
 
 /// Writes `path` whole and atomically: a temporary file, `fsync`, `rename`, `fsync` of the directory.
 fn write_atomic(path: &Path, content: &str) -> std::io::Result<()> {
+    write_atomic_mode(path, content, 0o644)
+}
+
+/// [`write_atomic`] with the file's permission bits (before the umask): `0o600` for rows, which may
+/// hold secrets (the ID service's token key).
+fn write_atomic_mode(path: &Path, content: &str, mode: u32) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
@@ -283,7 +290,12 @@ fn write_atomic(path: &Path, content: &str) -> std::io::Result<()> {
         std::process::id()
     ));
     {
-        let mut f = File::create(&tmp)?;
+        let mut f = {
+            let mut o = OpenOptions::new();
+            o.write(true).create(true).truncate(true);
+            std::os::unix::fs::OpenOptionsExt::mode(&mut o, mode);
+            o.open(&tmp)?
+        };
         f.write_all(content.as_bytes())?;
         f.sync_all()?;
     }
@@ -851,7 +863,7 @@ impl Store for FileStore {
         if current.as_deref() != expected {
             return Ok(false);
         }
-        write_atomic(&path, new)
+        write_atomic_mode(&path, new, 0o600)
             .map_err(|e| self.fail(format!("cannot write {}", path.display()), e))?;
         Ok(true)
     }

@@ -5,9 +5,10 @@
 //! Every decision (parsing the source, claiming, renewing, reservations, states) is made here and below;
 //! a binding converts types and maps error codes.
 
-use snowmint::{Layout, Options};
+use snowmint::{ErrorCode, Layout, Options};
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::Result;
 use crate::lease::{Lease, LeaseOptions};
@@ -28,9 +29,16 @@ pub enum Opened {
 /// A sequencer handle that mints: Attached (holds a lease), Detached (after [`detach`](Self::detach)
 /// or a lost lease: minting fails with `LEASE_LOST`; [`attach`](Self::attach) claims again) or
 /// Destroyed (minting fails with `SEQUENCER_DESTROYED` forever).
+///
+/// **Forked children** (pre-fork servers: gunicorn `--preload`, uWSGI, Celery prefork): a generator
+/// opened from a node source ([`open`](Self::open)) and used in a process forked after it was opened
+/// opens a lease of its own there, on first use, from the same source: the parent's lease stopped in the
+/// child at the fork ([`crate::lease`]), and the child never touches the parent's claim, keeper or store
+/// connections (they are left as they are, not dropped, in the child). A handle of a named sequencer
+/// ([`attach_new`](Self::attach_new)) has no source to open again: in a child it fails with `LEASE_LOST`.
 #[derive(Debug)]
 pub struct SequencerGenerator {
-    seq: Sequencer,
+    seq: ManuallyDrop<Sequencer>,
     /// The current lease, or null: one atomic load on the minting path. Every lease it ever pointed to
     /// stays alive in `held` until the generator is dropped (one per attach: a few hundred bytes each),
     /// so a pointer loaded here is valid for as long as `&self` is.
@@ -38,11 +46,40 @@ pub struct SequencerGenerator {
     held: Mutex<Vec<Arc<Lease>>>,
     /// The node ID of the last lease held.
     node_id: AtomicU64,
+    /// How to open this generator again in a forked child (`None`: a sequencer handle).
+    reopen: Option<Reopen>,
+    /// The process that opened it.
+    pid: u32,
+    /// In a forked child: the generator it opened there, on first use.
+    child: OnceLock<Box<SequencerGenerator>>,
+    child_opening: Mutex<()>,
+    /// Gave its lease back before a fork having minted nothing ([`prefork`]): attaches again on first use.
+    lazy: std::sync::atomic::AtomicBool,
+}
+
+/// What [`SequencerGenerator::open_waiting`] was given.
+#[derive(Debug, Clone)]
+struct Reopen {
+    source: String,
+    layout: Layout,
+    options: Options,
+    wait_for_node: Option<std::time::Duration>,
 }
 
 impl SequencerGenerator {
     /// Opens `source` for `layout` (blocking: a lease source claims a node ID before it returns).
     pub fn open(source: &str, layout: Layout, options: Options) -> Result<Opened> {
+        Self::open_waiting(source, layout, options, None)
+    }
+
+    /// [`open`](Self::open), waiting up to `wait_for_node` (when given; else the source's `?wait=`) for
+    /// a node ID to come free when all are held.
+    pub fn open_waiting(
+        source: &str,
+        layout: Layout,
+        options: Options,
+        wait_for_node: Option<std::time::Duration>,
+    ) -> Result<Opened> {
         let parsed = NodeSource::parse(source)?;
         let NodeSource::Lease(l) = &parsed else {
             return parsed.resolve(source, &layout).map(Opened::Fixed);
@@ -57,22 +94,122 @@ impl SequencerGenerator {
             Arc::new(SystemTime) as Arc<dyn Time>,
             LeaseOptions {
                 ttl: l.ttl,
+                wait_for_node: wait_for_node.unwrap_or(l.wait),
                 ..LeaseOptions::default()
             },
         )?;
-        SequencerGenerator::attach_new(seq).map(|g| Opened::Leased(Box::new(g)))
+        let mut g = SequencerGenerator::attach_new(seq)?;
+        g.reopen = Some(Reopen {
+            source: source.to_string(),
+            layout,
+            options,
+            wait_for_node,
+        });
+        Ok(Opened::Leased(Box::new(g)))
     }
 
     /// Attaches `seq` (claims a node ID) and wraps it.
     pub fn attach_new(seq: Sequencer) -> Result<SequencerGenerator> {
         let g = SequencerGenerator {
-            seq,
+            seq: ManuallyDrop::new(seq),
             current: AtomicPtr::new(std::ptr::null_mut()),
             held: Mutex::new(Vec::new()),
             node_id: AtomicU64::new(0),
+            reopen: None,
+            pid: std::process::id(),
+            child: OnceLock::new(),
+            child_opening: Mutex::new(()),
+            lazy: std::sync::atomic::AtomicBool::new(false),
         };
         g.attach()?;
         Ok(g)
+    }
+
+    /// Whether a forked child opens a lease of its own on first use (a generator opened from a node
+    /// source), rather than failing with `LEASE_LOST` (a sequencer handle).
+    pub fn reopens_in_child(&self) -> bool {
+        self.reopen.is_some()
+    }
+
+    /// Whether this process is not the one that opened the generator (a syscall: not for hot paths).
+    fn in_forked_child(&self) -> bool {
+        std::process::id() != self.pid
+    }
+
+    /// The generator that acts in this process: `self`, or in a forked child the one opened there (on
+    /// first use; `self` if that open fails, whose lease stopped at the fork).
+    fn active(&self) -> &SequencerGenerator {
+        if let Some(c) = self.child.get() {
+            return c.active();
+        }
+        if self.reopen.is_some() && self.in_forked_child() {
+            if let Ok(c) = self.open_child() {
+                return c.active();
+            }
+        }
+        self
+    }
+
+    /// Opens this generator's source again in a forked child (once).
+    fn open_child(&self) -> Result<&SequencerGenerator> {
+        let Some(r) = &self.reopen else {
+            return Err(crate::Error::lease_lost("no source to open again"));
+        };
+        let _g = self.child_opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = self.child.get() {
+            return Ok(c);
+        }
+        let opened =
+            SequencerGenerator::open_waiting(&r.source, r.layout, r.options, r.wait_for_node)
+                .map_err(|e| e.context("a forked child opening its own lease"))?;
+        let Opened::Leased(c) = opened else {
+            return Err(crate::Error::invalid(
+                "the node source no longer names a lease",
+            ));
+        };
+        let c = self.child.get_or_init(|| c);
+        // This process's copy of `current` now names the child's lease, so a binding's fast path
+        // ([`current`](Self::current)) mints under it directly (the child's `held` keeps it alive).
+        self.current
+            .store(c.current.load(Ordering::Acquire), Ordering::Release);
+        Ok(c)
+    }
+
+    /// A mint failed with `e`: in a forked child of a generator opened from a source, the parent's lease
+    /// stopped at the fork, so the child opens its own and mints with `again`.
+    #[cold]
+    fn in_child_or<T>(
+        &self,
+        e: crate::Error,
+        again: impl FnOnce(&SequencerGenerator) -> Result<T>,
+    ) -> Result<T> {
+        if e.code() == ErrorCode::LeaseLost && self.reopen.is_some() {
+            if self.in_forked_child() {
+                return again(self.open_child()?);
+            }
+            if self.lazy.swap(false, Ordering::SeqCst) {
+                self.attach()?;
+                return again(self);
+            }
+        }
+        Err(e)
+    }
+
+    /// Before a fork: a generator opened from a source that has minted nothing in this process (a
+    /// pre-fork server's master, which opens the application and never mints) releases its lease, and
+    /// claims again on first use; its forked children open their own. `Ok(true)` when it released.
+    pub fn give_back_if_unused(&self) -> Result<bool> {
+        if self.reopen.is_none()
+            || self.child.get().is_some()
+            || self.in_forked_child()
+            || self.known_state() != SequencerState::Attached
+            || self.stats().minted > 0
+        {
+            return Ok(false);
+        }
+        self.lazy.store(true, Ordering::SeqCst);
+        self.detach()?;
+        Ok(true)
     }
 
     /// The sequencer handle.
@@ -87,11 +224,15 @@ impl SequencerGenerator {
 
     /// The node ID of the lease held (of the last one held, once detached).
     pub fn node_id(&self) -> u64 {
-        self.node_id.load(Ordering::Relaxed)
+        self.active().node_id.load(Ordering::Relaxed)
     }
 
     /// The lease while Attached; `None` when Detached or Destroyed (never asks the store).
     pub fn lease(&self) -> Option<&Lease> {
+        let this = self.active();
+        if !std::ptr::eq(this, self) {
+            return this.lease();
+        }
         match self.known_state() {
             SequencerState::Attached => self.current(),
             _ => None,
@@ -126,6 +267,9 @@ impl SequencerGenerator {
     /// What this generator has done ([`snowmint::Stats`]): the sum over every lease it has held (each
     /// attach mints under a new lease with a generator of its own).
     pub fn stats(&self) -> snowmint::Stats {
+        if let Some(c) = self.child.get() {
+            return c.stats();
+        }
         let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         held.iter()
             .fold(snowmint::Stats::default(), |sum, l| sum.merged(l.stats()))
@@ -133,12 +277,15 @@ impl SequencerGenerator {
 
     /// The state (a Detached handle asks the store whether the sequencer was destroyed).
     pub fn state(&self) -> SequencerState {
-        self.seq.state()
+        self.active().seq.state()
     }
 
     /// The state without asking the store ([`Sequencer::known_state`]).
     pub fn known_state(&self) -> SequencerState {
-        self.seq.known_state()
+        match self.child.get() {
+            Some(c) => c.known_state(),
+            None => self.seq.known_state(),
+        }
     }
 
     /// Mints one ID without ever asking the store on this thread: a Detached generator fails with
@@ -146,16 +293,26 @@ impl SequencerGenerator {
     /// Under the `wait` policy a mint at the reservation may still wait (at most the TTL) for the keeper.
     #[inline]
     pub fn next_id_local(&self) -> Result<u64> {
+        if let Some(c) = self.child.get() {
+            return c.next_id_local();
+        }
         match self.current() {
-            Some(l) => l.next_id(),
+            Some(l) => l
+                .next_id()
+                .or_else(|e| self.in_child_or(e, |c| c.next_id_local())),
             None => Err(self.detached_error()),
         }
     }
 
     /// Fills `out` as [`next_id_local`](Self::next_id_local) mints one.
     pub fn next_ids_local(&self, out: &mut [u64]) -> Result<()> {
+        if let Some(c) = self.child.get() {
+            return c.next_ids_local(out);
+        }
         match self.current() {
-            Some(l) => l.next_ids(out),
+            Some(l) => l
+                .next_ids(out)
+                .or_else(|e| self.in_child_or(e, |c| c.next_ids_local(out))),
             None => Err(self.detached_error()),
         }
     }
@@ -175,6 +332,10 @@ impl SequencerGenerator {
 
     /// Claims a node ID again (nothing happens when Attached). Blocking.
     pub fn attach(&self) -> Result<()> {
+        let this = self.active();
+        if !std::ptr::eq(this, self) {
+            return this.attach();
+        }
         self.seq.attach()?;
         let lease = self.seq.lease();
         if let Some(l) = &lease {
@@ -186,12 +347,22 @@ impl SequencerGenerator {
 
     /// Releases the node ID; minting then fails with `LEASE_LOST` until [`attach`](Self::attach).
     pub fn detach(&self) -> Result<()> {
+        if let Some(c) = self.child.get() {
+            return c.detach();
+        }
+        if self.reopen.is_some() && self.in_forked_child() {
+            return Ok(()); // nothing opened here yet; the parent's lease is not the child's to release
+        }
         self.set_current(None);
         self.seq.detach()
     }
 
     /// Destroys the sequencer everywhere (every handle in every process stops minting).
     pub fn destroy(&self) -> Result<()> {
+        let this = self.active();
+        if !std::ptr::eq(this, self) {
+            return this.destroy();
+        }
         self.set_current(None);
         self.seq.destroy()
     }
@@ -199,16 +370,25 @@ impl SequencerGenerator {
     /// Mints one ID.
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
+        if let Some(c) = self.child.get() {
+            return c.next_id();
+        }
         match self.current() {
             Some(l) => l.next_id(),
             None => self.seq.next_id(),
         }
+        .or_else(|e| self.in_child_or(e, |c| c.next_id()))
     }
 
     /// Fills `out` with consecutive IDs from one clock reading.
     pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
+        if let Some(c) = self.child.get() {
+            return c.next_ids(out);
+        }
         match self.current() {
-            Some(l) => l.next_ids(out),
+            Some(l) => l
+                .next_ids(out)
+                .or_else(|e| self.in_child_or(e, |c| c.next_ids(out))),
             // The sequencer's own error (LEASE_LOST or SEQUENCER_DESTROYED); should an attach race this
             // call, the one ID it mints is skipped and the batch is asked for again by the caller.
             None => match self.seq.next_id() {
@@ -221,9 +401,70 @@ impl SequencerGenerator {
     }
 }
 
+/// The generators given back before a fork ([`SequencerGenerator::give_back_if_unused`]): a binding
+/// registers the generators it keeps at a fixed address (boxed); a `pthread_atfork` prepare handler
+/// (installed by the first registration) calls [`prefork::give_back_unused`] in the forking thread before
+/// every `fork()`, whoever calls it (Python's `os.fork`, uWSGI's or Celery's master, C code). It runs
+/// before the fork, not in the child, so it may take locks and talk to the store.
+pub mod prefork {
+    use super::SequencerGenerator;
+    use std::sync::{Mutex, Once};
+
+    static INSTALL: Once = Once::new();
+
+    extern "C" fn prepare() {
+        give_back_unused();
+    }
+
+    /// Addresses of registered generators; a generator leaves (in its `Drop`, under this lock) before
+    /// its memory is freed, so every address here is live while the lock is held.
+    static REGISTERED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+    /// Registers `g`, which must not move until it is dropped (it is kept in a `Box`).
+    pub fn register(g: &SequencerGenerator) {
+        if g.reopens_in_child() {
+            // SAFETY: a plain function; it runs before the fork, in the forking thread.
+            INSTALL.call_once(|| unsafe {
+                libc::pthread_atfork(Some(prepare), None, None);
+            });
+            let mut r = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
+            r.push(g as *const SequencerGenerator as usize);
+        }
+    }
+
+    pub(super) fn unregister(g: &SequencerGenerator) {
+        let at = g as *const SequencerGenerator as usize;
+        let mut r = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
+        r.retain(|&a| a != at);
+    }
+
+    /// Before a fork: every registered generator that has minted nothing releases its lease (it claims
+    /// again on first use). Returns how many did.
+    pub fn give_back_unused() -> usize {
+        let r = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
+        r.iter()
+            // SAFETY: registered addresses are live while the lock is held (see `REGISTERED`).
+            .filter(|&&a| {
+                unsafe { &*(a as *const SequencerGenerator) }.give_back_if_unused() == Ok(true)
+            })
+            .count()
+    }
+}
+
 impl Drop for SequencerGenerator {
     fn drop(&mut self) {
+        prefork::unregister(self);
+        if self.in_forked_child() {
+            // The parent's lease, keeper and store connections: left untouched in a forked child (a
+            // store client's threads did not survive the fork). The child's own generator is dropped.
+            let held = std::mem::take(&mut *self.held.lock().unwrap_or_else(|p| p.into_inner()));
+            std::mem::forget(held);
+            drop(self.child.take());
+            return;
+        }
         let _ = self.detach();
+        // SAFETY: dropped once, here, and never used again.
+        unsafe { ManuallyDrop::drop(&mut self.seq) };
     }
 }
 
@@ -235,6 +476,7 @@ fn store_at(url: &str) -> Result<(Arc<dyn crate::Store>, LeaseOptions)> {
             open_store(&l.store).map_err(|e| e.context(format!("store {url:?}")))?,
             LeaseOptions {
                 ttl: l.ttl,
+                wait_for_node: l.wait,
                 ..LeaseOptions::default()
             },
         )),

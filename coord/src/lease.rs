@@ -1,6 +1,8 @@
 //! The lease algorithm (SPEC §3.2), written once over [`Store`] and [`Time`].
 //!
-//! - **Claim**: the store takes a free node ID of the sequencer (`NODE_IDS_EXHAUSTED` when all are held).
+//! - **Claim**: the store takes a free node ID of the sequencer (`NODE_IDS_EXHAUSTED` when all are held,
+//!   saying when the earliest held claim expires; [`LeaseOptions::wait_for_node`] asks again every
+//!   [`NODE_WAIT_POLL`] up to that bound first).
 //! - **Start**: the new holder reads the node ID's persisted reservation and starts strictly after it
 //!   (after its position under the same layout, and after the ticks it covers in time under any layout),
 //!   and at or above the sequencer's value floor (the IDs of destroyed incarnations of its name,
@@ -42,6 +44,9 @@ use crate::time::Time;
 /// Default claim time-to-live: 10 s.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
 
+/// How often a claim that waits for a node ID ([`LeaseOptions::wait_for_node`]) asks the store again.
+pub const NODE_WAIT_POLL: Duration = Duration::from_millis(100);
+
 /// How a lease is kept.
 #[derive(Clone, Debug)]
 pub struct LeaseOptions {
@@ -62,6 +67,11 @@ pub struct LeaseOptions {
     /// sequencer's node-ID space, such as `snowmint serve --node N --leases URL`): refused with
     /// `NODE_IDS_EXHAUSTED` while another holder has it. Default `None`: any free node ID.
     pub node: Option<u64>,
+    /// How long a claim waits for a node ID to come free when all are held (`?wait=30s` in a lease
+    /// source; the bindings' `wait_for_node_ms` / `waitForNodeMs`). Default zero: `NODE_IDS_EXHAUSTED`
+    /// at once. The claim is tried again every [`NODE_WAIT_POLL`] (sooner at the bound); the error after
+    /// the bound says when the earliest held claim expires.
+    pub wait_for_node: Duration,
     /// A defect planted on purpose, so the simulator can prove it catches it (feature
     /// `planted-defects`, for the simulation's own tests only).
     #[cfg(feature = "planted-defects")]
@@ -103,6 +113,15 @@ pub enum Defect {
     /// The memory store writes a reservation as it comes, without keeping the larger of it and the
     /// stored one (a delayed or duplicated older write moves the reservation back).
     ReservationLowered,
+    /// The etcd client takes a reservation transaction whose compare failed, the claim still held, as
+    /// written (without computing again from the reservation it read back).
+    EtcdReserveFailedAsWritten,
+    /// A range sequence adds a range moved from the global row to its datacenter row without clipping
+    /// it to the row's floor (a re-sent add, after processes took all of it, adds it again).
+    RangeAddNotClipped,
+    /// The etcd client takes a failed row compare-and-set whose row holds its text, up to the nonce, as
+    /// its own write.
+    EtcdRowResendByValue,
 }
 
 impl Default for LeaseOptions {
@@ -114,6 +133,7 @@ impl Default for LeaseOptions {
             holder: default_holder(),
             stepped: false,
             node: None,
+            wait_for_node: Duration::ZERO,
             #[cfg(feature = "planted-defects")]
             defect: Defect::None,
         }
@@ -158,6 +178,9 @@ struct Shared {
     /// The end (first position after) of the largest request that met the ceiling: the keeper's
     /// reservation covers it ([`Shared::target`]). Only grows.
     wanted: AtomicU64,
+    /// The claim is good until this monotonic instant (ns), measured from before the request that last
+    /// renewed it: past it, the store may have expired the claim and handed the node ID to another.
+    good_until: AtomicU64,
     state: AtomicU8,
     claim: Mutex<Claim>,
     /// Set to wake the keeper early: `stop` ends it, `urgent` asks for a round now.
@@ -195,9 +218,8 @@ pub struct Lease {
     /// The process that acquired the lease: a forked child owns neither its keeper nor its claim.
     pid: u32,
     keeper: Mutex<Option<std::thread::JoinHandle<()>>>,
-    /// A stepped lease (no keeper thread; [`Lease::keeper_round`] runs a round): the monotonic instant
-    /// its claim is good until.
-    stepped: Option<Mutex<u64>>,
+    /// A stepped lease (no keeper thread; [`Lease::keeper_round`] runs a round, one at a time).
+    stepped: Option<Mutex<()>>,
     /// Released (or abandoned): dropping does nothing more.
     released: std::sync::atomic::AtomicBool,
 }
@@ -261,6 +283,11 @@ impl Shared {
     fn notify_changed(&self) {
         let _g = self.changed.lock().unwrap_or_else(|p| p.into_inner());
         self.changed_cv.notify_all();
+    }
+
+    /// Past the claim's TTL since the request that last renewed it: the store may have expired it.
+    fn past_ttl(&self) -> bool {
+        self.time.monotonic_ns() >= self.good_until.load(Ordering::SeqCst)
     }
 
     fn claim(&self) -> Claim {
@@ -368,8 +395,6 @@ fn deadline_after(time: &dyn Time, d: Duration) -> u64 {
 }
 
 fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
-    // The claim is good until this monotonic instant (measured from before the request that renewed it).
-    let mut good_until = deadline_after(&*shared.time, shared.options.ttl);
     // Full rounds keep their period however often a mint asks for an extension in between.
     let mut next_round = std::time::Instant::now() + shared.period();
     loop {
@@ -398,7 +423,7 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
         };
         let going = if full {
             next_round = std::time::Instant::now() + shared.period();
-            keeper_round(&shared, state_of(), &mut good_until)
+            keeper_round(&shared, state_of())
         } else {
             extend_round(&shared, state_of())
         };
@@ -410,7 +435,7 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
 
 /// One keeper round: check the sequencer, renew the claim, extend the reservation. `false` once the
 /// lease has ended (lost or destroyed): the keeper stops.
-fn keeper_round(shared: &Shared, next_free: u64, good_until: &mut u64) -> bool {
+fn keeper_round(shared: &Shared, next_free: u64) -> bool {
     let ttl_ms = duration_ms(shared.options.ttl);
     let started = shared.time.monotonic_ns();
     match shared.check_sequencer() {
@@ -420,7 +445,7 @@ fn keeper_round(shared: &Shared, next_free: u64, good_until: &mut u64) -> bool {
             let _ = shared.store.release(&shared.claim());
             return false;
         }
-        Err(_) if shared.time.monotonic_ns() < *good_until => return true,
+        Err(_) if !shared.past_ttl() => return true,
         Err(_) => {
             shared.set_state(LOST);
             return false;
@@ -433,14 +458,17 @@ fn keeper_round(shared: &Shared, next_free: u64, good_until: &mut u64) -> bool {
     {
         Ok(renewed) => {
             *shared.claim.lock().unwrap_or_else(|p| p.into_inner()) = renewed;
-            *good_until = started.saturating_add(ttl_ms.saturating_mul(1_000_000));
+            shared.good_until.store(
+                started.saturating_add(ttl_ms.saturating_mul(1_000_000)),
+                Ordering::SeqCst,
+            );
         }
         Err(e) if e.code() == ErrorCode::LeaseLost => {
             shared.lost_or_destroyed();
             return false;
         }
         Err(_) => {
-            if shared.time.monotonic_ns() >= *good_until {
+            if shared.past_ttl() {
                 shared.set_state(LOST);
                 return false;
             }
@@ -514,36 +542,9 @@ impl Lease {
         } else {
             spread(nodes, time.unix_ns())
         };
-        let claim = store.claim(&ClaimRequest {
-            sequencer: &record.name,
-            incarnation: record.incarnation,
-            nodes,
-            start,
-            ttl_ms,
-            holder: &lease.holder,
-            now_unix_ms: ms(time.unix_ns()),
-        })?;
-        let claim = match (claim, lease.node) {
-            (Some(c), Some(n)) if c.node_id != n => {
-                let _ = store.release(&c);
-                None
-            }
-            (claim, _) => claim,
-        };
-        let claim = claim.ok_or_else(|| {
-            let which = match lease.node {
-                Some(n) => format!("node ID {n} of sequencer {:?} is held", record.name),
-                None => format!(
-                    "all {nodes} node IDs of sequencer {:?} are held",
-                    record.name
-                ),
-            };
-            Error::new(
-                ErrorCode::NodeIdsExhausted,
-                format!("{}: {which}", store.describe()),
-            )
-        })?;
+        let claim = claim_waiting(&*store, &*time, &record, &lease, start, ttl_ms)?;
         let ceiling = Arc::new(AtomicU64::new(0));
+        let good_until = deadline_after(&*time, lease.ttl);
         let shared = Arc::new(Shared {
             fingerprint: crate::layout_fingerprint(&layout),
             store,
@@ -553,6 +554,7 @@ impl Lease {
             options: lease,
             ceiling: ceiling.clone(),
             wanted: AtomicU64::new(0),
+            good_until: AtomicU64::new(good_until),
             state: AtomicU8::new(HELD),
             claim: Mutex::new(claim.clone()),
             wake: Mutex::new(Wake::default()),
@@ -611,8 +613,7 @@ impl Lease {
                 })?;
             Some(k)
         };
-        let stepped =
-            stepped.then(|| Mutex::new(deadline_after(&*shared.time, shared.options.ttl)));
+        let stepped = stepped.then(|| Mutex::new(()));
         forks::register(&shared);
         Ok(Lease {
             node_id: claim.node_id,
@@ -632,18 +633,14 @@ impl Lease {
     /// checks the sequencer, renews the claim, extends the reservation. `false` once the lease has
     /// ended (then it stays ended), or if the lease has a keeper thread of its own.
     pub fn keeper_round(&self) -> bool {
-        let Some(good_until) = &self.stepped else {
+        let Some(one_at_a_time) = &self.stepped else {
             return false;
         };
         if self.shared.state() != LeaseState::Held || self.released.load(Ordering::SeqCst) {
             return false;
         }
-        let mut good_until = good_until.lock().unwrap_or_else(|p| p.into_inner());
-        keeper_round(
-            &self.shared,
-            self.state_word.load(Ordering::Relaxed),
-            &mut good_until,
-        )
+        let _round = one_at_a_time.lock().unwrap_or_else(|p| p.into_inner());
+        keeper_round(&self.shared, self.state_word.load(Ordering::Relaxed))
     }
 
     /// Ends the lease as a crash would: no release, no final reservation; the claim stays in the store
@@ -755,7 +752,9 @@ impl Lease {
     }
 
     /// A mint of `n` positions failed: at the ceiling, `SEQUENCER_DESTROYED` or `LEASE_LOST` once the
-    /// lease is gone; while it is held, the keeper is asked to reserve past the request's end, and the
+    /// lease is gone or not renewed within its TTL (then the store may have handed the node ID to
+    /// another: a paused store, a paused process); while it is held, the keeper is asked to reserve
+    /// past the request's end, and the
     /// mint waits a bounded time for it (`wait`; then `LEASE_LOST`) or fails with `TOO_FAR_AHEAD` (other
     /// policies: retry shortly).
     #[cold]
@@ -781,7 +780,9 @@ impl Lease {
                 LeaseState::Lost => return Err(self.lost()),
                 LeaseState::Held => {}
             }
-            if s.time.monotonic_ns() >= deadline {
+            if s.time.monotonic_ns() >= deadline || s.past_ttl() {
+                // Not renewed within its TTL (the store unreachable or paused, this process paused):
+                // the claim may be another holder's by now; no reservation is asked for it.
                 return Err(self.lost_at_ceiling());
             }
             let seen = s.ceiling.load(Ordering::SeqCst);
@@ -844,10 +845,11 @@ impl Lease {
 
     fn lost_at_ceiling(&self) -> Error {
         Error::lease_lost(format!(
-            "{}: node ID {} of sequencer {:?} reached its reservation and the store has not extended it (lease not renewed)",
+            "{}: node ID {} of sequencer {:?} reached its reservation and the lease was not renewed in time (TTL {} ms): the node ID may be another holder's; minting stopped",
             self.shared.store.describe(),
             self.node_id,
-            self.shared.record.name
+            self.shared.record.name,
+            duration_ms(self.shared.options.ttl)
         ))
     }
 
@@ -913,6 +915,87 @@ impl Drop for Lease {
             let _ = self.release();
         }
     }
+}
+
+/// Claims a node ID for `record` (the one [`LeaseOptions::node`] names, or any from `start` on), asking
+/// the store again every [`NODE_WAIT_POLL`] for up to [`LeaseOptions::wait_for_node`] while all are
+/// held; then `NODE_IDS_EXHAUSTED`, saying when the earliest held claim expires and how to wait.
+fn claim_waiting(
+    store: &dyn Store,
+    time: &dyn Time,
+    record: &SequencerRecord,
+    lease: &LeaseOptions,
+    start: u64,
+    ttl_ms: u64,
+) -> Result<Claim> {
+    let nodes = record.config.nodes;
+    let deadline = deadline_after(time, lease.wait_for_node);
+    loop {
+        let claim = store.claim(&ClaimRequest {
+            sequencer: &record.name,
+            incarnation: record.incarnation,
+            nodes,
+            start,
+            ttl_ms,
+            holder: &lease.holder,
+            now_unix_ms: ms(time.unix_ns()),
+        })?;
+        match (claim, lease.node) {
+            (Some(c), Some(n)) if c.node_id != n => {
+                let _ = store.release(&c);
+            }
+            (Some(c), _) => return Ok(c),
+            (None, _) => {}
+        }
+        let now = time.monotonic_ns();
+        if now >= deadline || lease.stepped {
+            return Err(exhausted(store, time, record, lease));
+        }
+        let left = Duration::from_nanos(deadline - now);
+        std::thread::sleep(left.min(NODE_WAIT_POLL));
+    }
+}
+
+/// `NODE_IDS_EXHAUSTED` for `record`: which node IDs are held, when the earliest held claim expires
+/// unless renewed (as the store reports its holders), and how to wait for one.
+fn exhausted(
+    store: &dyn Store,
+    time: &dyn Time,
+    record: &SequencerRecord,
+    lease: &LeaseOptions,
+) -> Error {
+    let nodes = record.config.nodes;
+    let now_ms = ms(time.unix_ns());
+    let which = match lease.node {
+        Some(n) => format!("node ID {n} of sequencer {:?} is held", record.name),
+        None => format!(
+            "all {nodes} node IDs of sequencer {:?} are held",
+            record.name
+        ),
+    };
+    let earliest = store.holders(&record.name, now_ms).ok().and_then(|h| {
+        h.into_iter()
+            .filter(|s| lease.node.is_none_or(|n| n == s.node_id))
+            .filter_map(|s| s.claim.map(|c| (c.expires_unix_ms, s.node_id)))
+            .min()
+    });
+    let when = match earliest {
+        Some((at, node)) => format!(
+            "; the earliest held claim (node ID {node}) expires at {} (in {} ms) unless its holder renews it",
+            snowmint::IsoTime::from_unix_ms(at).to_buf().as_str(),
+            at.saturating_sub(now_ms)
+        ),
+        None => String::new(),
+    };
+    let waited = if lease.wait_for_node.is_zero() {
+        "; to wait for a node ID to come free, add ?wait=30s to the source (wait_for_node_ms / waitForNodeMs in the bindings)".to_string()
+    } else {
+        format!(" after waiting {} ms", duration_ms(lease.wait_for_node))
+    };
+    Error::new(
+        ErrorCode::NodeIdsExhausted,
+        format!("{}: {which}{waited}{when}", store.describe()),
+    )
 }
 
 /// A starting node ID that spreads concurrent claimers over the node space.

@@ -32,8 +32,10 @@ mod nonce;
 pub mod postgres;
 #[cfg(any(feature = "etcd", feature = "postgres"))]
 mod remote;
+#[cfg(feature = "tls")]
+mod tls;
 
-pub use error::{Error, Result};
+pub use error::{redact_secrets, without_urls, Error, Result};
 pub use file::FileStore;
 pub use generator::{Opened, SequencerGenerator};
 pub use lease::{Lease, LeaseOptions, LeaseState, DEFAULT_TTL};

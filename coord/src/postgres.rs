@@ -67,6 +67,15 @@
 //! configuration); a claim's re-send finds the claim it made: the `holder` column holds the holder's
 //! description and, after a `U+001F`, the claim's nonce.
 //!
+//! **TLS** (rustls, `coord/src/tls.rs`) with libpq's parameters and meanings: `sslmode` = `disable` (plain),
+//! `prefer` (the default: TLS when the server offers it, else plain), `require` (TLS, the certificate
+//! not checked — unless `sslrootcert` names a root file: then as `verify-ca`), `verify-ca` (the chain
+//! up to `sslrootcert`), `verify-full` (the chain and the host name); `sslrootcert=PATH` (or `system`:
+//! the Mozilla roots, and `verify-full` by default, as libpq 16); without it `verify-ca`/`verify-full`
+//! read `~/.postgresql/root.crt` as libpq does. A root file given to `prefer` checks the chain too.
+//! `sslcert`/`sslkey` offer a client certificate. Passwords go by whatever the server asks
+//! (SCRAM-SHA-256 with channel binding over TLS, or MD5/plain); the password is never in a message.
+//!
 //! Every statement runs under [`PostgresStore::REQUEST_TIMEOUT`] (a server that stops answering, even a
 //! stopped one whose kernel still accepts connections, cannot hang a caller); a broken connection is
 //! reopened on the next call.
@@ -76,9 +85,12 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use snowmint::ErrorCode;
+use tokio_postgres::config::SslMode;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, NoTls, Row, Statement};
+use tokio_postgres::{Client, Row, Statement};
+
+use crate::tls::{client_config, Verify};
 
 use crate::error::{Error, Result};
 use crate::remote::Created;
@@ -92,6 +104,8 @@ pub struct PostgresStore {
     config: tokio_postgres::Config,
     schema: String,
     described: String,
+    /// The TLS client configuration (used unless `sslmode=disable`).
+    tls: std::sync::Arc<rustls::ClientConfig>,
     connect_timeout: Duration,
     request_timeout: Duration,
     inner: Mutex<Inner>,
@@ -350,8 +364,10 @@ pub fn open(url: &crate::source::PostgresUrl) -> Result<std::sync::Arc<dyn Store
 }
 
 impl PostgresStore {
-    /// Connection timeout (TCP connect, TLS-less startup and authentication).
-    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+    /// Connection timeout: the whole connection (TCP connect, TLS-less startup and authentication),
+    /// one bound. Longer than an answer's: a loaded server (many processes starting at once) takes
+    /// seconds to start a backend.
+    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(4);
     /// Timeout for one statement's answer.
     pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -371,8 +387,30 @@ impl PostgresStore {
         let (base, params) = url.split_once('?').unwrap_or((url, ""));
         let mut schema = "snowmint".to_string();
         let mut passed = Vec::new();
+        let mut sslmode = "prefer".to_string();
+        let mut files = crate::source::TlsFiles::default();
+        let mut system_roots = false;
+        let mut tls_params = Vec::new();
         for param in params.split('&').filter(|p| !p.is_empty()) {
+            let path = |value: &str| -> Result<Option<std::path::PathBuf>> {
+                crate::source::percent_decode(value)
+                    .map(|v| Some(v.into()))
+                    .ok_or_else(|| {
+                        Error::invalid(format!(
+                            "{}: bad %-escape in {param:?}",
+                            crate::error::redact_secrets(url)
+                        ))
+                    })
+            };
+            if param.starts_with("ssl") && !param.starts_with("sslnegotiation=") {
+                tls_params.push(param);
+            }
             match param.split_once('=').unwrap_or((param, "")) {
+                ("sslmode", value) => sslmode = value.to_string(),
+                ("sslrootcert", "system") => system_roots = true,
+                ("sslrootcert", value) => files.ca = path(value)?,
+                ("sslcert", value) => files.cert = path(value)?,
+                ("sslkey", value) => files.key = path(value)?,
                 ("schema", value) => {
                     let ok = (1..=63).contains(&value.len())
                         && value
@@ -383,7 +421,7 @@ impl PostgresStore {
                         return Err(Error::invalid(format!(
                             "{}: schema {value:?} is not 1 to 63 letters, digits and underscores (not starting \
                              with a digit)",
-                            redact(url)
+                            crate::error::redact_secrets(url)
                         )));
                     }
                     schema = value.to_string();
@@ -397,16 +435,49 @@ impl PostgresStore {
         } else {
             format!("{base}?{}", passed.join("&"))
         };
-        let described = redact(&libpq_url);
+        // What messages show: the URL the driver gets and the TLS parameters, without the password.
+        let described =
+            crate::error::redact_secrets(&match (passed.is_empty(), tls_params.is_empty()) {
+                (_, true) => libpq_url.clone(),
+                (true, false) => format!("{base}?{}", tls_params.join("&")),
+                (false, false) => format!("{libpq_url}&{}", tls_params.join("&")),
+            });
         let mut config: tokio_postgres::Config = libpq_url
             .parse()
             .map_err(|e| Error::invalid(format!("{described}: not a PostgreSQL URL: {e}")))?;
-        if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
-            return Err(Error::invalid(format!(
-                "{described}: sslmode=require asks for TLS, which this PostgreSQL store does not speak yet; \
-                 connect over a private network or a TLS-terminating proxy (sslmode=disable or prefer)"
-            )));
+        if system_roots && sslmode == "prefer" && !params.contains("sslmode=") {
+            sslmode = "verify-full".into();
         }
+        let (mode, verify) = match sslmode.as_str() {
+            "disable" => (SslMode::Disable, Verify::Nothing),
+            "prefer" | "require" if files.ca.is_none() && !system_roots => {
+                (if sslmode == "prefer" { SslMode::Prefer } else { SslMode::Require }, Verify::Nothing)
+            }
+            "prefer" => (SslMode::Prefer, Verify::Chain),
+            "require" | "verify-ca" => (SslMode::Require, Verify::Chain),
+            "verify-full" => (SslMode::Require, Verify::Full),
+            other => {
+                return Err(Error::invalid(format!(
+                    "{described}: sslmode={other:?} is not one of disable, prefer, require, verify-ca, verify-full"
+                )))
+            }
+        };
+        if verify != Verify::Nothing && files.ca.is_none() && !system_roots {
+            // libpq's default root file.
+            let default = std::env::var_os("HOME")
+                .map(|h| std::path::Path::new(&h).join(".postgresql/root.crt"))
+                .filter(|p| p.exists())
+                .ok_or_else(|| {
+                    Error::invalid(format!(
+                        "{described}: sslmode={sslmode} checks the server's certificate and needs root \
+                         certificates: give sslrootcert=PATH (or sslrootcert=system), or put them in \
+                         ~/.postgresql/root.crt"
+                    ))
+                })?;
+            files.ca = Some(default);
+        }
+        config.ssl_mode(mode);
+        let tls = client_config(&files, verify).map_err(|e| e.context(&described))?;
         if config.get_application_name().is_none() {
             config.application_name("snowmint");
         }
@@ -419,6 +490,7 @@ impl PostgresStore {
             })?;
         let store = PostgresStore {
             config,
+            tls,
             schema: format!("\"{}\"", schema.replace('"', "\"\"")),
             described: match (schema.as_str(), described.contains('?')) {
                 ("snowmint", _) => described,
@@ -582,8 +654,11 @@ impl PostgresStore {
     fn open(&self, runtime: &tokio::runtime::Runtime) -> Result<Client> {
         let connected = runtime.block_on(async {
             tokio::time::timeout(
-                self.connect_timeout + self.request_timeout,
-                self.config.connect(NoTls),
+                self.connect_timeout,
+                self.config
+                    .connect(tokio_postgres_rustls::MakeRustlsConnect::new(
+                        (*self.tls).clone(),
+                    )),
             )
             .await
         });
@@ -598,7 +673,7 @@ impl PostgresStore {
             Err(_) => Err(Error::unavailable(format!(
                 "{}: connecting: no answer within {} ms",
                 self.described,
-                (self.connect_timeout + self.request_timeout).as_millis()
+                self.connect_timeout.as_millis()
             ))),
         }
     }
@@ -938,22 +1013,6 @@ impl Store for PostgresStore {
     }
 }
 
-/// `url` without its password (for messages).
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => {
-            let user = userinfo.split(':').next().unwrap_or("");
-            format!("{scheme}://{user}@{host}{path}")
-        }
-        None => url.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -961,11 +1020,17 @@ mod tests {
     #[test]
     fn passwords_never_reach_messages() {
         assert_eq!(
-            redact("postgres://u:secret@h:5432/db"),
-            "postgres://u@h:5432/db"
+            crate::error::redact_secrets("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
         );
-        assert_eq!(redact("postgres://u@h/db?x=1"), "postgres://u@h/db?x=1");
-        assert_eq!(redact("postgres://h/db"), "postgres://h/db");
+        assert_eq!(
+            crate::error::redact_secrets("postgres://u@h/db?x=1"),
+            "postgres://u@h/db?x=1"
+        );
+        assert_eq!(
+            crate::error::redact_secrets("postgres://h/db"),
+            "postgres://h/db"
+        );
         let e = PostgresStore::connect("postgres://u:secret@127.0.0.1:1/db?sequencer=s&ttl=3s")
             .unwrap_err();
         assert!(!e.message().contains("secret"), "{e}");
@@ -998,7 +1063,8 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.code(), ErrorCode::StoreUnavailable);
-        assert!(e.message().contains("no answer within 600 ms"), "{e}");
+        // The connect timeout bounds the connection, as documented (not connect + request).
+        assert!(e.message().contains("no answer within 300 ms"), "{e}");
         assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
     }
 
@@ -1026,7 +1092,10 @@ mod tests {
             "postgres://u@h/db?schema=",
             "postgres://u@h/db?schema=a-b",
             "postgres://u@h/db?schema=1a",
-            "postgres://u@h/db?sslmode=require",
+            "postgres://u@h/db?sslmode=verify-all",
+            "postgres://u@h/db?sslmode=allow",
+            "postgres://u@h/db?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
+            "postgres://u@h/db?sslcert=/nonexistent/c.pem",
         ] {
             let e = PostgresStore::connect(url).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidArgument, "{url}: {e}");

@@ -610,6 +610,12 @@ impl Allocator {
             }
             if let Some((s, e)) = range {
                 let s = s.max(dc.floor);
+                #[cfg(feature = "planted-defects")]
+                let s = if self.defect == crate::lease::Defect::RangeAddNotClipped {
+                    range.map_or(s, |r| r.0)
+                } else {
+                    s
+                };
                 let held = dc.ranges.iter().any(|&(a, b)| a < e && s < b);
                 #[cfg(feature = "planted-defects")]
                 let held = held && self.defect != crate::lease::Defect::RangeAddWithoutOverlap;

@@ -605,7 +605,8 @@ impl NodeGenerator {
         )
     }
 
-    /// Opens `source` with a clock and lease options (the TTL comes from the source's `?ttl=`).
+    /// Opens `source` with a clock and lease options (the TTL comes from the source's `?ttl=`; its
+    /// `?wait=`, when given, sets [`LeaseOptions::wait_for_node`]).
     pub fn open_with(
         source: &str,
         layout: Layout,
@@ -630,6 +631,11 @@ impl NodeGenerator {
             time,
             LeaseOptions {
                 ttl: l.ttl,
+                wait_for_node: if l.wait.is_zero() {
+                    lease_options.wait_for_node
+                } else {
+                    l.wait
+                },
                 ..lease_options
             },
         )

@@ -8,11 +8,20 @@
 //! | `k8s` / `k8s:OFFSET` | the StatefulSet ordinal at the end of the hostname (`web-3` → 3), plus OFFSET |
 //! | `ip` / `ip:IFACE` | the host part of the private IPv4 address of an interface that is up (not loopback, bridge or link-local), Sonyflake style; refused when it does not fit the node field |
 //! | `file:///DIR` | a lease in the embedded store in DIR (processes of one host, no server) |
-//! | `etcd://HOST:PORT[,HOST:PORT…]/PREFIX` | a lease on an etcd cluster |
-//! | `postgres://USER@HOST:PORT/DB` | a lease in a PostgreSQL table |
+//! | `etcd://[USER:PASSWORD@]HOST:PORT[,HOST:PORT…]/PREFIX` | a lease on an etcd cluster (plain HTTP), keys under `PREFIX/` (port 2379 and prefix `snowmint` when omitted) |
+//! | `etcd+https://[USER:PASSWORD@]HOST:PORT[,…]/PREFIX[?cacert=PATH&cert=PATH&key=PATH]` | the same over TLS |
+//! | `postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=…&sslrootcert=…&sslcert=…&sslkey=…]` | a lease in a PostgreSQL table |
 //!
-//! Lease sources take `?sequencer=NAME` (default `default`) and `?ttl=10s` (`ms`, `s` or `m`; default
-//! 10 s). Every error names the source and says why.
+//! etcd over TLS checks the server's certificate against `cacert` (else the Mozilla roots) and its
+//! host name, and offers the client certificate `cert` with its key `key` to a cluster that runs with
+//! `--client-cert-auth` (etcdctl's parameter names). `USER:PASSWORD@` signs in with etcd's own
+//! authentication (`/v3/auth/authenticate`; the token is fetched again when the cluster says it expired).
+//! PostgreSQL's TLS parameters have libpq's names and meanings ([`crate::postgres`]).
+//! No password ever appears in a message, a `Debug` form or a [`StoreUrl`]'s `Display`.
+//!
+//! Lease sources take `?sequencer=NAME` (default `default`), `?ttl=10s` (`ms`, `s` or `m`; default
+//! 10 s) and `?wait=30s` (how long a claim waits for a node ID to come free when all are held; default
+//! 0: `NODE_IDS_EXHAUSTED` at once). Every error names the source and says why.
 //!
 //! **`ip`**: the node ID is the **host part** of an IPv4 address: the address bits below its
 //! interface's prefix length (`10.0.4.5/16` → `0.0.4.5` = 1029; `10.0.0.5/24` → 5). `ip` takes the
@@ -74,6 +83,9 @@ pub struct LeaseSource {
     pub sequencer: String,
     /// Claim time-to-live.
     pub ttl: Duration,
+    /// `?wait=30s`: how long a claim waits for a node ID to come free when all are held (default zero:
+    /// `NODE_IDS_EXHAUSTED` at once; [`crate::LeaseOptions::wait_for_node`]).
+    pub wait: Duration,
 }
 
 /// Where a store is.
@@ -90,7 +102,7 @@ pub enum StoreUrl {
     Postgres(PostgresUrl),
 }
 
-/// `etcd://HOST:PORT[,HOST:PORT…]/PREFIX`.
+/// `etcd[+https]://[USER:PASSWORD@]HOST:PORT[,HOST:PORT…]/PREFIX[?cacert=&cert=&key=]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EtcdUrl {
     /// `host:port` of every endpoint, in the order given (port 2379 where none was given).
@@ -98,10 +110,43 @@ pub struct EtcdUrl {
     /// The key prefix every key of this store lives under (default `snowmint`), without slashes at
     /// either end.
     pub prefix: String,
+    /// `etcd+https://`: TLS with these files; `None`: plain HTTP (`etcd://`).
+    pub tls: Option<TlsFiles>,
+    /// `USER:PASSWORD@`: etcd's own authentication.
+    pub auth: Option<Credentials>,
 }
 
-/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?OPTIONS]`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The files of a TLS client (paths; the files are read when the store is opened).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// PEM file of the certificate authorities trusted for the server (`None`: the Mozilla roots).
+    pub ca: Option<PathBuf>,
+    /// PEM file of the client certificate chain (for servers that ask for one).
+    pub cert: Option<PathBuf>,
+    /// PEM file of the client certificate's private key.
+    pub key: Option<PathBuf>,
+}
+
+/// A user name and password; `Debug` shows the name only.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// The user.
+    pub user: String,
+    /// The password (percent-decoded).
+    pub password: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("user", &self.user)
+            .field("password", &"***")
+            .finish()
+    }
+}
+
+/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?OPTIONS]`. `Debug` shows the URL without its password.
+#[derive(Clone, PartialEq, Eq)]
 pub struct PostgresUrl {
     /// The connection URL as given, without the `sequencer` and `ttl` parameters (other parameters,
     /// such as `sslmode` or `connect_timeout`, are kept for the driver).
@@ -116,12 +161,37 @@ pub struct PostgresUrl {
     pub database: String,
 }
 
+impl std::fmt::Debug for PostgresUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresUrl")
+            .field("url", &redacted(&self.url))
+            .field("user", &self.user)
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("database", &self.database)
+            .finish()
+    }
+}
+
 impl std::fmt::Display for StoreUrl {
     /// The URL without any password.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StoreUrl::File { dir } => write!(f, "file://{}", dir.display()),
-            StoreUrl::Etcd(e) => write!(f, "etcd://{}/{}", e.endpoints.join(","), e.prefix),
+            StoreUrl::Etcd(e) => write!(
+                f,
+                "{}://{}{}/{}",
+                if e.tls.is_some() {
+                    "etcd+https"
+                } else {
+                    "etcd"
+                },
+                e.auth
+                    .as_ref()
+                    .map_or(String::new(), |a| format!("{}@", a.user)),
+                e.endpoints.join(","),
+                e.prefix
+            ),
             StoreUrl::Postgres(p) => {
                 write!(
                     f,
@@ -138,27 +208,10 @@ fn bad(source: &str, why: impl std::fmt::Display) -> Error {
 }
 
 /// A node source or store URL as errors and logs may show it: a password in its user part
-/// (`postgres://user:secret@host/db`) is replaced by `***`.
+/// (`postgres://user:secret@host/db`) or a `password=` parameter is replaced by `***`
+/// ([`crate::error::redact_secrets`], which every [`Error`] message also passes through).
 pub fn redacted(source: &str) -> String {
-    let Some(scheme_end) = source.find("://") else {
-        return source.to_string();
-    };
-    let start = scheme_end + 3;
-    let rest = &source[start..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    let Some(at) = authority.rfind('@') else {
-        return source.to_string();
-    };
-    match authority[..at].find(':') {
-        Some(colon) => format!(
-            "{}{}:***{}",
-            &source[..start],
-            &authority[..colon],
-            &source[start + at..]
-        ),
-        None => source.to_string(),
-    }
+    crate::error::redact_secrets(source)
 }
 
 impl NodeSource {
@@ -290,7 +343,9 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
     };
     let mut sequencer = DEFAULT_SEQUENCER.to_string();
     let mut ttl = DEFAULT_TTL;
+    let mut wait = Duration::ZERO;
     let mut passthrough = Vec::new();
+    let mut tls = TlsFiles::default();
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').ok_or_else(|| {
             bad(
@@ -307,11 +362,35 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
                 sequencer = name;
             }
             "ttl" => ttl = parse_ttl(v).map_err(|why| bad(source, why))?,
+            "wait" => wait = parse_wait(v).map_err(|why| bad(source, why))?,
             _ if scheme.starts_with("postgres") => passthrough.push(pair),
+            "cacert" | "cert" | "key" if scheme == "etcd+https" => {
+                let path = PathBuf::from(
+                    percent_decode(v).ok_or_else(|| bad(source, format!("bad %-escape in {k}")))?,
+                );
+                *match k {
+                    "cacert" => &mut tls.ca,
+                    "cert" => &mut tls.cert,
+                    _ => &mut tls.key,
+                } = Some(path);
+            }
+            "cacert" | "cert" | "key" => {
+                return Err(bad(
+                    source,
+                    format!("{k}= is a TLS parameter: write etcd+https://…"),
+                ))
+            }
             _ => {
                 return Err(bad(
                     source,
-                    format!("unknown parameter {k:?} (known: sequencer, ttl)"),
+                    format!(
+                        "unknown parameter {k:?} (known: sequencer, ttl, wait{})",
+                        if scheme == "etcd+https" {
+                            ", cacert, cert, key"
+                        } else {
+                            ""
+                        }
+                    ),
                 ))
             }
         }
@@ -336,8 +415,28 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
                 dir: PathBuf::from(if trimmed.is_empty() { "/" } else { trimmed }),
             }
         }
-        "etcd" => {
+        "etcd" | "etcd+https" => {
             let (hosts, prefix) = body.split_once('/').unwrap_or((body, ""));
+            let (auth, hosts) = match hosts.rsplit_once('@') {
+                None => (None, hosts),
+                Some((userinfo, hosts)) => {
+                    let (user, password) = userinfo.split_once(':').ok_or_else(|| {
+                        bad(
+                            source,
+                            "etcd authentication needs USER:PASSWORD@ (a password)",
+                        )
+                    })?;
+                    let decode = |s: &str| {
+                        percent_decode(s)
+                            .ok_or_else(|| bad(source, "bad %-escape in the user or password"))
+                    };
+                    let (user, password) = (decode(user)?, decode(password)?);
+                    if user.is_empty() {
+                        return Err(bad(source, "empty user name"));
+                    }
+                    (Some(Credentials { user, password }), hosts)
+                }
+            };
             if hosts.is_empty() {
                 return Err(bad(
                     source,
@@ -356,6 +455,8 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
                 } else {
                     prefix.into()
                 },
+                tls: (scheme == "etcd+https").then_some(tls),
+                auth,
             })
         }
         "postgres" | "postgresql" => {
@@ -388,7 +489,7 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
         other => {
             return Err(bad(
                 source,
-                format!("unknown scheme {other:?} (file, etcd or postgres)"),
+                format!("unknown scheme {other:?} (file, etcd, etcd+https or postgres)"),
             ))
         }
     };
@@ -396,6 +497,7 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
         store,
         sequencer,
         ttl,
+        wait,
     })
 }
 
@@ -429,6 +531,14 @@ fn host_port(s: &str, default_port: u16) -> std::result::Result<String, String> 
     Ok(format!("{host}:{port}"))
 }
 
+/// `?wait=`: `30s`, `500ms`, `2m`, a bare number of seconds, or `0` (do not wait); at most 1 hour.
+pub fn parse_wait(v: &str) -> std::result::Result<Duration, String> {
+    if v.trim_end_matches(['m', 's']).chars().all(|c| c == '0') && v.starts_with('0') {
+        return Ok(Duration::ZERO);
+    }
+    parse_ttl(v).map_err(|e| e.replacen("ttl", "wait", 1))
+}
+
 /// `10s`, `500ms`, `2m`, or a bare number of seconds; at least 1 ms, at most 1 hour.
 pub fn parse_ttl(v: &str) -> std::result::Result<Duration, String> {
     let (num, unit_ms) = if let Some(n) = v.strip_suffix("ms") {
@@ -455,7 +565,7 @@ pub fn parse_ttl(v: &str) -> std::result::Result<Duration, String> {
     Ok(Duration::from_millis(ms))
 }
 
-fn percent_decode(s: &str) -> Option<String> {
+pub(crate) fn percent_decode(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

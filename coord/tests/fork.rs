@@ -80,3 +80,158 @@ fn a_forked_child_never_mints_under_its_parents_lease() {
     drop(lease);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A generator opened from a node source before `fork()` (gunicorn `--preload`, uWSGI, Celery prefork)
+/// opens a lease of its own in the child on first use: another node ID, IDs unique against the parent's,
+/// the parent's claim untouched; on the embedded store and, when the harness started them, on real etcd
+/// and PostgreSQL.
+#[test]
+fn a_generator_opened_from_a_source_opens_its_own_lease_in_a_forked_child() {
+    let (dir, sources) = fork_sources("gen", 2);
+    for source in sources {
+        let g = open_leased(&source);
+        let parent_node = g.node_id();
+        let before = g.next_id().unwrap();
+        let t0 = Instant::now();
+        let answer = in_forked_child(|| {
+            let answer = match (g.next_id(), g.next_id()) {
+                (Ok(a), Ok(b)) => format!("{a} {b} {}", g.node_id()),
+                (Err(e), _) | (_, Err(e)) => format!("ERR {e}"),
+            };
+            let _ = g.detach(); // releases the child's own lease; the parent's is left alone
+            answer
+        });
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "{source}: slow child"
+        );
+        let words = numbers(&source, &answer);
+        let (a, b, child_node) = (words[0], words[1], words[2]);
+        assert_ne!(child_node, parent_node, "{source}: the child's own node ID");
+        assert_eq!((a >> 12) & 0x3ff, child_node, "{source}");
+        assert!(b > a, "{source}");
+        // The parent's lease is untouched: still attached under its node ID, still minting.
+        let after = g.next_id().unwrap();
+        assert!(
+            after > before && (after >> 12) & 0x3ff == parent_node,
+            "{source}"
+        );
+        assert_eq!(g.node_id(), parent_node);
+        assert!(g.lease().is_some_and(|l| l.state() == LeaseState::Held));
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A fresh embedded store and, when the harness started them, etcd and PostgreSQL: a source for each,
+/// on a sequencer of `nodes` node IDs.
+fn fork_sources(tag: &str, nodes: u64) -> (std::path::PathBuf, Vec<String>) {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("snowmint-fork-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut urls = vec![format!("file://{}", dir.display())];
+    for var in ["SNOWMINT_TEST_ETCD_URL", "SNOWMINT_TEST_POSTGRES_URL"] {
+        match std::env::var(var).ok().filter(|v| !v.is_empty()) {
+            Some(url) => urls.push(url),
+            None if std::env::var("SNOWMINT_REQUIRE_SERVERS").is_ok_and(|v| v == "1") => {
+                panic!("{var} is not set")
+            }
+            None => eprintln!("{var} not set: that store is skipped"),
+        }
+    }
+    let name = format!("fork{tag}{}", std::process::id());
+    let sources = urls
+        .into_iter()
+        .map(|url| {
+            let store = snowmint_coord::source::open_store(
+                &snowmint_coord::source::parse_store_url(&url).unwrap(),
+            )
+            .unwrap();
+            let config = SequencerConfig {
+                layout: layout_text(&Layout::twitter()),
+                nodes,
+            };
+            store.create_sequencer(&name, &config, 0).unwrap();
+            let sep = if url.contains('?') { '&' } else { '?' };
+            format!("{url}{sep}sequencer={name}&ttl=2s")
+        })
+        .collect();
+    (dir, sources)
+}
+
+/// Forks; the child runs `child` and writes its answer to a pipe; returns the answer.
+fn in_forked_child(child: impl FnOnce() -> String) -> String {
+    let mut fds = [0; 2];
+    // SAFETY: a pipe for the child's answer.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: the child runs `child`, writes its answer and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let answer = child();
+        // SAFETY: the pipe's write end.
+        unsafe { libc::write(fds[1], answer.as_ptr().cast(), answer.len()) };
+        unsafe { libc::_exit(0) };
+    }
+    // SAFETY: the parent keeps the read end only.
+    unsafe { libc::close(fds[1]) };
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: reads into `buf`.
+    let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
+    unsafe { libc::close(fds[0]) };
+    let mut status = 0;
+    // SAFETY: our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    String::from_utf8_lossy(&buf[..n.max(0) as usize]).to_string()
+}
+
+/// A pre-fork master that opened a generator and never minted gives its node ID back before the fork
+/// (the `pthread_atfork` prepare handler `prefork::register` installs): on a ONE-node sequencer the
+/// forked worker claims that node ID, and the master claims it again on its own first use, after the
+/// worker's IDs; a master that minted keeps its lease at the next fork.
+#[test]
+fn a_master_that_never_minted_gives_its_node_id_back_before_a_fork() {
+    use snowmint_coord::generator::prefork;
+    let (dir, sources) = fork_sources("master", 1);
+    for source in sources {
+        let g = open_leased(&source);
+        prefork::register(&g);
+        assert!(g.lease().is_some());
+        let child = || {
+            let r = g.next_id().map(|a| format!("{a} {}", g.node_id()));
+            let _ = g.detach(); // releases the worker's lease
+            r.unwrap_or_else(|e| format!("ERR {}", e.code().as_str()))
+        };
+        let answer = in_forked_child(child);
+        assert!(g.lease().is_none(), "{source}: released before the fork");
+        let words = numbers(&source, &answer);
+        assert_eq!(words[1], 0, "{source}: the worker holds the only node ID");
+        // The master claims again on first use (the worker released it), after the worker's IDs.
+        let id = g.next_id().unwrap_or_else(|e| panic!("{source}: {e}"));
+        assert!(id > words[0], "{source}");
+        // A master that minted keeps its lease at the next fork: that worker finds the node ID held.
+        let answer = in_forked_child(child);
+        assert_eq!(answer, "ERR NODE_IDS_EXHAUSTED", "{source}");
+        assert!(g.lease().is_some_and(|l| l.state() == LeaseState::Held));
+        assert!(g.next_id().unwrap() > id);
+        assert_eq!(prefork::give_back_unused(), 0, "{source}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn open_leased(source: &str) -> Box<snowmint_coord::SequencerGenerator> {
+    match snowmint_coord::SequencerGenerator::open(source, Layout::twitter(), Options::default()) {
+        Ok(snowmint_coord::Opened::Leased(g)) => g,
+        other => panic!("{source}: a lease source, got {other:?}"),
+    }
+}
+
+/// The numbers a child answered.
+fn numbers(source: &str, answer: &str) -> Vec<u64> {
+    answer
+        .split_whitespace()
+        .map(|w| {
+            w.parse()
+                .unwrap_or_else(|_| panic!("{source}: child said {answer}"))
+        })
+        .collect()
+}

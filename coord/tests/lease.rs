@@ -1009,3 +1009,56 @@ fn only_default_is_created_implicitly() {
         );
     }
 }
+
+/// Both clocks of the system plus a jump: a process stopped (SIGSTOP, a suspended VM) and resumed.
+#[derive(Debug, Default)]
+struct ResumedTime {
+    jumped_ns: AtomicU64,
+}
+
+impl Time for ResumedTime {
+    fn unix_ns(&self) -> u64 {
+        SystemTime.unix_ns() + self.jumped_ns.load(Ordering::SeqCst)
+    }
+
+    fn monotonic_ns(&self) -> u64 {
+        SystemTime.monotonic_ns() + self.jumped_ns.load(Ordering::SeqCst)
+    }
+}
+
+/// A holder resumed after longer than its TTL reaches its reservation with the claim not renewed in
+/// time: the store may have expired it and handed the node ID on. That is `LEASE_LOST`, under `fail`
+/// as under `wait` — not `TOO_FAR_AHEAD` "retry shortly (the keeper is extending it)" — and nothing
+/// past the ceiling is minted.
+#[test]
+fn a_holder_resumed_past_its_ttl_is_lease_lost_not_too_far_ahead() {
+    for t in stores() {
+        for policy in [Policy::Fail, Policy::Wait] {
+            let what = format!("{} {policy:?}", t.store.describe());
+            let name = unique("resumed");
+            let time = Arc::new(ResumedTime::default());
+            let options = Options {
+                policy,
+                ..Options::default()
+            };
+            let a = acquire(&t.store, &name, time.clone(), 1, options).unwrap();
+            a.next_id().unwrap();
+            let state = a.generator().state();
+            // Stopped for 10 s (TTL 3 s): the clock's tick is now past the reservation.
+            time.jumped_ns.store(10_000_000_000, Ordering::SeqCst);
+            let t0 = Instant::now();
+            let e = a.next_id().unwrap_err();
+            assert_eq!(e.code(), ErrorCode::LeaseLost, "{what}: {e}");
+            assert!(e.to_string().contains("not renewed in time"), "{what}: {e}");
+            assert!(
+                t0.elapsed() < Duration::from_secs(1),
+                "{what}: {:?}",
+                t0.elapsed()
+            );
+            assert_eq!(a.generator().state(), state, "{what}: nothing minted");
+            drop(a);
+            let incarnation = t.store.sequencer(&name).unwrap().unwrap().incarnation;
+            t.store.destroy_sequencer(&name, incarnation).unwrap();
+        }
+    }
+}

@@ -7,8 +7,8 @@
 //! Faults: clocks stepped back and forth, frozen and smeared; holders paused past their TTL, crashed
 //! (no release) and restarted; the store unreachable from a holder (a partition), failing requests at
 //! random, or applying a request and answering after the holder gave up; the sequencer destroyed and
-//! created again. After every step: no ID minted twice across all holders, IDs strictly increasing per
-//! lease. At the end of a run: per node ID, the positions of successive leases do not overlap (what
+//! created again with another node count (2 to 4). After every step: no ID minted twice across all
+//! holders, IDs strictly increasing per lease. At the end of a run: per node ID, the positions of successive leases do not overlap (what
 //! SPEC §3.2 promises, and what lets the long run check 10^9 IDs without keeping them).
 //!
 //! ```text
@@ -17,13 +17,16 @@
 //! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
 //! ```
 //! Options: `--seeds N` (default 500 lease seeds; the state file runs N/50 seeds of `--steps`/2, the
-//! ranges N/5 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed, default 4000), `--replay
-//! SEED` (one seed, every step printed; with `--state-file` or `--ranges`, that world; `--defect NAME`
-//! plants one of the table's defects), `--long` (1024 nodes, 10^9 IDs: the README's figures),
-//! `--defects` / `--no-defects` (only / without the planted-defect proof), `--defect-seeds N` (the
+//! ranges N/5 seeds of `--steps`/4, the leases over etcd N/50 seeds of `--steps`/2, the ranges over
+//! etcd N/25 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed, default 4000), `--world
+//! NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`, `state file`), `--replay
+//! SEED` (one seed, every step printed, `--steps` being that world's own; with `--state-file`,
+//! `--ranges`, `--etcd` or `--ranges --etcd`, that world; `--defect NAME` plants one of the table's
+//! defects), `--long` (1024 nodes, 10^9 IDs: the README's figures), `--defects` / `--no-defects` (only
+//! / without the planted-defect proof; `--defect NAME` proves only that one), `--defect-seeds N` (the
 //! proof's bound, default 2000), `--no-late-reservations` (reservations are never delayed or
 //! duplicated).
-//! The default run takes about a minute in debug on 2 cores.
+//! The default run (proof included) takes about a minute of CPU in debug.
 //!
 //! Network faults of real clients (`Link`): a row write whose answer is lost and which the client sends
 //! again (applied first or not), another process acting in between, answered by the store's re-send
@@ -32,6 +35,16 @@
 //! reservation landing after a newer one must leave the stored one (the stores' never-lower rule,
 //! `crate::store`); before that rule, seed 3 of the default lease seeds found duplicates, and the
 //! planted `reservation-lowered` defect puts the old behaviour back.
+//!
+//! The network boundary (`--etcd`; module `etcd`): the same lease and range worlds over the real etcd
+//! client (`EtcdStore`, through its transport seam `etcd::transport::Dial`) on a simulated network to
+//! a simulated etcd cluster with etcd's semantics (revisions, transactions, leases expiring by
+//! simulated time). There `Link`'s fault knobs act at the network: a request lost before the server, an
+//! answer lost or late after the server applied it (the client times out and re-sends on the next
+//! endpoint), a connection dropped after commit (the client re-sends on a fresh connection), a request
+//! duplicated or delayed past later ones (of any client), a partition. A timeout costs its length in
+//! simulated time; nothing sleeps, so a seed replays exactly. The range world's races run there too:
+//! while a client's answer is lost, another process takes a range.
 //!
 //! The proof (planted defects, feature `planted-defects`): each one- or two-line mistake of the
 //! table in `DEFECTS` must be caught within `--defect-seeds`; the run prints how many seeds each took
@@ -43,13 +56,41 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use etcd::{Faults, SimDial, SimEtcd, SimNet};
 use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
+use snowmint_coord::etcd::EtcdStore;
 use snowmint_coord::lease::Defect;
 use snowmint_coord::range::SteppedAllocator;
 use snowmint_coord::{
     layout_text, Claim, ClaimRequest, Error, Lease, LeaseOptions, LeaseState, MemoryStore,
     NodeState, RangeOptions, Reservation, Result, SequencerConfig, SequencerRecord, Store, Time,
 };
+
+#[path = "simulation/etcd.rs"]
+mod etcd;
+
+/// A real etcd client (three endpoint names, one simulated cluster) over a network of its own with
+/// `faults`.
+fn etcd_client(
+    cluster: &Arc<SimEtcd>,
+    now: &Arc<AtomicU64>,
+    faults: &Arc<Faults>,
+    seed: u64,
+    race: Option<(Arc<Race>, usize)>,
+    defect: Defect,
+) -> Arc<dyn Store> {
+    let net = SimNet::new(cluster, now, faults, seed, race);
+    let endpoints: Vec<String> = (0..3).map(|i| format!("etcd-{i}:2379")).collect();
+    let store = EtcdStore::connect_through(
+        Arc::new(SimDial(net)),
+        &endpoints,
+        "sim",
+        Duration::from_secs(1),
+        Duration::from_secs(2),
+    )
+    .expect("the simulated cluster answers");
+    Arc::new(store.plant(defect))
+}
 
 /// SplitMix64: small, fast, and the whole run follows from its seed.
 #[derive(Debug)]
@@ -110,16 +151,16 @@ impl Time for SimClock {
 /// this client's next write; `delay` percent are held back (answered with a failure) and applied after
 /// this client's next write: an older reservation landing after a newer one, an old compare-and-set
 /// after a later one.
+///
+/// Over a real client (`net`: the etcd client on a simulated network, `etcd::SimNet`), the same knobs
+/// act at the network instead, and this link passes every call through.
 #[derive(Debug)]
 struct Link {
-    store: Arc<MemoryStore>,
+    store: Arc<dyn Store>,
     now: Arc<AtomicU64>,
-    cut: AtomicBool,
-    flaky: AtomicU64,
-    late: AtomicU64,
-    resend: AtomicU64,
-    dup: AtomicU64,
-    delay: AtomicU64,
+    faults: Arc<Faults>,
+    /// The store is a real client whose network has the faults: pass every call through.
+    net: bool,
     /// Writes held back or duplicated, landing after this client's next write.
     pending: Mutex<Vec<Write>>,
     /// Another process that may act while an answer is lost (the range world's races).
@@ -139,21 +180,17 @@ enum Write {
 
 impl Link {
     fn new(
-        store: &Arc<MemoryStore>,
+        store: Arc<dyn Store>,
         now: &Arc<AtomicU64>,
         seed: u64,
         race: Option<(Arc<Race>, usize)>,
         defect: Defect,
     ) -> Link {
         Link {
-            store: store.clone(),
+            store,
             now: now.clone(),
-            cut: AtomicBool::new(false),
-            flaky: AtomicU64::new(0),
-            late: AtomicU64::new(0),
-            resend: AtomicU64::new(0),
-            dup: AtomicU64::new(0),
-            delay: AtomicU64::new(0),
+            faults: Arc::default(),
+            net: false,
             pending: Mutex::new(Vec::new()),
             race,
             defect,
@@ -172,44 +209,36 @@ impl Link {
     fn set_network(&self, rng: &mut Rng) -> String {
         let pick = |rng: &mut Rng| [0, 0, 10, 30][rng.below(4) as usize];
         let (resend, dup, delay) = (pick(rng), pick(rng), pick(rng));
-        self.resend.store(resend, Ordering::SeqCst);
-        self.dup.store(dup, Ordering::SeqCst);
-        self.delay.store(delay, Ordering::SeqCst);
+        self.faults.resend.store(resend, Ordering::SeqCst);
+        self.faults.dup.store(dup, Ordering::SeqCst);
+        self.faults.delay.store(delay, Ordering::SeqCst);
+        if self.net {
+            // At the network, `resend` is a connection dropped after the server applied the request.
+            return format!("dropped after commit {resend}%, duplicated {dup}%, delayed {delay}%");
+        }
         format!("re-sent {resend}%, duplicated {dup}%, delayed {delay}%")
     }
     fn heal(&self) {
-        for p in [
-            &self.flaky,
-            &self.late,
-            &self.resend,
-            &self.dup,
-            &self.delay,
-        ] {
-            p.store(0, Ordering::SeqCst);
-        }
-        self.cut.store(false, Ordering::SeqCst);
+        self.faults.heal()
     }
     fn healthy(&self) -> bool {
-        !self.cut.load(Ordering::SeqCst)
-            && [
-                &self.flaky,
-                &self.late,
-                &self.resend,
-                &self.dup,
-                &self.delay,
-            ]
-            .iter()
-            .all(|p| p.load(Ordering::SeqCst) == 0)
+        self.faults.healthy()
     }
     fn before(&self) -> Result<()> {
-        let flaky = self.flaky.load(Ordering::SeqCst);
-        if self.cut.load(Ordering::SeqCst) || self.rng.lock().unwrap().chance(flaky) {
+        if self.net {
+            return Ok(());
+        }
+        let flaky = self.faults.flaky.load(Ordering::SeqCst);
+        if self.faults.cut.load(Ordering::SeqCst) || self.rng.lock().unwrap().chance(flaky) {
             return Err(Error::unavailable("simulated: the store is unreachable"));
         }
         Ok(())
     }
     fn after<T>(&self, r: Result<T>) -> Result<T> {
-        let late = self.late.load(Ordering::SeqCst);
+        if self.net {
+            return r;
+        }
+        let late = self.faults.late.load(Ordering::SeqCst);
         if r.is_ok() && self.rng.lock().unwrap().chance(late) {
             return Err(Error::unavailable(
                 "simulated: applied, but answered after the holder gave up",
@@ -226,8 +255,11 @@ impl Link {
     /// Sends a write: held back, or applied (then what was held back lands, and a duplicate may be
     /// queued).
     fn send(&self, w: Write) -> Result<bool> {
+        if self.net {
+            return self.apply(&w);
+        }
         let reorder = self.late_reservations || matches!(w, Write::Swap(..));
-        if reorder && self.roll(&self.delay) {
+        if reorder && self.roll(&self.faults.delay) {
             self.pending.lock().unwrap().push(w);
             return Err(Error::unavailable(
                 "simulated: the request is delayed in the network (it lands later)",
@@ -238,7 +270,7 @@ impl Link {
         for old in &landed {
             let _ = self.apply(old);
         }
-        if reorder && self.roll(&self.dup) {
+        if reorder && self.roll(&self.faults.dup) {
             self.pending.lock().unwrap().push(w);
         }
         r
@@ -296,14 +328,19 @@ impl Store for Link {
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Option<Claim>> {
         self.before()?;
         let r = ClaimRequest {
-            now_unix_ms: self.true_ms(),
+            now_unix_ms: if self.net {
+                request.now_unix_ms
+            } else {
+                self.true_ms()
+            },
             ..*request
         };
         self.after(self.store.claim(&r))
     }
-    fn renew(&self, claim: &Claim, ttl_ms: u64, _now: u64) -> Result<Claim> {
+    fn renew(&self, claim: &Claim, ttl_ms: u64, now: u64) -> Result<Claim> {
         self.before()?;
-        self.after(self.store.renew(claim, ttl_ms, self.true_ms()))
+        let now = if self.net { now } else { self.true_ms() };
+        self.after(self.store.renew(claim, ttl_ms, now))
     }
     fn release(&self, claim: &Claim) -> Result<()> {
         self.before()?;
@@ -322,9 +359,10 @@ impl Store for Link {
         self.before()?;
         self.after(self.store.lower_reservation(claim, reservation))
     }
-    fn holders(&self, sequencer: &str, _now: u64) -> Result<Vec<NodeState>> {
+    fn holders(&self, sequencer: &str, now: u64) -> Result<Vec<NodeState>> {
         self.before()?;
-        self.store.holders(sequencer, self.true_ms())
+        let now = if self.net { now } else { self.true_ms() };
+        self.store.holders(sequencer, now)
     }
     fn row(&self, key: &str) -> Result<Option<String>> {
         self.before()?;
@@ -333,7 +371,7 @@ impl Store for Link {
     fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool> {
         self.before()?;
         let write = || Write::Swap(key.into(), expected.map(String::from), new.into());
-        if self.roll(&self.resend) {
+        if !self.net && self.roll(&self.faults.resend) {
             // The answer is lost: after the store applied the write, or before it reached it.
             let applied = self.rng.lock().unwrap().chance(50);
             if applied {
@@ -371,6 +409,9 @@ struct Shape {
     faults: bool,
     /// Reservations may land late (after a later one) or twice (on by default; `--no-late-reservations`).
     late_reservations: bool,
+    /// The store is the real etcd client over a simulated network and cluster (`etcd::SimEtcd`), the
+    /// faults at the network; otherwise the in-memory store behind `Link`'s faults.
+    etcd: bool,
 }
 
 impl Shape {
@@ -388,6 +429,18 @@ impl Shape {
             exact: true,
             faults: true,
             late_reservations: true,
+            etcd: false,
+        }
+    }
+
+    /// The bounded run over the etcd client: etcd grants leases in whole seconds, so a TTL of 1 s (and
+    /// a big batch past its reservation step, 666 ms × 16 IDs per ms).
+    fn etcd(steps: u64) -> Shape {
+        Shape {
+            ttl_ms: 1_000,
+            big_batch: 11_000,
+            etcd: true,
+            ..Shape::bounded(steps)
         }
     }
 }
@@ -421,7 +474,8 @@ struct World {
     defect: Defect,
     trace: bool,
     now: Arc<AtomicU64>,
-    store: Arc<MemoryStore>,
+    /// The operator's view of the store (sequencers created and destroyed; a healthy link).
+    store: Arc<dyn Store>,
     layout: Layout,
     config: SequencerConfig,
     holders: Vec<Holder>,
@@ -437,7 +491,41 @@ const NAME: &str = "sim";
 impl World {
     fn new(seed: u64, shape: Shape, defect: Defect, trace: bool) -> World {
         let now = Arc::new(AtomicU64::new(START_UNIX_NS));
-        let store = Arc::new(MemoryStore::new());
+        let mut rng = Rng(seed);
+        // (Seeds of their own, so that the in-memory world draws as it did before the etcd one.)
+        let cluster = etcd::SimEtcd::new(&now, seed ^ 0xE7CD_0001);
+        // A holder's store, through its link (over the etcd client: its faults at the network).
+        let store: Arc<dyn Store> = if shape.etcd {
+            etcd_client(
+                &cluster,
+                &now,
+                &Arc::default(),
+                seed ^ 0xE7CD_0002,
+                None,
+                defect,
+            )
+        } else {
+            let m = Arc::new(MemoryStore::new());
+            m.plant(defect);
+            m
+        };
+        let link = |rng: &mut Rng, i: usize| {
+            let seed = rng.next() ^ i as u64;
+            let faults: Arc<Faults> = Arc::default();
+            let (inner, net) = match shape.etcd {
+                true => (
+                    etcd_client(&cluster, &now, &faults, seed, None, defect),
+                    true,
+                ),
+                false => (store.clone(), false),
+            };
+            Arc::new(Link {
+                late_reservations: shape.late_reservations,
+                faults,
+                net,
+                ..Link::new(inner, &now, seed, None, defect)
+            })
+        };
         let layout = Layout::new(LayoutConfig {
             timestamp_bits: 41,
             node_bits: shape.node_bits,
@@ -453,8 +541,6 @@ impl World {
         store
             .create_sequencer(NAME, &config, START_UNIX_NS / MS)
             .expect("the simulation's sequencer");
-        store.plant(defect);
-        let mut rng = Rng(seed);
         let holders = (0..shape.holders)
             .map(|i| Holder {
                 clock: Arc::new(SimClock {
@@ -462,10 +548,7 @@ impl World {
                     offset_ns: AtomicI64::new(0),
                     frozen: Mutex::new(None),
                 }),
-                link: Arc::new(Link {
-                    late_reservations: shape.late_reservations,
-                    ..Link::new(&store, &now, rng.next() ^ i as u64, None, defect)
-                }),
+                link: link(&mut rng, i),
                 lease: None,
                 uid: 0,
                 last: None,
@@ -797,8 +880,8 @@ impl World {
                 }
             }
             80..=83 if faults => {
-                let c = !self.holders[i].link.cut.load(Ordering::SeqCst);
-                self.holders[i].link.cut.store(c, Ordering::SeqCst);
+                let c = !self.holders[i].link.faults.cut.load(Ordering::SeqCst);
+                self.holders[i].link.faults.cut.store(c, Ordering::SeqCst);
                 self.log(|| {
                     format!(
                         "holder {i} {} the store",
@@ -808,29 +891,40 @@ impl World {
             }
             84..=86 if faults => {
                 let p = [0, 0, 10, 30][self.rng.below(4) as usize];
-                self.holders[i].link.flaky.store(p, Ordering::SeqCst);
+                self.holders[i].link.faults.flaky.store(p, Ordering::SeqCst);
                 self.log(|| format!("holder {i}'s requests fail {p}% of the time"));
             }
             87..=89 if faults => {
                 let p = [0, 0, 20, 50][self.rng.below(4) as usize];
                 let link = self.holders[i].link.clone();
-                link.late.store(p, Ordering::SeqCst);
+                link.faults.late.store(p, Ordering::SeqCst);
                 let network = link.set_network(&mut self.rng);
                 self.log(|| {
                     format!("holder {i}'s writes are answered late {p}% of the time, {network}")
                 });
             }
             90 if faults && self.rng.chance(30) => {
-                let live = self.store.sequencer(NAME).expect("memory store");
+                let live = self.store.sequencer(NAME).expect("the operator's store");
                 if let Some(r) = live {
                     self.store
                         .destroy_sequencer(NAME, r.incarnation)
-                        .expect("memory store");
+                        .expect("the operator's store");
                 }
+                // Created again with another node count (2 to all the layout's node IDs; drawn from the
+                // step number, so that the seed's own draws stay as they were).
+                let config = SequencerConfig {
+                    nodes: (2 + self.step % 3).min(self.config.nodes),
+                    ..self.config.clone()
+                };
                 self.store
-                    .create_sequencer(NAME, &self.config, self.now.load(Ordering::SeqCst) / MS)
-                    .expect("memory store");
-                self.log(|| "the sequencer is destroyed and created again".into());
+                    .create_sequencer(NAME, &config, self.now.load(Ordering::SeqCst) / MS)
+                    .expect("the operator's store");
+                self.log(|| {
+                    format!(
+                        "the sequencer is destroyed and created again with {} node IDs",
+                        config.nodes
+                    )
+                });
             }
             _ => {}
         }
@@ -1143,6 +1237,7 @@ fn run_ranges(
     seed: u64,
     steps: u64,
     (defect, store_defect): (Defect, Defect),
+    over_etcd: bool,
     trace: bool,
 ) -> std::result::Result<u64, String> {
     const PROCS: usize = 6;
@@ -1150,6 +1245,8 @@ fn run_ranges(
     let mut rng = Rng(seed ^ 0x0A11_0CA7);
     let global = Arc::new(MemoryStore::new());
     let dcs = [Arc::new(MemoryStore::new()), Arc::new(MemoryStore::new())];
+    // Over etcd: one simulated cluster for the global row, one per datacenter.
+    let clusters = [1, 2, 3].map(|k| SimEtcd::new(&now, seed ^ (0xE7CD_0010 + k)));
     let options = RangeOptions {
         bits: 24,
         start: 1,
@@ -1165,19 +1262,28 @@ fn run_ranges(
         allocs: Mutex::new(Vec::new()),
         taken: Mutex::new(Vec::new()),
     });
-    let link = |store: &Arc<MemoryStore>, rng: &mut Rng, me: usize| {
-        Arc::new(Link::new(
-            store,
-            &now,
-            rng.next(),
-            Some((race.clone(), me)),
-            store_defect,
-        ))
+    // `which`: 0 the global store, 1 and 2 the datacenters'.
+    let link = |which: usize, rng: &mut Rng, me: usize| {
+        let seed = rng.next();
+        let race = Some((race.clone(), me));
+        if over_etcd {
+            let faults: Arc<Faults> = Arc::default();
+            // The client's own defect (`defect`) is planted in it; the range code's too.
+            let client = etcd_client(&clusters[which], &now, &faults, seed, race.clone(), defect);
+            Arc::new(Link {
+                faults,
+                net: true,
+                ..Link::new(client, &now, seed, race, store_defect)
+            })
+        } else {
+            let store = [&global, &dcs[0], &dcs[1]][which].clone();
+            Arc::new(Link::new(store, &now, seed, race, store_defect))
+        }
     };
     let mut links = Vec::new();
     let mut clocks = Vec::new();
     for i in 0..PROCS {
-        links.push((link(&global, &mut rng, i), link(&dcs[i % 2], &mut rng, i)));
+        links.push((link(0, &mut rng, i), link(1 + i % 2, &mut rng, i)));
         clocks.push(Arc::new(SimClock {
             now: now.clone(),
             offset_ns: AtomicI64::new(0),
@@ -1279,10 +1385,10 @@ fn run_ranges(
                 let which = if rng.chance(50) { g } else { l };
                 let flaky = [0, 0, 10, 30][rng.below(4) as usize];
                 let late = [0, 0, 20, 50][rng.below(4) as usize];
-                which.flaky.store(flaky, Ordering::SeqCst);
-                which.late.store(late, Ordering::SeqCst);
+                which.faults.flaky.store(flaky, Ordering::SeqCst);
+                which.faults.late.store(late, Ordering::SeqCst);
                 let cut = rng.chance(20);
-                which.cut.store(cut, Ordering::SeqCst);
+                which.faults.cut.store(cut, Ordering::SeqCst);
                 let network = which.set_network(&mut rng);
                 format!(
                     "process {i}: a link fails {flaky}%, answers late {late}%, {network}, cut {cut}"
@@ -1347,11 +1453,77 @@ fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
         })
 }
 
+/// The worlds a run is made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sim {
+    /// Leases over the in-memory store behind `Link`'s faults.
+    Leases,
+    /// Range sequences over in-memory stores.
+    Ranges,
+    /// Leases over the real etcd client, a simulated network and cluster.
+    EtcdLeases,
+    /// Range sequences over the real etcd client (one simulated cluster per store).
+    EtcdRanges,
+}
+
+impl Sim {
+    fn name(self) -> &'static str {
+        match self {
+            Sim::Leases => "leases",
+            Sim::Ranges => "ranges",
+            Sim::EtcdLeases => "etcd leases",
+            Sim::EtcdRanges => "etcd ranges",
+        }
+    }
+    /// The replay option that selects this world.
+    fn option(self) -> &'static str {
+        match self {
+            Sim::Leases => "",
+            Sim::Ranges => " --ranges",
+            Sim::EtcdLeases => " --etcd",
+            Sim::EtcdRanges => " --ranges --etcd",
+        }
+    }
+    /// Steps of one seed of this world, from the lease world's `steps`.
+    fn steps(self, steps: u64) -> u64 {
+        match self {
+            Sim::Leases => steps,
+            Sim::Ranges | Sim::EtcdRanges => steps / 4,
+            Sim::EtcdLeases => steps / 2,
+        }
+    }
+    /// One seed of `steps` (this world's own).
+    fn run(
+        self,
+        seed: u64,
+        steps: u64,
+        shape: Shape,
+        p: Planted,
+        trace: bool,
+    ) -> std::result::Result<u64, String> {
+        match self {
+            Sim::Leases => run_seed(seed, Shape { steps, ..shape }, p.code, trace),
+            Sim::EtcdLeases => run_seed(
+                seed,
+                Shape {
+                    late_reservations: shape.late_reservations,
+                    ..Shape::etcd(steps)
+                },
+                p.code,
+                trace,
+            ),
+            Sim::Ranges => run_ranges(seed, steps, (p.code, p.store), false, trace),
+            Sim::EtcdRanges => run_ranges(seed, steps, (p.code, p.store), true, trace),
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    let has = |name: &str| args.iter().any(|a| a == name);
     let steps: u64 = arg(&args, "--steps").unwrap_or(4000);
     let shape = Shape {
-        late_reservations: !args.iter().any(|a| a == "--no-late-reservations"),
+        late_reservations: !has("--no-late-reservations"),
         ..Shape::bounded(steps)
     };
     if let Some(seed) = arg::<u64>(&args, "--replay") {
@@ -1362,12 +1534,17 @@ fn main() {
                 .find(|p| p.name == name)
                 .unwrap_or_else(|| panic!("--defect {name}: no such planted defect")),
         };
-        let r = if args.iter().any(|a| a == "--state-file") {
+        let r = if has("--state-file") {
             run_state_file(seed, steps, &std::env::temp_dir(), true)
-        } else if args.iter().any(|a| a == "--ranges") {
-            run_ranges(seed, steps, (planted.code, planted.store), true)
         } else {
-            run_seed(seed, shape, planted.code, true)
+            let world = match (has("--ranges"), has("--etcd")) {
+                (false, false) => Sim::Leases,
+                (true, false) => Sim::Ranges,
+                (false, true) => Sim::EtcdLeases,
+                (true, true) => Sim::EtcdRanges,
+            };
+            // `--steps` is the replayed world's own.
+            world.run(seed, steps, shape, planted, true)
         };
         match r {
             Ok(n) => println!("seed {seed}: {n} IDs, no duplicate"),
@@ -1378,40 +1555,60 @@ fn main() {
         }
         return;
     }
-    if args.iter().any(|a| a == "--long") {
+    if has("--long") {
         long_run(arg(&args, "--ids").unwrap_or(1_000_000_000));
         return;
     }
     let seeds: u64 = arg(&args, "--seeds").unwrap_or(500);
     let first: u64 = arg(&args, "--first").unwrap_or(0);
     let defect_seeds: u64 = arg(&args, "--defect-seeds").unwrap_or(2000);
+    let replay = |world: Sim, seed: u64, extra: &str| {
+        println!(
+            "  replay: cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay {seed} --steps {}{}{extra}{}",
+            world.steps(steps),
+            world.option(),
+            if shape.late_reservations { "" } else { " --no-late-reservations" }
+        );
+    };
     let mut failed = false;
-    if !args.iter().any(|a| a == "--defects") {
-        let t0 = Instant::now();
-        let mut ids = 0;
-        for seed in first..first + seeds {
-            match run_seed(seed, shape, Defect::None, false) {
-                Ok(n) => ids += n,
-                Err(e) => {
-                    println!("simulation: seed {seed} FAILED: {e}");
-                    println!(
-                        "  replay: cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay {seed} --steps {steps}{}",
-                        if shape.late_reservations { " --late-reservations" } else { "" }
-                    );
-                    failed = true;
+    if !has("--defects") {
+        // Each world's seeds: (world, number of seeds, what its count is of).
+        let worlds = [
+            (Sim::Leases, seeds, "IDs"),
+            (Sim::Ranges, seeds / 5, "values"),
+            (Sim::EtcdLeases, seeds / 50, "IDs"),
+            (Sim::EtcdRanges, seeds / 25, "values"),
+        ];
+        let only: Option<String> = arg(&args, "--world");
+        let chosen = |name: &str| only.as_deref().is_none_or(|o| o == name);
+        for (world, n, what) in worlds.into_iter().filter(|w| chosen(w.0.name())) {
+            let t0 = Instant::now();
+            let (mut count, mut w_failed) = (0, false);
+            for seed in first..first + n {
+                match world.run(seed, world.steps(steps), shape, Planted::NONE, false) {
+                    Ok(k) => count += k,
+                    Err(e) => {
+                        println!("simulation: {}, seed {seed} FAILED: {e}", world.name());
+                        replay(world, seed, "");
+                        w_failed = true;
+                    }
                 }
             }
+            println!(
+                "simulation: {}, {n} seeds × {} steps, {count} {what}, {} ({:.1} s)",
+                world.name(),
+                world.steps(steps),
+                if w_failed { "FAILED" } else { "no duplicate" },
+                t0.elapsed().as_secs_f64()
+            );
+            failed |= w_failed;
         }
-        println!(
-            "simulation: {seeds} seeds × {steps} steps, {ids} IDs, {} ({:.1} s)",
-            if failed { "FAILED" } else { "no duplicate" },
-            t0.elapsed().as_secs_f64()
-        );
         let t0 = Instant::now();
+        let state_file_seeds = if chosen("state file") { seeds / 50 } else { 0 };
         let dir = std::env::temp_dir().join(format!("snowmint-sim-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a temporary directory");
         let (mut ids, mut sf_failed) = (0, false);
-        for seed in first..first + seeds / 50 {
+        for seed in first..first + state_file_seeds {
             match run_state_file(seed, steps / 2, &dir, false) {
                 Ok(n) => ids += n,
                 Err(e) => {
@@ -1427,60 +1624,41 @@ fn main() {
         let _ = std::fs::remove_dir_all(&dir);
         println!(
             "simulation: state file, {} seeds × {} steps, 4 processes, {ids} IDs, {} ({:.1} s)",
-            seeds / 50,
+            state_file_seeds,
             steps / 2,
             if sf_failed { "FAILED" } else { "no duplicate" },
             t0.elapsed().as_secs_f64()
         );
         failed |= sf_failed;
-        let t0 = Instant::now();
-        let (mut values, mut r_failed) = (0, false);
-        for seed in first..first + seeds / 5 {
-            match run_ranges(seed, steps / 4, (Defect::None, Defect::None), false) {
-                Ok(n) => values += n,
-                Err(e) => {
-                    println!("simulation: ranges, seed {seed} FAILED: {e}");
-                    println!(
-                        "  replay: cargo test -p snowmint-coord --features planted-defects --test simulation -- --replay {seed} --steps {} --ranges",
-                        steps / 4
-                    );
-                    r_failed = true;
-                }
-            }
-        }
-        println!(
-            "simulation: ranges, {} seeds × {} steps, 6 processes in 2 datacenters, {values} values, {} ({:.1} s)",
-            seeds / 5,
-            steps / 4,
-            if r_failed { "FAILED" } else { "no value twice" },
-            t0.elapsed().as_secs_f64()
-        );
-        failed |= r_failed;
     }
-    if !args.iter().any(|a| a == "--no-defects") {
+    if !has("--no-defects") {
         // Each planted defect must be caught within the bound, or the simulation proves nothing.
-        println!("planted defect                                 world   seeds to catch   time");
-        for p in DEFECTS {
+        let only: Option<String> = arg(&args, "--defect");
+        println!(
+            "planted defect                                 world          seeds to catch   time"
+        );
+        for p in DEFECTS
+            .iter()
+            .filter(|p| only.as_deref().is_none_or(|o| o == p.name))
+        {
             let t0 = Instant::now();
             let caught = (0..defect_seeds).find_map(|seed| {
-                let r = if p.ranges {
-                    run_ranges(seed, steps / 4, (p.code, p.store), false)
-                } else {
-                    run_seed(seed, shape, p.code, false)
-                };
-                r.err().map(|e| (seed, e))
+                p.world
+                    .run(seed, p.world.steps(steps), shape, *p, false)
+                    .err()
+                    .map(|e| (seed, e))
             });
-            let world = if p.ranges { "ranges" } else { "leases" };
+            let world = p.world.name();
             match caught {
                 Some((seed, e)) => println!(
-                    "{:<46} {world:<7} {:>14} {:>6.1} s   {e}",
+                    "{:<46} {world:<14} {:>14} {:>6.1} s   {e}",
                     p.name,
                     seed + 1,
                     t0.elapsed().as_secs_f64()
                 ),
                 None => {
                     println!(
-                        "{:<46} {world:<7} NOT caught in {defect_seeds} seeds",
+                        "{:<46} {world:<14} NOT caught in {defect_seeds} seeds",
                         p.name
                     );
                     failed = true;
@@ -1493,68 +1671,96 @@ fn main() {
     }
 }
 
-/// A planted defect as the proof runs it: in the product code (`code`), in the simulated store
-/// (`store`), or both; in the lease world or the range world.
+/// A planted defect as the proof runs it: in the product code (`code`: the lease, range or etcd client
+/// code), in the simulated store (`store`), or both; in one world.
 #[derive(Clone, Copy, Debug)]
 struct Planted {
     name: &'static str,
     code: Defect,
     store: Defect,
-    ranges: bool,
+    world: Sim,
 }
 
 impl Planted {
-    const NONE: Planted = Planted {
-        name: "none",
-        code: Defect::None,
-        store: Defect::None,
-        ranges: false,
-    };
-    const fn code(name: &'static str, code: Defect, ranges: bool) -> Planted {
+    const NONE: Planted = Planted::code("none", Defect::None, Sim::Leases);
+    const fn code(name: &'static str, code: Defect, world: Sim) -> Planted {
         Planted {
             name,
             code,
             store: Defect::None,
-            ranges,
+            world,
         }
     }
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-const DEFECTS: [Planted; 10] = [
-    Planted::code("ignore-reservation", Defect::IgnoreReservation, false),
-    Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, false),
-    Planted::code("keeper-ignores-wanted", Defect::KeeperIgnoresWanted, false),
+const DEFECTS: [Planted; 14] = [
+    Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
+    Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
+    Planted::code(
+        "keeper-ignores-wanted",
+        Defect::KeeperIgnoresWanted,
+        Sim::Leases,
+    ),
     Planted::code(
         "reserve-before-recheck",
         Defect::ReserveBeforeRecheck,
-        false,
+        Sim::Leases,
     ),
-    Planted::code("reservation-lowered", Defect::ReservationLowered, false),
-    Planted::code("range-without-compare", Defect::RangeWithoutCompare, true),
+    Planted::code(
+        "reservation-lowered",
+        Defect::ReservationLowered,
+        Sim::Leases,
+    ),
+    Planted::code(
+        "range-without-compare",
+        Defect::RangeWithoutCompare,
+        Sim::Ranges,
+    ),
     Planted::code(
         "range-add-without-overlap",
         Defect::RangeAddWithoutOverlap,
-        true,
+        Sim::Ranges,
     ),
     Planted::code(
         "range-timeout-as-written",
         Defect::RangeTimeoutAsWritten,
-        true,
+        Sim::Ranges,
     ),
     Planted {
         name: "resend-by-value",
         code: Defect::None,
         store: Defect::ResendByValue,
-        ranges: true,
+        world: Sim::Ranges,
     },
     // The pair the range fix closed: the old store's re-send answer with the add that checked nothing.
     Planted {
         name: "resend-not-written+range-add-without-overlap",
         code: Defect::RangeAddWithoutOverlap,
         store: Defect::ResendNotWritten,
-        ranges: true,
+        world: Sim::Ranges,
     },
+    // In the etcd client, found through the simulated network.
+    Planted::code(
+        "etcd-reserve-failed-as-written",
+        Defect::EtcdReserveFailedAsWritten,
+        Sim::EtcdLeases,
+    ),
+    Planted::code(
+        "range-add-not-clipped",
+        Defect::RangeAddNotClipped,
+        Sim::Ranges,
+    ),
+    Planted::code(
+        "etcd-range-add-not-clipped",
+        Defect::RangeAddNotClipped,
+        Sim::EtcdRanges,
+    ),
+    Planted::code(
+        "etcd-row-resend-by-value",
+        Defect::EtcdRowResendByValue,
+        Sim::EtcdRanges,
+    ),
 ];
 
 /// The README's long run: 1024 simulated nodes (and 1100 holders competing for them), 10^9 IDs in
@@ -1572,6 +1778,7 @@ fn long_run(target_ids: u64) {
         exact: false,
         faults: true,
         late_reservations: false,
+        etcd: false,
     };
     let t0 = Instant::now();
     let mut w = World::new(1, shape, Defect::None, false);

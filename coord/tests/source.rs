@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout};
 use snowmint_coord::source::{
-    ip_node, parse_ttl, redacted, EtcdUrl, Interface, LeaseSource, NodeSource, PostgresUrl,
-    StoreUrl,
+    ip_node, parse_ttl, redacted, Credentials, EtcdUrl, Interface, LeaseSource, NodeSource,
+    PostgresUrl, StoreUrl, TlsFiles,
 };
 
 fn lease(s: &str) -> LeaseSource {
@@ -92,7 +92,9 @@ fn every_form() {
                 "10.0.0.2:2379".into(),
                 "[::1]:2380".into()
             ],
-            prefix: "ids/prod".into()
+            prefix: "ids/prod".into(),
+            tls: None,
+            auth: None,
         })
     );
     assert_eq!(
@@ -103,9 +105,50 @@ fn every_form() {
         lease("etcd://h").store,
         StoreUrl::Etcd(EtcdUrl {
             endpoints: vec!["h:2379".into()],
-            prefix: "snowmint".into()
+            prefix: "snowmint".into(),
+            tls: None,
+            auth: None,
         })
     );
+    // TLS (etcdctl's parameter names) and etcd's own authentication.
+    let l = lease(
+        "etcd+https://root:p%40ss@h1:2379,h2/ids?cacert=/ca.pem&cert=/c%20d.pem&key=/k.pem&ttl=3s",
+    );
+    assert_eq!(
+        l.store,
+        StoreUrl::Etcd(EtcdUrl {
+            endpoints: vec!["h1:2379".into(), "h2:2379".into()],
+            prefix: "ids".into(),
+            tls: Some(TlsFiles {
+                ca: Some("/ca.pem".into()),
+                cert: Some("/c d.pem".into()),
+                key: Some("/k.pem".into()),
+            }),
+            auth: Some(Credentials {
+                user: "root".into(),
+                password: "p@ss".into()
+            }),
+        })
+    );
+    assert_eq!(l.store.to_string(), "etcd+https://root@h1:2379,h2:2379/ids");
+    assert!(!format!("{:?}", l.store).contains("p@ss"));
+    assert_eq!(
+        lease("etcd+https://h").store,
+        StoreUrl::Etcd(EtcdUrl {
+            endpoints: vec!["h:2379".into()],
+            prefix: "snowmint".into(),
+            tls: Some(TlsFiles::default()),
+            auth: None,
+        })
+    );
+    for (bad, why) in [
+        ("etcd://h/p?cacert=/ca.pem", "etcd+https"),
+        ("etcd://root@h/p", "USER:PASSWORD@"),
+        ("etcd+https://h/p?ca=/x", "cacert, cert, key"),
+    ] {
+        let e = NodeSource::parse(bad).unwrap_err();
+        assert!(e.to_string().contains(why), "{bad}: {e}");
+    }
 
     let l =
         lease("postgres://app:secret@db.local:6543/ids?sslmode=disable&ttl=2m&connect_timeout=3");
@@ -122,6 +165,7 @@ fn every_form() {
     assert_eq!(l.ttl, Duration::from_secs(120));
     // The password never shows in messages.
     assert_eq!(l.store.to_string(), "postgres://app@db.local:6543/ids");
+    assert!(!format!("{:?}", l.store).contains("secret"));
     assert!(matches!(lease("postgresql://u@h/db").store, StoreUrl::Postgres(p) if p.port == 5432));
 }
 
@@ -182,6 +226,29 @@ fn passwords_are_redacted_in_what_errors_show() {
     assert_eq!(redacted("7"), "7");
     let e = NodeSource::parse("postgres://app:secret@db:5432/ids?ttl=0s").unwrap_err();
     assert!(!e.to_string().contains("secret"), "{e}");
+}
+
+/// Opening a lease source whose store cannot be reached: the error names the source, never its
+/// password (every runtime's generator opens through here: Python, Node, C, the CLI).
+#[test]
+fn an_unreachable_store_error_shows_no_password() {
+    for source in [
+        "postgres://app:secret@127.0.0.1:1/ids",
+        "postgres://app@127.0.0.1:1/ids?password=secret",
+        "etcd://root:secret@127.0.0.1:1/ids",
+        "etcd+https://root:secret@127.0.0.1:1/ids",
+    ] {
+        let e = snowmint_coord::SequencerGenerator::open(
+            source,
+            Layout::twitter(),
+            snowmint::Options::default(),
+        )
+        .err()
+        .unwrap_or_else(|| panic!("{source}: opened"));
+        assert_eq!(e.code(), ErrorCode::StoreUnavailable, "{e}");
+        assert!(!e.message().contains("secret"), "{source}: {e}");
+        assert!(e.message().contains("127.0.0.1:1"), "{source}: {e}");
+    }
 }
 
 #[test]

@@ -310,6 +310,11 @@ pub enum StateFileProblem {
         file: u64,
         /// This generator's layout fingerprint.
         ours: u64,
+        /// The file's layout, as its header records it (`None`: a file written before state files
+        /// recorded their layout, which names only its fingerprint).
+        file_layout: Option<LayoutRecord>,
+        /// This generator's layout.
+        our_layout: LayoutRecord,
     },
     /// The file was made for another node ID.
     NodeId {
@@ -354,6 +359,56 @@ fn errno_name(errno: i32) -> &'static str {
     }
 }
 
+/// A layout as a state file records it: the fields [`crate::Layout::fingerprint`] is made of (family,
+/// widths, order and sign bit, tick, epoch, node-ID offset), to name it in messages.
+#[cfg(feature = "std")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayoutRecord(pub(crate) [u64; 6]);
+
+#[cfg(feature = "std")]
+impl LayoutRecord {
+    /// The record of `layout`.
+    pub const fn of(layout: &crate::Layout) -> LayoutRecord {
+        LayoutRecord(layout.fingerprint_words())
+    }
+}
+
+/// `twitter (ts=41 node=10 seq=12 order=ts|node|seq tick_ns=1000000 epoch_ms=1288834974657 offset=0
+/// sign=false)`: the preset it equals, if any, and its fields.
+#[cfg(feature = "std")]
+impl fmt::Display for LayoutRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [family, widths, order_sign, tick_ns, epoch_ms, offset] = self.0;
+        let preset = crate::PRESET_NAMES
+            .iter()
+            .find(|n| crate::Layout::preset(n).is_ok_and(|l| l.fingerprint_words() == self.0));
+        if let Some(name) = preset {
+            write!(f, "{name} (")?;
+        } else {
+            f.write_str("(")?;
+        }
+        if family == 2 {
+            return write!(
+                f,
+                "decimal tick_ns={tick_ns} epoch_ms={epoch_ms} offset={offset})"
+            );
+        }
+        let order = if order_sign & 0xff == 1 {
+            "ts|node|seq"
+        } else {
+            "ts|seq|node"
+        };
+        write!(
+            f,
+            "ts={} node={} seq={} order={order} tick_ns={tick_ns} epoch_ms={epoch_ms} offset={offset} sign={})",
+            widths & 0xffff,
+            (widths >> 16) & 0xffff,
+            (widths >> 32) & 0xffff,
+            order_sign >> 8 != 0
+        )
+    }
+}
+
 #[cfg(feature = "std")]
 impl fmt::Display for StateFileProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -376,10 +431,22 @@ impl fmt::Display for StateFileProblem {
             StateFileProblem::Checksum => {
                 f.write_str("damaged: the header's checksum does not match its contents")
             }
-            StateFileProblem::Layout { file, ours } => write!(
-                f,
-                "made for another layout (fingerprint {file:016x}, this generator's is {ours:016x})"
-            ),
+            StateFileProblem::Layout {
+                file,
+                file_layout,
+                our_layout,
+                ..
+            } => {
+                f.write_str("made for another layout, ")?;
+                match file_layout {
+                    Some(l) => write!(f, "{l}")?,
+                    None => write!(
+                        f,
+                        "with fingerprint {file:016x} (a file from before state files named their layout)"
+                    )?,
+                }
+                write!(f, ", not this generator's {our_layout}")
+            }
             StateFileProblem::NodeId { file, ours } => {
                 write!(f, "made for node ID {file}, not {ours}")
             }

@@ -661,8 +661,13 @@ impl Layout {
     /// assert_ne!(Layout::twitter().fingerprint(), Layout::preset("discord").unwrap().fingerprint());
     /// ```
     pub const fn fingerprint(&self) -> u64 {
+        fingerprint_of(&self.fingerprint_words())
+    }
+
+    /// What [`Layout::fingerprint`] is made of (a state file records them, to name its layout).
+    pub(crate) const fn fingerprint_words(&self) -> [u64; 6] {
         let c = &self.cfg;
-        let words = [
+        [
             match self.family {
                 Family::Binary => 1,
                 Family::Decimal => 2,
@@ -675,14 +680,7 @@ impl Layout {
             c.tick_ns,
             c.epoch_ms,
             c.node_id_offset,
-        ];
-        let mut h: u64 = 0x736e_6f77_6d69_6e74; // "snowmint"
-        let mut i = 0;
-        while i < words.len() {
-            h = crate::generator::mix64(h ^ words[i]).wrapping_add(i as u64);
-            i += 1;
-        }
-        h
+        ]
     }
     /// Bits of the sequence field.
     pub const fn sequence_bits(&self) -> u32 {
@@ -899,4 +897,15 @@ mod tests {
             assert_eq!(ceil_ms(v), v.div_ceil(n), "{v}");
         }
     }
+}
+
+/// [`Layout::fingerprint`] of its [`Layout::fingerprint_words`].
+pub(crate) const fn fingerprint_of(words: &[u64; 6]) -> u64 {
+    let mut h: u64 = 0x736e_6f77_6d69_6e74; // "snowmint"
+    let mut i = 0;
+    while i < words.len() {
+        h = crate::generator::mix64(h ^ words[i]).wrapping_add(i as u64);
+        i += 1;
+    }
+    h
 }

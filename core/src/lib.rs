@@ -91,9 +91,9 @@ pub use clock::{sleep_ns, SystemClock};
 pub use clock::{Clock, FixedClock};
 pub use decode::Decoded;
 pub use encoding::{fixed_width_reading, parse_any, parse_any_form, Encoded, Encoding, ENCODINGS};
-#[cfg(feature = "std")]
-pub use error::StateFileProblem;
 pub use error::{Error, ErrorCode, ParseErrorKind, Result};
+#[cfg(feature = "std")]
+pub use error::{LayoutRecord, StateFileProblem};
 #[cfg(feature = "std")]
 pub use fast_clock::FastClock;
 pub use generator::{

@@ -79,7 +79,7 @@ const MAX_LEN: usize = 32;
 /// assert_eq!(suggest("dicsord", &presets), Some("discord"));
 /// assert_eq!(suggest("uuid", &presets), None);
 /// ```
-pub fn suggest(given: &str, candidates: &[&'static str]) -> Option<&'static str> {
+pub fn suggest<'a>(given: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let g = given.as_bytes();
     if g.is_empty() || g.len() > MAX_LEN {
         return None;
@@ -89,7 +89,7 @@ pub fn suggest(given: &str, candidates: &[&'static str]) -> Option<&'static str>
         3..=8 => 2,
         _ => 3,
     };
-    let mut best: Option<(usize, &'static str)> = None;
+    let mut best: Option<(usize, &'a str)> = None;
     for &c in candidates {
         if let Some(d) = distance(g, c.as_bytes(), limit) {
             if best.map_or(true, |(b, _)| d < b) {

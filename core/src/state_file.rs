@@ -13,7 +13,10 @@
 //! 256 bytes, one page when mapped. Header (little-endian): magic `SNOWMINT` (0..8), format version
 //! (8..12), offset of the state word (12..16), file length (16..24), the layout's
 //! [fingerprint](crate::Layout::fingerprint) (24..32), the node ID (32..40), a random file ID made at
-//! creation (40..48), the creation time in Unix ns (48..56), and a checksum of bytes 0..56 (56..64).
+//! creation (40..48), the creation time in Unix ns (48..56), and a checksum of bytes 0..56 (56..64);
+//! then the six words the layout's fingerprint is made of (64..112, checked by the fingerprint: files
+//! written before they were recorded hold zeros there, still read), so that a mismatch names both
+//! layouts.
 //! The state word (native byte order: the file belongs to this host) is at 128, alone on its pair of
 //! cache lines (128..256), so the header's line is never written after creation.
 //!
@@ -62,7 +65,7 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
-use crate::error::{Error, Result, StateFileProblem};
+use crate::error::{Error, LayoutRecord, Result, StateFileProblem};
 use crate::generator::{mix64, Options, SharedGenerator, StateWord};
 use crate::layout::Layout;
 
@@ -76,6 +79,8 @@ pub const STATE_FILE_MAGIC: [u8; 8] = *b"SNOWMINT";
 const STATE_OFFSET: usize = 128;
 /// Bytes covered by the checksum.
 const CHECKED: usize = 56;
+/// Where the layout record starts (after the checksummed header).
+const LAYOUT_AT: usize = 64;
 
 extern "C" {
     fn mmap(
@@ -113,6 +118,9 @@ fn os(op: &'static str, e: io::Error) -> Error {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Header {
     fingerprint: u64,
+    /// The layout's [`Layout::fingerprint`] fields (64..112); `None` in a file written before they
+    /// were recorded (zeros there, which do not hash to its fingerprint).
+    layout: Option<[u64; 6]>,
     node_id: u64,
     file_id: u64,
     created_unix_ns: u64,
@@ -137,6 +145,9 @@ impl Header {
         b[48..56].copy_from_slice(&self.created_unix_ns.to_le_bytes());
         let sum = checksum(&b[..CHECKED]);
         b[56..64].copy_from_slice(&sum.to_le_bytes());
+        for (i, w) in self.layout.unwrap_or_default().iter().enumerate() {
+            b[LAYOUT_AT + 8 * i..LAYOUT_AT + 8 * i + 8].copy_from_slice(&w.to_le_bytes());
+        }
         b
     }
 
@@ -160,8 +171,12 @@ impl Header {
             // A version-1 header always says these; a checksum that matches other values is not ours.
             return Err(StateFileProblem::Checksum);
         }
+        let fingerprint = u64_at(24);
+        let layout: [u64; 6] = core::array::from_fn(|i| u64_at(LAYOUT_AT + 8 * i));
         Ok(Header {
-            fingerprint: u64_at(24),
+            // The fingerprint checks the record: it is the hash of these words.
+            layout: (crate::layout::fingerprint_of(&layout) == fingerprint).then_some(layout),
+            fingerprint,
             node_id: u64_at(32),
             file_id: u64_at(40),
             created_unix_ns: u64_at(48),
@@ -284,6 +299,7 @@ impl StateFile {
         layout.node_field(node_id)?;
         let fresh = Header {
             fingerprint: layout.fingerprint(),
+            layout: Some(LayoutRecord::of(layout).0),
             node_id,
             file_id: random_u64(),
             created_unix_ns: unix_ns(),
@@ -325,6 +341,8 @@ impl StateFile {
             return Err(problem(StateFileProblem::Layout {
                 file: header.fingerprint,
                 ours: fresh.fingerprint,
+                file_layout: header.layout.map(LayoutRecord),
+                our_layout: LayoutRecord::of(layout),
             }));
         }
         if header.node_id != node_id {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use snowmint::{
-    ErrorCode, FixedClock, Layout, Mint, Options, Policy, SharedGenerator, StateFile,
+    ErrorCode, FixedClock, Layout, LayoutRecord, Mint, Options, Policy, SharedGenerator, StateFile,
     StateFileProblem,
 };
 
@@ -261,12 +261,20 @@ fn decimal_layout_on_a_state_file() {
     );
     assert!(x < y && y < z);
     assert!([x, y, z].iter().all(|id| id % 100 == 28));
+    let e = open(&path, Layout::twitter(), 28).unwrap_err();
     assert_eq!(
-        problem(open(&path, Layout::twitter(), 28).unwrap_err()),
+        problem(e),
         StateFileProblem::Layout {
             file: Layout::decimal().fingerprint(),
-            ours: Layout::twitter().fingerprint()
+            ours: Layout::twitter().fingerprint(),
+            file_layout: Some(LayoutRecord::of(&Layout::decimal())),
+            our_layout: LayoutRecord::of(&Layout::twitter()),
         }
+    );
+    // The message names both layouts, not fingerprints.
+    assert_eq!(
+        e.to_string(),
+        "state file: made for another layout, decimal (decimal tick_ns=100 epoch_ms=0 offset=0), not this generator's twitter (ts=41 node=10 seq=12 order=ts|node|seq tick_ns=1000000 epoch_ms=1288834974657 offset=0 sign=false)"
     );
 }
 
@@ -432,8 +440,32 @@ fn every_bad_file_is_a_clear_error() {
     );
     let discord = Layout::preset("discord").unwrap();
     let e = open(&good, discord, 3).unwrap_err();
-    assert!(e.to_string().contains("another layout"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("made for another layout, twitter (ts=41 ")
+            && e.to_string()
+                .contains("not this generator's discord (ts=42 "),
+        "{e}"
+    );
     assert!(matches!(problem(e), StateFileProblem::Layout { .. }));
+    // A file from before state files recorded their layout (zeros after the header): still opened
+    // with its own layout; another names the file's fingerprint.
+    let old = dir.file("old");
+    drop(open(&old, twitter, 3).unwrap());
+    let mut bytes = std::fs::read(&old).unwrap();
+    bytes[64..112].fill(0);
+    std::fs::write(&old, &bytes).unwrap();
+    drop(open(&old, twitter, 3).unwrap());
+    let e = open(&old, discord, 3).unwrap_err();
+    let fingerprint = format!("{:016x}", twitter.fingerprint());
+    assert!(
+        e.to_string().contains(&format!(
+            "made for another layout, with fingerprint {fingerprint}"
+        )) && e
+            .to_string()
+            .contains("not this generator's discord (ts=42 "),
+        "{e}"
+    );
     // A node ID the layout cannot hold is that error, before the file is touched.
     assert_eq!(
         open(&dir.file("never"), twitter, 5000).unwrap_err().code(),

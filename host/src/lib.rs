@@ -130,9 +130,9 @@ pub const JS_LAYOUT_KEYS: [&str; 8] = [
 ];
 
 /// The option keys of `new Generator({...})` in JavaScript: the first seven in both packages; the
-/// native package also takes `stateFile` (the WASM package uses `JS_GENERATOR_KEYS[..7]`, so a state
-/// file there is an unknown option).
-pub const JS_GENERATOR_KEYS: [&str; 8] = [
+/// native package also takes `stateFile` and (`Generator.open`, lease sources) `waitForNodeMs` (the
+/// WASM package uses `JS_GENERATOR_KEYS[..7]`, so those are unknown options there).
+pub const JS_GENERATOR_KEYS: [&str; 9] = [
     "nodeId",
     "layout",
     "clock",
@@ -141,6 +141,7 @@ pub const JS_GENERATOR_KEYS: [&str; 8] = [
     "randomStart",
     "randomSeed",
     "stateFile",
+    "waitForNodeMs",
 ];
 
 /// The generator's options from host values already converted to integers (`None`: not given):

@@ -110,11 +110,70 @@ pub fn health(node_id: u64, layout: &str) -> Vec<u8> {
     out
 }
 
+/// Parses JSON, refusing an object with a key twice (serde_json keeps the last one silently, so two
+/// readers of one body could disagree on it).
+fn strict(body: &[u8]) -> Result<serde_json::Value, serde_json::Error> {
+    use serde::de::{Deserialize, Deserializer, Error, MapAccess, SeqAccess, Visitor};
+    struct Strict(serde_json::Value);
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Strict;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_bool<E: Error>(self, v: bool) -> Result<Strict, E> {
+            Ok(Strict(v.into()))
+        }
+        fn visit_i64<E: Error>(self, v: i64) -> Result<Strict, E> {
+            Ok(Strict(v.into()))
+        }
+        fn visit_u64<E: Error>(self, v: u64) -> Result<Strict, E> {
+            Ok(Strict(v.into()))
+        }
+        fn visit_f64<E: Error>(self, v: f64) -> Result<Strict, E> {
+            Ok(Strict(v.into()))
+        }
+        fn visit_str<E: Error>(self, v: &str) -> Result<Strict, E> {
+            Ok(Strict(v.into()))
+        }
+        fn visit_unit<E: Error>(self) -> Result<Strict, E> {
+            Ok(Strict(serde_json::Value::Null))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Strict, A::Error> {
+            let mut out = Vec::new();
+            while let Some(Strict(v)) = seq.next_element()? {
+                out.push(v);
+            }
+            Ok(Strict(out.into()))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Strict, A::Error> {
+            let mut out = serde_json::Map::new();
+            while let Some(k) = map.next_key::<String>()? {
+                let Strict(v) = map.next_value()?;
+                if out.contains_key(&k) {
+                    return Err(A::Error::custom(format!(
+                        "the key {:?} is given twice",
+                        clip(&k, 40)
+                    )));
+                }
+                out.insert(k, v);
+            }
+            Ok(Strict(out.into()))
+        }
+    }
+    impl<'de> Deserialize<'de> for Strict {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Strict, D::Error> {
+            d.deserialize_any(V)
+        }
+    }
+    serde_json::from_slice::<Strict>(body).map(|s| s.0)
+}
+
 fn parse(body: &[u8]) -> Result<Option<serde_json::Map<String, serde_json::Value>>, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    let v: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
+    let v = strict(body).map_err(|e| {
         ApiError::new(
             400,
             snowmint::ErrorCode::Parse,

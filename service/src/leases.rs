@@ -10,14 +10,15 @@
 //! the store's check of the fencing token decides, and nobody can make up a token for another client's
 //! lease (fencing tokens are sequential, so without the tag they could be guessed).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout, Options};
 use snowmint_coord::{Claim, ClaimRequest, LeaseOptions, Reservation, Sequencer, Store, Time};
 
 use crate::json::{push_dec, push_str, push_u64};
-use crate::{ApiError, Config, Response};
+use crate::{ApiError, ClientKey, Config, Response};
 
 /// A parsed lease token: `2.NODE.FENCING.START.TAG.SEQUENCER` (URL-safe: sequencer names are
 /// `A-Z a-z 0-9 _ . -`; TAG is 32 hex digits, [`TokenKey::tag`] of the rest).
@@ -179,10 +180,16 @@ impl TokenKey {
     }
 }
 
+/// The leases counted per client: `(node ID, fencing token, claim expiry in Unix ms)`.
+type Held = HashMap<ClientKey, Vec<(u64, u64, u64)>>;
+
 /// The client sequencer on its store.
 #[derive(Debug)]
 pub struct Leases {
-    store: Arc<dyn Store>,
+    /// Store handles used in turn (each its own connection), so that a slow call holds up only the
+    /// requests behind it on one handle, and those only until their deadline.
+    pool: std::sync::RwLock<Vec<Arc<dyn Store>>>,
+    next: std::sync::atomic::AtomicUsize,
     time: Arc<dyn Time>,
     sequencer: String,
     /// The client sequencer's record (incarnation, value floor) as opened.
@@ -195,8 +202,15 @@ pub struct Leases {
     reservation: Duration,
     /// Tags the lease tokens.
     key: TokenKey,
+    /// `--max-leases-per-client`.
+    cap: usize,
+    /// The leases this instance handed out, by client: `(node ID, fencing token, claim expiry)`; a
+    /// claim past its expiry no longer counts. Renewals and releases through any instance's token
+    /// move them; another instance's leases are not counted here.
+    held: Mutex<Held>,
 }
 
+#[derive(Debug)]
 pub struct Gauges {
     /// Live claims on the client sequencer, the service's own excluded.
     pub active: u64,
@@ -210,18 +224,21 @@ fn unavailable(e: snowmint_coord::Error) -> ApiError {
 }
 
 impl Leases {
+    /// The client sequencer on the store handles `pool` (at least one).
     pub fn open(
-        store: Arc<dyn Store>,
+        pool: Vec<Arc<dyn Store>>,
         time: Arc<dyn Time>,
         sequencer: &str,
         config: &Config,
     ) -> Result<Leases, snowmint_coord::Error> {
+        let store = pool[0].clone();
         let seq = client_sequencer(&store, &time, sequencer, config)?;
-        let store_for_key = store.clone();
         Ok(Leases {
             record: seq.record().clone(),
             nodes: seq.record().config.nodes,
-            store,
+            key: TokenKey::load(store.as_ref(), sequencer)?,
+            pool: std::sync::RwLock::new(pool),
+            next: std::sync::atomic::AtomicUsize::new(0),
             time,
             sequencer: sequencer.to_string(),
             layout: config.layout,
@@ -229,8 +246,29 @@ impl Leases {
             fingerprint: snowmint_coord::layout_fingerprint(&config.layout),
             ttl: config.lease_ttl,
             reservation: config.lease_reservation,
-            key: TokenKey::load(store_for_key.as_ref(), sequencer)?,
+            cap: config.max_leases_per_client,
+            held: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The next store handle of the pool.
+    fn store(&self) -> Arc<dyn Store> {
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let pool = self.pool.read().unwrap_or_else(|p| p.into_inner());
+        pool[i % pool.len()].clone()
+    }
+
+    /// The client sequencer's name.
+    pub fn sequencer(&self) -> &str {
+        &self.sequencer
+    }
+
+    /// Adds a store handle to the pool.
+    pub fn add_handle(&self, store: Arc<dyn Store>) {
+        self.pool
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(store);
     }
 
     fn now_ms(&self) -> u64 {
@@ -277,7 +315,7 @@ impl Leases {
     }
 
     fn claim(&self, holder: &str, start: u64) -> Result<Option<Claim>, ApiError> {
-        self.store
+        self.store()
             .claim(&ClaimRequest {
                 sequencer: &self.sequencer,
                 incarnation: self.record.incarnation,
@@ -296,22 +334,89 @@ impl Leases {
             ErrorCode::NodeIdsExhausted,
             format!(
                 "{}: all {} node IDs of sequencer {:?} are held",
-                self.store.describe(),
+                self.store().describe(),
                 self.nodes,
                 self.sequencer
             ),
         )
     }
 
-    /// `POST /v1/leases`
-    pub fn take(&self, holder: Option<&str>) -> Result<Response, ApiError> {
+    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts a lease for `client` (a placeholder until its claim is known), or `429` at the cap.
+    fn count_in(&self, client: &ClientKey) -> Result<(), ApiError> {
+        let now = self.now_ms();
+        let mut held = self.held();
+        held.retain(|_, v| {
+            v.retain(|&(_, _, expires)| expires > now);
+            !v.is_empty()
+        });
+        let mine = held.entry(client.clone()).or_default();
+        if mine.len() >= self.cap {
+            let mut e = ApiError::new(
+                429,
+                ErrorCode::NodeIdsExhausted,
+                format!(
+                    "this client holds {} leases, the most one client may hold (--max-leases-per-client): release or let one expire",
+                    mine.len()
+                ),
+            );
+            e.retry_after_ms = Some(self.ttl.as_millis() as u64);
+            return Err(e);
+        }
+        // The placeholder (node ID u64::MAX) lives as long as a claim would.
+        mine.push((u64::MAX, 0, now.saturating_add(self.ttl.as_millis() as u64)));
+        Ok(())
+    }
+
+    /// Replaces `client`'s placeholder with the claim it became (`None`: the take failed).
+    fn count_out(&self, client: &ClientKey, claim: Option<&Claim>) {
+        let mut held = self.held();
+        if let Some(mine) = held.get_mut(client) {
+            if let Some(i) = mine.iter().position(|h| h.0 == u64::MAX) {
+                match claim {
+                    Some(c) => mine[i] = (c.node_id, c.token, c.expires_unix_ms),
+                    None => {
+                        mine.swap_remove(i);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Moves the counted lease `(node, fencing)` to its new expiry (`None`: released).
+    fn recount(&self, node_id: u64, fencing: u64, expires: Option<u64>) {
+        for mine in self.held().values_mut() {
+            if let Some(i) = mine.iter().position(|h| h.0 == node_id && h.1 == fencing) {
+                match expires {
+                    Some(e) => mine[i].2 = e,
+                    None => {
+                        mine.swap_remove(i);
+                    }
+                }
+                return;
+            }
+        }
+    }
+
+    /// `POST /v1/leases` for `client`, refused (`429`) when it holds `--max-leases-per-client`.
+    pub fn take(&self, client: &ClientKey, holder: Option<&str>) -> Result<Response, ApiError> {
+        self.count_in(client)?;
+        let taken = self.take_claim(holder);
+        self.count_out(client, taken.as_ref().ok().map(|(c, _)| c));
+        taken.map(|(_, r)| r)
+    }
+
+    fn take_claim(&self, holder: Option<&str>) -> Result<(Claim, Response), ApiError> {
         let holder = holder.unwrap_or("a client of snowmint serve");
         let first = snowmint::mix64(self.time.unix_ns() ^ self.time.monotonic_ns()) % self.nodes;
         // Every instance's own node ID is a claim on this sequencer too: the store never hands it out.
         let claim = self.claim(holder, first)?.ok_or_else(|| self.exhausted())?;
         let answer = self.reserve_new(&claim);
         if answer.is_err() {
-            let _ = self.store.release(&claim);
+            let _ = self.store().release(&claim);
         }
         let (start, last) = answer?;
         let token = LeaseToken {
@@ -320,13 +425,14 @@ impl Leases {
             fencing_token: claim.token,
             start,
         };
-        Ok(self.answer(201, &token, last, claim.expires_unix_ms))
+        let answer = self.answer(201, &token, last, claim.expires_unix_ms);
+        Ok((claim, answer))
     }
 
     /// Reads the stored reservation and writes the new one (conditioned on `claim`): `(start, last)`.
     fn reserve_new(&self, claim: &Claim) -> Result<(u64, u64), ApiError> {
         let stored = self
-            .store
+            .store()
             .reservation(&self.sequencer, claim.node_id)
             .map_err(unavailable)?;
         // After the node ID's reservation, and at or above the floor of destroyed incarnations.
@@ -339,7 +445,7 @@ impl Leases {
         .map_err(unavailable)?;
         let start = stored.map_or(0, |r| self.start_after(&r)).max(floor);
         let last = self.target(start)?;
-        self.store
+        self.store()
             .reserve(claim, &self.reservation_for(last))
             .map_err(unavailable)?;
         Ok((start, last))
@@ -385,7 +491,7 @@ impl Leases {
     pub fn renew(&self, text: &str) -> Result<Response, ApiError> {
         let t = self.token(text)?;
         let claim = self
-            .store
+            .store()
             .renew(
                 &self.claim_of(&t),
                 self.ttl.as_millis() as u64,
@@ -393,7 +499,7 @@ impl Leases {
             )
             .map_err(|e| self.lost(unavailable(e)))?;
         let stored = self
-            .store
+            .store()
             .reservation(&self.sequencer, t.node_id)
             .map_err(unavailable)?;
         let current = stored
@@ -403,21 +509,23 @@ impl Leases {
         let last = match current {
             Some(c) if c >= target => c,
             _ => {
-                self.store
+                self.store()
                     .reserve(&claim, &self.reservation_for(target))
                     .map_err(|e| self.lost(unavailable(e)))?;
                 target
             }
         };
+        self.recount(t.node_id, t.fencing_token, Some(claim.expires_unix_ms));
         Ok(self.answer(200, &t, last, claim.expires_unix_ms))
     }
 
     /// `DELETE /v1/leases/{token}`
     pub fn release(&self, text: &str) -> Result<Response, ApiError> {
         let t = self.token(text)?;
-        self.store
+        self.store()
             .release(&self.claim_of(&t))
             .map_err(unavailable)?;
+        self.recount(t.node_id, t.fencing_token, None);
         Ok(Response {
             status: 204,
             content_type: "",
@@ -475,7 +583,7 @@ impl Leases {
             }
         }
         for name in names {
-            match self.store.holders(&name, now) {
+            match self.store().holders(&name, now) {
                 Ok(nodes) => {
                     let live: Vec<u64> = nodes
                         .iter()

@@ -10,6 +10,7 @@
 //! store unless [`Route::blocks`] says so (the server then runs it on a blocking thread).
 #![warn(missing_docs)]
 
+mod guard;
 mod json;
 mod leases;
 mod metrics;
@@ -17,7 +18,7 @@ pub mod server;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout, Options, Policy};
@@ -26,6 +27,7 @@ use snowmint_coord::{
     LeaseOptions, LeaseState, NodeGenerator, NodeSource, Store, SystemTime, Time,
 };
 
+pub use guard::{ClientKey, Head, Tokens};
 pub use leases::{LeaseToken, TokenKey};
 
 /// The largest request body accepted (bytes); a larger one is `413`.
@@ -66,7 +68,27 @@ pub struct Config {
     /// Web origins whose pages may call the service (`--cors-origin`, CORS); `*` allows any. Empty: no
     /// CORS headers, so only pages of the service's own origin can read its answers.
     pub cors_origins: Vec<String>,
+    /// Host names a request may name in `Host` (`--allowed-host`; IP addresses are always accepted).
+    /// Empty: any. `snowmint serve` on a loopback address defaults to `localhost` (DNS rebinding).
+    pub allowed_hosts: Vec<String>,
+    /// Bearer tokens required on `/v1/ids` and `/v1/leases…` (`--auth-token-file`); empty: none.
+    pub auth_tokens: Tokens,
+    /// Client leases one client (token, else source address) may hold at once
+    /// (`--max-leases-per-client`, default [`DEFAULT_MAX_LEASES_PER_CLIENT`]).
+    pub max_leases_per_client: usize,
+    /// Connections served at once (`--max-connections`, default [`DEFAULT_MAX_CONNECTIONS`]); one more
+    /// is answered `503` and closed.
+    pub max_connections: usize,
+    /// `--tls-cert`: the PEM certificate chain to serve HTTPS with (with [`Config::tls_key`]).
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// `--tls-key`: the PEM private key of [`Config::tls_cert`].
+    pub tls_key: Option<std::path::PathBuf>,
 }
+
+/// The default of `--max-leases-per-client`.
+pub const DEFAULT_MAX_LEASES_PER_CLIENT: usize = 8;
+/// The default of `--max-connections`.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 
 /// Checks a `--cors-origin` value: `*`, or `scheme://host[:port]` with no path (what browsers send in
 /// `Origin`).
@@ -120,6 +142,12 @@ impl Config {
             lease_ttl: Duration::from_secs(70),
             lease_reservation: Duration::from_secs(60),
             cors_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            auth_tokens: Tokens::default(),
+            max_leases_per_client: DEFAULT_MAX_LEASES_PER_CLIENT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            tls_cert: None,
+            tls_key: None,
         })
     }
 }
@@ -146,17 +174,22 @@ pub struct ApiError {
     field: Option<&'static str>,
     retry_after_ms: Option<u64>,
     allow: Option<&'static str>,
+    /// `www-authenticate: Bearer` (a 401).
+    www_authenticate: bool,
 }
 
 impl ApiError {
+    /// An answer's error. Clients are not told where the store is: every URL in `message` (and so any
+    /// password in one) becomes `<store>`.
     fn new(status: u16, code: ErrorCode, message: impl Into<String>) -> ApiError {
         ApiError {
             status,
             code,
-            message: message.into(),
+            message: snowmint_coord::without_urls(&message.into()),
             field: None,
             retry_after_ms: None,
             allow: None,
+            www_authenticate: false,
         }
     }
 
@@ -183,13 +216,16 @@ impl ApiError {
             ErrorCode::InvalidArgument | ErrorCode::Parse => 400,
             _ => 500,
         };
-        ApiError::new(status, e.code(), e.to_string())
+        ApiError::new(status, e.code(), e.message())
     }
 
     fn into_response(self) -> Response {
         let mut headers = Vec::new();
         if let Some(allow) = self.allow {
             headers.push(("allow", allow.to_string()));
+        }
+        if self.www_authenticate {
+            headers.push(("www-authenticate", "Bearer".to_string()));
         }
         if let Some(ms) = self.retry_after_ms {
             headers.push(("retry-after", ms.div_ceil(1000).max(1).to_string()));
@@ -264,31 +300,84 @@ impl Route {
 
     /// `true` if answering may wait on the store (run it off the reactor).
     pub fn blocks(self) -> bool {
+        matches!(self, Route::Leases | Route::Renew | Route::Release)
+    }
+
+    /// `true` for the routes `--auth-token-file` guards (the data routes; `/healthz` and `/metrics`
+    /// stay open).
+    pub fn needs_token(self) -> bool {
         matches!(
             self,
-            Route::Leases | Route::Renew | Route::Release | Route::Metrics
+            Route::Ids | Route::Leases | Route::Renew | Route::Release
         )
+    }
+
+    fn allows(self, method: &str) -> bool {
+        match self {
+            Route::Ids | Route::Leases | Route::Renew => method == "POST",
+            Route::Release => method == "DELETE",
+            Route::Health | Route::Metrics => method == "GET" || method == "HEAD",
+            Route::Unknown => false,
+        }
     }
 
     fn allow(self) -> &'static str {
         match self {
             Route::Ids | Route::Leases | Route::Renew => "POST",
             Route::Release => "DELETE",
-            Route::Health | Route::Metrics => "GET",
+            Route::Health | Route::Metrics => "GET, HEAD",
             Route::Unknown => "",
         }
     }
 }
 
+/// Makes the service's generator: a claim on the store (again, after a loss).
+struct Reclaim(Box<dyn Fn() -> Result<NodeGenerator, snowmint_coord::Error> + Send + Sync>);
+
+impl std::fmt::Debug for Reclaim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reclaim(..)")
+    }
+}
+
+/// Store handles the client-lease routes use in turn (each its own connection), besides the one of
+/// the service's own lease.
+pub const STORE_POOL: usize = 4;
+/// How long a request that calls the store may take before it is answered `503 STORE_UNAVAILABLE`
+/// (the store call itself finishes, or fails, in the background).
+pub const STORE_DEADLINE: Duration = Duration::from_secs(3);
+/// Requests that call the store at once (one waiting on a store that does not answer included).
+pub const MAX_STORE_CALLS: usize = 32;
+/// How often [`Service::supervise`] looks at the own lease.
+pub const SUPERVISE_EVERY: Duration = Duration::from_millis(250);
+/// How often it reads the lease gauges of `/metrics` from the store (and after every lease taken or
+/// released by this instance).
+pub const GAUGES_EVERY: Duration = Duration::from_secs(2);
+/// Attempts to claim a node ID again after a loss (the pause doubles from 250 ms up to 5 s: about ten
+/// minutes in all), then the service stays `LEASE_LOST` until restarted.
+pub const RECLAIM_ATTEMPTS: u32 = 130;
+
 /// The service: its generator, the store of client leases, counters.
 #[derive(Debug)]
 pub struct Service {
     config: Config,
-    generator: NodeGenerator,
-    node_id: u64,
+    /// The generator in use: replaced by a new claim after the lease was lost ([`Service::supervise`]).
+    generator: RwLock<Arc<NodeGenerator>>,
+    /// Makes a new generator under a new claim (a store-backed node source), for recovery.
+    reclaim: Option<Reclaim>,
+    /// What generators replaced after a loss minted (so the counters never go back).
+    retired: Mutex<snowmint::Stats>,
     time: Arc<dyn Time>,
     leases: Option<leases::Leases>,
-    /// Why `POST /v1/leases` is unavailable when there is no store.
+    /// The lease gauges of `/metrics`, as last read from the store by [`Service::supervise`] (so
+    /// `/metrics` never waits on the store).
+    gauges: Mutex<Option<leases::Gauges>>,
+    /// The store the pool of the lease routes grows on ([`STORE_POOL`] handles; none for the embedded
+    /// store, whose claims are file locks of the handle that took them), until the supervisor has.
+    pool_url: Mutex<Option<snowmint_coord::source::StoreUrl>>,
+    /// Store calls in flight (at most [`MAX_STORE_CALLS`]; one past its deadline still holds its slot).
+    store_calls: Arc<tokio::sync::Semaphore>,
+    /// Why the lease routes answer `404 INVALID_ARGUMENT` when there is no store.
     no_store: String,
     metrics: metrics::Metrics,
     shutting_down: AtomicBool,
@@ -319,15 +408,23 @@ impl Service {
                 config.lease_reservation.as_millis()
             )));
         }
-        if config.max_count == 0 {
+        if config.max_count == 0 || config.max_count > snowmint::MAX_BATCH {
+            return Err(snowmint_coord::Error::invalid(format!(
+                "--max-count must be 1..={} (the generator's largest batch), got {}",
+                snowmint::MAX_BATCH,
+                config.max_count
+            )));
+        }
+        if config.max_leases_per_client == 0 || config.max_connections == 0 {
             return Err(snowmint_coord::Error::invalid(
-                "--max-count must be at least 1",
+                "--max-leases-per-client and --max-connections must be at least 1",
             ));
         }
         let parsed = NodeSource::parse(&config.node)?;
         // The store of client leases: the node source's (a lease source), else `--leases` (or the
         // store given directly). The service's node ID and the client leases come from one sequencer on
         // it, so that no client is ever leased a node ID an instance mints with.
+        let from_caller = store.is_some();
         let (store, sequencer) = match &parsed {
             NodeSource::Lease(l) => {
                 if config.leases.is_some() || store.is_some() {
@@ -372,6 +469,15 @@ impl Service {
         };
         snowmint_coord::sequencer::check_name(&sequencer)
             .map_err(|e| e.context("--client-sequencer"))?;
+        // The lease routes use the handles of a pool in turn; the own lease keeps the first handle. The
+        // others connect in the background once the service serves ([`Service::supervise`]).
+        let pool_url = match (&parsed, &config.leases) {
+            (NodeSource::Lease(l), _) => Some(l.store.clone()),
+            (_, Some(url)) if !from_caller => Some(snowmint_coord::source::parse_store_url(url)?),
+            _ => None,
+        }
+        .filter(|u| !matches!(u, snowmint_coord::source::StoreUrl::File { .. }));
+        let mut reclaim: Option<Reclaim> = None;
         let generator = match (&parsed, &store) {
             (_, Some(s)) => {
                 // A lease on the store: a lease source's any free node ID, a fixed node ID exactly that
@@ -394,22 +500,29 @@ impl Service {
                     policy: Policy::Fail,
                     ..Options::default()
                 };
-                NodeGenerator::lease_from(
-                    s.clone(),
-                    &sequencer,
-                    config.layout,
-                    options,
-                    time.clone(),
-                    LeaseOptions {
-                        ttl,
-                        node,
-                        holder: format!(
-                            "snowmint serve, {}",
-                            snowmint_coord::lease::default_holder()
-                        ),
-                        ..LeaseOptions::default()
-                    },
-                )?
+                let (s, seq, layout, time) =
+                    (s.clone(), sequencer.clone(), config.layout, time.clone());
+                let make = Reclaim(Box::new(move || {
+                    NodeGenerator::lease_from(
+                        s.clone(),
+                        &seq,
+                        layout,
+                        options,
+                        time.clone(),
+                        LeaseOptions {
+                            ttl,
+                            node,
+                            holder: format!(
+                                "snowmint serve, {}",
+                                snowmint_coord::lease::default_holder()
+                            ),
+                            ..LeaseOptions::default()
+                        },
+                    )
+                }));
+                let g = (make.0)()?;
+                reclaim = Some(make);
+                g
             }
             (_, None) => {
                 let options = Options {
@@ -432,26 +545,31 @@ impl Service {
                 g
             }
         };
-        let node_id = generator.node_id();
-        let leases = match store {
-            Some(store) => Some(leases::Leases::open(
-                store,
+        let leases = match &store {
+            Some(s) => Some(leases::Leases::open(
+                vec![s.clone()],
                 time.clone(),
                 &sequencer,
                 &config,
             )?),
             None => None,
         };
-        Ok(Service {
-            no_store: "client leases need a store: start the service with a lease source as --node (file:///DIR, etcd://…, postgres://…) or give --leases URL".into(),
+        let service = Service {
+            no_store: "this service serves no client leases (started without a store of them): start it with a lease source as --node (file:///DIR, etcd://…, postgres://…) or give --leases URL".into(),
             config,
-            generator,
-            node_id,
+            generator: RwLock::new(Arc::new(generator)),
+            reclaim,
+            retired: Mutex::new(snowmint::Stats::default()),
             time,
             leases,
+            gauges: Mutex::new(None),
+            store_calls: Arc::new(tokio::sync::Semaphore::new(MAX_STORE_CALLS)),
+            pool_url: Mutex::new(pool_url),
             metrics: metrics::Metrics::default(),
             shutting_down: AtomicBool::new(false),
-        })
+        };
+        service.refresh_gauges();
+        Ok(service)
     }
 
     /// The configuration.
@@ -461,12 +579,116 @@ impl Service {
 
     /// The service's own node ID.
     pub fn node_id(&self) -> u64 {
-        self.node_id
+        self.generator().node_id()
     }
 
-    /// The service's generator.
-    pub fn generator(&self) -> &NodeGenerator {
-        &self.generator
+    /// The service's generator (the one in use: a new one after a lost lease was claimed again).
+    pub fn generator(&self) -> Arc<NodeGenerator> {
+        self.generator
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Keeps the service going until it is dropped or shuts down (a thread of its own): claims a node
+    /// ID again after the own lease was lost (at most [`RECLAIM_ATTEMPTS`] attempts, backing off), and
+    /// reads the lease gauges of `/metrics` from the store every [`GAUGES_EVERY`].
+    pub fn supervise(self: &Arc<Self>) {
+        let weak: Weak<Service> = Arc::downgrade(self);
+        let _ = std::thread::Builder::new()
+            .name("snowmint-serve-supervisor".into())
+            .spawn(move || {
+                if let Some(s) = weak.upgrade() {
+                    s.grow_pool();
+                }
+                let mut attempts = 0u32;
+                let mut pause = SUPERVISE_EVERY;
+                let mut last_read = std::time::Instant::now();
+                loop {
+                    std::thread::sleep(pause);
+                    let Some(s) = weak.upgrade() else { return };
+                    if s.is_shutting_down() {
+                        return;
+                    }
+                    if last_read.elapsed() >= GAUGES_EVERY {
+                        s.refresh_gauges();
+                        last_read = std::time::Instant::now();
+                    }
+                    let lost = s.generator().state() == Some(LeaseState::Lost);
+                    pause = SUPERVISE_EVERY;
+                    if lost && attempts < RECLAIM_ATTEMPTS {
+                        attempts += 1;
+                        if s.reclaim_once() {
+                            attempts = 0;
+                        } else {
+                            pause = (SUPERVISE_EVERY * 2u32.pow(attempts.min(5)))
+                                .min(Duration::from_secs(5));
+                        }
+                    } else if !lost {
+                        attempts = 0;
+                    }
+                }
+            });
+    }
+
+    /// One attempt to claim a node ID in place of a lost lease: `true` when the new generator is in use.
+    fn reclaim_once(&self) -> bool {
+        let Some(make) = &self.reclaim else {
+            return false;
+        };
+        match (make.0)() {
+            Ok(g) => {
+                let old = std::mem::replace(
+                    &mut *self.generator.write().unwrap_or_else(|p| p.into_inner()),
+                    Arc::new(g),
+                );
+                let mut retired = self.retired.lock().unwrap_or_else(|p| p.into_inner());
+                *retired = retired.merged(old.stats());
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Connects the other handles of the lease routes' pool (a handle that cannot connect is skipped).
+    fn grow_pool(&self) {
+        let url = self
+            .pool_url
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let (Some(url), Some(leases)) = (url, &self.leases) {
+            for _ in 1..STORE_POOL {
+                if let Ok(s) = open_store(&url) {
+                    leases.add_handle(s);
+                }
+            }
+        }
+    }
+
+    /// Moves the lease gauges by a lease this instance took (`1`) or released (`-1`), until the
+    /// supervisor reads them from the store again.
+    fn count_lease(&self, delta: i64) {
+        let Some(leases) = &self.leases else { return };
+        let mut gauges = self.gauges.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(g) = gauges.as_mut() {
+            g.active = g.active.saturating_add_signed(delta);
+            for (name, n) in g.holders.iter_mut() {
+                if name == leases.sequencer() {
+                    *n = n.saturating_add_signed(delta);
+                }
+            }
+        }
+    }
+
+    fn refresh_gauges(&self) {
+        let Some(leases) = &self.leases else { return };
+        let g = self.generator();
+        let own = g
+            .lease()
+            .map(|l| (l.sequencer().name.as_str(), l.node_id()));
+        let fresh = leases.gauges(own);
+        *self.gauges.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh);
     }
 
     /// Graceful shutdown has begun: `/healthz` answers 503, and the server answers every request that
@@ -481,6 +703,25 @@ impl Service {
         self.shutting_down.load(Ordering::SeqCst)
     }
 
+    /// Slots of store calls in flight (the server takes one per request that calls the store).
+    pub fn store_calls(&self) -> &Arc<tokio::sync::Semaphore> {
+        &self.store_calls
+    }
+
+    /// The answer of a request whose store calls did not finish within [`STORE_DEADLINE`].
+    pub fn store_timeout(&self, route: Route) -> Response {
+        let mut e = ApiError::new(
+            503,
+            ErrorCode::StoreUnavailable,
+            format!(
+                "the store did not answer within {} s",
+                STORE_DEADLINE.as_secs()
+            ),
+        );
+        e.retry_after_ms = Some(1000);
+        self.refuse(route, e)
+    }
+
     /// The error of a request that arrives during shutdown.
     pub fn shutdown_error() -> ApiError {
         ApiError::new(
@@ -492,7 +733,7 @@ impl Service {
 
     /// Releases the service's own lease (if `--node` is a lease source); client leases stay.
     pub fn release(&self) -> Result<(), snowmint_coord::Error> {
-        self.generator.release()
+        self.generator().release()
     }
 
     /// Answers with `error` for a request the server refused before [`Service::handle`] (a body too
@@ -506,13 +747,29 @@ impl Service {
     /// Answers one request. `target` is the request target (path and query). Never panics: a panic
     /// inside becomes `500 PANIC`. Every answer is counted by route and status.
     pub fn handle(&self, method: &str, target: &str, body: &[u8]) -> Response {
+        self.handle_as(
+            &ClientKey::Addr(std::net::Ipv4Addr::LOCALHOST.into()),
+            method,
+            target,
+            body,
+        )
+    }
+
+    /// [`Service::handle`] for a request that counts as `client` (the per-client lease cap).
+    pub fn handle_as(
+        &self,
+        client: &ClientKey,
+        method: &str,
+        target: &str,
+        body: &[u8],
+    ) -> Response {
         let (path, query) = match target.split_once('?') {
             Some((p, q)) => (p, Some(q)),
             None => (target, None),
         };
         let route = Route::of(path);
         let response = catch_unwind(AssertUnwindSafe(|| {
-            self.route(route, method, path, query, body)
+            self.route(client, route, method, path, query, body)
         }))
         .unwrap_or_else(|_| {
             Err(ApiError::new(
@@ -528,6 +785,7 @@ impl Service {
 
     fn route(
         &self,
+        client: &ClientKey,
         route: Route,
         method: &str,
         path: &str,
@@ -545,7 +803,7 @@ impl Service {
             )
             .field("path"));
         }
-        if method != route.allow() {
+        if !route.allows(method) {
             let mut e = ApiError::new(
                 405,
                 ErrorCode::InvalidArgument,
@@ -564,6 +822,7 @@ impl Service {
             return Err(body_too_large(body.len()));
         }
         if route == Route::Metrics {
+            no_query(query)?;
             return Ok(self.metrics());
         }
         match route {
@@ -572,7 +831,10 @@ impl Service {
             Route::Leases => {
                 no_query(query)?;
                 let holder = json::holder(body)?;
-                self.leases()?.take(holder.as_deref())
+                let r = self.leases()?.take(client, holder.as_deref())?;
+                // The gauges follow at once, without a store call (the supervisor reads them again).
+                self.count_lease(1);
+                Ok(r)
             }
             Route::Renew => {
                 no_query(query)?;
@@ -583,7 +845,9 @@ impl Service {
             Route::Release => {
                 no_query(query)?;
                 json::empty_body(body)?;
-                self.leases()?.release(&path["/v1/leases/".len()..])
+                let r = self.leases()?.release(&path["/v1/leases/".len()..])?;
+                self.count_lease(-1);
+                Ok(r)
             }
             Route::Metrics | Route::Unknown => unreachable!("answered above"),
         }
@@ -592,19 +856,23 @@ impl Service {
     fn leases(&self) -> Result<&leases::Leases, ApiError> {
         self.leases
             .as_ref()
-            .ok_or_else(|| ApiError::new(503, ErrorCode::StoreUnavailable, self.no_store.clone()))
+            // A configuration of this service, not a passing outage: not the retryable 503.
+            .ok_or_else(|| {
+                ApiError::new(404, ErrorCode::InvalidArgument, self.no_store.clone()).field("path")
+            })
     }
 
     /// `LEASE_LOST` (503) when the service's own lease is gone.
     fn own_lease(&self) -> Result<(), ApiError> {
-        match self.generator.state() {
+        let g = self.generator();
+        match g.state() {
             None | Some(LeaseState::Held) => Ok(()),
             Some(LeaseState::Lost) => Err(ApiError::new(
                 503,
                 ErrorCode::LeaseLost,
                 format!(
-                    "the service lost the lease on its node ID {}; restart it to claim another",
-                    self.node_id
+                    "the service lost the lease on its node ID {}; it claims another as soon as the store answers",
+                    g.node_id()
                 ),
             )),
             Some(LeaseState::Destroyed) => Err(ApiError::new(
@@ -623,7 +891,7 @@ impl Service {
         self.own_lease()?;
         Ok(json_response(
             200,
-            json::health(self.node_id, &self.config.layout_name),
+            json::health(self.node_id(), &self.config.layout_name),
         ))
     }
 
@@ -631,8 +899,9 @@ impl Service {
         let count = parse_count(query, self.config.max_count)?;
         json::empty_body(body)?;
         self.own_lease()?;
+        let generator = self.generator();
         let mut ids = vec![0u64; count as usize];
-        if let Err(e) = self.generator.next_ids(&mut ids) {
+        if let Err(e) = generator.next_ids(&mut ids) {
             let mut err = ApiError::from_coord(e);
             if err.code == ErrorCode::LeaseLost {
                 err.status = 503;
@@ -659,25 +928,33 @@ impl Service {
                 now_ms.saturating_add(valid_ms),
                 valid_ms,
                 &self.config.layout_name,
-                self.node_id,
+                generator.node_id(),
             ),
         ))
     }
 
     fn metrics(&self) -> Response {
-        let own = self
-            .generator
-            .lease()
-            .map(|l| (l.sequencer().name.as_str(), l.node_id()));
-        let leases = self.leases.as_ref().map(|l| l.gauges(own));
+        // Local state only: the gauges as the supervisor last read them (none yet: an error says so).
+        let gauges = self.gauges.lock().unwrap_or_else(|p| p.into_inner());
+        let unread = leases::Gauges {
+            active: 0,
+            holders: Vec::new(),
+            error: Some("not read from the store yet".into()),
+        };
+        let leases = self
+            .leases
+            .as_ref()
+            .map(|_| gauges.as_ref().unwrap_or(&unread));
+        let stats = self
+            .retired
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .merged(self.generator().stats());
         Response {
             status: 200,
             content_type: "text/plain; version=0.0.4; charset=utf-8",
             headers: Vec::new(),
-            body: self
-                .metrics
-                .render(self.generator.stats(), leases.as_ref())
-                .into_bytes(),
+            body: self.metrics.render(stats, leases).into_bytes(),
         }
     }
 }

@@ -3,14 +3,14 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, StatusCode};
@@ -19,7 +19,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use snowmint::ErrorCode;
 use tokio::net::TcpListener;
 
-use crate::{body_too_large, ApiError, Response, Route, Service, MAX_BODY};
+use crate::{body_too_large, ApiError, ClientKey, Head, Response, Route, Service, MAX_BODY};
 
 /// How long a client may take to send a request's headers, and then its body.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -45,19 +45,40 @@ async fn answer(
     service: Arc<Service>,
     req: Request<Incoming>,
     late: bool,
+    peer: IpAddr,
+    tls: bool,
 ) -> hyper::Response<Full<Bytes>> {
-    // CORS (`--cors-origin`): the origin's pages may read every answer; a preflight of a known route is
-    // answered here, before the protocol.
-    let cors = service.config().cors_allow(
-        req.headers()
-            .get(hyper::header::ORIGIN)
-            .and_then(|v| v.to_str().ok()),
-    );
+    let h = req.headers();
+    let text = |name| h.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
+    let head = Head {
+        method: req.method().as_str(),
+        host: text(HOST).or_else(|| req.uri().authority().map(|a| a.as_str())),
+        origin: text(ORIGIN),
+        authorization: text(AUTHORIZATION),
+        content_type: text(CONTENT_TYPE),
+        tls,
+    };
+    let route = Route::of(req.uri().path());
+    // CORS (`--cors-origin`): the origin's pages may read every answer (a refusal too); a preflight of
+    // a known route from an allowed origin to an allowed host is answered here, before the protocol.
+    let cors = service.config().cors_allow(head.origin);
     let preflight = req.method() == hyper::Method::OPTIONS
-        && req
-            .headers()
-            .contains_key(hyper::header::ACCESS_CONTROL_REQUEST_METHOD);
-    let mut r = answer_protocol(service, req, late, cors.is_some() && preflight).await;
+        && h.contains_key(hyper::header::ACCESS_CONTROL_REQUEST_METHOD)
+        && cors.is_some()
+        && route != Route::Unknown
+        && head
+            .host
+            .is_none_or(|host| service.config().host_allowed(host));
+    let mut r = if preflight {
+        let mut r = hyper::Response::new(Full::new(Bytes::new()));
+        *r.status_mut() = StatusCode::NO_CONTENT;
+        r
+    } else {
+        match service.config().admit(route, &head, peer) {
+            Ok(client) => answer_protocol(service, req, late, client, route).await,
+            Err(e) => to_hyper(service.refuse(route, e)),
+        }
+    };
     if let Some(origin) = cors {
         let h = r.headers_mut();
         if let Ok(v) = HeaderValue::from_str(&origin) {
@@ -75,7 +96,7 @@ async fn answer(
             );
             h.insert(
                 hyper::header::ACCESS_CONTROL_ALLOW_HEADERS,
-                HeaderValue::from_static("content-type"),
+                HeaderValue::from_static("content-type, authorization"),
             );
             h.insert(
                 hyper::header::ACCESS_CONTROL_MAX_AGE,
@@ -90,7 +111,8 @@ async fn answer_protocol(
     service: Arc<Service>,
     req: Request<Incoming>,
     late: bool,
-    preflight: bool,
+    client: ClientKey,
+    route: Route,
 ) -> hyper::Response<Full<Bytes>> {
     let method = req.method().as_str().to_string();
     let target = req
@@ -98,12 +120,6 @@ async fn answer_protocol(
         .path_and_query()
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| "/".to_string());
-    let route = Route::of(target.split('?').next().unwrap_or(""));
-    if preflight && route != Route::Unknown {
-        let mut r = hyper::Response::new(Full::new(Bytes::new()));
-        *r.status_mut() = StatusCode::NO_CONTENT;
-        return r;
-    }
     if late && route != Route::Metrics {
         return to_hyper(service.refuse(route, Service::shutdown_error()));
     }
@@ -146,16 +162,28 @@ async fn answer_protocol(
         }
     };
     let r = if route.blocks() {
+        // On a blocking thread, with a slot of the store calls in flight, answered by the deadline
+        // whatever the store does (a call past it finishes in the background, holding its slot).
         let s = service.clone();
-        match tokio::task::spawn_blocking(move || s.handle(&method, &target, &body)).await {
-            Ok(r) => r,
-            Err(_) => service.refuse(
+        let slots = service.store_calls().clone();
+        let work = async move {
+            let slot = slots.acquire_owned().await;
+            tokio::task::spawn_blocking(move || {
+                let _slot = slot;
+                s.handle_as(&client, &method, &target, &body)
+            })
+            .await
+        };
+        match tokio::time::timeout(crate::STORE_DEADLINE, work).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(_)) => service.refuse(
                 route,
                 ApiError::new(500, ErrorCode::Panic, "the request's worker failed"),
             ),
+            Err(_) => service.store_timeout(route),
         }
     } else {
-        service.handle(&method, &target, &body)
+        service.handle_as(&client, &method, &target, &body)
     };
     to_hyper(r)
 }
@@ -167,36 +195,82 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
+    serve_tls(service, listener, None, shutdown).await
+}
+
+/// The answer to a connection over `--max-connections`, before it is closed.
+fn too_many_connections() -> Vec<u8> {
+    let body = ApiError::new(
+        503,
+        ErrorCode::ServiceUnavailable,
+        "too many connections (--max-connections); retry in a moment",
+    )
+    .into_response()
+    .body;
+    let mut out = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(&body);
+    out
+}
+
+/// [`serve`] over TLS when `tls` is given (`--tls-cert`/`--tls-key`; the handshake must finish within
+/// [`READ_TIMEOUT`]). At most `--max-connections` connections are served at once; one more is answered
+/// `503 SERVICE_UNAVAILABLE` and closed.
+pub async fn serve_tls(
+    service: Arc<Service>,
+    listener: TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
     let graceful = GracefulShutdown::new();
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(READ_TIMEOUT)
         .keep_alive(true);
+    let builder = Arc::new(builder);
+    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
+    service.supervise();
+    let slots = Arc::new(tokio::sync::Semaphore::new(
+        service.config().max_connections,
+    ));
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let (stream, _) = match accepted {
+                let (mut stream, peer) = match accepted {
                     Ok(a) => a,
                     // Out of file descriptors and the like: wait a little instead of spinning.
                     Err(_) => { tokio::time::sleep(Duration::from_millis(10)).await; continue; }
                 };
                 let _ = stream.set_nodelay(true);
-                let s = service.clone();
-                let conn = builder.serve_connection(
-                    TokioIo::new(stream),
-                    service_fn(move |req| {
-                        let s = s.clone();
-                        // Judged when the request's head arrived: one received before shutdown began
-                        // finishes, even if its body arrives later.
-                        let late = s.is_shutting_down();
-                        async move { Ok::<_, Infallible>(answer(s, req, late).await) }
-                    }),
-                );
-                let watched = graceful.watch(conn);
+                let Ok(slot) = slots.clone().try_acquire_owned() else {
+                    let acceptor = acceptor.clone();
+                    tokio::spawn(async move {
+                        use tokio::io::AsyncWriteExt;
+                        // Over TLS the refusal would need a handshake: the connection is just closed.
+                        if acceptor.is_none() {
+                            let _ = tokio::time::timeout(READ_TIMEOUT, stream.write_all(&too_many_connections())).await;
+                        }
+                        let _ = stream.shutdown().await;
+                    });
+                    continue;
+                };
+                let (s, b, g, a) = (service.clone(), builder.clone(), graceful.watcher(), acceptor.clone());
+                let peer = peer.ip();
                 tokio::spawn(async move {
-                    let _ = watched.await;
+                    let _slot = slot;
+                    match a {
+                        None => connection(s, &b, g, TokioIo::new(stream), peer, false).await,
+                        Some(a) => {
+                            if let Ok(Ok(tls)) = tokio::time::timeout(READ_TIMEOUT, a.accept(stream)).await {
+                                connection(s, &b, g, TokioIo::new(tls), peer, true).await;
+                            }
+                        }
+                    }
                 });
             }
             _ = &mut shutdown => break,
@@ -206,6 +280,60 @@ pub async fn serve(
     service.begin_shutdown();
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
     Ok(())
+}
+
+/// Serves one connection's requests.
+async fn connection<I>(
+    service: Arc<Service>,
+    builder: &http1::Builder,
+    graceful: hyper_util::server::graceful::Watcher,
+    io: I,
+    peer: IpAddr,
+    tls: bool,
+) where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let conn = builder.serve_connection(
+        io,
+        service_fn(move |req| {
+            let s = service.clone();
+            // Judged when the request's head arrived: one received before shutdown began finishes,
+            // even if its body arrives later.
+            let late = s.is_shutting_down();
+            async move { Ok::<_, Infallible>(answer(s, req, late, peer, tls).await) }
+        }),
+    );
+    let _ = graceful.watch(conn).await;
+}
+
+/// The TLS configuration of `--tls-cert PATH --tls-key PATH` (PEM: the certificate chain, leaf first,
+/// and its private key), HTTP/1.1 over TLS 1.2 or 1.3.
+pub fn tls_config(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+) -> Result<Arc<rustls::ServerConfig>, snowmint_coord::Error> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let bad = |what: &str, path: &std::path::Path, e: &dyn std::fmt::Display| {
+        snowmint_coord::Error::invalid(format!("{what} {}: {e}", path.display()))
+    };
+    let chain = CertificateDer::pem_file_iter(cert)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| bad("--tls-cert", cert, &e))?;
+    if chain.is_empty() {
+        return Err(bad("--tls-cert", cert, &"no certificate in the file"));
+    }
+    // The key's text is never echoed: only why it cannot be read.
+    let private = PrivateKeyDer::from_pem_file(key).map_err(|e| bad("--tls-key", key, &e))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| bad("--tls-cert", cert, &e))?
+        .with_no_client_auth()
+        .with_single_cert(chain, private)
+        .map_err(|e| bad("--tls-key", key, &e))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
 }
 
 /// SIGINT or SIGTERM.
@@ -227,6 +355,16 @@ pub async fn signal() {
 /// (`snowmint serve: listening on http://ADDR`, useful with port 0), serves until SIGINT/SIGTERM, then
 /// shuts down gracefully and releases the service's own lease.
 pub fn run(service: Service, listen: SocketAddr) -> Result<(), snowmint_coord::Error> {
+    let tls = match (&service.config().tls_cert, &service.config().tls_key) {
+        (Some(c), Some(k)) => Some(tls_config(c, k)?),
+        (None, None) => None,
+        _ => {
+            return Err(snowmint_coord::Error::invalid(
+                "--tls-cert and --tls-key go together",
+            ))
+        }
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("snowmint-serve")
@@ -247,16 +385,40 @@ pub fn run(service: Service, listen: SocketAddr) -> Result<(), snowmint_coord::E
             let mut out = std::io::stdout().lock();
             let _ = writeln!(
                 out,
-                "snowmint serve: listening on http://{addr} (node ID {}, layout {})",
+                "snowmint serve: listening on {scheme}://{addr} (node ID {}, layout {})",
                 service.node_id(),
                 service.config().layout_name
             );
             let _ = out.flush();
         }
-        serve(service.clone(), listener, signal())
+        serve_tls(service.clone(), listener, tls, signal())
             .await
             .map_err(|e| snowmint_coord::Error::unavailable(format!("serving: {e}")))
     })?;
     runtime.shutdown_timeout(Duration::from_secs(1));
-    service.release()
+    release_bounded(service)
+}
+
+/// How long the release of the own lease may take at shutdown.
+pub const RELEASE_BOUND: Duration = Duration::from_secs(3);
+
+/// Releases the service's own lease, waiting at most [`RELEASE_BOUND`]: a store that is gone or does
+/// not answer leaves the claim to expire at its TTL (said on standard error), and the exit is clean.
+fn release_bounded(service: Arc<Service>) -> Result<(), snowmint_coord::Error> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _ = std::thread::Builder::new()
+        .name("snowmint-serve-release".into())
+        .spawn(move || {
+            let _ = tx.send(service.release());
+        });
+    let why = match rx.recv_timeout(RELEASE_BOUND) {
+        Ok(Ok(())) => return Ok(()),
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => format!(
+            "the store did not answer within {} s",
+            RELEASE_BOUND.as_secs()
+        ),
+    };
+    eprintln!("snowmint serve: the own lease was not released ({why}); it expires at its TTL");
+    Ok(())
 }

@@ -329,9 +329,19 @@ fn leases_need_a_store() {
     let r = once(s.addr, "POST", "/v1/leases", b"");
     assert_eq!(
         (r.status, r.error_code().as_str()),
-        (503, "STORE_UNAVAILABLE")
+        (404, "INVALID_ARGUMENT")
     );
     assert!(r.text().contains("--leases"), "{}", r.text());
+    assert!(r.text().contains("\"field\":\"path\""), "{}", r.text());
+    // Renew and release too: the routes of a service without client leases.
+    for (method, path) in [("POST", "/v1/leases/x/renew"), ("DELETE", "/v1/leases/x")] {
+        let r = once(s.addr, method, path, b"");
+        assert_eq!(
+            (r.status, r.error_code().as_str()),
+            (404, "INVALID_ARGUMENT"),
+            "{method} {path}"
+        );
+    }
 }
 
 fn metrics(addr: std::net::SocketAddr) -> std::collections::BTreeMap<String, f64> {
@@ -552,6 +562,8 @@ fn an_expired_lease_cannot_be_renewed_and_its_node_id_is_free_again() {
             (503, "NODE_IDS_EXHAUSTED"),
             "{what}"
         );
+        // Clients are never told where the store is (its URL could hold a password).
+        assert!(!e.text().contains("://"), "{what}: {}", e.text());
         std::thread::sleep(Duration::from_millis(450));
         let token = first[0].json()["token"].as_str().unwrap().to_string();
         let r = once(s.addr, "POST", &format!("/v1/leases/{token}/renew"), b"");
@@ -678,7 +690,7 @@ fn cors_for_the_origins_given_and_no_other() {
     );
     assert_eq!(
         pre.header("access-control-allow-headers"),
-        Some("content-type")
+        Some("content-type, authorization")
     );
     // The request itself: its answer readable by that origin, errors too.
     let ids = raw(
@@ -701,25 +713,32 @@ fn cors_for_the_origins_given_and_no_other() {
         bad.header("access-control-allow-origin"),
         Some("http://app.test:8000")
     );
-    // Another origin: no CORS headers (the browser keeps the answer from its page), and its preflight
-    // is not answered as one.
+    // Another origin: refused, with no CORS headers, and its preflight is not answered as one.
     let other = raw(
         "POST /v1/ids HTTP/1.1\r\nhost: x\r\norigin: http://evil.test\r\ncontent-length: 0\r\n\r\n"
             .to_string(),
     );
-    assert_eq!(other.status, 200);
+    assert_eq!(other.status, 403);
+    assert_eq!(other.error_code(), "INVALID_ARGUMENT");
     assert_eq!(other.header("access-control-allow-origin"), None);
     let other_pre = raw(
         "OPTIONS /v1/ids HTTP/1.1\r\nhost: x\r\norigin: http://evil.test\r\n\
          access-control-request-method: POST\r\ncontent-length: 0\r\n\r\n"
             .to_string(),
     );
-    assert_eq!(other_pre.status, 405, "{}", other_pre.text());
+    assert_eq!(other_pre.status, 403, "{}", other_pre.text());
     assert_eq!(other_pre.header("access-control-allow-origin"), None);
-    // Without --cors-origin: none at all.
+    // Without --cors-origin: a foreign origin is refused, the service's own is served, neither with
+    // CORS headers.
     let plain = with_store(common::config("8"));
     let mut c = Conn::open(plain.addr);
     c.send_raw(b"POST /v1/ids HTTP/1.1\r\nhost: x\r\norigin: http://app.test:8000\r\ncontent-length: 0\r\n\r\n");
+    let r = c.read_reply();
+    assert_eq!(r.status, 403);
+    assert_eq!(r.header("access-control-allow-origin"), None);
+    c.send_raw(
+        b"POST /v1/ids HTTP/1.1\r\nhost: x:1\r\norigin: http://x:1\r\ncontent-length: 0\r\n\r\n",
+    );
     let r = c.read_reply();
     assert_eq!(r.status, 200);
     assert_eq!(r.header("access-control-allow-origin"), None);

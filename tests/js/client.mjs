@@ -35,7 +35,7 @@ export async function startService(...args) {
     let buf = ''
     proc.stdout.on('data', (d) => {
       buf += d
-      const m = buf.match(/listening (?:on )?(http:\/\/[^\s]+)/)
+      const m = buf.match(/listening (?:on )?(https?:\/\/[^\s]+)/)
       if (m) resolve(m[1])
     })
     proc.on('exit', (code) => reject(new Error(`fake_service.py exited with ${code}`)))
@@ -314,6 +314,100 @@ export function clientTests(api, { test, assert, flavour, moduleUrl }) {
   })
 
   if (process.env.SNOWMINT_SERVE) {
+    t('https with a private CA (ca) and a bearer token (token)', async () => {
+      const fs = await import('node:fs')
+      const os = await import('node:os')
+      const { execFileSync } = await import('node:child_process')
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'snowmint-js-tls-'))
+      const ssl = (...a) => execFileSync('openssl', a, { cwd: dir, stdio: 'ignore' })
+      ssl(
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        'ca.key',
+        '-out',
+        'ca.pem',
+        '-days',
+        '2',
+        '-subj',
+        '/CN=snowmint test CA',
+      )
+      ssl(
+        'req',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        'server.key',
+        '-out',
+        'server.csr',
+        '-subj',
+        '/CN=localhost',
+      )
+      fs.writeFileSync(path.join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n')
+      ssl(
+        'x509',
+        '-req',
+        '-in',
+        'server.csr',
+        '-CA',
+        'ca.pem',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-out',
+        'server.pem',
+        '-days',
+        '2',
+        '-extfile',
+        'ext.cnf',
+      )
+      const token = 'js-client-token-0123456789'
+      fs.writeFileSync(path.join(dir, 'tokens'), token + '\n')
+      const s = await startService.call({
+        cmd: [
+          process.env.SNOWMINT_SERVE,
+          'serve',
+          '--listen',
+          '127.0.0.1:0',
+          '--node',
+          '7',
+          '--tls-cert',
+          path.join(dir, 'server.pem'),
+          '--tls-key',
+          path.join(dir, 'server.key'),
+          '--auth-token-file',
+          path.join(dir, 'tokens'),
+        ],
+      })
+      try {
+        assert.match(s.url, /^https:\/\/127\.0\.0\.1:/)
+        const ca = fs.readFileSync(path.join(dir, 'ca.pem'))
+        const c = new Client({ url: s.url, prefetch: 5, ca, token })
+        const ids = await c.nextIds(20)
+        assert.equal(new Set(ids).size, 20)
+        c.close()
+        // Without the CA the certificate is not trusted.
+        const untrusted = new Client({ url: s.url, retries: 0, token })
+        await rejectsWith(assert, untrusted.nextId(), 'SERVICE_UNAVAILABLE')
+        // The CA but no token or another: 401 (INVALID_ARGUMENT, field authorization), the token in no message.
+        for (const other of [undefined, 'another-token-0123456789']) {
+          const opts = { url: s.url, retries: 0, ca: ca.toString() }
+          if (other) opts.token = other
+          const e = await rejectsWith(assert, new Client(opts).nextId(), 'INVALID_ARGUMENT')
+          assert.equal(e.field, 'authorization')
+          assert.ok(!e.message.includes('token-0123'), e.message)
+        }
+        assert.throws(() => new Client({ url: 'http://127.0.0.1:1', ca }), /https/)
+      } finally {
+        s.kill()
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+
     t(
       'the real service refuses a count above its limit: INVALID_ARGUMENT (field count), not retried',
       async () => {

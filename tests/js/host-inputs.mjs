@@ -83,6 +83,12 @@ export function hostInputTests(api, { test, assert, flavour }) {
           assert.ok(e instanceof HostError, `the clock's own exception, got ${e}`)
           return
         }
+        if (c.secret !== undefined) {
+          // A password in the input never reaches what the error shows.
+          for (const shown of [String(e?.message), String(e), String(e?.stack)]) {
+            assert.ok(!shown.includes(c.secret), `${c.name}: the secret in ${shown}`)
+          }
+        }
         if (e instanceof TypeError && !(e instanceof api.SnowmintError)) result = 'TYPE'
         else if (e instanceof api.SnowmintError) result = e.code
         else result = `${e?.constructor?.name}: ${e?.message}`

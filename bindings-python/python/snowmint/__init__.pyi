@@ -169,7 +169,8 @@ class Layout:
     ) -> Layout: ...
     @staticmethod
     def preset(name: PresetName) -> Layout:
-        """A preset: twitter, discord, instagram, sonyflake, hazelcast, js53, decimal."""
+        """A preset: twitter, discord, instagram, sonyflake, hazelcast, js53, decimal (``"chronicle"`` is
+        accepted as another name of ``"decimal"``, whose ``name`` is ``"decimal"``)."""
     @staticmethod
     def snowcast(epoch_ms: int, node_count: int) -> Layout:
         """snowcast's layout: ``node_count`` in 128..8192 (rounded up to a power of two)."""
@@ -296,6 +297,11 @@ class Generator:
     file shared by every process that opens it with the same layout and node ID (else
     :class:`StateFileMismatchError`), created if missing: gunicorn workers share one node ID with no
     duplicates, a restarted process continues after the last ID, a forked child is safe.
+
+    ``node_id`` may be a lease source (``"file:///DIR"``, ``"etcd://…"``, ``"postgres://…"``): with every
+    node ID held, ``wait_for_node_ms`` (or ``?wait=30s`` in the source) waits up to that long for one to
+    come free. Used in a process forked after it was opened, it opens a lease of its own there on first
+    use; a process that never minted gives its node ID back before it forks.
     """
 
     def __new__(
@@ -309,6 +315,7 @@ class Generator:
         random_start: bool = False,
         random_seed: Optional[int] = None,
         state_file: Optional[Union[str, os.PathLike[str]]] = None,
+        wait_for_node_ms: Optional[int] = None,
     ) -> Generator: ...
     def next_id(self) -> int:
         """Mints one ID."""
@@ -528,6 +535,9 @@ class Client:
         timeout_ms: int = 2000,
         retries: int = 3,
         clock: Optional[MonotonicMsFn] = None,
+        *,
+        ca: Optional[Union[str, os.PathLike[str]]] = None,
+        token: Optional[str] = None,
     ) -> None: ...
     def next_id(self) -> int:
         """The next ID (waits on the network only when no valid ID is prefetched)."""
@@ -569,6 +579,9 @@ class AsyncClient:
         timeout_ms: int = 2000,
         retries: int = 3,
         clock: Optional[MonotonicMsFn] = None,
+        *,
+        ca: Optional[Union[str, os.PathLike[str]]] = None,
+        token: Optional[str] = None,
     ) -> None: ...
     async def next_id(self) -> int: ...
     async def next_ids(self, n: int) -> builtins.list[int]: ...

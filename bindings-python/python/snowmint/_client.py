@@ -14,6 +14,7 @@ import io
 import json
 import os
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -122,7 +123,7 @@ class _Response(http.client.HTTPResponse):
 class _Fetcher:
     """One HTTP connection to the service (kept alive, reopened after a failure), used under a lock."""
 
-    def __init__(self, url, timeout_ms, retries, buf):
+    def __init__(self, url, timeout_ms, retries, buf, ca=None, token=None):
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, not {type(url).__name__}")
         parts = urllib.parse.urlsplit(url)
@@ -136,6 +137,26 @@ class _Fetcher:
             raise _bad(f"url has an invalid port: {url!r}") from None
         self.url = url
         self.https = parts.scheme == "https"
+        # ca: a PEM file of the certificate authorities to trust for an https:// service (a private CA);
+        # None: the system's.
+        self.tls = None
+        if ca is not None:
+            if not isinstance(ca, (str, os.PathLike)):
+                raise TypeError(f"ca must be a path to a PEM file, not {type(ca).__name__}")
+            if not self.https:
+                raise _bad("ca is for an https:// url")
+            try:
+                self.tls = ssl.create_default_context(cafile=os.fspath(ca))
+            except (OSError, ssl.SSLError) as e:
+                raise _bad(f"ca {os.fspath(ca)!r} is not a readable PEM file of certificates: {e}") from None
+        # token: the bearer token of a service started with --auth-token-file (never in a message).
+        self.headers = {"content-length": "0", "accept": "application/json"}
+        if token is not None:
+            if not isinstance(token, str):
+                raise TypeError(f"token must be a str, not {type(token).__name__}")
+            if not token or any(c.isspace() or not c.isprintable() for c in token):
+                raise _bad("token must be a non-empty string with no spaces")
+            self.headers["authorization"] = f"Bearer {token}"
         self.host = parts.hostname
         self.base = parts.path.rstrip("/")
         self.timeout = timeout_ms / 1000
@@ -153,8 +174,10 @@ class _Fetcher:
 
     def _connection(self, timeout):
         if self.conn is None:
-            cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
-            self.conn = cls(self.host, self.port, timeout=timeout)
+            if self.https:
+                self.conn = http.client.HTTPSConnection(self.host, self.port, timeout=timeout, context=self.tls)
+            else:
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
             self.conn.connect()
             # Small requests, answered at once: never hold one back for an ACK.
             self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -179,7 +202,7 @@ class _Fetcher:
         conn.request(
             "POST",
             f"{self.base}/v1/ids?count={count}",
-            headers={"content-length": "0", "accept": "application/json"},
+            headers=self.headers,
         )
         resp = conn.getresponse()
         if resp.length is not None and resp.length > MAX_ANSWER_BYTES:
@@ -293,7 +316,7 @@ class _Fetcher:
         raise last
 
 
-def _prepare(url, prefetch, validity_ms, timeout_ms, retries, clock, on_low, slow):
+def _prepare(url, prefetch, validity_ms, timeout_ms, retries, clock, on_low, slow, ca=None, token=None):
     prefetch = _int_option("prefetch", prefetch, 1, MAX_COUNT)
     validity_ms = _int_option("validity_ms", validity_ms, 1, 2**63)
     timeout_ms = _int_option("timeout_ms", timeout_ms, 1, 3_600_000)
@@ -301,7 +324,7 @@ def _prepare(url, prefetch, validity_ms, timeout_ms, retries, clock, on_low, slo
     if clock is not None and not callable(clock):
         raise TypeError("clock must be a callable returning monotonic milliseconds, or None")
     buf = _IdBuffer(validity_ms, max(1, prefetch // 2), on_low, slow, clock)
-    return prefetch, buf, _Fetcher(url, timeout_ms, retries, buf)
+    return prefetch, buf, _Fetcher(url, timeout_ms, retries, buf, ca, token)
 
 
 def _strike(buf, expired_before, strikes):
@@ -363,10 +386,14 @@ class Client:
     ``next_id()`` takes an ID from the prefetched batch (a native call, no network); when the batch falls
     below half of ``prefetch`` a background thread fetches the next one, so steady-state callers never
     wait. IDs whose batch is older than ``min(validity_ms, the service's valid_for_ms)`` on this
-    client's monotonic clock are dropped, never returned. See the README's "Client" section.
+    client's monotonic clock are dropped, never returned. ``ca``: a PEM file of the certificate
+    authorities that sign an ``https://`` service's certificate (default: the system's); ``token``: the
+    bearer token of a service started with ``--auth-token-file``. See the README's "Client" section.
     """
 
-    def __init__(self, url, prefetch=100, validity_ms=600_000, timeout_ms=2_000, retries=3, clock=None):
+    def __init__(
+        self, url, prefetch=100, validity_ms=600_000, timeout_ms=2_000, retries=3, clock=None, *, ca=None, token=None
+    ):
         ref = weakref.ref(self)
         self._closed = False
         self._wake = threading.Event()
@@ -385,7 +412,7 @@ class Client:
             return c._slow_next_id()
 
         self._prefetch, self._buf, self._fetcher = _prepare(
-            url, prefetch, validity_ms, timeout_ms, retries, clock, on_low, slow
+            url, prefetch, validity_ms, timeout_ms, retries, clock, on_low, slow, ca, token
         )
         #: The next ID (an int): the native hot path, bound once.
         self.next_id = self._buf.next_id
@@ -508,7 +535,9 @@ class AsyncClient:
     on the network; a refill starts as a task when the batch falls below half of ``prefetch``.
     ``try_next_id()`` is the synchronous hot path (None when no valid ID is prefetched)."""
 
-    def __init__(self, url, prefetch=100, validity_ms=600_000, timeout_ms=2_000, retries=3, clock=None):
+    def __init__(
+        self, url, prefetch=100, validity_ms=600_000, timeout_ms=2_000, retries=3, clock=None, *, ca=None, token=None
+    ):
         ref = weakref.ref(self)
         self._closed = False
         self._task = None
@@ -529,7 +558,7 @@ class AsyncClient:
             return None
 
         self._prefetch, self._buf, self._fetcher = _prepare(
-            url, prefetch, validity_ms, timeout_ms, retries, clock, on_low, slow
+            url, prefetch, validity_ms, timeout_ms, retries, clock, on_low, slow, ca, token
         )
         self.try_next_id = self._buf.try_take
         _LIVE.add(self)

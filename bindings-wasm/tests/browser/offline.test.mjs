@@ -27,6 +27,7 @@ const cli = process.env.SNOWMINT_CLI || path.join(root, 'target', 'debug', 'snow
 const { chromium } = createRequire(path.join(tools, 'x.js'))('playwright-core');
 
 let service;
+let serviceOrigin;
 let server;
 let context;
 let tmp;
@@ -63,6 +64,7 @@ before(async () => {
   const store = path.join(tmp, 'store');
   fs.mkdirSync(store);
   const serviceUrl = await startService(store);
+  serviceOrigin = serviceUrl;
   server = await serve(
     {
       '/www/': path.join(wasmDir, 'www'),
@@ -89,7 +91,8 @@ before(async () => {
   });
   await context.route('**/*', (route) => {
     const u = route.request().url();
-    if (u.startsWith(server.url) || u.startsWith('data:')) return route.continue();
+    if (u.startsWith(server.url) || u.startsWith(serviceUrl) || u.startsWith('data:'))
+      return route.continue();
     return route.abort();
   });
 });
@@ -325,6 +328,31 @@ test("the playground's offline mode: take a lease, mint offline, status; clean a
   console.log(`# screenshot (offline mode, 390 px): ${shot}`);
   await context.setOffline(false);
   await page.close();
+});
+
+test("the playground: 'nothing is sent' only while lease mode is off; a CORS refusal is said plainly", async () => {
+  await context.setOffline(false);
+  const page = await tab();
+  const privacy = () => page.locator('#privacy').textContent();
+  assert.match(await privacy(), /while lease mode \(section 5\) is off, nothing is sent/);
+  // The service itself is another origin than the page (another port), and allows no origin by CORS.
+  await page.fill('#svc-url', serviceOrigin);
+  await page.click('#svc-open');
+  await page.waitForFunction(() => !document.querySelector('#svc-error').hidden);
+  const error = await page.locator('#svc-error').textContent();
+  assert.match(error, /^SERVICE_UNAVAILABLE: /, error);
+  assert.ok(
+    error.includes(`CORS: ${serviceOrigin} is another origin than this page's (${server.url})`),
+    error,
+  );
+  assert.ok(error.includes(`start it with --cors-origin ${server.url}`), error);
+  assert.doesNotMatch(await privacy(), /nothing is sent/);
+  assert.ok((await privacy()).includes(`sends lease requests and renewals to ${serviceOrigin}`));
+  await page.close();
+  // Chromium logs the blocked request on the console: expected here, and only here.
+  const blocked = pageErrors.filter((e) => e.includes('has been blocked by CORS policy'));
+  assert.equal(blocked.length, 1, pageErrors.join('\n'));
+  pageErrors.splice(pageErrors.indexOf(blocked[0]), 1);
 });
 
 test('a lease the service no longer has (409/404 LEASE_LOST on renewal) is replaced by a new one', async () => {

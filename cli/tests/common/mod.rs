@@ -4,17 +4,29 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-/// The commands with a man page of their own.
-pub const COMMANDS: [&str; 8] = [
-    "mint",
-    "inspect",
-    "layout",
-    "sequencer",
-    "opaque",
-    "serve",
-    "completions",
-    "man",
-];
+/// The commands, as the command-line definitions (`src/spec.rs`) give them to the generated bash
+/// completion script (what it completes after `snowmint`, in the definitions' order; the hidden
+/// `help` left out). Every other list of commands (help, man pages, README) is checked against it.
+pub fn commands() -> Vec<String> {
+    let out = run_with(&["completions", "bash"], "");
+    assert!(out.status.success());
+    let script = String::from_utf8(out.stdout).unwrap();
+    let mut lines = script.lines().map(str::trim);
+    lines
+        .find(|l| *l == "snowmint)")
+        .expect("the script's case of the top level");
+    let opts = lines
+        .find_map(|l| l.strip_prefix("opts=\""))
+        .expect("its options")
+        .trim_end_matches('"');
+    let found: Vec<String> = opts
+        .split_whitespace()
+        .filter(|w| !w.starts_with('-') && *w != "help")
+        .map(str::to_string)
+        .collect();
+    assert!(found.len() >= 9, "{found:?}");
+    found
+}
 
 /// Runs `cmd` with `input` on its standard input and collects its output.
 pub fn pipe(cmd: &mut Command, input: &[u8]) -> Output {

@@ -1,11 +1,13 @@
 //! The smallest HTTP/1.1 client etcd's JSON gateway needs: `POST` with a JSON body over one kept-alive
-//! TCP connection, responses framed by `Content-Length` or `chunked` (trailers skipped), every step
-//! bounded by a timeout. No TLS, no redirects, no proxies: the gateway on a cluster's client URLs
-//! needs none of them.
+//! connection (opened by a [`Dial`]: TCP, TLS over TCP for `etcd+https://` ([`crate::tls::Stream`]),
+//! or the simulation's in-memory network), responses framed by `Content-Length` or `chunked` (trailers
+//! skipped), every step bounded by a timeout; an `Authorization` header carries etcd's auth token. No
+//! redirects, no proxies: the gateway on a cluster's client URLs needs none of them.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
+
+use super::transport::{Dial, Stream};
 
 /// The largest response body read (a range over a big sequencer is a few hundred KiB).
 const MAX_BODY: usize = 64 << 20;
@@ -13,7 +15,7 @@ const MAX_BODY: usize = 64 << 20;
 /// One connection to one endpoint (`host:port`).
 #[derive(Debug)]
 pub(crate) struct Connection {
-    reader: BufReader<TcpStream>,
+    reader: BufReader<Box<dyn Stream>>,
     host: String,
 }
 
@@ -27,50 +29,46 @@ pub(crate) struct Response {
 }
 
 impl Connection {
-    /// Connects to `endpoint` (`host:port`), trying each of its addresses within `timeout` in all.
-    pub(crate) fn open(endpoint: &str, timeout: Duration) -> io::Result<Connection> {
-        let deadline = Instant::now() + timeout;
-        let addrs: Vec<SocketAddr> = endpoint.to_socket_addrs()?.collect();
-        let mut last = io::Error::new(io::ErrorKind::NotFound, "the host name has no address");
-        for addr in addrs {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                last = io::Error::new(io::ErrorKind::TimedOut, "connect timed out");
-                break;
-            }
-            match TcpStream::connect_timeout(&addr, left) {
-                Ok(stream) => {
-                    stream.set_nodelay(true)?;
-                    return Ok(Connection {
-                        reader: BufReader::new(stream),
-                        host: endpoint.to_string(),
-                    });
-                }
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
+    /// Connects to `endpoint` (`host:port`) through `dial`, within `timeout` (a TLS handshake included).
+    pub(crate) fn open(
+        dial: &dyn Dial,
+        endpoint: &str,
+        timeout: Duration,
+    ) -> io::Result<Connection> {
+        Ok(Connection {
+            reader: BufReader::new(
+                dial.dial(endpoint, timeout)
+                    .map_err(|e| timed_out(e, "no connection", timeout))?,
+            ),
+            host: endpoint.to_string(),
+        })
     }
 
-    /// Sends `POST path` with a JSON `body` and reads the whole response, within `timeout`.
+    /// Sends `POST path` with a JSON `body` (and etcd's auth `token`, if any) and reads the whole
+    /// response, within `timeout`.
     pub(crate) fn post(
         &mut self,
         path: &str,
         body: &[u8],
+        token: Option<&str>,
         timeout: Duration,
     ) -> io::Result<Response> {
         let deadline = Instant::now() + timeout;
         let stream = self.reader.get_mut();
         stream.set_write_timeout(Some(timeout))?;
+        let authorization = token.map_or(String::new(), |t| format!("Authorization: {t}\r\n"));
         let mut request = format!(
-            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n{authorization}Content-Length: {}\r\n\r\n",
             self.host,
             body.len()
         )
         .into_bytes();
         request.extend_from_slice(body);
-        stream.write_all(&request)?;
-        self.read_response(deadline)
+        stream
+            .write_all(&request)
+            .and_then(|()| stream.flush())
+            .and_then(|()| self.read_response(deadline))
+            .map_err(|e| timed_out(e, "no answer", timeout))
     }
 
     fn set_deadline(&mut self, deadline: Instant) -> io::Result<()> {
@@ -188,6 +186,19 @@ impl Connection {
     }
 }
 
+/// A socket step that ran out of time, said so with the bound: a read past its timeout comes back from
+/// the OS as `WouldBlock` ("Resource temporarily unavailable (os error 11)" on Linux), which names
+/// neither the timeout nor that nothing answered.
+fn timed_out(e: io::Error, what: &str, timeout: Duration) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("{what} within {} ms", timeout.as_millis()),
+        ),
+        _ => e,
+    }
+}
+
 fn bad(what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
@@ -252,6 +263,7 @@ pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::transport::TcpDial;
     use super::*;
 
     #[test]
@@ -291,7 +303,7 @@ mod tests {
     /// reads end by framing, not by EOF).
     fn post_to(reply: &'static [u8]) -> io::Result<Response> {
         let t = Duration::from_secs(2);
-        Connection::open(&serve(reply), t)?.post("/p", b"{}", t)
+        Connection::open(&TcpDial::default(), &serve(reply), t)?.post("/p", b"{}", None, t)
     }
 
     #[test]
@@ -314,16 +326,13 @@ mod tests {
     fn a_silent_server_times_out_within_the_bound() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        let mut c = Connection::open(&addr, Duration::from_secs(1)).unwrap();
+        let mut c = Connection::open(&TcpDial::default(), &addr, Duration::from_secs(1)).unwrap();
         let t0 = Instant::now();
-        let e = c.post("/p", b"{}", Duration::from_millis(300)).unwrap_err();
-        assert!(
-            matches!(
-                e.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-            ),
-            "{e:?}"
-        );
+        let e = c
+            .post("/p", b"{}", None, Duration::from_millis(300))
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e:?}");
+        assert_eq!(e.to_string(), "no answer within 300 ms");
         assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
         drop(listener);
     }

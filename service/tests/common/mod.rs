@@ -86,6 +86,11 @@ impl Conn {
         }
     }
 
+    /// The socket (to read an answer with no body, such as HEAD's).
+    pub fn stream(&self) -> &TcpStream {
+        &self.writer
+    }
+
     /// Writes raw bytes (a request in pieces).
     pub fn send_raw(&mut self, bytes: &[u8]) {
         self.writer.write_all(bytes).expect("write");
@@ -136,6 +141,18 @@ impl Conn {
     }
 }
 
+/// A request written as is (`\n` become `\r\n`; a `content-length` is added from the body) on a new
+/// connection, and its answer.
+pub fn raw(addr: SocketAddr, head: &str, body: &[u8]) -> Reply {
+    let mut req = head.trim_end().replace('\n', "\r\n");
+    req.push_str(&format!("\r\ncontent-length: {}\r\n\r\n", body.len()));
+    let mut c = Conn::open(addr);
+    let mut bytes = req.into_bytes();
+    bytes.extend_from_slice(body);
+    c.send_raw(&bytes);
+    c.read_reply()
+}
+
 /// One request on a new connection.
 pub fn once(addr: SocketAddr, method: &str, target: &str, body: &[u8]) -> Reply {
     Conn::open(addr).request(method, target, body)
@@ -151,6 +168,11 @@ pub struct InProcess {
 
 impl InProcess {
     pub fn start(service: Service) -> InProcess {
+        InProcess::start_tls(service, None)
+    }
+
+    /// [`InProcess::start`] over TLS when `tls` is given.
+    pub fn start_tls(service: Service, tls: Option<Arc<rustls::ServerConfig>>) -> InProcess {
         let service = Arc::new(service);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (tx, rx) = std::sync::mpsc::channel();
@@ -164,7 +186,7 @@ impl InProcess {
             rt.block_on(async move {
                 let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 tx.send(l.local_addr().unwrap()).unwrap();
-                snowmint_service::server::serve(s, l, async {
+                snowmint_service::server::serve_tls(s, l, tls, async {
                     let _ = stopped.await;
                 })
                 .await
@@ -413,4 +435,137 @@ pub fn parse_prometheus(text: &str) -> std::collections::BTreeMap<String, f64> {
         );
     }
     series
+}
+
+/// A TCP proxy to a store server that the test can pause (it stops moving bytes: the store looks
+/// stalled, as a paused etcd does) and cut (every connection closed, new ones refused at once: the
+/// store is gone), and resume.
+pub struct Proxy {
+    pub addr: SocketAddr,
+    state: Arc<std::sync::atomic::AtomicU8>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+const RUNNING: u8 = 0;
+const PAUSED: u8 = 1;
+const CUT: u8 = 2;
+
+impl Proxy {
+    /// Proxies to `upstream` (HOST:PORT) from a free 127.0.0.1 port.
+    pub fn start(upstream: &str) -> Proxy {
+        use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let state = Arc::new(AtomicU8::new(RUNNING));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (st, sp, up) = (state.clone(), stop.clone(), upstream.to_string());
+        std::thread::spawn(move || {
+            while !sp.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((client, _)) => {
+                        if st.load(Ordering::Relaxed) == CUT {
+                            continue; // dropped: closed at once
+                        }
+                        let Ok(server) = TcpStream::connect(&up) else {
+                            continue;
+                        };
+                        for (from, to) in [
+                            (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                            (server, client),
+                        ] {
+                            let (st, sp) = (st.clone(), sp.clone());
+                            std::thread::spawn(move || pipe(from, to, &st, &sp));
+                        }
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        Proxy { addr, state, stop }
+    }
+
+    fn set(&self, s: u8) {
+        self.state.store(s, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Stops moving bytes (connections stay open, requests get no answer).
+    pub fn pause(&self) {
+        self.set(PAUSED)
+    }
+
+    /// Closes every connection and refuses new ones.
+    pub fn cut(&self) {
+        self.set(CUT)
+    }
+
+    /// Moves bytes again (new connections; after a cut the old ones are gone).
+    pub fn resume(&self) {
+        self.set(RUNNING)
+    }
+
+    /// `url` (a store URL) with its HOST:PORT replaced by the proxy's.
+    pub fn url(&self, url: &str) -> String {
+        let (scheme, rest) = url.split_once("://").unwrap();
+        let (auth, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let (user, _) = auth.rsplit_once('@').map_or(("", auth), |(u, h)| (u, h));
+        let user = if user.is_empty() {
+            String::new()
+        } else {
+            format!("{user}@")
+        };
+        format!("{scheme}://{user}{}/{path}", self.addr)
+    }
+
+    /// The first HOST:PORT of `url`.
+    pub fn upstream_of(url: &str) -> String {
+        let rest = url.split_once("://").unwrap().1;
+        let auth = rest.split('/').next().unwrap();
+        let host = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
+        host.split(',').next().unwrap().to_string()
+    }
+}
+
+fn pipe(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    state: &std::sync::atomic::AtomicU8,
+    stop: &std::sync::atomic::AtomicBool,
+) {
+    use std::sync::atomic::Ordering;
+    from.set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        if stop.load(Ordering::Relaxed) || state.load(Ordering::Relaxed) == CUT {
+            let _ = from.shutdown(std::net::Shutdown::Both);
+            let _ = to.shutdown(std::net::Shutdown::Both);
+            return;
+        }
+        if state.load(Ordering::Relaxed) == PAUSED {
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        }
+        match from.read(&mut buf) {
+            Ok(0) => {
+                let _ = to.shutdown(std::net::Shutdown::Write);
+                return;
+            }
+            Ok(n) => {
+                if to.write_all(&buf[..n]).is_err() {
+                    return;
+                }
+            }
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(_) => return,
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
 }

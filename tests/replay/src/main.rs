@@ -3,7 +3,7 @@
 //! mints N IDs from the system clock (Twitter layout, node 7). Used by the README's demo to show every
 //! runtime minting the same IDs.
 //!
-//! `cargo run -p snowmint --example replay -- CASE.json` or `… -- --live 3`.
+//! `cargo run -p snowmint-replay -- CASE.json` or `… -- --live 3`.
 
 use std::cell::Cell;
 

@@ -1,0 +1,135 @@
+// The README's Node `cluster` and PM2 recipes with a lease source, run as written: app.js, cluster-lease.js,
+// ecosystem.config.js and the `pm2-runtime` command, each with 4 workers on a sequencer of exactly 4 node
+// IDs (on the embedded store), so that a primary holding a node ID would starve a worker. Every request
+// must succeed, no ID may repeat, every worker mints under a node ID of its own, and after the stop all 4
+// node IDs are free again (nothing holds one past its process).
+'use strict'
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const path = require('node:path')
+const { freePort, get } = require('./http-helpers.cjs')
+const { spawn } = require('node:child_process')
+const { Generator, Sequencer, decode } = require('snowmint')
+
+const README = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8')
+
+function block(title) {
+  const m = README.match(new RegExp('```\\w+ title=' + title.replace(/\./g, '\\.') + '\\n([\\s\\S]*?)```'))
+  assert.ok(m, `the README shows ${title}`)
+  return m[1]
+}
+
+// Beside node_modules (in the test project), as a user's app: `require('snowmint')` resolves from there.
+function appDir() {
+  const dir = fs.mkdtempSync(path.join(__dirname, '..', 'recipe-'))
+  test.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+async function fourNodeSource(dir) {
+  const store = `file://${path.join(dir, 'leases')}`
+  await Sequencer.create('web', { store, layout: 'twitter', nodeCount: 4 })
+  return `${store}?sequencer=web&ttl=2s`
+}
+
+function exited(child) {
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once('exit', resolve))
+}
+
+// Starts `argv` in `dir` (its own process group), waits until the 4 workers answer, sends 400 requests
+// (8 at a time), stops the group with `signal` and checks the answers and that every node ID is free again.
+async function runRecipe(dir, argv, signal) {
+  const source = await fourNodeSource(dir)
+  const port = await freePort()
+  const log = path.join(dir, 'server.log')
+  const out = fs.openSync(log, 'w')
+  const server = spawn(argv[0], argv.slice(1), {
+    cwd: dir,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      SNOWMINT_NODE_SOURCE: source,
+      PM2_HOME: path.join(dir, 'pm2'),
+    },
+    stdio: ['ignore', out, out],
+    detached: true,
+  })
+  fs.closeSync(out)
+  const bodies = []
+  try {
+    const deadline = Date.now() + 30_000
+    for (;;) {
+      try {
+        await get(port)
+        break
+      } catch {
+        const why = `the recipe answers: ${fs.readFileSync(log, 'utf8')}`
+        assert.ok(server.exitCode === null && Date.now() < deadline, why)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+    }
+    // A worker still starting gets no connection yet: wait (bounded) until 4 answer, then count from there.
+    const seen = new Set()
+    for (let i = 0; i < 200 && seen.size < 4; i++) {
+      seen.add((await get(port)).split(' ')[1].trim())
+      if (seen.size < 4) await new Promise((r) => setTimeout(r, 25))
+    }
+    for (let round = 0; round < 50; round++) {
+      bodies.push(...(await Promise.all(Array.from({ length: 8 }, () => get(port)))))
+    }
+  } finally {
+    try {
+      process.kill(-server.pid, signal)
+    } catch {}
+    const stopped = await Promise.race([
+      exited(server),
+      new Promise((r) => setTimeout(() => r('late'), 15_000)),
+    ])
+    if (stopped === 'late') process.kill(-server.pid, 'SIGKILL')
+    await exited(server)
+  }
+  const ids = bodies.map((b) => BigInt(b.split(' ')[0]))
+  assert.equal(ids.length, 400)
+  assert.equal(new Set(ids).size, ids.length, 'the workers minted a duplicate')
+  const nodeOfPid = new Map()
+  for (const b of bodies) {
+    const [id, pid] = b.trim().split(' ')
+    if (!nodeOfPid.has(pid)) nodeOfPid.set(pid, new Set())
+    nodeOfPid.get(pid).add(decode(BigInt(id)).nodeId)
+  }
+  const logText = fs.readFileSync(log, 'utf8')
+  assert.equal(nodeOfPid.size, 4, `4 workers answered: ${[...nodeOfPid.keys()]}\n${logText}`)
+  for (const [pid, nodes] of nodeOfPid) assert.equal(nodes.size, 1, `worker ${pid}: one node ID`)
+  const nodes = [...nodeOfPid.values()].map((s) => [...s][0]).sort()
+  assert.deepEqual(nodes, [0, 1, 2, 3], 'every worker has a node ID of its own')
+  // Every node ID is free again at once (no waiting for the 2 s claims to expire).
+  const again = []
+  try {
+    for (let i = 0; i < 4; i++) again.push(await Generator.open({ nodeId: source }))
+    assert.deepEqual(again.map((g) => g.nodeId).sort(), [0, 1, 2, 3])
+  } finally {
+    for (const g of again) await g.close()
+  }
+}
+
+test("the README's Node cluster recipe with a lease source: 4 workers, 4 node IDs", async () => {
+  const dir = appDir()
+  fs.writeFileSync(path.join(dir, 'app.js'), block('app.js'))
+  fs.writeFileSync(path.join(dir, 'cluster-lease.js'), block('cluster-lease.js'))
+  await runRecipe(dir, [process.execPath, 'cluster-lease.js'], 'SIGTERM')
+})
+
+test("the README's PM2 recipe (cluster mode) with a lease source: 4 instances, 4 node IDs", async () => {
+  const bin = process.env.SNOWMINT_PM2_RUNTIME
+  assert.ok(bin && fs.existsSync(bin), 'test.sh installs pm2 and sets SNOWMINT_PM2_RUNTIME')
+  const dir = appDir()
+  fs.writeFileSync(path.join(dir, 'app.js'), block('app.js'))
+  fs.writeFileSync(path.join(dir, 'ecosystem.config.js'), block('ecosystem.config.js'))
+  const argv = block('pm2').trim().split(/\s+/)
+  assert.equal(argv[0], 'pm2-runtime')
+  argv[0] = bin
+  await runRecipe(dir, argv, 'SIGINT')
+})
