@@ -36,7 +36,7 @@ build_c() {
 }
 step "installing the Debian packages the demo uses when missing (compilers, cJSON, Python venv, Node.js)" \
   "a minute or two when missing, else instant" bash scripts/setup.sh --demo
-say "building every runtime once, in release (about 5 minutes on a fresh 2-core machine; seconds when current)"
+say "building every runtime once, in release (about 8 minutes on a fresh 2-core machine; seconds when current)"
 # wasm-bindgen-cli (compiled once, about 2 minutes on a fresh machine) and the WASM tools are installed
 # beside the builds below, so the two cores stay busy through their link steps; the WASM step waits for it.
 TOOLS_LOG="$TARGET/demo-wasm-tools.log"
@@ -49,12 +49,12 @@ wasm_tools() {
   bash bindings-wasm/build.sh
 }
 step "building the Rust CLI and the replayer (release: the coordination layer, the ID service and their dependencies)" \
-  "about 1½ minutes the first time" cargo build --release -p snowmint-cli -p snowmint-replay
+  "about 3 minutes the first time, wasm-bindgen-cli compiling beside it" cargo build --release -p snowmint-cli -p snowmint-replay
 step "building libsnowmint for C (release; its dependencies are the CLI's, already built) and the C programs" \
-  "about 40 s" build_c
-step "building the Python wheel for $(python3 -V) (maturin, release)" "about 40 s" \
+  "about a minute" build_c
+step "building the Python wheel for $(python3 -V) (maturin, release)" "about 80 s" \
   bash bindings-python/build.sh --this-python
-step "building the Node addon (napi-rs, release)" "about 45 s" bash bindings-node/build.sh
+step "building the Node addon (napi-rs, release: its own target folder, so the graph once more)" "about 95 s" bash bindings-node/build.sh
 step "building the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here)" \
   "about 1 minute, and the rest of wasm-bindgen-cli's build the first time" wasm_tools
 say "built; the demo:"

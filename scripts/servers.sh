@@ -23,8 +23,9 @@
 #   etcd_tls_start               # one etcd member serving only HTTPS with --client-cert-auth; exports
 #                                #   SNOWMINT_TEST_ETCD_TLS_URL  etcd+https://…?cacert=&cert=&key=
 #   etcd_auth_start              # one etcd member with authentication on (user root, tokens living
-#                                #   1 s: --auth-token-ttl 1); exports
+#                                #   1 s: --auth-token-ttl 1), on HTTP and HTTPS; exports
 #                                #   SNOWMINT_TEST_ETCD_AUTH_URL etcd://root:PASSWORD@…
+#                                #   SNOWMINT_TEST_ETCD_AUTH_TLS_URL etcd+https://root:PASSWORD@…?cacert=
 #   pg_tls_start                 # a second PostgreSQL with ssl = on and only `hostssl … scram-sha-256`
 #                                #   in pg_hba.conf; exports SNOWMINT_TEST_POSTGRES_TLS_URL
 #                                #   (sslmode=verify-full&sslrootcert=ca.pem)
@@ -324,12 +325,18 @@ subjectAltName=IP:127.0.0.1,DNS:localhost" &&
 # URL, then etcd's extra arguments. Stopped by servers_stop.
 _etcd_solo_start() {
   local name="$1" scheme="$2"; shift 2
-  local dir="$SERVERS_DIR/etcd-$name" cport pport
+  local dir="$SERVERS_DIR/etcd-$name" cport pport listen
   etcd_install
   mkdir -p "$dir"; cport="$(servers_free_port)"; pport="$(servers_free_port)"
   echo "$cport" >"$dir/client-port"
+  listen="$scheme://127.0.0.1:$cport"
+  if [ "$scheme" = "http+https" ]; then   # plain HTTP on client-port, HTTPS on tls-port
+    scheme=http; listen="http://127.0.0.1:$cport"
+    local tport; tport="$(servers_free_port)"; echo "$tport" >"$dir/tls-port"
+    listen+=",https://127.0.0.1:$tport"
+  fi
   etcd --name "$name" --data-dir "$dir/data" \
-    --listen-client-urls "$scheme://127.0.0.1:$cport" --advertise-client-urls "$scheme://127.0.0.1:$cport" \
+    --listen-client-urls "$listen" --advertise-client-urls "$scheme://127.0.0.1:$cport" \
     --listen-peer-urls "http://127.0.0.1:$pport" --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
     --initial-cluster "$name=http://127.0.0.1:$pport" --initial-cluster-state new \
     --heartbeat-interval 50 --election-timeout 500 "$@" \
@@ -362,11 +369,16 @@ etcd_tls_start() {
 }
 
 etcd_auth_start() {
-  servers_init
-  local ep path body
-  _etcd_solo_start auth http --auth-token simple --auth-token-ttl 1
+  tls_certs || return 1
+  local ep path body t="$SNOWMINT_TEST_TLS_DIR" tls_ep
+  # Plain HTTP and HTTPS (the server's certificate only) on one member: etcd:// and etcd+https:// with
+  # a user and password.
+  _etcd_solo_start auth http+https --cert-file "$t/server.pem" --key-file "$t/server.key" \
+    --auth-token simple --auth-token-ttl 1
   ep="127.0.0.1:$(cat "$SERVERS_DIR/etcd-auth/client-port")"
+  tls_ep="127.0.0.1:$(cat "$SERVERS_DIR/etcd-auth/tls-port")"
   _etcd_solo_wait auth "http://$ep/health" || return 1
+  _etcd_solo_wait auth --cacert "$t/ca.pem" "https://$tls_ep/health" || return 1
   for path in user/add role/add user/grant enable; do
     case "$path" in
       user/add) body="{\"name\":\"root\",\"password\":\"$SNOWMINT_ETCD_PASSWORD\"}" ;;
@@ -378,7 +390,8 @@ etcd_auth_start() {
       || { echo "servers.sh: etcd auth set-up failed at $path" >&2; return 1; }
   done
   export SNOWMINT_TEST_ETCD_AUTH_URL="etcd://root:$SNOWMINT_ETCD_PASSWORD@$ep/snowmint-test"
-  echo "servers.sh: etcd with authentication (root; tokens live 1 s) at $ep"
+  export SNOWMINT_TEST_ETCD_AUTH_TLS_URL="etcd+https://root:$SNOWMINT_ETCD_PASSWORD@$tls_ep/snowmint-test?cacert=$t/ca.pem"
+  echo "servers.sh: etcd with authentication (root; tokens live 1 s) at $ep, over HTTPS at $tls_ep"
 }
 
 _pg_tls_ctl() { _pg "$SNOWMINT_PG_BIN/pg_ctl" -D "$SERVERS_DIR/pg-tls/data" "$@"; }
@@ -421,6 +434,8 @@ tls_servers() {
         "TLS: received fatal alert" "$SNOWMINT_ETCD_PASSWORD" \
       etcd-wrong-password "${SNOWMINT_TEST_ETCD_AUTH_URL/:$SNOWMINT_ETCD_PASSWORD@/:$wrong@}" STORE_UNAVAILABLE \
         "invalid user ID or password" "$wrong" \
+      etcd-https-wrong-password "${SNOWMINT_TEST_ETCD_AUTH_TLS_URL/:$SNOWMINT_ETCD_PASSWORD@/:$wrong@}" \
+        STORE_UNAVAILABLE "invalid user ID or password" "$wrong" \
       postgres-wrong-ca "${p/$t\/ca.pem/$t/other-ca.pem}" STORE_UNAVAILABLE UnknownIssuer "$SNOWMINT_PG_PASSWORD" \
       postgres-wrong-password "${p/:$SNOWMINT_PG_PASSWORD@/:$wrong@}" STORE_UNAVAILABLE \
         "password authentication failed" "$wrong"

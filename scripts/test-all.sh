@@ -9,7 +9,9 @@
 #   scripts/test-all.sh NAME:SCRIPT…   the given stages only (`make test-core` and friends)
 # A stage whose name ends in `&` runs beside the stages after it (its output kept in
 # target/stage-logs/NAME.log and printed whole when it ends, before the summary): Miri interprets on one
-# core while the server stages mostly wait on leases, TTLs and servers, so the two overlap well.
+# core while the server stages mostly wait on leases, TTLs and servers, so the two overlap well; the
+# chaos run (real processes paused, killed and resumed on a schedule: mostly waiting) beside the WASM
+# stage's builds and browser.
 # Every stage shares one target directory (target/; the toolchains pinned by a stage keep their own
 # subfolder: target/msrv, target/loom, target/miri-sysroot, fuzz/target) and the release artifacts
 # `make demo` built (the CLI, libsnowmint, the wheels, the Node addon, the WASM package): cargo and the
@@ -30,7 +32,7 @@ stages=(
   "c:bindings-c/test.sh"
   "python:bindings-python/test.sh"
   "node:bindings-node/test.sh"
-  "chaos:scripts/chaos.sh"
+  "chaos&:scripts/chaos.sh"
   "wasm:bindings-wasm/test.sh"
   "conformance:scripts/check-conformance.py"
 )

@@ -263,7 +263,11 @@ static void test_fork(const snowmint_layout *l, const char *base) {
         uint64_t answer[4] = {(uint64_t)r1 | ((uint64_t)r2 << 32), ids[0], ids[1], node};
         if (write(fds[1], answer, sizeof answer) != sizeof answer) _exit(3);
         snowmint_generator_detach(g); /* the child's own lease */
-        _exit(0);
+        /* Ends without an exit: the child's heap holds the parent's keeper thread, which does not
+         * exist here, so valgrind's leak check at any exit (even _exit) would report what the parent
+         * still owns. Its answer is in the pipe; a crash would end it by another signal. */
+        kill(getpid(), SIGKILL);
+        _exit(4);
     }
     close(fds[1]);
     uint64_t answer[4] = {~0ull, 0, 0, 0};
@@ -271,7 +275,7 @@ static void test_fork(const snowmint_layout *l, const char *base) {
     close(fds[0]);
     int status = 0;
     waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     CHECK(answer[0] == 0); /* both mints SNOWMINT_RESULT_OK, not FORKED */
     CHECK(answer[3] != parent_node && ((answer[1] >> 12) & 0x3ff) == answer[3]);
     CHECK(answer[2] > answer[1]);

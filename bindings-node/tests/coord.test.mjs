@@ -329,6 +329,7 @@ test(
     const names = [
       'SNOWMINT_TEST_ETCD_TLS_URL',
       'SNOWMINT_TEST_ETCD_AUTH_URL',
+      'SNOWMINT_TEST_ETCD_AUTH_TLS_URL',
       'SNOWMINT_TEST_POSTGRES_TLS_URL',
     ]
     for (const name of names) {

@@ -438,7 +438,12 @@ def test_tls_and_authentication_failures_name_the_cause(case: list[str]) -> None
 
 
 def test_tls_and_authentication_work() -> None:
-    names = ("SNOWMINT_TEST_ETCD_TLS_URL", "SNOWMINT_TEST_ETCD_AUTH_URL", "SNOWMINT_TEST_POSTGRES_TLS_URL")
+    names = (
+        "SNOWMINT_TEST_ETCD_TLS_URL",
+        "SNOWMINT_TEST_ETCD_AUTH_URL",
+        "SNOWMINT_TEST_ETCD_AUTH_TLS_URL",
+        "SNOWMINT_TEST_POSTGRES_TLS_URL",
+    )
     urls = [os.environ.get(name, "") for name in names]
     if not all(urls):
         assert not REQUIRE, "SNOWMINT_REQUIRE_SERVERS=1 but the TLS server URLs are missing"

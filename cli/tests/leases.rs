@@ -1067,3 +1067,45 @@ fn leases_are_listed_with_holder_token_expiry_and_reservation() {
         );
     }
 }
+
+/// TLS and authentication failures from the command line (the cases `scripts/servers.sh`'s
+/// `tls_servers` writes for every runtime: a wrong CA, no or an expired client certificate, a wrong
+/// password): each is the case's code with a message naming its cause, and never shows the password,
+/// whether the source is a lease source of `mint` or a store of `sequencer list`.
+#[test]
+fn tls_and_authentication_failures_name_the_cause_and_no_password() {
+    let Ok(path) = std::env::var("SNOWMINT_TEST_TLS_FAILURES") else {
+        assert!(
+            std::env::var("SNOWMINT_REQUIRE_SERVERS").as_deref() != Ok("1"),
+            "SNOWMINT_REQUIRE_SERVERS=1 but no SNOWMINT_TEST_TLS_FAILURES (scripts/servers.sh: tls_servers)"
+        );
+        return;
+    };
+    let cases = std::fs::read_to_string(path).unwrap();
+    let mut ran = 0;
+    for case in cases.lines().filter(|l| !l.is_empty()) {
+        let [name, url, code, must, secret] = case.split('\t').collect::<Vec<_>>()[..] else {
+            panic!("a malformed case: {case:?}");
+        };
+        for args in [
+            vec!["mint", "--node", url],
+            vec!["sequencer", "list", "--store", url],
+        ] {
+            let out = cli(&args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{name} {args:?}: {stderr}");
+            assert!(
+                stderr.starts_with(&format!("error[{code}]: ")),
+                "{name} {args:?}: expected {code}, got {stderr}"
+            );
+            assert!(
+                stderr.contains(must),
+                "{name} {args:?}: no {must:?} in {stderr}"
+            );
+            assert!(!stderr.contains(secret), "{name} {args:?}: {stderr}");
+            assert!(out.stdout.is_empty(), "{name} {args:?}");
+        }
+        ran += 1;
+    }
+    assert!(ran >= 6, "{ran} cases");
+}

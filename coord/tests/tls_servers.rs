@@ -145,11 +145,22 @@ fn etcd_over_tls_with_a_client_certificate() {
     );
 }
 
+/// etcd's authentication over plain HTTP (`etcd://USER:PASSWORD@…`) and over TLS
+/// (`etcd+https://USER:PASSWORD@…?cacert=…`), one member serving both.
 #[test]
 fn etcd_authentication_signs_in_again_when_the_token_expires() {
-    let Some(good) = url("SNOWMINT_TEST_ETCD_AUTH_URL") else {
-        return;
-    };
+    for var in [
+        "SNOWMINT_TEST_ETCD_AUTH_URL",
+        "SNOWMINT_TEST_ETCD_AUTH_TLS_URL",
+    ] {
+        if let Some(good) = url(var) {
+            signs_in_again(&good);
+        }
+    }
+}
+
+fn signs_in_again(good: &str) {
+    let good = good.to_string();
     let password = good
         .split("://")
         .nth(1)

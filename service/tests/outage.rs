@@ -7,21 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{once, Conn, Proxy, Served};
-
-fn server_url(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(u) => Some(u),
-        Err(_) => {
-            assert!(
-                std::env::var("SNOWMINT_REQUIRE_SERVERS").is_err(),
-                "SNOWMINT_REQUIRE_SERVERS is set but {var} is not"
-            );
-            eprintln!("skipped: no {var} (service/test.sh starts the servers)");
-            None
-        }
-    }
-}
+use common::{once, server_url, Conn, Proxy, Served};
 
 /// A lease source on `store` ("etcd" or "postgres") through `proxy`, with its own sequencer.
 fn node(store: &str, proxy: &Proxy, base: &str, tag: &str, ttl: &str) -> String {

@@ -8,7 +8,7 @@ mod common;
 use std::net::TcpStream;
 use std::time::Duration;
 
-use common::{once, Conn, Served, TempDir};
+use common::{once, server_url, Conn, Served, TempDir};
 use snowmint_coord::{FileStore, Store};
 
 fn now_ms() -> u64 {
@@ -67,22 +67,6 @@ fn graceful_shutdown_finishes_requests_in_flight_and_releases_the_own_lease() {
         r.position + 1,
         lease["limit"].as_str().unwrap().parse::<u64>().unwrap()
     );
-}
-
-/// The URL of a real server's store in `var` (set by scripts/servers.sh); `None` (the test skips) without
-/// it, unless `SNOWMINT_REQUIRE_SERVERS` is set.
-fn server_url(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(u) => Some(u),
-        Err(_) => {
-            assert!(
-                std::env::var("SNOWMINT_REQUIRE_SERVERS").is_err(),
-                "SNOWMINT_REQUIRE_SERVERS is set but {var} is not"
-            );
-            eprintln!("skipped: no {var} (service/test.sh starts the servers)");
-            None
-        }
-    }
 }
 
 fn etcd_url() -> Option<String> {

@@ -2,7 +2,7 @@
 //! std TCP; a deterministic simulation plugs in an in-memory network instead (a simulated gateway behind
 //! it, faults drawn from a seed), so that the client's own code — its timeouts, its re-sends on a fresh
 //! connection or the next endpoint — runs unchanged against it. `etcd+https://` is [`TcpDial`] with a
-//! TLS configuration: rustls over the TCP stream ([`crate::tls::Stream`]).
+//! TLS configuration: rustls over the TCP stream (`coord/src/tls.rs`).
 
 use std::fmt::Debug;
 use std::io::{self, Read, Write};

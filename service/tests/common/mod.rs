@@ -569,3 +569,19 @@ impl Drop for Proxy {
         self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 }
+
+/// The URL of a real server's store in `var` (set by scripts/servers.sh); `None` (the test skips) without
+/// it, unless `SNOWMINT_REQUIRE_SERVERS` is set.
+pub fn server_url(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(u) => Some(u),
+        Err(_) => {
+            assert!(
+                std::env::var("SNOWMINT_REQUIRE_SERVERS").is_err(),
+                "SNOWMINT_REQUIRE_SERVERS is set but {var} is not"
+            );
+            eprintln!("skipped: no {var} (service/test.sh starts the servers)");
+            None
+        }
+    }
+}
