@@ -1316,6 +1316,9 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
                         Ordering::Relaxed,
                     ) {
                         Ok(_) => {
+                            if held != 0 {
+                                self.counts.window_taken();
+                            }
                             self.counts
                                 .minted(n - held, borrowed(current, p.next, tick, sb));
                             return Ok(Mint::Ready((p.first, p.next)));
@@ -1414,6 +1417,13 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
             .stats(&|| self.windows.closed.load(Ordering::Acquire), &|| {
                 self.state.word().load(Ordering::Acquire)
             })
+    }
+
+    /// Whether this generator has handed out any ID, counting the IDs of windows still open in other
+    /// threads, which [`stats`](Self::stats) counts only once they close (a pre-fork master asks this
+    /// before it gives its lease back as unused).
+    pub fn has_minted(&self) -> bool {
+        self.counts.took_window() || self.stats().minted > 0
     }
 
     fn note_batch(&self) {

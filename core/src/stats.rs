@@ -151,7 +151,7 @@ mod shared {
     use super::{Stats, Waited};
     // Not loom's atomics even under loom: the counters take no part in uniqueness, and leaving them out
     // of the model keeps its state space what it was.
-    use core::sync::atomic::{AtomicU64, Ordering::*};
+    use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 
     /// The shared generator's counters; see the module notes for what is counted where.
     #[derive(Debug)]
@@ -166,6 +166,8 @@ mod shared {
         /// The largest `minted` reported: a reader in the middle of another thread's jump gets a little
         /// less, never more, and this keeps every later report from going below an earlier one.
         reported: AtomicU64,
+        /// A window was taken: its IDs may be handed out before any of them counts in `minted`.
+        took_window: AtomicBool,
         batches: AtomicU64,
         borrowed: AtomicU64,
         waits: AtomicU64,
@@ -181,6 +183,7 @@ mod shared {
                 exclusive,
                 counted: AtomicU64::new(if exclusive { state } else { 0 }),
                 reported: AtomicU64::new(0),
+                took_window: AtomicBool::new(false),
                 batches: AtomicU64::new(0),
                 borrowed: AtomicU64::new(0),
                 waits: AtomicU64::new(0),
@@ -256,6 +259,19 @@ mod shared {
             } else {
                 handed
             }
+        }
+
+        /// A window was taken (once per window; a store only for a generator's first).
+        #[inline(always)]
+        pub(crate) fn window_taken(&self) {
+            if !self.took_window.load(Relaxed) {
+                self.took_window.store(true, Release);
+            }
+        }
+
+        /// Whether a window was ever taken (its IDs count in `minted` only when it closes).
+        pub(crate) fn took_window(&self) -> bool {
+            self.took_window.load(Acquire)
         }
 
         /// A request minted `n` IDs, entering `borrowed` ticks ahead of the clock.
