@@ -13,9 +13,6 @@
 //! clock reads that tick. Each holder's IDs are exactly those one-by-one minting would give it; across
 //! holders, IDs of one tick interleave. [`SharedGenerator::ordered`] turns windows off.
 
-#[cfg(all(target_has_atomic = "64", feature = "std", not(loom)))]
-use core::cell::Cell;
-
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -921,10 +918,64 @@ mod local {
     use std::sync::Arc;
 
     std::thread_local! {
-        /// The generator the window is of (0: none).
-        pub(super) static UID: Cell<u64> = const { Cell::new(0) };
-        pub(super) static WINDOW: Cell<Window> = const { Cell::new(Window::EMPTY) };
+        /// The window and the generator it is of, in one thread-local (one address to compute).
+        pub(super) static SLOT: Slot = const { Slot::new() };
         static TALLY: Tally = const { Tally(RefCell::new(None)) };
+    }
+
+    /// A thread's window, field by field: the hot path reads three fields and writes `next` alone
+    /// (copying the whole window in and out of a `Cell` made the optimizer reload it across stores
+    /// of different widths, which stalled store forwarding).
+    pub(super) struct Slot {
+        /// The generator the window is of (0: none).
+        pub(super) uid: Cell<u64>,
+        pub(super) start_ns: Cell<u64>,
+        tick: Cell<u64>,
+        first: Cell<u64>,
+        pub(super) next: Cell<u64>,
+        pub(super) end: Cell<u64>,
+        size: Cell<u64>,
+    }
+
+    impl Slot {
+        const fn new() -> Slot {
+            Slot {
+                uid: Cell::new(0),
+                start_ns: Cell::new(0),
+                tick: Cell::new(0),
+                first: Cell::new(0),
+                next: Cell::new(0),
+                end: Cell::new(0),
+                size: Cell::new(0),
+            }
+        }
+
+        pub(super) fn get(&self) -> Window {
+            Window {
+                start_ns: self.start_ns.get(),
+                tick: self.tick.get(),
+                first: self.first.get(),
+                next: self.next.get(),
+                end: self.end.get(),
+                size: self.size.get(),
+            }
+        }
+
+        pub(super) fn set(&self, w: Window) {
+            self.start_ns.set(w.start_ns);
+            self.tick.set(w.tick);
+            self.first.set(w.first);
+            self.next.set(w.next);
+            self.end.set(w.end);
+            self.size.set(w.size);
+        }
+
+        fn take(&self) -> Window {
+            let w = self.get();
+            self.set(Window::EMPTY);
+            self.uid.set(0);
+            w
+        }
     }
 
     /// The tally of `UID`'s generator.
@@ -953,10 +1004,7 @@ mod local {
     /// with the window, and is not borrowed mutably outside `adopt`, which does not fork.
     #[cfg(all(unix, not(miri)))]
     unsafe extern "C" fn forked_child() {
-        let w = WINDOW
-            .try_with(|w| w.replace(Window::EMPTY))
-            .unwrap_or(Window::EMPTY);
-        let _ = UID.try_with(|u| u.set(0));
+        let w = SLOT.try_with(Slot::take).unwrap_or(Window::EMPTY);
         if w.handed() != 0 {
             let _ = TALLY.try_with(|t| {
                 if let Ok(t) = t.0.try_borrow() {
@@ -971,10 +1019,7 @@ mod local {
     /// Leaves the thread's window: its rest is skipped, and what it handed out credited to `closed`
     /// (the tally of the generator it is of).
     fn leave(closed: Option<Arc<AtomicU64>>) {
-        let w = WINDOW
-            .try_with(|w| w.replace(Window::EMPTY))
-            .unwrap_or(Window::EMPTY);
-        let _ = UID.try_with(|u| u.set(0));
+        let w = SLOT.try_with(Slot::take).unwrap_or(Window::EMPTY);
         if let Some(closed) = closed {
             if w.handed() != 0 {
                 super::credit(&closed, w.handed());
@@ -997,7 +1042,7 @@ mod local {
         let _ = TALLY.try_with(|t| {
             if let Ok(mut t) = t.0.try_borrow_mut() {
                 leave(t.replace(closed.clone()));
-                UID.set(uid);
+                SLOT.with(|s| s.uid.set(uid));
             }
         });
     }
@@ -1122,9 +1167,15 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     /// position under the ceiling (which a lease lowers when it is released, lost or forked away).
     #[inline(always)]
     fn in_window(&self, w: &Window, now_ns: u64) -> bool {
-        w.next < w.end
-            && now_ns.wrapping_sub(w.start_ns) < self.rule.layout.tick_ns()
-            && w.next < self.ceiling.limit()
+        self.has_position(w.next, w.end, w.start_ns, now_ns)
+    }
+
+    /// [`in_window`](Self::in_window) of a window's `next`, `end` and `start_ns`.
+    #[inline(always)]
+    fn has_position(&self, next: u64, end: u64, start_ns: u64, now_ns: u64) -> bool {
+        next < end
+            && now_ns.wrapping_sub(start_ns) < self.rule.layout.tick_ns()
+            && next < self.ceiling.limit()
     }
 
     /// Closes `w` and takes a new window for a reading: its first ID. Twice the last one's size when
@@ -1217,22 +1268,44 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     #[inline(always)]
     fn local_one(&self, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
         let uid = self.windows.uid;
-        if local::UID.with(Cell::get) != uid {
+        // One thread-local access (one address, also where a shared library computes it by a call)
+        // in a small closure with a small result: the fast path reads the fields `has_position`
+        // needs and writes `next` alone.
+        let p = local::SLOT.with(
+            #[inline(always)]
+            |slot| {
+                let p = slot.next.get();
+                let ours = slot.uid.get() == uid;
+                if ours && self.has_position(p, slot.end.get(), slot.start_ns.get(), now_ns) {
+                    slot.next.set(p + 1);
+                    Some(p)
+                } else {
+                    None
+                }
+            },
+        );
+        match p {
+            Some(p) => Ok(Mint::Ready(self.rule.id(p))),
+            None => self.local_refill(now_ns, seen),
+        }
+    }
+
+    /// [`local_one`](Self::local_one) when this thread's window has no position for the reading:
+    /// makes the window this generator's if it is another's, and takes a new one.
+    #[cfg(all(feature = "std", not(loom)))]
+    #[cold]
+    #[inline(never)]
+    fn local_refill(&self, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
+        let uid = self.windows.uid;
+        if local::SLOT.with(|slot| slot.uid.get()) != uid {
             local::adopt(uid, &self.windows.closed);
-            if local::UID.with(Cell::get) != uid {
+            if local::SLOT.with(|slot| slot.uid.get()) != uid {
                 return self.one_at(now_ns, seen);
             }
         }
-        // Small closures only: each thread-local access inlines to an address, whatever crate
-        // this is instantiated in.
-        let mut w = local::WINDOW.with(Cell::get);
-        if self.in_window(&w, now_ns) {
-            let p = w.next;
-            local::WINDOW.with(|cell| cell.set(Window { next: p + 1, ..w }));
-            return Ok(Mint::Ready(self.rule.id(p)));
-        }
+        let mut w = local::SLOT.with(local::Slot::get);
         let r = self.refill(&mut w, now_ns, seen);
-        local::WINDOW.with(|cell| cell.set(w));
+        local::SLOT.with(|slot| slot.set(w));
         r
     }
 
@@ -1247,11 +1320,13 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     #[inline(always)]
     fn close_mine(&self) {
         #[cfg(all(feature = "std", not(loom)))]
-        if !self.windows.ordered && local::UID.with(Cell::get) == self.windows.uid {
-            local::WINDOW.with(|cell| {
-                let mut w = cell.get();
-                self.close_window(&mut w);
-                cell.set(w);
+        if !self.windows.ordered {
+            local::SLOT.with(|slot| {
+                if slot.uid.get() == self.windows.uid {
+                    let mut w = slot.get();
+                    self.close_window(&mut w);
+                    slot.set(w);
+                }
             });
         }
     }
