@@ -1193,14 +1193,17 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         self.close_window(w);
         Ok(match self.reserve_upto(now_ns, tick, 1, upto, seen)? {
             Mint::Ready((first, end)) => {
-                *w = Window {
-                    start_ns: l.tick_start_ns(tick),
-                    tick,
-                    first,
-                    next: first + 1,
-                    end,
-                    size: upto,
-                };
+                if first >> l.sequence_bits() == tick {
+                    *w = Window {
+                        start_ns: l.tick_start_ns(tick),
+                        tick,
+                        first,
+                        next: first + 1,
+                        end,
+                        size: upto,
+                    };
+                }
+                // Otherwise a position of a borrowed tick, counted as minted: `w` stays closed.
                 Mint::Ready(self.rule.id(first))
             }
             Mint::Wait(ns) => Mint::Wait(ns),
@@ -1367,7 +1370,10 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
                         return Err(Error::LeaseLost);
                     }
                     let sb = self.rule.layout.sequence_bits();
-                    if upto > n && p.first >> sb == tick {
+                    // A window only in the clock's own tick: a position ahead of it (a borrowed
+                    // tick) is minted as one by one, with no window to close.
+                    let windowed = upto != 0 && p.first >> sb == tick;
+                    if windowed && upto > n {
                         // The rest of the clock's tick, at most `upto` positions: never ahead of the
                         // clock, so within max_ahead and borrowing nothing.
                         let tick_end = (p.first | self.rule.layout.seq_mask())
@@ -1379,7 +1385,7 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
                     // Positions passed over to reach the clock's tick (zero on the common path), and
                     // those taken into a window (counted when it closes, as far as handed out).
                     let skip = p.first - current;
-                    let held = if upto != 0 { n } else { 0 };
+                    let held = if windowed { n } else { 0 };
                     self.counts.before_swap(skip, held);
                     // Uniqueness needs only the atomicity of this one read-modify-write. Release on
                     // success: a `stats()` reader that loads the word (acquire) then sees the skip

@@ -238,6 +238,27 @@ fn a_lowered_ceiling_stops_the_window_at_once() {
     assert_eq!(gen.stats().minted, 16);
 }
 
+/// An ID of a borrowed tick (the clock's tick used up) is minted as one by one: no window holds it
+/// (one compare-and-swap, nothing to close or credit), so `minted` counts it at once.
+#[test]
+fn a_borrowed_tick_is_minted_without_a_window() {
+    let gen = SharedGenerator::new(layout(2), 1, Options::default()).unwrap();
+    let now = START_MS * NS_PER_MS;
+    let mut w = Window::EMPTY;
+    let ids: Vec<u64> = (0..7)
+        .map(|_| gen.next_id_in(&mut w, &|| Ok(now), |_| {}).unwrap())
+        .collect();
+    assert!(ids.windows(2).all(|p| p[0] < p[1]), "{ids:?}");
+    // Four IDs of the clock's tick (windows of 1, 2 and the tick's last one), three borrowed: every
+    // one counted though `w` is still the caller's, unclosed.
+    assert_eq!(w.rest(), 0);
+    assert_eq!(gen.stats().minted, 7);
+    assert_eq!(
+        gen.state(),
+        7 + ((START_MS - Layout::twitter().epoch_ms()) << 2)
+    );
+}
+
 /// Threads on one generator's thread windows: unique, each thread's increasing, `minted` exact once
 /// the threads have exited (their windows' rests are counted as unused).
 #[test]
