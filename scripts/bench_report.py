@@ -119,6 +119,80 @@ def statefile_row(rt: str, rows: list[dict]) -> str | None:
     )
 
 
+README_LABELS = {"rust": "rust", "c": "c", "python": "python", "node (napi)": "node", "wasm in node": "wasm"}
+WORSE_BY = 0.15
+
+
+def readme_ratios(path: str) -> dict[str, dict[str, float]]:
+    """The README speed table's ratios, per runtime: "floor" (single ÷ floor) and each peer's first word
+    (peer ÷ snowmint). Missing or unparsable cells are left out."""
+    import re
+
+    out: dict[str, dict[str, float]] = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return out
+    try:
+        start = lines.index("| runtime | snowmint single ID | batch, per ID | floor | single ÷ floor | peers (peer ÷ snowmint) |")
+    except ValueError:
+        return out
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rt = README_LABELS.get(cells[0].lower())
+        if rt is None or len(cells) < 6:
+            continue
+        got: dict[str, float] = {}
+        m = re.fullmatch(r"([0-9.]+)×", cells[4])
+        if m:
+            got["floor"] = float(m.group(1))
+        for part in cells[5].split("), "):
+            m = re.match(r"\s*(.+?) [0-9.]+ \(([0-9.]+)×", part)
+            if m:
+                got[m.group(1).split()[0].lower()] = float(m.group(2))
+        out[rt] = got
+    return out
+
+
+def compare_with_readme(rt: str, rows: list[dict], head: dict, readme: dict[str, dict[str, float]]) -> list[str]:
+    """This run's ratios beside the README's: a ratio more than 15 % worse is FLAGGED."""
+    ref = readme.get(rt)
+    s, fl = head["single"], head["floor"]
+    if not ref or not s:
+        return []
+    out = []
+
+    def line(what: str, now: float, then: float, higher_is_worse: bool) -> None:
+        worse = now > then * (1 + WORSE_BY) if higher_is_worse else now < then / (1 + WORSE_BY)
+        flag = "FLAGGED: more than 15 % worse than the README" if worse else "ok"
+        out.append(f"| {rt} | {what} | {now:.2f}× | {then:.2f}× | {flag} |")
+
+    if fl and "floor" in ref:
+        line("single ÷ floor", s["ns_per_id"] / fl["ns_per_id"], ref["floor"], True)
+    for r in rows:
+        if r["kind"] == "peer" and r["what"] == "single":
+            name = r["name"].lower()
+            key = next((k for k in ref if k != "floor" and name.startswith(k)), None)
+            if key:
+                line(f"{r['name']} ÷ snowmint", r["ns_per_id"] / s["ns_per_id"], ref[key], False)
+    return out
+
+
+def machine_costs(rows: list[dict]) -> str | None:
+    """The machine's CAS, TSC and SystemTime costs from the Rust bench's floor rows."""
+    want = {
+        "AtomicU64 load + compare_exchange": "one CAS",
+        "TSC read (rdtsc)": "TSC read",
+        "FastClock same-millisecond read": "TSC-gated clock",
+        "SystemTime read": "SystemTime read",
+    }
+    got = [f"{label} {ns(r['ns_per_id'])} ns" for n, label in want.items() for r in rows if r["name"] == n]
+    return "Machine (Rust bench, this run): " + ", ".join(got) + "." if got else None
+
+
 def read_status(out_dir: str, rt: str) -> tuple[str, str]:
     """bench-all.sh's record of a bench: (status, seconds), empty when absent."""
     try:
@@ -141,6 +215,12 @@ def main() -> int:
         "|---|---:|---:|---:|---:|---|",
     ]
     details = []
+    readme = readme_ratios(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md"))
+    against = [
+        "| runtime | ratio | this run | README | verdict |",
+        "|---|---|---:|---:|---|",
+    ]
+    machine = None
     statefile = [
         "| runtime | single ID, in-process shared generator (ns) | single ID, on a state file (ns) | file ÷ memory "
         "| 2 threads, one generator (ns/ID) | 2 processes, one state file (ns/ID) | processes ÷ threads |",
@@ -155,6 +235,8 @@ def main() -> int:
             why = f"{status}: {e}" if status and status != "ok" else str(e)
             table.append(f"| {rt} | {why} (see target/bench/{rt}.log) | | | | |")
             continue
+        if rt == "rust":
+            machine = machine_costs(rows)
         sf = statefile_row(rt, rows)
         if sf:
             statefile.append(sf)
@@ -172,6 +254,8 @@ def main() -> int:
             batch = f"{ns(b['ns_per_id'])} ({b['name']})" if b else DASH
             label = rt if g is None else f"{rt} ({g})"
             table.append(f"| {label} | {single} | {batch} | {floor} | {ratio} | {peer_cell(grows, head)} |")
+            if g is None:
+                against.extend(compare_with_readme(rt, grows, head, readme))
             details.append(f"\n### {label}\n")
             details.append("| measurement | kind | what | ns/ID | ratio |")
             details.append("|---|---|---|---:|---|")
@@ -196,12 +280,20 @@ def main() -> int:
             "its peers side by side in one process (one script for Rust/C), twitter layout. "
             "Single ID: the first snowmint single-ID figure of that bench; batch: its first batch figure, per ID "
             "(Python: next_ids_array, a new array('Q') per call, like nextIds' BigUint64Array in Node/WASM); "
-            "floor: Rust = a SystemTime read + a CAS, C = clock_gettime(CLOCK_REALTIME), Python = a no-op call, "
+            "floor: Rust = one exact clock check (the cheaper of the TSC-gated test and a SystemTime read), C = clock_gettime(CLOCK_REALTIME), Python = a no-op call, "
             f"Node/WASM = none ({DASH}). Peer ratios are peer ÷ snowmint single ID (in the detail tables, "
             "batch rows ÷ snowmint batch): above 1 means snowmint is faster. Each bench has its own protocol "
             "(see its script), so compare ratios within a row rather than figures across rows. Full output: target/bench/<runtime>.log; all rows below.",
             "",
             *table,
+            "",
+            *([machine, ""] if machine else []),
+            "## Against the README",
+            "",
+            "Each ratio of this run beside the README's speed table (single ÷ floor: lower is better; "
+            "peer ÷ snowmint: higher is better). A ratio more than 15 % worse is flagged.",
+            "",
+            *against,
             "",
             "Bench times (s, builds included): "
             + ", ".join(f"{rt} {read_status(out_dir, rt)[1] or '?'}" for rt in runtimes)

@@ -469,6 +469,16 @@ fn paired_runs() -> HashMap<&'static str, (f64, f64)> {
             }),
         ),
         ("cas", Box::new(|n| timed(n, cas))),
+        #[cfg(target_arch = "x86_64")]
+        (
+            "clock/tsc",
+            Box::new(|n| {
+                timed(n, || {
+                    // SAFETY: `rdtsc` exists on every x86-64 CPU and has no preconditions.
+                    black_box(unsafe { core::arch::x86_64::_rdtsc() });
+                })
+            }),
+        ),
         (
             "floor/system",
             Box::new(|n| {
@@ -751,6 +761,21 @@ fn summary(pairs: &mut HashMap<&'static str, (f64, f64)>, sys: Sustained, fast: 
             pairs.insert(sum, (c.0 + a.0, c.1 + a.1));
         }
     }
+    // The floor of one ID: one exact clock check, the cheaper of the TSC-gated test and a system read.
+    if let (Some(f), Some(sys)) = (
+        pairs.get("clock/fast").copied(),
+        pairs.get("clock/system").copied(),
+    ) {
+        pairs.insert("floor/one", if f.0 <= sys.0 { f } else { sys });
+    }
+    // The best `&mut self` peer (snowflaked, rs-snowflake).
+    if let (Some(a), Some(b)) = (
+        pairs.get("peer/snowflaked").copied(),
+        pairs.get("peer/rs_snowflake").copied(),
+    ) {
+        pairs.insert("peer/best_mut", if a.0 <= b.0 { a } else { b });
+    }
+    machine_line(pairs);
     let t = Table { pairs };
     let fast_name = if FastClock::is_gated() {
         "FastClock (TSC-gated)"
@@ -767,6 +792,21 @@ fn summary(pairs: &mut HashMap<&'static str, (f64, f64)>, sys: Sustained, fast: 
     );
     println!("{}", "-".repeat(122));
     let floor = Some(("floor/sum", "floor"));
+    let one = Some(("floor/one", "one clock check"));
+    t.row(
+        "floor of one ID = one exact clock check (cheaper one)",
+        None,
+        "floor/one",
+        None,
+        None,
+    );
+    t.row(
+        &format!("single ID: SharedGenerator::next_id ({fast_name})"),
+        None,
+        "single/shared/fast",
+        one,
+        Some((1.25, "<= 1.25x one clock check")),
+    );
     t.row(
         "clock read: SystemTime (SystemClock)",
         Some("clock/system"),
@@ -952,6 +992,39 @@ fn summary(pairs: &mut HashMap<&'static str, (f64, f64)>, sys: Sustained, fast: 
             None,
         );
     }
+    t.row(
+        "snowmint SharedGenerator vs the best &mut peer",
+        None,
+        "peer/snowmint_shared",
+        Some(("peer/best_mut", "best &mut peer")),
+        Some((1.0 / 1.5, "best peer >= 1.5x snowmint")),
+    );
+}
+
+/// The machine's costs, beside the table: one uncontended compare-and-swap, a TSC read, the TSC-gated
+/// clock and a `SystemTime` read (fastest rounds of this run), and what `FastClock` chose here.
+fn machine_line(pairs: &HashMap<&'static str, (f64, f64)>) {
+    let f = |k: &str| {
+        pairs
+            .get(k)
+            .map(|v| format!("{:.1} ns", v.0))
+            .unwrap_or_else(|| "-".into())
+    };
+    let chose = match FastClock::calibration_costs() {
+        Some((gated, system)) => format!(
+            "calibration measured 32 gated readings {gated} cycles, 32 system readings {system} cycles: {}",
+            if FastClock::is_gated() { "TSC-gated" } else { "system reads" }
+        ),
+        None => "no TSC gate here: system reads".to_string(),
+    };
+    println!();
+    println!(
+        "machine: one CAS {}, TSC read {}, TSC-gated clock {}, SystemTime read {} ({chose})",
+        f("cas"),
+        f("clock/tsc"),
+        f("clock/fast"),
+        f("clock/system")
+    );
 }
 
 fn main() {
@@ -990,10 +1063,12 @@ fn write_json(pairs: &HashMap<&'static str, (f64, f64)>, path: &std::ffi::OsStr)
         single/shared/given      | snowmint | single | SharedGenerator::next_id_at (reading passed in)
         batch/shared             | snowmint | batch  | SharedGenerator::next_ids (4096/batch, per ID)
         batch/plain              | snowmint | batch  | Generator::next_ids (4096/batch, per ID)
+        floor/one                | floor    | clock  | one exact clock check (the cheaper of the TSC-gated test and a SystemTime read)
         floor/sum                | floor    | cas    | SystemTime read + CAS (measured apart, summed)
         clock/system             | floor    | clock  | SystemTime read
         clock/fast               | floor    | clock  | FastClock same-millisecond read
         cas                      | floor    | cas    | AtomicU64 load + compare_exchange
+        clock/tsc                | floor    | clock  | TSC read (rdtsc)
         peer/snowflaked          | peer     | single | snowflaked::Generator::generate
         peer/rs_snowflake        | peer     | single | rs-snowflake real_time_generate
         peer/uuid_v7             | peer     | single | uuid::Uuid::now_v7 (128-bit)
@@ -1008,6 +1083,7 @@ fn write_json(pairs: &HashMap<&'static str, (f64, f64)>, path: &std::ffi::OsStr)
         .collect();
     let rows: Vec<serde_json::Value> = rows
         .iter()
+        .filter(|(_, _, _, key)| pairs.contains_key(*key))
         .map(|(name, kind, what, key)| {
             let ns = pairs[*key].0;
             serde_json::json!({"name": name, "kind": kind, "what": what, "ns_per_id": ns})

@@ -227,7 +227,7 @@ impl SequencerGenerator {
             || self.child.get().is_some()
             || self.in_forked_child()
             || self.known_state() != SequencerState::Attached
-            || self.stats().minted > 0
+            || self.has_minted()
         {
             return Ok(false);
         }
@@ -297,6 +297,16 @@ impl SequencerGenerator {
         let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         held.iter()
             .fold(snowmint::Stats::default(), |sum, l| sum.merged(l.stats()))
+    }
+
+    /// Whether this generator has minted any ID under any lease it held, counting windows still open
+    /// in other threads ([`snowmint::SharedGenerator::has_minted`]).
+    fn has_minted(&self) -> bool {
+        if let Some(c) = self.child.get() {
+            return c.has_minted();
+        }
+        let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        held.iter().any(|l| l.generator().has_minted())
     }
 
     /// The state (a Detached handle asks the store whether the sequencer was destroyed).

@@ -1155,6 +1155,9 @@ impl Lease {
         let held = self.shared.state() == LeaseState::Held;
         self.shared.set_state(LOST);
         self.shared.ceiling.store(0, Ordering::SeqCst);
+        // This thread's window goes back first, so `next` is the position after the last one minted
+        // (another thread's open window is skipped: its rest is recorded as if minted).
+        self.generator.close_thread_window();
         // Any compare-and-swap of a mint that passed the old ceiling either landed before this swap
         // (and is counted in `next`) or fails against the changed word and then meets the new ceiling.
         let next = self.state_word.swap(u64::MAX, Ordering::SeqCst);

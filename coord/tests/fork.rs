@@ -218,6 +218,41 @@ fn a_master_that_never_minted_gives_its_node_id_back_before_a_fork() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A master one of whose other threads minted keeps its lease at a fork, while that thread's window
+/// is still open (its IDs count in `stats()` only when it closes): the prepare handler's check sees
+/// the window.
+#[test]
+fn a_master_whose_other_thread_minted_keeps_its_node_id_at_a_fork() {
+    use snowmint_coord::generator::prefork;
+    let (dir, sources) = fork_sources("window", 1);
+    for source in sources {
+        let g = open_leased(&source);
+        prefork::register(&g);
+        let (minted_tx, minted_rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        std::thread::scope(|s| {
+            let g = &g;
+            let minter = s.spawn(move || {
+                minted_tx.send(g.next_id().unwrap()).unwrap();
+                // Alive (its window open) until the master has checked.
+                let _ = done_rx.recv_timeout(std::time::Duration::from_secs(30));
+            });
+            let id = minted_rx.recv().unwrap();
+            assert_eq!(prefork::give_back_unused(), 0, "{source}: minted {id}");
+            assert!(g.lease().is_some(), "{source}: kept its lease");
+            done_tx.send(()).unwrap();
+            // Joined (not only the scope's end): its thread-locals' destructors have run.
+            minter.join().unwrap();
+        });
+        assert_eq!(
+            g.stats().minted,
+            1,
+            "{source}: the window closed with its thread"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 fn open_leased(source: &str) -> Box<snowmint_coord::SequencerGenerator> {
     match snowmint_coord::SequencerGenerator::open(source, Layout::twitter(), Options::default()) {
         Ok(snowmint_coord::Opened::Leased(g)) => g,

@@ -22,7 +22,9 @@
 //! x86-64 with the `tsc` clocksource (synchronised across cores and constant-rate, checked by the
 //! kernel). Anywhere else, under Miri, or with the environment variable `SNOWMINT_FAST_CLOCK=0`, every
 //! reading asks the operating system, as [`SystemClock`](crate::SystemClock) does, and the counter is
-//! never read.
+//! never read. Where the gate is allowed, its first calibration also measures what a gated reading and
+//! a system reading cost on this machine, and keeps the gate only if it is the cheaper exact test (on a
+//! VM whose `clock_gettime` is cheaper than `rdtsc`, every reading is a system reading).
 //!
 //! ## Upkeep, and what it cannot see
 //! The refresh path (a system reading, about once per millisecond under load) keeps the gate honest at
@@ -61,8 +63,33 @@ use crate::error::Result;
 pub struct FastClock;
 
 impl FastClock {
-    /// Whether readings are being served from the time-stamp counter: the gate is allowed here and its
-    /// calibration (about 10 ms after the first reading) is done.
+    /// What calibration measured here: the CPU cycles of 32 gated readings and of 32 system readings
+    /// (the gate stays on only where it is the cheaper exact test); `None` before calibration, or where
+    /// the gate is never used.
+    pub fn calibration_costs() -> Option<(u64, u64)> {
+        #[cfg(all(
+            feature = "std",
+            target_os = "linux",
+            target_arch = "x86_64",
+            not(miri)
+        ))]
+        {
+            gate::GATE.costs()
+        }
+        #[cfg(not(all(
+            feature = "std",
+            target_os = "linux",
+            target_arch = "x86_64",
+            not(miri)
+        )))]
+        {
+            None
+        }
+    }
+
+    /// Whether readings are being served from the time-stamp counter: the gate is allowed here, its
+    /// calibration (about 10 ms after the first reading) is done, and it measured a gated reading
+    /// cheaper than a system reading.
     pub fn is_gated() -> bool {
         #[cfg(all(
             feature = "std",
@@ -114,7 +141,7 @@ impl Clock for FastClock {
 #[cfg(all(feature = "std", target_os = "linux", target_arch = "x86_64"))]
 #[cfg_attr(miri, allow(dead_code))]
 pub(crate) mod gate {
-    use core::sync::atomic::{fence, AtomicU64, AtomicU8, Ordering};
+    use core::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, Ordering};
     use std::sync::Mutex;
 
     use crate::clock::system_now_ns;
@@ -211,6 +238,10 @@ pub(crate) mod gate {
         upkeep: Mutex<Upkeep>,
         /// How many times the counter was found paused, jumped or at a new rate, and recalibrated.
         resets: AtomicU64,
+        /// Whether the costs of a gated and a system reading were compared ([`Gate::gate_pays`]).
+        picked: AtomicBool,
+        /// What that comparison measured: gated cycles << 32 | system cycles (0: not yet).
+        costs: AtomicU64,
     }
 
     impl Gate {
@@ -229,6 +260,8 @@ pub(crate) mod gate {
                     source_checked_ns: 0,
                 }),
                 resets: AtomicU64::new(0),
+                picked: AtomicBool::new(false),
+                costs: AtomicU64::new(0),
             }
         }
 
@@ -278,7 +311,54 @@ pub(crate) mod gate {
                 }
             }
             self.anchor(t0, ns);
+            if self.rate.load(Ordering::Relaxed) != 0
+                && self
+                    .picked
+                    .compare_exchange(false, true, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+                && !self.gate_pays(counter)
+            {
+                // A system reading is the cheaper exact test here: read it every time.
+                self.mode.store(OFF, Ordering::Relaxed);
+                self.rate.store(0, Ordering::Relaxed);
+                self.drop_anchor();
+            }
             Ok(ns)
+        }
+
+        /// Whether a gated reading (the anchor's seqlock and a counter read) costs less than a system
+        /// reading on this machine: measured once, when the gate is first calibrated and anchored, as
+        /// the fastest of a few rounds of each (timed with the counter itself). Where the system clock
+        /// is the cheaper exact test (a vDSO `clock_gettime` faster than `rdtsc`, as on some VMs that
+        /// trap or emulate the counter), the gate turns itself off.
+        fn gate_pays(&self, counter: &impl Fn() -> u64) -> bool {
+            const K: u64 = 32;
+            let (mut gated, mut system) = (u64::MAX, u64::MAX);
+            for _ in 0..5 {
+                let t0 = counter();
+                for _ in 0..K {
+                    core::hint::black_box(self.cached(counter));
+                }
+                let t1 = counter();
+                for _ in 0..K {
+                    let _ = core::hint::black_box(system_now_ns());
+                }
+                let t2 = counter();
+                gated = gated.min(t1.wrapping_sub(t0));
+                system = system.min(t2.wrapping_sub(t1));
+            }
+            self.costs.store(
+                (gated.min(u32::MAX as u64) << 32) | system.min(u32::MAX as u64),
+                Ordering::Relaxed,
+            );
+            gated < system
+        }
+
+        /// The cycles `K` gated readings and `K` system readings took when the gate was calibrated
+        /// ([`gate_pays`](Self::gate_pays)); `None` before.
+        pub(crate) fn costs(&self) -> Option<(u64, u64)> {
+            let c = self.costs.load(Ordering::Relaxed);
+            (c != 0).then_some((c >> 32, c & u64::from(u32::MAX)))
         }
 
         /// Makes system reading `ns`, taken after counter value `t0`, the anchor (once calibrated). Its
@@ -429,6 +509,17 @@ pub(crate) mod gate {
             let g = Gate::new();
             g.mode.store(ALLOWED, Ordering::Relaxed);
             g.rate.store(rate, Ordering::Relaxed);
+            // The tests' counters are scripted: comparing costs with them would measure nothing.
+            g.picked.store(true, Ordering::Relaxed);
+            g
+        }
+
+        /// For tests: a gate with a rate, checked at `now_ns`, that has not compared costs yet.
+        #[cfg(test)]
+        pub(crate) fn unpicked(rate: u64, now_ns: u64) -> Gate {
+            let g = Gate::with_rate(rate);
+            g.picked.store(false, Ordering::Relaxed);
+            g.checked_ns.store(now_ns, Ordering::Relaxed);
             g
         }
 
@@ -641,6 +732,25 @@ mod tests {
         assert!(g.is_off());
         assert_eq!(g.rate(), 0);
         assert_eq!(g.cached(&tsc(25_000_001)), None);
+    }
+
+    /// The cheaper exact test wins: a counter that costs more to read than the system clock (here one
+    /// that spins ~20 µs per read) turns the gate off at its first anchor, and calibration records
+    /// both costs.
+    #[test]
+    #[cfg_attr(miri, ignore = "reads the CPU's counter, which Miri cannot run")]
+    fn a_counter_dearer_than_the_system_clock_turns_the_gate_off() {
+        let slow = || {
+            let t = super::gate::rdtsc();
+            while super::gate::rdtsc().wrapping_sub(t) < 50_000 {}
+            super::gate::rdtsc()
+        };
+        let g = Gate::unpicked(1 << 32, SystemClock.now_ns().unwrap());
+        g.refresh(&slow).unwrap();
+        let (gated, system) = g.costs().expect("costs measured at the first anchor");
+        assert!(gated > system, "gated {gated} cycles, system {system}");
+        assert!(g.is_off(), "the dearer test was kept");
+        assert!(g.cached(&slow).is_none());
     }
 
     /// With the gate off the counter is never read: only the system clock.

@@ -6,6 +6,12 @@
 //! clock (Hazelcast's Flake IDs, RFC 9562 §6.2 method 2). Logical time may run ahead of the clock by at
 //! most `max_ahead`; past that the policy decides: wait (the host sleeps for the returned time), fail, or,
 //! under `strict`, any backwards step of the clock is an error and a used-up tick waits for the next.
+//!
+//! The shared generator hands IDs out of **windows** ([`Window`]): one compare-and-swap takes positions of
+//! the clock's present tick (1, then twice as many each time the holder uses them up in that tick, at
+//! most [`MAX_WINDOW`]), and the holder — each thread, by default — hands them out one by one while its
+//! clock reads that tick. Each holder's IDs are exactly those one-by-one minting would give it; across
+//! holders, IDs of one tick interleave. [`SharedGenerator::ordered`] turns windows off.
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -468,21 +474,30 @@ macro_rules! generator_common {
         /// Mints one ID for a clock reading in Unix nanoseconds.
         #[inline(always)]
         pub fn next_id_at(&$($recv)? self, now_ns: u64) -> Result<Mint<u64>> {
+            self.close_mine();
             self.one_at(now_ns, self.seen_fn()())
         }
 
         /// Fills `out` with consecutive IDs for one clock reading (one state update for the whole batch;
         /// one compare-and-swap for the shared generator).
         pub fn next_ids_at(&$($recv)? self, now_ns: u64, out: &mut [u64]) -> Result<Mint<()>> {
+            self.close_mine();
             if out.is_empty() {
                 return Ok(Mint::Ready(()));
             }
             self.fill_at(now_ns, self.seen_fn()(), out)
         }
 
-        /// Mints one ID from `clock`, sleeping with `sleep(ns)` while the policy says wait.
+        /// Mints one ID from `clock`, sleeping with `sleep(ns)` while the policy says wait. (The shared
+        /// generator hands it out from this thread's window, see [`Window`].)
         #[inline]
         pub fn next_id_with<C: Clock + ?Sized>(&$($recv)? self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
+            self.mint_one_with(clock, sleep)
+        }
+
+        /// One ID, one position at a time (one state update per ID).
+        #[inline(always)]
+        fn ordered_one_with<C: Clock + ?Sized>(&$($recv)? self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
             let mut waited = Waited::default();
             let r = with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), self.seen_fn(), sleep, &mut waited, #[inline(always)] |now, seen| self.one_at(now, seen));
             if waited.count != 0 {
@@ -501,6 +516,7 @@ macro_rules! generator_common {
             if out.is_empty() {
                 return Ok(());
             }
+            self.close_mine();
             let mut waited = Waited::default();
             let r = with_clock(clock, self.rule.window_ns, self.rule.policy == Policy::Strict, self.snapshot_fn(), self.seen_fn(), sleep, &mut waited, #[inline(always)] |now, seen| self.fill_at(now, seen, out));
             self.note_waits(waited);
@@ -515,6 +531,7 @@ macro_rules! generator_common {
             sleep: impl FnMut(u64),
             n: usize,
         ) -> Result<Ids<'_>> {
+            self.close_mine();
             let position = if n == 0 {
                 0
             } else {
@@ -529,6 +546,7 @@ macro_rules! generator_common {
         /// Requests `n` consecutive IDs from one clock reading (one state update); the IDs are computed as
         /// the iterator is taken. `n == 0` changes nothing.
         pub fn next_ids_iter_at(&$($recv)? self, now_ns: u64, n: usize) -> Result<Mint<Ids<'_>>> {
+            self.close_mine();
             if n == 0 {
                 return Ok(Mint::Ready(Ids { rule: &self.rule, position: 0, left: 0 }));
             }
@@ -659,6 +677,19 @@ impl Generator {
     pub fn restore(&mut self, state: u64) {
         self.next = self.next.max(state);
     }
+
+    /// `&mut self` has nothing to hand out ahead: one state update per ID costs no more than a window.
+    #[inline(always)]
+    fn mint_one_with<C: Clock + ?Sized>(
+        &mut self,
+        clock: &C,
+        sleep: impl FnMut(u64),
+    ) -> Result<u64> {
+        self.ordered_one_with(clock, sleep)
+    }
+
+    #[inline(always)]
+    fn close_mine(&self) {}
 }
 
 // `&mut self` for the plain generator, `&self` for the shared one.
@@ -712,7 +743,8 @@ impl StateWord for std::sync::Arc<AtomicU64> {
 }
 
 /// A lock-free generator shared by threads (`&self`, `Send + Sync`): each request is one
-/// compare-and-swap on a single 64-bit state word.
+/// compare-and-swap on a single 64-bit state word; a single ID comes out of the calling thread's
+/// window ([`Window`]) and costs a swap only when the window is used up or its tick is over.
 ///
 /// ```
 /// use snowmint::{SharedGenerator, Layout, Options};
@@ -730,6 +762,7 @@ pub struct SharedGenerator<S: StateWord = AtomicU64, L: Ceiling = Unbounded> {
     state: S,
     ceiling: L,
     counts: SharedCounts,
+    windows: Windows,
 }
 
 /// A bound on the logical positions a [`SharedGenerator`] may mint: a request whose positions reach
@@ -775,6 +808,246 @@ impl Ceiling for std::sync::Arc<AtomicU64> {
 #[cfg(target_has_atomic = "64")]
 use crate::stats::SharedCounts;
 
+/// The largest window, in positions: a thread that mints this fast takes one compare-and-swap per 64
+/// IDs, and leaves at most 63 positions of a tick unused when it stops.
+pub const MAX_WINDOW: u64 = 64;
+
+/// Positions of one tick taken ahead with one compare-and-swap, handed out one by one by their holder
+/// (a thread, or a binding's generator object) while the clock is provably in that tick
+/// ([`SharedGenerator::next_id_in`]).
+///
+/// A window is sized to demand: the first ID of a tick takes one position; each time the holder uses
+/// its window up within the same tick, the next one is twice as large (up to [`MAX_WINDOW`]), so a
+/// quiet generator's IDs stay as dense as one-by-one minting's. It holds positions of the clock's own
+/// tick only (never ahead of the clock), under the ceiling when it was taken, and each ID it hands out
+/// is checked against the ceiling again. The holder's IDs are exactly those it would mint one by one
+/// in that tick, in order; across holders, IDs of one tick may interleave (SPEC §2). Anything else the
+/// generator does for the holder first closes the window ([`SharedGenerator::close_window`]): the rest
+/// goes back to the state word when nothing was taken after it, otherwise it is skipped (and not
+/// counted as minted). The IDs a window handed out count in [`Stats::minted`] when it closes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Window {
+    /// The tick's first nanosecond (Unix): a reading `r` is in the tick iff `r - start_ns < tick_ns`.
+    start_ns: u64,
+    tick: u64,
+    /// The first position taken; the next one to hand out; the end (exclusive). `next == end`: nothing
+    /// left; all three zero: closed (`first < next` while open: its first ID is handed out when taken).
+    first: u64,
+    next: u64,
+    end: u64,
+    /// How many positions the last window of this tick asked for.
+    size: u64,
+}
+
+impl Window {
+    /// No positions.
+    pub const EMPTY: Window = Window {
+        start_ns: 0,
+        tick: 0,
+        first: 0,
+        next: 0,
+        end: 0,
+        size: 0,
+    };
+
+    /// Positions taken and not handed out yet.
+    pub fn rest(&self) -> u64 {
+        self.end - self.next
+    }
+
+    /// Positions handed out.
+    fn handed(&self) -> u64 {
+        self.next - self.first
+    }
+}
+
+/// A shared generator's windows: whether it hands IDs out of them, and the credits of its closed
+/// windows to [`Stats::minted`] (`closed`: what each handed out, see `SharedCounts::window_credit`).
+/// With `std`, each thread keeps one window in a thread-local slot, tagged with the generator's `uid`;
+/// the slot holds the tally, so a thread that moves on to another generator (or exits) still credits
+/// what its window handed out.
+#[cfg(target_has_atomic = "64")]
+#[derive(Debug)]
+struct Windows {
+    ordered: bool,
+    #[cfg(all(feature = "std", not(loom)))]
+    uid: u64,
+    #[cfg(all(feature = "std", not(loom)))]
+    closed: std::sync::Arc<core::sync::atomic::AtomicU64>,
+    #[cfg(not(all(feature = "std", not(loom))))]
+    closed: core::sync::atomic::AtomicU64,
+}
+
+#[cfg(target_has_atomic = "64")]
+impl Windows {
+    fn new() -> Windows {
+        #[cfg(all(feature = "std", not(loom)))]
+        static UIDS: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
+        Windows {
+            ordered: false,
+            #[cfg(all(feature = "std", not(loom)))]
+            uid: UIDS.fetch_add(1, Ordering::Relaxed),
+            closed: Default::default(),
+        }
+    }
+
+    /// A window closed: its credit, after everything it did to the state word (release: see
+    /// `SharedCounts::stats`).
+    fn credit(&self, n: u64) {
+        credit(&self.closed, n);
+    }
+}
+
+/// Adds a closed window's credit to a generator's `closed` counter: with release, after the window's
+/// swaps on the state word in its holder's order, so a `stats()` reader that sees the credit (acquire)
+/// sees them too.
+#[cfg(target_has_atomic = "64")]
+fn credit(closed: &core::sync::atomic::AtomicU64, n: u64) {
+    closed.fetch_add(n, Ordering::Release);
+}
+
+/// Each thread's window (see [`Windows`]): the generator it is of and the window, in thread-locals
+/// without a destructor (reaching them costs an address computation); the generator's tally of closed
+/// windows beside them, whose destructor credits the window when the thread exits.
+#[cfg(all(target_has_atomic = "64", feature = "std", not(loom)))]
+mod local {
+    use super::Window;
+    use core::cell::Cell;
+    use core::sync::atomic::AtomicU64;
+    use std::cell::RefCell;
+    use std::sync::Arc;
+
+    std::thread_local! {
+        /// The window and the generator it is of, in one thread-local (one address to compute).
+        pub(super) static SLOT: Slot = const { Slot::new() };
+        static TALLY: Tally = const { Tally(RefCell::new(None)) };
+    }
+
+    /// A thread's window, field by field: the hot path reads three fields and writes `next` alone
+    /// (copying the whole window in and out of a `Cell` made the optimizer reload it across stores
+    /// of different widths, which stalled store forwarding).
+    pub(super) struct Slot {
+        /// The generator the window is of (0: none).
+        pub(super) uid: Cell<u64>,
+        pub(super) start_ns: Cell<u64>,
+        tick: Cell<u64>,
+        first: Cell<u64>,
+        pub(super) next: Cell<u64>,
+        pub(super) end: Cell<u64>,
+        size: Cell<u64>,
+    }
+
+    impl Slot {
+        const fn new() -> Slot {
+            Slot {
+                uid: Cell::new(0),
+                start_ns: Cell::new(0),
+                tick: Cell::new(0),
+                first: Cell::new(0),
+                next: Cell::new(0),
+                end: Cell::new(0),
+                size: Cell::new(0),
+            }
+        }
+
+        pub(super) fn get(&self) -> Window {
+            Window {
+                start_ns: self.start_ns.get(),
+                tick: self.tick.get(),
+                first: self.first.get(),
+                next: self.next.get(),
+                end: self.end.get(),
+                size: self.size.get(),
+            }
+        }
+
+        pub(super) fn set(&self, w: Window) {
+            self.start_ns.set(w.start_ns);
+            self.tick.set(w.tick);
+            self.first.set(w.first);
+            self.next.set(w.next);
+            self.end.set(w.end);
+            self.size.set(w.size);
+        }
+
+        fn take(&self) -> Window {
+            let w = self.get();
+            self.set(Window::EMPTY);
+            self.uid.set(0);
+            w
+        }
+    }
+
+    /// The tally of `UID`'s generator.
+    struct Tally(RefCell<Option<Arc<AtomicU64>>>);
+
+    impl Drop for Tally {
+        fn drop(&mut self) {
+            leave(self.0.get_mut().take());
+        }
+    }
+
+    #[cfg(all(unix, not(miri)))]
+    extern "C" {
+        fn pthread_atfork(
+            prepare: Option<unsafe extern "C" fn()>,
+            parent: Option<unsafe extern "C" fn()>,
+            child: Option<unsafe extern "C" fn()>,
+        ) -> i32;
+    }
+
+    /// In a forked child (the one thread there is the one that forked): drops the window inherited
+    /// from the parent, whose rest the parent hands out (a state file's word is shared with it). The
+    /// child's counters are a copy of the parent's: they get the window's credit as at a close (its
+    /// IDs handed out before the fork; the rest skipped), so the child's `minted` is exact too. Only
+    /// plain loads and stores and one atomic addition (async-signal-safe): the tally was set up
+    /// with the window, and is not borrowed mutably outside `adopt`, which does not fork.
+    #[cfg(all(unix, not(miri)))]
+    unsafe extern "C" fn forked_child() {
+        let w = SLOT.try_with(Slot::take).unwrap_or(Window::EMPTY);
+        if w.handed() != 0 {
+            let _ = TALLY.try_with(|t| {
+                if let Ok(t) = t.0.try_borrow() {
+                    if let Some(closed) = t.as_ref() {
+                        super::credit(closed, w.handed());
+                    }
+                }
+            });
+        }
+    }
+
+    /// Leaves the thread's window: its rest is skipped, and what it handed out credited to `closed`
+    /// (the tally of the generator it is of).
+    fn leave(closed: Option<Arc<AtomicU64>>) {
+        let w = SLOT.try_with(Slot::take).unwrap_or(Window::EMPTY);
+        if let Some(closed) = closed {
+            if w.handed() != 0 {
+                super::credit(&closed, w.handed());
+            }
+        }
+    }
+
+    /// Makes the thread's window one of generator `uid` (tally `closed`), leaving the one it had.
+    /// During thread exit this does nothing, and the caller mints without a window.
+    pub(super) fn adopt(uid: u64, closed: &Arc<AtomicU64>) {
+        #[cfg(all(unix, not(miri)))]
+        {
+            static REGISTERED: std::sync::Once = std::sync::Once::new();
+            REGISTERED.call_once(|| {
+                // SAFETY: registers a handler that touches only this thread's destructor-free
+                // thread-locals (plain stores: async-signal-safe).
+                unsafe { pthread_atfork(None, None, Some(forked_child)) };
+            });
+        }
+        let _ = TALLY.try_with(|t| {
+            if let Ok(mut t) = t.0.try_borrow_mut() {
+                leave(t.replace(closed.clone()));
+                SLOT.with(|s| s.uid.set(uid));
+            }
+        });
+    }
+}
+
 #[cfg(target_has_atomic = "64")]
 fn counts_for<S: StateWord>(state: &S) -> SharedCounts {
     SharedCounts::new(state.exclusive(), state.word().load(Ordering::Relaxed))
@@ -788,6 +1061,7 @@ impl SharedGenerator<AtomicU64> {
         Ok(SharedGenerator {
             rule: Rule::new(layout, node_id, options)?,
             counts: SharedCounts::new(true, 0),
+            windows: Windows::new(),
             state,
             ceiling: Unbounded,
         })
@@ -802,6 +1076,7 @@ impl<S: StateWord> SharedGenerator<S> {
         Ok(SharedGenerator {
             rule: Rule::new(layout, node_id, options)?,
             counts: counts_for(&state),
+            windows: Windows::new(),
             state,
             ceiling: Unbounded,
         })
@@ -822,6 +1097,7 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         Ok(SharedGenerator {
             rule: Rule::new(layout, node_id, options)?,
             counts: counts_for(&state),
+            windows: Windows::new(),
             state,
             ceiling,
         })
@@ -832,25 +1108,285 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         &self.ceiling
     }
 
+    /// Strictly ordered (`true`): every ID takes its own position with one compare-and-swap, so IDs
+    /// minted by all threads are ordered as the swaps were. The default (`false`) hands IDs out of
+    /// per-thread windows ([`Window`]): each thread's IDs strictly increase, but across threads IDs of
+    /// one tick may interleave.
+    pub fn ordered(mut self, ordered: bool) -> Self {
+        self.windows.ordered = ordered;
+        self
+    }
+
+    /// Whether this generator is strictly ordered ([`ordered`](Self::ordered)).
+    pub fn is_ordered(&self) -> bool {
+        self.windows.ordered
+    }
+
+    /// Mints one ID from `clock` out of `window` (the caller's: one per thread, or per binding object
+    /// that only one thread uses at a time), sleeping with `sleep(ns)` while the policy says wait. The
+    /// caller closes the window ([`close_window`](Self::close_window)) before it asks the generator
+    /// for anything else, and before it drops the window.
+    #[inline]
+    pub fn next_id_in<C: Clock + ?Sized>(
+        &self,
+        window: &mut Window,
+        clock: &C,
+        sleep: impl FnMut(u64),
+    ) -> Result<u64> {
+        let mut waited = Waited::default();
+        let r = with_clock(
+            clock,
+            self.rule.window_ns,
+            self.rule.policy == Policy::Strict,
+            self.snapshot_fn(),
+            self.seen_fn(),
+            sleep,
+            &mut waited,
+            #[inline(always)]
+            |now, seen| self.window_one(window, now, seen),
+        );
+        if waited.count != 0 {
+            self.note_waits(waited);
+        }
+        r
+    }
+
+    /// One ID for a reading out of `window`: its next position while the reading is in the window's
+    /// tick and under the ceiling; otherwise a new window.
+    #[inline(always)]
+    fn window_one(&self, w: &mut Window, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
+        if self.in_window(w, now_ns) {
+            let p = w.next;
+            w.next = p + 1;
+            return Ok(Mint::Ready(self.rule.id(p)));
+        }
+        self.refill(w, now_ns, seen)
+    }
+
+    /// Whether `w` has a position for a reading: one left, the reading in the window's tick, and the
+    /// position under the ceiling (which a lease lowers when it is released, lost or forked away).
+    #[inline(always)]
+    fn in_window(&self, w: &Window, now_ns: u64) -> bool {
+        self.has_position(w.next, w.end, w.start_ns, now_ns)
+    }
+
+    /// [`in_window`](Self::in_window) of a window's `next`, `end` and `start_ns`.
+    #[inline(always)]
+    fn has_position(&self, next: u64, end: u64, start_ns: u64, now_ns: u64) -> bool {
+        next < end
+            && now_ns.wrapping_sub(start_ns) < self.rule.layout.tick_ns()
+            && next < self.ceiling.limit()
+    }
+
+    /// Closes `w` and takes a new window for a reading: its first ID. Twice the last one's size when
+    /// that one was used up in this same tick, else one position.
+    #[cold]
+    #[inline(never)]
+    fn refill(&self, w: &mut Window, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
+        let l = &self.rule.layout;
+        let tick = l.tick_at_ns(now_ns)?;
+        let upto = if w.end != 0 && w.next == w.end && w.tick == tick {
+            (w.size * 2).clamp(1, MAX_WINDOW)
+        } else {
+            1
+        };
+        self.close_window(w);
+        Ok(match self.reserve_upto(now_ns, tick, 1, upto, seen)? {
+            Mint::Ready((first, end)) => {
+                if first >> l.sequence_bits() == tick {
+                    *w = Window {
+                        start_ns: l.tick_start_ns(tick),
+                        tick,
+                        first,
+                        next: first + 1,
+                        end,
+                        size: upto,
+                    };
+                }
+                // Otherwise a position of a borrowed tick, counted as minted: `w` stays closed.
+                Mint::Ready(self.rule.id(first))
+            }
+            Mint::Wait(ns) => Mint::Wait(ns),
+        })
+    }
+
+    /// Closes `window`: its rest goes back to the state word if nothing was taken after it, and is
+    /// otherwise skipped; either way it is not counted as minted. The IDs it handed out are counted
+    /// now.
+    pub fn close_window(&self, window: &mut Window) {
+        let (handed, rest) = (window.handed(), window.rest());
+        if handed != 0 {
+            let back = rest != 0
+                && self
+                    .state
+                    .word()
+                    .compare_exchange(
+                        window.end,
+                        window.next,
+                        Ordering::Release,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok();
+            // After the give-back (release: see `SharedCounts::stats`).
+            self.windows
+                .credit(self.counts.window_credit(handed, rest, back));
+        }
+        *window = Window {
+            first: 0,
+            end: 0,
+            next: 0,
+            ..*window
+        };
+    }
+
+    /// One ID from `clock`: out of this thread's window, or ordered (see [`ordered`](Self::ordered)).
+    #[inline(always)]
+    fn mint_one_with<C: Clock + ?Sized>(&self, clock: &C, sleep: impl FnMut(u64)) -> Result<u64> {
+        #[cfg(all(feature = "std", not(loom)))]
+        if !self.windows.ordered {
+            let mut waited = Waited::default();
+            let r = with_clock(
+                clock,
+                self.rule.window_ns,
+                self.rule.policy == Policy::Strict,
+                self.snapshot_fn(),
+                self.seen_fn(),
+                sleep,
+                &mut waited,
+                #[inline(always)]
+                |now, seen| self.local_one(now, seen),
+            );
+            if waited.count != 0 {
+                self.note_waits(waited);
+            }
+            return r;
+        }
+        self.ordered_one_with(clock, sleep)
+    }
+
+    /// [`window_one`](Self::window_one) on this thread's window. Nothing here calls out (the clock was
+    /// read before), so a clock that mints re-entrantly finds the window as it left it. During thread
+    /// exit (the window gone) it mints without one.
+    #[cfg(all(feature = "std", not(loom)))]
+    #[inline(always)]
+    fn local_one(&self, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
+        let uid = self.windows.uid;
+        // One thread-local access (one address, also where a shared library computes it by a call)
+        // in a small closure with a small result: the fast path reads the fields `has_position`
+        // needs and writes `next` alone.
+        let p = local::SLOT.with(
+            #[inline(always)]
+            |slot| {
+                let p = slot.next.get();
+                let ours = slot.uid.get() == uid;
+                if ours && self.has_position(p, slot.end.get(), slot.start_ns.get(), now_ns) {
+                    slot.next.set(p + 1);
+                    Some(p)
+                } else {
+                    None
+                }
+            },
+        );
+        match p {
+            Some(p) => Ok(Mint::Ready(self.rule.id(p))),
+            None => self.local_refill(now_ns, seen),
+        }
+    }
+
+    /// [`local_one`](Self::local_one) when this thread's window has no position for the reading:
+    /// makes the window this generator's if it is another's, and takes a new one.
+    #[cfg(all(feature = "std", not(loom)))]
+    #[cold]
+    #[inline(never)]
+    fn local_refill(&self, now_ns: u64, seen: u64) -> Result<Mint<u64>> {
+        let uid = self.windows.uid;
+        if local::SLOT.with(|slot| slot.uid.get()) != uid {
+            local::adopt(uid, &self.windows.closed);
+            if local::SLOT.with(|slot| slot.uid.get()) != uid {
+                return self.one_at(now_ns, seen);
+            }
+        }
+        let mut w = local::SLOT.with(local::Slot::get);
+        let r = self.refill(&mut w, now_ns, seen);
+        local::SLOT.with(|slot| slot.set(w));
+        r
+    }
+
+    /// Closes the calling thread's window of this generator, if it has one
+    /// ([`close_window`](Self::close_window)): before the state word is read as the last position
+    /// minted (a lease's release records it), so it is exactly that.
+    pub fn close_thread_window(&self) {
+        self.close_mine();
+    }
+
+    /// Closes this thread's window of this generator, if it has one.
+    #[inline(always)]
+    fn close_mine(&self) {
+        #[cfg(all(feature = "std", not(loom)))]
+        if !self.windows.ordered {
+            local::SLOT.with(|slot| {
+                if slot.uid.get() == self.windows.uid {
+                    let mut w = slot.get();
+                    self.close_window(&mut w);
+                    slot.set(w);
+                }
+            });
+        }
+    }
+
     /// Takes `n` (≥ 1) positions for a clock reading: the first one. `seen`: the last tick seen, loaded
     /// before the reading was taken. (WebAssembly's module has a size budget: there the optimizer, set
     /// for size, decides, and keeps one copy.)
     #[cfg_attr(not(target_family = "wasm"), inline(always))]
     fn reserve(&self, now_ns: u64, n: u64, seen: u64) -> Result<Mint<u64>> {
         let tick = self.rule.layout.tick_at_ns(now_ns)?;
+        Ok(match self.reserve_upto(now_ns, tick, n, 0, seen)? {
+            Mint::Ready((first, _)) => Mint::Ready(first),
+            Mint::Wait(ns) => Mint::Wait(ns),
+        })
+    }
+
+    /// [`reserve`](Self::reserve) for a reading at `tick`, taking up to `upto` positions instead of
+    /// `n` when the first one is in the clock's own tick (a window): more positions of that tick only,
+    /// within the layout and the ceiling. Returns the first position and the end (exclusive).
+    #[cfg_attr(not(target_family = "wasm"), inline(always))]
+    fn reserve_upto(
+        &self,
+        now_ns: u64,
+        tick: u64,
+        n: u64,
+        upto: u64,
+        seen: u64,
+    ) -> Result<Mint<(u64, u64)>> {
         self.counts.see(seen, tick);
         let word = self.state.word();
         let mut current = word.load(Ordering::Relaxed);
         loop {
             match self.rule.plan(current, now_ns, tick, n)? {
                 Mint::Wait(ns) => return Ok(Mint::Wait(ns)),
-                Mint::Ready(p) => {
-                    if p.next > self.ceiling.limit() {
+                Mint::Ready(mut p) => {
+                    let limit = self.ceiling.limit();
+                    if p.next > limit {
                         return Err(Error::LeaseLost);
                     }
-                    // Positions passed over to reach the clock's tick (zero on the common path).
+                    let sb = self.rule.layout.sequence_bits();
+                    // A window only in the clock's own tick: a position ahead of it (a borrowed
+                    // tick) is minted as one by one, with no window to close.
+                    let windowed = upto != 0 && p.first >> sb == tick;
+                    if windowed && upto > n {
+                        // The rest of the clock's tick, at most `upto` positions: never ahead of the
+                        // clock, so within max_ahead and borrowing nothing.
+                        let tick_end = (p.first | self.rule.layout.seq_mask())
+                            .min(self.rule.layout.max_position())
+                            + 1;
+                        p.next = (p.first + upto).min(tick_end).min(limit).max(p.next);
+                    }
+                    let n = p.next - p.first;
+                    // Positions passed over to reach the clock's tick (zero on the common path), and
+                    // those taken into a window (counted when it closes, as far as handed out).
                     let skip = p.first - current;
-                    self.counts.before_skip(skip);
+                    let held = if windowed { n } else { 0 };
+                    self.counts.before_swap(skip, held);
                     // Uniqueness needs only the atomicity of this one read-modify-write. Release on
                     // success: a `stats()` reader that loads the word (acquire) then sees the skip
                     // counted before it (the same locked instruction on x86: free there).
@@ -861,13 +1397,15 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
                         Ordering::Relaxed,
                     ) {
                         Ok(_) => {
-                            let seq_bits = self.rule.layout.sequence_bits();
+                            if held != 0 {
+                                self.counts.window_taken();
+                            }
                             self.counts
-                                .minted(n, borrowed(current, p.next, tick, seq_bits));
-                            return Ok(Mint::Ready(p.first));
+                                .minted(n - held, borrowed(current, p.next, tick, sb));
+                            return Ok(Mint::Ready((p.first, p.next)));
                         }
                         Err(seen) => {
-                            self.counts.skip_failed(skip);
+                            self.counts.swap_failed(skip, held);
                             current = seen
                         }
                     }
@@ -894,6 +1432,7 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         if out.is_empty() || l.tick_ns() != 1_000_000 || !self.state.exclusive() {
             return None;
         }
+        self.close_mine();
         let tick = now_ms.checked_sub(l.epoch_ms())?;
         let sb = l.sequence_bits();
         let word = self.state.word();
@@ -947,11 +1486,25 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
     }
 
     /// What this generator has done since it was built ([`Stats`]). On a state file: this process's
-    /// generator only. While other threads mint, `minted` may trail the truth by a request in flight;
-    /// it never goes backwards from one call to the next.
+    /// generator only. The calling thread's window closes first. While other threads mint, `minted`
+    /// may trail the truth by the requests in flight and by the IDs their open windows handed out
+    /// (counted when those close); it is never above the truth, never goes backwards from one call to
+    /// the next, and is exact once no other thread holds a window (they close at the thread's next
+    /// request of another kind, and when it exits).
     pub fn stats(&self) -> Stats {
+        self.close_mine();
+        // `closed` is loaded before the word, the word before `counted`: see `SharedCounts::stats`.
         self.counts
-            .stats(&|| self.state.word().load(Ordering::Acquire))
+            .stats(&|| self.windows.closed.load(Ordering::Acquire), &|| {
+                self.state.word().load(Ordering::Acquire)
+            })
+    }
+
+    /// Whether this generator has handed out any ID, counting the IDs of windows still open in other
+    /// threads, which [`stats`](Self::stats) counts only once they close (a pre-fork master asks this
+    /// before it gives its lease back as unused).
+    pub fn has_minted(&self) -> bool {
+        self.counts.took_window() || self.stats().minted > 0
     }
 
     fn note_batch(&self) {
@@ -970,6 +1523,7 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
 
     /// The next free logical position: persist it as a high-water mark.
     pub fn state(&self) -> u64 {
+        self.close_mine();
         self.state.word().load(Ordering::Relaxed)
     }
 
@@ -991,16 +1545,17 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
 
     /// Continues from a persisted high-water mark (never moves backwards).
     pub fn restore(&self, state: u64) {
+        self.close_mine();
         let word = self.state.word();
         let mut current = word.load(Ordering::Relaxed);
         // As a mint that moves to the clock's tick: the positions passed over are not IDs minted.
         while state > current {
             let skip = state - current;
-            self.counts.before_skip(skip);
+            self.counts.before_swap(skip, 0);
             match word.compare_exchange_weak(current, state, Ordering::Release, Ordering::Relaxed) {
                 Ok(_) => return,
                 Err(seen) => {
-                    self.counts.skip_failed(skip);
+                    self.counts.swap_failed(skip, 0);
                     current = seen;
                 }
             }

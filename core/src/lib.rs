@@ -97,7 +97,8 @@ pub use error::{LayoutRecord, StateFileProblem};
 #[cfg(feature = "std")]
 pub use fast_clock::FastClock;
 pub use generator::{
-    check_batch, mix64, Generator, Ids, Mint, Options, Policy, DEFAULT_MAX_AHEAD_NS, MAX_BATCH,
+    check_batch, mix64, Generator, Ids, Mint, Options, Policy, Window, DEFAULT_MAX_AHEAD_NS,
+    MAX_BATCH, MAX_WINDOW,
 };
 #[cfg(target_has_atomic = "64")]
 pub use generator::{Ceiling, SharedGenerator, StateWord, Unbounded};

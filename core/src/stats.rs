@@ -4,12 +4,21 @@
 //! Counting must not slow minting down. The plain [`Generator`](crate::Generator) owns its counters
 //! (`&mut self`: register-cheap additions). The lock-free [`SharedGenerator`](crate::SharedGenerator)
 //! adds no atomic operation to an ordinary mint: it counts only rare events, on their own paths (a move
-//! to a new tick, a borrowed tick, a wait, a regression, a batch), and *derives* the number of IDs minted
-//! from its state word, which already counts positions: minted = positions taken − positions skipped,
-//! the skipped ones being those passed over when the generator moves to the clock's tick (at most once
-//! per tick). Where the state word is not the generator's alone (a state file shared by processes, a
-//! word a lease keeper raises), the positions do not tell this generator's IDs apart from others', so
-//! each request adds its IDs to a counter of the process instead (one atomic add per request).
+//! to a new tick, a borrowed tick, a wait, a regression, a batch, a window taken or closed), and
+//! *derives* the number of IDs minted from its state word, which already counts positions: minted =
+//! positions taken − positions not handed out yet or never, the latter being those passed over when the
+//! generator moves to the clock's tick (at most once per tick) and those of its threads' windows
+//! (counted when a window is taken, and credited back, as far as they were handed out or returned to
+//! the word, when it closes: one atomic addition at each end of a window, none per ID). Where the
+//! state word is not the generator's alone (a state file shared by processes, a word a lease keeper
+//! raises), the positions do not tell this generator's IDs apart from others', so each request adds
+//! its IDs to a counter of the process instead (one atomic add per request; for a window, when it
+//! closes).
+//!
+//! A window's IDs count as minted once it closes (at its thread's next request that needs a new one,
+//! any other request of that thread, the thread's exit, or `stats()` on that thread), never before:
+//! while windows are open in other threads, `minted` trails the truth by what they handed out, and it
+//! is exact once every window is closed.
 //!
 //! The counting paths are inlined, not calls: a call (or a fence) inside the minting loop makes the
 //! optimizer assume the generator's fields may have changed, and reloading them cost more than the
@@ -142,20 +151,23 @@ mod shared {
     use super::{Stats, Waited};
     // Not loom's atomics even under loom: the counters take no part in uniqueness, and leaving them out
     // of the model keeps its state space what it was.
-    use core::sync::atomic::{AtomicU64, Ordering::*};
+    use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 
     /// The shared generator's counters; see the module notes for what is counted where.
     #[derive(Debug)]
     pub(crate) struct SharedCounts {
         /// The state word is this generator's alone: minted is derived from it.
         exclusive: bool,
-        /// Exclusive: positions the state word has passed without minting them (including its value at
-        /// construction), added *before* the compare-and-swap that passes them (and taken back if it
-        /// fails), so a reader never sees the word's jump without it. Not exclusive: IDs minted.
+        /// Exclusive: positions the state word has passed without handing them out (including its
+        /// value at construction) and positions taken into windows, added *before* the
+        /// compare-and-swap that passes or takes them (and taken back if it fails), so a reader never
+        /// sees the word's jump without it. Not exclusive: IDs minted outside windows.
         counted: AtomicU64,
         /// The largest `minted` reported: a reader in the middle of another thread's jump gets a little
         /// less, never more, and this keeps every later report from going below an earlier one.
         reported: AtomicU64,
+        /// A window was taken: its IDs may be handed out before any of them counts in `minted`.
+        took_window: AtomicBool,
         batches: AtomicU64,
         borrowed: AtomicU64,
         waits: AtomicU64,
@@ -171,6 +183,7 @@ mod shared {
                 exclusive,
                 counted: AtomicU64::new(if exclusive { state } else { 0 }),
                 reported: AtomicU64::new(0),
+                took_window: AtomicBool::new(false),
                 batches: AtomicU64::new(0),
                 borrowed: AtomicU64::new(0),
                 waits: AtomicU64::new(0),
@@ -209,35 +222,62 @@ mod shared {
             }
         }
 
-        /// About to move the state word `skip` positions past the last one taken without minting them.
+        /// About to move the state word `skip` positions past the last one taken without minting them,
+        /// and to take `held` positions into a window.
         #[inline(always)]
-        pub(crate) fn before_skip(&self, skip: u64) {
-            if skip != 0 && self.exclusive {
-                self.add_skipped(skip);
+        pub(crate) fn before_swap(&self, skip: u64, held: u64) {
+            if skip + held != 0 && self.exclusive {
+                self.add_passed(skip + held);
             }
         }
 
         #[inline(always)]
-        fn add_skipped(&self, skip: u64) {
+        fn add_passed(&self, n: u64) {
             // Ordered before the compare-and-swap that follows by that swap's release ordering: a
             // reader that loads the word (acquire) after the swap sees this addition too (the memory
             // model's guarantee, which Miri checks; a relaxed swap relied on x86's locked instructions,
             // which the model does not promise).
-            self.counted.fetch_add(skip, Relaxed);
+            self.counted.fetch_add(n, Relaxed);
         }
 
-        /// The compare-and-swap that was to move the word past `skip` positions failed.
+        /// The compare-and-swap announced by [`before_swap`](Self::before_swap) failed.
         #[inline(always)]
-        pub(crate) fn skip_failed(&self, skip: u64) {
-            if skip != 0 && self.exclusive {
-                self.counted.fetch_sub(skip, Relaxed);
+        pub(crate) fn swap_failed(&self, skip: u64, held: u64) {
+            if skip + held != 0 && self.exclusive {
+                self.counted.fetch_sub(skip + held, Relaxed);
             }
+        }
+
+        /// What a closed window adds to `minted` (the generator's `closed` counter): its positions
+        /// handed out, plus, on an exclusive word, the rest if it went back to the word (`given_back`:
+        /// the word's drop by the rest then balances it). All its positions were counted as passed
+        /// when it was taken (exclusive), or none (not exclusive).
+        #[inline(always)]
+        pub(crate) fn window_credit(&self, handed: u64, rest: u64, given_back: bool) -> u64 {
+            if given_back && self.exclusive {
+                handed + rest
+            } else {
+                handed
+            }
+        }
+
+        /// A window was taken (once per window; a store only for a generator's first).
+        #[inline(always)]
+        pub(crate) fn window_taken(&self) {
+            if !self.took_window.load(Relaxed) {
+                self.took_window.store(true, Release);
+            }
+        }
+
+        /// Whether a window was ever taken (its IDs count in `minted` only when it closes).
+        pub(crate) fn took_window(&self) -> bool {
+            self.took_window.load(Acquire)
         }
 
         /// A request minted `n` IDs, entering `borrowed` ticks ahead of the clock.
         #[inline(always)]
         pub(crate) fn minted(&self, n: u64, borrowed: u64) {
-            if !self.exclusive {
+            if n != 0 && !self.exclusive {
                 self.counted.fetch_add(n, Relaxed);
             }
             if borrowed != 0 {
@@ -261,17 +301,36 @@ mod shared {
             }
         }
 
-        /// The counters, given the state word (for a derived `minted`).
-        pub(crate) fn stats(&self, word: &impl Fn() -> u64) -> Stats {
+        /// The counters, given the state word (for a derived `minted`) and the credits of closed
+        /// windows (`closed`: see [`window_credit`](Self::window_credit); each added with release
+        /// ordering after everything its window did to the word).
+        ///
+        /// Exclusive: minted = word + closed − counted, and a reader must never get more than the
+        /// truth. It loads `closed` first (acquire), then the word (acquire), then `counted`:
+        /// - a window's credit seen in `closed` was added after the window's swaps (its take, and its
+        ///   give-back if any) in its holder's order, with release: the word loaded after it includes
+        ///   them, so a give-back's credit never comes without the word's drop that balances it;
+        /// - every swap the word includes was preceded by its addition to `counted` (a skip, a
+        ///   window's positions), made visible by the swap's release (all swaps on the word are
+        ///   read-modify-writes, so a later swap's value carries them): `counted`, loaded after the
+        ///   word, includes it, so a jump of the word never comes without what it passed or took into
+        ///   a window.
+        ///
+        /// Anything else a reader sees is more subtracted (an addition to `counted` whose swap is not
+        /// seen, or failed) or less credited (a window whose close is not seen yet: open windows count
+        /// none of their positions): below the truth, never above it. `reported` keeps reports from
+        /// falling; once every window is closed and no request is in flight, the value is exact.
+        pub(crate) fn stats(&self, closed: &impl Fn() -> u64, word: &impl Fn() -> u64) -> Stats {
             let minted = if self.exclusive {
+                let closed = closed();
                 let state = word();
-                let derived = state.wrapping_sub(self.counted.load(Relaxed));
-                // `derived` is below the truth while another thread's skip is in flight (added, not
-                // yet swapped); it is never above it.
-                let derived = if derived > state { 0 } else { derived };
+                let counted = self.counted.load(Relaxed);
+                let derived = (u128::from(state) + u128::from(closed))
+                    .saturating_sub(u128::from(counted))
+                    .min(u128::from(u64::MAX)) as u64;
                 self.reported.fetch_max(derived, Relaxed).max(derived)
             } else {
-                self.counted.load(Relaxed)
+                self.counted.load(Relaxed).wrapping_add(closed())
             };
             Stats {
                 minted,

@@ -644,3 +644,44 @@ fn fingerprints_tell_layouts_apart() {
     // Stable across versions: a state file written by another build must be recognised.
     assert_eq!(Layout::twitter().fingerprint(), 0xbfe1_755b_c357_89a2);
 }
+
+extern "C" {
+    fn fork() -> i32;
+    fn waitpid(pid: i32, status: *mut i32, options: i32) -> i32;
+    fn _exit(code: i32) -> !;
+}
+
+/// A child forked while its parent's thread holds a window of a state file's positions must not hand
+/// out that window: the parent does (windows, SPEC §2). The parent mints in one tick until its window
+/// holds positions ahead, forks, and both mint once more in that tick: two different IDs.
+#[test]
+fn a_forked_child_does_not_hand_out_the_parents_window() {
+    let dir = TempDir::new("fork");
+    let path = dir.file("node.state");
+    let gen = open(&path, Layout::twitter(), 3).unwrap();
+    let now = 1_700_000_000_000 * 1_000_000 + 123;
+    let clock = FixedClock(now);
+    for _ in 0..8 {
+        gen.next_id_with(&clock, |_| {}).unwrap();
+    }
+    let out = dir.file("child.id");
+    // SAFETY: the child only mints (no lock another thread could hold: the window is this thread's,
+    // the state word an atomic in a shared mapping), writes a file and exits without unwinding.
+    let pid = unsafe { fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let code = match gen.next_id_with(&clock, |_| {}) {
+            Ok(id) => std::fs::write(&out, id.to_string()).map_or(2, |_| 0),
+            Err(_) => 1,
+        };
+        // SAFETY: ends the child at once (no destructors, no test harness).
+        unsafe { _exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child just forked.
+    assert_eq!(unsafe { waitpid(pid, &mut status, 0) }, pid);
+    assert_eq!(status, 0, "child failed");
+    let parent = gen.next_id_with(&clock, |_| {}).unwrap();
+    let child: u64 = std::fs::read_to_string(&out).unwrap().parse().unwrap();
+    assert_ne!(parent, child, "the child handed out the parent's window");
+}

@@ -213,6 +213,58 @@ fn restore_is_no_minting() {
     assert_eq!(gen.stats().minted, 1);
 }
 
+/// Another thread's open window: `stats()` never counts its positions not handed out (not even for a
+/// moment, which the never-falling `minted` would keep for good), counts its IDs once it closes
+/// (given back for a batch, or skipped when the thread exits), and is exact then.
+fn open_window_in_another_thread<S: snowmint::StateWord + Sync>(gen: &SharedGenerator<S>) {
+    let clock = || Ok(T0);
+    let step = std::sync::Barrier::new(2);
+    std::thread::scope(|s| {
+        let holder = s.spawn(|| {
+            // A window of one position, used up; then one of two in the same tick, one handed out.
+            gen.next_id_with(&clock, |_| ()).unwrap();
+            gen.next_id_with(&clock, |_| ()).unwrap();
+            step.wait(); // the window still holds a position
+            step.wait();
+            // A batch closes the window first: its rest goes back and the batch takes it.
+            gen.next_ids_with(&clock, |_| (), &mut [0u64; 1]).unwrap();
+            step.wait();
+            step.wait();
+            gen.next_id_with(&clock, |_| ()).unwrap();
+            // The thread exits with that window open.
+        });
+        // Read while the holder waits; checked after it is joined (a failed check must not leave
+        // it waiting).
+        step.wait();
+        let open = gen.stats().minted;
+        step.wait();
+        step.wait();
+        let closed = gen.stats().minted;
+        step.wait();
+        // An explicit join waits for the thread's exit, thread-local destructors included (the
+        // scope's own wait does not).
+        holder.join().unwrap();
+        assert!(open <= 2, "2 IDs handed out, {open} counted");
+        assert_eq!(closed, 3, "the window closed, the batch minted");
+    });
+    assert_eq!(
+        gen.stats().minted,
+        4,
+        "the thread exited: its window closed"
+    );
+}
+
+#[test]
+fn another_threads_open_window_is_not_counted_until_it_closes() {
+    let opts = Options::default();
+    // A word of the generator's own (`minted` derived from it), and one shared (counted per request).
+    open_window_in_another_thread(&SharedGenerator::new(small_layout(4), 1, opts).unwrap());
+    let word = std::sync::Arc::new(AtomicU64::new(0));
+    open_window_in_another_thread(
+        &SharedGenerator::with_state(small_layout(4), 1, opts, word).unwrap(),
+    );
+}
+
 #[test]
 fn threads_count_every_id_and_readers_never_see_minted_fall() {
     // Ticks of 1 ms with 4 IDs each: the threads move to new ticks (skips) and borrow constantly.
@@ -236,27 +288,37 @@ fn threads_count_every_id_and_readers_never_see_minted_fall() {
         20_000
     };
     let done = AtomicBool::new(false);
+    // The reader's reads: each worker waits midway (its window open) until there was one, so a read
+    // happens while they mint however the threads are scheduled (bounded: a reader that cannot read
+    // fails the check below instead of hanging the test).
+    let reads = AtomicU64::new(0);
     // A scripted clock shared by the threads: it moves 1 ms every 3 readings.
     let readings = AtomicU64::new(0);
     let clock = || Ok(T0 + readings.fetch_add(1, Ordering::Relaxed) / 3 * MS);
     std::thread::scope(|s| {
         let reader = s.spawn(|| {
             let mut last = 0;
-            let mut reads = 0u64;
             while !done.load(Ordering::Relaxed) {
                 let m = gen.stats().minted;
                 assert!(m >= last, "minted fell from {last} to {m}");
                 assert!(m <= THREADS * each);
                 last = m;
-                reads += 1;
+                reads.fetch_add(1, Ordering::Relaxed);
             }
-            reads
         });
         let workers: Vec<_> = (0..THREADS)
             .map(|t| {
-                let (gen, clock) = (&gen, &clock);
+                let (gen, clock, reads) = (&gen, &clock, &reads);
                 s.spawn(move || {
                     for i in 0..each {
+                        if i == each / 2 {
+                            let since = std::time::Instant::now();
+                            while reads.load(Ordering::Relaxed) == 0
+                                && since.elapsed() < std::time::Duration::from_secs(10)
+                            {
+                                std::thread::yield_now();
+                            }
+                        }
                         if (i + t) % 7 == 0 {
                             let mut b = [0u64; 1];
                             gen.next_ids_with(clock, |_| (), &mut b).unwrap();
@@ -271,7 +333,11 @@ fn threads_count_every_id_and_readers_never_see_minted_fall() {
             w.join().unwrap();
         }
         done.store(true, Ordering::Relaxed);
-        assert!(reader.join().unwrap() > 0);
+        reader.join().unwrap();
+        assert!(
+            reads.load(Ordering::Relaxed) > 0,
+            "no read while the workers minted"
+        );
     });
     let s = gen.stats();
     assert_eq!(s.minted, THREADS * each);
