@@ -65,7 +65,7 @@ fi
 # --- Build -----------------------------------------------------------------------------------------
 # Size-tuned release profile for this artifact only (the workspace profile stays as it is for others):
 # opt-level z and fat LTO take about 8 KB off the module.
-# Two modules: the main one (60 KB budget) and Opaque IDs' own (opaque/, loaded next to it by js/).
+# Two modules: the main one (60.5 KB budget) and Opaque IDs' own (opaque/, loaded next to it by js/).
 log "cargo build --target wasm32-unknown-unknown --release -p snowmint-wasm -p snowmint-wasm-opaque (opt-level z, fat LTO)"
 # Source paths in panic locations are shortened (the registry's and the toolchain's): smaller, and the
 # modules do not carry this machine's directories.
@@ -122,6 +122,6 @@ node -e '
 echo "$WANT" > "$STAMP"
 SIZE=$(stat -c %s "$HERE/dist/web/snowmint_wasm_bg.wasm")
 log "optimized .wasm: $SIZE bytes ($((SIZE / 1024)) KiB); raw $(stat -c %s "$RAW") bytes; Opaque IDs' module: $(stat -c %s "$HERE/dist/web/snowmint_wasm_opaque_bg.wasm") bytes"
-if [ "$SIZE" -gt 61440 ]; then
-  log "WARNING: the optimized .wasm is over its 60 KB budget (tests/size.test.mjs fails)"
+if [ "$SIZE" -gt 61952 ]; then
+  log "WARNING: the optimized .wasm is over its 60.5 KB budget (tests/size.test.mjs fails)"
 fi

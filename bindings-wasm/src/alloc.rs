@@ -1,6 +1,6 @@
 //! A small allocator for the single-threaded wasm module: power-of-two size classes with one free list
 //! each, carved from `memory.grow`. The default (dlmalloc) costs about 8 KB of the module; this one a
-//! few hundred bytes, which keeps the optimized `.wasm` inside its 60 KB budget. Memory freed is reused
+//! few hundred bytes, which keeps the optimized `.wasm` inside its 60.5 KB budget. Memory freed is reused
 //! for blocks of the same class and never returned to the host (wasm memory cannot shrink anyway).
 
 use core::alloc::{GlobalAlloc, Layout};

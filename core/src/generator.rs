@@ -1348,8 +1348,10 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
 
     /// [`reserve`](Self::reserve) for a reading at `tick`, taking up to `upto` positions instead of
     /// `n` when the first one is in the clock's own tick (a window): more positions of that tick only,
-    /// within the layout and the ceiling. Returns the first position and the end (exclusive).
-    #[cfg_attr(not(target_family = "wasm"), inline(always))]
+    /// within the layout and the ceiling. Returns the first position and the end (exclusive). Inlined
+    /// everywhere: WebAssembly's module (no windows there) keeps one copy, in `reserve`, with the
+    /// window's branch folded away.
+    #[inline(always)]
     fn reserve_upto(
         &self,
         now_ns: u64,

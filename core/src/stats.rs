@@ -325,9 +325,9 @@ mod shared {
                 let closed = closed();
                 let state = word();
                 let counted = self.counted.load(Relaxed);
-                let derived = (u128::from(state) + u128::from(closed))
-                    .saturating_sub(u128::from(counted))
-                    .min(u128::from(u64::MAX)) as u64;
+                // The word is at most 2^63 (63 bits of positions at most) and `closed` at most the
+                // positions ever taken into windows, so their sum never saturates.
+                let derived = state.saturating_add(closed).saturating_sub(counted);
                 self.reported.fetch_max(derived, Relaxed).max(derived)
             } else {
                 self.counted.load(Relaxed).wrapping_add(closed())

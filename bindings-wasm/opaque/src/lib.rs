@@ -1,7 +1,7 @@
 //! Opaque IDs for `snowmint-wasm`: the core's keyed permutation ([`snowmint::Opaque`]) in a module of
 //! its own, `snowmint_wasm_opaque_bg.wasm`, next to the main one.
 //!
-//! Why a second module: the main module has a 60 KB budget (bindings-wasm/tests/size.test.mjs) that it
+//! Why a second module: the main module has a 60.5 KB budget (bindings-wasm/tests/size.test.mjs) that it
 //! already nearly fills, and the permutation with its glue costs about 6 KB. Pages that never use
 //! `Opaque` load only the main module's code path; the package's entries (`js/`) load both and expose
 //! one `Opaque` class that resolves the layout through the main module and calls this one.
