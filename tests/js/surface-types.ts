@@ -24,8 +24,9 @@ type SharedValues =
   | 'parse'
   | 'ERROR_CODES'
   | 'PRESET_NAMES'
-/** Native only: named sequencers, range sequences and the loader's report (a store, a thread pool: not in a browser). */
-type NodeOnlyValues = 'Sequencer' | 'RangeSequence' | '__napiBindingTarget'
+/** Native only: named sequencers, range sequences, the loader's report (a store, a thread pool: not in a
+ * browser) and `backend` (the addon or its WebAssembly fallback). */
+type NodeOnlyValues = 'Sequencer' | 'RangeSequence' | '__napiBindingTarget' | 'backend'
 type _ExportsN = Assert<Same<Exclude<keyof typeof N, SharedValues | NodeOnlyValues>, never>>
 /** WASM only: minting in a browser under a lease of the ID service (IndexedDB, Web Locks). */
 type WasmOnlyValues = 'OfflineGenerator'

@@ -79,9 +79,10 @@ const SHARED = {
   },
 }
 
-/** What only the native package has (state files, node leases, sequencers, range sequences: SPEC §2, §3, §4). */
+/** What only the native package has (state files, node leases, sequencers, range sequences: SPEC §2, §3, §4;
+ * `backend`: which build serves it, the addon or its WebAssembly fallback). */
 const NATIVE_ONLY = {
-  exports: ['Sequencer', 'RangeSequence'],
+  exports: ['Sequencer', 'RangeSequence', 'backend'],
   Layout: [],
   Generator: ['stateFile', 'flush', 'verifyStateFile', 'lease', 'state', 'detach', 'attach', 'close', 'open'],
   Opaque: [],
