@@ -10,8 +10,18 @@ use snowmint_coord::{
     layout_text, FileStore, Lease, LeaseOptions, LeaseState, SequencerConfig, Store, SystemTime,
 };
 
+/// One test at a time: the pre-fork registry (`prefork::register`, `give_back_unused`) and the
+/// `pthread_atfork` handler are process-wide, so a fork or a give-back in one test acts on another
+/// test's generators when they run at once.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn a_forked_child_never_mints_under_its_parents_lease() {
+    let _serial = serial();
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("snowmint-fork-{}", std::process::id()));
     let store: Arc<dyn Store> = Arc::new(FileStore::open(&dir).unwrap());
@@ -87,6 +97,7 @@ fn a_forked_child_never_mints_under_its_parents_lease() {
 /// and PostgreSQL.
 #[test]
 fn a_generator_opened_from_a_source_opens_its_own_lease_in_a_forked_child() {
+    let _serial = serial();
     let (dir, sources) = fork_sources("gen", 2);
     for source in sources {
         let g = open_leased(&source);
@@ -190,6 +201,7 @@ fn in_forked_child(child: impl FnOnce() -> String) -> String {
 /// worker's IDs; a master that minted keeps its lease at the next fork.
 #[test]
 fn a_master_that_never_minted_gives_its_node_id_back_before_a_fork() {
+    let _serial = serial();
     use snowmint_coord::generator::prefork;
     let (dir, sources) = fork_sources("master", 1);
     for source in sources {
@@ -223,6 +235,7 @@ fn a_master_that_never_minted_gives_its_node_id_back_before_a_fork() {
 /// the window.
 #[test]
 fn a_master_whose_other_thread_minted_keeps_its_node_id_at_a_fork() {
+    let _serial = serial();
     use snowmint_coord::generator::prefork;
     let (dir, sources) = fork_sources("window", 1);
     for source in sources {
