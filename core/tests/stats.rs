@@ -283,7 +283,7 @@ fn threads_count_every_id_and_readers_never_see_minted_fall() {
     // Miri's bounded run (`make test`) takes a smaller count; its full sweep (`make test-long`, which
     // sets SNOWMINT_MIRI_FULL) and native runs take the whole one.
     let each: u64 = if cfg!(miri) && std::env::var_os("SNOWMINT_MIRI_FULL").is_none() {
-        3_000
+        1_000
     } else {
         20_000
     };
