@@ -29,7 +29,7 @@ echo "[python test] fresh venv $VENV, installing $(basename "$WHEEL")" >&2
 "$VENV/bin/pip" install -q "$WHEEL" "pytest>=7" "mypy>=1.8" "gunicorn>=21" >&2
 # The pre-fork servers of tests/test_prefork.py (the README's recipes): uWSGI (pip builds it with the C
 # compiler) and Celery (its prefork pool, on kombu's filesystem transport: no broker server).
-"$VENV/bin/pip" install -q "uwsgi>=2.0" "celery>=5.3" >&2
+"$VENV/bin/pip" install -q "pyuwsgi>=2.0" "celery>=5.3" >&2   # pyuwsgi: uWSGI as a wheel (its `uwsgi` command), no C build
 
 # The C binding's state-file worker: C processes minting on the same state file as Python ones
 # (tests/test_state_file.py). Quick when the C stage has built it already.

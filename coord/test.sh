@@ -35,26 +35,40 @@ export SNOWMINT_REQUIRE_SERVERS=1
 STORES+=" $SNOWMINT_TEST_ETCD_URL $SNOWMINT_TEST_POSTGRES_URL"
 set -x
 cargo clippy -p snowmint-coord --all-targets --all-features -- -D warnings
-SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-coord
+RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint-coord --no-deps
+# Every test binary built first, on both cores; then two lanes at once: the simulation and the shuttle
+# model (CPU on one core, no server) beside the server tests (which mostly wait: TTLs, paused holders,
+# stopped servers). Cargo releases its lock before it runs tests, so the lanes never wait on each other.
+cargo test -p snowmint-coord --no-run
+cargo test -p snowmint-coord --features planted-defects --test simulation --no-run
+cargo test -p snowmint-coord --features shuttle,planted-defects --test shuttle --no-run
+cargo test -p snowmint-cli --test leases --test range --no-run
+cargo build -p snowmint-cli
+set +x
 # The deterministic simulation (leases, the state file, range sequences, under faults: re-sent,
 # duplicated and delayed writes too; the sequencer re-created with another epoch or layout; the
 # embedded store's directory deleted or replaced under running holders; leases and ranges again over
 # the real etcd client on a simulated network and cluster) and its proof: each planted defect must be
 # caught within the seed bound (a table prints the seeds each took), or the stage fails. `-- --long`
 # is the README's 10^9-ID run (release).
-cargo test -p snowmint-coord --features planted-defects --test simulation
 # The in-process concurrency under shuttle's randomized schedulers (random and PCT; coord/tests/shuttle.rs):
 # keeper rounds, minting threads, batches past the reservation, release, a take-over, detach/attach, a range
 # sequence's hot path, refill and close; then each of its planted defects must be caught within 2,000
 # schedules (it prints the schedules each took and what the model saw).
-cargo test -p snowmint-coord --features shuttle,planted-defects --test shuttle -- --test-threads=1 --show-output
-RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint-coord --no-deps
+# Its own process group, so that any exit of this script stops it (with the servers).
+setsid bash -c 'set -ex
+  cargo test -p snowmint-coord --features planted-defects --test simulation
+  cargo test -p snowmint-coord --features shuttle,planted-defects --test shuttle -- --test-threads=1 --show-output' \
+  > "$work/cpu-lane.log" 2>&1 &
+cpu_lane=$!
+SERVERS_PREVIOUS_EXIT="kill -- -$cpu_lane 2>/dev/null || true; $SERVERS_PREVIOUS_EXIT"
+set -x
+SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-coord
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test leases
 # Range sequences from the CLI (two datacenters, every store; coord/tests/range_servers.rs covers the
 # server outages with real processes).
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test range
 # The README's embedded example, as written.
-cargo build -p snowmint-cli
 awk '/<!-- coord-example/{f=1;next} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' README.md > "$work/example.sh"
 test -s "$work/example.sh"
 TMPDIR="$work" PATH="$ROOT/target/debug:$PATH" bash -euo pipefail "$work/example.sh"
@@ -92,3 +106,9 @@ cat "$work/example-range.out"
 test "$(head -7 "$work/example-range.out" | tr '\n' ' ')" = "1 2 3 1000001 1000002 4 5 "
 grep -q 'last value given to a process  5' "$work/example-range.out"
 grep -q 'reserved       \[6, 1000001)' "$work/example-range.out"
+set +x
+# The simulation and shuttle lane's outcome, and its output.
+cpu_rc=0; wait "$cpu_lane" || cpu_rc=$?
+echo "==== the simulation and shuttle lane (ran beside the server tests; exit $cpu_rc)"
+cat "$work/cpu-lane.log"
+[ "$cpu_rc" -eq 0 ]

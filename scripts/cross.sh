@@ -53,31 +53,40 @@ check() { # check NAME COMMAND…: runs it, records a failure
   if "$@"; then echo "cross: $name: ok"; else echo "cross: $name: FAILED" >&2; fails=$((fails + 1)); fi
 }
 
+selected() { [ ${#only[@]} -eq 0 ] || printf '%s\n' "${only[@]}" | grep -qx "$1"; }
+# Each CPU's linker, runner and C compiler; then one build of every CPU's test binaries and ID-only C
+# library (cargo builds the targets side by side), then the emulated runs of the CPUs at once (each one
+# single-threaded qemu: one core each), each CPU's output kept and printed in order.
+built=()
 for c in "${CPUS[@]}"; do
   read -r triple arch prefix qemu <<<"$c"
-  if [ ${#only[@]} -gt 0 ] && ! printf '%s\n' "${only[@]}" | grep -qx "$arch"; then continue; fi
-  echo "== $triple (qemu-$qemu)"
-  t=$(date +%s)
+  selected "$arch" || continue
   up=$(tr 'a-z-' 'A-Z_' <<<"$triple")
-  sysroot="/usr/$prefix"
-  root="$OUT/root-$arch"
-  [ -d "$root" ] || dpkg -x "$(ls "$OUT"/debs/libcjson1_*_"$arch".deb)" "$root"  # cJSON alone
-  libdir="$root/usr/lib/$prefix"
   export "CARGO_TARGET_${up}_LINKER=$prefix-gcc"
-  export "CARGO_TARGET_${up}_RUNNER=timeout 300 qemu-$qemu -L $sysroot"
+  export "CARGO_TARGET_${up}_RUNNER=timeout 300 qemu-$qemu -L /usr/$prefix"
   export "CC_${triple//-/_}=$prefix-gcc"
-  # The core: conformance vectors and the state file's one-process tests.
+  built+=(--target "$triple")
+done
+t=$(date +%s)
+env -u SNOWMINT_CONFORMANCE_DIR cargo test -q -p snowmint "${built[@]}" --test vectors --test state_file --no-run
+cargo build -q -p snowmint-c --no-default-features "${built[@]}"
+echo "== built for $(( ${#built[@]} / 2 )) CPUs in $(( $(date +%s) - t )) s"
+run_cpu() { # run_cpu TRIPLE ARCH PREFIX QEMU: every emulated check of one CPU; exits with its failures
+  local triple="$1" arch="$2" prefix="$3" qemu="$4" t test
+  fails=0
+  t=$(date +%s)
+  local sysroot="/usr/$prefix" root="$OUT/root-$arch"
+  [ -d "$root" ] || dpkg -x "$(ls "$OUT"/debs/libcjson1_*_"$arch".deb)" "$root"  # cJSON alone
+  local libdir="$root/usr/lib/$prefix"
   check "$arch core vectors + state file" env -u SNOWMINT_CONFORMANCE_DIR cargo test -q -p snowmint --target "$triple" \
     --test vectors --test state_file -- \
     --skip four_processes_of_two_threads --skip sigkill_mid_minting --skip an_unlinked_or_replaced_file
-  # The ID-only C library and its tests.
-  cargo build -q -p snowmint-c --no-default-features --target "$triple"
-  lib="$ROOT/target/$triple/debug/libsnowmint.a"
-  bin="$OUT/$arch"; mkdir -p "$bin"
-  cc=("$prefix-gcc" -std=c11 -Wall -Wextra -Werror -pedantic -O1 -DSNOWMINT_ID_ONLY -Ibindings-c/include -I"$OUT/include")
-  run=(env QEMU_LD_PREFIX="$sysroot" LD_LIBRARY_PATH="$libdir" timeout 300 "qemu-$qemu")
+  local lib="$ROOT/target/$triple/debug/libsnowmint.a"
+  local bin="$OUT/$arch"; mkdir -p "$bin"
+  local cc=("$prefix-gcc" -std=c11 -Wall -Wextra -Werror -pedantic -O1 -DSNOWMINT_ID_ONLY -Ibindings-c/include -I"$OUT/include")
+  local run=(env QEMU_LD_PREFIX="$sysroot" LD_LIBRARY_PATH="$libdir" timeout 300 "qemu-$qemu")
   for test in vectors api threads state_file; do
-    extra=(); args=()
+    local extra=() args=()
     case $test in
       vectors) extra=("$libdir/libcjson.so.1"); args=("$ROOT/tests/vectors") ;;
       state_file) args=(20000) ;;
@@ -85,11 +94,22 @@ for c in "${CPUS[@]}"; do
     "${cc[@]}" "bindings-c/tests/$test.c" -o "$bin/$test" "$lib" "${extra[@]}" -lpthread -lm -ldl
     check "$arch C $test" "${run[@]}" "$bin/$test" "${args[@]}"
   done
-  echo "== $triple: $(( $(date +%s) - t )) s"
+  echo "== $triple (qemu-$qemu): $(( $(date +%s) - t )) s"
+  exit "$fails"
+}
+pids=(); arches=()
+for c in "${CPUS[@]}"; do
+  read -r triple arch prefix qemu <<<"$c"
+  selected "$arch" || continue
+  ( run_cpu "$triple" "$arch" "$prefix" "$qemu" ) >"$OUT/$arch.log" 2>&1 &
+  pids+=($!); arches+=("$arch")
 done
-
-# The byte order across hosts: x86-64 (little-endian) against s390x (big-endian).
-if [ ${#only[@]} -eq 0 ] || printf '%s\n' "${only[@]}" | grep -qx s390x; then
+for i in "${!pids[@]}"; do
+  rc=0; wait "${pids[$i]}" || rc=$?
+  echo "== ${arches[$i]}"; cat "$OUT/${arches[$i]}.log"
+  fails=$((fails + rc))
+done
+if selected s390x; then
   d="$(mktemp -d)"; trap 'rm -rf "$d"' EXIT
   across() { # across [--target T] ENV…
     local target=()

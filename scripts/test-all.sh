@@ -9,6 +9,8 @@
 #                                  and run on aarch64 under qemu);
 #                                  `make test` then `make test-long` is the full evidence
 #   scripts/test-all.sh NAME:SCRIPT…   the given stages only (`make test-core` and friends)
+# Each stage's line in the summary gives its wall time and the CPU time (user + system) of its
+# processes: on 2 cores a stage can use up to twice its wall time.
 # A stage whose name ends in `&` runs beside the stages after it (its output kept in
 # target/stage-logs/NAME.log and printed whole when it ends, before the summary): Miri interprets on one
 # core while the server stages mostly wait on leases, TTLs and servers, so the two overlap well; the
@@ -66,10 +68,19 @@ fi
 summary=(); failed=0; passed=0; start_all=$(date +%s)
 LOGS="$ROOT/target/stage-logs"; mkdir -p "$LOGS"
 background=()   # "NAME PID T0" of the stages running beside the others
-record() {      # record NAME STATUS_CODE T0 [END [NOTE]]
-  local status=ok
+# cpu_seconds VAR: sets VAR to the CPU seconds (user + system) of this shell's finished children so far,
+# from bash's `times`, run in this shell (in a pipe or $(…) it would run in a subshell, which has none).
+cpu_seconds() {
+  local f="$LOGS/.times.$BASHPID"
+  times >"$f"
+  printf -v "$1" '%s' "$(tail -n1 "$f" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] } printf "%d", s }')"
+  rm -f "$f"
+}
+record() {      # record NAME STATUS_CODE T0 [END [NOTE [CPU]]]
+  local status=ok cpu=""
   if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else status=FAILED; failed=$((failed + 1)); fi
-  summary+=("$(printf '%-16s %-7s %5ss%s' "$1" "$status" "$(( ${4:-$(date +%s)} - $3 ))" "${5:-}")")
+  [ -n "${6:-}" ] && cpu="$(printf '%6ss CPU' "$6")"
+  summary+=("$(printf '%-16s %-7s %5ss%s%s' "$1" "$status" "$(( ${4:-$(date +%s)} - $3 ))" "$cpu" "${5:-}")")
 }
 for s in "${stages[@]}"; do
   name="${s%%:*}"; read -ra argv <<<"${s#*:}"
@@ -79,19 +90,27 @@ for s in "${stages[@]}"; do
     name="${name%&}"
     echo; echo "==================== stage $name (${argv[*]}): started beside the next stages, log $LOGS/$name.log"
     rm -f "$LOGS/$name.end"
-    ( "${run[@]}"; rc=$?; date +%s >"$LOGS/$name.end"; exit "$rc" ) >"$LOGS/$name.log" 2>&1 &
-    background+=("$name $! $t0")
+    # Started twice removed (not a child of this shell, which never reaps it), so that its CPU time is
+    # not counted in the foreground stage during which it ends; it writes its own: "EXIT CPU END".
+    ( ( "${run[@]}"; rc=$?; cpu_seconds cpu; echo "$rc $cpu $(date +%s)" >"$LOGS/$name.end.tmp"
+        mv "$LOGS/$name.end.tmp" "$LOGS/$name.end" ) >"$LOGS/$name.log" 2>&1 & )
+    background+=("$name $t0")
     continue
   fi
   echo; echo "==================== stage $name (${argv[*]}) ===================="
-  "${run[@]}"; record "$name" $? "$t0"
+  cpu_seconds c0
+  "${run[@]}"; rc=$?
+  cpu_seconds c1
+  record "$name" "$rc" "$t0" "" "" "$((c1 - c0))"
 done
 for b in "${background[@]}"; do
-  read -r name pid t0 <<<"$b"
-  wait "$pid"; rc=$?
+  read -r name t0 <<<"$b"
+  # Bounded: every stage bounds its own runs; this waits at most an hour past the foreground stages.
+  for _ in $(seq 3600); do [ -f "$LOGS/$name.end" ] && break; sleep 1; done
+  read -r rc cpu end <"$LOGS/$name.end" 2>/dev/null || { rc=124; cpu=""; end=""; }
   echo; echo "==================== stage $name (ran beside the others; its output) ===================="
   cat "$LOGS/$name.log"
-  record "$name" "$rc" "$t0" "$(cat "$LOGS/$name.end" 2>/dev/null || date +%s)" "  (beside the others)"
+  record "$name" "$rc" "$t0" "$end" "  (beside the others)" "$cpu"
 done
 echo; echo "==================== summary ===================="
 printf '%s\n' "${summary[@]}"

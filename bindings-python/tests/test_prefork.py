@@ -72,6 +72,9 @@ SERVERS = [line for line in _block("prefork-servers").splitlines() if line.strip
 def test_readme_prefork_server_recipe(tmp_path: Path, command: str) -> None:
     argv = shlex.split(command)
     if not (BIN / argv[0]).exists():
+        # `make test` installs gunicorn and uWSGI: there a missing server fails the test.
+        if os.environ.get("SNOWMINT_REQUIRE_SERVERS"):
+            pytest.fail(f"{argv[0]} is not installed in this venv")
         pytest.skip(f"{argv[0]} is not installed in this venv")
     (tmp_path / "prefork_app.py").write_text(_block("prefork_app.py"))
     port = _free_port()
