@@ -33,7 +33,9 @@ stage() {
 # Debug, on the graph the core and coord stages built: a release test harness is its own optimised,
 # link-time-optimised build of the crate (52 s against 3 s), shared with no artifact.
 stage "rust unit tests" cargo test -q -p snowmint-c --lib --manifest-path "$ROOT/Cargo.toml"
-stage "make check" make -s -C "$HERE" check
+# The static, shared, valgrind and ASan runs side by side (each one mostly one core: valgrind alone is
+# about 50 s), every target's output kept together.
+stage "make check" make -s -j"$(nproc)" -Otarget -C "$HERE" check
 stage "ID-only library (snowmint-core)" make -s -C "$HERE" check-core
 stage "runner self-test" bash "$HERE/tests/runner_selftest.sh"
 stage "install + pkg-config" make -s -C "$HERE" install-check
