@@ -819,7 +819,11 @@ impl Store for PostgresStore {
 
     fn sequencer(&self, name: &str) -> Result<Option<SequencerRecord>> {
         Ok(self
-            .query("reading a sequencer", Statement::Sequencer, &[Param::Text(name)])?
+            .query(
+                "reading a sequencer",
+                Statement::Sequencer,
+                &[Param::Text(name)],
+            )?
             .first()
             .map(Self::record))
     }

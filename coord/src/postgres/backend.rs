@@ -381,7 +381,11 @@ impl Connection for DriverConnection {
             return run(&self.runtime, timeout, self.client.batch_execute(&text)).map(|()| 0);
         }
         let all = params(args);
-        run(&self.runtime, timeout, self.client.execute(&text, &all[..args.len()]))
+        run(
+            &self.runtime,
+            timeout,
+            self.client.execute(&text, &all[..args.len()]),
+        )
     }
 
     fn is_closed(&self) -> bool {
@@ -399,9 +403,12 @@ fn row(r: &tokio_postgres::Row) -> Result<Row, Failure> {
             } else if *ty == Type::BOOL {
                 r.try_get::<_, Option<bool>>(i).map(|v| v.map(Value::Bool))
             } else {
-                r.try_get::<_, Option<String>>(i).map(|v| v.map(Value::Text))
+                r.try_get::<_, Option<String>>(i)
+                    .map(|v| v.map(Value::Text))
             };
-            value.map(|v| v.unwrap_or(Value::Null)).map_err(|e| failure(&e))
+            value
+                .map(|v| v.unwrap_or(Value::Null))
+                .map_err(|e| failure(&e))
         })
         .collect()
 }
