@@ -39,7 +39,8 @@ SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-coord
 # The deterministic simulation (leases, the state file, range sequences, under faults: re-sent,
 # duplicated and delayed writes too; the sequencer re-created with another epoch or layout; the
 # embedded store's directory deleted or replaced under running holders; leases and ranges again over
-# the real etcd client on a simulated network and cluster) and its proof: each planted defect must be
+# the real etcd client on a simulated network and cluster, and over the real PostgreSQL store through
+# its statement seam to a simulated database) and its proof: each planted defect must be
 # caught within the seed bound (a table prints the seeds each took), or the stage fails. `-- --long`
 # is the README's 10^9-ID run (release).
 cargo test -p snowmint-coord --features planted-defects --test simulation

@@ -23,11 +23,13 @@
 //! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
 //! ```
 //! Options: `--seeds N` (default 500 lease seeds; the state file and the embedded store run N/50 seeds of `--steps`/2, the
-//! ranges N/5 seeds of `--steps`/4, the leases over etcd N/50 seeds of `--steps`/2, the ranges over
-//! etcd N/25 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed, default 4000), `--world
-//! NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`, `embedded leases`, `state file`), `--replay
+//! ranges N/5 seeds of `--steps`/4, the leases over etcd or PostgreSQL N/50 seeds of `--steps`/2, the
+//! ranges over etcd or PostgreSQL N/25 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed,
+//! default 4000), `--world NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`,
+//! `postgres leases`, `postgres ranges`, `embedded leases`, `state file`), `--replay
 //! SEED` (one seed, every step printed, `--steps` being that world's own; with `--state-file`,
-//! `--ranges`, `--etcd`, `--ranges --etcd` or `--embedded`, that world; `--defect NAME` plants one of the table's
+//! `--ranges`, `--etcd`, `--ranges --etcd`, `--postgres`, `--ranges --postgres` or `--embedded`, that
+//! world; `--defect NAME` plants one of the table's
 //! defects), `--long` (1024 nodes, 10^9 IDs: the README's figures), `--defects` / `--no-defects` (only
 //! / without the planted-defect proof; `--defect NAME` proves only that one), `--defect-seeds N` (the
 //! proof's bound, default 2000), `--no-late-reservations` (reservations are never delayed or
@@ -54,6 +56,18 @@
 //! simulated time; nothing sleeps, so a seed replays exactly. The range world's races run there too:
 //! while a client's answer is lost, another process takes a range.
 //!
+//! The PostgreSQL store (`--postgres`; module `postgres`): the same lease and range worlds over the
+//! real `PostgresStore` through its statement seam `postgres::backend::Connect` to a simulated
+//! database that implements each of the store's statements over in-memory tables, judged by the true
+//! time as `now()` (the SQL texts and the wire protocol are the real-server tests' part). `Link`'s
+//! knobs act at the connection: a statement lost before the server (a timeout), an answer lost after
+//! the statement committed (a timeout: the store drops the connection), a connection dropped after
+//! commit (the store sends the statement once more on a new connection: a claim's re-send must find
+//! the claim it made, by its nonce), a statement duplicated or delayed past later ones of any client
+//! (a connection the client gave up on, its statement still queued), a partition. One more check
+//! there: a claim call that answered one node ID left no other node ID claimed under its holder
+//! string (the store's re-send rule; a node ID held by nobody until its TTL otherwise).
+//!
 //! The embedded store (`--world "embedded leases"`, `--replay SEED --embedded`): each holder opens the
 //! real `FileStore` on one directory (tmpfs), which is deleted (`rm -rf`) or moved away and replaced by
 //! an empty one under running holders; a lease on the old directory must end at its next keeper round
@@ -74,7 +88,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use etcd::{Faults, SimDial, SimEtcd, SimNet};
+use etcd::{Faults, SimDial, SimEtcd, SimNet, Wire};
 use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
 use snowmint_coord::etcd::EtcdStore;
 use snowmint_coord::lease::{start_after, Defect};
@@ -104,7 +118,7 @@ fn etcd_client(
     race: Option<(Arc<Race>, usize)>,
     defect: Defect,
 ) -> Arc<dyn Store> {
-    let net = SimNet::new(cluster, now, faults, seed, race);
+    let net = SimNet::new(cluster, Wire::new(now, faults, seed, race));
     let endpoints: Vec<String> = (0..3).map(|i| format!("etcd-{i}:2379")).collect();
     let store = EtcdStore::connect_through(
         Arc::new(SimDial(net)),
@@ -127,7 +141,7 @@ fn pg_client(
     race: Option<(Arc<Race>, usize)>,
     defect: Defect,
 ) -> (Arc<dyn Store>, Arc<PgNet>) {
-    let net = PgNet::new(db, now, faults, seed, race);
+    let net = PgNet::new(db, Wire::new(now, faults, seed, race));
     let store = PostgresStore::connect_through(
         Arc::new(SimConnect(net.clone())),
         "postgres://sim/db",

@@ -31,8 +31,8 @@ pub enum Statement {
     /// `$6` incarnation; answers `node_id, token, expires (ms)` of the claim found (`mine`), taken or
     /// inserted.
     Claim,
-    /// [`Statement::Claim`] as it was before a re-send found the claim it made (no `mine`): the planted
-    /// defect `PgClaimResendTakesAnother`.
+    /// [`Statement::Claim`] as it was before a re-send found the claim it made (`mine` finds nothing:
+    /// its condition is `false`): the planted defect `PgClaimResendTakesAnother`.
     #[cfg(feature = "planted-defects")]
     ClaimWithoutMine,
     HeldCount,
@@ -65,8 +65,9 @@ impl Statement {
     pub fn text(self) -> &'static str {
         match self {
             Statement::Claim => sql::CLAIM,
+            // (`mine`'s condition replaced by `false` where it is sent.)
             #[cfg(feature = "planted-defects")]
-            Statement::ClaimWithoutMine => sql::CLAIM_WITHOUT_MINE,
+            Statement::ClaimWithoutMine => sql::CLAIM,
             Statement::HeldCount => sql::HELD_COUNT,
             Statement::Renew => sql::RENEW,
             Statement::Release => sql::RELEASE,
@@ -310,6 +311,8 @@ impl DriverConnection {
             Statement::CreateSchema => {
                 text.replace("SCHEMA_NAME", &self.schema.name.replace('\'', "''"))
             }
+            #[cfg(feature = "planted-defects")]
+            Statement::ClaimWithoutMine => text.replace(sql::MINE, "false"),
             _ => text,
         }
     }

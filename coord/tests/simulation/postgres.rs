@@ -38,8 +38,8 @@ use snowmint_coord::postgres::backend::{
     Connect, Connection, Failure, Param, Row, Statement, Value,
 };
 
-use crate::etcd::Faults;
-use crate::{Race, Rng};
+use crate::etcd::{InFlight, Wire};
+use crate::Rng;
 
 /// A statement's parameter, owned (a statement held in the network).
 #[derive(Clone, Debug)]
@@ -88,11 +88,9 @@ struct State {
     tables: Tables,
     /// Destroy's transaction: the tables before it (restored on rollback), and whose it is.
     open: Option<(u64, Tables)>,
-    /// Statements in flight (delayed or duplicated): statement, parameters, the client and call that
-    /// sent it, and the simulated time before which it cannot land; each applied before a later
-    /// statement (of any client) with a chance of 20% once that time has come. Half of them are
-    /// stalled up to 1.5 s (a backend stuck on a lock or a slow disk).
-    in_flight: Vec<(Statement, Vec<Owned>, u64, u64, u64)>,
+    /// Statements in flight (delayed or duplicated; landing not while a transaction is open):
+    /// statement, parameters, the client and call that sent it.
+    in_flight: InFlight<(Statement, Vec<Owned>, u64, u64)>,
     grants: Vec<Grant>,
 }
 
@@ -164,15 +162,8 @@ impl SimPg {
         let mut s = self.state.lock().unwrap();
         if s.open.is_none() {
             let now = self.now.load(Ordering::SeqCst);
-            let landing: Vec<_> = {
-                let mut rng = self.rng.lock().unwrap();
-                let (land, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut s.in_flight)
-                    .into_iter()
-                    .partition(|m| now >= m.4 && rng.chance(20));
-                s.in_flight = keep;
-                land
-            };
-            for (st, p, client, call, _) in landing {
+            let landing = s.in_flight.landing(now, &mut self.rng.lock().unwrap());
+            for (st, p, client, call) in landing {
                 self.apply(&mut s, st, &p, client, call);
             }
         }
@@ -181,16 +172,12 @@ impl SimPg {
 
     fn hold(&self, st: Statement, p: &[Owned], client: u64, call: u64) {
         let mut s = self.state.lock().unwrap();
-        let stall = {
-            let mut rng = self.rng.lock().unwrap();
-            if rng.chance(50) {
-                rng.below(1_500_000_000)
-            } else {
-                0
-            }
-        };
-        let at = self.now.load(Ordering::SeqCst) + stall;
-        s.in_flight.push((st, p.to_vec(), client, call, at));
+        let now = self.now.load(Ordering::SeqCst);
+        s.in_flight.hold(
+            (st, p.to_vec(), client, call),
+            now,
+            &mut self.rng.lock().unwrap(),
+        );
     }
 
     fn apply(
@@ -508,37 +495,27 @@ impl SimPg {
 #[derive(Debug)]
 pub struct PgNet {
     server: Arc<SimPg>,
-    now: Arc<AtomicU64>,
-    faults: Arc<Faults>,
-    rng: Mutex<Rng>,
-    /// Another process that may act while this client's answer is lost (the range world's races).
-    race: Option<(Arc<Race>, usize)>,
+    wire: Wire,
+    /// This client, and its current store call.
     id: u64,
     call: AtomicU64,
 }
 
+impl std::ops::Deref for PgNet {
+    type Target = Wire;
+    fn deref(&self) -> &Wire {
+        &self.wire
+    }
+}
+
 impl PgNet {
-    pub fn new(
-        server: &Arc<SimPg>,
-        now: &Arc<AtomicU64>,
-        faults: &Arc<Faults>,
-        seed: u64,
-        race: Option<(Arc<Race>, usize)>,
-    ) -> Arc<PgNet> {
+    pub fn new(server: &Arc<SimPg>, wire: Wire) -> Arc<PgNet> {
         Arc::new(PgNet {
             server: server.clone(),
-            now: now.clone(),
-            faults: faults.clone(),
-            rng: Mutex::new(Rng(seed)),
-            race,
+            wire,
             id: server.clients.fetch_add(1, Ordering::SeqCst),
             call: AtomicU64::new(0),
         })
-    }
-
-    fn roll(&self, percent: &AtomicU64) -> bool {
-        let p = percent.load(Ordering::SeqCst);
-        p > 0 && self.rng.lock().unwrap().chance(p)
     }
 
     fn wait(&self, timeout: Duration) -> Failure {
@@ -667,9 +644,7 @@ impl SimConnection {
         match failure {
             None => Ok(answer),
             Some(failure) => {
-                if let Some((race, me)) = &net.race {
-                    race.interleave_always(*me);
-                }
+                net.interleave();
                 Err(failure)
             }
         }
