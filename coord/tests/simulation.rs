@@ -23,8 +23,9 @@
 //! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
 //! ```
 //! Options: `--seeds N` (default 500 lease seeds; the state file and the embedded store run N/50 seeds of `--steps`/2, the
-//! ranges N/5 seeds of `--steps`/4, the leases over etcd or PostgreSQL N/50 seeds of `--steps`/2, the
-//! ranges over etcd or PostgreSQL N/25 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed,
+//! ranges N/5 seeds of `--steps`/4, the leases over etcd N/50 seeds of `--steps`/2, the ranges over
+//! etcd N/25 seeds of `--steps`/4, the leases over PostgreSQL N/25 seeds of `--steps`/2, the ranges
+//! over PostgreSQL N/10 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed,
 //! default 4000), `--world NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`,
 //! `postgres leases`, `postgres ranges`, `embedded leases`, `state file`), `--replay
 //! SEED` (one seed, every step printed, `--steps` being that world's own; with `--state-file`,
@@ -1961,8 +1962,8 @@ fn main() {
             (Sim::Ranges, seeds / 5, "values"),
             (Sim::EtcdLeases, seeds / 50, "IDs"),
             (Sim::EtcdRanges, seeds / 25, "values"),
-            (Sim::PgLeases, seeds / 50, "IDs"),
-            (Sim::PgRanges, seeds / 25, "values"),
+            (Sim::PgLeases, seeds / 25, "IDs"),
+            (Sim::PgRanges, seeds / 10, "values"),
             (Sim::FileLeases, seeds / 50, "IDs"),
         ];
         let only: Option<String> = arg(&args, "--world");
