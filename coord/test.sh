@@ -48,7 +48,8 @@ set +x
 # The deterministic simulation (leases, the state file, range sequences, under faults: re-sent,
 # duplicated and delayed writes too; the sequencer re-created with another epoch or layout; the
 # embedded store's directory deleted or replaced under running holders; leases and ranges again over
-# the real etcd client on a simulated network and cluster) and its proof: each planted defect must be
+# the real etcd client on a simulated network and cluster, and over the real PostgreSQL store through
+# its statement seam to a simulated database) and its proof: each planted defect must be
 # caught within the seed bound (a table prints the seeds each took), or the stage fails. `-- --long`
 # is the README's 10^9-ID run (release).
 # The in-process concurrency under shuttle's randomized schedulers (random and PCT; coord/tests/shuttle.rs):

@@ -80,18 +80,6 @@ use crate::store::{
 };
 use http::{base64_decode, base64_encode, Connection};
 
-/// Whether the planted defect `$d` ([`crate::lease::Defect`]) is on this store: always `false` without the
-/// feature `planted-defects`.
-macro_rules! planted {
-    ($store:expr, $d:ident) => {{
-        #[cfg(feature = "planted-defects")]
-        let on = $store.defect == crate::lease::Defect::$d;
-        #[cfg(not(feature = "planted-defects"))]
-        let on = false;
-        on
-    }};
-}
-
 /// gRPC status codes the gateway puts in error bodies (those that send a request to another member).
 const GRPC_UNAVAILABLE: i64 = 14;
 const GRPC_DEADLINE_EXCEEDED: i64 = 4;

@@ -148,6 +148,13 @@ pub enum Defect {
     /// sequencer's earlier incarnations (the fix of a re-created sequencer repeating old IDs reverted:
     /// positions compared, not ID values).
     StartIgnoresFloor,
+    /// The PostgreSQL store claims with the statement as it was before a re-send looked for the claim it
+    /// made (no `mine`): a claim re-sent after its answer was lost takes a second node ID, the first
+    /// held by nobody until its TTL.
+    PgClaimResendTakesAnother,
+    /// The PostgreSQL store reserves with the statement that has no keep-the-larger `CASE` (a delayed or
+    /// re-sent older reservation lowers the stored one).
+    PgReserveWithoutKeepLarger,
     /// The memory store destroys a sequencer by name, without its condition on the incarnation.
     DestroyWithoutCondition,
     /// The embedded store renews and reserves without checking that the claim's file is still the

@@ -10,6 +10,19 @@
 //! positions a generator may mint.
 #![warn(missing_docs)]
 
+/// Whether the planted defect `$d` ([`crate::lease::Defect`]) is on this store: always `false` without the
+/// feature `planted-defects`.
+#[allow(unused_macros)] // used by the server stores only
+macro_rules! planted {
+    ($store:expr, $d:ident) => {{
+        #[cfg(feature = "planted-defects")]
+        let on = $store.defect == crate::lease::Defect::$d;
+        #[cfg(not(feature = "planted-defects"))]
+        let on = false;
+        on
+    }};
+}
+
 mod error;
 // The server stores (`etcd.rs`, `postgres.rs`) are declared here as `#[cfg(feature = "etcd")] pub mod
 // etcd;` / `#[cfg(feature = "postgres")] pub mod postgres;` by the change that adds their files (rustfmt

@@ -79,16 +79,22 @@
 //! Every statement runs under [`PostgresStore::REQUEST_TIMEOUT`] (a server that stops answering, even a
 //! stopped one whose kernel still accepts connections, cannot hang a caller); a broken connection is
 //! reopened on the next call.
+//!
+//! Statements go through [`backend::Connect`] ("run this store statement with these parameters on a
+//! connection"; tokio-postgres by default); the deterministic simulation runs this store — its re-send on
+//! a new connection, its timeouts, how it reads each answer, its error messages — over an in-memory
+//! database with the statements' semantics through the same seam (`coord/tests/simulation/postgres.rs`).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+pub mod backend;
+
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use snowmint::ErrorCode;
 use tokio_postgres::config::SslMode;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Row, Statement};
+
+use backend::{Connect, Connection, Failure, Param, Row, Statement, Value};
 
 use crate::tls::{client_config, Verify};
 
@@ -101,57 +107,24 @@ use crate::store::{
 /// A PostgreSQL database as a [`Store`].
 #[derive(Debug)]
 pub struct PostgresStore {
-    config: tokio_postgres::Config,
+    /// The quoted schema (for messages).
     schema: String,
     described: String,
-    /// The TLS client configuration (used unless `sslmode=disable`).
-    tls: std::sync::Arc<rustls::ClientConfig>,
     connect_timeout: Duration,
     request_timeout: Duration,
-    inner: Mutex<Inner>,
+    /// The open connection (`None`: opened on the next call). Dropped before `connect`.
+    conn: Mutex<Option<Box<dyn Connection>>>,
+    /// How connections are opened ([`backend::Driver`], or a simulated database).
+    connect: Arc<dyn Connect>,
+    /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
+    #[cfg(feature = "planted-defects")]
+    defect: crate::lease::Defect,
 }
 
-#[derive(Debug)]
-struct Inner {
-    /// Always `Some` until dropped.
-    runtime: Option<tokio::runtime::Runtime>,
-    client: Option<Client>,
-    statements: Statements,
-}
+/// One unit of work on a connection.
+trait Operation<T>: Fn(&mut dyn Connection) -> std::result::Result<T, Failure> + Sync {}
 
-impl Inner {
-    fn runtime(&self) -> &tokio::runtime::Runtime {
-        self.runtime.as_ref().expect("the runtime lives until drop")
-    }
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        self.client = None;
-        // Dropping a runtime blocks, which panics inside a caller's async runtime; this does not.
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
-/// Prepared statements of one connection, by their text.
-type Statements = HashMap<&'static str, Statement>;
-
-/// What a unit of work returns: a timeout, or the driver's outcome.
-type Outcome<T> =
-    std::result::Result<std::result::Result<T, tokio_postgres::Error>, tokio::time::error::Elapsed>;
-
-/// One unit of work on a connected client, bounded by a timeout.
-trait Operation<T>:
-    Fn(&tokio::runtime::Runtime, &Client, &mut Statements) -> Outcome<T> + Sync
-{
-}
-
-impl<T, F: Fn(&tokio::runtime::Runtime, &Client, &mut Statements) -> Outcome<T> + Sync> Operation<T>
-    for F
-{
-}
+impl<T, F: Fn(&mut dyn Connection) -> std::result::Result<T, Failure> + Sync> Operation<T> for F {}
 
 /// The statements, with `{S}` standing for the quoted schema.
 mod sql {
@@ -191,6 +164,10 @@ UNION ALL
 SELECT node_id, token, (extract(epoch FROM expires_at) * 1000)::bigint FROM taken
 UNION ALL
 SELECT node_id, token, (extract(epoch FROM expires_at) * 1000)::bigint FROM fresh";
+
+    /// The condition by which [`CLAIM`]'s `mine` finds the claim this holder string made.
+    #[cfg(feature = "planted-defects")]
+    pub const MINE: &str = "holder = $4::text AND expires_at > now()";
 
     pub const HELD_COUNT: &str = "
 SELECT count(*) FROM {S}.nodes
@@ -346,10 +323,53 @@ const CLAIM_MARK: char = '\u{1f}';
 /// A reservation from its three columns (`resv_position, resv_layout, resv_until_ms`).
 fn reservation_of(row: &Row) -> Reservation {
     Reservation {
-        position: row.get::<_, i64>(0) as u64,
-        layout_fingerprint: row.get::<_, i64>(1) as u64,
-        until_unix_ms: row.get::<_, i64>(2) as u64,
+        position: int(row, 0) as u64,
+        layout_fingerprint: int(row, 1) as u64,
+        until_unix_ms: int(row, 2) as u64,
     }
+}
+
+/// Column `i` of an answered row, as the statement's text types it (a mismatch is a defect of this
+/// module: it panics, as the driver's typed access did).
+fn opt_int(row: &Row, i: usize) -> Option<i64> {
+    match &row[i] {
+        Value::Int(v) => Some(*v),
+        Value::Null => None,
+        other => panic!("column {i}: {other:?} is not a bigint"),
+    }
+}
+
+fn int(row: &Row, i: usize) -> i64 {
+    opt_int(row, i).unwrap_or_else(|| panic!("column {i}: NULL, not a bigint"))
+}
+
+fn opt_text(row: &Row, i: usize) -> Option<&str> {
+    match &row[i] {
+        Value::Text(v) => Some(v),
+        Value::Null => None,
+        other => panic!("column {i}: {other:?} is not text"),
+    }
+}
+
+fn text(row: &Row, i: usize) -> &str {
+    opt_text(row, i).unwrap_or_else(|| panic!("column {i}: NULL, not text"))
+}
+
+fn opt_boolean(row: &Row, i: usize) -> Option<bool> {
+    match &row[i] {
+        Value::Bool(v) => Some(*v),
+        Value::Null => None,
+        other => panic!("column {i}: {other:?} is not a boolean"),
+    }
+}
+
+fn boolean(row: &Row, i: usize) -> bool {
+    opt_boolean(row, i).unwrap_or_else(|| panic!("column {i}: NULL, not a boolean"))
+}
+
+/// A schema name quoted for SQL.
+fn quoted(schema: &str) -> String {
+    format!("\"{}\"", schema.replace('"', "\"\""))
 }
 
 /// A value as PostgreSQL `bigint` (u64 bits kept: positions may use all 64).
@@ -482,57 +502,85 @@ impl PostgresStore {
             config.application_name("snowmint");
         }
         config.connect_timeout(connect_timeout);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| {
-                Error::unavailable(format!("{described}: cannot start an I/O runtime: {e}"))
-            })?;
-        let store = PostgresStore {
-            config,
-            tls,
-            schema: format!("\"{}\"", schema.replace('"', "\"\"")),
-            described: match (schema.as_str(), described.contains('?')) {
-                ("snowmint", _) => described,
-                (_, false) => format!("{described}?schema={schema}"),
-                (_, true) => format!("{described}&schema={schema}"),
-            },
+        let driver = backend::Driver::new(config, tls, &schema).map_err(|e| {
+            Error::unavailable(format!("{described}: cannot start an I/O runtime: {e}"))
+        })?;
+        let described = match (schema.as_str(), described.contains('?')) {
+            ("snowmint", _) => described,
+            (_, false) => format!("{described}?schema={schema}"),
+            (_, true) => format!("{described}&schema={schema}"),
+        };
+        Self::open_through(
+            Arc::new(driver),
+            described,
+            &schema,
             connect_timeout,
             request_timeout,
-            inner: Mutex::new(Inner {
-                runtime: Some(runtime),
-                client: None,
-                statements: HashMap::new(),
-            }),
+        )
+    }
+
+    /// [`PostgresStore::connect_with_timeouts`] over the connections `connect` opens (a simulated
+    /// database in the deterministic simulation), on the schema `snowmint`; `described` is the store's
+    /// name in messages.
+    pub fn connect_through(
+        connect: Arc<dyn Connect>,
+        described: &str,
+        connect_timeout: Duration,
+        request_timeout: Duration,
+    ) -> Result<PostgresStore> {
+        Self::open_through(
+            connect,
+            described.to_string(),
+            "snowmint",
+            connect_timeout,
+            request_timeout,
+        )
+    }
+
+    fn open_through(
+        connect: Arc<dyn Connect>,
+        described: String,
+        schema: &str,
+        connect_timeout: Duration,
+        request_timeout: Duration,
+    ) -> Result<PostgresStore> {
+        let store = PostgresStore {
+            schema: quoted(schema),
+            described,
+            connect_timeout,
+            request_timeout,
+            conn: Mutex::new(None),
+            connect,
+            #[cfg(feature = "planted-defects")]
+            defect: crate::lease::Defect::None,
         };
-        store.ensure_schema(&schema)?;
+        store.ensure_schema(schema)?;
         Ok(store)
     }
 
-    fn sql(&self, text: &str) -> String {
-        text.replace("{S}", &self.schema)
+    /// This store with a defect planted (feature `planted-defects`, the simulation's own tests).
+    #[cfg(feature = "planted-defects")]
+    pub fn plant(self, defect: crate::lease::Defect) -> PostgresStore {
+        PostgresStore { defect, ..self }
     }
 
-    /// [`Store::reserve`] with `statement` ([`sql::RESERVE`] or [`sql::LOWER_RESERVATION`]).
+    /// [`Store::reserve`] with `statement` ([`Statement::Reserve`] or [`Statement::LowerReservation`]).
     fn write_reservation(
         &self,
-        statement: &str,
+        statement: Statement,
         claim: &Claim,
         reservation: &Reservation,
     ) -> Result<()> {
-        let sql = self.sql(statement);
-        let params: [&(dyn ToSql + Sync); 6] = [
-            &claim.sequencer,
-            &big(claim.node_id),
-            &big(claim.token),
-            &big(reservation.position),
-            &big(reservation.layout_fingerprint),
-            &big(reservation.until_unix_ms),
+        let params = [
+            Param::Text(&claim.sequencer),
+            Param::Int(big(claim.node_id)),
+            Param::Int(big(claim.token)),
+            Param::Int(big(reservation.position)),
+            Param::Int(big(reservation.layout_fingerprint)),
+            Param::Int(big(reservation.until_unix_ms)),
         ];
-        let updated = self.with_client("writing a reservation", |rt, client, _| {
-            rt.block_on(async {
-                tokio::time::timeout(self.request_timeout, client.execute(&sql, &params)).await
-            })
+        let updated = self.with_client("writing a reservation", |c| {
+            c.execute(statement, &params, self.request_timeout)
         })?;
         if updated == 1 {
             Ok(())
@@ -542,13 +590,27 @@ impl PostgresStore {
     }
 
     fn ensure_schema(&self, name: &str) -> Result<()> {
-        let state = self.query_text(sql::SCHEMA_STATE, &[&name])?;
+        let state = self.with_client("reading the schema", |c| {
+            c.query(
+                Statement::SchemaState,
+                &[Param::Text(name)],
+                self.request_timeout,
+            )
+        })?;
         let row = state
             .first()
             .ok_or_else(|| self.unreadable("no answer about the schema"))?;
-        let (exists, owner, usage, create): (bool, String, bool, bool) =
-            (row.get(0), row.get(1), row.get(2), row.get(3));
-        let (user, database, tables): (String, String, bool) = (row.get(4), row.get(5), row.get(6));
+        let (exists, owner, usage, create) = (
+            boolean(row, 0),
+            text(row, 1).to_string(),
+            boolean(row, 2),
+            boolean(row, 3),
+        );
+        let (user, database, tables) = (
+            text(row, 4).to_string(),
+            text(row, 5).to_string(),
+            boolean(row, 6),
+        );
         if exists && !usage {
             return Err(self.foreign_schema(name, &owner, &user, &database, "USAGE"));
         }
@@ -558,12 +620,10 @@ impl PostgresStore {
         if exists && !create {
             return Err(self.foreign_schema(name, &owner, &user, &database, "CREATE"));
         }
-        let batch = self
-            .sql(sql::CREATE_SCHEMA)
-            .replace("SCHEMA_NAME", &name.replace('\'', "''"));
-        self.with_client("creating the schema", |rt, client, _| {
-            rt.block_on(async { tokio::time::timeout(self.request_timeout, client.batch_execute(&batch)).await })
+        self.with_client("creating the schema", |c| {
+            c.execute(Statement::CreateSchema, &[], self.request_timeout)
         })
+        .map(|_| ())
         .map_err(|e| {
             if e.code() == ErrorCode::StoreUnavailable && e.message().contains("permission denied") {
                 Error::unavailable(format!(
@@ -599,8 +659,8 @@ impl PostgresStore {
         Error::unavailable(format!("{}: unreadable data: {what}", self.described))
     }
 
-    /// Runs `op` on a connected client (connecting first if needed); a connection found broken is
-    /// dropped and, once, opened again and `op` retried.
+    /// Runs `op` on a connection (connecting first if needed); a connection found broken is dropped
+    /// and, once, opened again and `op` retried.
     ///
     /// Called from inside an async runtime (a caller's tokio worker), the work runs on a scoped thread of
     /// its own: the store's private runtime cannot block inside another one.
@@ -613,33 +673,31 @@ impl PostgresStore {
     }
 
     fn with_client_here<T>(&self, what: &str, op: &impl Operation<T>) -> Result<T> {
-        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let inner = &mut *guard;
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         for attempt in 0..2 {
-            let fresh = inner.client.is_none();
+            let fresh = conn.is_none();
             if fresh {
-                inner.statements.clear();
-                inner.client = Some(self.open(inner.runtime())?);
+                *conn = Some(self.open()?);
             }
-            let client = inner.client.as_ref().expect("connected above");
-            let runtime = inner
-                .runtime
-                .as_ref()
-                .expect("the runtime lives until drop");
-            match op(runtime, client, &mut inner.statements) {
-                Ok(Ok(v)) => return Ok(v),
-                Ok(Err(e)) => {
-                    let broken = e.is_closed() || client.is_closed() || e.code().is_none();
+            let c = conn.as_mut().expect("connected above");
+            match op(&mut **c) {
+                Ok(v) => return Ok(v),
+                Err(Failure::Error {
+                    closed,
+                    code,
+                    detail,
+                }) => {
+                    let broken = closed || c.is_closed() || code.is_none();
                     if broken {
-                        inner.client = None;
+                        *conn = None;
                         if !fresh && attempt == 0 {
                             continue;
                         }
                     }
-                    return Err(self.db_error(what, &e));
+                    return Err(self.db_error(what, code.as_ref(), &detail));
                 }
-                Err(_) => {
-                    inner.client = None;
+                Err(Failure::TimedOut) => {
+                    *conn = None;
                     return Err(Error::unavailable(format!(
                         "{}: {what}: no answer within {} ms",
                         self.described,
@@ -651,26 +709,13 @@ impl PostgresStore {
         unreachable!("the loop returns on its second pass")
     }
 
-    fn open(&self, runtime: &tokio::runtime::Runtime) -> Result<Client> {
-        let connected = runtime.block_on(async {
-            tokio::time::timeout(
-                self.connect_timeout,
-                self.config
-                    .connect(tokio_postgres_rustls::MakeRustlsConnect::new(
-                        (*self.tls).clone(),
-                    )),
-            )
-            .await
-        });
-        match connected {
-            Ok(Ok((client, connection))) => {
-                runtime.spawn(async move {
-                    let _ = connection.await;
-                });
-                Ok(client)
+    fn open(&self) -> Result<Box<dyn Connection>> {
+        match self.connect.connect(self.connect_timeout) {
+            Ok(c) => Ok(c),
+            Err(Failure::Error { code, detail, .. }) => {
+                Err(self.db_error("connecting", code.as_ref(), &detail))
             }
-            Ok(Err(e)) => Err(self.db_error("connecting", &e)),
-            Err(_) => Err(Error::unavailable(format!(
+            Err(Failure::TimedOut) => Err(Error::unavailable(format!(
                 "{}: connecting: no answer within {} ms",
                 self.described,
                 self.connect_timeout.as_millis()
@@ -678,20 +723,8 @@ impl PostgresStore {
         }
     }
 
-    fn db_error(&self, what: &str, e: &tokio_postgres::Error) -> Error {
-        let detail = match e.as_db_error() {
-            Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),
-            None => {
-                let mut text = e.to_string();
-                let mut source = std::error::Error::source(e);
-                while let Some(s) = source {
-                    text = format!("{text}: {s}");
-                    source = s.source();
-                }
-                text
-            }
-        };
-        let hint = if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) {
+    fn db_error(&self, what: &str, code: Option<&SqlState>, detail: &str) -> Error {
+        let hint = if code == Some(&SqlState::INSUFFICIENT_PRIVILEGE) {
             format!(
                 " (the role lacks a privilege on the schema {} or its tables)",
                 self.schema
@@ -702,51 +735,21 @@ impl PostgresStore {
         Error::unavailable(format!("{}: {what}: {detail}{hint}", self.described))
     }
 
-    /// Runs a prepared statement (prepared once per connection) and returns its rows.
-    fn query(
-        &self,
-        what: &str,
-        text: &'static str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Vec<Row>> {
-        let sql = self.sql(text);
-        self.with_client(what, |rt, client, statements| {
-            rt.block_on(async {
-                tokio::time::timeout(self.request_timeout, async {
-                    let statement = match statements.get(text) {
-                        Some(s) => s.clone(),
-                        None => {
-                            let s = client.prepare(&sql).await?;
-                            statements.insert(text, s.clone());
-                            s
-                        }
-                    };
-                    client.query(&statement, params).await
-                })
-                .await
-            })
-        })
-    }
-
-    /// Runs a statement without preparing it (used once, before the schema exists).
-    fn query_text(&self, text: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
-        self.with_client("reading the schema", |rt, client, _| {
-            rt.block_on(async {
-                tokio::time::timeout(self.request_timeout, client.query(text, params)).await
-            })
-        })
+    /// Runs a statement and returns its rows.
+    fn query(&self, what: &str, statement: Statement, params: &[Param<'_>]) -> Result<Vec<Row>> {
+        self.with_client(what, |c| c.query(statement, params, self.request_timeout))
     }
 
     fn record(row: &Row) -> SequencerRecord {
         SequencerRecord {
-            name: row.get(0),
+            name: text(row, 0).to_string(),
             config: SequencerConfig {
-                layout: row.get(1),
-                nodes: row.get::<_, i64>(2) as u64,
+                layout: text(row, 1).to_string(),
+                nodes: int(row, 2) as u64,
             },
-            incarnation: row.get::<_, i64>(3) as u64,
-            created_unix_ms: row.get::<_, i64>(4) as u64,
-            floor: row.get::<_, i64>(5) as u64,
+            incarnation: int(row, 3) as u64,
+            created_unix_ms: int(row, 4) as u64,
+            floor: int(row, 5) as u64,
         }
     }
 
@@ -770,10 +773,14 @@ impl Store for PostgresStore {
         now_unix_ms: u64,
     ) -> Result<SequencerRecord> {
         crate::remote::create_or_existing(&self.described, name, config, || {
-            let params: [&(dyn ToSql + Sync); 4] =
-                [&name, &config.layout, &big(config.nodes), &big(now_unix_ms)];
+            let params = [
+                Param::Text(name),
+                Param::Text(&config.layout),
+                Param::Int(big(config.nodes)),
+                Param::Int(big(now_unix_ms)),
+            ];
             match self
-                .query("creating a sequencer", sql::CREATE_SEQUENCER, &params)?
+                .query("creating a sequencer", Statement::CreateSequencer, &params)?
                 .first()
             {
                 Some(row) => Ok(Created::New(Self::record(row))),
@@ -784,69 +791,63 @@ impl Store for PostgresStore {
 
     fn sequencer(&self, name: &str) -> Result<Option<SequencerRecord>> {
         Ok(self
-            .query("reading a sequencer", sql::SEQUENCER, &[&name])?
+            .query(
+                "reading a sequencer",
+                Statement::Sequencer,
+                &[Param::Text(name)],
+            )?
             .first()
             .map(Self::record))
     }
 
     fn sequencers(&self) -> Result<Vec<SequencerRecord>> {
         Ok(self
-            .query("listing sequencers", sql::SEQUENCERS, &[])?
+            .query("listing sequencers", Statement::Sequencers, &[])?
             .iter()
             .map(Self::record)
             .collect())
     }
 
     fn destroy_sequencer(&self, name: &str, incarnation: u64) -> Result<bool> {
-        let inc = big(incarnation);
-        let [lock, claims, reservations, floor_sql, delete] = [
-            sql::DESTROY_LOCK,
-            sql::DESTROY_CLAIMS,
-            sql::DESTROY_RESERVATIONS,
-            sql::DESTROY_FLOOR,
-            sql::DESTROY,
-        ]
-        .map(|t| self.sql(t));
-        // One transaction (module documentation); any failure rolls it back, a timeout closes the
-        // connection (the server rolls back then).
-        let destroyed = self.with_client("destroying a sequencer", |rt, client, _| {
-            let transaction = async {
-                client.batch_execute("BEGIN").await?;
-                let steps = async {
-                    let Some(row) = client
-                        .query(&lock, &[&name, &inc])
-                        .await?
-                        .into_iter()
-                        .next()
-                    else {
-                        return Ok(Ok(false));
-                    };
-                    let record = Self::record(&row);
-                    client.execute(&claims, &[&name]).await?;
-                    let stored: Vec<Reservation> = client
-                        .query(&reservations, &[&name])
-                        .await?
-                        .iter()
-                        .map(reservation_of)
-                        .collect();
-                    let floor = match crate::store::floor_after(&record, stored) {
-                        Ok(f) => f,
-                        Err(e) => return Ok(Err(e)),
-                    };
-                    client.execute(&floor_sql, &[&name, &big(floor)]).await?;
-                    client.execute(&delete, &[&name, &inc]).await?;
-                    Ok(Ok(true))
+        let (name, inc) = (Param::Text(name), Param::Int(big(incarnation)));
+        // One transaction (module documentation), bounded as a whole by the request timeout; any failure
+        // rolls it back, a timeout closes the connection (the server rolls back then).
+        let destroyed = self.with_client("destroying a sequencer", |c| {
+            let deadline = std::time::Instant::now() + self.request_timeout;
+            let left = || deadline.saturating_duration_since(std::time::Instant::now());
+            c.execute(Statement::Begin, &[], left())?;
+            let mut steps = || -> std::result::Result<Result<bool>, Failure> {
+                let Some(row) = c
+                    .query(Statement::DestroyLock, &[name, inc], left())?
+                    .into_iter()
+                    .next()
+                else {
+                    return Ok(Ok(false));
                 };
-                let outcome: std::result::Result<Result<bool>, tokio_postgres::Error> = steps.await;
-                match outcome {
-                    Ok(Ok(true)) => client.batch_execute("COMMIT").await.map(|_| Ok(true)),
-                    other => {
-                        let _ = client.batch_execute("ROLLBACK").await;
-                        other
-                    }
-                }
+                let record = Self::record(&row);
+                c.execute(Statement::DestroyClaims, &[name], left())?;
+                let stored: Vec<Reservation> = c
+                    .query(Statement::DestroyReservations, &[name], left())?
+                    .iter()
+                    .map(reservation_of)
+                    .collect();
+                let floor = match crate::store::floor_after(&record, stored) {
+                    Ok(f) => f,
+                    Err(e) => return Ok(Err(e)),
+                };
+                let floor = Param::Int(big(floor));
+                c.execute(Statement::DestroyFloor, &[name, floor], left())?;
+                c.execute(Statement::Destroy, &[name, inc], left())?;
+                Ok(Ok(true))
             };
-            rt.block_on(async { tokio::time::timeout(self.request_timeout, transaction).await })
+            match steps() {
+                Ok(Ok(true)) => c.execute(Statement::Commit, &[], left()).map(|_| Ok(true)),
+                Err(Failure::TimedOut) => Err(Failure::TimedOut),
+                other => {
+                    let _ = c.execute(Statement::Rollback, &[], left());
+                    other
+                }
+            }
         })?;
         destroyed
     }
@@ -868,24 +869,30 @@ impl Store for PostgresStore {
             request.holder,
             crate::nonce::fresh(request.now_unix_ms)
         );
+        #[allow(unused_mut)]
+        let mut statement = Statement::Claim;
+        #[cfg(feature = "planted-defects")]
+        if planted!(self, PgClaimResendTakesAnother) {
+            statement = Statement::ClaimWithoutMine;
+        }
         for _ in 0..64 {
-            let params: [&(dyn ToSql + Sync); 6] = [
-                &request.sequencer,
-                &nodes,
-                &start,
-                &holder,
-                &ttl,
-                &incarnation,
+            let params = [
+                Param::Text(request.sequencer),
+                Param::Int(nodes),
+                Param::Int(start),
+                Param::Text(&holder),
+                Param::Int(ttl),
+                Param::Int(incarnation),
             ];
             if let Some(row) = self
-                .query("claiming a node ID", sql::CLAIM, &params)?
+                .query("claiming a node ID", statement, &params)?
                 .first()
             {
                 return Ok(Some(Claim {
                     sequencer: request.sequencer.to_string(),
-                    node_id: row.get::<_, i64>(0) as u64,
-                    token: row.get::<_, i64>(1) as u64,
-                    expires_unix_ms: row.get::<_, i64>(2) as u64,
+                    node_id: int(row, 0) as u64,
+                    token: int(row, 1) as u64,
+                    expires_unix_ms: int(row, 2) as u64,
                 }));
             }
             if self.sequencer(request.sequencer)?.map(|r| r.incarnation)
@@ -897,14 +904,14 @@ impl Store for PostgresStore {
                     request.incarnation,
                 ));
             }
-            let held: i64 = self
+            let held = self
                 .query(
                     "counting held node IDs",
-                    sql::HELD_COUNT,
-                    &[&request.sequencer, &nodes],
+                    Statement::HeldCount,
+                    &[Param::Text(request.sequencer), Param::Int(nodes)],
                 )?
                 .first()
-                .map(|r| r.get(0))
+                .map(|r| int(r, 0))
                 .unwrap_or(0);
             if held >= nodes {
                 return Ok(None);
@@ -917,15 +924,18 @@ impl Store for PostgresStore {
     }
 
     fn renew(&self, claim: &Claim, ttl_ms: u64, _now_unix_ms: u64) -> Result<Claim> {
-        let params: [&(dyn ToSql + Sync); 4] = [
-            &claim.sequencer,
-            &big(claim.node_id),
-            &big(claim.token),
-            &big(ttl_ms.max(1)),
+        let params = [
+            Param::Text(&claim.sequencer),
+            Param::Int(big(claim.node_id)),
+            Param::Int(big(claim.token)),
+            Param::Int(big(ttl_ms.max(1))),
         ];
-        match self.query("renewing a claim", sql::RENEW, &params)?.first() {
+        match self
+            .query("renewing a claim", Statement::Renew, &params)?
+            .first()
+        {
             Some(row) => Ok(Claim {
-                expires_unix_ms: row.get::<_, i64>(0) as u64,
+                expires_unix_ms: int(row, 0) as u64,
                 ..claim.clone()
             }),
             None => Err(self.lost(claim, "expired or was taken by another holder")),
@@ -933,56 +943,66 @@ impl Store for PostgresStore {
     }
 
     fn release(&self, claim: &Claim) -> Result<()> {
-        let params: [&(dyn ToSql + Sync); 3] =
-            [&claim.sequencer, &big(claim.node_id), &big(claim.token)];
-        self.query("releasing a claim", sql::RELEASE, &params)?;
+        let params = [
+            Param::Text(&claim.sequencer),
+            Param::Int(big(claim.node_id)),
+            Param::Int(big(claim.token)),
+        ];
+        self.query("releasing a claim", Statement::Release, &params)?;
         Ok(())
     }
 
     fn reservation(&self, sequencer: &str, node_id: u64) -> Result<Option<Reservation>> {
         let rows = self.query(
             "reading a reservation",
-            sql::RESERVATION,
-            &[&sequencer, &big(node_id)],
+            Statement::Reservation,
+            &[Param::Text(sequencer), Param::Int(big(node_id))],
         )?;
         Ok(rows.first().map(reservation_of))
     }
 
     fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
-        self.write_reservation(sql::RESERVE, claim, reservation)
+        let statement = if planted!(self, PgReserveWithoutKeepLarger) {
+            Statement::LowerReservation
+        } else {
+            Statement::Reserve
+        };
+        self.write_reservation(statement, claim, reservation)
     }
 
     fn lower_reservation(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
-        self.write_reservation(sql::LOWER_RESERVATION, claim, reservation)
+        self.write_reservation(Statement::LowerReservation, claim, reservation)
     }
 
     fn holders(&self, sequencer: &str, _now_unix_ms: u64) -> Result<Vec<NodeState>> {
-        let rows = self.query("listing holders", sql::HOLDERS, &[&sequencer])?;
+        let rows = self.query(
+            "listing holders",
+            Statement::Holders,
+            &[Param::Text(sequencer)],
+        )?;
         Ok(rows
             .iter()
             .map(|row| {
-                let live: Option<bool> = row.get(4);
-                let holder: Option<String> =
-                    row.get::<_, Option<String>>(1)
-                        .map(|h| match h.split_once(CLAIM_MARK) {
-                            Some((holder, _nonce)) => holder.to_string(),
-                            None => h,
-                        });
-                let position: Option<i64> = row.get(5);
+                let live = opt_boolean(row, 4);
+                let holder = opt_text(row, 1).map(|h| match h.split_once(CLAIM_MARK) {
+                    Some((holder, _nonce)) => holder.to_string(),
+                    None => h.to_string(),
+                });
+                let position = opt_int(row, 5);
                 NodeState {
-                    node_id: row.get::<_, i64>(0) as u64,
+                    node_id: int(row, 0) as u64,
                     claim: match (holder, live) {
                         (Some(holder), Some(true)) => Some(HeldBy {
                             holder,
-                            token: row.get::<_, i64>(2) as u64,
-                            expires_unix_ms: row.get::<_, Option<i64>>(3).unwrap_or(0) as u64,
+                            token: int(row, 2) as u64,
+                            expires_unix_ms: opt_int(row, 3).unwrap_or(0) as u64,
                         }),
                         _ => None,
                     },
                     reservation: position.map(|p| Reservation {
                         position: p as u64,
-                        layout_fingerprint: row.get::<_, Option<i64>>(6).unwrap_or(0) as u64,
-                        until_unix_ms: row.get::<_, Option<i64>>(7).unwrap_or(0) as u64,
+                        layout_fingerprint: opt_int(row, 6).unwrap_or(0) as u64,
+                        until_unix_ms: opt_int(row, 7).unwrap_or(0) as u64,
                     }),
                 }
             })
@@ -992,24 +1012,28 @@ impl Store for PostgresStore {
     fn row(&self, key: &str) -> Result<Option<String>> {
         crate::store::check_row_key(key)?;
         Ok(self
-            .query("reading a row", sql::ROW, &[&key])?
+            .query("reading a row", Statement::Row, &[Param::Text(key)])?
             .first()
-            .map(|r| r.get(0)))
+            .map(|r| text(r, 0).to_string()))
     }
 
     fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool> {
         crate::store::check_row_key(key)?;
         let rows = match expected {
-            None => self.query("creating a row", sql::INSERT_ROW, &[&key, &new])?,
+            None => self.query(
+                "creating a row",
+                Statement::InsertRow,
+                &[Param::Text(key), Param::Text(new)],
+            )?,
             Some(old) => self.query(
                 "compare-and-set of a row",
-                sql::UPDATE_ROW,
-                &[&key, &old, &new],
+                Statement::UpdateRow,
+                &[Param::Text(key), Param::Text(old), Param::Text(new)],
             )?,
         };
         // Written by this statement, or by an earlier send of it whose answer the dropped connection
         // lost (`new` is this write's own text, with its nonce): the row holds `new` either way.
-        Ok(rows.first().is_some_and(|r| r.get::<_, &str>(0) == new))
+        Ok(rows.first().is_some_and(|r| text(r, 0) == new))
     }
 }
 
@@ -1083,6 +1107,13 @@ mod tests {
                 PostgresStore::connect(&format!("postgres://u@127.0.0.1:{port}/db")).unwrap_err();
             assert_eq!(e.code(), ErrorCode::StoreUnavailable, "{e}");
         });
+    }
+
+    /// The planted claim without `mine` is the claim with `mine`'s condition replaced: it must be there.
+    #[cfg(feature = "planted-defects")]
+    #[test]
+    fn the_planted_claim_defect_finds_mine_in_the_claim() {
+        assert_eq!(sql::CLAIM.matches(sql::MINE).count(), 1);
     }
 
     #[test]

@@ -24,10 +24,13 @@
 //! ```
 //! Options: `--seeds N` (default 500 lease seeds; the state file and the embedded store run N/50 seeds of `--steps`/2, the
 //! ranges N/5 seeds of `--steps`/4, the leases over etcd N/50 seeds of `--steps`/2, the ranges over
-//! etcd N/25 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed, default 4000), `--world
-//! NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`, `embedded leases`, `state file`), `--replay
+//! etcd N/25 seeds of `--steps`/4, the leases over PostgreSQL N/25 seeds of `--steps`/2, the ranges
+//! over PostgreSQL N/10 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed,
+//! default 4000), `--world NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`,
+//! `postgres leases`, `postgres ranges`, `embedded leases`, `state file`), `--replay
 //! SEED` (one seed, every step printed, `--steps` being that world's own; with `--state-file`,
-//! `--ranges`, `--etcd`, `--ranges --etcd` or `--embedded`, that world; `--defect NAME` plants one of the table's
+//! `--ranges`, `--etcd`, `--ranges --etcd`, `--postgres`, `--ranges --postgres` or `--embedded`, that
+//! world; `--defect NAME` plants one of the table's
 //! defects), `--long` (1024 nodes, 10^9 IDs: the README's figures), `--defects` / `--no-defects` (only
 //! / without the planted-defect proof; `--defect NAME` proves only that one), `--defect-seeds N` (the
 //! proof's bound, default 2000), `--no-late-reservations` (reservations are never delayed or
@@ -54,6 +57,18 @@
 //! simulated time; nothing sleeps, so a seed replays exactly. The range world's races run there too:
 //! while a client's answer is lost, another process takes a range.
 //!
+//! The PostgreSQL store (`--postgres`; module `postgres`): the same lease and range worlds over the
+//! real `PostgresStore` through its statement seam `postgres::backend::Connect` to a simulated
+//! database that implements each of the store's statements over in-memory tables, judged by the true
+//! time as `now()` (the SQL texts and the wire protocol are the real-server tests' part). `Link`'s
+//! knobs act at the connection: a statement lost before the server (a timeout), an answer lost after
+//! the statement committed (a timeout: the store drops the connection), a connection dropped after
+//! commit (the store sends the statement once more on a new connection: a claim's re-send must find
+//! the claim it made, by its nonce), a statement duplicated or delayed past later ones of any client
+//! (a connection the client gave up on, its statement still queued), a partition. One more check
+//! there: a claim call that answered one node ID left no other node ID claimed under its holder
+//! string (the store's re-send rule; a node ID held by nobody until its TTL otherwise).
+//!
 //! The embedded store (`--world "embedded leases"`, `--replay SEED --embedded`): each holder opens the
 //! real `FileStore` on one directory (tmpfs), which is deleted (`rm -rf`) or moved away and replaced by
 //! an empty one under running holders; a lease on the old directory must end at its next keeper round
@@ -74,10 +89,11 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use etcd::{Faults, SimDial, SimEtcd, SimNet};
+use etcd::{Faults, SimDial, SimEtcd, SimNet, Wire};
 use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
 use snowmint_coord::etcd::EtcdStore;
 use snowmint_coord::lease::{start_after, Defect};
+use snowmint_coord::postgres::PostgresStore;
 use snowmint_coord::range::SteppedAllocator;
 use snowmint_coord::sequencer::layout_from_text;
 use snowmint_coord::{
@@ -88,6 +104,10 @@ use snowmint_coord::{
 
 #[path = "simulation/etcd.rs"]
 mod etcd;
+#[path = "simulation/postgres.rs"]
+mod postgres;
+
+use postgres::{PgNet, SimConnect, SimPg};
 
 /// A real etcd client (three endpoint names, one simulated cluster) over a network of its own with
 /// `faults`.
@@ -99,7 +119,7 @@ fn etcd_client(
     race: Option<(Arc<Race>, usize)>,
     defect: Defect,
 ) -> Arc<dyn Store> {
-    let net = SimNet::new(cluster, now, faults, seed, race);
+    let net = SimNet::new(cluster, Wire::new(now, faults, seed, race));
     let endpoints: Vec<String> = (0..3).map(|i| format!("etcd-{i}:2379")).collect();
     let store = EtcdStore::connect_through(
         Arc::new(SimDial(net)),
@@ -110,6 +130,27 @@ fn etcd_client(
     )
     .expect("the simulated cluster answers");
     Arc::new(store.plant(defect))
+}
+
+/// A real PostgreSQL store (`PostgresStore`) through its seam to a simulated database, over a network
+/// of its own with `faults`; and that network (its log of the claims each call took).
+fn pg_client(
+    db: &Arc<SimPg>,
+    now: &Arc<AtomicU64>,
+    faults: &Arc<Faults>,
+    seed: u64,
+    race: Option<(Arc<Race>, usize)>,
+    defect: Defect,
+) -> (Arc<dyn Store>, Arc<PgNet>) {
+    let net = PgNet::new(db, Wire::new(now, faults, seed, race));
+    let store = PostgresStore::connect_through(
+        Arc::new(SimConnect(net.clone())),
+        "postgres://sim/db",
+        Duration::from_secs(1),
+        Duration::from_millis(500),
+    )
+    .expect("the simulated database answers");
+    (Arc::new(store.plant(defect)), net)
 }
 
 /// SplitMix64: small, fast, and the whole run follows from its seed.
@@ -189,6 +230,10 @@ struct Link {
     /// Reservations too may be delayed and duplicated (on by default; `--no-late-reservations`).
     late_reservations: bool,
     rng: Mutex<Rng>,
+    /// Over the PostgreSQL store: its simulated network, whose log tells whether a claim call took
+    /// more than one node ID; and the first such call seen (the world fails on it).
+    pg: Option<Arc<PgNet>>,
+    violation: Mutex<Option<String>>,
 }
 
 /// A write in flight.
@@ -216,6 +261,8 @@ impl Link {
             defect,
             late_reservations: false,
             rng: Mutex::new(Rng(seed)),
+            pg: None,
+            violation: Mutex::new(None),
         }
     }
     fn true_ms(&self) -> u64 {
@@ -355,7 +402,15 @@ impl Store for Link {
             },
             ..*request
         };
-        self.after(self.store.claim(&r))
+        let call = self.pg.as_ref().map(|net| net.begin_call());
+        let r = self.store.claim(&r);
+        // The re-send rule (`crate::store`): a claim call that answered one node ID took no other.
+        if let (Some(net), Some(call), Ok(Some(c))) = (&self.pg, call, &r) {
+            if let Some(e) = net.extra_grant(call, &c.sequencer, c.node_id) {
+                self.violation.lock().unwrap().get_or_insert(e);
+            }
+        }
+        self.after(r)
     }
     fn renew(&self, claim: &Claim, ttl_ms: u64, now: u64) -> Result<Claim> {
         self.before()?;
@@ -432,6 +487,9 @@ struct Shape {
     /// The store is the real etcd client over a simulated network and cluster (`etcd::SimEtcd`), the
     /// faults at the network; otherwise the in-memory store behind `Link`'s faults.
     etcd: bool,
+    /// The store is the real PostgreSQL store through its seam to a simulated database
+    /// (`postgres::SimPg`), the faults at the network.
+    postgres: bool,
     /// The store is the embedded one (`FileStore`, a directory of this host), whose directory is
     /// deleted or replaced under running holders now and then.
     file: bool,
@@ -453,6 +511,7 @@ impl Shape {
             faults: true,
             late_reservations: true,
             etcd: false,
+            postgres: false,
             file: false,
         }
     }
@@ -465,6 +524,16 @@ impl Shape {
             big_batch: 11_000,
             etcd: true,
             ..Shape::bounded(steps)
+        }
+    }
+
+    /// The bounded run over the PostgreSQL store: the etcd world's TTL and big batch (statement
+    /// timeouts of 500 ms, connections of 1 s).
+    fn postgres(steps: u64) -> Shape {
+        Shape {
+            etcd: false,
+            postgres: true,
+            ..Shape::etcd(steps)
         }
     }
 }
@@ -533,6 +602,7 @@ impl World {
         let mut rng = Rng(seed);
         // (Seeds of their own, so that the in-memory world draws as it did before the etcd one.)
         let cluster = etcd::SimEtcd::new(&now, seed ^ 0xE7CD_0001);
+        let db = SimPg::new(&now, seed ^ 0x9057_0001);
         // A holder's store, through its link (over the etcd client: its faults at the network).
         let dir = shape.file.then(embedded_dir);
         let store: Arc<dyn Store> = if let Some(dir) = &dir {
@@ -547,6 +617,8 @@ impl World {
                 None,
                 defect,
             )
+        } else if shape.postgres {
+            pg_client(&db, &now, &Arc::default(), seed ^ 0x9057_0002, None, defect).0
         } else {
             let m = Arc::new(MemoryStore::new());
             m.plant(defect);
@@ -555,11 +627,17 @@ impl World {
         let link = |rng: &mut Rng, i: usize| {
             let seed = rng.next() ^ i as u64;
             let faults: Arc<Faults> = Arc::default();
+            let mut pg = None;
             let (inner, net) = match shape.etcd {
                 true => (
                     etcd_client(&cluster, &now, &faults, seed, None, defect),
                     true,
                 ),
+                false if shape.postgres => {
+                    let (store, net) = pg_client(&db, &now, &faults, seed, None, defect);
+                    pg = Some(net);
+                    (store, true)
+                }
                 // The embedded store: a store of its own per holder (as each process opens it).
                 false => match &dir {
                     Some(dir) => (
@@ -577,6 +655,7 @@ impl World {
                 late_reservations: shape.late_reservations,
                 faults,
                 net,
+                pg,
                 ..Link::new(inner, &now, seed, None, defect)
             })
         };
@@ -1182,6 +1261,11 @@ impl World {
         let mut report = self.shape.target_ids / 10;
         for _ in 0..self.shape.steps {
             self.step()?;
+            for (i, h) in self.holders.iter().enumerate() {
+                if let Some(e) = h.link.violation.lock().unwrap().take() {
+                    return Err(format!("holder {i}: {e}"));
+                }
+            }
             if self.minted >= report {
                 println!("  {} IDs after {} steps", self.minted, self.step);
                 report = report.saturating_add(self.shape.target_ids / 10);
@@ -1458,11 +1542,22 @@ impl Store for RaceLink {
 /// partitions), clocks stepped (fetch tickets expire by them), processes crashed and restarted, and
 /// races: another process's whole take may land between a read and the compare-and-set after it. After every step:
 /// every range handed out is disjoint from every other, and each process's ranges increase.
+/// What the range world's stores are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Over {
+    /// In-memory stores behind `Link`'s faults.
+    Memory,
+    /// The real etcd client, a simulated network and cluster per store.
+    Etcd,
+    /// The real PostgreSQL store, a simulated database per store.
+    Postgres,
+}
+
 fn run_ranges(
     seed: u64,
     steps: u64,
     (defect, store_defect): (Defect, Defect),
-    over_etcd: bool,
+    over: Over,
     trace: bool,
 ) -> std::result::Result<u64, String> {
     const PROCS: usize = 6;
@@ -1472,6 +1567,8 @@ fn run_ranges(
     let dcs = [Arc::new(MemoryStore::new()), Arc::new(MemoryStore::new())];
     // Over etcd: one simulated cluster for the global row, one per datacenter.
     let clusters = [1, 2, 3].map(|k| SimEtcd::new(&now, seed ^ (0xE7CD_0010 + k)));
+    // Over PostgreSQL: one simulated database for the global row, one per datacenter.
+    let databases = [1, 2, 3].map(|k| SimPg::new(&now, seed ^ (0x9057_0010 + k)));
     let options = RangeOptions {
         bits: 24,
         start: 1,
@@ -1491,19 +1588,23 @@ fn run_ranges(
     let link = |which: usize, rng: &mut Rng, me: usize| {
         let seed = rng.next();
         let race = Some((race.clone(), me));
-        if over_etcd {
-            let faults: Arc<Faults> = Arc::default();
-            // The client's own defect (`defect`) is planted in it; the range code's too.
-            let client = etcd_client(&clusters[which], &now, &faults, seed, race.clone(), defect);
-            Arc::new(Link {
-                faults,
-                net: true,
-                ..Link::new(client, &now, seed, race, store_defect)
-            })
-        } else {
-            let store = [&global, &dcs[0], &dcs[1]][which].clone();
-            Arc::new(Link::new(store, &now, seed, race, store_defect))
-        }
+        let faults: Arc<Faults> = Arc::default();
+        // A real client's own defect (`defect`) is planted in it; the range code's too.
+        let client = match over {
+            Over::Memory => {
+                let store = [&global, &dcs[0], &dcs[1]][which].clone();
+                return Arc::new(Link::new(store, &now, seed, race, store_defect));
+            }
+            Over::Etcd => etcd_client(&clusters[which], &now, &faults, seed, race.clone(), defect),
+            Over::Postgres => {
+                pg_client(&databases[which], &now, &faults, seed, race.clone(), defect).0
+            }
+        };
+        Arc::new(Link {
+            faults,
+            net: true,
+            ..Link::new(client, &now, seed, race, store_defect)
+        })
     };
     let mut links = Vec::new();
     let mut clocks = Vec::new();
@@ -1712,6 +1813,10 @@ enum Sim {
     EtcdLeases,
     /// Range sequences over the real etcd client (one simulated cluster per store).
     EtcdRanges,
+    /// Leases over the real PostgreSQL store, a simulated database behind its statement seam.
+    PgLeases,
+    /// Range sequences over the real PostgreSQL store (one simulated database per store).
+    PgRanges,
     /// Leases over the embedded store (a directory deleted or replaced under running holders).
     FileLeases,
 }
@@ -1723,6 +1828,8 @@ impl Sim {
             Sim::Ranges => "ranges",
             Sim::EtcdLeases => "etcd leases",
             Sim::EtcdRanges => "etcd ranges",
+            Sim::PgLeases => "postgres leases",
+            Sim::PgRanges => "postgres ranges",
             Sim::FileLeases => "embedded leases",
         }
     }
@@ -1733,6 +1840,8 @@ impl Sim {
             Sim::Ranges => " --ranges",
             Sim::EtcdLeases => " --etcd",
             Sim::EtcdRanges => " --ranges --etcd",
+            Sim::PgLeases => " --postgres",
+            Sim::PgRanges => " --ranges --postgres",
             Sim::FileLeases => " --embedded",
         }
     }
@@ -1740,8 +1849,8 @@ impl Sim {
     fn steps(self, steps: u64) -> u64 {
         match self {
             Sim::Leases => steps,
-            Sim::Ranges | Sim::EtcdRanges => steps / 4,
-            Sim::EtcdLeases | Sim::FileLeases => steps / 2,
+            Sim::Ranges | Sim::EtcdRanges | Sim::PgRanges => steps / 4,
+            Sim::EtcdLeases | Sim::PgLeases | Sim::FileLeases => steps / 2,
         }
     }
     /// One seed of `steps` (this world's own).
@@ -1774,8 +1883,18 @@ impl Sim {
                 p.code,
                 trace,
             ),
-            Sim::Ranges => run_ranges(seed, steps, (p.code, p.store), false, trace),
-            Sim::EtcdRanges => run_ranges(seed, steps, (p.code, p.store), true, trace),
+            Sim::PgLeases => run_seed(
+                seed,
+                Shape {
+                    late_reservations: shape.late_reservations,
+                    ..Shape::postgres(steps)
+                },
+                p.code,
+                trace,
+            ),
+            Sim::Ranges => run_ranges(seed, steps, (p.code, p.store), Over::Memory, trace),
+            Sim::EtcdRanges => run_ranges(seed, steps, (p.code, p.store), Over::Etcd, trace),
+            Sim::PgRanges => run_ranges(seed, steps, (p.code, p.store), Over::Postgres, trace),
         }
     }
 }
@@ -1801,6 +1920,8 @@ fn main() {
         } else {
             let world = match (has("--ranges"), has("--etcd")) {
                 _ if has("--embedded") => Sim::FileLeases,
+                (false, _) if has("--postgres") => Sim::PgLeases,
+                (true, _) if has("--postgres") => Sim::PgRanges,
                 (false, false) => Sim::Leases,
                 (true, false) => Sim::Ranges,
                 (false, true) => Sim::EtcdLeases,
@@ -1841,6 +1962,8 @@ fn main() {
             (Sim::Ranges, seeds / 5, "values"),
             (Sim::EtcdLeases, seeds / 50, "IDs"),
             (Sim::EtcdRanges, seeds / 25, "values"),
+            (Sim::PgLeases, seeds / 25, "IDs"),
+            (Sim::PgRanges, seeds / 10, "values"),
             (Sim::FileLeases, seeds / 50, "IDs"),
         ];
         let only: Option<String> = arg(&args, "--world");
@@ -1958,7 +2081,7 @@ impl Planted {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-const DEFECTS: [Planted; 18] = [
+const DEFECTS: [Planted; 20] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -2045,6 +2168,17 @@ const DEFECTS: [Planted; 18] = [
         Defect::EmbeddedIgnoresPath,
         Sim::FileLeases,
     ),
+    // In the PostgreSQL store, found through its simulated database and network.
+    Planted::code(
+        "pg-claim-resend-takes-another",
+        Defect::PgClaimResendTakesAnother,
+        Sim::PgLeases,
+    ),
+    Planted::code(
+        "pg-reserve-without-keep-larger",
+        Defect::PgReserveWithoutKeepLarger,
+        Sim::PgLeases,
+    ),
 ];
 
 /// The README's long run: 1024 simulated nodes (and 1100 holders competing for them), 10^9 IDs in
@@ -2063,6 +2197,7 @@ fn long_run(target_ids: u64) {
         faults: true,
         late_reservations: false,
         etcd: false,
+        postgres: false,
         file: false,
     };
     let t0 = Instant::now();

@@ -67,6 +67,75 @@ impl Faults {
     }
 }
 
+/// Requests in flight (delayed or duplicated), each with the simulated time before which it cannot
+/// land; each lands before a later request (of any client) with a chance of 20% once that time has
+/// come. Half of them are stalled up to 1.5 s (a proposal stuck in a slow member, a backend waiting on
+/// a lock): they land after the sender has moved on by several keeper rounds.
+#[derive(Debug)]
+pub struct InFlight<T>(Vec<(T, u64)>);
+
+impl<T> Default for InFlight<T> {
+    fn default() -> Self {
+        InFlight(Vec::new())
+    }
+}
+
+impl<T> InFlight<T> {
+    /// Holds `m`, sent at `now`.
+    pub fn hold(&mut self, m: T, now: u64, rng: &mut Rng) {
+        let stall = if rng.chance(50) {
+            rng.below(1_500_000_000)
+        } else {
+            0
+        };
+        self.0.push((m, now + stall));
+    }
+    /// The requests that land before one sent at `now`.
+    pub fn landing(&mut self, now: u64, rng: &mut Rng) -> Vec<T> {
+        let (land, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.0)
+            .into_iter()
+            .partition(|m| now >= m.1 && rng.chance(20));
+        self.0 = keep;
+        land.into_iter().map(|m| m.0).collect()
+    }
+}
+
+/// One client's side of a simulated network: the true time, its faults, its own seeded choices, and
+/// another process that may act while its answer is lost (the range world's races).
+#[derive(Debug)]
+pub struct Wire {
+    pub now: Arc<AtomicU64>,
+    pub faults: Arc<Faults>,
+    pub rng: Mutex<Rng>,
+    pub race: Option<(Arc<Race>, usize)>,
+}
+
+impl Wire {
+    pub fn new(
+        now: &Arc<AtomicU64>,
+        faults: &Arc<Faults>,
+        seed: u64,
+        race: Option<(Arc<Race>, usize)>,
+    ) -> Wire {
+        Wire {
+            now: now.clone(),
+            faults: faults.clone(),
+            rng: Mutex::new(Rng(seed)),
+            race,
+        }
+    }
+    pub fn roll(&self, percent: &AtomicU64) -> bool {
+        let p = percent.load(Ordering::SeqCst);
+        p > 0 && self.rng.lock().unwrap().chance(p)
+    }
+    /// While this client's answer is lost: another process of the world may act.
+    pub fn interleave(&self) {
+        if let Some((race, me)) = &self.race {
+            race.interleave_always(*me);
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 struct KeyValue {
     value: Vec<u8>,
@@ -89,11 +158,8 @@ struct State {
     kvs: BTreeMap<Vec<u8>, KeyValue>,
     leases: BTreeMap<i64, LeaseRec>,
     next_lease: i64,
-    /// Requests in flight (delayed or duplicated): path, body and the simulated time before which it
-    /// cannot land; each applied before a later request (of any client) with a chance of 20% once
-    /// that time has come. Half of them are stalled up to 1.5 s (a proposal stuck in a slow member):
-    /// they land after the sender has moved on by several keeper rounds.
-    in_flight: Vec<(String, Vec<u8>, u64)>,
+    /// Requests in flight (delayed or duplicated): path and body.
+    in_flight: InFlight<(String, Vec<u8>)>,
 }
 
 /// A simulated etcd cluster behind its gateway (one linearizable state; its clock is the true time).
@@ -140,15 +206,8 @@ impl SimEtcd {
     fn handle(&self, path: &str, body: &[u8]) -> (u16, Value) {
         let mut s = self.state.lock().unwrap();
         let now = self.now.load(Ordering::SeqCst);
-        let landing: Vec<_> = {
-            let mut rng = self.rng.lock().unwrap();
-            let (land, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut s.in_flight)
-                .into_iter()
-                .partition(|m| now >= m.2 && rng.chance(20));
-            s.in_flight = keep;
-            land
-        };
-        for (p, b, _) in landing {
+        let landing = s.in_flight.landing(now, &mut self.rng.lock().unwrap());
+        for (p, b) in landing {
             let _ = self.apply(&mut s, &p, &b);
         }
         self.apply(&mut s, path, body)
@@ -156,16 +215,12 @@ impl SimEtcd {
 
     fn hold(&self, path: &str, body: &[u8]) {
         let mut s = self.state.lock().unwrap();
-        let stall = {
-            let mut rng = self.rng.lock().unwrap();
-            if rng.chance(50) {
-                rng.below(1_500_000_000)
-            } else {
-                0
-            }
-        };
-        let at = self.now.load(Ordering::SeqCst) + stall;
-        s.in_flight.push((path.to_string(), body.to_vec(), at));
+        let now = self.now.load(Ordering::SeqCst);
+        s.in_flight.hold(
+            (path.to_string(), body.to_vec()),
+            now,
+            &mut self.rng.lock().unwrap(),
+        );
     }
 
     fn expire(&self, s: &mut State) {
@@ -431,32 +486,22 @@ impl SimEtcd {
 #[derive(Debug)]
 pub struct SimNet {
     server: Arc<SimEtcd>,
-    now: Arc<AtomicU64>,
-    pub faults: Arc<Faults>,
-    rng: Mutex<Rng>,
-    /// Another process that may act while this client's answer is lost (the range world's races).
-    pub race: Option<(Arc<Race>, usize)>,
+    wire: Wire,
 }
 
 impl SimNet {
-    pub fn new(
-        server: &Arc<SimEtcd>,
-        now: &Arc<AtomicU64>,
-        faults: &Arc<Faults>,
-        seed: u64,
-        race: Option<(Arc<Race>, usize)>,
-    ) -> Arc<SimNet> {
+    pub fn new(server: &Arc<SimEtcd>, wire: Wire) -> Arc<SimNet> {
         Arc::new(SimNet {
             server: server.clone(),
-            now: now.clone(),
-            faults: faults.clone(),
-            rng: Mutex::new(Rng(seed)),
-            race,
+            wire,
         })
     }
-    fn roll(&self, percent: &AtomicU64) -> bool {
-        let p = percent.load(Ordering::SeqCst);
-        p > 0 && self.rng.lock().unwrap().chance(p)
+}
+
+impl std::ops::Deref for SimNet {
+    type Target = Wire;
+    fn deref(&self) -> &Wire {
+        &self.wire
     }
 }
 
@@ -574,9 +619,7 @@ impl SimStream {
             self.read_at = 0;
         }
         if self.fate != Fate::Open {
-            if let Some((race, me)) = &net.race {
-                race.interleave_always(*me);
-            }
+            net.interleave();
         }
     }
 }
