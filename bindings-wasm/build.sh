@@ -6,8 +6,8 @@
 # The build needs only wasm-bindgen-cli and wasm-opt (npm binaryen); --browser also installs what the
 # browser tests drive (Debian's Chromium, playwright-core: test.sh), --peers the benchmark's peers
 # (nodejs-snowflake, @sapphire/snowflake: bench.sh). `make demo` runs the package in Node: neither;
-# it runs `--tools-only` (install the tools, build nothing) beside its other builds, so that compiling
-# wasm-bindgen-cli on a fresh machine overlaps them.
+# it runs this script beside its other builds, so that compiling wasm-bindgen-cli on a fresh machine and
+# the WASM build overlap them. `--tools-only` installs the tools and builds nothing.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -71,10 +71,15 @@ log "cargo build --target wasm32-unknown-unknown --release -p snowmint-wasm -p s
 # modules do not carry this machine's directories.
 RUST_HASH="$(rustc -vV | sed -n 's/^commit-hash: //p')"
 REMAP="--remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}/registry/src=/crates --remap-path-prefix=/rustc/$RUST_HASH=/rustc"
+# A target folder of its own (target/wasm-build): cargo locks target/release for any release build, a
+# cross build's too (its build scripts and macros), so in target/ this build would wait for the native
+# ones; in its own folder `make demo` builds it beside them (they leave a core idle in their long
+# single-threaded steps). Only the few macro crates it needs are compiled twice.
+WASM_TARGET="$TARGET/wasm-build"
 (cd "$ROOT" && RUSTFLAGS="$REMAP" CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat \
-  cargo build --target wasm32-unknown-unknown --release -p snowmint-wasm -p snowmint-wasm-opaque)
-RAW="$TARGET/wasm32-unknown-unknown/release/snowmint_wasm.wasm"
-RAW_OPAQUE="$TARGET/wasm32-unknown-unknown/release/snowmint_wasm_opaque.wasm"
+  CARGO_TARGET_DIR="$WASM_TARGET" cargo build --target wasm32-unknown-unknown --release -p snowmint-wasm -p snowmint-wasm-opaque)
+RAW="$WASM_TARGET/wasm32-unknown-unknown/release/snowmint_wasm.wasm"
+RAW_OPAQUE="$WASM_TARGET/wasm32-unknown-unknown/release/snowmint_wasm_opaque.wasm"
 STAMP="$HERE/dist/.stamp"
 # dist/ is current when it was made from this very module by this very script.
 WANT="$(sha256sum "$RAW" "$RAW_OPAQUE" "$HERE/build.sh" "$HERE/js/surface.js" "$HERE/js/client.js" "$HERE/js/fast-path.js" "$HERE/js/offline.js" "$HERE/js/patch-glue.mjs" | awk '{print $1}' | tr -d '\n')"

@@ -37,30 +37,32 @@ build_c() {
 step "installing the Debian packages the demo uses when missing (compilers, cJSON, Python venv, Node.js)" \
   "a minute or two when missing, else instant" bash scripts/setup.sh --demo
 say "building every runtime once, in release (about 8 minutes on a fresh 2-core machine; seconds when current)"
-# wasm-bindgen-cli (compiled once, about 2 minutes on a fresh machine) and the WASM tools are installed
-# beside the builds below, so the two cores stay busy through their link steps; the WASM step waits for it.
-TOOLS_LOG="$TARGET/demo-wasm-tools.log"
-setsid bash bindings-wasm/build.sh --tools-only >"$TOOLS_LOG" 2>&1 &
-TOOLS_PID=$!   # its own process group (setsid), ended with the demo if the demo stops first
-trap 'kill -- -"$TOOLS_PID" 2>/dev/null || true' EXIT
-wasm_tools() {
-  if ! wait "$TOOLS_PID"; then cat "$TOOLS_LOG"; return 1; fi
-  cat "$TOOLS_LOG"
-  bash bindings-wasm/build.sh
+# The WASM package (wasm-bindgen-cli compiled once, about 2 minutes on a fresh machine, then the wasm32
+# build in its own target folder) is built beside the native builds below, so the two cores stay busy
+# through their long single-threaded steps (each artifact's link-time-optimised compile and link).
+WASM_LOG="$TARGET/demo-wasm-build.log"
+setsid bash bindings-wasm/build.sh >"$WASM_LOG" 2>&1 &
+WASM_PID=$!   # its own process group (setsid), ended with the demo if the demo stops first
+trap 'kill -- -"$WASM_PID" 2>/dev/null || true' EXIT
+wasm_build() {
+  local rc=0
+  wait "$WASM_PID" || rc=$?
+  cat "$WASM_LOG"
+  return "$rc"
 }
 # One dependency graph in target/release for every native artifact (workspace-hack/: one feature set):
 # the CLI, the replayer and libsnowmint in one cargo run, so their last, single-threaded steps (each
 # crate's optimised, link-time-optimised compile) share the two cores; the wheel and the Node addon then
 # compile only their own crates on it.
 step "building the Rust CLI, the replayer and libsnowmint for C (release: the coordination layer, the ID service and their dependencies)" \
-  "about 3½ minutes the first time, wasm-bindgen-cli compiling beside it" \
+  "about 3 minutes the first time, the WASM package building beside it" \
   cargo build --release -p snowmint-cli -p snowmint-replay -p snowmint-c
 step "building the C programs (libsnowmint is current)" "seconds" build_c
 step "building the Python wheel for $(python3 -V) (maturin, release)" "about 80 s" \
   bash bindings-python/build.sh --this-python
 step "building the Node addon (napi-rs, release: its own crates on the graph above)" "about 40 s" bash bindings-node/build.sh
-step "building the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here)" \
-  "about 1 minute, and the rest of wasm-bindgen-cli's build the first time" wasm_tools
+step "finishing the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here), built beside the others" \
+  "seconds, or what is left of wasm-bindgen-cli's build the first time" wasm_build
 say "built; the demo:"
 echo
 python3 scripts/demo.py "$@"
