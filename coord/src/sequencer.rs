@@ -592,7 +592,8 @@ pub struct NodeGenerator {
 // Shuttle's locks (the concurrency model's feature, coord/src/sync.rs) make a lease much larger.
 #[cfg_attr(feature = "shuttle", allow(clippy::large_enum_variant))]
 enum Inner {
-    Fixed(SharedGenerator),
+    /// A fixed node ID, minting by the clock given (the system clock on its fast path).
+    Fixed(SharedGenerator, Arc<dyn Time>),
     Leased(Lease),
 }
 
@@ -642,7 +643,7 @@ impl NodeGenerator {
         let NodeSource::Lease(l) = &parsed else {
             let node = parsed.resolve(source, &layout)?;
             return Ok(NodeGenerator {
-                inner: Inner::Fixed(SharedGenerator::new(layout, node, options)?),
+                inner: Inner::Fixed(SharedGenerator::new(layout, node, options)?, time),
             });
         };
         let store = open_store(&l.store)
@@ -692,7 +693,7 @@ impl NodeGenerator {
     /// The node ID.
     pub fn node_id(&self) -> u64 {
         match &self.inner {
-            Inner::Fixed(g) => g.node_id(),
+            Inner::Fixed(g, _) => g.node_id(),
             Inner::Leased(l) => l.node_id(),
         }
     }
@@ -700,7 +701,7 @@ impl NodeGenerator {
     /// The lease, for a lease source.
     pub fn lease(&self) -> Option<&Lease> {
         match &self.inner {
-            Inner::Fixed(_) => None,
+            Inner::Fixed(..) => None,
             Inner::Leased(l) => Some(l),
         }
     }
@@ -708,7 +709,7 @@ impl NodeGenerator {
     /// What this generator has done ([`snowmint::Stats`]; for a lease source, [`Lease::stats`]).
     pub fn stats(&self) -> snowmint::Stats {
         match &self.inner {
-            Inner::Fixed(g) => g.stats(),
+            Inner::Fixed(g, _) => g.stats(),
             Inner::Leased(l) => l.stats(),
         }
     }
@@ -721,7 +722,7 @@ impl NodeGenerator {
     /// The layout.
     pub fn layout(&self) -> &Layout {
         match &self.inner {
-            Inner::Fixed(g) => g.layout(),
+            Inner::Fixed(g, _) => g.layout(),
             Inner::Leased(l) => l.generator().layout(),
         }
     }
@@ -730,7 +731,8 @@ impl NodeGenerator {
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
         match &self.inner {
-            Inner::Fixed(g) => g.next_id().map_err(Error::from),
+            Inner::Fixed(g, t) if t.is_system() => g.next_id().map_err(Error::from),
+            Inner::Fixed(g, t) => g.next_id_from(&|| Ok(t.unix_ns())).map_err(Error::from),
             Inner::Leased(l) => l.next_id(),
         }
     }
@@ -738,7 +740,10 @@ impl NodeGenerator {
     /// Fills `out` with consecutive IDs from one clock reading.
     pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
         match &self.inner {
-            Inner::Fixed(g) => g.next_ids(out).map_err(Error::from),
+            Inner::Fixed(g, t) if t.is_system() => g.next_ids(out).map_err(Error::from),
+            Inner::Fixed(g, t) => g
+                .next_ids_with(&|| Ok(t.unix_ns()), snowmint::sleep_ns, out)
+                .map_err(Error::from),
             Inner::Leased(l) => l.next_ids(out),
         }
     }
@@ -746,7 +751,7 @@ impl NodeGenerator {
     /// Releases the lease now (also done on drop); nothing for a fixed node ID.
     pub fn release(&self) -> Result<()> {
         match &self.inner {
-            Inner::Fixed(_) => Ok(()),
+            Inner::Fixed(..) => Ok(()),
             Inner::Leased(l) => l.release(),
         }
     }

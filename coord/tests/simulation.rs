@@ -106,6 +106,8 @@ use snowmint_coord::{
 mod etcd;
 #[path = "simulation/postgres.rs"]
 mod postgres;
+#[path = "simulation/service.rs"]
+mod service;
 
 use postgres::{PgNet, SimConnect, SimPg};
 
@@ -234,7 +236,13 @@ struct Link {
     /// more than one node ID; and the first such call seen (the world fails on it).
     pg: Option<Arc<PgNet>>,
     violation: Mutex<Option<String>>,
+    /// Each claim's expiry as the store last answered it (claims and renewals of every link of the
+    /// world): a renewal answered after it is a violation.
+    expiries: Expiries,
 }
+
+/// Per claim (sequencer, node ID, fencing token), its expiry (Unix ms) as the store last set it.
+type Expiries = Arc<Mutex<std::collections::HashMap<(String, u64, u64), u64>>>;
 
 /// A write in flight.
 #[derive(Debug)]
@@ -263,6 +271,7 @@ impl Link {
             rng: Mutex::new(Rng(seed)),
             pg: None,
             violation: Mutex::new(None),
+            expiries: Expiries::default(),
         }
     }
     fn true_ms(&self) -> u64 {
@@ -359,6 +368,14 @@ impl Link {
     }
 }
 
+impl Link {
+    /// Notes `c`'s expiry as the store answered it.
+    fn expires(&self, c: &Claim) {
+        let key = (c.sequencer.clone(), c.node_id, c.token);
+        self.expiries.lock().unwrap().insert(key, c.expires_unix_ms);
+    }
+}
+
 /// A row's text without its nonce (`by=…`).
 fn without_nonce(text: &str) -> String {
     text.split_whitespace()
@@ -410,12 +427,35 @@ impl Store for Link {
                 self.violation.lock().unwrap().get_or_insert(e);
             }
         }
+        if let Ok(Some(c)) = &r {
+            self.expires(c);
+        }
         self.after(r)
     }
     fn renew(&self, claim: &Claim, ttl_ms: u64, now: u64) -> Result<Claim> {
         self.before()?;
         let now = if self.net { now } else { self.true_ms() };
-        self.after(self.store.renew(claim, ttl_ms, now))
+        let r = self.store.renew(claim, ttl_ms, now);
+        if let Ok(c) = &r {
+            // Every store expires a claim at its TTL and refuses its renewal after that (SPEC §3.2): an
+            // expired claim nobody took again would not mint a duplicate, so the rule is checked
+            // itself. The in-memory and embedded stores judge by the time they are given (the true
+            // time here: no tolerance); the server stores' own clocks are not this world's.
+            let key = (claim.sequencer.clone(), claim.node_id, claim.token);
+            let was = self.expiries.lock().unwrap().get(&key).copied();
+            if let Some(at) = was.filter(|&at| !self.net && now >= at) {
+                self.violation.lock().unwrap().get_or_insert(format!(
+                    "the renewal of node {}'s claim (fencing token {}) was answered at {} ms, after \
+                     the claim expired at {} ms",
+                    claim.node_id,
+                    claim.token,
+                    now - START_UNIX_NS / MS,
+                    at - START_UNIX_NS / MS
+                ));
+            }
+            self.expires(c);
+        }
+        self.after(r)
     }
     fn release(&self, claim: &Claim) -> Result<()> {
         self.before()?;
@@ -624,6 +664,7 @@ impl World {
             m.plant(defect);
             m
         };
+        let expiries = Expiries::default();
         let link = |rng: &mut Rng, i: usize| {
             let seed = rng.next() ^ i as u64;
             let faults: Arc<Faults> = Arc::default();
@@ -656,6 +697,7 @@ impl World {
                 faults,
                 net,
                 pg,
+                expiries: expiries.clone(),
                 ..Link::new(inner, &now, seed, None, defect)
             })
         };
@@ -1819,6 +1861,8 @@ enum Sim {
     PgRanges,
     /// Leases over the embedded store (a directory deleted or replaced under running holders).
     FileLeases,
+    /// Instances of the ID service and clients under their leases, on the in-memory store.
+    Service,
 }
 
 impl Sim {
@@ -1831,6 +1875,7 @@ impl Sim {
             Sim::PgLeases => "postgres leases",
             Sim::PgRanges => "postgres ranges",
             Sim::FileLeases => "embedded leases",
+            Sim::Service => "service",
         }
     }
     /// The replay option that selects this world.
@@ -1843,6 +1888,7 @@ impl Sim {
             Sim::PgLeases => " --postgres",
             Sim::PgRanges => " --ranges --postgres",
             Sim::FileLeases => " --embedded",
+            Sim::Service => " --service",
         }
     }
     /// Steps of one seed of this world, from the lease world's `steps`.
@@ -1850,7 +1896,7 @@ impl Sim {
         match self {
             Sim::Leases => steps,
             Sim::Ranges | Sim::EtcdRanges | Sim::PgRanges => steps / 4,
-            Sim::EtcdLeases | Sim::PgLeases | Sim::FileLeases => steps / 2,
+            Sim::EtcdLeases | Sim::PgLeases | Sim::FileLeases | Sim::Service => steps / 2,
         }
     }
     /// One seed of `steps` (this world's own).
@@ -1895,6 +1941,7 @@ impl Sim {
             Sim::Ranges => run_ranges(seed, steps, (p.code, p.store), Over::Memory, trace),
             Sim::EtcdRanges => run_ranges(seed, steps, (p.code, p.store), Over::Etcd, trace),
             Sim::PgRanges => run_ranges(seed, steps, (p.code, p.store), Over::Postgres, trace),
+            Sim::Service => service::run_service(seed, steps, p.code, trace),
         }
     }
 }
@@ -1920,6 +1967,7 @@ fn main() {
         } else {
             let world = match (has("--ranges"), has("--etcd")) {
                 _ if has("--embedded") => Sim::FileLeases,
+                _ if has("--service") => Sim::Service,
                 (false, _) if has("--postgres") => Sim::PgLeases,
                 (true, _) if has("--postgres") => Sim::PgRanges,
                 (false, false) => Sim::Leases,
@@ -1965,6 +2013,7 @@ fn main() {
             (Sim::PgLeases, seeds / 25, "IDs"),
             (Sim::PgRanges, seeds / 10, "values"),
             (Sim::FileLeases, seeds / 50, "IDs"),
+            (Sim::Service, seeds / 25, "IDs"),
         ];
         let only: Option<String> = arg(&args, "--world");
         let chosen = |name: &str| only.as_deref().is_none_or(|o| o == name);
@@ -2081,7 +2130,7 @@ impl Planted {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-const DEFECTS: [Planted; 20] = [
+const DEFECTS: [Planted; 22] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -2178,6 +2227,18 @@ const DEFECTS: [Planted; 20] = [
         "pg-reserve-without-keep-larger",
         Defect::PgReserveWithoutKeepLarger,
         Sim::PgLeases,
+    ),
+    // In the ID service: an instance's fixed node ID not claimed on the client sequencer.
+    Planted::code(
+        "service-fixed-node-unclaimed",
+        Defect::ServiceFixedNodeUnclaimed,
+        Sim::Service,
+    ),
+    // In the in-memory store: a renewal after the claim's TTL succeeds (the checker's expiry rule).
+    Planted::code(
+        "renew-ignores-expiry",
+        Defect::RenewIgnoresExpiry,
+        Sim::Leases,
     ),
 ];
 
