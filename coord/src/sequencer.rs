@@ -756,3 +756,36 @@ impl NodeGenerator {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::OffsetTime;
+
+    /// A fixed node ID mints by the clock it is given (here a year behind), not the system clock.
+    #[test]
+    fn a_fixed_node_id_mints_by_the_clock_given() {
+        const YEAR_NS: i64 = 365 * 86_400 * 1_000_000_000;
+        let time: Arc<dyn Time> = Arc::new(OffsetTime::new(-YEAR_NS));
+        let g = NodeGenerator::open_with(
+            "3",
+            Layout::twitter(),
+            Options::default(),
+            time.clone(),
+            LeaseOptions::default(),
+        )
+        .unwrap();
+        let mut batch = [0u64; 4];
+        g.next_ids(&mut batch).unwrap();
+        for id in [g.next_id().unwrap(), batch[0]] {
+            let d = Layout::twitter().decode(id).unwrap();
+            let at_ms = time.unix_ns() / 1_000_000;
+            assert_eq!(d.node, 3);
+            assert!(
+                d.unix_ms <= at_ms && at_ms - d.unix_ms < 60_000,
+                "ID of {} ms, the clock given reads {at_ms} ms",
+                d.unix_ms
+            );
+        }
+    }
+}

@@ -23,13 +23,15 @@
 //! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
 //! ```
 //! Options: `--seeds N` (default 500 lease seeds; the state file and the embedded store run N/50 seeds of `--steps`/2, the
+//! service N/25 seeds of `--steps`/2, the
 //! ranges N/5 seeds of `--steps`/4, the leases over etcd N/50 seeds of `--steps`/2, the ranges over
 //! etcd N/25 seeds of `--steps`/4, the leases over PostgreSQL N/25 seeds of `--steps`/2, the ranges
 //! over PostgreSQL N/10 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed,
 //! default 4000), `--world NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`,
-//! `postgres leases`, `postgres ranges`, `embedded leases`, `state file`), `--replay
+//! `postgres leases`, `postgres ranges`, `embedded leases`, `service`, `state file`), `--replay
 //! SEED` (one seed, every step printed, `--steps` being that world's own; with `--state-file`,
-//! `--ranges`, `--etcd`, `--ranges --etcd`, `--postgres`, `--ranges --postgres` or `--embedded`, that
+//! `--ranges`, `--etcd`, `--ranges --etcd`, `--postgres`, `--ranges --postgres`, `--embedded` or
+//! `--service`, that
 //! world; `--defect NAME` plants one of the table's
 //! defects), `--long` (1024 nodes, 10^9 IDs: the README's figures), `--defects` / `--no-defects` (only
 //! / without the planted-defect proof; `--defect NAME` proves only that one), `--defect-seeds N` (the
@@ -78,6 +80,21 @@
 //! only the clock keeps the old IDs apart (SPEC §8) — with per-holder clock steps, or a host clock
 //! stepped back, or an epoch changed after a floor put IDs ahead of the clock, this world does mint IDs
 //! twice, whatever the product does.
+//!
+//! The ID service (`--world service`, `--replay SEED --service`; module `service`): three instances of
+//! the real `snowmint_service::Service` on fixed node IDs claimed on the client sequencer (the
+//! `--node N --leases URL` code path, the own lease stepped), on the in-memory store behind `Link`'s
+//! faults, and clients minting under leases taken, renewed and released through the service's routes
+//! by any instance: no ID twice across instances and clients. (`snowmint-service` is a dev-dependency
+//! of this crate with its `planted-defects` feature, so that its instances run in this binary and its
+//! planted defect sits in the same table; in a dev-dependency cycle the service links this crate's
+//! library.)
+//!
+//! Claims' expiry, in every world on the in-memory and embedded stores (which judge by the simulated
+//! time they are given): `Link` notes each claim's expiry as the store answers it, and a renewal
+//! answered after that expiry is a violation (SPEC §3.2: every store expires a claim at its TTL and
+//! refuses its renewal). An expired claim nobody took again mints no duplicate, so the rule is
+//! checked itself.
 //!
 //! The proof (planted defects, feature `planted-defects`): each one- or two-line mistake of the
 //! table in `DEFECTS` must be caught within `--defect-seeds`; the run prints how many seeds each took
