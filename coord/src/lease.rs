@@ -168,7 +168,8 @@ pub enum Defect {
     /// without claiming it on the client sequencer (the fix of an instance's node ID leased to a
     /// client reverted: the store hands it out).
     ServiceFixedNodeUnclaimed,
-    /// The memory store renews a claim past its expiry (the fix of renewals after the TTL reverted).
+    /// The memory store, and the embedded store, renew a claim past its expiry (the fix of renewals
+    /// after the TTL reverted; the embedded store also keeps the claim in its process past expiry).
     RenewIgnoresExpiry,
     /// A range sequence installs its next process range with the end stored before the cursor: a
     /// minting thread that reads the new end in between takes a value from the old cursor, outside

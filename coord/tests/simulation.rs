@@ -2147,7 +2147,7 @@ impl Planted {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-const DEFECTS: [Planted; 22] = [
+const DEFECTS: [Planted; 23] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -2256,6 +2256,13 @@ const DEFECTS: [Planted; 22] = [
         "renew-ignores-expiry",
         Defect::RenewIgnoresExpiry,
         Sim::Leases,
+    ),
+    // The same in the embedded store (the fix of its claims that never expired while their process
+    // lived, reverted).
+    Planted::code(
+        "embedded-renew-ignores-expiry",
+        Defect::RenewIgnoresExpiry,
+        Sim::FileLeases,
     ),
 ];
 
