@@ -168,6 +168,9 @@ pub enum Defect {
     /// without claiming it on the client sequencer (the fix of an instance's node ID leased to a
     /// client reverted: the store hands it out).
     ServiceFixedNodeUnclaimed,
+    /// A lease source (and the service's client sequencer) creates any sequencer it names that does
+    /// not exist, not only `default` (the fix of implicit creation, `SEQUENCER_NOT_FOUND`, reverted).
+    ImplicitCreation,
     /// The memory store, and the embedded store, renew a claim past its expiry (the fix of renewals
     /// after the TTL reverted; the embedded store also keeps the claim in its process past expiry).
     RenewIgnoresExpiry,

@@ -391,14 +391,16 @@ impl Sequencer {
                 };
                 return Err(conflict(name, &r.config, &wanted).context(store.describe()));
             }
-            None if name == crate::source::DEFAULT_SEQUENCER => create_record(
-                &*store,
-                &*time,
-                name,
-                &layout,
-                layout.node_count(),
-                &options,
-            )?,
+            None if name == crate::source::DEFAULT_SEQUENCER || implicit(&lease_options) => {
+                create_record(
+                    &*store,
+                    &*time,
+                    name,
+                    &layout,
+                    layout.node_count(),
+                    &options,
+                )?
+            }
             None => return Err(not_found(&*store, name)),
         };
         Ok(Sequencer::handle(
@@ -754,6 +756,18 @@ impl NodeGenerator {
             Inner::Fixed(..) => Ok(()),
             Inner::Leased(l) => l.release(),
         }
+    }
+}
+
+/// The planted defect `ImplicitCreation` ([`LeaseOptions::defect`]): always `false` without the feature
+/// `planted-defects`.
+fn implicit(lease_options: &LeaseOptions) -> bool {
+    #[cfg(feature = "planted-defects")]
+    return lease_options.defect == crate::lease::Defect::ImplicitCreation;
+    #[cfg(not(feature = "planted-defects"))]
+    {
+        let _ = lease_options;
+        false
     }
 }
 

@@ -2147,7 +2147,7 @@ impl Planted {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-const DEFECTS: [Planted; 23] = [
+const DEFECTS: [Planted; 24] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -2257,6 +2257,9 @@ const DEFECTS: [Planted; 23] = [
         Defect::RenewIgnoresExpiry,
         Sim::Leases,
     ),
+    // A sequencer other than `default` created by the lease source that names it (here the service's
+    // `--client-sequencer`), after the operator destroyed it.
+    Planted::code("implicit-creation", Defect::ImplicitCreation, Sim::Service),
     // The same in the embedded store (the fix of its claims that never expired while their process
     // lived, reverted).
     Planted::code(

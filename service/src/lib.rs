@@ -351,6 +351,17 @@ enum Defect {
 }
 
 impl Simulated {
+    /// The lease options of the service's own lease and client sequencer: stepped or not, with the
+    /// planted defect.
+    fn lease_options(&self) -> LeaseOptions {
+        LeaseOptions {
+            stepped: self.stepped,
+            #[cfg(feature = "planted-defects")]
+            defect: self.defect,
+            ..LeaseOptions::default()
+        }
+    }
+
     /// Whether the planted defect `d` is on: always `false` without the feature `planted-defects`.
     fn planted(&self, d: Defect) -> bool {
         #[cfg(feature = "planted-defects")]
@@ -557,7 +568,13 @@ impl Service {
                     fixed => {
                         // The client sequencer the fixed node ID is claimed on (created if it is
                         // the service's own default one).
-                        leases::client_sequencer(s, &time, &sequencer, &config)?;
+                        leases::client_sequencer(
+                            s,
+                            &time,
+                            &sequencer,
+                            &config,
+                            sim.lease_options(),
+                        )?;
                         (
                             LeaseOptions::default().ttl,
                             Some(fixed.resolve(&config.node, &config.layout)?),
@@ -584,8 +601,7 @@ impl Service {
                                 "snowmint serve, {}",
                                 snowmint_coord::lease::default_holder()
                             ),
-                            stepped: sim.stepped,
-                            ..LeaseOptions::default()
+                            ..sim.lease_options()
                         },
                     )
                 }));
@@ -620,6 +636,7 @@ impl Service {
                 time.clone(),
                 &sequencer,
                 &config,
+                sim.lease_options(),
             )?),
             None => None,
         };

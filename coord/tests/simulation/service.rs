@@ -59,12 +59,31 @@ struct ServiceWorld {
     now: Arc<AtomicU64>,
     layout: Layout,
     config: Config,
+    /// The store, as the operator sees it (no faults).
+    store: Arc<MemoryStore>,
+    /// The client sequencer's incarnation the operator created last (`None`: destroyed).
+    incarnation: Option<u64>,
     instances: Vec<Instance>,
     clients: Vec<Client>,
     /// Every ID minted, and who minted it.
     seen: HashMap<u64, String>,
     minted: u64,
     step: u64,
+}
+
+/// The client sequencer: named (`--client-sequencer`), so only the operator creates it.
+const CLIENT_SEQUENCER: &str = "sim-clients";
+
+/// The operator creates the client sequencer (all eight node IDs): its incarnation.
+fn create(store: &MemoryStore, layout: &Layout, step: u64) -> u64 {
+    let config = SequencerConfig {
+        layout: layout_text(layout),
+        nodes: layout.node_count(),
+    };
+    store
+        .create_sequencer(CLIENT_SEQUENCER, &config, START_UNIX_NS / MS + step)
+        .expect("the operator's store")
+        .incarnation
 }
 
 /// A JSON answer's field that is a decimal string or a number.
@@ -92,7 +111,11 @@ fn expected(
     let code = body(r)["error"]["code"].as_str().unwrap_or("").to_string();
     let fine = matches!(
         code.as_str(),
-        "STORE_UNAVAILABLE" | "LEASE_LOST" | "NODE_IDS_EXHAUSTED" | "TOO_FAR_AHEAD"
+        "STORE_UNAVAILABLE"
+            | "LEASE_LOST"
+            | "NODE_IDS_EXHAUSTED"
+            | "TOO_FAR_AHEAD"
+            | "SEQUENCER_DESTROYED"
     );
     if fine {
         Ok(false)
@@ -122,8 +145,10 @@ impl ServiceWorld {
         config.layout_name = layout_text(&layout);
         config.lease_ttl = Duration::from_millis(3_000);
         config.lease_reservation = Duration::from_millis(2_000);
+        config.client_sequencer = Some(CLIENT_SEQUENCER.into());
         let store = Arc::new(MemoryStore::new());
         store.plant(defect);
+        let incarnation = Some(create(&store, &layout, 0));
         let expiries = Expiries::default();
         let clock = || {
             Arc::new(SimClock {
@@ -167,6 +192,8 @@ impl ServiceWorld {
             now,
             layout,
             config,
+            store,
+            incarnation,
             instances,
             clients,
             seen: HashMap::new(),
@@ -235,7 +262,9 @@ impl ServiceWorld {
             Err(e) => match e.code() {
                 ErrorCode::NodeIdsExhausted
                 | ErrorCode::StoreUnavailable
-                | ErrorCode::LeaseLost => {
+                | ErrorCode::LeaseLost
+                | ErrorCode::SequencerNotFound
+                | ErrorCode::SequencerDestroyed => {
                     self.log(|| format!("instance {i} cannot start on node {node}: {}", e.code()))
                 }
                 _ => return Err(format!("instance {i}: starting, unexpected error {e}")),
@@ -370,6 +399,15 @@ impl ServiceWorld {
                 inst.next_round_ns = now + 1_000 * MS;
                 s.keeper_round();
             }
+            // An instance whose own lease ended (lost, its sequencer destroyed) is restarted (what
+            // its supervisor's claim again does, or an operator).
+            if inst.service.as_ref().is_some_and(|s| {
+                s.generator()
+                    .state()
+                    .is_some_and(|st| st != LeaseState::Held)
+            }) {
+                inst.service = None;
+            }
         }
         let i = self.rng.below(INSTANCES as u64) as usize;
         let c = self.rng.below(CLIENTS as u64) as usize;
@@ -408,6 +446,19 @@ impl ServiceWorld {
                     self.log(|| format!("instance {i} crashes"));
                 }
             }
+            // The operator destroys the client sequencer now and then, and creates it again soon.
+            89..=90 => match self.incarnation {
+                Some(inc) if self.rng.chance(10) => {
+                    let done = self.store.destroy_sequencer(CLIENT_SEQUENCER, inc);
+                    self.incarnation = None;
+                    self.log(|| format!("the client sequencer is destroyed: {done:?}"));
+                }
+                None => {
+                    self.incarnation = Some(create(&self.store, &self.layout, self.step));
+                    self.log(|| "the client sequencer is created again".to_string());
+                }
+                Some(_) => {}
+            },
             // An instance shuts down (its claim released).
             85 => {
                 if let Some(s) = self.instances[i].service.take() {
@@ -436,7 +487,29 @@ impl ServiceWorld {
             .instances
             .iter()
             .find_map(|inst| inst.link.violation.lock().unwrap().take());
-        violation.map_or(Ok(()), Err)
+        violation.map_or(Ok(()), Err)?;
+        self.check_sequencers()
+    }
+
+    /// Only the operator creates sequencers: `default` is the only name created implicitly (here no
+    /// instance names it), any other missing one is `SEQUENCER_NOT_FOUND`.
+    fn check_sequencers(&self) -> std::result::Result<(), String> {
+        let live = self.store.sequencers().expect("the operator's store");
+        let live: Vec<(&str, u64)> = live
+            .iter()
+            .map(|r| (r.name.as_str(), r.incarnation))
+            .collect();
+        let created: Vec<(&str, u64)> = self
+            .incarnation
+            .map(|i| (CLIENT_SEQUENCER, i))
+            .into_iter()
+            .collect();
+        if live != created {
+            return Err(format!(
+                "the store holds the sequencers {live:?}, the operator created {created:?}"
+            ));
+        }
+        Ok(())
     }
 
     /// A fault on instance `i`'s link to the store: cut off, or requests failing or answered late.
