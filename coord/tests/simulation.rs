@@ -85,7 +85,8 @@
 //! the real `snowmint_service::Service` on fixed node IDs claimed on the client sequencer (the
 //! `--node N --leases URL` code path, the own lease stepped), on the in-memory store behind `Link`'s
 //! faults, and clients minting under leases taken, renewed and released through the service's routes
-//! by any instance: no ID twice across instances and clients. (`snowmint-service` is a dev-dependency
+//! by any instance, the client sequencer destroyed and created again by the operator: no ID twice
+//! across instances and clients, and no sequencer record the operator did not create. (`snowmint-service` is a dev-dependency
 //! of this crate with its `planted-defects` feature, so that its instances run in this binary and its
 //! planted defect sits in the same table; in a dev-dependency cycle the service links this crate's
 //! library.)

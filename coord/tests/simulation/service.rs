@@ -7,8 +7,11 @@
 //! strictly increasing, at or past their clock's tick, within `[start, limit)` of the last answer, renewed
 //! by any instance (the token is the only record). Instances crash (cut off, then dropped: the claim
 //! stays until its TTL) or shut down, and start again when their node ID is free; clients lose their
-//! lease, release it or crash. After every step: no ID minted twice across instances and clients, and
-//! each minter's IDs strictly increasing. What it holds the service to (SPEC §6a): every instance's own
+//! lease, release it or crash. The operator destroys the client sequencer (a named one,
+//! `--client-sequencer`) now and then and creates it again: instances starting meanwhile get
+//! `SEQUENCER_NOT_FOUND`, running ones lose their lease and start again. After every step: no ID minted
+//! twice across instances and clients, each minter's IDs strictly increasing, and no sequencer in the
+//! store that the operator did not create (only `default` is ever created implicitly). What it holds the service to (SPEC §6a): every instance's own
 //! node ID is a claim on the sequencer client leases come from, so the store never leases a client the
 //! node ID an instance mints with.
 
