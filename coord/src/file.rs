@@ -556,7 +556,9 @@ impl FileStore {
     /// Closes the files of this process's claims that have ended by `now_unix_ms` (see [`Held`]), so a
     /// process holding many short claims (the ID service's client leases) keeps only the live ones open.
     fn forget_ended(&self, now_unix_ms: u64) {
-        self.held().retain(|_, h| h.deadline() > now_unix_ms);
+        let ignores_expiry = planted!(self, RenewIgnoresExpiry); // renewed and kept past expiry
+        self.held()
+            .retain(|_, h| ignores_expiry || h.deadline() > now_unix_ms);
     }
 
     /// Claims node ID `node_id` if it is free: nobody's claim, an expired one, or one whose process has
@@ -711,7 +713,9 @@ impl FileStore {
             return Err(lost(claim));
         }
         let (token, expires, holder) = self.read_holder(&file)?;
-        if token != claim.token || now_unix_ms.is_some_and(|now| expires <= now) {
+        let ignores_expiry = planted!(self, RenewIgnoresExpiry);
+        if token != claim.token || now_unix_ms.is_some_and(|now| expires <= now && !ignores_expiry)
+        {
             return Err(lost(claim));
         }
         f(h, &holder)

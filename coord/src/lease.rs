@@ -164,6 +164,16 @@ pub enum Defect {
     /// the swap that seals the word): an ID minted in between lies past the reservation it lowers to,
     /// and the node ID's next holder mints it again.
     ReleaseReadsBeforeSeal,
+    /// The ID service opens a fixed `--node N` given a store of client leases as a fixed node ID,
+    /// without claiming it on the client sequencer (the fix of an instance's node ID leased to a
+    /// client reverted: the store hands it out).
+    ServiceFixedNodeUnclaimed,
+    /// A lease source (and the service's client sequencer) creates any sequencer it names that does
+    /// not exist, not only `default` (the fix of implicit creation, `SEQUENCER_NOT_FOUND`, reverted).
+    ImplicitCreation,
+    /// The memory store, and the embedded store, renew a claim past its expiry (the fix of renewals
+    /// after the TTL reverted; the embedded store also keeps the claim in its process past expiry).
+    RenewIgnoresExpiry,
     /// A range sequence installs its next process range with the end stored before the cursor: a
     /// minting thread that reads the new end in between takes a value from the old cursor, outside
     /// the new range (another process's).

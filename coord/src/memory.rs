@@ -63,6 +63,15 @@ impl MemoryStore {
         self.available.store(available, Ordering::SeqCst);
     }
 
+    /// The planted defect `RenewIgnoresExpiry`: always `false` without the feature `planted-defects`.
+    fn renews_expired(&self) -> bool {
+        #[cfg(feature = "planted-defects")]
+        return *self.defect.lock().unwrap_or_else(|p| p.into_inner())
+            == crate::lease::Defect::RenewIgnoresExpiry;
+        #[cfg(not(feature = "planted-defects"))]
+        false
+    }
+
     fn state(&self) -> Result<std::sync::MutexGuard<'_, State>> {
         if !self.available.load(Ordering::SeqCst) {
             return Err(Error::unavailable(
@@ -219,7 +228,9 @@ impl Store for MemoryStore {
     fn renew(&self, claim: &Claim, ttl_ms: u64, now_unix_ms: u64) -> Result<Claim> {
         let mut s = self.state()?;
         match s.claims.get_mut(&(claim.sequencer.clone(), claim.node_id)) {
-            Some(h) if h.token == claim.token && live(h, now_unix_ms) => {
+            Some(h)
+                if h.token == claim.token && (live(h, now_unix_ms) || self.renews_expired()) =>
+            {
                 h.expires_unix_ms = now_unix_ms.saturating_add(ttl_ms);
                 Ok(Claim {
                     expires_unix_ms: h.expires_unix_ms,

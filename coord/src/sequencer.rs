@@ -391,14 +391,16 @@ impl Sequencer {
                 };
                 return Err(conflict(name, &r.config, &wanted).context(store.describe()));
             }
-            None if name == crate::source::DEFAULT_SEQUENCER => create_record(
-                &*store,
-                &*time,
-                name,
-                &layout,
-                layout.node_count(),
-                &options,
-            )?,
+            None if name == crate::source::DEFAULT_SEQUENCER || implicit(&lease_options) => {
+                create_record(
+                    &*store,
+                    &*time,
+                    name,
+                    &layout,
+                    layout.node_count(),
+                    &options,
+                )?
+            }
             None => return Err(not_found(&*store, name)),
         };
         Ok(Sequencer::handle(
@@ -592,7 +594,8 @@ pub struct NodeGenerator {
 // Shuttle's locks (the concurrency model's feature, coord/src/sync.rs) make a lease much larger.
 #[cfg_attr(feature = "shuttle", allow(clippy::large_enum_variant))]
 enum Inner {
-    Fixed(SharedGenerator),
+    /// A fixed node ID, minting by the clock given (the system clock on its fast path).
+    Fixed(SharedGenerator, Arc<dyn Time>),
     Leased(Lease),
 }
 
@@ -642,7 +645,7 @@ impl NodeGenerator {
         let NodeSource::Lease(l) = &parsed else {
             let node = parsed.resolve(source, &layout)?;
             return Ok(NodeGenerator {
-                inner: Inner::Fixed(SharedGenerator::new(layout, node, options)?),
+                inner: Inner::Fixed(SharedGenerator::new(layout, node, options)?, time),
             });
         };
         let store = open_store(&l.store)
@@ -692,7 +695,7 @@ impl NodeGenerator {
     /// The node ID.
     pub fn node_id(&self) -> u64 {
         match &self.inner {
-            Inner::Fixed(g) => g.node_id(),
+            Inner::Fixed(g, _) => g.node_id(),
             Inner::Leased(l) => l.node_id(),
         }
     }
@@ -700,7 +703,7 @@ impl NodeGenerator {
     /// The lease, for a lease source.
     pub fn lease(&self) -> Option<&Lease> {
         match &self.inner {
-            Inner::Fixed(_) => None,
+            Inner::Fixed(..) => None,
             Inner::Leased(l) => Some(l),
         }
     }
@@ -708,7 +711,7 @@ impl NodeGenerator {
     /// What this generator has done ([`snowmint::Stats`]; for a lease source, [`Lease::stats`]).
     pub fn stats(&self) -> snowmint::Stats {
         match &self.inner {
-            Inner::Fixed(g) => g.stats(),
+            Inner::Fixed(g, _) => g.stats(),
             Inner::Leased(l) => l.stats(),
         }
     }
@@ -721,7 +724,7 @@ impl NodeGenerator {
     /// The layout.
     pub fn layout(&self) -> &Layout {
         match &self.inner {
-            Inner::Fixed(g) => g.layout(),
+            Inner::Fixed(g, _) => g.layout(),
             Inner::Leased(l) => l.generator().layout(),
         }
     }
@@ -730,7 +733,8 @@ impl NodeGenerator {
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
         match &self.inner {
-            Inner::Fixed(g) => g.next_id().map_err(Error::from),
+            Inner::Fixed(g, t) if t.is_system() => g.next_id().map_err(Error::from),
+            Inner::Fixed(g, t) => g.next_id_from(&|| Ok(t.unix_ns())).map_err(Error::from),
             Inner::Leased(l) => l.next_id(),
         }
     }
@@ -738,7 +742,10 @@ impl NodeGenerator {
     /// Fills `out` with consecutive IDs from one clock reading.
     pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
         match &self.inner {
-            Inner::Fixed(g) => g.next_ids(out).map_err(Error::from),
+            Inner::Fixed(g, t) if t.is_system() => g.next_ids(out).map_err(Error::from),
+            Inner::Fixed(g, t) => g
+                .next_ids_with(&|| Ok(t.unix_ns()), snowmint::sleep_ns, out)
+                .map_err(Error::from),
             Inner::Leased(l) => l.next_ids(out),
         }
     }
@@ -746,8 +753,53 @@ impl NodeGenerator {
     /// Releases the lease now (also done on drop); nothing for a fixed node ID.
     pub fn release(&self) -> Result<()> {
         match &self.inner {
-            Inner::Fixed(_) => Ok(()),
+            Inner::Fixed(..) => Ok(()),
             Inner::Leased(l) => l.release(),
+        }
+    }
+}
+
+/// The planted defect `ImplicitCreation` ([`LeaseOptions::defect`]): always `false` without the feature
+/// `planted-defects`.
+fn implicit(lease_options: &LeaseOptions) -> bool {
+    #[cfg(feature = "planted-defects")]
+    return lease_options.defect == crate::lease::Defect::ImplicitCreation;
+    #[cfg(not(feature = "planted-defects"))]
+    {
+        let _ = lease_options;
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::OffsetTime;
+
+    /// A fixed node ID mints by the clock it is given (here a year behind), not the system clock.
+    #[test]
+    fn a_fixed_node_id_mints_by_the_clock_given() {
+        const YEAR_NS: i64 = 365 * 86_400 * 1_000_000_000;
+        let time: Arc<dyn Time> = Arc::new(OffsetTime::new(-YEAR_NS));
+        let g = NodeGenerator::open_with(
+            "3",
+            Layout::twitter(),
+            Options::default(),
+            time.clone(),
+            LeaseOptions::default(),
+        )
+        .unwrap();
+        let mut batch = [0u64; 4];
+        g.next_ids(&mut batch).unwrap();
+        for id in [g.next_id().unwrap(), batch[0]] {
+            let d = Layout::twitter().decode(id).unwrap();
+            let at_ms = time.unix_ns() / 1_000_000;
+            assert_eq!(d.node, 3);
+            assert!(
+                d.unix_ms <= at_ms && at_ms - d.unix_ms < 60_000,
+                "ID of {} ms, the clock given reads {at_ms} ms",
+                d.unix_ms
+            );
         }
     }
 }

@@ -23,13 +23,15 @@
 //! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
 //! ```
 //! Options: `--seeds N` (default 500 lease seeds; the state file and the embedded store run N/50 seeds of `--steps`/2, the
+//! service N/25 seeds of `--steps`/2, the
 //! ranges N/5 seeds of `--steps`/4, the leases over etcd N/50 seeds of `--steps`/2, the ranges over
 //! etcd N/25 seeds of `--steps`/4, the leases over PostgreSQL N/25 seeds of `--steps`/2, the ranges
 //! over PostgreSQL N/10 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed,
 //! default 4000), `--world NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`,
-//! `postgres leases`, `postgres ranges`, `embedded leases`, `state file`), `--replay
+//! `postgres leases`, `postgres ranges`, `embedded leases`, `service`, `state file`), `--replay
 //! SEED` (one seed, every step printed, `--steps` being that world's own; with `--state-file`,
-//! `--ranges`, `--etcd`, `--ranges --etcd`, `--postgres`, `--ranges --postgres` or `--embedded`, that
+//! `--ranges`, `--etcd`, `--ranges --etcd`, `--postgres`, `--ranges --postgres`, `--embedded` or
+//! `--service`, that
 //! world; `--defect NAME` plants one of the table's
 //! defects), `--long` (1024 nodes, 10^9 IDs: the README's figures), `--defects` / `--no-defects` (only
 //! / without the planted-defect proof; `--defect NAME` proves only that one), `--defect-seeds N` (the
@@ -79,6 +81,22 @@
 //! stepped back, or an epoch changed after a floor put IDs ahead of the clock, this world does mint IDs
 //! twice, whatever the product does.
 //!
+//! The ID service (`--world service`, `--replay SEED --service`; module `service`): three instances of
+//! the real `snowmint_service::Service` on fixed node IDs claimed on the client sequencer (the
+//! `--node N --leases URL` code path, the own lease stepped), on the in-memory store behind `Link`'s
+//! faults, and clients minting under leases taken, renewed and released through the service's routes
+//! by any instance, the client sequencer destroyed and created again by the operator: no ID twice
+//! across instances and clients, and no sequencer record the operator did not create. (`snowmint-service` is a dev-dependency
+//! of this crate with its `planted-defects` feature, so that its instances run in this binary and its
+//! planted defect sits in the same table; in a dev-dependency cycle the service links this crate's
+//! library.)
+//!
+//! Claims' expiry, in every world on the in-memory and embedded stores (which judge by the simulated
+//! time they are given): `Link` notes each claim's expiry as the store answers it, and a renewal
+//! answered after that expiry is a violation (SPEC §3.2: every store expires a claim at its TTL and
+//! refuses its renewal). An expired claim nobody took again mints no duplicate, so the rule is
+//! checked itself.
+//!
 //! The proof (planted defects, feature `planted-defects`): each one- or two-line mistake of the
 //! table in `DEFECTS` must be caught within `--defect-seeds`; the run prints how many seeds each took
 //! and fails if one is not caught. A batch that meets the ceiling on a healthy holder must succeed
@@ -106,6 +124,8 @@ use snowmint_coord::{
 mod etcd;
 #[path = "simulation/postgres.rs"]
 mod postgres;
+#[path = "simulation/service.rs"]
+mod service;
 
 use postgres::{PgNet, SimConnect, SimPg};
 
@@ -234,7 +254,13 @@ struct Link {
     /// more than one node ID; and the first such call seen (the world fails on it).
     pg: Option<Arc<PgNet>>,
     violation: Mutex<Option<String>>,
+    /// Each claim's expiry as the store last answered it (claims and renewals of every link of the
+    /// world): a renewal answered after it is a violation.
+    expiries: Expiries,
 }
+
+/// Per claim (sequencer, node ID, fencing token), its expiry (Unix ms) as the store last set it.
+type Expiries = Arc<Mutex<std::collections::HashMap<(String, u64, u64), u64>>>;
 
 /// A write in flight.
 #[derive(Debug)]
@@ -263,6 +289,7 @@ impl Link {
             rng: Mutex::new(Rng(seed)),
             pg: None,
             violation: Mutex::new(None),
+            expiries: Expiries::default(),
         }
     }
     fn true_ms(&self) -> u64 {
@@ -359,6 +386,14 @@ impl Link {
     }
 }
 
+impl Link {
+    /// Notes `c`'s expiry as the store answered it.
+    fn expires(&self, c: &Claim) {
+        let key = (c.sequencer.clone(), c.node_id, c.token);
+        self.expiries.lock().unwrap().insert(key, c.expires_unix_ms);
+    }
+}
+
 /// A row's text without its nonce (`by=…`).
 fn without_nonce(text: &str) -> String {
     text.split_whitespace()
@@ -410,12 +445,35 @@ impl Store for Link {
                 self.violation.lock().unwrap().get_or_insert(e);
             }
         }
+        if let Ok(Some(c)) = &r {
+            self.expires(c);
+        }
         self.after(r)
     }
     fn renew(&self, claim: &Claim, ttl_ms: u64, now: u64) -> Result<Claim> {
         self.before()?;
         let now = if self.net { now } else { self.true_ms() };
-        self.after(self.store.renew(claim, ttl_ms, now))
+        let r = self.store.renew(claim, ttl_ms, now);
+        if let Ok(c) = &r {
+            // Every store expires a claim at its TTL and refuses its renewal after that (SPEC §3.2): an
+            // expired claim nobody took again would not mint a duplicate, so the rule is checked
+            // itself. The in-memory and embedded stores judge by the time they are given (the true
+            // time here: no tolerance); the server stores' own clocks are not this world's.
+            let key = (claim.sequencer.clone(), claim.node_id, claim.token);
+            let was = self.expiries.lock().unwrap().get(&key).copied();
+            if let Some(at) = was.filter(|&at| !self.net && now >= at) {
+                self.violation.lock().unwrap().get_or_insert(format!(
+                    "the renewal of node {}'s claim (fencing token {}) was answered at {} ms, after \
+                     the claim expired at {} ms",
+                    claim.node_id,
+                    claim.token,
+                    now - START_UNIX_NS / MS,
+                    at - START_UNIX_NS / MS
+                ));
+            }
+            self.expires(c);
+        }
+        self.after(r)
     }
     fn release(&self, claim: &Claim) -> Result<()> {
         self.before()?;
@@ -624,6 +682,7 @@ impl World {
             m.plant(defect);
             m
         };
+        let expiries = Expiries::default();
         let link = |rng: &mut Rng, i: usize| {
             let seed = rng.next() ^ i as u64;
             let faults: Arc<Faults> = Arc::default();
@@ -656,6 +715,7 @@ impl World {
                 faults,
                 net,
                 pg,
+                expiries: expiries.clone(),
                 ..Link::new(inner, &now, seed, None, defect)
             })
         };
@@ -1819,6 +1879,8 @@ enum Sim {
     PgRanges,
     /// Leases over the embedded store (a directory deleted or replaced under running holders).
     FileLeases,
+    /// Instances of the ID service and clients under their leases, on the in-memory store.
+    Service,
 }
 
 impl Sim {
@@ -1831,6 +1893,7 @@ impl Sim {
             Sim::PgLeases => "postgres leases",
             Sim::PgRanges => "postgres ranges",
             Sim::FileLeases => "embedded leases",
+            Sim::Service => "service",
         }
     }
     /// The replay option that selects this world.
@@ -1843,6 +1906,7 @@ impl Sim {
             Sim::PgLeases => " --postgres",
             Sim::PgRanges => " --ranges --postgres",
             Sim::FileLeases => " --embedded",
+            Sim::Service => " --service",
         }
     }
     /// Steps of one seed of this world, from the lease world's `steps`.
@@ -1850,7 +1914,7 @@ impl Sim {
         match self {
             Sim::Leases => steps,
             Sim::Ranges | Sim::EtcdRanges | Sim::PgRanges => steps / 4,
-            Sim::EtcdLeases | Sim::PgLeases | Sim::FileLeases => steps / 2,
+            Sim::EtcdLeases | Sim::PgLeases | Sim::FileLeases | Sim::Service => steps / 2,
         }
     }
     /// One seed of `steps` (this world's own).
@@ -1895,6 +1959,7 @@ impl Sim {
             Sim::Ranges => run_ranges(seed, steps, (p.code, p.store), Over::Memory, trace),
             Sim::EtcdRanges => run_ranges(seed, steps, (p.code, p.store), Over::Etcd, trace),
             Sim::PgRanges => run_ranges(seed, steps, (p.code, p.store), Over::Postgres, trace),
+            Sim::Service => service::run_service(seed, steps, p.code, trace),
         }
     }
 }
@@ -1920,6 +1985,7 @@ fn main() {
         } else {
             let world = match (has("--ranges"), has("--etcd")) {
                 _ if has("--embedded") => Sim::FileLeases,
+                _ if has("--service") => Sim::Service,
                 (false, _) if has("--postgres") => Sim::PgLeases,
                 (true, _) if has("--postgres") => Sim::PgRanges,
                 (false, false) => Sim::Leases,
@@ -1965,6 +2031,7 @@ fn main() {
             (Sim::PgLeases, seeds / 25, "IDs"),
             (Sim::PgRanges, seeds / 10, "values"),
             (Sim::FileLeases, seeds / 50, "IDs"),
+            (Sim::Service, seeds / 25, "IDs"),
         ];
         let only: Option<String> = arg(&args, "--world");
         let chosen = |name: &str| only.as_deref().is_none_or(|o| o == name);
@@ -2081,7 +2148,7 @@ impl Planted {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-const DEFECTS: [Planted; 20] = [
+const DEFECTS: [Planted; 24] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -2178,6 +2245,28 @@ const DEFECTS: [Planted; 20] = [
         "pg-reserve-without-keep-larger",
         Defect::PgReserveWithoutKeepLarger,
         Sim::PgLeases,
+    ),
+    // In the ID service: an instance's fixed node ID not claimed on the client sequencer.
+    Planted::code(
+        "service-fixed-node-unclaimed",
+        Defect::ServiceFixedNodeUnclaimed,
+        Sim::Service,
+    ),
+    // In the in-memory store: a renewal after the claim's TTL succeeds (the checker's expiry rule).
+    Planted::code(
+        "renew-ignores-expiry",
+        Defect::RenewIgnoresExpiry,
+        Sim::Leases,
+    ),
+    // A sequencer other than `default` created by the lease source that names it (here the service's
+    // `--client-sequencer`), after the operator destroyed it.
+    Planted::code("implicit-creation", Defect::ImplicitCreation, Sim::Service),
+    // The same in the embedded store (the fix of its claims that never expired while their process
+    // lived, reverted).
+    Planted::code(
+        "embedded-renew-ignores-expiry",
+        Defect::RenewIgnoresExpiry,
+        Sim::FileLeases,
     ),
 ];
 

@@ -230,9 +230,10 @@ impl Leases {
         time: Arc<dyn Time>,
         sequencer: &str,
         config: &Config,
+        lease_options: LeaseOptions,
     ) -> Result<Leases, snowmint_coord::Error> {
         let store = pool[0].clone();
-        let seq = client_sequencer(&store, &time, sequencer, config)?;
+        let seq = client_sequencer(&store, &time, sequencer, config, lease_options)?;
         Ok(Leases {
             record: seq.record().clone(),
             nodes: seq.record().config.nodes,
@@ -607,12 +608,14 @@ impl Leases {
 
 /// The client sequencer `sequencer` on `store`: the service's own default one is created if missing
 /// (as `default` is for a lease source); a name given with `--client-sequencer` must exist
-/// (`SEQUENCER_NOT_FOUND` otherwise), and its layout must be the service's.
+/// (`SEQUENCER_NOT_FOUND` otherwise), and its layout must be the service's. (`lease_options`: the
+/// defaults, or the simulation's, with a planted defect.)
 pub(crate) fn client_sequencer(
     store: &Arc<dyn Store>,
     time: &Arc<dyn Time>,
     sequencer: &str,
     config: &Config,
+    lease_options: LeaseOptions,
 ) -> Result<Sequencer, snowmint_coord::Error> {
     let open = || {
         Sequencer::for_layout(
@@ -621,7 +624,7 @@ pub(crate) fn client_sequencer(
             config.layout,
             Options::default(),
             time.clone(),
-            LeaseOptions::default(),
+            lease_options.clone(),
         )
     };
     match open() {
@@ -636,7 +639,7 @@ pub(crate) fn client_sequencer(
                 config.layout,
                 config.layout.node_count(),
                 Options::default(),
-                LeaseOptions::default(),
+                lease_options.clone(),
             )
         }
         other => other,

@@ -331,6 +331,49 @@ impl Route {
     }
 }
 
+/// How [`Service::open_simulated`] opens an instance: the own lease stepped, and (feature
+/// `planted-defects`) a defect planted.
+#[derive(Clone, Copy, Debug, Default)]
+struct Simulated {
+    stepped: bool,
+    #[cfg(feature = "planted-defects")]
+    defect: snowmint_coord::lease::Defect,
+}
+
+#[cfg(feature = "planted-defects")]
+use snowmint_coord::lease::Defect;
+
+/// The planted defects of the service (a stand-in without the feature, where none is ever on).
+#[cfg(not(feature = "planted-defects"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Defect {
+    ServiceFixedNodeUnclaimed,
+}
+
+impl Simulated {
+    /// The lease options of the service's own lease and client sequencer: stepped or not, with the
+    /// planted defect.
+    fn lease_options(&self) -> LeaseOptions {
+        LeaseOptions {
+            stepped: self.stepped,
+            #[cfg(feature = "planted-defects")]
+            defect: self.defect,
+            ..LeaseOptions::default()
+        }
+    }
+
+    /// Whether the planted defect `d` is on: always `false` without the feature `planted-defects`.
+    fn planted(&self, d: Defect) -> bool {
+        #[cfg(feature = "planted-defects")]
+        return self.defect == d;
+        #[cfg(not(feature = "planted-defects"))]
+        {
+            let _ = d;
+            false
+        }
+    }
+}
+
 /// Makes the service's generator: a claim on the store (again, after a loss).
 struct Reclaim(Box<dyn Fn() -> Result<NodeGenerator, snowmint_coord::Error> + Send + Sync>);
 
@@ -400,6 +443,42 @@ impl Service {
         time: Arc<dyn Time>,
         store: Option<Arc<dyn Store>>,
         wait_out_fixed: bool,
+    ) -> Result<Service, snowmint_coord::Error> {
+        Service::open_inner(config, time, store, wait_out_fixed, Simulated::default())
+    }
+
+    /// [`Service::open_with`] as the deterministic simulation opens an instance (coord's
+    /// `tests/simulation/service.rs`): a fixed node ID claimed on `store`, the own lease
+    /// [stepped](LeaseOptions::stepped) (no keeper thread: [`Service::keeper_round`] runs a round), and
+    /// with feature `planted-defects` a defect planted in the service.
+    #[doc(hidden)]
+    pub fn open_simulated(
+        config: Config,
+        time: Arc<dyn Time>,
+        store: Arc<dyn Store>,
+        #[cfg(feature = "planted-defects")] defect: snowmint_coord::lease::Defect,
+    ) -> Result<Service, snowmint_coord::Error> {
+        let sim = Simulated {
+            stepped: true,
+            #[cfg(feature = "planted-defects")]
+            defect,
+        };
+        Service::open_inner(config, time, Some(store), false, sim)
+    }
+
+    /// One keeper round of the own lease, on the calling thread (an instance of
+    /// [`Service::open_simulated`]); `false` when there is no stepped lease held.
+    #[doc(hidden)]
+    pub fn keeper_round(&self) -> bool {
+        self.generator().lease().is_some_and(|l| l.keeper_round())
+    }
+
+    fn open_inner(
+        config: Config,
+        time: Arc<dyn Time>,
+        store: Option<Arc<dyn Store>>,
+        wait_out_fixed: bool,
+        sim: Simulated,
     ) -> Result<Service, snowmint_coord::Error> {
         if config.lease_ttl <= config.lease_reservation {
             return Err(snowmint_coord::Error::invalid(format!(
@@ -479,7 +558,7 @@ impl Service {
         .filter(|u| !matches!(u, snowmint_coord::source::StoreUrl::File { .. }));
         let mut reclaim: Option<Reclaim> = None;
         let generator = match (&parsed, &store) {
-            (_, Some(s)) => {
+            (_, Some(s)) if !sim.planted(Defect::ServiceFixedNodeUnclaimed) => {
                 // A lease on the store: a lease source's any free node ID, a fixed node ID exactly that
                 // one (refused while another instance or a client holds it). Under `fail`: a request
                 // never waits on the reactor; at the ceiling it is TOO_FAR_AHEAD (503, retry) while the
@@ -489,7 +568,13 @@ impl Service {
                     fixed => {
                         // The client sequencer the fixed node ID is claimed on (created if it is
                         // the service's own default one).
-                        leases::client_sequencer(s, &time, &sequencer, &config)?;
+                        leases::client_sequencer(
+                            s,
+                            &time,
+                            &sequencer,
+                            &config,
+                            sim.lease_options(),
+                        )?;
                         (
                             LeaseOptions::default().ttl,
                             Some(fixed.resolve(&config.node, &config.layout)?),
@@ -516,7 +601,7 @@ impl Service {
                                 "snowmint serve, {}",
                                 snowmint_coord::lease::default_holder()
                             ),
-                            ..LeaseOptions::default()
+                            ..sim.lease_options()
                         },
                     )
                 }));
@@ -524,7 +609,7 @@ impl Service {
                 reclaim = Some(make);
                 g
             }
-            (_, None) => {
+            _ => {
                 let options = Options {
                     policy: Policy::Fail,
                     max_ahead_ns: FIXED_NODE_MAX_AHEAD.as_nanos() as u64,
@@ -551,6 +636,7 @@ impl Service {
                 time.clone(),
                 &sequencer,
                 &config,
+                sim.lease_options(),
             )?),
             None => None,
         };
