@@ -36,7 +36,7 @@ build_c() {
 }
 step "installing the Debian packages the demo uses when missing (compilers, cJSON, Python venv, Node.js)" \
   "a minute or two when missing, else instant" bash scripts/setup.sh --demo
-say "building every runtime once, in release (about 8 minutes on a fresh 2-core machine; seconds when current)"
+say "building every runtime once, in release (about 5 minutes on a fresh 2-core machine; seconds when current)"
 # The WASM package (wasm-bindgen-cli compiled once, about 2 minutes on a fresh machine, then the wasm32
 # build in its own target folder) is built beside the native builds below, so the two cores stay busy
 # through their long single-threaded steps (each artifact's link-time-optimised compile and link).
@@ -58,9 +58,9 @@ step "building the Rust CLI, the replayer and libsnowmint for C (release: the co
   "about 3 minutes the first time, the WASM package building beside it" \
   cargo build --release -p snowmint-cli -p snowmint-replay -p snowmint-c
 step "building the C programs (libsnowmint is current)" "seconds" build_c
-step "building the Python wheel for $(python3 -V) (maturin, release)" "about 80 s" \
+step "building the Python wheel for $(python3 -V) (maturin, release)" "about 75 s" \
   bash bindings-python/build.sh --this-python
-step "building the Node addon (napi-rs, release: its own crates on the graph above)" "about 40 s" bash bindings-node/build.sh
+step "building the Node addon (napi-rs, release: its own crates on the graph above)" "about 45 s" bash bindings-node/build.sh
 step "finishing the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here), built beside the others" \
   "seconds, or what is left of wasm-bindgen-cli's build the first time" wasm_build
 say "built; the demo:"
