@@ -5,9 +5,10 @@
 # state-file tests are native only: Miri runs no file-backed shared mappings, fsync or child processes.
 #
 #   scripts/test-miri.sh          `make test`: the atomic and unsafe paths, within a hard budget of
-#                                 SNOWMINT_MIRI_BUDGET seconds of interpretation (default 240: the whole
-#                                 stage, its sysroot and compile included, took 251 s in a clean-clone
-#                                 `make test` beside the other stages; the stage fails past it):
+#                                 SNOWMINT_MIRI_BUDGET seconds of interpretation (default 240: about
+#                                 65 s on a quiet machine, 118-129 s in a clean-clone `make test` beside the
+#                                 other stages, 194-201 s for the whole stage with its sysroot and compile;
+#                                 the stage fails past it):
 #                                 the fast clock's gate (unit tests, synthetic counters), the shared
 #                                 generator and its state word (two-thread stress, the shared-generator
 #                                 tests of generation.rs), the ceiling, the statistics counters (threads
