@@ -196,6 +196,18 @@ impl Rng {
 const MS: u64 = 1_000_000;
 const START_UNIX_NS: u64 = 1_750_000_000_000 * MS;
 
+/// One line of a world's `--trace` output: the step, the simulated time since the start, what happened.
+fn trace_line(on: bool, step: u64, now: &AtomicU64, what: impl FnOnce() -> String) {
+    if on {
+        println!(
+            "step {:>6} t={:>8}ms  {}",
+            step,
+            (now.load(Ordering::SeqCst) - START_UNIX_NS) / MS,
+            what()
+        );
+    }
+}
+
 /// One holder's clock: the true time (shared, also the store's clock) plus an offset that may be stepped
 /// or smeared, or frozen at a reading. Monotonic time is the true time (a process's monotonic clock).
 #[derive(Debug)]
@@ -778,14 +790,7 @@ impl World {
     }
 
     fn log(&self, what: impl FnOnce() -> String) {
-        if self.trace {
-            println!(
-                "step {:>6} t={:>8}ms  {}",
-                self.step,
-                (self.now.load(Ordering::SeqCst) - START_UNIX_NS) / MS,
-                what()
-            );
-        }
+        trace_line(self.trace, self.step, &self.now, what);
     }
 
     fn lease_options(&self, i: usize) -> LeaseOptions {

@@ -206,14 +206,7 @@ impl ServiceWorld {
     }
 
     fn log(&self, what: impl FnOnce() -> String) {
-        if self.trace {
-            println!(
-                "step {:>6} t={:>8}ms  {}",
-                self.step,
-                (self.now.load(Ordering::SeqCst) - START_UNIX_NS) / MS,
-                what()
-            );
-        }
+        trace_line(self.trace, self.step, &self.now, what);
     }
 
     /// One more ID of `who`: never minted before, after `who`'s last.
