@@ -50,15 +50,16 @@ wasm_build() {
   cat "$WASM_LOG"
   return "$rc"
 }
-# One dependency graph in target/release for every native artifact (workspace-hack/: one feature set):
-# the CLI, the replayer and libsnowmint in one cargo run, so their last, single-threaded steps (each
-# crate's optimised, link-time-optimised compile) share the two cores; the wheel and the Node addon then
-# compile only their own crates on it.
-step "building the Rust CLI, the replayer and libsnowmint for C (release: the coordination layer, the ID service and their dependencies)" \
+# One dependency graph in target/release for every native artifact (workspace-hack/: one feature set; each
+# dependency in bitcode for link-time optimisation): the CLI and the replayer in one cargo run, so their
+# last, single-threaded steps share the two cores; libsnowmint, the wheel and the Node addon then compile
+# only their own crates on it (bindings-c/Makefile builds the C libraries without the rlib, which would
+# make cargo build the whole graph a second time).
+step "building the Rust CLI and the replayer (release: the coordination layer, the ID service and their dependencies)" \
   "about 3 minutes the first time, the WASM package building beside it" \
-  cargo build --release -p snowmint-cli -p snowmint-replay -p snowmint-c
-step "building the C programs (libsnowmint is current)" "seconds" build_c
-step "building the Python wheel for $(python3 -V) (maturin, release)" "about 75 s" \
+  cargo build --release -p snowmint-cli -p snowmint-replay
+step "building libsnowmint and the C programs (the C binding's own crate on the graph above)" "about 40 s" build_c
+step "building the Python wheel for $(python3 -V) (maturin, release: pyo3 and its own crate on the graph above)" "about 45 s" \
   bash bindings-python/build.sh --this-python
 step "building the Node addon (napi-rs, release: its own crates on the graph above)" "about 45 s" bash bindings-node/build.sh
 step "finishing the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here), built beside the others" \

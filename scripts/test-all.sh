@@ -12,10 +12,14 @@
 # Each stage's line in the summary gives its wall time and the CPU time (user + system) of its
 # processes: on 2 cores a stage can use up to twice its wall time.
 # A stage whose name ends in `&` runs beside the stages after it (its output kept in
-# target/stage-logs/NAME.log and printed whole when it ends, before the summary): Miri interprets on one
-# core while the server stages mostly wait on leases, TTLs and servers, so the two overlap well; the
-# chaos run (real processes paused, killed and resumed on a schedule: mostly waiting) beside the WASM
-# stage's builds and browser.
+# target/stage-logs/NAME.log and printed whole once a later stage has waited for it, or at the end):
+# Miri interprets on one core while the server stages mostly wait on leases, TTLs and servers, so the
+# two overlap well; the Node stage (mostly waiting on servers, child processes and timers: about half
+# a core) beside the Python stage (about one core); the chaos run (real processes paused, killed and
+# resumed on a schedule: mostly waiting) beside the WASM stage's builds and browser.
+# `@NAME` after a stage's name: it starts once the background stage NAME has ended (the chaos run
+# takes the Node stage's installed package); `@all`: once every background stage has (the conformance
+# check reads what every runtime's runner recorded).
 # Every stage shares one target directory (target/; the toolchains pinned by a stage keep their own
 # subfolder: target/msrv, target/loom, target/miri-sysroot, fuzz/target) and the release artifacts
 # `make demo` built (the CLI, libsnowmint, the wheels, the Node addon, the WASM package): cargo and the
@@ -35,11 +39,11 @@ stages=(
   "fuzz:scripts/test-fuzz.sh"
   "c:bindings-c/test.sh"
   "cross:scripts/cross.sh"
+  "node&:bindings-node/test.sh"
   "python:bindings-python/test.sh"
-  "node:bindings-node/test.sh"
-  "chaos&:scripts/chaos.sh"
+  "chaos&@node:scripts/chaos.sh"
   "wasm:bindings-wasm/test.sh"
-  "conformance:scripts/check-conformance.py"
+  "conformance@all:scripts/check-conformance.py"
 )
 # CPython versions of the wheel suite besides test.sh's own 3.11 (the cp310-abi3 wheel): in `make test`
 # its version-sensitive part with the cp39-abi3 wheel on 3.9 and on the newest CPython; the whole suite
@@ -82,9 +86,32 @@ record() {      # record NAME STATUS_CODE T0 [END [NOTE [CPU]]]
   [ -n "${6:-}" ] && cpu="$(printf '%6ss CPU' "$6")"
   summary+=("$(printf '%-16s %-7s %5ss%s%s' "$1" "$status" "$(( ${4:-$(date +%s)} - $3 ))" "$cpu" "${5:-}")")
 }
+# wait_background NAME: waits for the background stage NAME (bounded: every stage bounds its own runs;
+# this waits at most an hour), prints its output and records it.
+wait_background() {
+  local b name t0 rc cpu end rest=()
+  for b in "${background[@]}"; do
+    read -r name t0 <<<"$b"
+    if [ "$name" != "$1" ]; then rest+=("$b"); continue; fi
+    for _ in $(seq 3600); do [ -f "$LOGS/$name.end" ] && break; sleep 1; done
+    read -r rc cpu end <"$LOGS/$name.end" 2>/dev/null || { rc=124; cpu=""; end=""; }
+    echo; echo "==================== stage $name (ran beside the others; its output) ===================="
+    cat "$LOGS/$name.log"
+    record "$name" "$rc" "$t0" "$end" "  (beside the others)" "$cpu"
+  done
+  background=("${rest[@]}")
+}
+wait_all_background() {
+  local b
+  for b in "${background[@]}"; do wait_background "${b%% *}"; done
+}
 for s in "${stages[@]}"; do
   name="${s%%:*}"; read -ra argv <<<"${s#*:}"
   case "${argv[0]}" in *.py) run=(python3 "${argv[@]}") ;; *) run=(bash "${argv[@]}") ;; esac
+  if [ "${name#*@}" != "$name" ]; then
+    after="${name#*@}"; name="${name%@*}"
+    if [ "$after" = all ]; then wait_all_background; else wait_background "$after"; fi
+  fi
   t0=$(date +%s)
   if [ "${name%&}" != "$name" ]; then
     name="${name%&}"
@@ -103,15 +130,7 @@ for s in "${stages[@]}"; do
   cpu_seconds c1
   record "$name" "$rc" "$t0" "" "" "$((c1 - c0))"
 done
-for b in "${background[@]}"; do
-  read -r name t0 <<<"$b"
-  # Bounded: every stage bounds its own runs; this waits at most an hour past the foreground stages.
-  for _ in $(seq 3600); do [ -f "$LOGS/$name.end" ] && break; sleep 1; done
-  read -r rc cpu end <"$LOGS/$name.end" 2>/dev/null || { rc=124; cpu=""; end=""; }
-  echo; echo "==================== stage $name (ran beside the others; its output) ===================="
-  cat "$LOGS/$name.log"
-  record "$name" "$rc" "$t0" "$end" "  (beside the others)" "$cpu"
-done
+wait_all_background
 echo; echo "==================== summary ===================="
 printf '%s\n' "${summary[@]}"
 echo "total            $(( $(date +%s) - start_all ))s   (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
