@@ -148,12 +148,22 @@ class World:
 
     # --- /v1/leases -------------------------------------------------------------------------------
 
-    def lease_doc(self, token, g):
+    def lease_answer(self, status, token, g, kind, rng):
+        """The answer of grant `g` under `token` with fault `kind` (None: the correct one)."""
+        if kind is not None:
+            self.count(f"lease_{kind}")
+        if kind == "dropped":
+            return "close", 0
         now = int(time.time() * 1000)
-        return {"token": token, "node_id": g["node_id"], "layout": "twitter", "sequencer": "clients",
-                "start": str(g["start"]), "limit": str(g["limit"]), "limit_unix_ms": now + LEASE_MS,
-                "expires_unix_ms": now + LEASE_MS + 10_000, "renew_after_ms": 3_600_000,
-                "fencing_token": str(g["node_id"] + 1)}
+        doc = {"token": token, "node_id": g["node_id"], "layout": "twitter", "sequencer": "clients",
+               "start": str(g["start"]), "limit": str(g["limit"]), "limit_unix_ms": now + LEASE_MS,
+               "expires_unix_ms": now + LEASE_MS + 10_000, "renew_after_ms": 3_600_000,
+               "fencing_token": str(g["node_id"] + 1)}
+        if kind == "start_above_limit":
+            doc["start"] = str(g["limit"] + 1)
+        if kind == "new_token":
+            doc["token"] = f"sim.{g['client']}.{g['node_id']}.{rng.getrandbits(32):08x}-other"
+        return "answer", status, doc
 
     def grant(self, name):
         """POST /v1/leases: ("answer", status, doc) or ("close", 0)."""
@@ -164,14 +174,7 @@ class World:
         token = f"sim.{name}.{node}.{rng.getrandbits(32):08x}"
         g = {"client": name, "node_id": node, "start": position(now), "limit": position(now + LEASE_MS)}
         self.grants[token] = g
-        doc = self.lease_doc(token, g)
-        if kind is not None:
-            self.count(f"lease_{kind}")
-        if kind == "dropped":
-            return "close", 0
-        if kind == "start_above_limit":
-            doc["start"] = str(g["limit"] + 1)
-        return "answer", 201, doc
+        return self.lease_answer(201, token, g, kind, rng)
 
     def renew(self, name, token):
         """POST /v1/leases/TOKEN/renew: ("answer", status, doc) or ("close", 0)."""
@@ -181,13 +184,4 @@ class World:
             return "answer", 404, {"error": {"code": "LEASE_LOST", "message": "no such lease"}}
         kind, rng = self.fault(name, "renew", RENEW_FAULTS)
         g["limit"] = max(g["limit"], position(int(time.time() * 1000) + LEASE_MS))
-        doc = self.lease_doc(token, g)
-        if kind is not None:
-            self.count(f"lease_{kind}")
-        if kind == "dropped":
-            return "close", 0
-        if kind == "start_above_limit":
-            doc["start"] = str(g["limit"] + 1)
-        if kind == "new_token":
-            doc["token"] = f"sim.{name}.{g['node_id']}.{rng.getrandbits(32):08x}-other"
-        return "answer", 200, doc
+        return self.lease_answer(200, token, g, kind, rng)
