@@ -100,7 +100,8 @@ class World:
 
     def ids(self, name, n, allocate, validity):
         """What to do with one `/v1/ids?count=n` request: ("answer", doc), ("close", hang_s) or
-        ("partial", doc). `allocate(n)` hands out n IDs of the shared counter (the request applied) and returns the first."""
+        ("partial", doc). `allocate(n)` hands out n IDs of the shared counter (the request applied) and
+        returns the first."""
         kind, rng = self.fault(name, "ids", ID_FAULTS)
         c = self.client(name)
         same = [a for a in c.delivered if len(a["ids"]) == n]

@@ -176,10 +176,9 @@ class Handler(BaseHTTPRequestHandler):
             if STATE["garbage"] > 0:
                 STATE["garbage"] -= 1
                 return self.send(200, {"ids": "not a list"})
-            text = q.get("count", "1")
-            if not text.isdigit() or not 1 <= int(text) <= 10000:
-                return self.send(400, error_body("INVALID_ARGUMENT", f"count must be 1..=10000, got {text}", "count"))
-            n = int(text)
+            n = self.count(q)
+            if n is None:
+                return
             first = self.allocate(n)
             bad = STATE["misbehave"] or {}
             mode = bad.get("mode")
@@ -200,6 +199,14 @@ class Handler(BaseHTTPRequestHandler):
             "node_id": 0,
         }, pad=bad["bytes"] if mode == "huge" else 0, interval_ms=bad["interval_ms"] if mode == "trickle" else None)
 
+    def count(self, q):
+        """The request's count; None once a count outside 1..=10000 is answered 400."""
+        text = q.get("count", "1")
+        if not text.isdigit() or not 1 <= int(text) <= 10000:
+            self.send(400, error_body("INVALID_ARGUMENT", f"count must be 1..=10000, got {text}", "count"))
+            return None
+        return int(text)
+
     def allocate(self, n):
         """n IDs of the shared counter (the caller holds LOCK); the first."""
         first = STATE["next"]
@@ -215,10 +222,10 @@ class Handler(BaseHTTPRequestHandler):
             STATE["requests"] += 1
             world = STATE["sim"]
             if route == "/v1/ids":
-                text = q.get("count", "1")
-                if not text.isdigit() or not 1 <= int(text) <= 10000:
-                    return self.send(400, error_body("INVALID_ARGUMENT", f"count must be 1..=10000, got {text}", "count"))
-                action = world.ids(name, int(text), self.allocate, OPTS.validity)
+                n = self.count(q)
+                if n is None:
+                    return
+                action = world.ids(name, n, self.allocate, OPTS.validity)
             elif route == "/v1/leases":
                 action = world.grant(name)
             elif len(rest) == 4 and rest[:2] == ["v1", "leases"] and rest[3] == "renew":
