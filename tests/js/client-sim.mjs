@@ -277,17 +277,22 @@ export function clientSimTests(api, { test, assert, flavour, sensitivity = false
 
   if (!sensitivity) return
 
-  /** The first seed of 1..MUTANT_SEEDS at which `simulate` breaks an invariant. */
-  async function caughtAt(what, simulate) {
+  /** The first seed of 1..MUTANT_SEEDS at which the simulation of `build([revert])` (a copy of the
+   * source with the check put back as before its fix) breaks an invariant; the same seeds must pass
+   * over `build([])` (the copy as it is), so what fails is the revert, not the copy. */
+  async function sensitive(what, revert, build, simulate) {
+    const mutant = await build([revert])
     for (let seed = 1; seed <= MUTANT_SEEDS; seed++) {
       try {
-        await simulate(seed)
+        await simulate(mutant, seed, 'mutant')
       } catch (e) {
         if (!(e instanceof Broken)) throw e
         console.log(
           `client simulation (${flavour}): ${what} caught at seed ${seed} (${seed} seeds): ${e.message}`,
         )
-        return seed
+        const copy = await build([])
+        for (let s = 1; s <= seed; s++) await simulate(copy, s, 'copy')
+        return
       }
     }
     assert.fail(`${what}: not caught within ${MUTANT_SEEDS} seeds`)
@@ -298,30 +303,27 @@ export function clientSimTests(api, { test, assert, flavour, sensitivity = false
     const s = await startService()
     try {
       // client.js: a batch checked only for increasing inside itself (not above the IDs received before).
-      const { makeClient } = await import(
-        variant('client.js', [
-          SURFACE_IMPORT,
-          ['parseBatch(doc, count, this.#highest)', 'parseBatch(doc, count, -1n)'],
-        ])
-      )
-      const Mutant = makeClient(api.ERROR_CODES)
-      await caughtAt('Client without the repeated/backward batch check', (seed) =>
-        simulateClients(Mutant, SnowmintError, s, seed),
+      await sensitive(
+        'Client without the repeated/backward batch check',
+        ['parseBatch(doc, count, this.#highest)', 'parseBatch(doc, count, -1n)'],
+        async (reps) =>
+          (await import(variant('client.js', [SURFACE_IMPORT, ...reps]))).makeClient(api.ERROR_CODES),
+        (Client, seed) => simulateClients(Client, SnowmintError, s, seed),
       )
       // offline.js: a lease's start not compared with its limit; a renewal's token not compared.
-      for (const [what, from, to] of [
+      for (const [what, revert] of [
         [
           'OfflineGenerator without the start > limit check',
-          'if (BigInt(j.start) > BigInt(j.limit))',
-          'if (false)',
+          ['if (BigInt(j.start) > BigInt(j.limit))', 'if (false)'],
         ],
-        ['OfflineGenerator without the renewal token check', 'lease.token !== this.#lease.token ||', ''],
-      ]) {
-        const Gen = await offlineGeneratorOf(api, variant('offline.js', [[from, to]]))
-        await caughtAt(what, (seed) =>
-          simulateGenerators(Gen, SnowmintError, s, seed, `mutant-${what.length}`),
+        ['OfflineGenerator without the renewal token check', ['lease.token !== this.#lease.token ||', '']],
+      ])
+        await sensitive(
+          what,
+          revert,
+          (reps) => offlineGeneratorOf(api, variant('offline.js', reps)),
+          (Gen, seed, run) => simulateGenerators(Gen, SnowmintError, s, seed, `${run}-${revert[0]}`),
         )
-      }
     } finally {
       s.kill()
       delete globalThis.__simSurface
