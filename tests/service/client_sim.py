@@ -99,7 +99,7 @@ class World:
     # --- /v1/ids ----------------------------------------------------------------------------------
 
     def ids(self, name, n, allocate, validity):
-        """What to do with one `/v1/ids?count=n` request: ("answer", doc), ("close", hang_s) or
+        """What to do with one `/v1/ids?count=n` request: ("answer", 200, doc), ("close", hang_s) or
         ("partial", doc). `allocate(n)` hands out n IDs of the shared counter (the request applied) and
         returns the first."""
         kind, rng = self.fault(name, "ids", ID_FAULTS)
@@ -145,7 +145,7 @@ class World:
         c.high = max(ids[-1], c.high or 0)
         c.sent_ids = sorted(set(c.sent_ids).union(ids))
         c.delivered.append(doc)
-        return "answer", doc
+        return "answer", 200, doc
 
     # --- /v1/leases -------------------------------------------------------------------------------
 

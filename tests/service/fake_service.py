@@ -221,6 +221,8 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             STATE["requests"] += 1
             world = STATE["sim"]
+            if world is None:
+                return self.send(404, error_body("INVALID_ARGUMENT", "no simulation: POST /_test/sim/start", "path"))
             if route == "/v1/ids":
                 n = self.count(q)
                 if n is None:
@@ -241,8 +243,6 @@ class Handler(BaseHTTPRequestHandler):
                               f"content-length: {len(body)}\r\n\r\n").encode() + body[:len(body) // 2])
             self.wfile.flush()
             self.close_connection = True
-        elif route == "/v1/ids":
-            self.send(200, action[1])
         else:
             self.send(action[1], action[2])
 
