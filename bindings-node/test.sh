@@ -7,7 +7,8 @@
 # (tests/js/conformance.mjs), the API and its error table (CommonJS), ESM imports, worker_threads, state
 # files shared by child processes (with C processes on the same file, and the README's cluster recipe), the
 # README's cluster and PM2 recipes with a lease source (tests/recipes.test.cjs; pm2 is installed into the
-# tools dir), the README quickstart, and `tsc --noEmit` of examples/example.ts against the shipped index.d.ts.
+# tools dir), the ID-service Client and OfflineGenerator under the seeded fault simulation
+# (tests/js/client-sim.mjs, with its sensitivity runs; their lines are shown), the README quickstart, and `tsc --noEmit` of examples/example.ts against the shipped index.d.ts.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../scripts/lib.sh" # ROOT, the shared helpers
@@ -93,6 +94,8 @@ env -u NODE_PATH -u NAPI_RS_NATIVE_LIBRARY_PATH -u NAPI_RS_FORCE_WASI \
   node --test --test-reporter=spec tests/ > "$WORK/last-run.txt" 2>&1 || status=$?
 # Per-case lines of the conformance files are indented: show the top-level results only.
 grep -vE '^\s+(✔|▶|ℹ)' "$WORK/last-run.txt" | grep -vE '^\s*$' | grep -E '^(✔|✖|▶|ℹ)' || true
+# The client simulation's figures: its faults, and the seed at which each check put back was caught.
+grep -E '^client simulation' "$WORK/last-run.txt" || true
 # The runner's closing counts, then a plain summary line.
 pass=$(grep -E '^ℹ pass ' "$WORK/last-run.txt" | awk '{print $3}')
 fail=$(grep -E '^ℹ fail ' "$WORK/last-run.txt" | awk '{print $3}')

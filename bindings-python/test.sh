@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the wheel, installs it with pip into a FRESH venv, and runs the whole pytest suite against it
 # (conformance vectors, API and error tests, threads, fork, injected clocks, the ID-service Client against
-# a real `snowmint serve` (scripts/service-bin.sh) and the protocol stand-in, state files shared by
+# a real `snowmint serve` (scripts/service-bin.sh) and the protocol stand-in, and through the stand-in's
+# seeded fault layer (tests/test_client_sim.py), state files shared by
 # processes (with C processes on the same file and the README's gunicorn recipe), the pre-fork recipes
 # with a lease source (tests/test_prefork.py: gunicorn with and without --preload, uWSGI, Celery
 # prefork), README quickstart,

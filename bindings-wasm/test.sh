@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds snowmint-wasm, packs it (npm pack), installs the tarball into a fresh temporary project, and runs
-# every test: node --test (API, bad input, 10^6 unique IDs, every conformance vector), tests/installed/ run
+# every test: node --test (API, bad input, 10^6 unique IDs, every conformance vector, the ID-service
+# Client and OfflineGenerator under the seeded fault simulation tests/js/client-sim.mjs), tests/installed/ run
 # inside that project as user code (CommonJS require, ESM import, `tsc --noEmit` of examples/ with
 # @ts-expect-error negatives; asserting that the glue and the .wasm come from node_modules, not this folder)
 # and the real-browser tests (headless Debian Chromium via playwright-core: vectors inside the page, the

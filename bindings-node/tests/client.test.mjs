@@ -13,3 +13,7 @@ clientTests(api, { test, assert, flavour: 'native', moduleUrl: 'snowmint' })
 // OfflineGenerator's checks of lease answers, on this package's Generator (browser APIs stood in for).
 const { offlineTests } = await import(new URL('offline.mjs', pathToFileURL(runner)).href)
 await offlineTests(api, { test, assert, flavour: 'native' })
+// The seeded fault simulation of Client and OfflineGenerator (tests/js/client-sim.mjs), and its
+// sensitivity runs: each client check put back as before its fix must make the simulation fail.
+const { clientSimTests } = await import(new URL('client-sim.mjs', pathToFileURL(runner)).href)
+clientSimTests(api, { test, assert, flavour: 'native', sensitivity: true })

@@ -49,7 +49,7 @@ class Service:
         self.url = m.group(1)
 
     def control(self, path: str) -> dict:
-        req = urllib.request.Request(self.url + path, method="POST" if not path.endswith("stats") else "GET")
+        req = urllib.request.Request(self.url + path, method="GET" if path.endswith(("stats", "/log")) else "POST")
         with urllib.request.urlopen(req, timeout=5) as r:
             return json.loads(r.read())
 

@@ -16,3 +16,7 @@ clientTests(api, {
 // OfflineGenerator's checks of lease answers, on this package's Generator (browser APIs stood in for).
 const { offlineTests } = await import(new URL('../../tests/js/offline.mjs', import.meta.url).href);
 await offlineTests(api, { test, assert, flavour: 'wasm' });
+// The seeded fault simulation of Client and OfflineGenerator (tests/js/client-sim.mjs; its sensitivity
+// runs, over the JS sources, are the native package's).
+const { clientSimTests } = await import(new URL('../../tests/js/client-sim.mjs', import.meta.url).href);
+clientSimTests(api, { test, assert, flavour: 'wasm' });

@@ -40,7 +40,8 @@ export async function startService(...args) {
     })
     proc.on('exit', (code) => reject(new Error(`fake_service.py exited with ${code}`)))
   })
-  const control = async (p) => (await fetch(url + p, { method: p.endsWith('stats') ? 'GET' : 'POST' })).json()
+  const control = async (p) =>
+    (await fetch(url + p, { method: /(stats|\/log)$/.test(p) ? 'GET' : 'POST' })).json()
   return {
     url,
     control,

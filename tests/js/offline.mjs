@@ -35,13 +35,16 @@ function standIns() {
   globalThis.removeEventListener ??= () => {}
 }
 
-export async function offlineTests(api, { test, assert, flavour }) {
+/** The OfflineGenerator class of offline.js (or of `moduleUrl`, a variant of it) on the package `api`'s
+ * Generator, with the browser APIs stood in for where the runtime has none. */
+export async function offlineGeneratorOf(api, moduleUrl = OFFLINE) {
   standIns()
-  const { makeOfflineGenerator } = await import(OFFLINE)
-  const OfflineGenerator = makeOfflineGenerator({
-    Generator: api.Generator,
-    SnowmintError: api.SnowmintError,
-  })
+  const { makeOfflineGenerator } = await import(moduleUrl)
+  return makeOfflineGenerator({ Generator: api.Generator, SnowmintError: api.SnowmintError })
+}
+
+export async function offlineTests(api, { test, assert, flavour }) {
+  const OfflineGenerator = await offlineGeneratorOf(api)
   const t = (name, fn) => test(`OfflineGenerator (${flavour}): ${name}`, fn)
   let n = 0
 

@@ -21,6 +21,9 @@ must keep unique), not Snowflakes. On top of the protocol it has test controls:
   POST /v1/leases, POST /v1/leases/{token}/renew, DELETE /v1/leases/{token}: leases of node IDs 0, 1, …
   (no store: enough for the clients' checks of lease answers).
 
+  /sim/NAME/v1/ids, /sim/NAME/v1/leases…: the same protocol for simulated client NAME behind the seeded
+  fault layer of client_sim.py (its controls: /_test/sim/start, /_test/sim/faults, /_test/sim/log).
+
 Usage: fake_service.py [--validity MS] [--delay-ms MS]; prints `listening http://127.0.0.1:PORT` once ready
 and serves until killed.
 """
@@ -31,11 +34,13 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import client_sim
 
 LOCK = threading.RLock()  # send() counts bytes under it, and is called under it
 STATE = {"next": 1_000_000_000_000, "requests": 0, "ids": 0, "fail": None, "fail_times": 0, "garbage": 0,
-         "misbehave": None, "bytes_sent": 0, "leases": 0}
+         "misbehave": None, "bytes_sent": 0, "leases": 0, "sim": None}
 OPTS = argparse.Namespace()
 
 
@@ -99,6 +104,9 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/_test/stats":
             with LOCK:
                 self.send(200, {"requests": STATE["requests"], "ids": STATE["ids"], "bytes_sent": STATE["bytes_sent"]})
+        elif url.path == "/_test/sim/log":
+            with LOCK:
+                self.send(200, STATE["sim"].log() if STATE["sim"] else {})
         elif url.path == "/healthz":
             self.send(200, {"status": "ok", "node_id": 0, "layout": "twitter"})
         elif url.path == "/v1/ids":
@@ -128,6 +136,16 @@ class Handler(BaseHTTPRequestHandler):
                                       "interval_ms": int(q.get("interval_ms", 1500)), "first": None,
                                       "valid_for_ms": int(q.get("valid_for_ms", OPTS.validity))}
             return self.send(200, {})
+        if url.path == "/_test/sim/start":
+            with LOCK:
+                STATE["sim"] = client_sim.World(int(q["seed"]), float(q["rate"]), int(q.get("hang_ms", 0)))
+            return self.send(200, {})
+        if url.path == "/_test/sim/faults":
+            with LOCK:
+                STATE["sim"].rate = float(q["rate"])
+            return self.send(200, {})
+        if url.path.startswith("/sim/"):
+            return self.simulated(url.path, q)
         if url.path == "/_test/reset":
             with LOCK:
                 STATE["fail"], STATE["fail_times"], STATE["garbage"], STATE["misbehave"] = None, 0, 0, None
@@ -158,13 +176,10 @@ class Handler(BaseHTTPRequestHandler):
             if STATE["garbage"] > 0:
                 STATE["garbage"] -= 1
                 return self.send(200, {"ids": "not a list"})
-            text = q.get("count", "1")
-            if not text.isdigit() or not 1 <= int(text) <= 10000:
-                return self.send(400, error_body("INVALID_ARGUMENT", f"count must be 1..=10000, got {text}", "count"))
-            n = int(text)
-            first = STATE["next"]
-            STATE["next"] += n
-            STATE["ids"] += n
+            n = self.count(q)
+            if n is None:
+                return
+            first = self.allocate(n)
             bad = STATE["misbehave"] or {}
             mode = bad.get("mode")
             if mode == "repeat":
@@ -184,9 +199,56 @@ class Handler(BaseHTTPRequestHandler):
             "node_id": 0,
         }, pad=bad["bytes"] if mode == "huge" else 0, interval_ms=bad["interval_ms"] if mode == "trickle" else None)
 
+    def count(self, q):
+        """The request's count; None once a count outside 1..=10000 is answered 400."""
+        text = q.get("count", "1")
+        if not text.isdigit() or not 1 <= int(text) <= 10000:
+            self.send(400, error_body("INVALID_ARGUMENT", f"count must be 1..=10000, got {text}", "count"))
+            return None
+        return int(text)
+
+    def allocate(self, n):
+        """n IDs of the shared counter (the caller holds LOCK); the first."""
+        first = STATE["next"]
+        STATE["next"] += n
+        STATE["ids"] += n
+        return first
+
+    def simulated(self, path, q):
+        """A request of simulated client NAME (/sim/NAME/…), through client_sim's fault layer."""
+        _, _, name, *rest = path.split("/")
+        route = "/" + "/".join(rest)
+        with LOCK:
+            STATE["requests"] += 1
+            world = STATE["sim"]
+            if world is None:
+                return self.send(404, error_body("INVALID_ARGUMENT", "no simulation: POST /_test/sim/start", "path"))
+            if route == "/v1/ids":
+                n = self.count(q)
+                if n is None:
+                    return
+                action = world.ids(name, n, self.allocate, OPTS.validity)
+            elif route == "/v1/leases":
+                action = world.grant(name)
+            elif len(rest) == 4 and rest[:2] == ["v1", "leases"] and rest[3] == "renew":
+                action = world.renew(name, unquote(rest[2]))
+            else:
+                return self.send(404, error_body("INVALID_ARGUMENT", f"no route {path}", "path"))
+        if action[0] == "close":
+            time.sleep(action[1])  # past the client's timeout, or none: then the connection closes unanswered
+            self.close_connection = True
+        elif action[0] == "partial":
+            body = json.dumps(action[1]).encode()
+            self.wfile.write((f"HTTP/1.1 200 X\r\ncontent-type: application/json\r\n"
+                              f"content-length: {len(body)}\r\n\r\n").encode() + body[:len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+        else:
+            self.send(action[1], action[2])
+
     def do_DELETE(self):
         url = urlsplit(self.path)
-        if url.path.startswith("/v1/leases/"):
+        if url.path.startswith("/v1/leases/") or url.path.startswith("/sim/"):
             self.send_response_only(204)
             self.send_header("content-length", "0")
             self.end_headers()
