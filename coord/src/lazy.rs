@@ -7,9 +7,9 @@
 use std::sync::{Arc, Mutex};
 
 use crate::error::Result;
-use crate::source::{StoreOpener, StoreUrl};
 #[cfg(doc)]
 use crate::source::open_store;
+use crate::source::{StoreOpener, StoreUrl};
 use crate::store::{
     Claim, ClaimRequest, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };

@@ -1719,7 +1719,15 @@ fn run_ranges(
         });
         let dc = ["a", "b"][i % 2];
         let urls = (GLOBAL_URL, &*format!("file:///simulated/{dc}"));
-        SteppedAllocator::open("sim", dc, urls, opener, options.clone(), clocks[i].clone(), defect)
+        SteppedAllocator::open(
+            "sim",
+            dc,
+            urls,
+            opener,
+            options.clone(),
+            clocks[i].clone(),
+            defect,
+        )
     };
     // The values datacenter `dc` (0 or 1) holds, as the operator reads them (`None`: the read failed).
     let held = |dc: usize| -> Option<u64> {

@@ -446,7 +446,14 @@ impl Service {
         wait_out_fixed: bool,
     ) -> Result<Service, snowmint_coord::Error> {
         let open: Arc<StoreOpener> = Arc::new(open_store);
-        Service::open_inner(config, time, store, wait_out_fixed, Simulated::default(), open)
+        Service::open_inner(
+            config,
+            time,
+            store,
+            wait_out_fixed,
+            Simulated::default(),
+            open,
+        )
     }
 
     /// [`Service::open_with`] as the deterministic simulation opens an instance (coord's
@@ -515,11 +522,9 @@ impl Service {
                         "--leases is for a fixed --node: with a lease source as --node, client leases come from the node source's store and sequencer",
                     ));
                 }
-                if let Some(c) = config
-                    .client_sequencer
-                    .as_ref()
-                    .filter(|&c| *c != l.sequencer && !sim.planted(Defect::ServiceOtherClientSequencer))
-                {
+                if let Some(c) = config.client_sequencer.as_ref().filter(|&c| {
+                    *c != l.sequencer && !sim.planted(Defect::ServiceOtherClientSequencer)
+                }) {
                     return Err(snowmint_coord::Error::invalid(format!(
                         "--client-sequencer {c:?} is not the node source's sequencer {:?}: the service and its clients must draw node IDs from one sequencer, or a client could be leased the node ID the service mints with",
                         l.sequencer

@@ -39,6 +39,16 @@ fn iface(name: &str, flags: u32, bridge: bool, addr: [u8; 4], prefix_len: u8) ->
     }
 }
 
+/// A host's interfaces as `ip -4 -brief address` would list them (bridges and down ones said so).
+fn describe(list: &[Interface]) -> String {
+    let one = |i: &Interface| {
+        let state = if i.flags & UP == 0 { " down" } else { "" };
+        let bridge = if i.bridge { " bridge" } else { "" };
+        format!("{} {}/{}{state}{bridge}", i.name, i.addr, i.prefix_len)
+    };
+    list.iter().map(one).collect::<Vec<_>>().join(", ")
+}
+
 /// One host's interfaces, in the operating system's order, with its fleet address `addr/prefix` on
 /// `nic`.
 fn interfaces(rng: &mut Rng, nic: &str, addr: [u8; 4], prefix: u8) -> Vec<Interface> {
@@ -120,17 +130,26 @@ pub(crate) fn run_hosts(
                         ..Options::default()
                     },
                 )
-                .map_err(|e| format!("host {h} ({at}/{prefix}, {source}): node {node}: {e}"))?;
-                log(0, &|| format!("host {h} ({at}/{prefix}, {source}) takes node {node}"));
+                .map_err(|e| {
+                    format!("host {h} ({source}, fleet address {at}): node {node}: {e}")
+                })?;
+                log(0, &|| {
+                    format!("host {h} ({source}; {}) takes node {node}", describe(&list))
+                });
                 hosts.push(Some(Host {
-                    source: format!("{at}/{prefix}, {source}"),
+                    source: format!("{source}; {}", describe(&list)),
                     node,
                     generator,
                     offset_ns: rng.below(3 * MS),
                 }));
             }
             Err(why) => {
-                log(0, &|| format!("host {h} ({at}/{prefix}, {source}) does not start: {why}"));
+                log(0, &|| {
+                    format!(
+                        "host {h} ({source}; {}) does not start: {why}",
+                        describe(&list)
+                    )
+                });
                 hosts.push(None);
             }
         }
@@ -153,9 +172,9 @@ pub(crate) fn run_hosts(
             if let Some(first) = seen.insert(id, h) {
                 let other = hosts[first].as_ref().expect("a started host");
                 return Err(format!(
-                    "hosts: ID {id} minted by host {h} ({}, node {}) was minted before by host \
-                     {first} ({}, node {})",
-                    source, node, other.source, other.node
+                    "hosts: ID {id} minted by host {h} (node {}; {}) was minted before by host \
+                     {first} (node {}; {})",
+                    node, source, other.node, other.source
                 ));
             }
         }

@@ -265,10 +265,7 @@ impl ServiceWorld {
             },
             None => Config {
                 node: lease_source(CLIENT_SEQUENCER),
-                client_sequencer: self
-                    .rng
-                    .chance(50)
-                    .then(|| CLIENT_SEQUENCER.to_string()),
+                client_sequencer: self.rng.chance(50).then(|| CLIENT_SEQUENCER.to_string()),
                 ..self.config.clone()
             },
         };
@@ -281,7 +278,10 @@ impl ServiceWorld {
             }
             Ok(link.clone() as Arc<dyn Store>)
         });
-        let what = format!("--node {} --client-sequencer {:?}", config.node, config.client_sequencer);
+        let what = format!(
+            "--node {} --client-sequencer {:?}",
+            config.node, config.client_sequencer
+        );
         let r = Service::open_simulated(config, inst.clock.clone(), open, self.defect);
         match r {
             Ok(s) => {
@@ -305,7 +305,10 @@ impl ServiceWorld {
                     ));
                 }
                 self.log(|| {
-                    format!("instance {i} starts on node {node} ({what}; claimed: {})", !unclaimed)
+                    format!(
+                        "instance {i} starts on node {node} ({what}; claimed: {})",
+                        !unclaimed
+                    )
                 });
             }
             Err(e) => match e.code() {
@@ -319,7 +322,11 @@ impl ServiceWorld {
                 ErrorCode::InvalidArgument if mistake => {
                     self.log(|| format!("instance {i} refuses to start ({what}): {e}"))
                 }
-                _ => return Err(format!("instance {i}: starting ({what}), unexpected error {e}")),
+                _ => {
+                    return Err(format!(
+                        "instance {i}: starting ({what}), unexpected error {e}"
+                    ))
+                }
             },
         }
         Ok(())
