@@ -1201,10 +1201,8 @@ pub fn open_pair_through(
     connect_pair(global_url, local_url, open, false)
 }
 
-/// [`open_pair_through`]; `eager_global` is the planted defect [`Defect::RangeOpenConnectsGlobal`]
-/// (`false` but in the simulation's proof): the global store connected now.
-///
-/// [`Defect::RangeOpenConnectsGlobal`]: crate::lease::Defect
+/// [`open_pair_through`]; `eager_global` is the planted defect `RangeOpenConnectsGlobal` (`false` but
+/// in the simulation's proof, feature `planted-defects`): the global store connected now.
 fn connect_pair(
     global_url: &str,
     local_url: &str,

@@ -23,21 +23,21 @@
 //! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
 //! ```
 //! Options: `--seeds N` (default 500 lease seeds; the state file and the embedded store run N/50 seeds of `--steps`/2, the
-//! service N/25 seeds of `--steps`/2, the
+//! service N/25 seeds of `--steps`/2, the hosts N/5 seeds of `--steps`/4, the
 //! ranges N/5 seeds of `--steps`/4, the leases over etcd N/50 seeds of `--steps`/2, the ranges over
 //! etcd N/25 seeds of `--steps`/4, the leases over PostgreSQL N/25 seeds of `--steps`/2, the ranges
 //! over PostgreSQL N/10 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed,
 //! default 4000), `--world NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`,
-//! `postgres leases`, `postgres ranges`, `embedded leases`, `service`, `state file`), `--replay
+//! `postgres leases`, `postgres ranges`, `embedded leases`, `service`, `hosts`, `state file`), `--replay
 //! SEED` (one seed, every step printed, `--steps` being that world's own; with `--state-file`,
-//! `--ranges`, `--etcd`, `--ranges --etcd`, `--postgres`, `--ranges --postgres`, `--embedded` or
-//! `--service`, that
+//! `--ranges`, `--etcd`, `--ranges --etcd`, `--postgres`, `--ranges --postgres`, `--embedded`,
+//! `--service` or `--hosts`, that
 //! world; `--defect NAME` plants one of the table's
 //! defects), `--long` (1024 nodes, 10^9 IDs: the README's figures), `--defects` / `--no-defects` (only
 //! / without the planted-defect proof; `--defect NAME` proves only that one), `--defect-seeds N` (the
 //! proof's bound, default 2000), `--no-late-reservations` (reservations are never delayed or
 //! duplicated).
-//! The default run (proof included) takes about a minute of CPU in debug.
+//! The default run (proof included) takes about a minute and a half of CPU in debug.
 //!
 //! Network faults of real clients (`Link`): a row write whose answer is lost and which the client sends
 //! again (applied first or not), another process acting in between, answered by the store's re-send
@@ -46,6 +46,14 @@
 //! reservation landing after a newer one must leave the stored one (the stores' never-lower rule,
 //! `crate::store`); before that rule, seed 3 of the default lease seeds found duplicates, and the
 //! planted `reservation-lowered` defect puts the old behaviour back.
+//!
+//! Range processes open as `RangeSequence::open_urls` does (`SteppedAllocator::open`: both stores by
+//! URL through a `StoreOpener` that gives the process's links, the global store connected on first
+//! use, then the first process range), at the start, after a crash, and restarted with the global store
+//! partitioned away: a refusal while the datacenter's store answers and its row holds values (before
+//! and after the attempt) is a violation (SPEC §4: opening and serving touch only the datacenter's
+//! store while its row holds values; the planted `range-open-connects-global` connects the global
+//! store at once, as before the fix).
 //!
 //! The network boundary (`--etcd`; module `etcd`): the same lease and range worlds over the real etcd
 //! client (`EtcdStore`, through its transport seam `etcd::transport::Dial`) on a simulated network to
@@ -82,15 +90,26 @@
 //! twice, whatever the product does.
 //!
 //! The ID service (`--world service`, `--replay SEED --service`; module `service`): three instances of
-//! the real `snowmint_service::Service` on fixed node IDs claimed on the client sequencer (the
-//! `--node N --leases URL` code path, the own lease stepped), on the in-memory store behind `Link`'s
-//! faults, and clients minting under leases taken, renewed and released through the service's routes
-//! by any instance, the client sequencer destroyed and created again by the operator: no ID twice
-//! across instances and clients, and no sequencer record the operator did not create. (`snowmint-service` is a dev-dependency
+//! the real `snowmint_service::Service`, on fixed node IDs claimed on the client sequencer (`--node N
+//! --leases URL`) or on a lease source naming it (`--node URL?sequencer=…`), the store those URLs name
+//! opened through the service's own code path by an injected `StoreOpener` (the in-memory store behind
+//! `Link`'s faults), the own lease stepped; clients minting under leases taken, renewed and released
+//! through the service's routes by any instance, the client sequencer destroyed and created again by the
+//! operator. Now and then an instance starts with the operator's mistake, a lease source on another
+//! sequencer with `--client-sequencer` the client sequencer, which it must refuse: no ID twice across
+//! instances and clients, no sequencer record the operator did not create, and no start of the mistake
+//! (reported at the end of the run, so that what it leads to, an instance and a client on one node ID,
+//! meets the no-ID-twice check first). (`snowmint-service` is a dev-dependency
 //! of this crate with its `planted-defects` feature, so that its instances run in this binary and its
-//! planted defect sits in the same table; in a dev-dependency cycle the service links this crate's
+//! planted defects sit in the same table; in a dev-dependency cycle the service links this crate's
 //! library.)
 //!
+//! The `ip` node source (`--world hosts`, `--replay SEED --hosts`; module `hosts`): fleets of hosts
+//! with the interface lists real hosts have (bridges with one address on every host, link-local and
+//! down interfaces, a /16 numbered by rack whose host parts may not fit the node field, `ip:IFACE` on
+//! some hosts), each host's node ID from the real `ip_node` (a refusal: the host does not start), the
+//! started ones minting with the real generator: no ID twice across hosts.
+
 //! Claims' expiry, in every world on the in-memory and embedded stores (which judge by the simulated
 //! time they are given): `Link` notes each claim's expiry as the store answers it, and a renewal
 //! answered after that expiry is a violation (SPEC §3.2: every store expires a claim at its TTL and
@@ -1605,11 +1624,6 @@ impl Store for RaceLink {
     }
 }
 
-/// Range sequences (SPEC §4): 6 processes in two datacenters (one global store, one store per
-/// datacenter), each through links of its own with faults (failed requests, writes answered late,
-/// partitions), clocks stepped (fetch tickets expire by them), processes crashed and restarted, and
-/// races: another process's whole take may land between a read and the compare-and-set after it. After every step:
-/// every range handed out is disjoint from every other, and each process's ranges increase.
 /// What the range world's stores are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Over {
@@ -1621,6 +1635,14 @@ enum Over {
     Postgres,
 }
 
+/// Range sequences (SPEC §4): 6 processes in two datacenters (one global store, one store per
+/// datacenter), each through links of its own with faults (failed requests, writes answered late,
+/// partitions), clocks stepped (fetch tickets expire by them), processes crashed and restarted (also
+/// with the global store partitioned away), and races: another process's whole take may land between
+/// a read and the compare-and-set after it. A process opens as `RangeSequence::open_urls` does, its
+/// stores opened by URL through its links. After every step: every range handed out is disjoint from
+/// every other, each process's ranges increase, and no process failed to open while its datacenter's
+/// store answered and its row held values.
 fn run_ranges(
     seed: u64,
     steps: u64,

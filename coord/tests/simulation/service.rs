@@ -1,19 +1,27 @@
 //! The service world (`--world service`, `--replay SEED --service`): three instances of `snowmint serve`
-//! (the real `Service`, opened as `--node N --leases URL` through its code path, each on its own fixed
-//! node ID drawn per seed) on one in-memory store behind `Link`'s faults, handing client leases out
-//! through their real routes (`POST /v1/leases`, `…/renew`, `DELETE …`, answered by the service's
-//! `Leases` under the instance's simulated clock), and minting their own IDs through `POST /v1/ids`.
-//! Four simulated clients mint locally under their leases, as the JS `OfflineGenerator` does: positions
-//! strictly increasing, at or past their clock's tick, within `[start, limit)` of the last answer, renewed
-//! by any instance (the token is the only record). Instances crash (cut off, then dropped: the claim
-//! stays until its TTL) or shut down, and start again when their node ID is free; clients lose their
-//! lease, release it or crash. The operator destroys the client sequencer (a named one,
-//! `--client-sequencer`) now and then and creates it again: instances starting meanwhile get
-//! `SEQUENCER_NOT_FOUND`, running ones lose their lease and start again. After every step: no ID minted
-//! twice across instances and clients, each minter's IDs strictly increasing, and no sequencer in the
-//! store that the operator did not create (only `default` is ever created implicitly). What it holds the service to (SPEC §6a): every instance's own
-//! node ID is a claim on the sequencer client leases come from, so the store never leases a client the
-//! node ID an instance mints with.
+//! (the real `Service`) on one in-memory store behind `Link`'s faults, each started as `--node N
+//! --leases URL` (its own fixed node ID drawn per seed, claimed on the client sequencer) or, for about a
+//! third of them, as `--node URL?sequencer=sim-clients` (a lease source on the client sequencer,
+//! `--client-sequencer` the same or not given); the URLs go through the service's own code paths, whose
+//! store opener (`Service::open_simulated`) gives the instance's link. Now and then a start is the
+//! operator's mistake instead: a lease source on another sequencer of the store (`sim-web`, same layout)
+//! with `--client-sequencer sim-clients`, which the service must refuse (`INVALID_ARGUMENT`), or it
+//! would mint with a node ID of one sequencer while leasing clients the node IDs of the other. The
+//! instances hand client leases out through their real routes (`POST /v1/leases`, `…/renew`, `DELETE
+//! …`, answered by the service's `Leases` under the instance's simulated clock), and mint their own IDs
+//! through `POST /v1/ids`. Four simulated clients mint locally under their leases, as the JS
+//! `OfflineGenerator` does: positions strictly increasing, at or past their clock's tick, within
+//! `[start, limit)` of the last answer, renewed by any instance (the token is the only record).
+//! Instances crash (cut off, then dropped: the claim stays until its TTL) or shut down, and start again
+//! when their node ID is free; clients lose their lease, release it or crash. The operator destroys the
+//! client sequencer (a named one, `--client-sequencer`) now and then and creates it again: instances
+//! starting meanwhile get `SEQUENCER_NOT_FOUND`, running ones lose their lease and start again. After
+//! every step: no ID minted twice across instances and clients, each minter's IDs strictly increasing,
+//! and no sequencer in the store that the operator did not create (only `default` is ever created
+//! implicitly); at the end of the run, no start of the operator's mistake (after the no-ID-twice check
+//! had its chance to catch what it leads to). What it holds the service to (SPEC §6a): every instance's
+//! own node ID is a claim on the sequencer client leases come from, so the store never leases a client
+//! the node ID an instance mints with.
 
 use super::*;
 use snowmint_service::{ClientKey, Config, Service};
