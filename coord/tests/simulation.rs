@@ -1717,7 +1717,7 @@ fn run_ranges(
             }
         })
         .collect();
-    const GLOBAL_URL: &str = "file:///simulated/global";
+    const GLOBAL_URL: &str = "file:///proc/simulated/global";
     // Process `i` opens as `RangeSequence::open_urls` does (`SteppedAllocator::open`: the stores by
     // their URLs, the global one connected on first use; then the first process range), its stores
     // opened through its links (connecting fails while a link is cut).
@@ -1740,7 +1740,7 @@ fn run_ranges(
             }) as Arc<dyn Store>)
         });
         let dc = ["a", "b"][i % 2];
-        let urls = (GLOBAL_URL, &*format!("file:///simulated/{dc}"));
+        let urls = (GLOBAL_URL, &*format!("file:///proc/simulated/{dc}"));
         SteppedAllocator::open(
             "sim",
             dc,

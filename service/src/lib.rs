@@ -567,7 +567,11 @@ impl Service {
         .filter(|u| !matches!(u, snowmint_coord::source::StoreUrl::File { .. }));
         let mut reclaim: Option<Reclaim> = None;
         let generator = match (&parsed, &store) {
-            (_, Some(s)) if !sim.planted(Defect::ServiceFixedNodeUnclaimed) => {
+            // (The planted defect is a fixed node ID's: a lease source always claims.)
+            (_, Some(s))
+                if !sim.planted(Defect::ServiceFixedNodeUnclaimed)
+                    || matches!(parsed, NodeSource::Lease(_)) =>
+            {
                 // A lease on the store: a lease source's any free node ID, a fixed node ID exactly that
                 // one (refused while another instance or a client holds it). Under `fail`: a request
                 // never waits on the reactor; at the ceiling it is TOO_FAR_AHEAD (503, retry) while the

@@ -96,8 +96,9 @@ const CLIENT_SEQUENCER: &str = "sim-clients";
 /// Another sequencer of the store, with the same layout (another application's): an operator's mistake
 /// names it in an instance's lease source with `--client-sequencer sim-clients`.
 const OTHER_SEQUENCER: &str = "sim-web";
-/// The store's URL in the instances' configurations (the opener gives the instance's link for it).
-const STORE_URL: &str = "file:///simulated-store";
+/// The store's URL in the instances' configurations (the opener gives the instance's link for it; under
+/// /proc, where no real store could be made, should a code path open it without the opener).
+const STORE_URL: &str = "file:///proc/simulated-store";
 
 /// The operator creates sequencer `name` (all eight node IDs): its incarnation.
 fn create(store: &MemoryStore, name: &str, layout: &Layout, step: u64) -> u64 {
