@@ -363,6 +363,18 @@ impl Simulated {
         }
     }
 
+    /// The own lease's holder string: this process's, or (stepped) one that names no process, so that a
+    /// simulated run replays exactly (a stepped lease's first node ID to try follows from its holder).
+    fn holder(&self) -> String {
+        match self.stepped {
+            true => "snowmint serve (simulated)".to_string(),
+            false => format!(
+                "snowmint serve, {}",
+                snowmint_coord::lease::default_holder()
+            ),
+        }
+    }
+
     /// Whether the planted defect `d` is on: always `false` without the feature `planted-defects`.
     fn planted(&self, d: Defect) -> bool {
         #[cfg(feature = "planted-defects")]
@@ -610,10 +622,7 @@ impl Service {
                         LeaseOptions {
                             ttl,
                             node,
-                            holder: format!(
-                                "snowmint serve, {}",
-                                snowmint_coord::lease::default_holder()
-                            ),
+                            holder: sim.holder(),
                             ..sim.lease_options()
                         },
                     )
