@@ -1226,6 +1226,39 @@ fn connect_pair(
 mod tests {
     use super::*;
 
+    /// SPEC §4: a process opens from its datacenter's store alone; the global store is connected (through
+    /// the same opener) on its first use, and again after a failed connection.
+    #[test]
+    fn open_pair_connects_the_global_store_on_first_use() {
+        use std::sync::{atomic::AtomicBool, Mutex};
+        let reachable = Arc::new(AtomicBool::new(false));
+        let opened = Arc::new(Mutex::new(Vec::new()));
+        let memory: Arc<dyn Store> = Arc::new(crate::MemoryStore::new());
+        let open: Arc<StoreOpener> = {
+            let (reachable, opened) = (reachable.clone(), opened.clone());
+            Arc::new(move |url: &crate::StoreUrl| {
+                let global = url.to_string().ends_with("/global");
+                if global && !reachable.load(Ordering::SeqCst) {
+                    return Err(Error::unavailable("the global store is unreachable"));
+                }
+                opened.lock().unwrap().push(url.to_string());
+                Ok(memory.clone())
+            })
+        };
+        let (global, local) =
+            open_pair_through("file:///tmp/global", "file:///tmp/dc-a", open).unwrap();
+        assert_eq!(*opened.lock().unwrap(), ["file:///tmp/dc-a"]);
+        assert_eq!(local.row("k").unwrap(), None);
+        let e = global.row("k").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::StoreUnavailable);
+        reachable.store(true, Ordering::SeqCst);
+        assert_eq!(global.row("k").unwrap(), None);
+        assert_eq!(
+            *opened.lock().unwrap(),
+            ["file:///tmp/dc-a", "file:///tmp/global"]
+        );
+    }
+
     #[test]
     fn rows_round_trip_and_reject_garbage() {
         let mut dcs = BTreeMap::new();
