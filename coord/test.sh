@@ -49,8 +49,9 @@ set +x
 # duplicated and delayed writes too; the sequencer re-created with another epoch or layout; the
 # embedded store's directory deleted or replaced under running holders; leases and ranges again over
 # the real etcd client on a simulated network and cluster, and over the real PostgreSQL store through
-# its statement seam to a simulated database; instances of the ID service and clients under their
-# leases; every renewal checked against its claim's expiry) and its proof: each planted defect must be
+# its statement seam to a simulated database; range processes opened with the global store partitioned
+# away; instances of the ID service and clients under their leases; fleets of hosts taking node IDs from
+# the ip node source; every renewal checked against its claim's expiry) and its proof: each planted defect must be
 # caught within the seed bound (a table prints the seeds each took), or the stage fails. `-- --long`
 # is the README's 10^9-ID run (release).
 # The in-process concurrency under shuttle's randomized schedulers (random and PCT; coord/tests/shuttle.rs):

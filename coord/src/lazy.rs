@@ -1,27 +1,40 @@
 //! A store opened on first use: [`LazyStore`] holds a store URL and connects when a method is first
 //! called (and again on a later call while connecting fails). A range sequence's global store is one
 //! (SPEC §4): a process opens and serves from its datacenter row without reaching the global store,
-//! which it needs only to move a new range.
+//! which it needs only to move a new range. It connects through a [`StoreOpener`] ([`open_store`] in
+//! production, the simulation's stores in coord/tests/simulation.rs).
 
 use std::sync::{Arc, Mutex};
 
 use crate::error::Result;
-use crate::source::{open_store, StoreUrl};
+#[cfg(doc)]
+use crate::source::open_store;
+use crate::source::{StoreOpener, StoreUrl};
 use crate::store::{
     Claim, ClaimRequest, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };
 
 /// A store connected on first use (see the [module documentation](self)).
-#[derive(Debug)]
 pub(crate) struct LazyStore {
     url: StoreUrl,
+    open: Arc<StoreOpener>,
     opened: Mutex<Option<Arc<dyn Store>>>,
 }
 
+impl std::fmt::Debug for LazyStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyStore")
+            .field("url", &self.url)
+            .field("opened", &self.opened)
+            .finish_non_exhaustive()
+    }
+}
+
 impl LazyStore {
-    pub(crate) fn new(url: StoreUrl) -> LazyStore {
+    pub(crate) fn new(url: StoreUrl, open: Arc<StoreOpener>) -> LazyStore {
         LazyStore {
             url,
+            open,
             opened: Mutex::new(None),
         }
     }
@@ -32,7 +45,7 @@ impl LazyStore {
         if let Some(store) = &*opened {
             return Ok(store.clone());
         }
-        let store = open_store(&self.url)?;
+        let store = (self.open)(&self.url)?;
         *opened = Some(store.clone());
         Ok(store)
     }

@@ -178,6 +178,19 @@ pub enum Defect {
     /// minting thread that reads the new end in between takes a value from the old cursor, outside
     /// the new range (another process's).
     RangeEndBeforeCursor,
+    /// A range sequence opened by its stores' URLs connects the global store at once, not on first use
+    /// (the fix of a process that could not open while the global store was unreachable, reverted):
+    /// opening fails with the global store unreachable though the datacenter row holds values.
+    RangeOpenConnectsGlobal,
+    /// The ID service with a lease source as `--node` takes a `--client-sequencer` other than the
+    /// source's, and leases client node IDs from it (the fix of an instance minting with a node ID a
+    /// client lease also got, reverted: two sequencers, one node-ID space).
+    ServiceOtherClientSequencer,
+    /// The `ip` node source takes a bridge's address (`docker0`'s 172.17.0.1 on every host).
+    IpTakesBridge,
+    /// The `ip` node source truncates a host part that does not fit the node field to its low bits
+    /// (10.1.1.5 and 10.1.2.5 of a /16 both node 5 under 8 node bits).
+    IpHostTruncated,
 }
 
 impl Default for LeaseOptions {

@@ -85,7 +85,7 @@ use snowmint::ErrorCode;
 use crate::error::{Error, Result};
 use crate::lazy::LazyStore;
 use crate::sequencer::check_name;
-use crate::source::{open_store, parse_store_url};
+use crate::source::{open_store, parse_store_url, StoreOpener};
 use crate::store::Store;
 use crate::sync::thread::{self, JoinHandle};
 use crate::sync::{AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard};
@@ -1188,13 +1188,36 @@ fn check_names(name: &str, dc: &str) -> Result<()> {
 /// local store is connected now; the global one on first use, so that a process whose datacenter row
 /// holds values opens and serves while the global store is unreachable (SPEC §4).
 pub fn open_pair(global_url: &str, local_url: &str) -> Result<(Arc<dyn Store>, Arc<dyn Store>)> {
+    open_pair_through(global_url, local_url, Arc::new(open_store))
+}
+
+/// [`open_pair`] with the stores opened by `open` (the deterministic simulation's stores; the global
+/// store's connection on first use goes through it too).
+pub fn open_pair_through(
+    global_url: &str,
+    local_url: &str,
+    open: Arc<StoreOpener>,
+) -> Result<(Arc<dyn Store>, Arc<dyn Store>)> {
+    connect_pair(global_url, local_url, open, false)
+}
+
+/// [`open_pair_through`]; `eager_global` is the planted defect `RangeOpenConnectsGlobal` (`false` but
+/// in the simulation's proof, feature `planted-defects`): the global store connected now.
+fn connect_pair(
+    global_url: &str,
+    local_url: &str,
+    open: Arc<StoreOpener>,
+    eager_global: bool,
+) -> Result<(Arc<dyn Store>, Arc<dyn Store>)> {
     let g = parse_store_url(global_url).map_err(|e| e.context("global store"))?;
     let l = parse_store_url(local_url).map_err(|e| e.context("local store"))?;
-    let local = open_store(&l).map_err(|e| e.context("local store"))?;
+    let local = open(&l).map_err(|e| e.context("local store"))?;
     let global: Arc<dyn Store> = if g == l {
         local.clone()
+    } else if eager_global {
+        open(&g).map_err(|e| e.context("global store"))? // the defect: connected before it is needed
     } else {
-        Arc::new(LazyStore::new(g))
+        Arc::new(LazyStore::new(g, open))
     };
     Ok((global, local))
 }
@@ -1202,6 +1225,39 @@ pub fn open_pair(global_url: &str, local_url: &str) -> Result<(Arc<dyn Store>, A
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// SPEC §4: a process opens from its datacenter's store alone; the global store is connected (through
+    /// the same opener) on its first use, and again after a failed connection.
+    #[test]
+    fn open_pair_connects_the_global_store_on_first_use() {
+        use std::sync::{atomic::AtomicBool, Mutex};
+        let reachable = Arc::new(AtomicBool::new(false));
+        let opened = Arc::new(Mutex::new(Vec::new()));
+        let memory: Arc<dyn Store> = Arc::new(crate::MemoryStore::new());
+        let open: Arc<StoreOpener> = {
+            let (reachable, opened) = (reachable.clone(), opened.clone());
+            Arc::new(move |url: &crate::StoreUrl| {
+                let global = url.to_string().ends_with("/global");
+                if global && !reachable.load(Ordering::SeqCst) {
+                    return Err(Error::unavailable("the global store is unreachable"));
+                }
+                opened.lock().unwrap().push(url.to_string());
+                Ok(memory.clone())
+            })
+        };
+        let (global, local) =
+            open_pair_through("file:///tmp/global", "file:///tmp/dc-a", open).unwrap();
+        assert_eq!(*opened.lock().unwrap(), ["file:///tmp/dc-a"]);
+        assert_eq!(local.row("k").unwrap(), None);
+        let e = global.row("k").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::StoreUnavailable);
+        reachable.store(true, Ordering::SeqCst);
+        assert_eq!(global.row("k").unwrap(), None);
+        assert_eq!(
+            *opened.lock().unwrap(),
+            ["file:///tmp/dc-a", "file:///tmp/global"]
+        );
+    }
 
     #[test]
     fn rows_round_trip_and_reject_garbage() {
@@ -1265,6 +1321,30 @@ impl SteppedAllocator {
         let mut alloc = Allocator::new(name, dc, global, local, options, time)?;
         alloc.defect = defect;
         Ok(SteppedAllocator(alloc))
+    }
+
+    /// One process of datacenter `dc` opened as [`RangeSequence::open_urls`] opens it, without its
+    /// thread: the two stores by their URLs through `open` ([`open_pair_through`]; the defect
+    /// `RangeOpenConnectsGlobal` connects the global one at once), then the first process range taken.
+    /// Returns the first range and whether the datacenter row fell below the threshold (where
+    /// [`RangeSequence`] starts the datacenter-level pre-allocation on a thread of its own).
+    #[allow(clippy::too_many_arguments)]
+    pub fn open(
+        name: &str,
+        dc: &str,
+        (global_url, local_url): (&str, &str),
+        open: Arc<StoreOpener>,
+        options: RangeOptions,
+        time: Arc<dyn Time>,
+        defect: crate::lease::Defect,
+    ) -> Result<(SteppedAllocator, (u64, u64), bool)> {
+        options.check()?;
+        check_names(name, dc)?;
+        let eager = defect == crate::lease::Defect::RangeOpenConnectsGlobal;
+        let (global, local) = connect_pair(global_url, local_url, open, eager)?;
+        let a = SteppedAllocator::new(name, dc, global, local, options, time, defect)?;
+        let (first, low) = a.take_process_range()?;
+        Ok((a, first, low))
     }
 
     /// The next process range `[start, end)`, and whether the datacenter row fell below the threshold.

@@ -582,6 +582,12 @@ pub(crate) fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// What opens a store by its URL: [`open_store`] in production; the code paths that open stores by URL
+/// and keep connecting later (a range sequence's global store, [`crate::range::open_pair_through`];
+/// the ID service's lease source) take one, so that the deterministic simulation puts its simulated
+/// stores behind the same code.
+pub type StoreOpener = dyn Fn(&StoreUrl) -> Result<Arc<dyn Store>> + Send + Sync;
+
 /// Opens the store a URL names. **Dispatch point** for the server stores: `etcd://` goes to
 /// `crate::etcd::open` and `postgres://` to `crate::postgres::open` (in `etcd.rs` / `postgres.rs`,
 /// built with the features `etcd` / `postgres`).
@@ -662,6 +668,34 @@ pub fn ip_node(
     iface: Option<&str>,
     node_bits: u32,
 ) -> std::result::Result<u64, String> {
+    choose_ip_node(interfaces, iface, node_bits, &Plant::default())
+}
+
+/// [`ip_node`] with a planted defect (feature `planted-defects`: the simulation's hosts world).
+#[cfg(feature = "planted-defects")]
+pub fn ip_node_planted(
+    interfaces: &[Interface],
+    iface: Option<&str>,
+    node_bits: u32,
+    defect: crate::lease::Defect,
+) -> std::result::Result<u64, String> {
+    choose_ip_node(interfaces, iface, node_bits, &Plant { defect })
+}
+
+/// The planted defect of [`ip_node_planted`] (none without the feature).
+#[derive(Default)]
+struct Plant {
+    #[cfg(feature = "planted-defects")]
+    defect: crate::lease::Defect,
+}
+
+fn choose_ip_node(
+    interfaces: &[Interface],
+    iface: Option<&str>,
+    node_bits: u32,
+    plant: &Plant,
+) -> std::result::Result<u64, String> {
+    let _ = plant; // read by `planted!` only with the feature
     let usable = |i: &&Interface| !i.loopback() && !i.addr.is_link_local();
     let chosen = match iface {
         Some(name) => {
@@ -678,7 +712,9 @@ pub fn ip_node(
         }
         None => interfaces
             .iter()
-            .filter(|i| i.up() && !i.bridge && i.addr.is_private())
+            .filter(|i| {
+                i.up() && (!i.bridge || planted!(plant, IpTakesBridge)) && i.addr.is_private()
+            })
             .find(usable)
             .ok_or_else(|| {
                 "no interface that is up, not loopback and not a bridge has a private IPv4 address (10/8, 172.16/12, 192.168/16; link-local 169.254/16 is not taken); name one with ip:IFACE".to_string()
@@ -693,6 +729,9 @@ pub fn ip_node(
     } else {
         (1u64 << node_bits) - 1
     };
+    if host > max && planted!(plant, IpHostTruncated) {
+        return Ok(host & max); // the defect: the host part's low bits
+    }
     if host > max {
         return Err(format!(
             "the host part of the address {at} (the bits below its /{} prefix) is {host}, over the node field's maximum {max} ({node_bits} bits); it is refused, not truncated: choose an interface with ip:IFACE or another node source",

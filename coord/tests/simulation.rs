@@ -23,21 +23,21 @@
 //! cargo test --release -p snowmint-coord --features planted-defects --test simulation -- --long
 //! ```
 //! Options: `--seeds N` (default 500 lease seeds; the state file and the embedded store run N/50 seeds of `--steps`/2, the
-//! service N/25 seeds of `--steps`/2, the
+//! service N/25 seeds of `--steps`/2, the hosts N/5 seeds of `--steps`/4, the
 //! ranges N/5 seeds of `--steps`/4, the leases over etcd N/50 seeds of `--steps`/2, the ranges over
 //! etcd N/25 seeds of `--steps`/4, the leases over PostgreSQL N/25 seeds of `--steps`/2, the ranges
 //! over PostgreSQL N/10 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed,
 //! default 4000), `--world NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`,
-//! `postgres leases`, `postgres ranges`, `embedded leases`, `service`, `state file`), `--replay
+//! `postgres leases`, `postgres ranges`, `embedded leases`, `service`, `hosts`, `state file`), `--replay
 //! SEED` (one seed, every step printed, `--steps` being that world's own; with `--state-file`,
-//! `--ranges`, `--etcd`, `--ranges --etcd`, `--postgres`, `--ranges --postgres`, `--embedded` or
-//! `--service`, that
+//! `--ranges`, `--etcd`, `--ranges --etcd`, `--postgres`, `--ranges --postgres`, `--embedded`,
+//! `--service` or `--hosts`, that
 //! world; `--defect NAME` plants one of the table's
 //! defects), `--long` (1024 nodes, 10^9 IDs: the README's figures), `--defects` / `--no-defects` (only
 //! / without the planted-defect proof; `--defect NAME` proves only that one), `--defect-seeds N` (the
 //! proof's bound, default 2000), `--no-late-reservations` (reservations are never delayed or
 //! duplicated).
-//! The default run (proof included) takes about a minute of CPU in debug.
+//! The default run (proof included) takes about a minute and a half of CPU in debug.
 //!
 //! Network faults of real clients (`Link`): a row write whose answer is lost and which the client sends
 //! again (applied first or not), another process acting in between, answered by the store's re-send
@@ -46,6 +46,14 @@
 //! reservation landing after a newer one must leave the stored one (the stores' never-lower rule,
 //! `crate::store`); before that rule, seed 3 of the default lease seeds found duplicates, and the
 //! planted `reservation-lowered` defect puts the old behaviour back.
+//!
+//! Range processes open as `RangeSequence::open_urls` does (`SteppedAllocator::open`: both stores by
+//! URL through a `StoreOpener` that gives the process's links, the global store connected on first
+//! use, then the first process range), at the start, after a crash, and restarted with the global store
+//! partitioned away: a refusal while the datacenter's store answers and its row holds values (before
+//! and after the attempt) is a violation (SPEC §4: opening and serving touch only the datacenter's
+//! store while its row holds values; the planted `range-open-connects-global` connects the global
+//! store at once, as before the fix).
 //!
 //! The network boundary (`--etcd`; module `etcd`): the same lease and range worlds over the real etcd
 //! client (`EtcdStore`, through its transport seam `etcd::transport::Dial`) on a simulated network to
@@ -82,15 +90,26 @@
 //! twice, whatever the product does.
 //!
 //! The ID service (`--world service`, `--replay SEED --service`; module `service`): three instances of
-//! the real `snowmint_service::Service` on fixed node IDs claimed on the client sequencer (the
-//! `--node N --leases URL` code path, the own lease stepped), on the in-memory store behind `Link`'s
-//! faults, and clients minting under leases taken, renewed and released through the service's routes
-//! by any instance, the client sequencer destroyed and created again by the operator: no ID twice
-//! across instances and clients, and no sequencer record the operator did not create. (`snowmint-service` is a dev-dependency
+//! the real `snowmint_service::Service`, on fixed node IDs claimed on the client sequencer (`--node N
+//! --leases URL`) or on a lease source naming it (`--node URL?sequencer=…`), the store those URLs name
+//! opened through the service's own code path by an injected `StoreOpener` (the in-memory store behind
+//! `Link`'s faults), the own lease stepped; clients minting under leases taken, renewed and released
+//! through the service's routes by any instance, the client sequencer destroyed and created again by the
+//! operator. Now and then an instance starts with the operator's mistake, a lease source on another
+//! sequencer with `--client-sequencer` the client sequencer, which it must refuse: no ID twice across
+//! instances and clients, no sequencer record the operator did not create, and no start of the mistake
+//! (reported at the end of the run, so that what it leads to, an instance and a client on one node ID,
+//! meets the no-ID-twice check first). (`snowmint-service` is a dev-dependency
 //! of this crate with its `planted-defects` feature, so that its instances run in this binary and its
-//! planted defect sits in the same table; in a dev-dependency cycle the service links this crate's
+//! planted defects sit in the same table; in a dev-dependency cycle the service links this crate's
 //! library.)
 //!
+//! The `ip` node source (`--world hosts`, `--replay SEED --hosts`; module `hosts`): fleets of hosts
+//! with the interface lists real hosts have (bridges with one address on every host, link-local and
+//! down interfaces, a /16 numbered by rack whose host parts may not fit the node field, `ip:IFACE` on
+//! some hosts), each host's node ID from the real `ip_node` (a refusal: the host does not start), the
+//! started ones minting with the real generator: no ID twice across hosts.
+
 //! Claims' expiry, in every world on the in-memory and embedded stores (which judge by the simulated
 //! time they are given): `Link` notes each claim's expiry as the store answers it, and a renewal
 //! answered after that expiry is a violation (SPEC §3.2: every store expires a claim at its TTL and
@@ -112,7 +131,7 @@ use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
 use snowmint_coord::etcd::EtcdStore;
 use snowmint_coord::lease::{start_after, Defect};
 use snowmint_coord::postgres::PostgresStore;
-use snowmint_coord::range::SteppedAllocator;
+use snowmint_coord::range::{RangeSequence, SteppedAllocator};
 use snowmint_coord::sequencer::layout_from_text;
 use snowmint_coord::{
     layout_fingerprint, layout_text, Claim, ClaimRequest, Error, FileStore, Lease, LeaseOptions,
@@ -122,6 +141,8 @@ use snowmint_coord::{
 
 #[path = "simulation/etcd.rs"]
 mod etcd;
+#[path = "simulation/hosts.rs"]
+mod hosts;
 #[path = "simulation/postgres.rs"]
 mod postgres;
 #[path = "simulation/service.rs"]
@@ -1519,7 +1540,8 @@ struct Race {
     rng: Mutex<Rng>,
     busy: AtomicBool,
     percent: u64,
-    allocs: Mutex<Vec<Arc<SteppedAllocator>>>,
+    /// Each process's allocator (`None`: not open, its last open refused).
+    allocs: Mutex<Vec<Option<Arc<SteppedAllocator>>>>,
     taken: Mutex<Vec<(usize, u64, u64)>>,
 }
 
@@ -1546,7 +1568,7 @@ impl Race {
         };
         if let Some(j) = other {
             let a = self.allocs.lock().unwrap()[j].clone();
-            if let Ok(((s, e), _)) = a.take_process_range() {
+            if let Some(Ok(((s, e), _))) = a.map(|a| a.take_process_range()) {
                 self.taken.lock().unwrap().push((j, s, e));
             }
         }
@@ -1602,11 +1624,6 @@ impl Store for RaceLink {
     }
 }
 
-/// Range sequences (SPEC §4): 6 processes in two datacenters (one global store, one store per
-/// datacenter), each through links of its own with faults (failed requests, writes answered late,
-/// partitions), clocks stepped (fetch tickets expire by them), processes crashed and restarted, and
-/// races: another process's whole take may land between a read and the compare-and-set after it. After every step:
-/// every range handed out is disjoint from every other, and each process's ranges increase.
 /// What the range world's stores are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Over {
@@ -1618,6 +1635,14 @@ enum Over {
     Postgres,
 }
 
+/// Range sequences (SPEC §4): 6 processes in two datacenters (one global store, one store per
+/// datacenter), each through links of its own with faults (failed requests, writes answered late,
+/// partitions), clocks stepped (fetch tickets expire by them), processes crashed and restarted (also
+/// with the global store partitioned away), and races: another process's whole take may land between
+/// a read and the compare-and-set after it. A process opens as `RangeSequence::open_urls` does, its
+/// stores opened by URL through its links. After every step: every range handed out is disjoint from
+/// every other, each process's ranges increase, and no process failed to open while its datacenter's
+/// store answered and its row held values.
 fn run_ranges(
     seed: u64,
     steps: u64,
@@ -1681,29 +1706,96 @@ fn run_ranges(
             frozen: Mutex::new(None),
         }));
     }
-    let open = |i: usize| -> std::result::Result<Arc<SteppedAllocator>, String> {
-        let wrap = |l: &Arc<Link>| -> Arc<dyn Store> {
-            Arc::new(RaceLink {
-                inner: l.clone(),
+    // The operator's view of each datacenter's row (no faults).
+    let operator: Vec<Arc<dyn Store>> = (1..3)
+        .map(|k| -> Arc<dyn Store> {
+            let none = &Arc::default();
+            match over {
+                Over::Memory => dcs[k - 1].clone(),
+                Over::Etcd => etcd_client(&clusters[k], &now, none, seed, None, Defect::None),
+                Over::Postgres => pg_client(&databases[k], &now, none, seed, None, Defect::None).0,
+            }
+        })
+        .collect();
+    const GLOBAL_URL: &str = "file:///proc/simulated/global";
+    // Process `i` opens as `RangeSequence::open_urls` does (`SteppedAllocator::open`: the stores by
+    // their URLs, the global one connected on first use; then the first process range), its stores
+    // opened through its links (connecting fails while a link is cut).
+    let open = |i: usize| {
+        let (global, local) = links[i].clone();
+        let race = race.clone();
+        let opener: Arc<snowmint_coord::source::StoreOpener> = Arc::new(move |url| {
+            let link = if url.to_string() == GLOBAL_URL {
+                &global
+            } else {
+                &local
+            };
+            if link.faults.cut.load(Ordering::SeqCst) {
+                return Err(Error::unavailable("simulated: cannot connect to the store"));
+            }
+            Ok(Arc::new(RaceLink {
+                inner: link.clone(),
                 race: race.clone(),
                 me: i,
-            })
-        };
-        SteppedAllocator::new(
+            }) as Arc<dyn Store>)
+        });
+        let dc = ["a", "b"][i % 2];
+        let urls = (GLOBAL_URL, &*format!("file:///proc/simulated/{dc}"));
+        SteppedAllocator::open(
             "sim",
-            ["a", "b"][i % 2],
-            wrap(&links[i].0),
-            wrap(&links[i].1),
+            dc,
+            urls,
+            opener,
             options.clone(),
             clocks[i].clone(),
             defect,
         )
-        .map(Arc::new)
-        .map_err(|e| format!("ranges: open: {e}"))
     };
-    for i in 0..PROCS {
-        let a = open(i)?;
-        race.allocs.lock().unwrap().push(a);
+    // The values datacenter `dc` (0 or 1) holds, as the operator reads them (`None`: the read failed).
+    let held = |dc: usize| -> Option<u64> {
+        let row = RangeSequence::show_datacenter(&*operator[dc], "sim", ["a", "b"][dc]).ok()?;
+        Some(row.map_or(0, |r| r.ranges.iter().map(|(s, e)| e - s).sum()))
+    };
+    // Process `i` (re)starts: its first range, or a refusal. SPEC §4: opening touches only the
+    // datacenter's store while its row holds values, so a refusal with that store healthy and the row
+    // holding values before and after the attempt is a violation, whatever the global store does.
+    let reopen = |i: usize, rng: &mut Rng| -> std::result::Result<Option<(u64, u64)>, String> {
+        race.allocs.lock().unwrap()[i] = None;
+        let before = held(i % 2);
+        match open(i) {
+            Ok((a, first, low)) => {
+                let a = Arc::new(a);
+                // The datacenter-level pre-allocation `RangeSequence` starts on a thread of its own.
+                if low && rng.chance(50) {
+                    let _ = a.prefetch_dc();
+                }
+                race.allocs.lock().unwrap()[i] = Some(a);
+                Ok(Some(first))
+            }
+            Err(e)
+                if matches!(
+                    e.code(),
+                    ErrorCode::StoreUnavailable | ErrorCode::RangeExhausted
+                ) =>
+            {
+                let after = held(i % 2);
+                if links[i].1.healthy() && before.unwrap_or(0) > 0 && after.unwrap_or(0) > 0 {
+                    return Err(format!(
+                        "ranges: process {i} cannot open though its datacenter's store answers and \
+                         its row holds {} values: {e}",
+                        after.unwrap_or(0)
+                    ));
+                }
+                Ok(None)
+            }
+            Err(e) => Err(format!(
+                "ranges: process {i}: opening, unexpected error {}: {e}",
+                e.code()
+            )),
+        }
+    };
+    for _ in 0..PROCS {
+        race.allocs.lock().unwrap().push(None);
     }
     // Every range handed out (start → end, process), and each process's last end.
     let mut ranges: BTreeMap<u64, (u64, usize)> = BTreeMap::new();
@@ -1737,8 +1829,15 @@ fn run_ranges(
         let i = rng.below(PROCS as u64) as usize;
         let roll = rng.below(100);
         let what = match roll {
+            0..=59 if race.allocs.lock().unwrap()[i].is_none() => match reopen(i, &mut rng)? {
+                Some((s, e)) => {
+                    record(i, s, e, "its first, opening")?;
+                    format!("process {i} opens")
+                }
+                None => format!("process {i} cannot open"),
+            },
             0..=59 => {
-                let a = race.allocs.lock().unwrap()[i].clone();
+                let a = race.allocs.lock().unwrap()[i].clone().expect("open");
                 match a.take_process_range() {
                     Ok(((s, e), low)) => {
                         record(i, s, e, "its own take")?;
@@ -1765,7 +1864,7 @@ fn run_ranges(
             }
             60..=67 => {
                 let a = race.allocs.lock().unwrap()[i].clone();
-                let r = a.prefetch_dc();
+                let r = a.map_or(Ok(()), |a| a.prefetch_dc());
                 format!(
                     "process {i} pre-allocates for its datacenter: {}",
                     r.map_or_else(|e| e.code().to_string(), |_| "ok".into())
@@ -1794,11 +1893,23 @@ fn run_ranges(
             }
             82..=86 => {
                 // A crash: the ranges it held are holes; a new process takes its place.
-                let a = open(i)?;
-                race.allocs.lock().unwrap()[i] = a;
                 // Its successor's ranges still start above its last one: every range of a datacenter
                 // starts at or above the row's floor, which each take raises.
+                if let Some((s, e)) = reopen(i, &mut rng)? {
+                    record(i, s, e, "its first, after a restart")?;
+                }
                 format!("process {i} crashes and restarts")
+            }
+            87..=89 => {
+                // The global store partitioned away from a process that restarts, its datacenter's
+                // store answering: it must open and serve from the datacenter row.
+                let (g, l) = &links[i];
+                g.faults.cut.store(true, Ordering::SeqCst);
+                l.heal();
+                if let Some((s, e)) = reopen(i, &mut rng)? {
+                    record(i, s, e, "its first, the global store partitioned")?;
+                }
+                format!("process {i} restarts, the global store partitioned away")
             }
             _ => {
                 let d = rng.below(6_000) * MS;
@@ -1886,6 +1997,8 @@ enum Sim {
     FileLeases,
     /// Instances of the ID service and clients under their leases, on the in-memory store.
     Service,
+    /// A fleet of hosts deriving their node IDs with the `ip` node source, minting.
+    Hosts,
 }
 
 impl Sim {
@@ -1899,6 +2012,7 @@ impl Sim {
             Sim::PgRanges => "postgres ranges",
             Sim::FileLeases => "embedded leases",
             Sim::Service => "service",
+            Sim::Hosts => "hosts",
         }
     }
     /// The replay option that selects this world.
@@ -1912,6 +2026,7 @@ impl Sim {
             Sim::PgRanges => " --ranges --postgres",
             Sim::FileLeases => " --embedded",
             Sim::Service => " --service",
+            Sim::Hosts => " --hosts",
         }
     }
     /// Steps of one seed of this world, from the lease world's `steps`.
@@ -1920,6 +2035,7 @@ impl Sim {
             Sim::Leases => steps,
             Sim::Ranges | Sim::EtcdRanges | Sim::PgRanges => steps / 4,
             Sim::EtcdLeases | Sim::PgLeases | Sim::FileLeases | Sim::Service => steps / 2,
+            Sim::Hosts => steps / 4,
         }
     }
     /// One seed of `steps` (this world's own).
@@ -1965,6 +2081,7 @@ impl Sim {
             Sim::EtcdRanges => run_ranges(seed, steps, (p.code, p.store), Over::Etcd, trace),
             Sim::PgRanges => run_ranges(seed, steps, (p.code, p.store), Over::Postgres, trace),
             Sim::Service => service::run_service(seed, steps, p.code, trace),
+            Sim::Hosts => hosts::run_hosts(seed, steps, p.code, trace),
         }
     }
 }
@@ -1991,6 +2108,7 @@ fn main() {
             let world = match (has("--ranges"), has("--etcd")) {
                 _ if has("--embedded") => Sim::FileLeases,
                 _ if has("--service") => Sim::Service,
+                _ if has("--hosts") => Sim::Hosts,
                 (false, _) if has("--postgres") => Sim::PgLeases,
                 (true, _) if has("--postgres") => Sim::PgRanges,
                 (false, false) => Sim::Leases,
@@ -2037,6 +2155,7 @@ fn main() {
             (Sim::PgRanges, seeds / 10, "values"),
             (Sim::FileLeases, seeds / 50, "IDs"),
             (Sim::Service, seeds / 25, "IDs"),
+            (Sim::Hosts, seeds / 5, "IDs"),
         ];
         let only: Option<String> = arg(&args, "--world");
         let chosen = |name: &str| only.as_deref().is_none_or(|o| o == name);
@@ -2153,7 +2272,7 @@ impl Planted {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-const DEFECTS: [Planted; 24] = [
+const DEFECTS: [Planted; 28] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -2273,6 +2392,22 @@ const DEFECTS: [Planted; 24] = [
         Defect::RenewIgnoresExpiry,
         Sim::FileLeases,
     ),
+    // A range process that cannot open while the global store is unreachable, its datacenter row
+    // holding values (the global store connected at once, not on first use).
+    Planted::code(
+        "range-open-connects-global",
+        Defect::RangeOpenConnectsGlobal,
+        Sim::Ranges,
+    ),
+    // The service started with a lease source on one sequencer and `--client-sequencer` another.
+    Planted::code(
+        "service-other-client-sequencer",
+        Defect::ServiceOtherClientSequencer,
+        Sim::Service,
+    ),
+    // The `ip` node source: a bridge's address taken; a host part past the node field truncated.
+    Planted::code("ip-takes-bridge", Defect::IpTakesBridge, Sim::Hosts),
+    Planted::code("ip-host-truncated", Defect::IpHostTruncated, Sim::Hosts),
 ];
 
 /// The README's long run: 1024 simulated nodes (and 1100 holders competing for them), 10^9 IDs in

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout, Options, Policy};
-use snowmint_coord::source::open_store;
+use snowmint_coord::source::{open_store, StoreOpener};
 use snowmint_coord::{
     LeaseOptions, LeaseState, NodeGenerator, NodeSource, Store, SystemTime, Time,
 };
@@ -348,6 +348,7 @@ use snowmint_coord::lease::Defect;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Defect {
     ServiceFixedNodeUnclaimed,
+    ServiceOtherClientSequencer,
 }
 
 impl Simulated {
@@ -359,6 +360,18 @@ impl Simulated {
             #[cfg(feature = "planted-defects")]
             defect: self.defect,
             ..LeaseOptions::default()
+        }
+    }
+
+    /// The own lease's holder string: this process's, or (stepped) one that names no process, so that a
+    /// simulated run replays exactly (a stepped lease's first node ID to try follows from its holder).
+    fn holder(&self) -> String {
+        match self.stepped {
+            true => "snowmint serve (simulated)".to_string(),
+            false => format!(
+                "snowmint serve, {}",
+                snowmint_coord::lease::default_holder()
+            ),
         }
     }
 
@@ -444,18 +457,27 @@ impl Service {
         store: Option<Arc<dyn Store>>,
         wait_out_fixed: bool,
     ) -> Result<Service, snowmint_coord::Error> {
-        Service::open_inner(config, time, store, wait_out_fixed, Simulated::default())
+        let open: Arc<StoreOpener> = Arc::new(open_store);
+        Service::open_inner(
+            config,
+            time,
+            store,
+            wait_out_fixed,
+            Simulated::default(),
+            open,
+        )
     }
 
     /// [`Service::open_with`] as the deterministic simulation opens an instance (coord's
-    /// `tests/simulation/service.rs`): a fixed node ID claimed on `store`, the own lease
-    /// [stepped](LeaseOptions::stepped) (no keeper thread: [`Service::keeper_round`] runs a round), and
-    /// with feature `planted-defects` a defect planted in the service.
+    /// `tests/simulation/service.rs`): the stores its node source (a lease source) or `--leases` name
+    /// opened by `open` (the simulated store behind the real code paths that open them by URL), the own
+    /// lease [stepped](LeaseOptions::stepped) (no keeper thread: [`Service::keeper_round`] runs a
+    /// round), and with feature `planted-defects` a defect planted in the service.
     #[doc(hidden)]
     pub fn open_simulated(
         config: Config,
         time: Arc<dyn Time>,
-        store: Arc<dyn Store>,
+        open: Arc<StoreOpener>,
         #[cfg(feature = "planted-defects")] defect: snowmint_coord::lease::Defect,
     ) -> Result<Service, snowmint_coord::Error> {
         let sim = Simulated {
@@ -463,7 +485,7 @@ impl Service {
             #[cfg(feature = "planted-defects")]
             defect,
         };
-        Service::open_inner(config, time, Some(store), false, sim)
+        Service::open_inner(config, time, None, false, sim, open)
     }
 
     /// One keeper round of the own lease, on the calling thread (an instance of
@@ -479,6 +501,7 @@ impl Service {
         store: Option<Arc<dyn Store>>,
         wait_out_fixed: bool,
         sim: Simulated,
+        open: Arc<StoreOpener>,
     ) -> Result<Service, snowmint_coord::Error> {
         if config.lease_ttl <= config.lease_reservation {
             return Err(snowmint_coord::Error::invalid(format!(
@@ -511,17 +534,15 @@ impl Service {
                         "--leases is for a fixed --node: with a lease source as --node, client leases come from the node source's store and sequencer",
                     ));
                 }
-                if let Some(c) = config
-                    .client_sequencer
-                    .as_ref()
-                    .filter(|&c| *c != l.sequencer)
-                {
+                if let Some(c) = config.client_sequencer.as_ref().filter(|&c| {
+                    *c != l.sequencer && !sim.planted(Defect::ServiceOtherClientSequencer)
+                }) {
                     return Err(snowmint_coord::Error::invalid(format!(
                         "--client-sequencer {c:?} is not the node source's sequencer {:?}: the service and its clients must draw node IDs from one sequencer, or a client could be leased the node ID the service mints with",
                         l.sequencer
                     )));
                 }
-                let s = open_store(&l.store).map_err(|e| {
+                let s = open(&l.store).map_err(|e| {
                     e.context(format!(
                         "node source {:?}",
                         snowmint_coord::source::redacted(&config.node)
@@ -535,7 +556,7 @@ impl Service {
                     (None, Some(url)) => {
                         let parsed = snowmint_coord::source::parse_store_url(url)
                             .map_err(|e| e.context("--leases"))?;
-                        Some(open_store(&parsed).map_err(|e| e.context("--leases"))?)
+                        Some(open(&parsed).map_err(|e| e.context("--leases"))?)
                     }
                     (None, None) => None,
                 };
@@ -558,7 +579,11 @@ impl Service {
         .filter(|u| !matches!(u, snowmint_coord::source::StoreUrl::File { .. }));
         let mut reclaim: Option<Reclaim> = None;
         let generator = match (&parsed, &store) {
-            (_, Some(s)) if !sim.planted(Defect::ServiceFixedNodeUnclaimed) => {
+            // (The planted defect is a fixed node ID's: a lease source always claims.)
+            (_, Some(s))
+                if !sim.planted(Defect::ServiceFixedNodeUnclaimed)
+                    || matches!(parsed, NodeSource::Lease(_)) =>
+            {
                 // A lease on the store: a lease source's any free node ID, a fixed node ID exactly that
                 // one (refused while another instance or a client holds it). Under `fail`: a request
                 // never waits on the reactor; at the ceiling it is TOO_FAR_AHEAD (503, retry) while the
@@ -597,10 +622,7 @@ impl Service {
                         LeaseOptions {
                             ttl,
                             node,
-                            holder: format!(
-                                "snowmint serve, {}",
-                                snowmint_coord::lease::default_holder()
-                            ),
+                            holder: sim.holder(),
                             ..sim.lease_options()
                         },
                     )
@@ -629,6 +651,11 @@ impl Service {
                 }
                 g
             }
+        };
+        // The defect: client leases from `--client-sequencer`, the own lease from the node source's.
+        let sequencer = match &config.client_sequencer {
+            Some(c) if sim.planted(Defect::ServiceOtherClientSequencer) => c.clone(),
+            _ => sequencer,
         };
         let leases = match &store {
             Some(s) => Some(leases::Leases::open(

@@ -1,19 +1,27 @@
 //! The service world (`--world service`, `--replay SEED --service`): three instances of `snowmint serve`
-//! (the real `Service`, opened as `--node N --leases URL` through its code path, each on its own fixed
-//! node ID drawn per seed) on one in-memory store behind `Link`'s faults, handing client leases out
-//! through their real routes (`POST /v1/leases`, `…/renew`, `DELETE …`, answered by the service's
-//! `Leases` under the instance's simulated clock), and minting their own IDs through `POST /v1/ids`.
-//! Four simulated clients mint locally under their leases, as the JS `OfflineGenerator` does: positions
-//! strictly increasing, at or past their clock's tick, within `[start, limit)` of the last answer, renewed
-//! by any instance (the token is the only record). Instances crash (cut off, then dropped: the claim
-//! stays until its TTL) or shut down, and start again when their node ID is free; clients lose their
-//! lease, release it or crash. The operator destroys the client sequencer (a named one,
-//! `--client-sequencer`) now and then and creates it again: instances starting meanwhile get
-//! `SEQUENCER_NOT_FOUND`, running ones lose their lease and start again. After every step: no ID minted
-//! twice across instances and clients, each minter's IDs strictly increasing, and no sequencer in the
-//! store that the operator did not create (only `default` is ever created implicitly). What it holds the service to (SPEC §6a): every instance's own
-//! node ID is a claim on the sequencer client leases come from, so the store never leases a client the
-//! node ID an instance mints with.
+//! (the real `Service`) on one in-memory store behind `Link`'s faults, each started as `--node N
+//! --leases URL` (its own fixed node ID drawn per seed, claimed on the client sequencer) or, for about a
+//! third of them, as `--node URL?sequencer=sim-clients` (a lease source on the client sequencer,
+//! `--client-sequencer` the same or not given); the URLs go through the service's own code paths, whose
+//! store opener (`Service::open_simulated`) gives the instance's link. Now and then a start is the
+//! operator's mistake instead: a lease source on another sequencer of the store (`sim-web`, same layout)
+//! with `--client-sequencer sim-clients`, which the service must refuse (`INVALID_ARGUMENT`), or it
+//! would mint with a node ID of one sequencer while leasing clients the node IDs of the other. The
+//! instances hand client leases out through their real routes (`POST /v1/leases`, `…/renew`, `DELETE
+//! …`, answered by the service's `Leases` under the instance's simulated clock), and mint their own IDs
+//! through `POST /v1/ids`. Four simulated clients mint locally under their leases, as the JS
+//! `OfflineGenerator` does: positions strictly increasing, at or past their clock's tick, within
+//! `[start, limit)` of the last answer, renewed by any instance (the token is the only record).
+//! Instances crash (cut off, then dropped: the claim stays until its TTL) or shut down, and start again
+//! when their node ID is free; clients lose their lease, release it or crash. The operator destroys the
+//! client sequencer (a named one, `--client-sequencer`) now and then and creates it again: instances
+//! starting meanwhile get `SEQUENCER_NOT_FOUND`, running ones lose their lease and start again. After
+//! every step: no ID minted twice across instances and clients, each minter's IDs strictly increasing,
+//! and no sequencer in the store that the operator did not create (only `default` is ever created
+//! implicitly); at the end of the run, no start of the operator's mistake (after the no-ID-twice check
+//! had its chance to catch what it leads to). What it holds the service to (SPEC §6a): every instance's
+//! own node ID is a claim on the sequencer client leases come from, so the store never leases a client
+//! the node ID an instance mints with.
 
 use super::*;
 use snowmint_service::{ClientKey, Config, Service};
@@ -25,6 +33,9 @@ const INSTANCES: usize = 3;
 const CLIENTS: usize = 4;
 
 struct Instance {
+    /// A fixed node ID (`--node N --leases URL`), else a lease source on the client sequencer.
+    fixed: Option<u64>,
+    /// The node ID of the running instance (its fixed one, or the one its lease source claimed).
     node: u64,
     clock: Arc<SimClock>,
     link: Arc<Link>,
@@ -66,25 +77,37 @@ struct ServiceWorld {
     store: Arc<MemoryStore>,
     /// The client sequencer's incarnation the operator created last (`None`: destroyed).
     incarnation: Option<u64>,
+    /// The other sequencer's incarnation (never destroyed).
+    other: u64,
     instances: Vec<Instance>,
     clients: Vec<Client>,
     /// Every ID minted, and who minted it.
     seen: HashMap<u64, String>,
+    /// An instance that started with the operator's mistake (a lease source on another sequencer than
+    /// `--client-sequencer`), which it must refuse: reported at the end of the run, after the no-ID-twice
+    /// check had its chance to find what it leads to.
+    mistake_started: Option<String>,
     minted: u64,
     step: u64,
 }
 
 /// The client sequencer: named (`--client-sequencer`), so only the operator creates it.
 const CLIENT_SEQUENCER: &str = "sim-clients";
+/// Another sequencer of the store, with the same layout (another application's): an operator's mistake
+/// names it in an instance's lease source with `--client-sequencer sim-clients`.
+const OTHER_SEQUENCER: &str = "sim-web";
+/// The store's URL in the instances' configurations (the opener gives the instance's link for it; under
+/// /proc, where no real store could be made, should a code path open it without the opener).
+const STORE_URL: &str = "file:///proc/simulated-store";
 
-/// The operator creates the client sequencer (all eight node IDs): its incarnation.
-fn create(store: &MemoryStore, layout: &Layout, step: u64) -> u64 {
+/// The operator creates sequencer `name` (all eight node IDs): its incarnation.
+fn create(store: &MemoryStore, name: &str, layout: &Layout, step: u64) -> u64 {
     let config = SequencerConfig {
         layout: layout_text(layout),
         nodes: layout.node_count(),
     };
     store
-        .create_sequencer(CLIENT_SEQUENCER, &config, START_UNIX_NS / MS + step)
+        .create_sequencer(name, &config, START_UNIX_NS / MS + step)
         .expect("the operator's store")
         .incarnation
 }
@@ -151,7 +174,8 @@ impl ServiceWorld {
         config.client_sequencer = Some(CLIENT_SEQUENCER.into());
         let store = Arc::new(MemoryStore::new());
         store.plant(defect);
-        let incarnation = Some(create(&store, &layout, 0));
+        let incarnation = Some(create(&store, CLIENT_SEQUENCER, &layout, 0));
+        let other = create(&store, OTHER_SEQUENCER, &layout, 0);
         let expiries = Expiries::default();
         let clock = || {
             Arc::new(SimClock {
@@ -160,13 +184,14 @@ impl ServiceWorld {
                 frozen: Mutex::new(None),
             })
         };
-        // Three distinct node IDs of eight.
+        // Distinct fixed node IDs of eight; a third of the instances draw theirs from a lease source.
         let mut nodes: Vec<u64> = (0..8).collect();
         let instances = (0..INSTANCES)
             .map(|i| {
                 let node = nodes.swap_remove(rng.below(nodes.len() as u64) as usize);
                 let link_seed = rng.next() ^ i as u64;
                 Instance {
+                    fixed: (!rng.chance(33)).then_some(node),
                     node,
                     clock: clock(),
                     link: Arc::new(Link {
@@ -197,9 +222,11 @@ impl ServiceWorld {
             config,
             store,
             incarnation,
+            other,
             instances,
             clients,
             seen: HashMap::new(),
+            mistake_started: None,
             minted: 0,
             step: 0,
         }
@@ -226,21 +253,53 @@ impl ServiceWorld {
         Ok(())
     }
 
-    /// Instance `i` starts (`--node N --leases URL`): its node ID claimed on the client sequencer.
+    /// Instance `i` starts: `--node N --leases URL` (its node ID claimed on the client sequencer), or
+    /// `--node URL?sequencer=sim-clients` (a lease source, any free node ID of the client sequencer,
+    /// `--client-sequencer` the same or not given). Now and then the operator's mistake instead: a lease
+    /// source on another sequencer with `--client-sequencer sim-clients`, which must be refused
+    /// (`INVALID_ARGUMENT`): two sequencers hand out one node-ID space.
     fn start(&mut self, i: usize) -> std::result::Result<(), String> {
         let inst = &self.instances[i];
-        let config = Config {
-            node: inst.node.to_string(),
-            ..self.config.clone()
+        let mistake = self.rng.chance(15);
+        let lease_source = |sequencer: &str| format!("{STORE_URL}?sequencer={sequencer}");
+        let config = match inst.fixed {
+            _ if mistake => Config {
+                node: lease_source(OTHER_SEQUENCER),
+                ..self.config.clone()
+            },
+            Some(node) => Config {
+                node: node.to_string(),
+                leases: Some(STORE_URL.into()),
+                ..self.config.clone()
+            },
+            None => Config {
+                node: lease_source(CLIENT_SEQUENCER),
+                client_sequencer: self.rng.chance(50).then(|| CLIENT_SEQUENCER.to_string()),
+                ..self.config.clone()
+            },
         };
-        let r = Service::open_simulated(config, inst.clock.clone(), inst.link.clone(), self.defect);
-        let node = inst.node;
+        // The stores the configuration names, opened through the service's own code path: this
+        // instance's link (connecting fails while it is cut off).
+        let link = inst.link.clone();
+        let open: Arc<snowmint_coord::source::StoreOpener> = Arc::new(move |_url| {
+            if link.faults.cut.load(Ordering::SeqCst) {
+                return Err(Error::unavailable("simulated: cannot connect to the store"));
+            }
+            Ok(link.clone() as Arc<dyn Store>)
+        });
+        let what = format!(
+            "--node {} --client-sequencer {:?}",
+            config.node, config.client_sequencer
+        );
+        let r = Service::open_simulated(config, inst.clock.clone(), open, self.defect);
         match r {
             Ok(s) => {
+                let node = s.node_id();
                 let s_unclaimed = s.generator().lease().is_none();
                 let now = self.now.load(Ordering::SeqCst);
                 let inst = &mut self.instances[i];
                 inst.service = Some(s);
+                inst.node = node;
                 inst.last = None;
                 inst.next_round_ns = now + 1_000 * MS;
                 let unclaimed = s_unclaimed;
@@ -248,9 +307,15 @@ impl ServiceWorld {
                     true => now + snowmint_service::FIXED_NODE_MAX_AHEAD.as_nanos() as u64,
                     false => 0,
                 };
+                if mistake {
+                    self.mistake_started.get_or_insert(format!(
+                        "instance {i} started with {what} (node {node}): a lease source on another \
+                         sequencer than the client sequencer must be refused"
+                    ));
+                }
                 self.log(|| {
                     format!(
-                        "instance {i} starts on node {node} (claimed: {})",
+                        "instance {i} starts on node {node} ({what}; claimed: {})",
                         !unclaimed
                     )
                 });
@@ -261,9 +326,16 @@ impl ServiceWorld {
                 | ErrorCode::LeaseLost
                 | ErrorCode::SequencerNotFound
                 | ErrorCode::SequencerDestroyed => {
-                    self.log(|| format!("instance {i} cannot start on node {node}: {}", e.code()))
+                    self.log(|| format!("instance {i} cannot start ({what}): {}", e.code()))
                 }
-                _ => return Err(format!("instance {i}: starting, unexpected error {e}")),
+                ErrorCode::InvalidArgument if mistake => {
+                    self.log(|| format!("instance {i} refuses to start ({what}): {e}"))
+                }
+                _ => {
+                    return Err(format!(
+                        "instance {i}: starting ({what}), unexpected error {e}"
+                    ))
+                }
             },
         }
         Ok(())
@@ -450,7 +522,8 @@ impl ServiceWorld {
                     self.log(|| format!("the client sequencer is destroyed: {done:?}"));
                 }
                 None => {
-                    self.incarnation = Some(create(&self.store, &self.layout, self.step));
+                    let inc = create(&self.store, CLIENT_SEQUENCER, &self.layout, self.step);
+                    self.incarnation = Some(inc);
                     self.log(|| "the client sequencer is created again".to_string());
                 }
                 Some(_) => {}
@@ -491,15 +564,18 @@ impl ServiceWorld {
     /// instance names it), any other missing one is `SEQUENCER_NOT_FOUND`.
     fn check_sequencers(&self) -> std::result::Result<(), String> {
         let live = self.store.sequencers().expect("the operator's store");
-        let live: Vec<(&str, u64)> = live
+        let mut live: Vec<(&str, u64)> = live
             .iter()
             .map(|r| (r.name.as_str(), r.incarnation))
             .collect();
-        let created: Vec<(&str, u64)> = self
+        live.sort_unstable();
+        let mut created: Vec<(&str, u64)> = self
             .incarnation
             .map(|i| (CLIENT_SEQUENCER, i))
             .into_iter()
+            .chain([(OTHER_SEQUENCER, self.other)])
             .collect();
+        created.sort_unstable();
         if live != created {
             return Err(format!(
                 "the store holds the sequencers {live:?}, the operator created {created:?}"
@@ -542,5 +618,5 @@ pub(crate) fn run_service(
     for _ in 0..steps {
         w.step()?;
     }
-    Ok(w.minted)
+    w.mistake_started.map_or(Ok(w.minted), Err)
 }
