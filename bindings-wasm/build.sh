@@ -3,11 +3,12 @@
 # (dist/{nodejs,web,bundler,no-modules}) and the offline page's copy of the module (www/pkg/).
 # Idempotent; fast when up to date.
 #   build.sh [--browser] [--peers] [--tools-only]
-# The build needs only wasm-bindgen-cli and wasm-opt (npm binaryen); --browser also installs what the
+# The build needs only its bindings generator (bindgen/, built here) and wasm-opt (npm binaryen);
+# --browser also installs what the
 # browser tests drive (Debian's Chromium, playwright-core: test.sh), --peers the benchmark's peers
 # (nodejs-snowflake, @sapphire/snowflake: bench.sh). `make demo` runs the package in Node: neither;
-# it runs this script beside its other builds, so that compiling wasm-bindgen-cli on a fresh machine and
-# the WASM build overlap them. `--tools-only` installs the tools and builds nothing.
+# it runs this script beside its other builds, so that compiling the bindings generator on a fresh
+# machine and the WASM build overlap them. `--tools-only` installs the tools and builds nothing.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -48,20 +49,25 @@ WASM_OPT="$TOOLS/node_modules/.bin/wasm-opt"
 # --- Chromium (Debian) for the browser tests ----------------------------------------------------
 if [[ " $* " == *" --browser "* ]]; then [ -x /usr/bin/chromium ] || apt_install chromium >&2; fi
 
-# --- wasm-bindgen-cli at exactly the version of the wasm-bindgen crate in Cargo.lock ------------
+# --- The bindings generator (bindgen/: wasm-bindgen's generator library at exactly the version of
+# the wasm-bindgen crate in Cargo.lock, without the rest of wasm-bindgen-cli) --------------------
 WB_VERSION="$(cd "$ROOT" && cargo metadata --format-version 1 | node -e '
   let s = ""; process.stdin.on("data", d => s += d).on("end", () => {
     const p = JSON.parse(s).packages.find(p => p.name === "wasm-bindgen");
     if (!p) process.exit(1);
     process.stdout.write(p.version);
   });')"
-if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WB_VERSION" ]; then
-  # --debug: compiled in about half the time, and still well under a second per module it processes.
-  # Without its default feature (rustls for the test runner's WebDriver downloads, which nothing here
-  # uses): no TLS stack to compile, only what generating the bindings needs.
-  log "cargo install wasm-bindgen-cli --version =$WB_VERSION --debug --no-default-features (about 2 minutes on 2 cores, once)"
-  cargo install wasm-bindgen-cli --version "=$WB_VERSION" --debug --no-default-features
+BINDGEN_PIN="$(sed -n 's/^wasm-bindgen-cli-support = "=\(.*\)"$/\1/p' "$HERE/bindgen/Cargo.toml")"
+if [ "$BINDGEN_PIN" != "$WB_VERSION" ] || ! grep -q "const VERSION: &str = \"$WB_VERSION\";" "$HERE/bindgen/src/main.rs"; then
+  echo "build.sh: Cargo.lock has wasm-bindgen $WB_VERSION, bindings-wasm/bindgen pins wasm-bindgen-cli-support $BINDGEN_PIN: set both versions there (Cargo.toml, VERSION in src/main.rs) to $WB_VERSION and run cargo update in that folder" >&2
+  exit 1
 fi
+# Its own target folder (a workspace of its own); cargo finds it current after the first build (about
+# a minute on 2 cores on a fresh machine).
+BINDGEN_TARGET="$TARGET/wasm-bindgen-tool"
+BINDGEN="$BINDGEN_TARGET/debug/snowmint-wasm-bindgen"
+log "cargo build bindings-wasm/bindgen (wasm-bindgen-cli-support $WB_VERSION; about a minute the first time)"
+CARGO_TARGET_DIR="$BINDGEN_TARGET" cargo build --locked --manifest-path "$HERE/bindgen/Cargo.toml" >&2
 [ "$tools_only" = 1 ] && exit 0
 
 # --- Build -----------------------------------------------------------------------------------------
@@ -84,7 +90,7 @@ RAW="$WASM_TARGET/wasm32-unknown-unknown/release/snowmint_wasm.wasm"
 RAW_OPAQUE="$WASM_TARGET/wasm32-unknown-unknown/release/snowmint_wasm_opaque.wasm"
 STAMP="$HERE/dist/.stamp"
 # dist/ is current when it was made from this very module by this very script.
-WANT="$(sha256sum "$RAW" "$RAW_OPAQUE" "$HERE/build.sh" "$HERE/js/surface.js" "$HERE/js/client.js" "$HERE/js/fast-path.js" "$HERE/js/offline.js" "$HERE/js/patch-glue.mjs" | awk '{print $1}' | tr -d '\n')"
+WANT="$(sha256sum "$RAW" "$RAW_OPAQUE" "$HERE/build.sh" "$HERE/js/surface.js" "$HERE/js/client.js" "$HERE/js/fast-path.js" "$HERE/js/offline.js" "$HERE/js/patch-glue.mjs" "$HERE/bindgen/src/main.rs" "$HERE/bindgen/Cargo.lock" | awk '{print $1}' | tr -d '\n')"
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && [ -f "$HERE/www/pkg/snowmint_wasm_inline.js" ]; then
   log "dist/ is up to date"
   exit 0
@@ -96,7 +102,7 @@ FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-e
 for t in nodejs web bundler no-modules; do
   for m in snowmint_wasm snowmint_wasm_opaque; do
     raw="$RAW"; [ "$m" = snowmint_wasm_opaque ] && raw="$RAW_OPAQUE"
-    wasm-bindgen --target "$t" --out-dir "$HERE/dist/$t" --out-name "$m" "$raw"
+    "$BINDGEN" --target "$t" --out-dir "$HERE/dist/$t" --out-name "$m" "$raw"
     # -Oz, then flatten + rereloop + -Oz twice more: 630 bytes smaller, same speed.
     "$WASM_OPT" -Oz --flatten --rereloop -Oz -Oz --converge --strip-producers --strip-target-features "${FEATURES[@]}" "$HERE/dist/$t/${m}_bg.wasm" -o "$HERE/dist/$t/${m}_bg.wasm"
   done

@@ -5,7 +5,7 @@
 # row per runtime, every ratio from this same run. The full output of each bench goes to
 # target/bench/<runtime>.log. About 1.5–2 minutes on 2 cores when the builds are up to date.
 # Arguments: runtimes to run (rust c python node wasm; default all). Each bench is bounded by
-# SNOWMINT_BENCH_TIMEOUT seconds (default 900: on a fresh machine that includes building wasm-bindgen-cli,
+# SNOWMINT_BENCH_TIMEOUT seconds (default 900: on a fresh machine that includes building the WASM bindings generator,
 # about 4 minutes). Exits non-zero if any bench failed (the report still shows the others).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
