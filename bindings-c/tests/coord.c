@@ -209,7 +209,11 @@ static void test_shared(const snowmint_layout *l, const char *base) {
             }
             if (write(fds[k][1], ids, sizeof ids) != (ssize_t)sizeof ids) _exit(5);
             snowmint_shared_generator_free(c);
-            _exit(0);
+            /* Ends without an exit, as test_fork's child does: its heap holds the parent's generator
+             * and keeper thread, which do not exist here, so valgrind's leak check at any exit would
+             * report what the parent still owns. A failure above exits 3 to 5 instead. */
+            kill(getpid(), SIGKILL);
+            _exit(6);
         }
         close(fds[k][1]);
     }
@@ -224,7 +228,7 @@ static void test_shared(const snowmint_layout *l, const char *base) {
         close(fds[k][0]);
         int status = 0;
         waitpid(pids[k], &status, 0);
-        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
         CHECK(got == sizeof(uint64_t) * PER);
         n += got / sizeof(uint64_t);
     }
