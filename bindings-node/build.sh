@@ -28,7 +28,9 @@ else
   # --platform names the addon snowmint.<platform>.node, as the generated loader expects. CARGO: napi's
   # cargo without its `--target <host>`, so the addon builds into target/release/ on the dependencies the
   # CLI, libsnowmint and the wheels compiled there (host-cargo.sh), not a second graph of its own.
-  CARGO="$HERE/host-cargo.sh" node_modules/.bin/napi build --platform --release --no-const-enum --js binding.js >&2
+  cargo_dir="$(cargo_dir_beside node)"
+  CARGO_TARGET_DIR="$cargo_dir" CARGO="$HERE/host-cargo.sh" node_modules/.bin/napi build --platform --release --no-const-enum --js binding.js >&2
+  cargo_dir_done "$cargo_dir"
   ls -1 "$HERE"/snowmint.*.node >&2
 fi
 

@@ -58,11 +58,13 @@ for abi in "${abis[@]}"; do
     fi
     rm -f "$DIST"/snowmint-*-"$tag"-*.whl "$DIST/.stamp-$tag"
     log "building the $tag wheel (maturin build --release; about a minute on 2 cores once the crates are built)"
-    (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" "$TOOLS/bin/maturin" build --release \
+    [ -n "${CARGO_DIR:-}" ] || CARGO_DIR="$(cargo_dir_beside wheel)"
+    (cd "$ROOT" && CARGO_TARGET_DIR="$CARGO_DIR" "$TOOLS/bin/maturin" build --release \
         -m bindings-python/Cargo.toml --no-default-features --features "$abi" --out "$DIST" \
         --interpreter "$PY" >&2)
     # The inputs may have changed during the build: stamp what was there before it started.
     echo "$STAMP" > "$DIST/.stamp-$tag"
 done
+[ -z "${CARGO_DIR:-}" ] || cargo_dir_done "$CARGO_DIR"
 WHEEL="$(ls "$DIST"/snowmint-*-"$(tag_of "${abis[-1]}")"-*.whl)"
 echo "$WHEEL"

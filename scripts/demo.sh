@@ -28,6 +28,27 @@ step() {
   fi
   say "  done in $((SECONDS - t)) s"
 }
+# steps_beside WHAT ESTIMATE "NAME:COMMAND"…: like step, the commands running at once (each its own log,
+# appended to $LOG when all have ended); says how long each took.
+steps_beside() {
+  local what="$1" estimate="$2" t=$SECONDS job name pids=() names=() rc failed=""; shift 2
+  say "$what ($estimate) …"
+  for job in "$@"; do
+    name="${job%%:*}"
+    ( t0=$SECONDS; rc=0; eval "${job#*:}" >"$LOG.$name" 2>&1 || rc=$?
+      echo "$rc $((SECONDS - t0))" >"$LOG.$name.end"; exit "$rc" ) &
+    pids+=("$!"); names+=("$name")
+  done
+  for i in "${!pids[@]}"; do
+    rc=0; wait "${pids[$i]}" || rc=$?
+    name="${names[$i]}"; cat "$LOG.$name" >>"$LOG"
+    [ "$rc" -eq 0 ] || { failed+=" $name"; tail -n 40 "$LOG.$name" >&2; }
+    say "  $name done in $(cut -d' ' -f2 "$LOG.$name.end") s$([ "$rc" -eq 0 ] || echo ': FAILED')"
+    rm -f "$LOG.$name" "$LOG.$name.end"
+  done
+  if [ -n "$failed" ]; then say "FAILED:$failed (the whole log: $LOG)"; exit 1; fi
+  say "  all done in $((SECONDS - t)) s"
+}
 # libsnowmint and the C programs: the scripted-case replayer and the fleet worker (scripts/fleet/worker.c).
 build_c() {
   bash bindings-c/build.sh && make -s -C bindings-c demo && mkdir -p "$TARGET/demo-fleet" &&
@@ -37,7 +58,7 @@ build_c() {
 step "installing the Debian packages the demo uses when missing (compilers, cJSON, Python venv, Node.js)" \
   "a minute or two when missing, else instant" bash scripts/setup.sh --demo
 say "building every runtime once, in release (about 5 minutes on a fresh 2-core machine; seconds when current)"
-# The WASM package (wasm-bindgen-cli compiled once, about 2 minutes on a fresh machine, then the wasm32
+# The WASM package (its bindings generator compiled once, about a minute on a fresh machine, then the wasm32
 # build in its own target folder) is built beside the native builds below, so the two cores stay busy
 # through their long single-threaded steps (each artifact's link-time-optimised compile and link).
 WASM_LOG="$TARGET/demo-wasm-build.log"
@@ -58,12 +79,16 @@ wasm_build() {
 step "building the Rust CLI and the replayer (release: the coordination layer, the ID service and their dependencies)" \
   "about 3 minutes the first time, the WASM package building beside it" \
   cargo build --release -p snowmint-cli -p snowmint-replay
-step "building libsnowmint and the C programs (the C binding's own crate on the graph above)" "about 40 s" build_c
-step "building the Python wheel for $(python3 -V) (maturin, release: pyo3 and its own crate on the graph above)" "about 45 s" \
-  bash bindings-python/build.sh --this-python
-step "building the Node addon (napi-rs, release: its own crates on the graph above)" "about 45 s" bash bindings-node/build.sh
+# The three bindings at once: each compiles only its own crates on the graph above, in one long
+# single-threaded step (its link-time-optimised compile); cargo builds one thing at a time in a target
+# folder, so the wheel and the Node addon build in copies of it (scripts/lib.sh, cargo_dir_beside).
+export SNOWMINT_BUILD_BESIDE=1
+steps_beside "building libsnowmint and the C programs, the Python wheel for $(python3 -V) (maturin) and the Node addon (napi-rs) side by side (release: each its own crates on the graph above)" \
+  "about 80 s" \
+  "C:build_c" "Python:bash bindings-python/build.sh --this-python" "Node:bash bindings-node/build.sh"
+unset SNOWMINT_BUILD_BESIDE
 step "finishing the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here), built beside the others" \
-  "seconds, or what is left of wasm-bindgen-cli's build the first time" wasm_build
+  "seconds, or what is left of the bindings generator's build the first time" wasm_build
 say "built; the demo:"
 echo
 python3 scripts/demo.py "$@"

@@ -34,6 +34,25 @@ need_cargo() {
   return 1
 }
 
+# cargo_dir_beside NAME: the cargo target folder for a release build that runs beside other cargo builds
+# (SNOWMINT_BUILD_BESIDE=1: `make demo` builds libsnowmint, the wheel and the Node addon at once):
+# target/beside/NAME, a fresh copy of target/release (cargo builds one thing at a time in a target
+# folder, and finds a copied one current, so each build compiles only its own crates on the shared
+# graph); otherwise the target folder itself. The copy is a few hundred megabytes: made only by a build
+# about to run, removed by it afterwards (`cargo_dir_done`).
+cargo_dir_beside() {
+  local target="${CARGO_TARGET_DIR:-$ROOT/target}"
+  if [ "${SNOWMINT_BUILD_BESIDE:-}" = 1 ] && [ -d "$target/release" ]; then
+    local d="$target/beside/$1"
+    rm -rf "$d" && mkdir -p "$d" && cp -a "$target/release" "$d/release" && echo "$d"
+  else
+    echo "$target"
+  fi
+}
+cargo_dir_done() {   # cargo_dir_done DIR: removes DIR if cargo_dir_beside made it
+  case "$1" in "${CARGO_TARGET_DIR:-$ROOT/target}/beside/"*) rm -rf "$1" ;; esac
+}
+
 # Adds rustup targets that are missing.
 rust_targets() {
   local installed; installed="$(rustup target list --installed)"
