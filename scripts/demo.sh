@@ -77,14 +77,14 @@ wasm_build() {
 # only their own crates on it (bindings-c/Makefile builds the C libraries without the rlib, which would
 # make cargo build the whole graph a second time).
 step "building the Rust CLI and the replayer (release: the coordination layer, the ID service and their dependencies)" \
-  "about 3 minutes the first time, the WASM package building beside it" \
+  "about 2½ minutes the first time, the WASM package building beside it" \
   cargo build --release -p snowmint-cli -p snowmint-replay
 # The three bindings at once: each compiles only its own crates on the graph above, in one long
 # single-threaded step (its link-time-optimised compile); cargo builds one thing at a time in a target
 # folder, so the wheel and the Node addon build in copies of it (scripts/lib.sh, cargo_dir_beside).
 export SNOWMINT_BUILD_BESIDE=1
 steps_beside "building libsnowmint and the C programs, the Python wheel for $(python3 -V) (maturin) and the Node addon (napi-rs) side by side (release: each its own crates on the graph above)" \
-  "about 80 s" \
+  "about 2 minutes" \
   "C:build_c" "Python:bash bindings-python/build.sh --this-python" "Node:bash bindings-node/build.sh"
 unset SNOWMINT_BUILD_BESIDE
 step "finishing the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here), built beside the others" \
