@@ -915,9 +915,14 @@ impl RangeSequence {
         local_url: &str,
         options: RangeOptions,
     ) -> Result<RangeSequence> {
-        options.check()?;
-        check_names(name, dc)?;
-        let (global, local) = open_pair(global_url, local_url)?;
+        let (global, local) = checked_pair(
+            name,
+            dc,
+            (global_url, local_url),
+            &options,
+            Arc::new(open_store),
+            false,
+        )?;
         Self::open(name, dc, global, local, options)
     }
 
@@ -1201,6 +1206,21 @@ pub fn open_pair_through(
     connect_pair(global_url, local_url, open, false)
 }
 
+/// The checks of a process opened by its stores' URLs, then its stores ([`RangeSequence::open_urls`],
+/// and the simulation's stepped allocator with its opener and planted defect).
+fn checked_pair(
+    name: &str,
+    dc: &str,
+    (global_url, local_url): (&str, &str),
+    options: &RangeOptions,
+    open: Arc<StoreOpener>,
+    eager_global: bool,
+) -> Result<(Arc<dyn Store>, Arc<dyn Store>)> {
+    options.check()?;
+    check_names(name, dc)?;
+    connect_pair(global_url, local_url, open, eager_global)
+}
+
 /// [`open_pair_through`]; `eager_global` is the planted defect `RangeOpenConnectsGlobal` (`false` but
 /// in the simulation's proof, feature `planted-defects`): the global store connected now.
 fn connect_pair(
@@ -1338,10 +1358,9 @@ impl SteppedAllocator {
         time: Arc<dyn Time>,
         defect: crate::lease::Defect,
     ) -> Result<(SteppedAllocator, (u64, u64), bool)> {
-        options.check()?;
-        check_names(name, dc)?;
         let eager = defect == crate::lease::Defect::RangeOpenConnectsGlobal;
-        let (global, local) = connect_pair(global_url, local_url, open, eager)?;
+        let (global, local) =
+            checked_pair(name, dc, (global_url, local_url), &options, open, eager)?;
         let a = SteppedAllocator::new(name, dc, global, local, options, time, defect)?;
         let (first, low) = a.take_process_range()?;
         Ok((a, first, low))

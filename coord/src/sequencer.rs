@@ -391,7 +391,9 @@ impl Sequencer {
                 };
                 return Err(conflict(name, &r.config, &wanted).context(store.describe()));
             }
-            None if name == crate::source::DEFAULT_SEQUENCER || implicit(&lease_options) => {
+            None if name == crate::source::DEFAULT_SEQUENCER
+                || planted!(lease_options, ImplicitCreation) =>
+            {
                 create_record(
                     &*store,
                     &*time,
@@ -756,18 +758,6 @@ impl NodeGenerator {
             Inner::Fixed(..) => Ok(()),
             Inner::Leased(l) => l.release(),
         }
-    }
-}
-
-/// The planted defect `ImplicitCreation` ([`LeaseOptions::defect`]): always `false` without the feature
-/// `planted-defects`.
-fn implicit(lease_options: &LeaseOptions) -> bool {
-    #[cfg(feature = "planted-defects")]
-    return lease_options.defect == crate::lease::Defect::ImplicitCreation;
-    #[cfg(not(feature = "planted-defects"))]
-    {
-        let _ = lease_options;
-        false
     }
 }
 
