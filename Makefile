@@ -1,9 +1,8 @@
 # The commands of the README: `make demo` (mint in every runtime and show they agree, then a fleet on the
 # embedded store), `make test` (every test of every runtime; what CI runs) and `make test-long` (the
 # evidence too slow for `make test`: the MSRV builds, the full Miri sweep, long fuzzing, CPython 3.10 and
-# 3.12, the portable artifacts run on aarch64); `make dist` builds the portable wheels and npm packages
-# into target/dist/. Each
-# installs what a fresh machine lacks, and only that.
+# 3.12); `make dist` builds the portable wheels and npm packages into target/dist/ (`make test` builds and
+# checks them too: its dist-build and dist stages). Each installs what a fresh machine lacks, and only that.
 .PHONY: demo test test-long bench bench-servers test-core test-msrv test-miri test-fuzz test-coord test-service test-c test-python test-node test-wasm test-chaos test-cross dist test-dist
 
 demo:

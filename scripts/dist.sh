@@ -7,11 +7,21 @@
 #            the WebAssembly fallback where none fits), packed with npm
 # One release build of the dependency graph per target (cargo-zigbuild: zig links against glibc 2.17's
 # symbols or against musl, and compiles the C parts for the target), shared by the Python module and the
-# Node addon. Each wheel is the wheel maturin builds here (bindings-python/build.sh: its pure-Python files
-# and metadata) with the module built for the target in its place and its platform tag set (`wheel
-# pack` writes the RECORD again). About 3 to 4 minutes per target on 2 cores.
+# Node addon, in a target folder of its own (target/dist/cargo: cargo locks the host's release folder
+# too while it builds for another target, which would stall the other stages' release builds while
+# these run beside them). Each wheel is the wheel maturin builds here (bindings-python/build.sh: its
+# pure-Python files and metadata) with the module built for the target in its place and its platform
+# tag set (`wheel pack` writes the RECORD again). About 100 to 140 s and 200 CPU seconds per target on
+# 2 cores.
 # Tools (PyPI, in target/dist/tools-venv): ziglang, cargo-zigbuild, wheel, auditwheel.
-#   scripts/dist.sh [TARGET…]   only these (e.g. aarch64-unknown-linux-gnu)
+#   scripts/dist.sh [TARGET…]             only these (e.g. aarch64-unknown-linux-gnu)
+#   scripts/dist.sh --modules [TARGET…]   the cargo builds alone (each target's Python module and Node
+#                                         addon), at the lowest CPU priority (nice 19): `make test`
+#                                         starts this first, beside all its other stages (stage
+#                                         `dist-build`), so the four builds take only the CPU those
+#                                         leave idle; its `dist` stage then packs and checks
+#                                         (scripts/test-dist.sh: this script again, whose builds are
+#                                         then current)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
@@ -19,6 +29,13 @@ need_cargo
 need_node
 OUT="$ROOT/target/dist"
 TOOLS="$OUT/tools-venv"
+CARGO_OUT="$OUT/cargo"
+modules_only=
+if [ "${1:-}" = --modules ]; then
+  shift
+  modules_only=1
+  renice -n 19 -p $$ >/dev/null   # inherited by every build below
+fi
 mkdir -p "$OUT/python" "$OUT/npm"
 log() { echo "[dist] $*" >&2; }
 
@@ -46,6 +63,27 @@ triples=()
 for t in "${selected[@]}"; do triples+=("$(cut -d'|' -f1 <<<"$t" | sed 's/\.2\.17$//')"); done
 rust_targets "${triples[@]}" >&2
 
+build_modules() { # build_modules ZTRIPLE TRIPLE: the target's Python module and Node addon
+  local up; up="$(tr 'a-z-' 'A-Z_' <<<"$2")"
+  # A cdylib on musl links the C library dynamically (as Alpine's Python and Node do).
+  case $2 in *musl) export "CARGO_TARGET_${up}_RUSTFLAGS=-C target-feature=-crt-static" ;; esac
+  # PYO3_PYTHON: pyo3 configures a build for this machine's CPU from an interpreter, which it would
+  # otherwise look up in PATH (and build again whenever PATH differs: the dist-build stage's and the
+  # dist stage's do).
+  PYO3_PYTHON="$TOOLS/bin/python3" PYO3_BUILD_EXTENSION_MODULE=1 CARGO_TARGET_DIR="$CARGO_OUT" cargo zigbuild -q --release --target "$1" \
+    -p snowmint-python --no-default-features --features snowmint-python/abi3-py39 >&2
+  CARGO_TARGET_DIR="$CARGO_OUT" cargo zigbuild -q --release --target "$1" -p snowmint-node >&2
+}
+if [ -n "$modules_only" ]; then
+  for t in "${selected[@]}"; do
+    ztriple="${t%%|*}"; t0=$(date +%s)
+    log "cargo zigbuild --release --target $ztriple (the Python module and the Node addon; nice 19)"
+    build_modules "$ztriple" "${ztriple%.2.17}"
+    log "$ztriple: $(( $(date +%s) - t0 )) s"
+  done
+  exit 0
+fi
+
 # The template wheel: maturin's cp39-abi3 wheel for this machine (its Python files and metadata).
 bash bindings-python/build.sh >/dev/null
 TEMPLATE="$(ls "$ROOT"/target/python/dist/snowmint-*-cp39-abi3-*.whl)"
@@ -54,15 +92,10 @@ VERSION="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)"
 for t in "${selected[@]}"; do
   IFS='|' read -r ztriple wheeltag napi <<<"$t"
   triple="${ztriple%.2.17}"
-  up="$(tr 'a-z-' 'A-Z_' <<<"$triple")"
   t0=$(date +%s)
   log "$napi: cargo zigbuild --release --target $ztriple (the Python module and the Node addon)"
-  # A cdylib on musl links the C library dynamically (as Alpine's Python and Node do).
-  case $triple in *musl) export "CARGO_TARGET_${up}_RUSTFLAGS=-C target-feature=-crt-static" ;; esac
-  PYO3_BUILD_EXTENSION_MODULE=1 cargo zigbuild -q --release --target "$ztriple" \
-    -p snowmint-python --no-default-features --features snowmint-python/abi3-py39 >&2
-  cargo zigbuild -q --release --target "$ztriple" -p snowmint-node >&2
-  rel="$ROOT/target/$triple/release"
+  build_modules "$ztriple" "$triple"
+  rel="$CARGO_OUT/$triple/release"
 
   # The wheel: the template unpacked, the module replaced, the tag set, packed again.
   work="$(mktemp -d)"

@@ -5,8 +5,7 @@
 #   scripts/test-all.sh --long     `make test-long`: the evidence too slow for `make test` (LONG_STAGES:
 #                                  the MSRV builds, the full Miri sweep, long fuzzing, the whole
 #                                  Python suite on the other CPython versions, the chaos run for 9
-#                                  minutes instead of 1.5, the portable wheels and npm packages built
-#                                  and run on aarch64 under qemu);
+#                                  minutes instead of 1.5);
 #                                  `make test` then `make test-long` is the full evidence
 #   scripts/test-all.sh NAME:SCRIPT…   the given stages only (`make test-core` and friends)
 # Each stage's line in the summary gives its wall time and the CPU time (user + system) of its
@@ -16,12 +15,16 @@
 # Miri interprets on one core while the server stages mostly wait on leases, TTLs and servers, so the
 # two overlap well; the Node stage (mostly waiting on servers, child processes and timers: about half
 # a core) beside the Python stage (about one core); the chaos run (real processes paused, killed and
-# resumed on a schedule: mostly waiting) beside the WASM stage's builds and browser.
+# resumed on a schedule: mostly waiting) beside the WASM stage's builds and browser; and from the
+# start, the portable artifacts' four cross builds (`dist-build`, at nice 19: only the CPU the other
+# stages leave idle), which the `dist` stage then packs and checks.
 # `@NAME` after a stage's name: it starts once the background stage NAME has ended (the chaos run
-# takes the Node stage's installed package); `@all`: once every background stage has (the conformance
-# check reads what every runtime's runner recorded).
+# takes the Node stage's installed package; the dist stage, the cross builds); `@all`: once every
+# background stage has (the conformance check reads what every runtime's runner recorded).
 # Every stage shares one target directory (target/; the toolchains pinned by a stage keep their own
-# subfolder: target/msrv, target/loom, target/miri-sysroot, fuzz/target) and the release artifacts
+# subfolder: target/msrv, target/loom, target/miri-sysroot, fuzz/target; the cross builds of the
+# portable artifacts theirs, target/dist/cargo, so they never hold cargo's lock on target/release while
+# another stage's release build waits) and the release artifacts
 # `make demo` built (the CLI, libsnowmint, the wheels, the Node addon, the WASM package): cargo and the
 # bindings' build.sh find them current.
 set -uo pipefail
@@ -32,6 +35,7 @@ cd "$ROOT"
 export SNOWMINT_CONFORMANCE_DIR="$ROOT/target/conformance"
 stages=(
   "setup:scripts/setup.sh"
+  "dist-build&:scripts/dist.sh --modules"
   "core:scripts/test-core.sh"
   "miri&:scripts/test-miri.sh"
   "coord:coord/test.sh"
@@ -43,6 +47,7 @@ stages=(
   "python:bindings-python/test.sh"
   "chaos&@node:scripts/chaos.sh"
   "wasm:bindings-wasm/test.sh"
+  "dist@dist-build:scripts/test-dist.sh"
   "conformance@all:scripts/check-conformance.py"
 )
 # CPython versions of the wheel suite besides test.sh's own 3.11 (the cp310-abi3 wheel): in `make test`
@@ -57,7 +62,6 @@ LONG_STAGES=(
   "fuzz-long:scripts/test-fuzz.sh --long"
   "python-versions:bindings-python/test-versions.sh"
   "chaos-long:scripts/chaos.sh --long"
-  "dist:scripts/test-dist.sh"
 )
 if [ "${1:-}" = "--long" ]; then
   shift

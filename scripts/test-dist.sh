@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The `dist` stage of `make test-long` (`make test-dist` alone): builds the portable artifacts
-# (scripts/dist.sh) and checks each where this machine can run it.
+# The `dist` stage of `make test` (`make test-dist` alone): builds the portable artifacts
+# (scripts/dist.sh; in `make test` its four cross builds ran beforehand, beside the other stages: stage
+# dist-build) and checks each where this machine can run it.
 #   - every wheel's platform tag, by auditwheel (manylinux2014 and musllinux_1_2, x86_64 and aarch64);
 #   - every Node addon's CPU and C library: glibc symbols no newer than 2.17, or musl's loader;
 #   - the manylinux2014 x86_64 wheel in this machine's CPython, the linux-x64-gnu package in its Node;
@@ -114,10 +115,12 @@ foreign_debs "$ARM/debs" libc6:arm64 libgcc-s1:arm64 libstdc++6:arm64 zlib1g:arm
   node-acorn node-cjs-module-lexer node-undici
 unpack_debs "$ARM/debs" "$ARM/root"
 unpack_wheel "$(ls "$OUT"/python/snowmint-*manylinux2014_aarch64*.whl)" "$WORK/run/aarch64"
+t_emulated=$(date +%s)
 check "manylinux2014 aarch64 wheel: vectors on Debian's arm64 CPython 3.11 (qemu-aarch64)" \
   py_vectors "$WORK/run/aarch64" qemu-aarch64 -L "$ARM/root" "$ARM/root/usr/bin/python3.11"
 check "linux-arm64-gnu package: vectors on Debian's arm64 Node (qemu-aarch64)" \
   node_vectors linux-arm64-gnu qemu-aarch64 -L "$ARM/root" "$ARM/root/usr/bin/node"
+echo "dist: the emulated runs took $(( $(date +%s) - t_emulated )) s"
 
 # --- the sdist, built by pip with cargo --------------------------------------------------------------
 sdist_ok() {
