@@ -659,6 +659,45 @@ enum Kind {
 }
 
 impl PyGenerator {
+    /// Mints one ID: the full path of `Generator.next_id` (see [`next_id_method`], which takes it
+    /// whenever its fast path does not answer).
+    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
+        self.check_fork(py)?;
+        let inner = match &self.kind {
+            Kind::Plain(g) => g,
+            Kind::Leased(g) => return leased_next_id(py, g),
+        };
+        match &self.clock {
+            None => inner
+                .next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
+                .or_raise(py),
+            Some(c) => self.with_py_clock(py, c, |clock, sleep| inner.next_id_with(clock, sleep)),
+        }
+    }
+
+    /// The fast path of `next_id`: a fixed node ID or a lease, on the system clock, in the process that
+    /// made the generator (the fork check passed). `None`: the full path answers ([`next_id`]); an
+    /// error from a fixed node ID is raised as the full path raises it. A lease's failed attempt mints
+    /// nothing, and the full path decides (waits for the keeper, `LEASE_LOST`, …).
+    ///
+    /// [`next_id`]: PyGenerator::next_id
+    #[inline(always)]
+    fn try_next_id(&self, py: Python<'_>) -> Option<sm::Result<u64>> {
+        if snowmint_host::fork::forked_since(self.forks) || self.clock.is_some() {
+            return None;
+        }
+        let sleep = |ns| sleep_detached(py, ns);
+        match &self.kind {
+            Kind::Plain(g) => Some(g.next_id_with(&sm::FastClock, sleep)),
+            Kind::Leased(g) => g
+                .current()?
+                .generator()
+                .next_id_with(&sm::FastClock, sleep)
+                .ok()
+                .map(Ok),
+        }
+    }
+
     #[inline(always)]
     fn check_fork(&self, py: Python<'_>) -> PyResult<()> {
         // A state file is shared with the parent by construction (MAP_SHARED): safe in the child. A
@@ -777,6 +816,83 @@ impl PyGenerator {
             Kind::Leased(g) => g.layout(),
         }
     }
+}
+
+/// `Generator.next_id()`: a C method of its own (`METH_NOARGS`, put on the class by the module's init,
+/// [`add_next_id_method`]) rather than one of pyo3's, whose call wrapper costs more than the rest of a
+/// mint: its thread-local GIL count (a call to `__tls_get_addr` in a shared library), the check of
+/// deferred reference counts, the check of `self`'s type (the method descriptor made it already) and
+/// the unwinding guard around each call. Here the fast path ([`PyGenerator::try_next_id`]) mints and
+/// returns the int; anything else — an error, a panic, a fork, a Python clock, a lease's full path —
+/// goes to [`next_id_full`], which runs the same code as every pyo3 method, attached as pyo3 counts
+/// it, so every exception is the one the full path has always raised.
+unsafe extern "C" fn next_id_method(
+    slf: *mut pyo3::ffi::PyObject,
+    _args: *mut pyo3::ffi::PyObject,
+) -> *mut pyo3::ffi::PyObject {
+    // SAFETY: CPython calls a method with the thread attached; the method descriptor let only
+    // instances of the class (frozen: `get` needs no borrow) through as `slf`.
+    let py = unsafe { Python::assume_attached() };
+    let g = unsafe { Bound::ref_from_ptr(py, &slf).cast_unchecked::<PyGenerator>() }.get();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| g.try_next_id(py))) {
+        // SAFETY: the thread is attached; a null result is MemoryError, set by CPython.
+        Ok(Some(Ok(id))) => unsafe { pyo3::ffi::PyLong_FromUnsignedLongLong(id) },
+        Ok(Some(Err(e))) => next_id_full(g, Some(e)),
+        Ok(None) | Err(_) => next_id_full(g, None),
+    }
+}
+
+/// The full path of [`next_id_method`]: raises `first` (the fast path's error) if given, else mints
+/// through [`PyGenerator::next_id`]; a panic becomes pyo3's `PanicException`, as in pyo3's methods.
+#[cold]
+#[inline(never)]
+fn next_id_full(g: &PyGenerator, first: Option<sm::Error>) -> *mut pyo3::ffi::PyObject {
+    Python::attach(|py| {
+        let minted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match first {
+            Some(e) => Err(err(py, e)),
+            None => g.next_id(py),
+        }));
+        let result = match minted {
+            Ok(r) => r,
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| payload.downcast_ref::<&str>().copied())
+                    .unwrap_or("panic from Rust code")
+                    .to_string();
+                Err(pyo3::panic::PanicException::new_err((message,)))
+            }
+        };
+        match result.and_then(|id| Ok(id.into_pyobject(py)?.into_any())) {
+            Ok(id) => id.into_ptr(),
+            Err(e) => {
+                e.restore(py);
+                std::ptr::null_mut()
+            }
+        }
+    })
+}
+
+/// Puts [`next_id_method`] on the class as `next_id`: a method descriptor (so CPython checks `self`'s
+/// type and calls it with no argument tuple), with the signature and docstring pyo3 would give it.
+fn add_next_id_method(py: Python<'_>) -> PyResult<()> {
+    let ty = py.get_type::<PyGenerator>();
+    // The definition must outlive the class: made once per process (the module is initialised once).
+    let def = Box::leak(Box::new(pyo3::ffi::PyMethodDef {
+        ml_name: c"next_id".as_ptr(),
+        ml_meth: pyo3::ffi::PyMethodDefPointer {
+            PyCFunction: next_id_method,
+        },
+        ml_flags: pyo3::ffi::METH_NOARGS,
+        ml_doc: c"next_id($self, /)\n--\n\nMints one ID.".as_ptr(),
+    }));
+    // SAFETY: the type is a live type object, `def` lives for the rest of the process; a null
+    // result is an exception set by CPython.
+    let descr = unsafe {
+        Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyDescr_NewMethod(ty.as_ptr().cast(), def))?
+    };
+    ty.setattr("next_id", descr)
 }
 
 /// Mints under a lease: one lock-free attempt on the lease's generator (the same compare-and-swap as a
@@ -1129,21 +1245,6 @@ impl PyGenerator {
             max_ahead_ms,
             random_start,
         })
-    }
-
-    /// Mints one ID.
-    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
-        self.check_fork(py)?;
-        let inner = match &self.kind {
-            Kind::Plain(g) => g,
-            Kind::Leased(g) => return leased_next_id(py, g),
-        };
-        match &self.clock {
-            None => inner
-                .next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
-                .or_raise(py),
-            Some(c) => self.with_py_clock(py, c, |clock, sleep| inner.next_id_with(clock, sleep)),
-        }
     }
 
     /// Mints `n` consecutive IDs from one clock reading (one atomic step) as a list of ints.
@@ -1690,6 +1791,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<PyLayout>()?;
     m.add_class::<PyGenerator>()?;
+    add_next_id_method(py)?;
     m.add_class::<PyDecoded>()?;
     m.add_class::<opaque::PyOpaque>()?;
     m.add_class::<PyLease>()?;
