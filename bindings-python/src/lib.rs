@@ -675,26 +675,32 @@ impl PyGenerator {
         }
     }
 
-    /// The fast path of `next_id`: a fixed node ID or a lease, on the system clock, in the process that
-    /// made the generator (the fork check passed). `None`: the full path answers ([`next_id`]); an
-    /// error from a fixed node ID is raised as the full path raises it. A lease's failed attempt mints
-    /// nothing, and the full path decides (waits for the keeper, `LEASE_LOST`, …).
-    ///
-    /// [`next_id`]: PyGenerator::next_id
+    /// `next_id` as a new int, or null with the exception set. The fast path: a fixed node ID or a
+    /// lease, on the system clock, in the process that made the generator (the fork check passed).
+    /// Anything else takes the full path ([`next_id_full`]); an error from a fixed node ID is raised
+    /// as the full path raises it; a lease's failed attempt mints nothing, and the full path decides
+    /// (waits for the keeper, `LEASE_LOST`, …). Only the int's pointer leaves here: the core's
+    /// result (as large as its error) stays in place.
     #[inline(always)]
-    fn try_next_id(&self, py: Python<'_>) -> Option<sm::Result<u64>> {
+    fn next_id_object(&self, py: Python<'_>) -> *mut pyo3::ffi::PyObject {
         if snowmint_host::fork::forked_since(self.forks) || self.clock.is_some() {
-            return None;
+            return next_id_full(self, None);
         }
         let sleep = |ns| sleep_detached(py, ns);
-        match &self.kind {
-            Kind::Plain(g) => Some(g.next_id_with(&sm::FastClock, sleep)),
-            Kind::Leased(g) => g
-                .current()?
-                .generator()
-                .next_id_with(&sm::FastClock, sleep)
-                .ok()
-                .map(Ok),
+        let minted = match &self.kind {
+            Kind::Plain(g) => g.next_id_with(&sm::FastClock, sleep),
+            Kind::Leased(g) => match g.current() {
+                Some(l) => match l.generator().next_id_with(&sm::FastClock, sleep) {
+                    Ok(id) => Ok(id),
+                    Err(_) => return next_id_full(self, None),
+                },
+                None => return next_id_full(self, None),
+            },
+        };
+        match minted {
+            // SAFETY: the thread is attached; a null result is MemoryError, set by CPython.
+            Ok(id) => unsafe { pyo3::ffi::PyLong_FromUnsignedLongLong(id) },
+            Err(e) => next_id_full(self, Some(Ok(e))),
         }
     }
 
@@ -822,7 +828,7 @@ impl PyGenerator {
 /// [`add_next_id_method`]) rather than one of pyo3's, whose call wrapper costs more than the rest of a
 /// mint: its thread-local GIL count (a call to `__tls_get_addr` in a shared library), the check of
 /// deferred reference counts, the check of `self`'s type (the method descriptor made it already) and
-/// the unwinding guard around each call. Here the fast path ([`PyGenerator::try_next_id`]) mints and
+/// the unwinding guard around each call. Here the fast path ([`PyGenerator::next_id_object`]) mints and
 /// returns the int; anything else — an error, a panic, a fork, a Python clock, a lease's full path —
 /// goes to [`next_id_full`], which runs the same code as every pyo3 method, attached as pyo3 counts
 /// it, so every exception is the one the full path has always raised.
@@ -834,37 +840,28 @@ unsafe extern "C" fn next_id_method(
     // instances of the class (frozen: `get` needs no borrow) through as `slf`.
     let py = unsafe { Python::assume_attached() };
     let g = unsafe { Bound::ref_from_ptr(py, &slf).cast_unchecked::<PyGenerator>() }.get();
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| g.try_next_id(py))) {
-        // SAFETY: the thread is attached; a null result is MemoryError, set by CPython.
-        Ok(Some(Ok(id))) => unsafe { pyo3::ffi::PyLong_FromUnsignedLongLong(id) },
-        Ok(Some(Err(e))) => next_id_full(g, Some(e)),
-        Ok(None) | Err(_) => next_id_full(g, None),
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| g.next_id_object(py))) {
+        Ok(id) => id,
+        Err(payload) => next_id_full(g, Some(Err(payload))),
     }
 }
 
-/// The full path of [`next_id_method`]: raises `first` (the fast path's error) if given, else mints
-/// through [`PyGenerator::next_id`]; a panic becomes pyo3's `PanicException`, as in pyo3's methods.
+/// The full path of [`next_id_method`]: raises `first` if given (the fast path's error, or its panic
+/// as pyo3's `PanicException`, as in pyo3's methods), else mints through [`PyGenerator::next_id`].
 #[cold]
 #[inline(never)]
-fn next_id_full(g: &PyGenerator, first: Option<sm::Error>) -> *mut pyo3::ffi::PyObject {
+fn next_id_full(
+    g: &PyGenerator,
+    first: Option<Result<sm::Error, Box<dyn std::any::Any + Send>>>,
+) -> *mut pyo3::ffi::PyObject {
     Python::attach(|py| {
-        let minted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match first {
-            Some(e) => Err(err(py, e)),
-            None => g.next_id(py),
-        }));
-        let result = match minted {
-            Ok(r) => r,
-            Err(payload) => {
-                let message = payload
-                    .downcast_ref::<String>()
-                    .map(String::as_str)
-                    .or_else(|| payload.downcast_ref::<&str>().copied())
-                    .unwrap_or("panic from Rust code")
-                    .to_string();
-                Err(pyo3::panic::PanicException::new_err((message,)))
-            }
+        let minted = match first {
+            Some(Ok(e)) => Err(err(py, e)),
+            Some(Err(payload)) => Err(panic_err(payload)),
+            None => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| g.next_id(py)))
+                .unwrap_or_else(|payload| Err(panic_err(payload))),
         };
-        match result.and_then(|id| Ok(id.into_pyobject(py)?.into_any())) {
+        match minted.and_then(|id| Ok(id.into_pyobject(py)?.into_any())) {
             Ok(id) => id.into_ptr(),
             Err(e) => {
                 e.restore(py);
@@ -872,6 +869,17 @@ fn next_id_full(g: &PyGenerator, first: Option<sm::Error>) -> *mut pyo3::ffi::Py
             }
         }
     })
+}
+
+/// A panic's payload as pyo3's `PanicException`, with the message pyo3's methods give it.
+fn panic_err(payload: Box<dyn std::any::Any + Send>) -> PyErr {
+    let message = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("panic from Rust code")
+        .to_string();
+    pyo3::panic::PanicException::new_err((message,))
 }
 
 /// Puts [`next_id_method`] on the class as `next_id`: a method descriptor (so CPython checks `self`'s
