@@ -688,14 +688,10 @@ impl PyGenerator {
         if snowmint_host::fork::forked_since(self.forks) || self.clock.is_some() {
             return next_id_full(self, None);
         }
-        let sleep = |ns| sleep_detached(py, ns);
         let minted = match &self.kind {
-            Kind::Plain(g) => g.next_id_with(&sm::FastClock, sleep),
-            Kind::Leased(g) => match g.current() {
-                Some(l) => match l.generator().next_id_with(&sm::FastClock, sleep) {
-                    Ok(id) => Ok(id),
-                    Err(_) => return next_id_full(self, None),
-                },
+            Kind::Plain(g) => g.next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns)),
+            Kind::Leased(g) => match lease_attempt(py, g) {
+                Some(id) => Ok(id),
                 None => return next_id_full(self, None),
             },
         };
@@ -906,20 +902,25 @@ fn add_next_id_method(py: Python<'_>) -> PyResult<()> {
     ty.setattr("next_id", descr)
 }
 
-/// Mints under a lease: one lock-free attempt on the lease's generator (the same compare-and-swap as a
-/// fixed node ID); any error goes to the coord crate's full path (waits for the keeper at the
-/// reservation, LEASE_LOST, SEQUENCER_DESTROYED) with the GIL released. A failed attempt mints nothing.
+/// Mints under a lease: one lock-free attempt ([`lease_attempt`]); any error goes to the coord crate's
+/// full path (waits for the keeper at the reservation, LEASE_LOST, SEQUENCER_DESTROYED) with the GIL
+/// released.
 #[inline]
 fn leased_next_id(py: Python<'_>, g: &coord::SequencerGenerator) -> PyResult<u64> {
-    if let Some(l) = g.current() {
-        if let Ok(id) = l
-            .generator()
-            .next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
-        {
-            return Ok(id);
-        }
+    match lease_attempt(py, g) {
+        Some(id) => Ok(id),
+        None => py.detach(|| g.next_id()).map_err(|e| coord_err(py, e)),
     }
-    py.detach(|| g.next_id()).map_err(|e| coord_err(py, e))
+}
+
+/// One lock-free attempt on the current lease's generator (the same compare-and-swap as a fixed node
+/// ID). A failed attempt mints nothing: `None` leaves the decision to the coord crate's full path.
+#[inline(always)]
+fn lease_attempt(py: Python<'_>, g: &coord::SequencerGenerator) -> Option<u64> {
+    g.current()?
+        .generator()
+        .next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
+        .ok()
 }
 
 fn state_name(s: coord::SequencerState) -> &'static str {
