@@ -441,11 +441,30 @@ pub unsafe extern "C" fn snowmint_next_id(
     generator: *mut snowmint_generator,
     id_out: *mut u64,
 ) -> snowmint_result {
+    // The minting path on its own: valid arguments, no fork, the system clock (as the core's own
+    // FastClock, statically dispatched: what Rust's next_id() does). Every other case, and every
+    // error, is `next_id_checked`'s, which records it.
+    // SAFETY: NULL or a live handle, used by one thread at a time (the crate's caller contract).
+    if let Some(g) = unsafe { generator.as_mut() } {
+        if !id_out.is_null() && !snowmint_host::fork::forked_since(g.forks) && g.clock.is_system() {
+            return mint_into(
+                || g.inner.next_id_with(&FastClock, snowmint::sleep_ns),
+                id_out,
+            );
+        }
+    }
+    // SAFETY: the caller's arguments, as given.
+    unsafe { next_id_checked(generator, id_out) }
+}
+
+/// [`snowmint_next_id`] with every check, for the cases its minting path leaves.
+#[cold]
+#[inline(never)]
+unsafe fn next_id_checked(generator: *mut snowmint_generator, id_out: *mut u64) -> snowmint_result {
     guard(|| {
         let g = try_mut!(generator);
         nonnull!(id_out);
         check_fork(g.forks)?;
-        // The system clock as the core's own FastClock, statically dispatched (what Rust's next_id() does).
         let id = if g.clock.is_system() {
             g.inner.next_id_with(&FastClock, snowmint::sleep_ns)?
         } else {
@@ -488,6 +507,34 @@ pub unsafe extern "C" fn snowmint_shared_next_id(
     generator: *const snowmint_shared_generator,
     id_out: *mut u64,
 ) -> snowmint_result {
+    // The minting path on its own, as in `snowmint_next_id`: a generator in this process's memory or a
+    // state file, valid arguments, no fork, the system clock.
+    // SAFETY: NULL or a live handle (the crate's caller contract).
+    if let Some(g) = unsafe { generator.as_ref() } {
+        if let SharedInner::Plain(inner) = &g.inner {
+            if !id_out.is_null()
+                && !snowmint_host::fork::forked_since(g.forks)
+                && g.clock.is_system()
+            {
+                return mint_into(
+                    || inner.next_id_with(&FastClock, snowmint::sleep_ns),
+                    id_out,
+                );
+            }
+        }
+    }
+    // SAFETY: the caller's arguments, as given.
+    unsafe { shared_next_id_checked(generator, id_out) }
+}
+
+/// [`snowmint_shared_next_id`] with every check, for the cases its minting path leaves (a lease, a
+/// fork, an injected clock, NULL).
+#[cold]
+#[inline(never)]
+unsafe fn shared_next_id_checked(
+    generator: *const snowmint_shared_generator,
+    id_out: *mut u64,
+) -> snowmint_result {
     guard(|| {
         let g = try_ref!(generator);
         nonnull!(id_out);
@@ -504,7 +551,6 @@ pub unsafe extern "C" fn snowmint_shared_next_id(
                 return Ok(());
             }
         };
-        // The system clock as the core's own FastClock, statically dispatched (what Rust's next_id() does).
         let id = if g.clock.is_system() {
             inner.next_id_with(&FastClock, snowmint::sleep_ns)?
         } else {

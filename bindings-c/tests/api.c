@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "snowmint.h"
 
@@ -465,6 +466,36 @@ static void test_generators(void) {
     snowmint_layout_free(l);
 }
 
+/* Errors on the system clock (the minting path of snowmint_next_id / snowmint_shared_next_id: a
+ * generator on the default clock, not forked): recorded as every other error is, *id_out untouched; a
+ * NULL id_out names it. */
+static void test_system_clock_errors(void) {
+    snowmint_layout_config c;
+    CHECK_RC(snowmint_layout_config_default(&c), SNOWMINT_RESULT_OK);
+    c.epoch_ms = (uint64_t)time(NULL) * 1000 + 3600000; /* an hour ahead */
+    snowmint_layout *future = NULL;
+    CHECK_RC(snowmint_layout_new(&c, &future), SNOWMINT_RESULT_OK);
+    snowmint_generator *g = NULL;
+    snowmint_shared_generator *sg = NULL;
+    CHECK_RC(snowmint_generator_new(future, 1, NULL, &g), SNOWMINT_RESULT_OK);
+    CHECK_RC(snowmint_shared_generator_new(future, 1, NULL, &sg), SNOWMINT_RESULT_OK);
+    snowmint_error_info info;
+    uint64_t id = SENTINEL;
+    CHECK_RC(snowmint_next_id(g, &id), SNOWMINT_RESULT_CLOCK_BEFORE_EPOCH);
+    CHECK(id == SENTINEL && strstr(last_message(), "epoch") != NULL);
+    CHECK_RC(snowmint_last_error_info(&info), SNOWMINT_RESULT_OK);
+    CHECK(info.result == SNOWMINT_RESULT_CLOCK_BEFORE_EPOCH);
+    CHECK_RC(snowmint_shared_next_id(sg, &id), SNOWMINT_RESULT_CLOCK_BEFORE_EPOCH);
+    CHECK(id == SENTINEL && strstr(last_message(), "epoch") != NULL);
+    CHECK_RC(snowmint_next_id(g, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK(strstr(last_message(), "id_out") != NULL);
+    CHECK_RC(snowmint_shared_next_id(sg, NULL), SNOWMINT_RESULT_NULL_POINTER);
+    CHECK(strstr(last_message(), "id_out") != NULL);
+    snowmint_generator_free(g);
+    snowmint_shared_generator_free(sg);
+    snowmint_layout_free(future);
+}
+
 /* A generator created before fork() refuses to mint in the child (FORKED); a new one works there. */
 static void test_fork(void) {
     snowmint_layout *l = NULL;
@@ -713,6 +744,7 @@ int main(void) {
     test_decode_compose();
     test_strings();
     test_generators();
+    test_system_clock_errors();
     test_fork();
     test_opaque();
     test_edges();

@@ -7,6 +7,8 @@
 //! Design notes:
 //! - `Generator` wraps the core's lock-free [`snowmint::SharedGenerator`]: one compare-and-swap per
 //!   request, `&self`, so the class is `frozen` and safe without the GIL (`gil_used = false`).
+//! - `Generator.next_id` is a C method of its own (`next_id_method`), not a pyo3 method: the call
+//!   wrapper cost more than the rest of a mint; its errors take pyo3's path unchanged.
 //! - With no injected clock the system clock is read in Rust (no Python call on the fast path). Sleeps
 //!   (the `wait` policy) run with the GIL released.
 //! - Fork rule: a process-wide fork counter is bumped in the child by an `os.register_at_fork` hook
@@ -659,6 +661,47 @@ enum Kind {
 }
 
 impl PyGenerator {
+    /// Mints one ID: the full path of `Generator.next_id` (see [`next_id_method`], which takes it
+    /// whenever its fast path does not answer).
+    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
+        self.check_fork(py)?;
+        let inner = match &self.kind {
+            Kind::Plain(g) => g,
+            Kind::Leased(g) => return leased_next_id(py, g),
+        };
+        match &self.clock {
+            None => inner
+                .next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
+                .or_raise(py),
+            Some(c) => self.with_py_clock(py, c, |clock, sleep| inner.next_id_with(clock, sleep)),
+        }
+    }
+
+    /// `next_id` as a new int, or null with the exception set. The fast path: a fixed node ID or a
+    /// lease, on the system clock, in the process that made the generator (the fork check passed).
+    /// Anything else takes the full path ([`next_id_full`]); an error from a fixed node ID is raised
+    /// as the full path raises it; a lease's failed attempt mints nothing, and the full path decides
+    /// (waits for the keeper, `LEASE_LOST`, …). Only the int's pointer leaves here: the core's
+    /// result (as large as its error) stays in place.
+    #[inline(always)]
+    fn next_id_object(&self, py: Python<'_>) -> *mut pyo3::ffi::PyObject {
+        if snowmint_host::fork::forked_since(self.forks) || self.clock.is_some() {
+            return next_id_full(self, None);
+        }
+        let minted = match &self.kind {
+            Kind::Plain(g) => g.next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns)),
+            Kind::Leased(g) => match lease_attempt(py, g) {
+                Some(id) => Ok(id),
+                None => return next_id_full(self, None),
+            },
+        };
+        match minted {
+            // SAFETY: the thread is attached; a null result is MemoryError, set by CPython.
+            Ok(id) => unsafe { pyo3::ffi::PyLong_FromUnsignedLongLong(id) },
+            Err(e) => next_id_full(self, Some(Ok(e))),
+        }
+    }
+
     #[inline(always)]
     fn check_fork(&self, py: Python<'_>) -> PyResult<()> {
         // A state file is shared with the parent by construction (MAP_SHARED): safe in the child. A
@@ -779,20 +822,105 @@ impl PyGenerator {
     }
 }
 
-/// Mints under a lease: one lock-free attempt on the lease's generator (the same compare-and-swap as a
-/// fixed node ID); any error goes to the coord crate's full path (waits for the keeper at the
-/// reservation, LEASE_LOST, SEQUENCER_DESTROYED) with the GIL released. A failed attempt mints nothing.
+/// `Generator.next_id()`: a C method of its own (`METH_NOARGS`, put on the class by the module's init,
+/// [`add_next_id_method`]) rather than one of pyo3's, whose call wrapper cost 6–7 ns of a 52.5 ns
+/// call: its thread-local GIL count (a call to `__tls_get_addr` in a shared library) raised and
+/// lowered, the check of deferred reference counts, the check of `self`'s type (the method descriptor
+/// made it already) and the core's whole result carried through its panic boundary. Here the fast path
+/// ([`PyGenerator::next_id_object`]) mints and returns the int, and only a pointer crosses the panic
+/// boundary; anything else — an error, a panic, a fork, a Python clock, a lease's full path — goes to
+/// [`next_id_full`], which runs attached as pyo3 counts it, so every exception is the one the full
+/// path has always raised.
+unsafe extern "C" fn next_id_method(
+    slf: *mut pyo3::ffi::PyObject,
+    _args: *mut pyo3::ffi::PyObject,
+) -> *mut pyo3::ffi::PyObject {
+    // SAFETY: CPython calls a method with the thread attached; the method descriptor let only
+    // instances of the class (frozen: `get` needs no borrow) through as `slf`.
+    let py = unsafe { Python::assume_attached() };
+    let g = unsafe { Bound::ref_from_ptr(py, &slf).cast_unchecked::<PyGenerator>() }.get();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| g.next_id_object(py))) {
+        Ok(id) => id,
+        Err(payload) => next_id_full(g, Some(Err(payload))),
+    }
+}
+
+/// The full path of [`next_id_method`]: raises `first` if given (the fast path's error, or its panic
+/// as pyo3's `PanicException`, as in pyo3's methods), else mints through [`PyGenerator::next_id`].
+#[cold]
+#[inline(never)]
+fn next_id_full(
+    g: &PyGenerator,
+    first: Option<Result<sm::Error, Box<dyn std::any::Any + Send>>>,
+) -> *mut pyo3::ffi::PyObject {
+    Python::attach(|py| {
+        let minted = match first {
+            Some(Ok(e)) => Err(err(py, e)),
+            Some(Err(payload)) => Err(panic_err(payload)),
+            None => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| g.next_id(py)))
+                .unwrap_or_else(|payload| Err(panic_err(payload))),
+        };
+        match minted.and_then(|id| Ok(id.into_pyobject(py)?.into_any())) {
+            Ok(id) => id.into_ptr(),
+            Err(e) => {
+                e.restore(py);
+                std::ptr::null_mut()
+            }
+        }
+    })
+}
+
+/// A panic's payload as pyo3's `PanicException`, with the message pyo3's methods give it.
+fn panic_err(payload: Box<dyn std::any::Any + Send>) -> PyErr {
+    let message = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("panic from Rust code")
+        .to_string();
+    pyo3::panic::PanicException::new_err((message,))
+}
+
+/// Puts [`next_id_method`] on the class as `next_id`: a method descriptor (so CPython checks `self`'s
+/// type and calls it with no argument tuple), with the signature and docstring pyo3 would give it.
+fn add_next_id_method(py: Python<'_>) -> PyResult<()> {
+    let ty = py.get_type::<PyGenerator>();
+    // The definition must outlive the class: made once per process (the module is initialised once).
+    let def = Box::leak(Box::new(pyo3::ffi::PyMethodDef {
+        ml_name: c"next_id".as_ptr(),
+        ml_meth: pyo3::ffi::PyMethodDefPointer {
+            PyCFunction: next_id_method,
+        },
+        ml_flags: pyo3::ffi::METH_NOARGS,
+        ml_doc: c"next_id($self, /)\n--\n\nMints one ID.".as_ptr(),
+    }));
+    // SAFETY: the type is a live type object, `def` lives for the rest of the process; a null
+    // result is an exception set by CPython.
+    let descr = unsafe {
+        Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyDescr_NewMethod(ty.as_ptr().cast(), def))?
+    };
+    ty.setattr("next_id", descr)
+}
+
+/// Mints under a lease: one lock-free attempt ([`lease_attempt`]); any error goes to the coord crate's
+/// full path (waits for the keeper at the reservation, LEASE_LOST, SEQUENCER_DESTROYED) with the GIL
+/// released.
 #[inline]
 fn leased_next_id(py: Python<'_>, g: &coord::SequencerGenerator) -> PyResult<u64> {
-    if let Some(l) = g.current() {
-        if let Ok(id) = l
-            .generator()
-            .next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
-        {
-            return Ok(id);
-        }
+    match lease_attempt(py, g) {
+        Some(id) => Ok(id),
+        None => py.detach(|| g.next_id()).map_err(|e| coord_err(py, e)),
     }
-    py.detach(|| g.next_id()).map_err(|e| coord_err(py, e))
+}
+
+/// One lock-free attempt on the current lease's generator (the same compare-and-swap as a fixed node
+/// ID). A failed attempt mints nothing: `None` leaves the decision to the coord crate's full path.
+#[inline(always)]
+fn lease_attempt(py: Python<'_>, g: &coord::SequencerGenerator) -> Option<u64> {
+    g.current()?
+        .generator()
+        .next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
+        .ok()
 }
 
 fn state_name(s: coord::SequencerState) -> &'static str {
@@ -1129,21 +1257,6 @@ impl PyGenerator {
             max_ahead_ms,
             random_start,
         })
-    }
-
-    /// Mints one ID.
-    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
-        self.check_fork(py)?;
-        let inner = match &self.kind {
-            Kind::Plain(g) => g,
-            Kind::Leased(g) => return leased_next_id(py, g),
-        };
-        match &self.clock {
-            None => inner
-                .next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
-                .or_raise(py),
-            Some(c) => self.with_py_clock(py, c, |clock, sleep| inner.next_id_with(clock, sleep)),
-        }
     }
 
     /// Mints `n` consecutive IDs from one clock reading (one atomic step) as a list of ints.
@@ -1690,6 +1803,7 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<PyLayout>()?;
     m.add_class::<PyGenerator>()?;
+    add_next_id_method(py)?;
     m.add_class::<PyDecoded>()?;
     m.add_class::<opaque::PyOpaque>()?;
     m.add_class::<PyLease>()?;

@@ -83,6 +83,29 @@ def test_clock_before_epoch_and_after_lifespan() -> None:
         snowmint.Generator(1, clock=lambda: 3487858230209).next_id()
 
 
+def test_errors_on_the_system_clock() -> None:
+    """next_id's own C method (its fast path: a fixed node ID on the system clock) raises the core's
+    errors as the full path does: class, code, attributes and message."""
+    future = snowmint.Layout(timestamp_bits=41, node_bits=10, sequence_bits=12,
+                             epoch_ms=int(time.time() * 1000) + 3_600_000)
+    with pytest.raises(snowmint.ClockBeforeEpochError) as before:
+        snowmint.Generator(1, future).next_id()
+    assert before.value.code == "CLOCK_BEFORE_EPOCH"
+    # Two IDs a millisecond and no room ahead: a third within the millisecond is refused.
+    tiny = snowmint.Layout(timestamp_bits=41, node_bits=10, sequence_bits=1, epoch_ms=1_288_834_974_657)
+    g = snowmint.Generator(1, tiny, policy="fail", max_ahead_ms=0)
+    with pytest.raises(snowmint.TooFarAheadError) as ahead:
+        for _ in range(10_000):
+            g.next_id()
+    e = ahead.value
+    assert e.code == "TOO_FAR_AHEAD" and e.retry_after_ms >= 0 and "retry after" in str(e)
+    # The method is the class's own: a bound method of a live generator, refusing other objects.
+    next_id = snowmint.Generator(1).next_id
+    assert next_id() < next_id()
+    with pytest.raises(TypeError):
+        snowmint.Generator.next_id(object())  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     "reading",
     [-1, -1.0, 1.5, float("nan"), float("inf"), float("-inf"), 2**64, -(2**64), 2.0**53, 18446744073710],
