@@ -1151,6 +1151,29 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         r
     }
 
+    /// One ID out of `window` when it needs nothing but the window: the first attempt of
+    /// [`next_id_in`](Self::next_id_in) (a reading of `clock`, the window's next position while the
+    /// reading is in its tick and under the ceiling), with nothing that sleeps, waits or calls out but
+    /// the clock. `None`: the window has no position for the reading (used up, another tick, the
+    /// ceiling), or the clock failed; then [`next_id_in`](Self::next_id_in) decides, and mints exactly
+    /// what it would have minted had this not been called. A binding whose window is reached under a
+    /// lock that a wait releases (Python's GIL) hands IDs out with this while it holds the window in
+    /// place, and takes the window out of place for `next_id_in`.
+    #[inline(always)]
+    pub fn next_id_from_window<C: Clock + ?Sized>(
+        &self,
+        window: &mut Window,
+        clock: &C,
+    ) -> Option<u64> {
+        let (now, _) = clock.now_ns_within(self.rule.window_ns).ok()?;
+        if self.in_window(window, now) {
+            let p = window.next;
+            window.next = p + 1;
+            return Some(self.rule.id(p));
+        }
+        None
+    }
+
     /// One ID for a reading out of `window`: its next position while the reading is in the window's
     /// tick and under the ceiling; otherwise a new window.
     #[inline(always)]
@@ -1230,6 +1253,24 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
             // After the give-back (release: see `SharedCounts::stats`).
             self.windows
                 .credit(self.counts.window_credit(handed, rest, back));
+        }
+        *window = Window {
+            first: 0,
+            end: 0,
+            next: 0,
+            ..*window
+        };
+    }
+
+    /// Drops `window` as a forked child must drop a window it inherited: its rest is neither handed out
+    /// nor given back (the parent, which holds the same window, hands it out; on a state file the word
+    /// is the parent's too). The IDs it handed out before the fork are credited as at a close, so the
+    /// child's [`Stats::minted`] (a copy of the parent's counters) stays exact.
+    pub fn abandon_window(&self, window: &mut Window) {
+        let (handed, rest) = (window.handed(), window.rest());
+        if handed != 0 {
+            self.windows
+                .credit(self.counts.window_credit(handed, rest, false));
         }
         *window = Window {
             first: 0,

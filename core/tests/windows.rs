@@ -62,22 +62,40 @@ fn step(rng: &mut Rng, now: u64) -> u64 {
     }
 }
 
+/// How a holder mints: through an explicit window; through the thread's own; or as a binding that holds
+/// its window in place does (`next_id_from_window` first, `next_id_in` when that has no ID).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Holder {
+    Window,
+    Thread,
+    InPlaceFirst,
+}
+
 /// Sleeps never happen in these scripts: `Fail` errors, and `Wait`/`Strict` move the script's clock.
-fn mint_one(gen: &SharedGenerator, w: Option<&mut Window>, now: &Cell<u64>) -> Result<u64> {
+fn mint_one(gen: &SharedGenerator, holder: Holder, w: &mut Window, now: &Cell<u64>) -> Result<u64> {
     let clock = || Ok(now.get());
     let sleep = |ns: u64| now.set(now.get() + ns);
-    match w {
-        Some(w) => gen.next_id_in(w, &clock, sleep),
-        None => gen.next_id_with(&clock, sleep),
+    match holder {
+        Holder::Window => gen.next_id_in(w, &clock, sleep),
+        Holder::Thread => gen.next_id_with(&clock, sleep),
+        Holder::InPlaceFirst => match gen.next_id_from_window(w, &clock) {
+            Some(id) => Ok(id),
+            None => gen.next_id_in(w, &clock, sleep),
+        },
     }
 }
 
-/// One holder: exactly one-by-one minting, whether through an explicit window or the thread's own.
+/// One holder: exactly one-by-one minting, whether through an explicit window, the thread's own, or a
+/// window held in place.
 #[test]
 fn a_single_holder_mints_exactly_what_one_by_one_minting_does() {
     for seed in 1..=SEEDS {
-        for thread_window in [false, true] {
-            let mut rng = Rng(seed * 0x9E37_79B9 + thread_window as u64);
+        for (k, holder) in [Holder::Window, Holder::Thread, Holder::InPlaceFirst]
+            .into_iter()
+            .enumerate()
+        {
+            let thread_window = holder == Holder::Thread;
+            let mut rng = Rng(seed * 0x9E37_79B9 + k as u64);
             let sb = [0, 1, 3, 6][rng.below(4) as usize];
             let opts = options(&mut rng);
             let (l, node) = (layout(sb), 5);
@@ -93,7 +111,7 @@ fn a_single_holder_mints_exactly_what_one_by_one_minting_does() {
                 let t = step(&mut rng, a.get());
                 a.set(t);
                 b.set(t);
-                let got = mint_one(&shared, (!thread_window).then_some(&mut w), &a);
+                let got = mint_one(&shared, holder, &mut w, &a);
                 let want = plain.next_id_with(&|| Ok(b.get()), |ns| b.set(b.get() + ns));
                 assert_eq!(got, want, "seed {seed} step {i}");
                 assert_eq!(a.get(), b.get(), "the same waits");
@@ -154,7 +172,8 @@ fn interleaved_holders_mint_only_what_one_by_one_minting_allows() {
             reference.restore(shared.state());
             let want = reference.next_id_with(&|| Ok(now.get()), |_| {});
             let held = windows[h].rest();
-            let got = mint_one(&shared, Some(&mut windows[h]), &now);
+            let holder = [Holder::Window, Holder::InPlaceFirst][seed as usize % 2];
+            let got = mint_one(&shared, holder, &mut windows[h], &now);
             match minted[h].last() {
                 // Still in the tick of its last ID, with positions left: the next one.
                 Some(&last)
@@ -289,4 +308,47 @@ fn threads_on_their_own_windows() {
     assert!(ordered.is_ordered());
     let a = ordered.next_id().unwrap();
     assert_eq!(ordered.state() & 0xFFF, (a & 0xFFF) + 1);
+}
+
+/// A forked child drops the window it inherited: nothing goes back to the word (the parent hands the
+/// rest out), and what it handed out before the fork counts as minted, as at a close.
+#[test]
+fn an_abandoned_window_gives_nothing_back_and_counts_what_it_handed_out() {
+    let l = layout(8);
+    let now = START_MS * NS_PER_MS;
+    let [kept, dropped] = [(); 2].map(|_| SharedGenerator::new(l, 1, Options::default()).unwrap());
+    let (mut a, mut b) = (Window::EMPTY, Window::EMPTY);
+    for (g, w) in [(&kept, &mut a), (&dropped, &mut b)] {
+        // Windows of 1, 2 and 4 positions: 7 IDs, the last window's 4th position taken.
+        for _ in 0..7 {
+            g.next_id_in(w, &|| Ok(now), |_| {}).unwrap();
+        }
+        assert_eq!(w.rest(), 0);
+        assert_eq!(g.next_id_from_window(w, &|| Ok(now)), None, "used up");
+        // A fresh window of 8 positions: one ID when taken, the next one in place.
+        let first = g.next_id_in(w, &|| Ok(now), |_| {}).unwrap();
+        assert_eq!(g.next_id_from_window(w, &|| Ok(now)), Some(first + 1));
+        assert_eq!(w.rest(), 6);
+        assert_eq!(
+            g.next_id_from_window(w, &|| Ok(now + NS_PER_MS)),
+            None,
+            "another tick"
+        );
+    }
+    let word = dropped.state_holder().load(Ordering::Relaxed);
+    dropped.abandon_window(&mut b);
+    assert_eq!(b.rest(), 0);
+    assert_eq!(
+        dropped.state_holder().load(Ordering::Relaxed),
+        word,
+        "nothing given back"
+    );
+    assert_eq!(dropped.stats().minted, 9);
+    kept.close_window(&mut a);
+    assert_eq!(
+        kept.state_holder().load(Ordering::Relaxed),
+        word - 6,
+        "the rest given back"
+    );
+    assert_eq!(kept.stats().minted, 9);
 }
