@@ -9,6 +9,8 @@
 //!   request, `&self`, so the class is `frozen` and safe without the GIL (`gil_used = false`).
 //! - `Generator.next_id` is a C method of its own (`next_id_method`), not a pyo3 method: the call
 //!   wrapper cost more than the rest of a mint; its errors take pyo3's path unchanged.
+//! - On an interpreter with a GIL, a generator hands IDs out of a window it holds itself (`window.rs`),
+//!   not out of the calling thread's (a thread-local: a call per ID from a shared library).
 //! - With no injected clock the system clock is read in Rust (no Python call on the fast path). Sleeps
 //!   (the `wait` policy) run with the GIL released.
 //! - Fork rule: a process-wide fork counter is bumped in the child by an `os.register_at_fork` hook
@@ -30,10 +32,12 @@ use snowmint::state_file::{SharedState, StateFile};
 use snowmint::{Clock, ClockUnit, ErrorCode};
 use snowmint_coord as coord;
 use snowmint_host::ClockFault;
+use window::OwnWindow;
 
 mod client;
 mod opaque;
 mod range;
+mod window;
 
 // ---------------------------------------------------------------------------------------------------
 // Exceptions: one class per stable code, all under SnowmintError(ValueError).
@@ -649,6 +653,11 @@ struct PyGenerator {
     forks: u64,
     max_ahead_ms: u64,
     random_start: bool,
+    /// Whether the object holds its own window ([`window`]): the system clock, on an interpreter with
+    /// a GIL. The window is of the fixed node ID's generator, or of the lease held.
+    own: bool,
+    plain_window: OwnWindow<sm::SharedGenerator<SharedState>>,
+    lease_window: OwnWindow<coord::lease::CeiledGenerator>,
 }
 
 /// A fixed node ID, or a node ID held under a lease (every lease decision is the coord crate's).
@@ -665,14 +674,13 @@ impl PyGenerator {
     /// whenever its fast path does not answer).
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
         self.check_fork(py)?;
+        let own = self.owns_window();
         let inner = match &self.kind {
             Kind::Plain(g) => g,
-            Kind::Leased(g) => return leased_next_id(py, g),
+            Kind::Leased(g) => return self.leased_next_id(py, g, own),
         };
         match &self.clock {
-            None => inner
-                .next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
-                .or_raise(py),
+            None => self.plain_next_id(py, inner, own).or_raise(py),
             Some(c) => self.with_py_clock(py, c, |clock, sleep| inner.next_id_with(clock, sleep)),
         }
     }
@@ -688,17 +696,136 @@ impl PyGenerator {
         if snowmint_host::fork::forked_since(self.forks) || self.clock.is_some() {
             return next_id_full(self, None);
         }
-        let minted = match &self.kind {
-            Kind::Plain(g) => g.next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns)),
-            Kind::Leased(g) => match lease_attempt(py, g) {
-                Some(id) => Ok(id),
+        let id = match &self.kind {
+            // SAFETY: attached (the GIL held: `own` says the interpreter has one), in the process
+            // that made the generator (checked above), and `g` is the object's for its whole life.
+            Kind::Plain(g) if self.own => match unsafe { self.plain_window.try_mint(g) } {
+                Some(Ok(id)) => id,
+                first => return self.plain_rest(py, g, first),
+            },
+            Kind::Plain(g) => return self.plain_rest(py, g, None),
+            Kind::Leased(g) => match self.lease_attempt(py, g, self.own) {
+                Some(id) => id,
                 None => return next_id_full(self, None),
             },
+        };
+        // SAFETY: the thread is attached; a null result is MemoryError, set by CPython.
+        unsafe { pyo3::ffi::PyLong_FromUnsignedLongLong(id) }
+    }
+
+    /// The rest of [`next_id_object`](Self::next_id_object) for a fixed node ID, out of the way of
+    /// its fast path (whose result stays small): `first` is the in-place attempt's answer, if any.
+    #[inline(never)]
+    fn plain_rest(
+        &self,
+        py: Python<'_>,
+        g: &sm::SharedGenerator<SharedState>,
+        first: Option<sm::Result<u64>>,
+    ) -> *mut pyo3::ffi::PyObject {
+        let minted = match first {
+            Some(r) => r,
+            // SAFETY: as in `next_id_object` (`own`: the in-place attempt came first).
+            None if self.own => unsafe { self.plain_window.mint(g, |ns| sleep_detached(py, ns)) },
+            None => thread_window_next_id(py, g),
         };
         match minted {
             // SAFETY: the thread is attached; a null result is MemoryError, set by CPython.
             Ok(id) => unsafe { pyo3::ffi::PyLong_FromUnsignedLongLong(id) },
             Err(e) => next_id_full(self, Some(Ok(e))),
+        }
+    }
+
+    /// One ID of the fixed node ID's generator from the system clock: out of the object's own window
+    /// (`own`: it holds one, in the process that made it) or the thread's.
+    #[inline(always)]
+    fn plain_next_id(
+        &self,
+        py: Python<'_>,
+        g: &sm::SharedGenerator<SharedState>,
+        own: bool,
+    ) -> sm::Result<u64> {
+        if !own {
+            return thread_window_next_id(py, g);
+        }
+        // SAFETY: attached (the GIL held: `own` says the interpreter has one), in the process that
+        // made the generator (`own`), and `g` is the object's for its whole life.
+        unsafe {
+            match self.plain_window.try_mint(g) {
+                Some(r) => r,
+                None => self.plain_window.mint(g, |ns| sleep_detached(py, ns)),
+            }
+        }
+    }
+
+    /// One lock-free attempt on the current lease's generator, from the system clock, out of the
+    /// object's own window (`own`) or the thread's. A failed attempt mints nothing: `None` leaves the
+    /// decision to the coord crate's full path ([`leased_next_id`](Self::leased_next_id)).
+    #[inline(always)]
+    fn lease_attempt(
+        &self,
+        py: Python<'_>,
+        g: &coord::SequencerGenerator,
+        own: bool,
+    ) -> Option<u64> {
+        let g = g.current()?.generator();
+        if !own {
+            return thread_window_next_id(py, g).ok();
+        }
+        // SAFETY: as in `plain_next_id`; every lease a source held lives as long as the source.
+        unsafe {
+            match self.lease_window.try_mint(g) {
+                Some(r) => r.ok(),
+                None => self.lease_window.mint(g, |ns| sleep_detached(py, ns)).ok(),
+            }
+        }
+    }
+
+    /// Mints under a lease: one lock-free attempt ([`lease_attempt`](Self::lease_attempt)); any error
+    /// goes to the coord crate's full path (waits for the keeper at the reservation, LEASE_LOST,
+    /// SEQUENCER_DESTROYED) with the GIL released. That path mints out of the thread's window: the
+    /// object's own is closed before it, and the thread's after it, so the IDs keep their order.
+    fn leased_next_id(
+        &self,
+        py: Python<'_>,
+        g: &coord::SequencerGenerator,
+        own: bool,
+    ) -> PyResult<u64> {
+        if let Some(id) = self.lease_attempt(py, g, own) {
+            return Ok(id);
+        }
+        if own {
+            self.close_own();
+        }
+        let minted = py.detach(|| g.next_id());
+        if own {
+            if let Some(l) = g.current() {
+                l.generator().close_thread_window();
+            }
+        }
+        minted.map_err(|e| coord_err(py, e))
+    }
+
+    /// Whether this call may use the object's own window: it holds one, in the process that made it.
+    #[inline(always)]
+    fn owns_window(&self) -> bool {
+        self.own && !snowmint_host::fork::forked_since(self.forks)
+    }
+
+    /// Closes the object's own window before the generator is asked for anything else; in a forked
+    /// child, drops it ([`window`]). The caller is attached.
+    fn close_own(&self) {
+        if !self.own {
+            return;
+        }
+        // SAFETY: attached, on an interpreter with a GIL (`own`); the generators outlive the windows.
+        unsafe {
+            if snowmint_host::fork::forked_since(self.forks) {
+                self.plain_window.abandon();
+                self.lease_window.abandon();
+            } else {
+                self.plain_window.close();
+                self.lease_window.close();
+            }
         }
     }
 
@@ -781,6 +908,7 @@ impl PyGenerator {
 
     fn fill(&self, py: Python<'_>, out: &mut [u64]) -> PyResult<()> {
         self.check_fork(py)?;
+        self.close_own();
         let inner = match &self.kind {
             Kind::Plain(g) => g,
             Kind::Leased(g) => return py.detach(|| g.next_ids(out)).map_err(|e| coord_err(py, e)),
@@ -793,6 +921,14 @@ impl PyGenerator {
                 self.with_py_clock(py, c, |clock, sleep| inner.next_ids_with(clock, sleep, out))
             }
         }
+    }
+}
+
+/// The object's own window closes before its generator goes (a lease source's release then records
+/// exactly the IDs handed out). pyo3 drops the object with the thread attached.
+impl Drop for PyGenerator {
+    fn drop(&mut self) {
+        self.close_own();
     }
 }
 
@@ -811,6 +947,9 @@ impl PyGenerator {
             forks: snowmint_host::fork::count(),
             max_ahead_ms,
             random_start,
+            own: window::gil_guards_windows(),
+            plain_window: OwnWindow::new(),
+            lease_window: OwnWindow::new(),
         }
     }
 
@@ -902,25 +1041,14 @@ fn add_next_id_method(py: Python<'_>) -> PyResult<()> {
     ty.setattr("next_id", descr)
 }
 
-/// Mints under a lease: one lock-free attempt ([`lease_attempt`]); any error goes to the coord crate's
-/// full path (waits for the keeper at the reservation, LEASE_LOST, SEQUENCER_DESTROYED) with the GIL
-/// released.
-#[inline]
-fn leased_next_id(py: Python<'_>, g: &coord::SequencerGenerator) -> PyResult<u64> {
-    match lease_attempt(py, g) {
-        Some(id) => Ok(id),
-        None => py.detach(|| g.next_id()).map_err(|e| coord_err(py, e)),
-    }
-}
-
-/// One lock-free attempt on the current lease's generator (the same compare-and-swap as a fixed node
-/// ID). A failed attempt mints nothing: `None` leaves the decision to the coord crate's full path.
-#[inline(always)]
-fn lease_attempt(py: Python<'_>, g: &coord::SequencerGenerator) -> Option<u64> {
-    g.current()?
-        .generator()
-        .next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
-        .ok()
+/// One ID from the system clock out of the calling thread's window: a generator without a window of
+/// its own (a free-threaded interpreter, a forked child), out of the way of the fast path.
+#[inline(never)]
+fn thread_window_next_id<S: sm::StateWord, L: sm::Ceiling>(
+    py: Python<'_>,
+    g: &sm::SharedGenerator<S, L>,
+) -> sm::Result<u64> {
+    g.next_id_with(&sm::FastClock, |ns| sleep_detached(py, ns))
 }
 
 fn state_name(s: coord::SequencerState) -> &'static str {
@@ -1246,6 +1374,7 @@ impl PyGenerator {
             }
             _ => SharedState::memory(),
         };
+        let own = window::gil_guards_windows() && clock.is_none();
         Ok(PyGenerator {
             kind: Kind::Plain(
                 sm::SharedGenerator::with_state(layout, node_id, options, state).or_raise(py)?,
@@ -1256,6 +1385,9 @@ impl PyGenerator {
             forks: snowmint_host::fork::count(),
             max_ahead_ms,
             random_start,
+            own,
+            plain_window: OwnWindow::new(),
+            lease_window: OwnWindow::new(),
         })
     }
 
@@ -1271,6 +1403,7 @@ impl PyGenerator {
     ) -> PyResult<Bound<'py, PyList>> {
         let n = batch_len(py, n)?;
         self.check_fork(py)?;
+        self.close_own();
         let inner = match &self.kind {
             Kind::Plain(g) => g,
             Kind::Leased(_) => {
@@ -1396,12 +1529,15 @@ impl PyGenerator {
     /// or periodically) and pass it to `restore()` after a restart: no ID repeats, even if the clock
     /// went back while the process was down. Not for a lease source (the store keeps its state).
     fn high_water_mark(&self, py: Python<'_>) -> PyResult<u64> {
-        Ok(self.plain_or_raise(py)?.state())
+        let g = self.plain_or_raise(py)?;
+        self.close_own();
+        Ok(g.state())
     }
     /// What this generator has done since it was built, as a dict of ints (`minted`, `batches`,
     /// `borrowed_ticks`, `waits`, `wait_ns`, `regressions`; SPEC §6a). With a state file: this
     /// process's generator; with a lease source: summed over every lease it held.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.close_own();
         let s = match &self.kind {
             Kind::Plain(g) => g.stats(),
             Kind::Leased(g) => g.stats(),
@@ -1426,7 +1562,9 @@ impl PyGenerator {
         } else {
             u64_arg(mark, "mark", ErrorCode::InvalidArgument)?
         };
-        self.plain_or_raise(py)?.restore(mark);
+        let g = self.plain_or_raise(py)?;
+        self.close_own();
+        g.restore(mark);
         Ok(())
     }
     /// The lease held (node_id, fencing_token, expires_at), or None: a fixed node ID, or detached.
@@ -1452,6 +1590,7 @@ impl PyGenerator {
     /// Releases the lease (minting then raises LeaseLostError until attach()); nothing for a fixed node ID.
     fn detach(&self, py: Python<'_>) -> PyResult<()> {
         self.check_fork(py)?;
+        self.close_own();
         match &self.kind {
             Kind::Plain(_) => Ok(()),
             Kind::Leased(g) => py.detach(|| g.detach()).map_err(|e| coord_err(py, e)),
@@ -1460,6 +1599,7 @@ impl PyGenerator {
     /// Claims a node ID again (blocking, GIL released); nothing when attached or for a fixed node ID.
     fn attach(&self, py: Python<'_>) -> PyResult<()> {
         self.check_fork(py)?;
+        self.close_own();
         match &self.kind {
             Kind::Plain(_) => Ok(()),
             Kind::Leased(g) => py.detach(|| g.attach()).map_err(|e| coord_err(py, e)),
@@ -1845,6 +1985,8 @@ fn _snowmint(m: &Bound<'_, PyModule>) -> PyResult<()> {
             .collect::<Vec<_>>(),
     )?;
 
+    // Whether generators may hold their own windows: an interpreter with a GIL.
+    window::note_interpreter(py)?;
     // The fork rule: count forks in the child; generators compare the count on every mint.
     #[cfg(unix)]
     snowmint_host::fork::count(); // registers the pthread_atfork handler

@@ -145,15 +145,14 @@ def test_sigkill_mid_minting_then_restart_an_hour_back(tmp_path: Path) -> None:
     assert min(ids) > last
 
 
-def test_a_forked_child_shares_the_file(tmp_path: Path) -> None:
-    gen = snowmint.Generator(3, state_file=tmp_path / "fork.snowmint")
-    before = gen.next_id()
+def _minted_in_a_forked_child(gen: snowmint.Generator, n: int) -> list[int]:
+    """The IDs `gen.next_id()` mints `n` times in a forked child."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - child
         try:
             os.close(r)
-            ids = [gen.next_id() for _ in range(1000)]
+            ids = [gen.next_id() for _ in range(n)]
             os.write(w, " ".join(map(str, ids)).encode())
         finally:
             os._exit(0)
@@ -161,6 +160,13 @@ def test_a_forked_child_shares_the_file(tmp_path: Path) -> None:
     with os.fdopen(r, "rb") as f:
         child_ids = [int(x) for x in f.read().split()]
     os.waitpid(pid, 0)
+    return child_ids
+
+
+def test_a_forked_child_shares_the_file(tmp_path: Path) -> None:
+    gen = snowmint.Generator(3, state_file=tmp_path / "fork.snowmint")
+    before = gen.next_id()
+    child_ids = _minted_in_a_forked_child(gen, 1000)
     assert len(child_ids) == 1000 and min(child_ids) > before
     after = gen.next_id()
     assert after > max(child_ids), "the parent continues after the child's IDs"
@@ -250,3 +256,20 @@ def test_readme_gunicorn_recipe(tmp_path: Path) -> None:
     assert len(set(ids)) == len(ids), "gunicorn workers minted a duplicate"
     assert len({pid for _, pid in got}) >= 2, "the requests reached several workers"
     assert {snowmint.decode(i).node_id for i in ids} == {3}
+
+
+def test_a_forked_child_never_hands_out_the_parents_window(tmp_path: Path) -> None:
+    # A generator hands IDs out of a window of positions it holds (up to 64); a one-second tick keeps
+    # the parent's window open across the fork. The child shares the file but not the window: were it
+    # to hand out the window's rest, the parent would hand the same IDs out after it.
+    layout = snowmint.Layout(
+        timestamp_bits=33, node_bits=5, sequence_bits=25, tick_ns=1_000_000_000, epoch_ms=1_700_000_000_000
+    )
+    gen = snowmint.Generator(3, layout, state_file=tmp_path / "window.snowmint")
+    first = [gen.next_id() for _ in range(100)]  # windows of 1, 2, 4, ..., 64 positions
+    child_ids = _minted_in_a_forked_child(gen, 1000)
+    after = [gen.next_id() for _ in range(1000)]
+    assert len(child_ids) == 1000
+    assert len(set(first + child_ids + after)) == 2100, "an ID minted twice across the fork"
+    assert after == sorted(after) and after[0] > first[-1]
+    assert gen.stats()["minted"] == 1100

@@ -1151,27 +1151,59 @@ impl<S: StateWord, L: Ceiling> SharedGenerator<S, L> {
         r
     }
 
-    /// One ID out of `window` when it needs nothing but the window: the first attempt of
-    /// [`next_id_in`](Self::next_id_in) (a reading of `clock`, the window's next position while the
-    /// reading is in its tick and under the ceiling), with nothing that sleeps, waits or calls out but
-    /// the clock. `None`: the window has no position for the reading (used up, another tick, the
-    /// ceiling), or the clock failed; then [`next_id_in`](Self::next_id_in) decides, and mints exactly
-    /// what it would have minted had this not been called. A binding whose window is reached under a
-    /// lock that a wait releases (Python's GIL) hands IDs out with this while it holds the window in
-    /// place, and takes the window out of place for `next_id_in`.
+    /// [`next_id_in`](Self::next_id_in) up to the point where it would wait: one reading of `clock`,
+    /// then the window's next position, or a new window (one compare-and-swap), or the error the
+    /// reading proves. `None` where `next_id_in` would sleep or read the clock again (a wait, a reading
+    /// to confirm, a backwards step to judge): then `next_id_in` decides from a fresh reading, and
+    /// mints exactly what it would have minted had this not been called. Nothing here sleeps or calls
+    /// out but the clock: a binding whose window is reached under a lock that a wait releases
+    /// (Python's GIL) mints with this while the window stays in place, and takes the window out of
+    /// place for `next_id_in`.
     #[inline(always)]
-    pub fn next_id_from_window<C: Clock + ?Sized>(
+    pub fn try_next_id_in<C: Clock + ?Sized>(
         &self,
         window: &mut Window,
         clock: &C,
-    ) -> Option<u64> {
-        let (now, _) = clock.now_ns_within(self.rule.window_ns).ok()?;
+    ) -> Option<Result<u64>> {
+        // As `with_clock`'s first attempt.
+        let snapshot = self.snapshot_fn();
+        let strict = self.rule.policy == Policy::Strict;
+        let before = if strict { snapshot() } else { 0 };
+        let seen = self.seen_fn()();
+        let (now, exact) = match clock.now_ns_within(self.rule.window_ns) {
+            Ok(reading) => reading,
+            Err(e) => return Some(Err(e)),
+        };
         if self.in_window(window, now) {
             let p = window.next;
             window.next = p + 1;
-            return Some(self.rule.id(p));
+            return Some(Ok(self.rule.id(p)));
         }
-        None
+        self.try_refill(window, now, exact, seen, before)
+    }
+
+    /// [`try_next_id_in`](Self::try_next_id_in) when the window has no position for the reading.
+    #[cold]
+    #[inline(never)]
+    fn try_refill(
+        &self,
+        window: &mut Window,
+        now: u64,
+        exact: bool,
+        seen: u64,
+        before: u64,
+    ) -> Option<Result<u64>> {
+        match self.refill(window, now, seen) {
+            Ok(Mint::Ready(id)) => Some(Ok(id)),
+            Err(e)
+                if exact
+                    && (!matches!(e, Error::ClockMovedBackwards { .. })
+                        || (self.snapshot_fn())() == before) =>
+            {
+                Some(Err(e))
+            }
+            _ => None,
+        }
     }
 
     /// One ID for a reading out of `window`: its next position while the reading is in the window's

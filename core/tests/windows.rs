@@ -63,7 +63,7 @@ fn step(rng: &mut Rng, now: u64) -> u64 {
 }
 
 /// How a holder mints: through an explicit window; through the thread's own; or as a binding that holds
-/// its window in place does (`next_id_from_window` first, `next_id_in` when that has no ID).
+/// its window in place does (`try_next_id_in` first, `next_id_in` where that would wait).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Holder {
     Window,
@@ -78,8 +78,8 @@ fn mint_one(gen: &SharedGenerator, holder: Holder, w: &mut Window, now: &Cell<u6
     match holder {
         Holder::Window => gen.next_id_in(w, &clock, sleep),
         Holder::Thread => gen.next_id_with(&clock, sleep),
-        Holder::InPlaceFirst => match gen.next_id_from_window(w, &clock) {
-            Some(id) => Ok(id),
+        Holder::InPlaceFirst => match gen.try_next_id_in(w, &clock) {
+            Some(r) => r,
             None => gen.next_id_in(w, &clock, sleep),
         },
     }
@@ -324,16 +324,10 @@ fn an_abandoned_window_gives_nothing_back_and_counts_what_it_handed_out() {
             g.next_id_in(w, &|| Ok(now), |_| {}).unwrap();
         }
         assert_eq!(w.rest(), 0);
-        assert_eq!(g.next_id_from_window(w, &|| Ok(now)), None, "used up");
         // A fresh window of 8 positions: one ID when taken, the next one in place.
-        let first = g.next_id_in(w, &|| Ok(now), |_| {}).unwrap();
-        assert_eq!(g.next_id_from_window(w, &|| Ok(now)), Some(first + 1));
+        let first = g.try_next_id_in(w, &|| Ok(now)).unwrap().unwrap();
+        assert_eq!(g.try_next_id_in(w, &|| Ok(now)), Some(Ok(first + 1)));
         assert_eq!(w.rest(), 6);
-        assert_eq!(
-            g.next_id_from_window(w, &|| Ok(now + NS_PER_MS)),
-            None,
-            "another tick"
-        );
     }
     let word = dropped.state_holder().load(Ordering::Relaxed);
     dropped.abandon_window(&mut b);
