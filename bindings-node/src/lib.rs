@@ -22,6 +22,7 @@ use std::cell::{Cell, UnsafeCell};
 
 use snowmint::state_file::{SharedState, StateFile};
 use snowmint_coord as coord;
+use snowmint_host::window::OwnWindow;
 use snowmint_host::{ClockFault, JsNumbers};
 use std::sync::Arc;
 
@@ -678,10 +679,17 @@ pub struct Generator {
     fast: Cell<*const Fast>,
     /// Its index there.
     index: Cell<u32>,
+    /// The object's own window (the host layer's `OwnWindow`), of the fixed node ID's generator or of
+    /// the lease held, used with the system clock: only this environment's thread reaches the object,
+    /// and with the system clock nothing calls back into JavaScript while it mints. A thread-local
+    /// window cost a `__tls_get_addr` call per ID from the addon.
+    plain_window: OwnWindow<SharedGenerator<SharedState>>,
+    lease_window: OwnWindow<coord::lease::CeiledGenerator>,
 }
 
 impl Drop for Generator {
     fn drop(&mut self) {
+        self.close_own();
         if !self.clock.is_null() {
             unsafe { sys::napi_delete_reference(self.env, self.clock) };
         }
@@ -747,22 +755,6 @@ impl Gen {
             Gen::Leased(l) => l.node_id(),
         }
     }
-}
-
-/// Mints under a lease: one lock-free attempt on the lease's generator (the same compare-and-swap as a
-/// fixed node ID); on any error the coord crate's full path, which never asks the store on this thread
-/// (`next_id_local`). A failed attempt mints nothing.
-#[inline]
-fn leased_next_id(l: &coord::SequencerGenerator) -> coord::Result<u64> {
-    if let Some(lease) = l.current() {
-        if let Ok(id) = lease
-            .generator()
-            .next_id_with(&FastClock, snowmint::sleep_ns)
-        {
-            return Ok(id);
-        }
-    }
-    l.next_id_local()
 }
 
 /// The generator options (`policy`, `maxAheadMs`, `randomStart`, `randomSeed`) of `o`.
@@ -987,6 +979,8 @@ impl Generator {
             env,
             fast: Cell::new(ptr::null()),
             index: Cell::new(0),
+            plain_window: OwnWindow::new(),
+            lease_window: OwnWindow::new(),
         })
     }
 
@@ -995,11 +989,20 @@ impl Generator {
     pub fn next_id(&self) -> Result<u64> {
         let g = match &self.gen {
             Gen::Plain(g) => g,
-            Gen::Leased(l) => return leased_next_id(l).map_err(|e| coord_err(self.env, e)),
+            Gen::Leased(l) => return self.leased_next_id(l).map_err(|e| coord_err(self.env, e)),
         };
         if self.clock.is_null() {
-            // The host clock, statically dispatched (under 'fail' the core never asks to wait).
-            return g.next_id_with(&FastClock, snowmint::sleep_ns).js(self.env);
+            // The host clock, statically dispatched (under 'fail' the core never asks to wait), out of
+            // the object's own window.
+            // SAFETY: this environment's thread, the system clock (see `plain_window`); the
+            // generator is the object's.
+            return unsafe {
+                match self.plain_window.try_mint(g) {
+                    Some(r) => r,
+                    None => self.plain_window.mint(g, snowmint::sleep_ns),
+                }
+            }
+            .js(self.env);
         }
         self.mint(|clock| g.next_id_with(clock, snowmint::sleep_ns))
     }
@@ -1068,6 +1071,7 @@ impl Generator {
     /// every lease it held.
     #[napi]
     pub fn stats(&self) -> GeneratorStats {
+        self.close_own();
         GeneratorStats::from(match &self.gen {
             Gen::Plain(g) => g.stats(),
             Gen::Leased(l) => l.stats(),
@@ -1079,7 +1083,9 @@ impl Generator {
     /// clock went back while the process was down. `INVALID_ARGUMENT` under a lease source.
     #[napi]
     pub fn high_water_mark(&self) -> Result<u64> {
-        Ok(self.plain()?.state())
+        let g = self.plain()?;
+        self.close_own();
+        Ok(g.state())
     }
 
     /// Continues from a persisted high-water mark (a bigint, or its decimal string); never moves
@@ -1095,7 +1101,9 @@ impl Generator {
                 .ok_or_else(|| range_err(env, "mark must be a bigint in 0n..2^64n"))?,
             _ => return Err(type_err(env, "mark must be a bigint or a decimal string")),
         };
-        self.plain()?.restore(mark);
+        let g = self.plain()?;
+        self.close_own();
+        g.restore(mark);
         Ok(())
     }
 
@@ -1163,18 +1171,21 @@ impl Generator {
     /// fixed node ID. The store is asked on a worker thread.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn detach(&self) -> AsyncTask<CoordTask> {
+        self.close_own();
         AsyncTask::new(CoordTask::op(&self.gen, Op::Detach))
     }
 
     /// Claims a node ID again (most likely another one); on a worker thread.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn attach(&self) -> AsyncTask<CoordTask> {
+        self.close_own();
         AsyncTask::new(CoordTask::op(&self.gen, Op::Attach))
     }
 
     /// Releases the lease now (as `detach()`); the keeper thread stops, nothing keeps the process alive.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close(&self) -> AsyncTask<CoordTask> {
+        self.close_own();
         AsyncTask::new(CoordTask::op(&self.gen, Op::Detach))
     }
 
@@ -1271,8 +1282,46 @@ impl Generator {
             )
         })
     }
+    /// Mints under a lease: one attempt on the current lease's generator out of the object's own window;
+    /// anything else is the coord crate's full path (`next_id_local`, which never asks the store on this
+    /// thread: it waits for the keeper at the reservation, or fails with LEASE_LOST or
+    /// SEQUENCER_DESTROYED). That path mints out of the thread's window: the object's own is closed
+    /// before it, and the thread's after it, so the IDs keep their order.
+    fn leased_next_id(&self, l: &coord::SequencerGenerator) -> coord::Result<u64> {
+        if let Some(lease) = l.current() {
+            let g = lease.generator();
+            // SAFETY: this environment's thread, the system clock; every lease the source held lives
+            // as long as the source, which the object holds.
+            let minted = unsafe {
+                match self.lease_window.try_mint(g) {
+                    Some(r) => r,
+                    None => self.lease_window.mint(g, snowmint::sleep_ns),
+                }
+            };
+            if let Ok(id) = minted {
+                return Ok(id);
+            }
+        }
+        self.close_own();
+        let minted = l.next_id_local();
+        if let Some(lease) = l.current() {
+            lease.generator().close_thread_window();
+        }
+        minted
+    }
+
+    /// Closes the object's own window before its generator is asked for anything else.
+    fn close_own(&self) {
+        // SAFETY: this environment's thread; the generators outlive the windows.
+        unsafe {
+            self.plain_window.close();
+            self.lease_window.close();
+        }
+    }
+
     /// Fills `out` with consecutive IDs (one atomic step).
     fn fill(&self, out: &mut [u64]) -> Result<()> {
+        self.close_own();
         match &self.gen {
             Gen::Plain(g) => self.mint(|clock| g.next_ids_with(clock, snowmint::sleep_ns, out)),
             Gen::Leased(l) => l.next_ids_local(out).map_err(|e| coord_err(self.env, e)),
@@ -1288,6 +1337,8 @@ impl Generator {
             env,
             fast: Cell::new(ptr::null()),
             index: Cell::new(0),
+            plain_window: OwnWindow::new(),
+            lease_window: OwnWindow::new(),
         }
     }
 }
@@ -1444,6 +1495,8 @@ impl napi::Task for CoordTask {
                     env: raw,
                     fast: Cell::new(ptr::null()),
                     index: Cell::new(0),
+                    plain_window: OwnWindow::new(),
+                    lease_window: OwnWindow::new(),
                 };
                 unsafe {
                     <Generator as napi::bindgen_prelude::ToNapiValue>::to_napi_value(raw, gen)?

@@ -9,8 +9,9 @@
 //!   request, `&self`, so the class is `frozen` and safe without the GIL (`gil_used = false`).
 //! - `Generator.next_id` is a C method of its own (`next_id_method`), not a pyo3 method: the call
 //!   wrapper cost more than the rest of a mint; its errors take pyo3's path unchanged.
-//! - On an interpreter with a GIL, a generator hands IDs out of a window it holds itself (`window.rs`),
-//!   not out of the calling thread's (a thread-local: a call per ID from a shared library).
+//! - On an interpreter with a GIL, a generator hands IDs out of a window it holds itself (the host
+//!   layer's `OwnWindow`, `window.rs`), not out of the calling thread's (a thread-local: a call per ID
+//!   from a shared library).
 //! - With no injected clock the system clock is read in Rust (no Python call on the fast path). Sleeps
 //!   (the `wait` policy) run with the GIL released.
 //! - Fork rule: a process-wide fork counter is bumped in the child by an `os.register_at_fork` hook
@@ -32,7 +33,7 @@ use snowmint::state_file::{SharedState, StateFile};
 use snowmint::{Clock, ClockUnit, ErrorCode};
 use snowmint_coord as coord;
 use snowmint_host::ClockFault;
-use window::OwnWindow;
+use snowmint_host::window::OwnWindow;
 
 mod client;
 mod opaque;

@@ -10,6 +10,7 @@
 //! - [`with_host_clock`]: the injected-clock adapter that returns the core's error or the host's own;
 //! - [`fork`]: the fork guard (SPEC §2: a generator created before `fork()` refuses to mint in the child);
 //! - [`JsNumbers`]: which of a layout's fields JavaScript gets as Numbers and which as bigints;
+//! - [`window::OwnWindow`]: a binding object's own window (Python's generators under the GIL, Node's);
 //! - the batch limit is the core's ([`snowmint::check_batch`], [`snowmint::MAX_BATCH`]).
 //!
 //! `no_std` with `alloc`, messages built without `core::fmt` (for hosts without an operating system);
@@ -310,6 +311,9 @@ pub fn with_host_clock<T, R: HostRead>(
 /// bumped in every forked child (a `pthread_atfork` child handler, plus [`fork::note_child`] for hosts
 /// with their own fork hook, such as Python's `os.register_at_fork`); a generator remembers
 /// [`fork::count`] when it is created and [`fork::check`]s it on every mint: one relaxed load.
+#[cfg(feature = "std")]
+pub mod window;
+
 #[cfg(feature = "std")]
 pub mod fork {
     use std::sync::atomic::{AtomicU64, Ordering};
