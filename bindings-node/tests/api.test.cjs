@@ -444,3 +444,35 @@ test('an injected clock stays alive with its generator, and a generator whose cl
   }
   assert.ok(collected > 0, 'no self-referencing generator was collected')
 })
+
+test("the generator's own window closes before anything else it is asked", () => {
+  // A one-second tick keeps the window open (up to 64 positions taken ahead in the tick) between calls.
+  const layout = new Layout({
+    timestampBits: 33,
+    nodeBits: 5,
+    sequenceBits: 25,
+    order: 'timestamp_node_sequence',
+    tickNs: 1_000_000_000n,
+    epochMs: 1_700_000_000_000n,
+  })
+  const gen = new Generator({ nodeId: 3, layout })
+  const ids = Array.from({ length: 100 }, () => gen.nextId()) // windows of 1, 2, 4, ... 64
+  const last = () => ids[ids.length - 1]
+  // A batch comes after every ID handed out, and the next single ID after the batch.
+  const batch = Array.from(gen.nextIds(5))
+  assert.ok(batch[0] > last(), 'a batch after the window')
+  ids.push(...batch, gen.nextId())
+  assert.ok(ids[ids.length - 1] > batch[4], 'a single ID after the batch')
+  // Statistics count every ID handed out, the high-water mark is past every one, and a restore to it
+  // is not undercut by the window's rest.
+  ids.push(...Array.from({ length: 50 }, () => gen.nextId()))
+  assert.equal(gen.stats().minted, ids.length)
+  const mark = gen.highWaterMark()
+  const position = (id) => (decode(id, layout).timestampTicks << 25n) | BigInt(decode(id, layout).sequence)
+  assert.equal(mark, position(last()) + 1n, 'the mark is the next position: the window gave its rest back')
+  ids.push(...Array.from({ length: 10 }, () => gen.nextId()))
+  gen.restore(mark + 1000n)
+  const after = gen.nextId()
+  assert.ok(position(after) >= mark + 1000n, 'an ID after a restore is past the mark')
+  assert.equal(new Set([...ids, after]).size, ids.length + 1)
+})
