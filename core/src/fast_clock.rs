@@ -128,7 +128,8 @@ impl Clock for FastClock {
             target_arch = "x86_64",
             not(miri)
         ))]
-        if window_ns % 1_000_000 == 0 {
+        // A 1 ms tick first: one comparison where a caller cannot keep the answer between calls.
+        if window_ns == 1_000_000 || window_ns % 1_000_000 == 0 {
             return gate::GATE.now_ns_within(gate::rdtsc);
         }
         let _ = window_ns;
