@@ -32,8 +32,8 @@ use snowmint as sm;
 use snowmint::state_file::{SharedState, StateFile};
 use snowmint::{Clock, ClockUnit, ErrorCode};
 use snowmint_coord as coord;
-use snowmint_host::ClockFault;
 use snowmint_host::window::OwnWindow;
+use snowmint_host::ClockFault;
 
 mod client;
 mod opaque;

@@ -28,4 +28,3 @@ pub(crate) fn note_interpreter(py: pyo3::Python<'_>) -> pyo3::PyResult<()> {
 pub(crate) fn gil_guards_windows() -> bool {
     GIL_GUARDS_WINDOWS.load(Ordering::Relaxed)
 }
-

@@ -82,11 +82,7 @@ impl<S: StateWord, L: Ceiling> OwnWindow<SharedGenerator<S, L>> {
     /// # Safety
     /// As [`try_mint`](Self::try_mint).
     #[inline(never)]
-    pub unsafe fn mint(
-        &self,
-        g: &SharedGenerator<S, L>,
-        sleep: impl FnMut(u64),
-    ) -> Result<u64> {
+    pub unsafe fn mint(&self, g: &SharedGenerator<S, L>, sleep: impl FnMut(u64)) -> Result<u64> {
         // SAFETY: the caller's contract; the borrow ends before `sleep` may run.
         let mut window = unsafe { self.take_for(g) };
         let r = g.next_id_in(&mut window, &FastClock, sleep);
