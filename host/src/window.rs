@@ -1,22 +1,22 @@
 //! A binding object's own window: a generator object that only one thread reaches at a time (Python's,
 //! under the GIL; Node's, on its environment's thread) hands IDs out of a window it holds (the core's
-//! [`SharedGenerator::next_id_in`]) rather than out of the calling thread's (a thread-local, whose
+//! [`SharedGenerator::next_id_in`](snowmint::SharedGenerator::next_id_in)) rather than out of the calling thread's (a thread-local, whose
 //! address a shared library computes with a call to `__tls_get_addr` on every ID).
 //!
 //! The rules that make the cell sound, which every caller keeps (the methods are `unsafe`):
 //! - One call at a time reaches it: the binding's lock (the GIL) or its one thread.
 //! - Nothing lets another call in while the cell is borrowed: in place, IDs are minted only by
-//!   [`SharedGenerator::try_next_id_in`], which reads the system clock, may take a new window (one
+//!   [`SharedGenerator::try_next_id_in`](snowmint::SharedGenerator::try_next_id_in), which reads the system clock, may take a new window (one
 //!   compare-and-swap) and stops where a wait would begin; a call that may wait (a wait may release the
-//!   binding's lock) takes the window out of the cell first ([`OwnWindow::mint`]) and puts it back
+//!   binding's lock) takes the window out of the cell first ([`OwnWindow::mint`](crate::window::OwnWindow::mint)) and puts it back
 //!   after. A call that found the cell empty meanwhile took a window of its own; the one put back last
 //!   was taken last (after its holder's wait), so it is kept and the other closed: the object's next
 //!   ID follows both.
 //! - It is used only in the process that made the generator. A forked child never hands out or gives
-//!   back its copy ([`OwnWindow::abandon`]: the parent hands the rest out, and a state file's word is
+//!   back its copy ([`OwnWindow::abandon`](crate::window::OwnWindow::abandon): the parent hands the rest out, and a state file's word is
 //!   the parent's too).
 //! - The generator is asked for nothing else (a batch, its state or statistics, a restore, a release)
-//!   until the window is closed ([`OwnWindow::close`]), so those see every ID it handed out, and the
+//!   until the window is closed ([`OwnWindow::close`](crate::window::OwnWindow::close)), so those see every ID it handed out, and the
 //!   IDs after them follow them.
 
 use core::cell::UnsafeCell;
