@@ -279,13 +279,29 @@ fn registry_file(node_file: &Path) -> std::io::Result<File> {
     }
 }
 
-/// Takes an exclusive lock, waiting for it (serialises sequencer create/destroy among processes).
-fn lock_wait(file: &File) -> std::io::Result<()> {
+/// Takes an exclusive `flock` of `file`, waiting for it; released when the guard drops.
+///
+/// Released by an explicit unlock, never by the close alone: a process forked while the lock is held
+/// shares the locked open file description, and the close would release the lock only once the child
+/// closed its copy too — which a child never does for a section a thread of its parent was in (that
+/// thread does not exist in the child). The parent's next section and the child's own then wait on it
+/// for ever.
+fn lock_wait(file: File) -> std::io::Result<Flocked> {
     // SAFETY: the fd is open for the duration of the call.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == -1 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(())
+    Ok(Flocked(file))
+}
+
+/// A file held under an exclusive `flock` ([`lock_wait`]): unlocked, then closed, when dropped.
+struct Flocked(File);
+
+impl Drop for Flocked {
+    fn drop(&mut self) {
+        // SAFETY: the fd is open until the field drops after this.
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
 }
 
 /// Writes `path` whole and atomically: a temporary file, `fsync`, `rename`, `fsync` of the directory.
@@ -433,7 +449,7 @@ impl FileStore {
         }
     }
 
-    fn registry_lock(&self) -> Result<File> {
+    fn registry_lock(&self) -> Result<Flocked> {
         let path = self.dir.join(".lock");
         let f = OpenOptions::new()
             .create(true)
@@ -441,8 +457,7 @@ impl FileStore {
             .write(true)
             .open(&path)
             .map_err(|e| self.fail(format!("cannot open {}", path.display()), e))?;
-        lock_wait(&f).map_err(|e| self.fail(format!("cannot lock {}", path.display()), e))?;
-        Ok(f)
+        lock_wait(f).map_err(|e| self.fail(format!("cannot lock {}", path.display()), e))
     }
 
     /// The token recorded with the reservation of a node ID (0 if none).
@@ -971,8 +986,8 @@ impl Store for FileStore {
             .write(true)
             .open(&lock_path)
             .map_err(|e| self.fail(format!("cannot open {}", lock_path.display()), e))?;
-        // Held until `lock` is closed at the end of this call (or by the kernel if the process dies).
-        lock_wait(&lock)
+        // Held until the end of this call (or by the kernel if the process dies).
+        let _lock = lock_wait(lock)
             .map_err(|e| self.fail(format!("cannot lock {}", lock_path.display()), e))?;
         let path = rows.join(format!("{key}.row"));
         let current =
@@ -1037,6 +1052,49 @@ impl Store for FileStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A process forked while a thread is in a section under the store's lock (a lease keeper renewing
+    /// while a pre-fork server forks its workers) shares the locked open file description. The lock
+    /// must come free when the parent's section ends: the child's own section then takes it (it used to
+    /// wait for ever, and the parent's next section with it).
+    #[test]
+    fn a_fork_during_a_locked_section_does_not_keep_the_lock() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = std::env::temp_dir().join(format!("snowmint-file-fork-{}", std::process::id()));
+        let store = FileStore::open(&dir).unwrap();
+        let path = std::ffi::CString::new(dir.join(".lock").as_os_str().as_bytes()).unwrap();
+        let section = store.registry_lock().unwrap();
+        // SAFETY: the child makes async-signal-safe calls only, and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            // SAFETY: as above; SIGALRM ends a child that waits too long.
+            unsafe {
+                libc::alarm(10);
+                let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
+                let locked = fd >= 0 && libc::flock(fd, libc::LOCK_EX) == 0;
+                libc::_exit(if locked { 0 } else { 1 });
+            }
+        }
+        drop(section);
+        let t0 = std::time::Instant::now();
+        let status = loop {
+            let mut status = 0;
+            // SAFETY: our own child.
+            let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            if r == pid {
+                break status;
+            }
+            assert!(t0.elapsed().as_secs() < 30, "the child never ended");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the child could not take the lock its parent's section had let go (status {status})"
+        );
+        drop(store.registry_lock().unwrap());
+        let _ = fs::remove_dir_all(&dir);
+    }
 
     /// Expired claims of this process (a service's client leases nobody renews) do not keep their files
     /// open: the next claim or renewal past their expiry and reservation closes them.
