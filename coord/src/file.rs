@@ -65,6 +65,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::error::{io, Error, Result};
+use crate::lock_sections;
 use crate::memory::lost;
 use crate::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
@@ -163,6 +164,7 @@ fn locked(file: &File, start: u64, len: u64) -> std::io::Result<bool> {
 /// open-file-description locks), waiting at most [`RECORD_LOCK_WAIT`]; released when the guard drops.
 fn lock_record(file: &File) -> std::io::Result<RecordGuard<'_>> {
     let t0 = std::time::Instant::now();
+    let mut section = Some(lock_sections::enter(file.as_raw_fd()));
     loop {
         #[cfg(target_os = "linux")]
         let taken = ofd(file, libc::F_OFD_SETLK, libc::F_WRLCK, 0, 1)?.is_some();
@@ -176,7 +178,7 @@ fn lock_record(file: &File) -> std::io::Result<RecordGuard<'_>> {
             },
         };
         if taken {
-            return Ok(RecordGuard(file));
+            return Ok(RecordGuard(file, section.take().expect("entered once")));
         }
         if t0.elapsed() >= RECORD_LOCK_WAIT {
             return Err(std::io::Error::new(
@@ -188,7 +190,8 @@ fn lock_record(file: &File) -> std::io::Result<RecordGuard<'_>> {
     }
 }
 
-struct RecordGuard<'a>(&'a File);
+/// The record's lock, held: released, then its section left ([`lock_sections`]), when dropped.
+struct RecordGuard<'a>(&'a File, lock_sections::Section);
 
 impl Drop for RecordGuard<'_> {
     fn drop(&mut self) {
@@ -199,6 +202,7 @@ impl Drop for RecordGuard<'_> {
         unsafe {
             libc::flock(self.0.as_raw_fd(), libc::LOCK_UN);
         }
+        self.1.leave();
     }
 }
 
@@ -286,21 +290,25 @@ fn registry_file(node_file: &Path) -> std::io::Result<File> {
 /// closed its copy too — which a child never does for a section a thread of its parent was in (that
 /// thread does not exist in the child). The parent's next section and the child's own then wait on it
 /// for ever.
+/// (A child whose parent dies inside the section lets go of its copy: [`lock_sections`].)
 fn lock_wait(file: File) -> std::io::Result<Flocked> {
+    let section = lock_sections::enter(file.as_raw_fd());
     // SAFETY: the fd is open for the duration of the call.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == -1 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(Flocked(file))
+    Ok(Flocked(file, section))
 }
 
-/// A file held under an exclusive `flock` ([`lock_wait`]): unlocked, then closed, when dropped.
-struct Flocked(File);
+/// A file held under an exclusive `flock` ([`lock_wait`]): unlocked, its section left, then closed,
+/// when dropped.
+struct Flocked(File, lock_sections::Section);
 
 impl Drop for Flocked {
     fn drop(&mut self) {
-        // SAFETY: the fd is open until the field drops after this.
+        // SAFETY: the fd is open until the fields drop after this.
         unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+        self.1.leave();
     }
 }
 
@@ -1093,6 +1101,71 @@ mod tests {
             "the child could not take the lock its parent's section had let go (status {status})"
         );
         drop(store.registry_lock().unwrap());
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// Should the parent die inside the section after the fork (killed before its unlock), the child
+    /// lets go of its copy of the description ([`lock_sections`]): its own section then takes the lock,
+    /// where it would otherwise wait for ever on the copy it holds itself. Here the parent of that
+    /// scenario is a child of the test (A), which forks B inside a section and ends without leaving it.
+    #[test]
+    fn a_child_lets_go_of_a_section_its_dead_parent_was_in() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = std::env::temp_dir().join(format!("snowmint-file-orphan-{}", std::process::id()));
+        let store = FileStore::open(&dir).unwrap();
+        let path = std::ffi::CString::new(dir.join(".lock").as_os_str().as_bytes()).unwrap();
+        let mut pipe = [0; 2];
+        // SAFETY: a valid array of two descriptors.
+        assert_eq!(unsafe { libc::pipe(pipe.as_mut_ptr()) }, 0);
+        // SAFETY: A takes the section (glibc's fork handlers make the allocation safe), forks B and
+        // leaves with _exit; B makes async-signal-safe calls only.
+        let a = unsafe { libc::fork() };
+        assert!(a >= 0, "fork failed");
+        if a == 0 {
+            let section = store.registry_lock();
+            unsafe {
+                let me = libc::getpid();
+                if section.is_ok() && libc::fork() == 0 {
+                    // B: once A is gone (B is re-parented), take the lock; SIGALRM ends a B that waits.
+                    libc::alarm(10);
+                    while libc::getppid() == me {
+                        libc::usleep(1000);
+                    }
+                    let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
+                    let locked = fd >= 0 && libc::flock(fd, libc::LOCK_EX) == 0;
+                    libc::write(
+                        pipe[1],
+                        [if locked { b'y' } else { b'n' }].as_ptr().cast(),
+                        1,
+                    );
+                    libc::_exit(0);
+                }
+                // A dies inside the section.
+                libc::_exit(0);
+            }
+        }
+        // SAFETY: the test's copy of the write end; A is our own child.
+        unsafe {
+            libc::close(pipe[1]);
+            libc::waitpid(a, std::ptr::null_mut(), 0);
+        }
+        let mut answer = [0u8; 1];
+        let mut poll = libc::pollfd {
+            fd: pipe[0],
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; a one-byte buffer.
+        let read = unsafe {
+            libc::poll(&mut poll, 1, 30_000);
+            libc::read(pipe[0], answer.as_mut_ptr().cast(), 1)
+        };
+        unsafe { libc::close(pipe[0]) };
+        assert_eq!(
+            (read, answer[0]),
+            (1, b'y'),
+            "the orphaned child could not take the lock its dead parent's section held"
+        );
         let _ = fs::remove_dir_all(&dir);
     }
 

@@ -30,6 +30,7 @@ mod error;
 pub mod file;
 pub mod generator;
 pub mod lease;
+mod lock_sections;
 pub mod memory;
 pub mod range;
 pub mod sequencer;

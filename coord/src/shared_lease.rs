@@ -240,15 +240,4 @@ fn lock(file: &File, cmd: libc::c_int, kind: libc::c_int, byte: u64) -> std::io:
     }
 }
 
-/// In a forked child (async-signal-safe calls only): lets go of the parent's lock file description, so
-/// the child holds none of the parent's locks (they stay the parent's).
-pub(crate) fn let_go_in_child(fd: i32) {
-    // SAFETY: plain system calls on descriptors; a failure leaves the descriptor as it was.
-    unsafe {
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-        if null >= 0 {
-            libc::dup2(null, fd);
-            libc::close(null);
-        }
-    }
-}
+pub(crate) use crate::lock_sections::let_go_in_child;
