@@ -42,10 +42,40 @@ function exited(child) {
     : new Promise((resolve) => child.once('exit', resolve))
 }
 
+/** The PIDs of the live (not zombie) processes of process group `pgid` (Linux, from /proc). */
+function groupMembers(pgid) {
+  const pids = []
+  for (const p of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue
+    let stat
+    try {
+      stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8')
+    } catch {
+      continue // ended while listed
+    }
+    // After the command's closing parenthesis: state, ppid, pgrp, ...
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    if (Number(pgrp) === pgid && state !== 'Z') pids.push(Number(p))
+  }
+  return pids
+}
+
+/** Waits (at most `ms`) until no live process is left in group `pgid`; the PIDs still there. */
+async function groupGone(pgid, ms) {
+  const deadline = Date.now() + ms
+  let left = groupMembers(pgid)
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20))
+    left = groupMembers(pgid)
+  }
+  return left
+}
+
 /**
  * Starts `argv` in `dir` (its own process group, `env` added to this process's environment and PORT set to
  * a free port), waits until 4 workers answer, sends 400 requests (8 at a time), stops the group with
- * `signal` and returns the 400 answer bodies.
+ * `signal`, waits until every process of the group has stopped, and returns the 400 answer bodies and the
+ * recipe's log.
  */
 async function serveRecipe(dir, argv, env, signal) {
   const port = await freePort()
@@ -59,6 +89,7 @@ async function serveRecipe(dir, argv, env, signal) {
   })
   fs.closeSync(out)
   const bodies = []
+  let late = []
   try {
     const deadline = Date.now() + 30_000
     for (;;) {
@@ -66,31 +97,39 @@ async function serveRecipe(dir, argv, env, signal) {
         await get(port)
         break
       } catch {
-        const why = `the recipe answers: ${fs.readFileSync(log, 'utf8')}`
-        assert.ok(server.exitCode === null && Date.now() < deadline, why)
+        assert.ok(server.exitCode === null && Date.now() < deadline, 'the recipe answers within 30 s')
         await new Promise((r) => setTimeout(r, 50))
       }
     }
     // A worker still starting gets no connection yet: wait (bounded) until 4 answer, then count from there.
     const seen = new Set()
-    for (let i = 0; i < 200 && seen.size < 4; i++) {
+    const allUp = Date.now() + 60_000
+    while (seen.size < 4 && Date.now() < allUp) {
       seen.add((await get(port)).split(' ')[1].trim())
       if (seen.size < 4) await new Promise((r) => setTimeout(r, 25))
     }
     for (let round = 0; round < 50; round++) {
       bodies.push(...(await Promise.all(Array.from({ length: 8 }, () => get(port)))))
     }
+  } catch (e) {
+    e.message += `\nthe recipe's log:\n${fs.readFileSync(log, 'utf8')}`
+    throw e
   } finally {
+    // The whole group, not only its leader: a cluster primary or PM2 may exit before its workers, which
+    // still hold their node IDs until they have given them back (and must not outlive the test).
     try {
       process.kill(-server.pid, signal)
     } catch {}
-    const stopped = await Promise.race([
-      exited(server),
-      new Promise((r) => setTimeout(() => r('late'), 15_000)),
-    ])
-    if (stopped === 'late') process.kill(-server.pid, 'SIGKILL')
+    late = await groupGone(server.pid, 15_000)
+    if (late.length > 0) {
+      try {
+        process.kill(-server.pid, 'SIGKILL')
+      } catch {}
+      await groupGone(server.pid, 5_000)
+    }
     await exited(server)
   }
+  assert.deepEqual(late, [], `every process of the recipe stops on ${signal} within 15 s`)
   return { bodies, log: fs.readFileSync(log, 'utf8') }
 }
 
