@@ -42,12 +42,13 @@ for (const [kind, url] of stores) {
       path.join(dir, 'cluster-host-lease.js'),
       block('cluster-host-lease.js').replace('/dev/shm/orders.lease', stateFile),
     )
-    const { bodies } = await serveRecipe(
+    const { bodies, outlived } = await serveRecipe(
       dir,
       [process.execPath, 'cluster-host-lease.js'],
       { SNOWMINT_NODE_SOURCE: source },
       'SIGTERM',
     )
+    assert.deepEqual(outlived, [], 'the primary stops after its workers')
     const ids = bodies.map((b) => BigInt(b.split(' ')[0]))
     assert.equal(ids.length, 400)
     assert.equal(new Set(ids).size, ids.length, 'the workers minted a duplicate')

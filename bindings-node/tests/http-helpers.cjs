@@ -74,10 +74,11 @@ async function groupGone(pgid, ms) {
 /**
  * Starts `argv` in `dir` (its own process group, `env` added to this process's environment and PORT set to
  * a free port), waits until 4 workers answer, sends 400 requests (8 at a time), stops the group with
- * `signal`, waits until every process of the group has stopped, and returns the 400 answer bodies and the
- * recipe's log.
+ * `signal` (sent to the leader alone with `leaderOnly`), waits until every process of the group has
+ * stopped, and returns the 400 answer bodies, the recipe's log and the PIDs of the group that were still
+ * running when the leader exited (none if it outlived its workers).
  */
-async function serveRecipe(dir, argv, env, signal) {
+async function serveRecipe(dir, argv, env, signal, { leaderOnly = false } = {}) {
   const port = await freePort()
   const log = path.join(dir, 'server.log')
   const out = fs.openSync(log, 'w')
@@ -90,6 +91,11 @@ async function serveRecipe(dir, argv, env, signal) {
   fs.closeSync(out)
   const bodies = []
   let late = []
+  let outlived = []
+  // The group's members when the leader has exited (its 'exit' comes once it is reaped).
+  server.once('exit', () => {
+    outlived = groupMembers(server.pid)
+  })
   try {
     const deadline = Date.now() + 30_000
     for (;;) {
@@ -118,7 +124,7 @@ async function serveRecipe(dir, argv, env, signal) {
     // The whole group, not only its leader: a cluster primary or PM2 may exit before its workers, which
     // still hold their node IDs until they have given them back (and must not outlive the test).
     try {
-      process.kill(-server.pid, signal)
+      process.kill(leaderOnly ? server.pid : -server.pid, signal)
     } catch {}
     late = await groupGone(server.pid, 15_000)
     if (late.length > 0) {
@@ -130,7 +136,7 @@ async function serveRecipe(dir, argv, env, signal) {
     await exited(server)
   }
   assert.deepEqual(late, [], `every process of the recipe stops on ${signal} within 15 s`)
-  return { bodies, log: fs.readFileSync(log, 'utf8') }
+  return { bodies, log: fs.readFileSync(log, 'utf8'), outlived }
 }
 
 module.exports = { freePort, get, serveRecipe }

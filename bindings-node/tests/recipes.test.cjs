@@ -32,16 +32,23 @@ async function fourNodeSource(dir) {
   return `${store}?sequencer=web&ttl=2s`
 }
 
-// Runs `argv` in `dir` (4 workers on the 4-node source), sends 400 requests, stops the group with `signal`
-// and checks the answers and that every node ID is free again.
+// Runs `argv` in `dir` (4 workers on the 4-node source), sends 400 requests, stops them with `signal`
+// (to the leader alone: the primary, or pm2-runtime, stops its workers) and checks the answers, that the
+// leader outlived its workers, and that every node ID is free again.
 async function runRecipe(dir, argv, signal) {
   const source = await fourNodeSource(dir)
-  const { bodies, log: logText } = await serveRecipe(
+  const {
+    bodies,
+    log: logText,
+    outlived,
+  } = await serveRecipe(
     dir,
     argv,
     { SNOWMINT_NODE_SOURCE: source, PM2_HOME: path.join(dir, 'pm2') },
     signal,
+    { leaderOnly: true },
   )
+  assert.deepEqual(outlived, [], `the leader stops after its workers\n${logText}`)
   const ids = bodies.map((b) => BigInt(b.split(' ')[0]))
   assert.equal(ids.length, 400)
   assert.equal(new Set(ids).size, ids.length, 'the workers minted a duplicate')
