@@ -996,13 +996,7 @@ impl Generator {
             // the object's own window.
             // SAFETY: this environment's thread, the system clock (see `plain_window`); the
             // generator is the object's.
-            return unsafe {
-                match self.plain_window.try_mint(g) {
-                    Some(r) => r,
-                    None => self.plain_window.mint(g, snowmint::sleep_ns),
-                }
-            }
-            .js(self.env);
+            return unsafe { self.plain_window.next_id(g, snowmint::sleep_ns) }.js(self.env);
         }
         self.mint(|clock| g.next_id_with(clock, snowmint::sleep_ns))
     }
@@ -1292,12 +1286,7 @@ impl Generator {
             let g = lease.generator();
             // SAFETY: this environment's thread, the system clock; every lease the source held lives
             // as long as the source, which the object holds.
-            let minted = unsafe {
-                match self.lease_window.try_mint(g) {
-                    Some(r) => r,
-                    None => self.lease_window.mint(g, snowmint::sleep_ns),
-                }
-            };
+            let minted = unsafe { self.lease_window.next_id(g, snowmint::sleep_ns) };
             if let Ok(id) = minted {
                 return Ok(id);
             }

@@ -750,12 +750,7 @@ impl PyGenerator {
         }
         // SAFETY: attached (the GIL held: `own` says the interpreter has one), in the process that
         // made the generator (`own`), and `g` is the object's for its whole life.
-        unsafe {
-            match self.plain_window.try_mint(g) {
-                Some(r) => r,
-                None => self.plain_window.mint(g, |ns| sleep_detached(py, ns)),
-            }
-        }
+        unsafe { self.plain_window.next_id(g, |ns| sleep_detached(py, ns)) }
     }
 
     /// One lock-free attempt on the current lease's generator, from the system clock, out of the
@@ -773,12 +768,7 @@ impl PyGenerator {
             return thread_window_next_id(py, g).ok();
         }
         // SAFETY: as in `plain_next_id`; every lease a source held lives as long as the source.
-        unsafe {
-            match self.lease_window.try_mint(g) {
-                Some(r) => r.ok(),
-                None => self.lease_window.mint(g, |ns| sleep_detached(py, ns)).ok(),
-            }
-        }
+        unsafe { self.lease_window.next_id(g, |ns| sleep_detached(py, ns)) }.ok()
     }
 
     /// Mints under a lease: one lock-free attempt ([`lease_attempt`](Self::lease_attempt)); any error

@@ -75,6 +75,22 @@ impl<S: StateWord, L: Ceiling> OwnWindow<SharedGenerator<S, L>> {
         g.try_next_id_in(&mut held.window, &FastClock)
     }
 
+    /// One ID of `g` from the system clock: in place ([`try_mint`](Self::try_mint)), else through
+    /// [`mint`](Self::mint), which may call `sleep`.
+    ///
+    /// # Safety
+    /// As [`try_mint`](Self::try_mint).
+    #[inline(always)]
+    pub unsafe fn next_id(&self, g: &SharedGenerator<S, L>, sleep: impl FnMut(u64)) -> Result<u64> {
+        // SAFETY: the caller's contract.
+        unsafe {
+            match self.try_mint(g) {
+                Some(r) => r,
+                None => self.mint(g, sleep),
+            }
+        }
+    }
+
     /// One ID of `g` from the system clock through the window ([`SharedGenerator::next_id_in`]),
     /// taken out of the cell while `sleep` (which may let another call in: Python's GIL) runs. A window of another
     /// generator (an earlier lease's) is closed first.
