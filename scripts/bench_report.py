@@ -281,7 +281,7 @@ def main() -> int:
             "Single ID: the first snowmint single-ID figure of that bench; batch: its first batch figure, per ID "
             "(Python: next_ids_array, a new array('Q') per call, like nextIds' BigUint64Array in Node/WASM); "
             "floor: Rust = one exact clock check (the cheaper of the TSC-gated test and a SystemTime read), C = clock_gettime(CLOCK_REALTIME), Python = a no-op call, "
-            f"Node/WASM = none ({DASH}). Peer ratios are peer ÷ snowmint single ID (in the detail tables, "
+            f"WASM = a Date.now() call, Node = none ({DASH}). Peer ratios are peer ÷ snowmint single ID (in the detail tables, "
             "batch rows ÷ snowmint batch): above 1 means snowmint is faster. Each bench has its own protocol "
             "(see its script), so compare ratios within a row rather than figures across rows. Full output: target/bench/<runtime>.log; all rows below.",
             "",
