@@ -2,7 +2,8 @@
 // recipe (cluster-host-lease.js) run as written, 4 workers on a sequencer of exactly ONE node ID (on the
 // embedded store, and on etcd and PostgreSQL when test.sh started them), so a worker that did not share the
 // lease would fail with NODE_IDS_EXHAUSTED. Every request must succeed, no ID may repeat, every ID is under
-// that node ID, and after the stop the node ID is free again (the last worker released it).
+// that node ID, the primary outlives its workers, and after the stop the node ID is free again (the last
+// worker released it).
 'use strict'
 const test = require('node:test')
 const assert = require('node:assert/strict')
@@ -20,16 +21,18 @@ function block(title) {
   return m[1]
 }
 
-const stores = [['file', null]]
-for (const [kind, url] of [
-  ['etcd', process.env.SNOWMINT_TEST_ETCD_URL],
-  ['postgres', process.env.SNOWMINT_TEST_POSTGRES_URL],
+// Each store with another stop: SIGINT to the primary alone (Ctrl-C of a foreground primary, `kill`),
+// SIGTERM to the whole group (systemd), SIGTERM to the primary alone (systemd's KillMode=mixed).
+const stores = [['file', null, 'SIGINT', { leaderOnly: true }]]
+for (const [kind, url, signal, to] of [
+  ['etcd', process.env.SNOWMINT_TEST_ETCD_URL, 'SIGTERM', { leaderOnly: false }],
+  ['postgres', process.env.SNOWMINT_TEST_POSTGRES_URL, 'SIGTERM', { leaderOnly: true }],
 ]) {
-  if (url) stores.push([kind, url])
+  if (url) stores.push([kind, url, signal, to])
   else if (process.env.SNOWMINT_REQUIRE_SERVERS === '1') throw new Error(`no ${kind} URL`)
 }
 
-for (const [kind, url] of stores) {
+for (const [kind, url, signal, to] of stores) {
   test(`the README's Node cluster recipe with one lease per host (${kind}): 4 workers, 1 node ID`, async () => {
     const dir = fs.mkdtempSync(path.join(__dirname, '..', 'host-lease-'))
     test.after(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -46,7 +49,8 @@ for (const [kind, url] of stores) {
       dir,
       [process.execPath, 'cluster-host-lease.js'],
       { SNOWMINT_NODE_SOURCE: source },
-      'SIGTERM',
+      signal,
+      to,
     )
     assert.deepEqual(outlived, [], 'the primary stops after its workers')
     const ids = bodies.map((b) => BigInt(b.split(' ')[0]))
