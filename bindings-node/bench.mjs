@@ -107,7 +107,7 @@ const CAPACITY = new Layout({
 })
 // Node-ID leases in an embedded store (a temporary directory), opened before timing (one per round, as
 // the fixed-node rows get a fresh generator per round).
-const { mkdtempSync } = await import('node:fs')
+const { mkdtempSync, rmSync } = await import('node:fs')
 const { tmpdir } = await import('node:os')
 const leaseDir = mkdtempSync(join(tmpdir(), 'snowmint-bench-lease-'))
 const leased = []
@@ -237,4 +237,5 @@ if (process.env.SNOWMINT_BENCH_JSON) {
   )
 }
 for (const g of leased) await g.close()
+rmSync(leaseDir, { recursive: true, force: true })
 void sink

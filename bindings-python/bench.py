@@ -23,6 +23,7 @@ import gc
 import json
 import os
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -200,4 +201,7 @@ def write_json(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        shutil.rmtree(LEASE_DIR, ignore_errors=True)

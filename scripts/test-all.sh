@@ -75,6 +75,18 @@ fi
 [ $# -gt 0 ] && stages=("$@")
 summary=(); failed=0; passed=0; start_all=$(date +%s)
 LOGS="$ROOT/target/stage-logs"; mkdir -p "$LOGS"
+# The temporary files of every stage (the tests' stores, state files, keys and browser profiles: each
+# test language's temp-dir call reads TMPDIR) go under one folder of this run, removed when the run
+# ends, however its tests ended: a run leaves nothing behind in /tmp. (The servers' own folders are
+# /tmp/snowmint-servers.*, which scripts/servers.sh removes on every exit path.)
+RUN_TMP="$(mktemp -d "${TMPDIR:-/tmp}/snowmint-run.XXXXXX")" && chmod 755 "$RUN_TMP"
+export TMPDIR="$RUN_TMP"
+trap 'rm -rf "$RUN_TMP"' EXIT
+# disk_free: the free space, in GiB, of the filesystem that holds target/ (a run of `make test` writes
+# about 11 GiB there and under TMPDIR; a full disk fails every stage after it, so the summary shows it).
+disk_free() { df -BG --output=avail "$ROOT/target" | tail -n1 | tr -dc 0-9; }
+disk_start="$(disk_free)"; disk_least="$disk_start"
+echo "test-all: ${disk_start} GiB free on the disk of $ROOT/target at the start; temporary files under $RUN_TMP"
 background=()   # "NAME PID T0" of the stages running beside the others
 # cpu_seconds VAR: sets VAR to the CPU seconds (user + system) of this shell's finished children so far,
 # from bash's `times`, run in this shell (in a pipe or $(…) it would run in a subshell, which has none).
@@ -89,6 +101,7 @@ record() {      # record NAME STATUS_CODE T0 [END [NOTE [CPU]]]
   if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else status=FAILED; failed=$((failed + 1)); fi
   [ -n "${6:-}" ] && cpu="$(printf '%6ss CPU' "$6")"
   summary+=("$(printf '%-16s %-7s %5ss%s%s' "$1" "$status" "$(( ${4:-$(date +%s)} - $3 ))" "$cpu" "${5:-}")")
+  local free; free="$(disk_free)"; [ "${free:-0}" -lt "$disk_least" ] && disk_least="${free:-0}"
 }
 # wait_background NAME: waits for the background stage NAME (bounded: every stage bounds its own runs;
 # this waits at most an hour), prints its output and records it.
@@ -138,5 +151,10 @@ wait_all_background
 echo; echo "==================== summary ===================="
 printf '%s\n' "${summary[@]}"
 echo "total            $(( $(date +%s) - start_all ))s   (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
+disk_end="$(disk_free)"
+[ "${disk_end:-0}" -lt "$disk_least" ] && disk_least="${disk_end:-0}"
+echo "disk             ${disk_start} GiB free at the start, ${disk_end} GiB at the end, ${disk_least} GiB the least at a stage's end"
+[ "$failed" -gt 0 ] && [ "$disk_least" -lt 2 ] \
+  && echo "test-all: the disk is (nearly) full: a stage that failed may have failed for that alone (ENOSPC)"
 echo "stages: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -24,7 +24,8 @@ fn run(args: &[&str], stdin: &str) -> Output {
 }
 
 fn key_file(name: &str, contents: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("snowmint-cli-opaque-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("opaque-keys-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, contents).unwrap();
