@@ -5,7 +5,8 @@
 # snowmint.linux-x64-gnu.node, binding.js (the generated loader, which the hand-written index.js wraps)
 # and index.d.ts (dts-header.d.ts + the types of src/, both generated: not in git) into this folder, and
 # copies the addon into its platform package npm/linux-x64-gnu/.
-# Fast when up to date (cargo skips the compile).
+# Fast when up to date (cargo skips the compile). `--tools-only` installs the tools (npm install) and builds
+# nothing: `make demo` runs it beside its first cargo build, so the download overlaps the compile.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE"
@@ -19,6 +20,7 @@ need_cargo
 if [ ! -x node_modules/.bin/napi ]; then
   npm install --no-audit --no-fund --loglevel=error
 fi
+[ "${1:-}" = "--tools-only" ] && exit 0
 
 # Up to date: the addon is newer than every input (this folder's sources and the core's).
 addon="$(ls -t "$HERE"/snowmint.*.node 2>/dev/null | head -1 || true)"

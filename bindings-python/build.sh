@@ -5,7 +5,8 @@
 # right one for the interpreter.
 # Installs what a fresh machine lacks: python3 venv support (apt), maturin (pip, in a tool venv).
 # Prints the cp310-abi3 wheel's path as the last line (the cp39-abi3 one is beside it); with --this-python
-# builds only the wheel this interpreter installs and prints its path.
+# builds only the wheel this interpreter installs and prints its path; with --tools-only installs the tools
+# (maturin) and builds nothing (`make demo` runs it beside its first cargo build).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -31,6 +32,7 @@ if [ ! -x "$TOOLS/bin/maturin" ]; then
     "$PY" -m venv --clear "$TOOLS"
     "$TOOLS/bin/pip" install -q "maturin>=1.16,<2" >&2
 fi
+[ "${1:-}" = "--tools-only" ] && exit 0
 
 # Rebuild only when an input changed: the binding, the core, the workspace manifests.
 stamp_inputs() {

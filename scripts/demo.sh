@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's first command. Builds what the demo runs, saying what and about how long before each build
-# (quiet builds, their output in target/demo-build.log), then two halves:
+# (quiet builds, each step's output in target/demo-logs/STEP.log; a step that fails prints its last lines), then two halves:
 #  1. scripts/demo.py: the same scripted IDs minted in Rust, C, Python, Node and WASM (in Node), side by
 #     side with their decoding; fails loudly if any runtime differs; then live IDs from each runtime.
 #  2. scripts/demo_fleet.py: a fleet on the embedded store (no server): two processes per runtime (the
@@ -12,42 +12,41 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
-mkdir -p "$TARGET"
-LOG="$TARGET/demo-build.log"
-: > "$LOG"
+LOGS="$TARGET/demo-logs"     # one log per build step: LOGS/NAME.log
+rm -rf "$LOGS" && mkdir -p "$LOGS"
 T0=$SECONDS
 say() { printf '[demo %4ss] %s\n' "$((SECONDS - T0))" "$*"; }
-# step WHAT ESTIMATE COMMAND…: says what it builds and about how long, runs it quietly, says how long it took.
-step() {
-  local what="$1" estimate="$2" t=$SECONDS; shift 2
-  say "$what ($estimate) …"
-  if ! "$@" >>"$LOG" 2>&1; then
-    tail -n 40 "$LOG" >&2
-    say "FAILED: $what (the whole log: $LOG)"
-    exit 1
-  fi
-  say "  done in $((SECONDS - t)) s"
+# failed NAME: the last lines of step NAME's log and the log's path, on stderr.
+failed() {
+  local log="$LOGS/$1.log"
+  { echo "---- the last 40 lines of $log ----"; tail -n 40 "$log"; echo "---- end of $log ----"; } >&2
+  say "FAILED: $1 (its whole log: $log)"
 }
-# steps_beside WHAT ESTIMATE "NAME:COMMAND"…: like step, the commands running at once (each its own log,
-# appended to $LOG when all have ended); says how long each took.
-steps_beside() {
-  local what="$1" estimate="$2" t=$SECONDS job name pids=() names=() rc failed=""; shift 2
+# Background steps, each in its own process group (setsid: ended with the demo if the demo stops first):
+#   start NAME COMMAND…   starts it, its output in LOGS/NAME.log
+#   finish NAME           waits for it; says how long it took, or prints its log's last lines and fails
+declare -A PID=() STARTED=()
+trap 'for p in "${PID[@]}"; do kill -- -"$p" 2>/dev/null || true; done' EXIT
+start() {
+  local name="$1"; shift
+  STARTED[$name]=$SECONDS
+  setsid "$@" >"$LOGS/$name.log" 2>&1 &
+  PID[$name]=$!
+}
+finish() {
+  local rc=0
+  wait "${PID[$1]}" || rc=$?
+  unset "PID[$1]"
+  if [ "$rc" -ne 0 ]; then failed "$1"; return 1; fi
+  say "  $1 done in $((SECONDS - STARTED[$1])) s"
+}
+# step NAME WHAT ESTIMATE COMMAND…: says what it builds and about how long, runs it quietly, says how long
+# it took (or fails as `finish` does).
+step() {
+  local name="$1" what="$2" estimate="$3"; shift 3
   say "$what ($estimate) …"
-  for job in "$@"; do
-    name="${job%%:*}"
-    ( t0=$SECONDS; rc=0; eval "${job#*:}" >"$LOG.$name" 2>&1 || rc=$?
-      echo "$rc $((SECONDS - t0))" >"$LOG.$name.end"; exit "$rc" ) &
-    pids+=("$!"); names+=("$name")
-  done
-  for i in "${!pids[@]}"; do
-    rc=0; wait "${pids[$i]}" || rc=$?
-    name="${names[$i]}"; cat "$LOG.$name" >>"$LOG"
-    [ "$rc" -eq 0 ] || { failed+=" $name"; tail -n 40 "$LOG.$name" >&2; }
-    say "  $name done in $(cut -d' ' -f2 "$LOG.$name.end") s$([ "$rc" -eq 0 ] || echo ': FAILED')"
-    rm -f "$LOG.$name" "$LOG.$name.end"
-  done
-  if [ -n "$failed" ]; then say "FAILED:$failed (the whole log: $LOG)"; exit 1; fi
-  say "  all done in $((SECONDS - t)) s"
+  start "$name" "$@"
+  finish "$name" || exit 1
 }
 # libsnowmint and the C programs: the scripted-case replayer and the fleet worker (scripts/fleet/worker.c).
 build_c() {
@@ -55,40 +54,44 @@ build_c() {
     cc -std=c11 -Wall -Wextra -Werror -pedantic -O2 -I bindings-c/include scripts/fleet/worker.c \
       -o "$TARGET/demo-fleet/worker" "$TARGET/release/libsnowmint.a" -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 }
-step "installing the Debian packages the demo uses when missing (compilers, cJSON, Python venv, Node.js)" \
+export -f build_c
+export TARGET
+step setup "installing the Debian packages the demo uses when missing (compilers, cJSON, Python venv, Node.js)" \
   "a minute or two when missing, else instant" bash scripts/setup.sh --demo
 say "building every runtime once, in release (about 5 minutes on a fresh 2-core machine; seconds when current)"
-# The WASM package (its bindings generator compiled once, about a minute on a fresh machine, then the wasm32
-# build in its own target folder) is built beside the native builds below, so the two cores stay busy
-# through their long single-threaded steps (each artifact's link-time-optimised compile and link).
-WASM_LOG="$TARGET/demo-wasm-build.log"
-setsid bash bindings-wasm/build.sh >"$WASM_LOG" 2>&1 &
-WASM_PID=$!   # its own process group (setsid), ended with the demo if the demo stops first
-trap 'kill -- -"$WASM_PID" 2>/dev/null || true' EXIT
-wasm_build() {
-  local rc=0
-  wait "$WASM_PID" || rc=$?
-  cat "$WASM_LOG"
-  return "$rc"
-}
+# What runs when, and why no build reads a folder another build is writing (ARCHITECTURE.md, "Builds"):
+#  1. Beside the CLI's cargo run (target/release), in the background: the bindings' tools (npm's @napi-rs/cli
+#     in bindings-node/node_modules, maturin in target/python/tools-venv: downloads, no cargo) and the WASM
+#     package (its own target folders, target/wasm-bindgen-tool and target/wasm-build).
+#  2. When the CLI's run has ended, and before any other build starts: the copies of target/release the wheel
+#     and the Node addon build in (scripts/lib.sh, beside_prepare).
+#  3. libsnowmint in target/release, the wheel and the Node addon in their copies, at once: each compiles
+#     only its own crates on the graph of step 1, in one long single-threaded step (its link-time-optimised
+#     compile), so the three share the two cores.
+start tools bash -c 'bash bindings-node/build.sh --tools-only && bash bindings-python/build.sh --tools-only'
+start WASM bash bindings-wasm/build.sh
 # One dependency graph in target/release for every native artifact (workspace-hack/: one feature set; each
 # dependency in bitcode for link-time optimisation): the CLI and the replayer in one cargo run, so their
-# last, single-threaded steps share the two cores; libsnowmint, the wheel and the Node addon then compile
-# only their own crates on it (bindings-c/Makefile builds the C libraries without the rlib, which would
-# make cargo build the whole graph a second time).
-step "building the Rust CLI and the replayer (release: the coordination layer, the ID service and their dependencies)" \
-  "about 2½ minutes the first time, the WASM package building beside it" \
+# last, single-threaded steps share the two cores (bindings-c/Makefile builds the C libraries without the
+# rlib, which would make cargo build the whole graph a second time).
+step CLI "building the Rust CLI and the replayer (release: the coordination layer, the ID service and their dependencies)" \
+  "about 2½ minutes the first time, the WASM package and the bindings' tools installing beside it" \
   cargo build --release -p snowmint-cli -p snowmint-replay
-# The three bindings at once: each compiles only its own crates on the graph above, in one long
-# single-threaded step (its link-time-optimised compile); cargo builds one thing at a time in a target
-# folder, so the wheel and the Node addon build in copies of it (scripts/lib.sh, cargo_dir_beside).
-export SNOWMINT_BUILD_BESIDE=1
-steps_beside "building libsnowmint and the C programs, the Python wheel for $(python3 -V) (maturin) and the Node addon (napi-rs) side by side (release: each its own crates on the graph above)" \
-  "about 2 minutes" \
-  "C:build_c" "Python:bash bindings-python/build.sh --this-python" "Node:bash bindings-node/build.sh"
-unset SNOWMINT_BUILD_BESIDE
-step "finishing the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here), built beside the others" \
-  "seconds, or what is left of the bindings generator's build the first time" wasm_build
+say "installing the bindings' tools (npm, maturin), begun beside the CLI's build …"
+finish tools || exit 1
+beside_prepare wheel node
+say "building libsnowmint and the C programs, the Python wheel for $(python3 -V) (maturin) and the Node addon (napi-rs) side by side (release: each its own crates on the graph above) (about 2 minutes) …"
+t=$SECONDS
+start C bash -c build_c
+start Python bash bindings-python/build.sh --this-python
+start Node bash bindings-node/build.sh
+rc=0
+for name in C Python Node; do finish "$name" || rc=1; done
+beside_done
+[ "$rc" -eq 0 ] || exit 1
+say "  all three done in $((SECONDS - t)) s"
+say "finishing the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here), built beside the others (seconds, or what is left of the bindings generator's build the first time) …"
+finish WASM || exit 1
 say "built; the demo:"
 echo
 python3 scripts/demo.py "$@"

@@ -34,23 +34,46 @@ need_cargo() {
   return 1
 }
 
-# cargo_dir_beside NAME: the cargo target folder for a release build that runs beside other cargo builds
-# (SNOWMINT_BUILD_BESIDE=1: `make demo` builds libsnowmint, the wheel and the Node addon at once):
-# target/beside/NAME, a fresh copy of target/release (cargo builds one thing at a time in a target
-# folder, and finds a copied one current, so each build compiles only its own crates on the shared
-# graph); otherwise the target folder itself. The copy is a few hundred megabytes: made only by a build
-# about to run, removed by it afterwards (`cargo_dir_done`).
+# Builds beside each other (`make demo`: libsnowmint, the wheel and the Node addon at once). Cargo builds
+# one thing at a time in a target folder (its lock), so each build beside another needs a folder of its
+# own; a copy of target/release is one, which cargo finds current, so each build compiles only its own
+# crates on the shared dependency graph. No build may read a folder another build is writing: the copies
+# are taken by `beside_prepare`, before any of the builds starts (a copy taken by a build once started
+# read target/release while the C build wrote into it: "cp: cannot stat …rcgu.o", `make demo` failed).
+#   beside_prepare NAME…   copies target/release into target/beside/NAME for each NAME (nothing may be
+#                          building in target/release meanwhile) and sets SNOWMINT_BUILD_BESIDE=1
+#   cargo_dir_beside NAME  the folder a release build uses: the prepared target/beside/NAME when
+#                          SNOWMINT_BUILD_BESIDE=1 (fails if it was not prepared: never copies by
+#                          itself), otherwise the target folder itself
+#   cargo_dir_done DIR     removes DIR if it is a prepared copy (a few hundred megabytes each)
+#   beside_done            unsets SNOWMINT_BUILD_BESIDE and removes what is left of the copies
+beside_prepare() {
+  local target="${CARGO_TARGET_DIR:-$ROOT/target}" name
+  [ -d "$target/release" ] || mkdir -p "$target/release"
+  for name in "$@"; do
+    rm -rf "$target/beside/$name" && mkdir -p "$target/beside/$name" &&
+      cp -a "$target/release" "$target/beside/$name/release" || return 1
+  done
+  export SNOWMINT_BUILD_BESIDE=1
+}
 cargo_dir_beside() {
   local target="${CARGO_TARGET_DIR:-$ROOT/target}"
-  if [ "${SNOWMINT_BUILD_BESIDE:-}" = 1 ] && [ -d "$target/release" ]; then
-    local d="$target/beside/$1"
-    rm -rf "$d" && mkdir -p "$d" && cp -a "$target/release" "$d/release" && echo "$d"
+  if [ "${SNOWMINT_BUILD_BESIDE:-}" = 1 ]; then
+    [ -d "$target/beside/$1/release" ] || {
+      echo "cargo_dir_beside: $target/beside/$1 was not prepared (beside_prepare $1, before any build starts)" >&2
+      return 1
+    }
+    echo "$target/beside/$1"
   else
     echo "$target"
   fi
 }
-cargo_dir_done() {   # cargo_dir_done DIR: removes DIR if cargo_dir_beside made it
+cargo_dir_done() {
   case "$1" in "${CARGO_TARGET_DIR:-$ROOT/target}/beside/"*) rm -rf "$1" ;; esac
+}
+beside_done() {
+  unset SNOWMINT_BUILD_BESIDE
+  rm -rf "${CARGO_TARGET_DIR:-$ROOT/target}/beside"
 }
 
 # Adds rustup targets that are missing.
