@@ -537,11 +537,11 @@ impl Generator {
         // A string nodeId (SPEC §3.1's fixed node source, "7") is a bigint by the time it gets here:
         // js/surface.js's decimalNodeId, which the glue calls first, reads it by the native package's
         // rule (the module pays no byte for it). The other node sources need a host (env, k8s, ip) or a
-        // store (leases), which a browser has not.
-        const NODE_ID: &str = "nodeId (browsers get node leases from the ID service)";
+        // store (leases), which a browser has not: that string's error says so; a number or bigint
+        // here is only ever wrong as a number (its precision or range).
         let node_id = u64_arg_as(
             &o.required("nodeId", WHAT)?,
-            NODE_ID,
+            "nodeId",
             ErrorCode::NodeIdOutOfRange,
         )?;
         let layout = layout_arg(&o.get("layout"))?;

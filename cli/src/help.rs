@@ -30,7 +30,7 @@ USAGE
                                                    (or: snowmint COMMAND --help)
 
 EXAMPLES
-  snowmint mint                               one ID: twitter layout, node 0 (or $SNOWMINT_NODE_ID)
+  snowmint mint --node 0                      one ID: twitter layout, node 0
   snowmint mint -n 5 --node 7                 five IDs for node 7, one per line
   snowmint mint --layout discord --format base58
   snowmint inspect 1212161512043450368        time, node, sequence and every string form
@@ -94,9 +94,9 @@ USAGE
 
 OPTIONS
   -n, --count N     how many IDs (default 1), one per line, strictly increasing
-  --node SOURCE     this machine's node ID (default: $SNOWMINT_NODE_ID, else 0). Two minters with
-                    the same node ID and layout can produce the same ID: give each its own, or
-                    take one by lease. SOURCE is a number, env[:NAME], k8s[:OFFSET], ip, or a lease:
+  --node SOURCE     this machine's node ID (default: $SNOWMINT_NODE_ID, else 0 with a warning on
+                    stderr). Two minters with the same node ID and layout can produce the same ID:
+                    give each its own, or take one by lease. SOURCE is a number, env[:NAME], k8s[:OFFSET], ip, or a lease:
                     file:///DIR (this host), etcd://HOST:PORT[,…]/PREFIX, postgres://USER@HOST/DB,
                     with ?sequencer=NAME&ttl=10s. A lease is held while minting, released at exit.
   -l, --layout L    twitter (default), discord, instagram, sonyflake, hazelcast, snowcast, js53,
@@ -118,7 +118,7 @@ OPTIONS
                     their total nanoseconds, clock readings below the last one seen)
 
 EXAMPLES
-  snowmint mint
+  snowmint mint --node 0
   snowmint mint -n 3 --node 7 --format hex
   SNOWMINT_NODE_ID=12 snowmint mint --layout sonyflake
   snowmint mint --layout snowcast --epoch-ms 1704067200000 --node-count 1024 --node 5

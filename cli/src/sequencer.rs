@@ -4,7 +4,6 @@ use std::io::Write;
 use std::sync::Arc;
 
 use serde_json::Value;
-use snowmint::ErrorCode;
 use snowmint::IsoTime;
 use snowmint_coord::sequencer::layout_from_text;
 use snowmint_coord::source::{open_store, parse_store_url};
@@ -135,18 +134,13 @@ impl Parsed {
     }
 }
 
-/// The live record of `name`; SEQUENCER_NOT_FOUND (exit 1) when there is none.
+/// The live record of `name`; SEQUENCER_NOT_FOUND (exit 1) when there is none, naming the
+/// sequencers that exist, the nearest name and the command that creates it.
 fn record(store: &dyn Store, name: &str) -> Result<SequencerRecord, CliError> {
-    store.sequencer(name).map_err(cli_error)?.ok_or_else(|| {
-        CliError::rejected(
-            ErrorCode::SequencerNotFound,
-            format!(
-                "{}: no sequencer {name:?} (never created, or destroyed)",
-                store.describe()
-            ),
-        )
-        .with("'snowmint sequencer list' shows the sequencers that exist")
-    })
+    store
+        .sequencer(name)
+        .map_err(cli_error)?
+        .ok_or_else(|| cli_error(snowmint_coord::sequencer::not_found(store, name, None)))
 }
 
 /// The node IDs of `nodes` as a table; with `sequencer`, a first column naming each one's sequencer.

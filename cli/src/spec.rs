@@ -85,6 +85,8 @@ fn opt(name: &'static str, value: &'static str, help: &'static str) -> Arg {
         .long(name)
         .value_name(value)
         .num_args(1)
+        // `--node -1` is a (wrong) value, which the command names, not an unknown option `-1`.
+        .allow_negative_numbers(true)
         .help(help)
 }
 
@@ -161,7 +163,7 @@ pub fn command() -> Command {
         .arg(opt(
             "node",
             "SOURCE",
-            "node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease URL (default $SNOWMINT_NODE_ID, else 0)",
+            "node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease URL (default $SNOWMINT_NODE_ID, else 0 with a warning)",
         ))
         .arg(
             opt("format", "F", "string form of the IDs (default dec)")
@@ -516,7 +518,8 @@ number, an option given twice)
 const MAN_ROOT_EXTRA: &str = r#".SH ENVIRONMENT
 .TP
 SNOWMINT_NODE_ID
-the node ID of \fBsnowmint mint\fR when \fB\-\-node\fR is not given (default 0)
+the node ID of \fBsnowmint mint\fR when \fB\-\-node\fR is not given (without it: node 0, with a
+warning on standard error, since two processes minting as one node make the same IDs)
 .TP
 SNOWMINT_STORE
 the store URL of \fBsnowmint sequencer\fR when \fB\-\-store\fR is not given
