@@ -147,7 +147,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     }
 }
 
-/// `snowmint mint [-n N] [--node N] [--layout L …] [--format F] [--state-file PATH] [--json]`
+/// `snowmint mint [-n N] [--node SOURCE] [--layout L …] [--format F] [--state-file PATH] [--json]`
 fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
     let mut count: u64 = 1;
     let mut json = false;
@@ -531,7 +531,7 @@ fn parse_failure(err: Error, text: &str) -> CliError {
     e
 }
 
-/// `snowmint layout [--preset P | fields …] [--json]`
+/// `snowmint layout [--layout L | fields …] [--json]`
 fn layout(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
     let mut layout_args = LayoutArgs::default();
     let mut json = false;
@@ -554,7 +554,7 @@ fn layout(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
             },
             Item::Positional(p) => {
                 return Err(CliError::usage(
-                    format!("unexpected argument {p:?} (name a preset with --preset {p})"),
+                    format!("unexpected argument {p:?} (name a preset with --layout {p})"),
                     "layout",
                 )
                 .into())

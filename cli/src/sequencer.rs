@@ -80,7 +80,11 @@ fn parse(
                     args.no_value(&name, inline)?;
                     json = true;
                 }
-                "--nodes" if command == "sequencer" => nodes = Some(args.number(&name, inline)?),
+                // The sequencer's node count (--nodes is its former name); with the snowcast
+                // layout, that layout's parameter too (below).
+                "--node-count" if command == "sequencer" => {
+                    nodes = Some(args.number(&name, inline)?)
+                }
                 _ => {
                     if command != "sequencer" || !layout_args.take(&mut args, &name, inline)? {
                         return Err(args.unknown(&name).into());
@@ -89,6 +93,9 @@ fn parse(
             },
             Item::Positional(p) => positionals.push(p),
         }
+    }
+    if let Some(n) = nodes {
+        layout_args.snowcast_node_count(n);
     }
     let mut pos = positionals.into_iter();
     let Some(action) = pos.next() else {
@@ -287,6 +294,12 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             // Sequencer::destroy removes exactly the incarnation it opened (a re-created one is left).
             let seq = Sequencer::open(store.clone(), &name).map_err(cli_error)?;
             seq.destroy().map_err(cli_error)?;
+            if p.json {
+                let mut m = json::sequencer(seq.record(), &store.describe());
+                m.insert("destroyed".into(), true.into());
+                writeln!(out, "{}", Value::Object(m))?;
+                return Ok(());
+            }
             writeln!(
                 out,
                 "sequencer {name} (incarnation {}) destroyed; its holders stop within one renewal interval",

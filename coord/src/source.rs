@@ -574,7 +574,7 @@ pub fn parse_wait(v: &str) -> std::result::Result<Duration, String> {
     if v.trim_end_matches(['m', 's']).chars().all(|c| c == '0') && v.starts_with('0') {
         return Ok(Duration::ZERO);
     }
-    parse_ttl(v).map_err(|e| e.replacen("ttl", "wait", 1))
+    parse_duration("wait", v, 3_600_000)
 }
 
 /// A duration with its unit, `10s`, `500ms` or `2m` (the one duration syntax of every snowmint
