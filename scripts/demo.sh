@@ -53,7 +53,7 @@ steps_beside() {
 build_c() {
   bash bindings-c/build.sh && make -s -C bindings-c demo && mkdir -p "$TARGET/demo-fleet" &&
     cc -std=c11 -Wall -Wextra -Werror -pedantic -O2 -I bindings-c/include scripts/fleet/worker.c \
-      -o "$TARGET/demo-fleet/worker" "$TARGET/release/libsnowmint.a" -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+      -o "$TARGET/demo-fleet/worker" "$TARGET/release/libsnowmint.a" -lutil -lrt -lpthread -lm -ldl -lc
 }
 step "installing the Debian packages the demo uses when missing (compilers, cJSON, Python venv, Node.js)" \
   "a minute or two when missing, else instant" bash scripts/setup.sh --demo
