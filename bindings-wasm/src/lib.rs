@@ -257,30 +257,33 @@ pub struct Layout {
 
 #[wasm_bindgen]
 impl Layout {
-    /// A custom layout: `{ timestampBits, nodeBits, sequenceBits, order, tickNs, epochMs,
-    /// nodeIdOffset?, useSignBit? }`. Invalid fields give `INVALID_LAYOUT` naming the field.
+    /// A custom layout: `{ timestampBits, nodeBits, sequenceBits, epochMs, order?, tickNs?,
+    /// nodeIdOffset?, useSignBit? }` with the defaults of every binding (`snowmint_host::LayoutFields`).
+    /// Invalid fields give `INVALID_LAYOUT` naming the field.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<Layout, JsValue> {
         const WHAT: &str = "Layout options";
         let o = Opts::new(&options, WHAT, &snowmint_host::JS_LAYOUT_KEYS)?;
-        let order_name = string_arg(&o.required("order", WHAT)?, "order")?;
-        let order = snowmint::Order::from_name(&order_name).map_err(js_err)?;
-        let node_id_offset = o.optional_u64("nodeIdOffset")?.unwrap_or(0);
-        let use_sign_bit = match o.get("useSignBit") {
-            v if absent(&v) => false,
-            v => bool_arg(&v, "useSignBit")?,
+        let order = match o.get("order") {
+            v if absent(&v) => None,
+            v => Some(snowmint::Order::from_name(&string_arg(&v, "order")?).map_err(js_err)?),
         };
-        let cfg = snowmint::LayoutConfig {
+        let use_sign_bit = match o.get("useSignBit") {
+            v if absent(&v) => None,
+            v => Some(bool_arg(&v, "useSignBit")?),
+        };
+        // The defaults of every binding (snowmint_host::LayoutFields).
+        let cfg = snowmint_host::LayoutFields {
             timestamp_bits: bits(o.required_u64("timestampBits", WHAT)?),
             node_bits: bits(o.required_u64("nodeBits", WHAT)?),
             sequence_bits: bits(o.required_u64("sequenceBits", WHAT)?),
-            order,
-            tick_ns: o.required_u64("tickNs", WHAT)?,
             epoch_ms: o.required_u64("epochMs", WHAT)?,
-            node_id_offset,
+            order,
+            tick_ns: o.optional_u64("tickNs")?,
+            node_id_offset: o.optional_u64("nodeIdOffset")?,
             use_sign_bit,
-            node_split_bits: 0,
-        };
+        }
+        .config();
         snowmint::Layout::new(cfg)
             .map(|inner| Layout { inner })
             .map_err(js_err)
