@@ -52,57 +52,104 @@ fn pasted_hint(stderr: &str) -> String {
     rest.split_once('`').unwrap().0.to_string()
 }
 
-/// Runs `line` in a POSIX shell whose `snowmint` is the one under test, as a user pasting it would.
-fn paste(line: &str) -> Output {
+/// Runs `line` in a POSIX shell whose `snowmint` is the one under test, as a user pasting it would
+/// (with `SNOWMINT_STORE` set to `store`, when given).
+fn paste(line: &str, store: Option<&str>) -> Output {
     let bin = Path::new(env!("CARGO_BIN_EXE_snowmint")).parent().unwrap();
     let path = format!(
         "{}:{}",
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    Command::new("sh")
-        .args(["-c", line])
+    let mut sh = Command::new("sh");
+    sh.args(["-c", line])
         .env("PATH", path)
         .env_remove("SNOWMINT_STORE")
-        .env_remove("SNOWMINT_NODE_ID")
-        .output()
-        .unwrap()
+        .env_remove("SNOWMINT_NODE_ID");
+    if let Some(url) = store {
+        sh.env("SNOWMINT_STORE", url);
+    }
+    sh.output().unwrap()
 }
 
 /// SEQUENCER_NOT_FOUND's hint names the store and the layout the mint asked for: pasted, it creates
 /// the sequencer, and the same mint then works (no SEQUENCER_CONFLICT) — for the default layout, a
-/// preset and a custom layout, and for a store path a shell would split.
+/// preset and a custom layout, for a store path a shell would split, and on every server store named
+/// in `SNOWMINT_TEST_STORES` (etcd://, postgres://; coord/test.sh sets it).
 #[test]
 fn the_not_found_hint_works_when_pasted() {
     let custom: Vec<&str> =
         "--timestamp-bits 40 --node-bits 8 --sequence-bits 15 --epoch-ms 1704067200000"
             .split(' ')
             .collect();
-    let cases: [(&str, &[&str]); 3] = [
+    let layouts: [(&str, &[&str]); 3] = [
         ("default", &[]),
         ("preset", &["--layout", "discord"]),
         ("custom", &custom),
     ];
-    for (test, layout) in cases {
-        let store = store(&format!("{test} with space"));
-        let src = format!("{store}?sequencer=orders&ttl=2s");
+    let servers: Vec<String> = std::env::var("SNOWMINT_TEST_STORES")
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter(|u| !u.starts_with("file:"))
+        .map(str::to_string)
+        .collect();
+    // (what, store URL, sequencer name): a sequencer name unique to this run on a shared server.
+    let mut cases: Vec<(String, String, String)> = Vec::new();
+    for (test, _) in layouts {
+        cases.push((
+            test.into(),
+            store(&format!("{test} with space")),
+            "orders".into(),
+        ));
+        for url in &servers {
+            let name = format!("hint{}{test}{}", std::process::id(), now_ms() % 1_000_000);
+            cases.push((format!("{test} on {url}"), url.clone(), name));
+        }
+    }
+    for (what, store, name) in &cases {
+        let layout = layouts.iter().find(|(t, _)| what.starts_with(t)).unwrap().1;
+        let sep = if store.contains('?') { '&' } else { '?' };
+        let src = format!("{store}{sep}sequencer={name}&ttl=2s");
         let mut mint = vec!["mint", "-n", "2", "--node", &src];
         mint.extend(layout);
         let e = fails(&mint, "SEQUENCER_NOT_FOUND");
         let hint = pasted_hint(&e);
+        // The store as a shell word: quoted (a path with a space), or "$SNOWMINT_STORE" when its URL
+        // holds a password (which no message shows), set as the hint says.
+        let secret = store.contains(":snowmint-test@") || store.contains("password=");
+        let word = match (store.starts_with("file:"), secret) {
+            (true, _) => "'".to_string(),
+            (false, true) => "\"$SNOWMINT_STORE\"".to_string(),
+            (false, false) => store.clone(),
+        };
         assert!(
-            hint.starts_with("snowmint sequencer create orders --store '"),
-            "{test}: the store, quoted: {hint}"
+            hint.starts_with(&format!("snowmint sequencer create {name} --store {word}")),
+            "{what}: the store as {word}: {hint}"
         );
-        let ran = paste(&hint);
+        assert_eq!(
+            secret,
+            e.contains("with SNOWMINT_STORE set to the store's URL"),
+            "{what}: {e}"
+        );
+        let ran = paste(&hint, secret.then_some(store.as_str()));
         assert!(
             ran.status.success(),
-            "{test}: `{hint}` failed: {}",
+            "{what}: `{hint}` failed: {}",
             text(&ran.stderr)
         );
         let out = ok(&mint);
-        assert_eq!(text(&out.stdout).lines().count(), 2, "{test}");
+        assert_eq!(text(&out.stdout).lines().count(), 2, "{what}");
+        if !store.starts_with("file:") {
+            ok(&["sequencer", "destroy", name, "--store", store]);
+        }
     }
+}
+
+fn now_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
 }
 
 /// `sequencer show ordres` and `lease show ordres` name the sequencer meant, and the one named works.

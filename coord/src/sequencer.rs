@@ -81,22 +81,41 @@ pub fn not_found(store: &dyn Store, name: &str, layout: Option<&Layout>) -> Erro
     Error::new(
         ErrorCode::SequencerNotFound,
         format!(
-            "{}: no sequencer named {name:?} ({existing}){nearest} — create it first with `{}` (only {:?} is created implicitly)",
+            "{}: no sequencer named {name:?} ({existing}){nearest} — create it first with `{}`{} (only {:?} is created implicitly)",
             store.describe(),
             create_command(&store.describe(), name, layout),
+            if has_secret(&store.describe()) {
+                " with SNOWMINT_STORE set to the store's URL, its password included (never shown here)"
+            } else {
+                ""
+            },
             crate::source::DEFAULT_SEQUENCER
         ),
     )
 }
 
+/// Whether a store's description stands for a URL with a secret it does not show: a password
+/// redacted (`postgres://app:***@…`, `password=***`) or an etcd user (whose password is dropped).
+fn has_secret(described: &str) -> bool {
+    let authority = |url: &str| {
+        url.split_once("://")
+            .map(|(_, rest)| rest.split(['/', '?']).next().unwrap_or("").to_string())
+    };
+    described.contains("***")
+        || (described.starts_with("etcd") && authority(described).is_some_and(|a| a.contains('@')))
+}
+
 /// The `snowmint sequencer create` command line that creates `name` in the store described as
 /// `store` with `layout` (none: the command's default, twitter), every word shell-quoted so that it
-/// works when pasted. A store without a URL (the in-process memory store) is written `--store URL`.
+/// works when pasted. A store whose URL holds a secret is written `"$SNOWMINT_STORE"` (messages never
+/// show a password); one without a URL (the in-process memory store) `URL`.
 pub fn create_command(store: &str, name: &str, layout: Option<&Layout>) -> String {
-    let store = if store.contains("://") {
-        shell_word(store)
-    } else {
+    let store = if !store.contains("://") {
         "URL".to_string()
+    } else if has_secret(store) {
+        "\"$SNOWMINT_STORE\"".to_string()
+    } else {
+        shell_word(store)
     };
     let mut cmd = format!(
         "snowmint sequencer create {} --store {store}",
