@@ -64,9 +64,11 @@ export interface LayoutOptions {
   timestampBits: number;
   nodeBits: number;
   sequenceBits: number;
-  order: Order;
-  tickNs: number | bigint;
   epochMs: number | bigint;
+  /** Default `'timestamp_node_sequence'`, as in every binding. */
+  order?: Order;
+  /** Default 1000000 (1 ms). */
+  tickNs?: number | bigint;
   nodeIdOffset?: number | bigint;
   useSignBit?: boolean;
 }

@@ -42,7 +42,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint-coord --no-deps
 cargo test -p snowmint-coord --no-run
 cargo test -p snowmint-coord --features planted-defects --test simulation --no-run
 cargo test -p snowmint-coord --features shuttle,planted-defects --test shuttle --no-run
-cargo test -p snowmint-cli --test leases --test range --no-run
+cargo test -p snowmint-cli --test leases --test range --test hints --no-run
 cargo build -p snowmint-cli
 set +x
 # The deterministic simulation (leases, the state file, range sequences, under faults: re-sent,
@@ -68,6 +68,7 @@ SERVERS_PREVIOUS_EXIT="kill -- -$cpu_lane 2>/dev/null || true; $SERVERS_PREVIOUS
 set -x
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-coord
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test leases
+SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test hints  # the hints, pasted, on every store
 # Range sequences from the CLI (two datacenters, every store; coord/tests/range_servers.rs covers the
 # server outages with real processes).
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test range

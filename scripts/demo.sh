@@ -52,7 +52,7 @@ step() {
 build_c() {
   bash bindings-c/build.sh && make -s -C bindings-c demo && mkdir -p "$TARGET/demo-fleet" &&
     cc -std=c11 -Wall -Wextra -Werror -pedantic -O2 -I bindings-c/include scripts/fleet/worker.c \
-      -o "$TARGET/demo-fleet/worker" "$TARGET/release/libsnowmint.a" -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+      -o "$TARGET/demo-fleet/worker" "$TARGET/release/libsnowmint.a" -lutil -lrt -lpthread -lm -ldl -lc
 }
 export -f build_c
 export TARGET

@@ -30,5 +30,6 @@ cargo build -p snowmint --no-default-features --features serde --target thumbv7e
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$ROOT/target/loom" CARGO_PROFILE_RELEASE_LTO=false \
   CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 cargo test -p snowmint --test loom --release
 bash scripts/test-install.sh core/README.md cli/README.md  # their install commands, as written
+bash scripts/test-readme-rust.sh  # every README's Rust block compiles in a crate made by `cargo new` (edition 2024)
 python3 tests/oracle/vectors.py --check
 python3 scripts/check-conformance.py --self-test

@@ -2,8 +2,9 @@
  * The host-input vectors (tests/host-inputs/host_inputs.json) that C's types can express: node IDs and
  * batch sizes as unsigned integers, node IDs as node-source strings, clock readings as doubles (a
  * snowmint_clock_f64_fn), IDs to decode as uint64_t, encoding names. Cases whose value C cannot pass
- * (negative or fractional integers, bigints past 2^64, booleans, JS-only types, throwing clocks) are
- * counted as not expressible; every other case must give exactly the vector's result (the `expect`, or
+ * (negative or fractional integers, bigints past 2^64, booleans, JS-only types, throwing clocks, a
+ * layout without one of its required fields, which C's struct always has) are counted as not
+ * expressible; custom layouts start from snowmint_layout_config_default (the vectors' defaults); every other case must give exactly the vector's result (the `expect`, or
  * a `c` override).
  */
 #include <cjson/cJSON.h>
@@ -47,6 +48,72 @@ static double reading;
 static double f64_clock(void *userdata) { (void)userdata; return reading; }
 
 static const char *name_of(snowmint_result r) { return r == SNOWMINT_RESULT_OK ? "ok" : snowmint_result_name(r); }
+
+/* A custom layout's fields (`{"layout": {FIELD: typed value}}`) over snowmint_layout_config_default,
+ * whose fields the vectors' defaults are (snowmint_host::LayoutFields): C's struct has every field, so
+ * a case that leaves a required one out (TYPE elsewhere) is not expressible. 0 when a value is not one
+ * C can pass. */
+static int layout_config_of(cJSON *fields, snowmint_layout_config *cfg, int *all_required) {
+    static const char *required[] = {"timestamp_bits", "node_bits", "sequence_bits", "epoch_ms"};
+    snowmint_layout_config_default(cfg);
+    *all_required = 1;
+    for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+        if (!cJSON_GetObjectItem(fields, required[i])) *all_required = 0;
+    cJSON *f;
+    cJSON_ArrayForEach(f, fields) {
+        cJSON *v = f->child;
+        const char *type = v->string;
+        uint64_t u = 0;
+        int is_u64 = (!strcmp(type, "int") || !strcmp(type, "bigint")) && u64_of(v->valuestring, &u);
+        if (!strcmp(f->string, "order") && !strcmp(type, "string")) {
+            /* An unknown name is an order number C does not define: INVALID_LAYOUT, as elsewhere. */
+            cfg->order = !strcmp(v->valuestring, "timestamp_node_sequence") ? SNOWMINT_ORDER_TIMESTAMP_NODE_SEQUENCE
+                       : !strcmp(v->valuestring, "timestamp_sequence_node") ? SNOWMINT_ORDER_TIMESTAMP_SEQUENCE_NODE
+                       : 99;
+        } else if (!strcmp(f->string, "use_sign_bit") && !strcmp(type, "bool")) {
+            cfg->use_sign_bit = cJSON_IsTrue(v);
+        } else if (is_u64 && u <= UINT32_MAX && !strcmp(f->string, "timestamp_bits")) {
+            cfg->timestamp_bits = (uint32_t)u;
+        } else if (is_u64 && u <= UINT32_MAX && !strcmp(f->string, "node_bits")) {
+            cfg->node_bits = (uint32_t)u;
+        } else if (is_u64 && u <= UINT32_MAX && !strcmp(f->string, "sequence_bits")) {
+            cfg->sequence_bits = (uint32_t)u;
+        } else if (is_u64 && !strcmp(f->string, "epoch_ms")) {
+            cfg->epoch_ms = u;
+        } else if (is_u64 && !strcmp(f->string, "tick_ns")) {
+            cfg->tick_ns = u;
+        } else if (is_u64 && !strcmp(f->string, "node_id_offset")) {
+            cfg->node_id_offset = u;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Whether layout `l` gives what a case's `fields` say (decimal text; order by name). */
+static int layout_fields_match(const snowmint_layout *l, cJSON *want, const char *name) {
+    snowmint_layout_info info;
+    if (!want || snowmint_layout_get_info(l, &info) != SNOWMINT_RESULT_OK) return want == NULL;
+    cJSON *f;
+    int ok = 1;
+    cJSON_ArrayForEach(f, want) {
+        char got[32] = "?";
+        if (!strcmp(f->string, "order"))
+            snprintf(got, sizeof got, "%s", info.order == SNOWMINT_ORDER_TIMESTAMP_NODE_SEQUENCE ? "timestamp_node_sequence" : "timestamp_sequence_node");
+        else if (!strcmp(f->string, "timestamp_bits")) snprintf(got, sizeof got, "%u", info.timestamp_bits);
+        else if (!strcmp(f->string, "node_bits")) snprintf(got, sizeof got, "%u", info.node_bits);
+        else if (!strcmp(f->string, "sequence_bits")) snprintf(got, sizeof got, "%u", info.sequence_bits);
+        else if (!strcmp(f->string, "tick_ns")) snprintf(got, sizeof got, "%llu", (unsigned long long)info.tick_ns);
+        else if (!strcmp(f->string, "epoch_ms")) snprintf(got, sizeof got, "%llu", (unsigned long long)info.epoch_ms);
+        else if (!strcmp(f->string, "node_id_offset")) snprintf(got, sizeof got, "%llu", (unsigned long long)info.node_id_offset);
+        if (strcmp(got, f->valuestring) != 0) {
+            fprintf(stderr, "FAIL %s: %s is %s, not %s\n", name, f->string, got, f->valuestring);
+            ok = 0;
+        }
+    }
+    return ok;
+}
 
 int main(int argc, char **argv) {
     if (argc != 2) { fprintf(stderr, "usage: host_inputs FILE.json\n"); return 2; }
@@ -114,6 +181,14 @@ int main(int argc, char **argv) {
                 snowmint_decoded d;
                 r = snowmint_decode(twitter, id, &d);
             }
+        } else if (!strcmp(arg, "layout") && !strcmp(type, "layout")) {
+            snowmint_layout_config cfg;
+            int all_required = 0;
+            expressible = layout_config_of(value, &cfg, &all_required) && all_required;
+            snowmint_layout *l = NULL;
+            r = expressible ? snowmint_layout_new(&cfg, &l) : SNOWMINT_RESULT_OK;
+            if (r == SNOWMINT_RESULT_OK && l && !layout_fields_match(l, cJSON_GetObjectItem(c, "fields"), name)) failures++;
+            snowmint_layout_free(l);
         } else if (!strcmp(arg, "parse_encoding") && !strcmp(type, "string")) {
             uint32_t enc;
             r = snowmint_encoding_from_name(raw, &enc);

@@ -26,7 +26,7 @@ echo "== $n sh blocks of bindings-c/README.md, from the repository root, HOME=$T
 (cd "$T/root" && env -u PKG_CONFIG_PATH -u LD_LIBRARY_PATH HOME="$T/home" bash -euo pipefail -x "$T/readme-blocks.sh") \
   > "$T/readme.out" 2>&1 || { cat "$T/readme.out"; echo "readme.sh: a README command failed (above)"; exit 1; }
 # What the blocks must have produced: the quickstarts (the ID-only one too) that printed IDs, the installed tree removed.
-for exe in quickstart quickstart-nopath quickstart-static quickstart-tree quickstart-core; do
+for exe in quickstart quickstart-nopath quickstart-static quickstart-tree quickstart-core quickstart-core-static; do
   [ -x "$T/root/$exe" ] || { cat "$T/readme.out"; echo "readme.sh: $exe was not built"; exit 1; }
 done
 readelf -d "$T/root/quickstart" | grep -q 'NEEDED.*\[libsnowmint.so.0\]' \
@@ -34,7 +34,11 @@ readelf -d "$T/root/quickstart" | grep -q 'NEEDED.*\[libsnowmint.so.0\]' \
 if readelf -d "$T/root/quickstart-static" | grep -q 'NEEDED.*libsnowmint'; then
   echo "readme.sh: the static quickstart needs libsnowmint.so"; exit 1
 fi
-[ "$(grep -c ' minted at ' "$T/readme.out")" -ge 5 ] || { cat "$T/readme.out"; echo "readme.sh: quickstart output"; exit 1; }
+# `cc -static` with snowmint-core.pc: no program interpreter, no shared library at all.
+if readelf -l "$T/root/quickstart-core-static" | grep -q INTERP || readelf -d "$T/root/quickstart-core-static" | grep -q NEEDED; then
+  echo "readme.sh: quickstart-core-static is not fully static"; exit 1
+fi
+[ "$(grep -c ' minted at ' "$T/readme.out")" -ge 6 ] || { cat "$T/readme.out"; echo "readme.sh: quickstart output"; exit 1; }
 [ -z "$(find "$T/home/.local" -type f -o -type l 2>/dev/null)" ] \
   || { find "$T/home/.local"; echo "readme.sh: uninstall left files behind"; exit 1; }
 

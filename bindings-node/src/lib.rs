@@ -26,9 +26,7 @@ use snowmint_host::window::OwnWindow;
 use snowmint_host::{ClockFault, JsNumbers};
 use std::sync::Arc;
 
-use snowmint::{
-    Encoding, ErrorCode, FastClock, LayoutConfig, Options, Order, Policy, SharedGenerator,
-};
+use snowmint::{Encoding, ErrorCode, FastClock, Options, Order, Policy, SharedGenerator};
 
 mod fast;
 mod opaque;
@@ -499,9 +497,11 @@ pub struct Layout {
 #[napi]
 impl Layout {
     /// A custom layout. Every field is checked by the core; errors name the field (`INVALID_LAYOUT`).
+    /// `order` defaults to timestamp, node, sequence, `tickNs` to 1 ms, `nodeIdOffset` to 0 and
+    /// `useSignBit` to false, as in every binding.
     #[napi(
         constructor,
-        ts_args_type = "config: { timestampBits: number; nodeBits: number; sequenceBits: number; order: 'timestamp_node_sequence' | 'timestamp_sequence_node'; tickNs: number | bigint; epochMs: number | bigint; nodeIdOffset?: number | bigint; useSignBit?: boolean }"
+        ts_args_type = "config: { timestampBits: number; nodeBits: number; sequenceBits: number; epochMs: number | bigint; order?: 'timestamp_node_sequence' | 'timestamp_sequence_node'; tickNs?: number | bigint; nodeIdOffset?: number | bigint; useSignBit?: boolean }"
     )]
     pub fn new(env: Env, config: Unknown<'_>) -> Result<Self> {
         let env = env.raw();
@@ -512,11 +512,17 @@ impl Layout {
             &snowmint_host::JS_LAYOUT_KEYS,
         )?;
         let w = "Layout config";
-        let order = o.required("order", w)?;
-        if type_of(env, order) != sys::ValueType::napi_string {
-            return Err(type_err(env, "order must be a string"));
-        }
-        let cfg = LayoutConfig {
+        let order = match o.get("order") {
+            None => None,
+            Some(order) => {
+                if type_of(env, order) != sys::ValueType::napi_string {
+                    return Err(type_err(env, "order must be a string"));
+                }
+                Some(Order::from_name(&get_string(env, order)?).js(env)?)
+            }
+        };
+        // The defaults of every binding (snowmint_host::LayoutFields).
+        let cfg = snowmint_host::LayoutFields {
             timestamp_bits: get_u32_saturating(
                 env,
                 o.required("timestampBits", w)?,
@@ -524,19 +530,22 @@ impl Layout {
             )?,
             node_bits: get_u32_saturating(env, o.required("nodeBits", w)?, "nodeBits")?,
             sequence_bits: get_u32_saturating(env, o.required("sequenceBits", w)?, "sequenceBits")?,
-            order: Order::from_name(&get_string(env, order)?).js(env)?,
-            tick_ns: get_u64(env, o.required("tickNs", w)?, "tickNs")?,
             epoch_ms: get_u64(env, o.required("epochMs", w)?, "epochMs")?,
-            node_id_offset: match o.get("nodeIdOffset") {
-                Some(v) => get_u64(env, v, "nodeIdOffset")?,
-                None => 0,
-            },
-            use_sign_bit: match o.get("useSignBit") {
-                Some(v) => get_bool(env, v, "useSignBit")?,
-                None => false,
-            },
-            node_split_bits: 0,
-        };
+            order,
+            tick_ns: o
+                .get("tickNs")
+                .map(|v| get_u64(env, v, "tickNs"))
+                .transpose()?,
+            node_id_offset: o
+                .get("nodeIdOffset")
+                .map(|v| get_u64(env, v, "nodeIdOffset"))
+                .transpose()?,
+            use_sign_bit: o
+                .get("useSignBit")
+                .map(|v| get_bool(env, v, "useSignBit"))
+                .transpose()?,
+        }
+        .config();
         Ok(Layout {
             inner: snowmint::Layout::new(cfg).js(env)?,
         })

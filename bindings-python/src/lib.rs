@@ -355,28 +355,24 @@ impl PyLayout {
         node_id_offset: Option<&Bound<'_, PyAny>>,
         use_sign_bit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let order = match order {
-            None => sm::Order::TimestampNodeSequence,
-            Some(o) => sm::Order::from_name(&str_arg(o, "order")?.to_cow()?).or_raise(py)?,
-        };
-        let use_sign_bit = bool_arg(use_sign_bit, "use_sign_bit")?;
-        let cfg = sm::LayoutConfig {
+        // The defaults of every binding (snowmint_host::LayoutFields).
+        let cfg = snowmint_host::LayoutFields {
             timestamp_bits: layout_bits(timestamp_bits, "timestamp_bits")?,
             node_bits: layout_bits(node_bits, "node_bits")?,
             sequence_bits: layout_bits(sequence_bits, "sequence_bits")?,
-            order,
-            tick_ns: match tick_ns {
-                None => 1_000_000,
-                Some(t) => layout_u64(t, "tick_ns")?,
-            },
             epoch_ms: layout_u64(epoch_ms, "epoch_ms")?,
-            node_id_offset: match node_id_offset {
-                None => 0,
-                Some(o) => layout_u64(o, "node_id_offset")?,
-            },
-            use_sign_bit,
-            node_split_bits: 0,
-        };
+            order: order
+                .map(|o| sm::Order::from_name(&str_arg(o, "order")?.to_cow()?).or_raise(py))
+                .transpose()?,
+            tick_ns: tick_ns.map(|t| layout_u64(t, "tick_ns")).transpose()?,
+            node_id_offset: node_id_offset
+                .map(|o| layout_u64(o, "node_id_offset"))
+                .transpose()?,
+            use_sign_bit: use_sign_bit
+                .map(|b| bool_arg(Some(b), "use_sign_bit"))
+                .transpose()?,
+        }
+        .config();
         Ok(PyLayout {
             inner: sm::Layout::new(cfg).or_raise(py)?,
         })

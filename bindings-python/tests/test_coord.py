@@ -69,6 +69,36 @@ def test_a_missing_sequencer_is_not_found_and_not_created(kind: str, tmp_path: P
     assert typo not in snowmint.Sequencer.list(store=store)
 
 
+@pytest.mark.parametrize("kind", STORES)
+def test_the_not_found_hint_is_a_command_that_works_when_pasted(kind: str, tmp_path: Path) -> None:
+    """The hint of SEQUENCER_NOT_FOUND names the store and the layout: pasted into a shell (with the
+    `snowmint` command test.sh builds, SNOWMINT_SERVE), it creates the sequencer the source names."""
+    serve = os.environ.get("SNOWMINT_SERVE")
+    if not serve:
+        if REQUIRE:
+            pytest.fail("SNOWMINT_SERVE (the snowmint command) is required")
+        pytest.skip("needs the snowmint command (SNOWMINT_SERVE)")
+    store = store_url(kind, tmp_path)
+    name = unique("hint")
+    src = source(store, sequencer=name, ttl="2s")
+    layout = snowmint.Layout.preset("discord")
+    with pytest.raises(snowmint.SequencerNotFoundError) as e:
+        snowmint.Generator(src, layout=layout)
+    hint = str(e.value).split("create it first with `", 1)[1].split("`", 1)[0]
+    assert hint.startswith(f"snowmint sequencer create {name} --store "), hint
+    env = dict(os.environ, PATH=f"{Path(serve).parent}{os.pathsep}{os.environ['PATH']}")
+    env.pop("SNOWMINT_STORE", None)
+    if '"$SNOWMINT_STORE"' in hint:
+        # A store URL with a password: no message shows it; the hint names the variable to set.
+        assert "with SNOWMINT_STORE set to the store's URL" in str(e.value)
+        env["SNOWMINT_STORE"] = store
+    ran = subprocess.run(["sh", "-c", hint], env=env, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, (hint, ran.stderr)
+    gen = snowmint.Generator(src, layout=layout)
+    assert gen.next_id() > 0
+    gen.close()
+
+
 # ------------------------------------------------------------------------------------------ generator
 @pytest.mark.parametrize("kind", STORES)
 def test_lease_generator_states(kind: str, tmp_path: Path) -> None:

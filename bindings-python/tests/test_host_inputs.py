@@ -30,6 +30,9 @@ def py_value(v: dict[str, Any]) -> Any:
         return raw
     if kind == "throw":
         return HostError(raw)
+    if kind == "layout":
+        # A custom layout's fields, each a typed value, by the Python (and C) names.
+        return {field: py_value(v) for field, v in raw.items()}
     raise AssertionError(f"unknown value type {kind}")
 
 
@@ -56,6 +59,8 @@ def call(arg: str, value: Any) -> object:
         return snowmint.decode(value, "twitter")
     if arg == "parse_encoding":
         return snowmint.parse("1", value)
+    if arg == "layout":
+        return snowmint.Layout(**value)
     raise AssertionError(f"unknown arg {arg}")
 
 
@@ -69,12 +74,18 @@ def test_host_input(case: dict[str, Any]) -> None:
     expect = case.get("python", case["expect"])
     value = py_value(case["value"])
     thrown: BaseException | None = None
+    result: object = None
     try:
-        call(case["arg"], value)
+        result = call(case["arg"], value)
     except BaseException as e:  # noqa: BLE001 (the case says what must come out)
         thrown = e
     if expect == "ok":
         assert thrown is None, f"{case['name']}: {thrown!r}"
+        # What the result must be, field by field (a layout's defaults), as decimal or literal text.
+        for field, want in case.get("fields", {}).items():
+            got = getattr(result, field)
+            shown = str(got).lower() if isinstance(got, bool) else str(got)
+            assert shown == want, f"{case['name']}: {field} is {got!r}, not {want}"
     elif expect == "HOST":
         assert thrown is value, f"{case['name']}: the clock's own exception, got {thrown!r}"
     elif expect == "TYPE":

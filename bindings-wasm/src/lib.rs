@@ -257,30 +257,33 @@ pub struct Layout {
 
 #[wasm_bindgen]
 impl Layout {
-    /// A custom layout: `{ timestampBits, nodeBits, sequenceBits, order, tickNs, epochMs,
-    /// nodeIdOffset?, useSignBit? }`. Invalid fields give `INVALID_LAYOUT` naming the field.
+    /// A custom layout: `{ timestampBits, nodeBits, sequenceBits, epochMs, order?, tickNs?,
+    /// nodeIdOffset?, useSignBit? }` with the defaults of every binding (`snowmint_host::LayoutFields`).
+    /// Invalid fields give `INVALID_LAYOUT` naming the field.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<Layout, JsValue> {
         const WHAT: &str = "Layout options";
         let o = Opts::new(&options, WHAT, &snowmint_host::JS_LAYOUT_KEYS)?;
-        let order_name = string_arg(&o.required("order", WHAT)?, "order")?;
-        let order = snowmint::Order::from_name(&order_name).map_err(js_err)?;
-        let node_id_offset = o.optional_u64("nodeIdOffset")?.unwrap_or(0);
-        let use_sign_bit = match o.get("useSignBit") {
-            v if absent(&v) => false,
-            v => bool_arg(&v, "useSignBit")?,
+        let order = match o.get("order") {
+            v if absent(&v) => None,
+            v => Some(snowmint::Order::from_name(&string_arg(&v, "order")?).map_err(js_err)?),
         };
-        let cfg = snowmint::LayoutConfig {
+        let use_sign_bit = match o.get("useSignBit") {
+            v if absent(&v) => None,
+            v => Some(bool_arg(&v, "useSignBit")?),
+        };
+        // The defaults of every binding (snowmint_host::LayoutFields).
+        let cfg = snowmint_host::LayoutFields {
             timestamp_bits: bits(o.required_u64("timestampBits", WHAT)?),
             node_bits: bits(o.required_u64("nodeBits", WHAT)?),
             sequence_bits: bits(o.required_u64("sequenceBits", WHAT)?),
-            order,
-            tick_ns: o.required_u64("tickNs", WHAT)?,
             epoch_ms: o.required_u64("epochMs", WHAT)?,
-            node_id_offset,
+            order,
+            tick_ns: o.optional_u64("tickNs")?,
+            node_id_offset: o.optional_u64("nodeIdOffset")?,
             use_sign_bit,
-            node_split_bits: 0,
-        };
+        }
+        .config();
         snowmint::Layout::new(cfg)
             .map(|inner| Layout { inner })
             .map_err(js_err)
@@ -537,11 +540,11 @@ impl Generator {
         // A string nodeId (SPEC §3.1's fixed node source, "7") is a bigint by the time it gets here:
         // js/surface.js's decimalNodeId, which the glue calls first, reads it by the native package's
         // rule (the module pays no byte for it). The other node sources need a host (env, k8s, ip) or a
-        // store (leases), which a browser has not.
-        const NODE_ID: &str = "nodeId (browsers get node leases from the ID service)";
+        // store (leases), which a browser has not: that string's error says so; a number or bigint
+        // here is only ever wrong as a number (its precision or range).
         let node_id = u64_arg_as(
             &o.required("nodeId", WHAT)?,
-            NODE_ID,
+            "nodeId",
             ErrorCode::NodeIdOutOfRange,
         )?;
         let layout = layout_arg(&o.get("layout"))?;

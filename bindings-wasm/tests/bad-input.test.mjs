@@ -76,7 +76,10 @@ test('node IDs: out of range, wrapped or wrong type', () => {
     throwsCode(assert, () => new Generator({ nodeId }), 'NODE_ID_OUT_OF_RANGE');
   }
   for (const nodeId of [1.5, NaN, Infinity, 2 ** 53]) {
-    throwsCode(assert, () => new Generator({ nodeId }), 'INVALID_ARGUMENT');
+    const e = throwsCode(assert, () => new Generator({ nodeId }), 'INVALID_ARGUMENT');
+    // A number's error is about the number: the ID service's leases are for strings (lease sources).
+    assert.doesNotMatch(String(e?.message ?? e), /ID service/);
+    assert.match(String(e?.message ?? e), /nodeId must be /);
   }
   // A string is a node source: its own rule (the test below).
   for (const nodeId of [null, {}, [7], true]) {

@@ -14,30 +14,30 @@ integer. IDs sort by creation time, and any number of machines mint them without
 each other, as long as each machine (or process) uses its own node ID.
 
 USAGE
-  snowmint mint    [-n N] [--node N] [--layout L] [--format dec|hex|base32|base58] [--state-file PATH]
+  snowmint mint    [-n N] [--node SOURCE] [--layout L] [--format dec|hex|base32|base58] [--state-file PATH]
                    [--json]
   snowmint inspect ID...|- [--layout L] [--from dec|hex|base32|base58|any] [--json]
-  snowmint layout  [--preset L] [--timestamp-bits B] [--node-bits B] [--sequence-bits B]
+  snowmint layout  [--layout L] [--timestamp-bits B] [--node-bits B] [--sequence-bits B]
                    [--order ORDER] [--tick-ns NS] [--epoch-ms MS] [--node-id-offset N] [--json]
   snowmint sequencer create|show|list|destroy [NAME] --store URL   named sequencers (leases)
   snowmint lease   list|show [NAME] --store URL       who holds which node ID, token, expiry
   snowmint opaque  encode|decode ID...|- --key-file F [--layout L] [--format F]
-  snowmint range   next|show NAME --global URL [--dc DC --local URL]   compact 32-bit IDs (ranges)
-  snowmint serve   --listen HOST:PORT --node SOURCE [--leases URL]   the ID service (HTTP)
+  snowmint range   next|show NAME --store URL [--dc DC --local-store URL]   compact 32-bit IDs
+  snowmint serve   --listen HOST:PORT --node SOURCE [--store URL]    the ID service (HTTP)
   snowmint completions bash|zsh|fish|elvish|powershell              shell completion script
-  snowmint man [COMMAND]                                            man page (roff)
+  snowmint man [COMMAND [ACTION]]                                   man page (roff)
   snowmint help [mint|inspect|layout|layouts|sequencer|lease|opaque|range|serve|completions|man]
                                                    (or: snowmint COMMAND --help)
 
 EXAMPLES
-  snowmint mint                               one ID: twitter layout, node 0 (or $SNOWMINT_NODE_ID)
+  snowmint mint --node 0                      one ID: twitter layout, node 0
   snowmint mint -n 5 --node 7                 five IDs for node 7, one per line
   snowmint mint --layout discord --format base58
   snowmint inspect 1212161512043450368        time, node, sequence and every string form
   snowmint inspect 3hs6qtU4AFc                any string form is recognised (here base58)
   snowmint mint -n 2 | snowmint inspect -     inspect IDs read from standard input
   snowmint inspect 175928847299117063 --layout discord
-  snowmint layout --preset sonyflake          bit diagram, capacity and when the layout runs out
+  snowmint layout --layout sonyflake          bit diagram, capacity and when the layout runs out
   snowmint layout --timestamp-bits 40 --node-bits 8 --sequence-bits 15 --epoch-ms 1704067200000
   snowmint mint -n 3 --json | jq -r .id        JSON lines, IDs as decimal strings
   snowmint man | man -l -                      the manual
@@ -76,27 +76,30 @@ snowmint man — print a man page (roff)
 
 USAGE
   snowmint man [mint|inspect|layout|sequencer|lease|opaque|range|serve|completions|man]
+  snowmint man COMMAND ACTION        (or COMMAND-ACTION: sequencer-create, lease-list, range-next …)
 
-Without a command: snowmint(1); with one: snowmint-COMMAND(1).
+Without a command: snowmint(1); with one: snowmint-COMMAND(1); with an action of sequencer, lease,
+opaque or range: snowmint-COMMAND-ACTION(1), the pages snowmint-COMMAND(1) names.
 
 EXAMPLES
   snowmint man | man -l -
   snowmint man > ~/.local/share/man/man1/snowmint.1
   snowmint man mint > ~/.local/share/man/man1/snowmint-mint.1
+  snowmint man sequencer create > ~/.local/share/man/man1/snowmint-sequencer-create.1
 ";
 
 pub const MINT: &str = "\
 snowmint mint — mint new IDs from the system clock
 
 USAGE
-  snowmint mint [-n N] [--node N] [--layout L] [--format dec|hex|base32|base58] [--state-file PATH]
+  snowmint mint [-n N] [--node SOURCE] [--layout L] [--format dec|hex|base32|base58] [--state-file PATH]
                 [--json] [--stats]
 
 OPTIONS
   -n, --count N     how many IDs (default 1), one per line, strictly increasing
-  --node SOURCE     this machine's node ID (default: $SNOWMINT_NODE_ID, else 0). Two minters with
-                    the same node ID and layout can produce the same ID: give each its own, or
-                    take one by lease. SOURCE is a number, env[:NAME], k8s[:OFFSET], ip, or a lease:
+  --node SOURCE     this machine's node ID (default: $SNOWMINT_NODE_ID, else 0 with a warning on
+                    stderr). Two minters with the same node ID and layout can produce the same ID:
+                    give each its own, or take one by lease. SOURCE is a number, env[:NAME], k8s[:OFFSET], ip, or a lease:
                     file:///DIR (this host), etcd://HOST:PORT[,…]/PREFIX, postgres://USER@HOST/DB,
                     with ?sequencer=NAME&ttl=10s. A lease is held while minting, released at exit.
   -l, --layout L    twitter (default), discord, instagram, sonyflake, hazelcast, snowcast, js53,
@@ -118,7 +121,7 @@ OPTIONS
                     their total nanoseconds, clock readings below the last one seen)
 
 EXAMPLES
-  snowmint mint
+  snowmint mint --node 0
   snowmint mint -n 3 --node 7 --format hex
   SNOWMINT_NODE_ID=12 snowmint mint --layout sonyflake
   snowmint mint --layout snowcast --epoch-ms 1704067200000 --node-count 1024 --node 5
@@ -169,8 +172,8 @@ const LAYOUT_INTRO: &str = "\
 snowmint layout — design a layout: bit diagram, lifespan and capacity
 
 USAGE
-  snowmint layout [--preset L]                       a preset (default twitter)
-  snowmint layout [--preset L] FIELD OPTIONS...      a custom layout (fields left out keep the
+  snowmint layout [--layout L]                       a preset (default twitter)
+  snowmint layout [--layout L] FIELD OPTIONS...      a custom layout (fields left out keep the
                                                      preset's values; twitter's by default)
 
 FIELD OPTIONS
@@ -190,15 +193,15 @@ OUTPUT
                         max_node_id, ids_per_tick, ids_per_second(_per_node), clock_unit
 
 PRESET PARAMETERS
-  --preset snowcast --epoch-ms MS --node-count N    (N: 128..=8192, rounded up to a power of two)
-  --preset hazelcast [--node-id-offset N]
+  --layout snowcast --epoch-ms MS --node-count N    (N: 128..=8192, rounded up to a power of two)
+  --layout hazelcast [--node-id-offset N]
 
 EXAMPLES
   snowmint layout
-  snowmint layout --preset sonyflake
-  snowmint layout --preset snowcast --epoch-ms 1704067200000 --node-count 1024
+  snowmint layout --layout sonyflake
+  snowmint layout --layout snowcast --epoch-ms 1704067200000 --node-count 1024
   snowmint layout --timestamp-bits 42 --node-bits 6 --sequence-bits 15 --epoch-ms 1704067200000
-  snowmint layout --preset discord --epoch-ms 1704067200000
+  snowmint layout --layout discord --epoch-ms 1704067200000
 
 ";
 
@@ -270,10 +273,10 @@ pub const SEQUENCER: &str = "\
 snowmint sequencer — named sequencers: a name bound to a layout and node count in a store
 
 USAGE
-  snowmint sequencer create NAME --store URL [--nodes N] [--layout L ...] [--json]
+  snowmint sequencer create NAME --store URL [--node-count N] [--layout L ...] [--json]
   snowmint sequencer show NAME --store URL [--json]
   snowmint sequencer list --store URL [--json]
-  snowmint sequencer destroy NAME --store URL
+  snowmint sequencer destroy NAME --store URL [--json]
 
   URL is file:///DIR (the embedded store: a directory on this host), etcd://HOST:PORT[,…]/PREFIX or
   postgres://USER@HOST:PORT/DB ($SNOWMINT_STORE if --store is not given).
@@ -284,9 +287,12 @@ USAGE
             its fencing token and expiry, and the position it is reserved up to; a NAME with no
             live record is SEQUENCER_NOT_FOUND (exit status 1)
   list      every live sequencer
-  --json    create and show: one JSON object; list: one per line (JSON Lines). Fields: name, store,
-            nodes, incarnation, created, created_unix_ms, layout (its text), preset (or null);
-            show adds holders and node_ids, each as 'snowmint lease --help' describes.
+  --json    create, show and destroy: one JSON object; list: one per line (JSON Lines). Fields: name,
+            store, nodes, incarnation, created, created_unix_ms, layout (its text), preset (or null);
+            show adds holders and node_ids, each as 'snowmint lease --help' describes; destroy adds
+            destroyed (true).
+  --node-count  create: the node count (default: every node ID of the layout; its former name,
+            nodes, still works); with --layout snowcast it is that layout's node-count parameter too.
   A sequencer is one ID space. A lease source (mint --node URL?sequencer=NAME) attaches to an existing
   NAME and adopts its layout and node count (another layout is SEQUENCER_CONFLICT); only `default`
   is created on first use, any other missing NAME is SEQUENCER_NOT_FOUND.
@@ -295,7 +301,7 @@ USAGE
             (it starts above the old one's highest reserved ID, whatever its layout).
 
 EXAMPLES
-  snowmint sequencer create orders --store file:///tmp/ids --nodes 128
+  snowmint sequencer create orders --store file:///tmp/ids --node-count 128
   snowmint mint -n 3 --node 'file:///tmp/ids?sequencer=orders'
   snowmint sequencer show orders --store file:///tmp/ids
 ";
@@ -326,13 +332,14 @@ pub const RANGE: &str = "\
 snowmint range — compact integer IDs (31 bits by default) from ranges leased global → datacenter → process
 
 USAGE
-  snowmint range next NAME --dc DC --global URL [--local URL] [-n N] [--bits B] [--start S]
-                      [--dc-range N] [--process-range N] [--threshold PERCENT] [--wait-ms MS] [--json]
-  snowmint range show NAME --global URL [--dc DC --local URL] [--json]
+  snowmint range next NAME --dc DC --store URL [--local-store URL] [-n N] [--bits B] [--start S]
+                      [--dc-range N] [--process-range N] [--threshold PERCENT] [--wait DURATION] [--json]
+  snowmint range show NAME --store URL [--dc DC --local-store URL] [--json]
 
-  URL is file:///DIR, etcd://HOST:PORT[,…]/PREFIX or postgres://USER@HOST:PORT/DB. The global store is
-  shared by every datacenter ($SNOWMINT_STORE if --global is not given); --local is the datacenter's
-  own store (default: the global one).
+  URL is file:///DIR, etcd://HOST:PORT[,…]/PREFIX or postgres://USER@HOST:PORT/DB. The global store
+  (--store) is shared by every datacenter ($SNOWMINT_STORE if --store is not given); --local-store is
+  the datacenter's own store (default: the global one). Their former names, global and local, still work.
+  --wait is how long to wait for a range (500ms, 2s, 1m; default 0: do not wait).
 
   next   takes N values (default 1), one per line, increasing. A datacenter moves --dc-range values
          (default 1000000) from the global row at a time; this process takes exactly N from its
@@ -340,7 +347,7 @@ USAGE
          pre-allocate, so it leaves no hole when it exits. Width --bits (1 to 63, default 31: a
          signed 32-bit column) from --start (default 1); RANGE_EXHAUSTED once every value is out.
   show   the global row (global last value, the last range each datacenter took) and, with --dc and
-         --local, that datacenter's row (last value given to a process, reserved and pre-allocated
+         --local-store, that datacenter's row (last value given to a process, reserved and pre-allocated
          ranges)
   --json next: one object per value and line, {\"id\": \"<decimal>\"}; show: one object, name, global
          (null, or bits, start, last, next, datacenters {DC: {start, end}}) and, with --dc,
@@ -348,6 +355,6 @@ USAGE
          are decimal strings
 
 EXAMPLES
-  snowmint range next orders --dc eu --global etcd://127.0.0.1:2379/ids --local file:///var/lib/ids -n 3
-  snowmint range show orders --global etcd://127.0.0.1:2379/ids --dc eu --local file:///var/lib/ids
+  snowmint range next orders --dc eu --store etcd://127.0.0.1:2379/ids --local-store file:///var/lib/ids -n 3
+  snowmint range show orders --store etcd://127.0.0.1:2379/ids --dc eu --local-store file:///var/lib/ids
 ";

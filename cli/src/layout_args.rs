@@ -1,4 +1,4 @@
-//! The layout options every command shares: a preset (`--layout`/`--preset`), its parameters
+//! The layout options every command shares: a preset (`--layout`, `-l`; `--preset` its former name), its parameters
 //! (snowcast's `--epoch-ms` and `--node-count`, hazelcast's `--node-id-offset`) and field overrides for
 //! a custom layout. Every value is validated by the core (`Layout::new`, `Layout::snowcast` …).
 
@@ -49,6 +49,14 @@ impl LayoutArgs {
             || self.tick_ns.is_some()
             || self.use_sign_bit
             || self.node_split_bits.is_some()
+    }
+
+    /// `sequencer create --node-count N`: the sequencer's node count, and with the snowcast layout that
+    /// layout's node-count parameter too (one option for one idea).
+    pub fn snowcast_node_count(&mut self, n: u64) {
+        if self.preset.as_deref() == Some("snowcast") {
+            self.node_count = Some(n);
+        }
     }
 
     /// Consumes `name` if it is a layout option; `Ok(false)` if it is not one.

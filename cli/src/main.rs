@@ -31,6 +31,12 @@ use snowmint_coord::{NodeGenerator, NodeSource};
 /// The node ID when `--node` is not given.
 const NODE_ENV: &str = "SNOWMINT_NODE_ID";
 
+/// Where the node ID came from when neither `--node` nor $SNOWMINT_NODE_ID gave it.
+const DEFAULT_NODE: &str = "the default node 0";
+
+/// What `mint` says on stderr when it falls back to node 0 (neither `--node` nor $SNOWMINT_NODE_ID).
+const NO_NODE_WARNING: &str = "warning: no --node and no $SNOWMINT_NODE_ID, so node 0: processes minting as the same node at the same time make the same IDs; give each its own --node N (or SNOWMINT_NODE_ID=N), or --node 0 to say node 0 on purpose";
+
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let stdout = io::stdout();
@@ -141,7 +147,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     }
 }
 
-/// `snowmint mint [-n N] [--node N] [--layout L …] [--format F] [--state-file PATH] [--json]`
+/// `snowmint mint [-n N] [--node SOURCE] [--layout L …] [--format F] [--state-file PATH] [--json]`
 fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
     let mut count: u64 = 1;
     let mut json = false;
@@ -221,7 +227,7 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
         },
         None => match std::env::var(NODE_ENV) {
             Ok(text) => (args::parse_number(NODE_ENV, text.trim(), "mint")?, NODE_ENV),
-            Err(_) => (0, "the default node 0"),
+            Err(_) => (0, DEFAULT_NODE),
         },
     };
     let chunk = layout.ids_per_tick().clamp(1, 4096) as usize;
@@ -238,6 +244,7 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                 CliError::core(e).with(hint)
             })?;
         emit(count, chunk, (format, json), out, |buf| gen.next_ids(buf))?;
+        warn_default_node(source);
         gen.flush()?;
         return report_stats(stats, gen.stats());
     }
@@ -253,10 +260,19 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
         CliError::core(e).with(hint)
     })?;
     let last = emit(count, chunk, (format, json), out, |buf| gen.next_ids(buf))?;
+    warn_default_node(source);
     if let Some(last) = last {
         wait_out_tick(&layout, last);
     }
     report_stats(stats, gen.stats())
+}
+
+/// Not silent: two processes that both forgot --node mint the same IDs (said once the IDs are out, so
+/// that a command that fails says only why).
+fn warn_default_node(source: &str) {
+    if source == DEFAULT_NODE {
+        eprintln!("{NO_NODE_WARNING}");
+    }
 }
 
 /// `--stats`: the generator's counters as one JSON line on standard error (standard output keeps the
@@ -448,6 +464,16 @@ fn inspect(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
         }
     }
     let now_ms = SystemClock.now_ns().ok().map(|ns| ns / 1_000_000);
+    // Said before the first ID decoded (a command that fails says only why).
+    let mut assumed_note = (!layout_args.given()).then(|| {
+        format!(
+            "note: no --layout given, so the {} layout is assumed",
+            chosen.label
+        )
+    });
+    let assumed = assumed_note.is_some();
+    // At most this many IDs get a note on their time (a long list from stdin stays readable).
+    let mut doubts_left = 3u32;
     for (i, text) in ids.iter().enumerate() {
         let (form, id) = match from {
             Some(enc) => enc.parse(text).map(|id| (enc, id)),
@@ -460,6 +486,17 @@ fn inspect(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                 chosen.label
             ))
         })?;
+        if let Some(note) = assumed_note.take() {
+            eprintln!("{note}");
+        }
+        if let Some(doubt) = now_ms.and_then(|now| render::doubt(&chosen, assumed, &decoded, now)) {
+            match doubts_left {
+                0 => {}
+                1 => eprintln!("{doubt}\n(the times of further IDs are not checked)"),
+                _ => eprintln!("{doubt}"),
+            }
+            doubts_left = doubts_left.saturating_sub(1);
+        }
         if json {
             writeln!(out, "{}", json::inspected(&chosen, text, form, &decoded))?;
             continue;
@@ -494,7 +531,7 @@ fn parse_failure(err: Error, text: &str) -> CliError {
     e
 }
 
-/// `snowmint layout [--preset P | fields …] [--json]`
+/// `snowmint layout [--layout L | fields …] [--json]`
 fn layout(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
     let mut layout_args = LayoutArgs::default();
     let mut json = false;
@@ -517,7 +554,7 @@ fn layout(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
             },
             Item::Positional(p) => {
                 return Err(CliError::usage(
-                    format!("unexpected argument {p:?} (name a preset with --preset {p})"),
+                    format!("unexpected argument {p:?} (name a preset with --layout {p})"),
                     "layout",
                 )
                 .into())

@@ -29,14 +29,21 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                     return Ok(());
                 }
                 "--dc" => dc = Some(args.value(&name, inline)?),
-                "--global" => global = Some(args.value(&name, inline)?),
-                "--local" => local = Some(args.value(&name, inline)?),
+                // --global and --local are these options' former names (clap's aliases).
+                "--store" => global = Some(args.value(&name, inline)?),
+                "--local-store" => local = Some(args.value(&name, inline)?),
                 "-n" | "--count" => count = Some(args.number(&name, inline)?),
                 "--dc-range" => options.dc_range = args.number(&name, inline)?,
                 "--process-range" => process_range = Some(args.number(&name, inline)?),
                 "--threshold" => threshold = Some(args.number(&name, inline)?),
                 "--bits" => options.bits = args.bits(&name, inline)?,
                 "--start" => options.start = args.number(&name, inline)?,
+                "--wait" => {
+                    let v = args.value(&name, inline)?;
+                    options.wait = snowmint_coord::source::parse_wait(&v)
+                        .map_err(|why| CliError::usage(format!("--wait: {why}"), "range"))?;
+                }
+                // The former spelling: milliseconds without a unit.
                 "--wait-ms" => options.wait = Duration::from_millis(args.number(&name, inline)?),
                 "--json" => {
                     args.no_value(&name, inline)?;
@@ -66,7 +73,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     }
     let global = global
         .or_else(|| std::env::var("SNOWMINT_STORE").ok())
-        .ok_or_else(|| CliError::usage("give the global store with --global URL (file:///DIR, etcd://…, postgres://…) or $SNOWMINT_STORE", "range"))?;
+        .ok_or_else(|| CliError::usage("give the global store with --store URL (file:///DIR, etcd://…, postgres://…) or $SNOWMINT_STORE", "range"))?;
     match action.as_str() {
         "next" => {
             let dc = dc.ok_or_else(|| {
@@ -86,7 +93,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             options.process_range = process_range.unwrap_or_else(|| count.min(options.dc_range));
             options.threshold_percent = threshold.map_or(100, |t| t.min(u32::MAX as u64) as u32);
             options.check().map_err(|e| malformed(e, "range"))?;
-            for (what, url) in [("global", &global), ("local", &local)] {
+            for (what, url) in [("store", &global), ("local-store", &local)] {
                 snowmint_coord::source::parse_store_url(url)
                     .map_err(|e| malformed(e.context(format!("--{what}")), "range"))?;
             }
@@ -116,7 +123,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 }
             }
             if local.is_some() != dc.is_some() {
-                return Err(CliError::usage("'range show' takes --dc DC and --local URL together (to read that datacenter's row)", "range").into());
+                return Err(CliError::usage("'range show' takes --dc DC and --local-store URL together (to read that datacenter's row)", "range").into());
             }
             let local_url = local.clone().unwrap_or_else(|| global.clone());
             let (g, l) = open_pair(&global, &local_url).map_err(cli_error)?;

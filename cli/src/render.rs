@@ -153,6 +153,69 @@ pub fn inspect(chosen: &Chosen, d: &Decoded, form: Encoding, now_ms: Option<u64>
     s
 }
 
+/// Unix ms of 2010-01-01, before which no Snowflake-family ID was minted: a decoded time earlier than
+/// that (or in the future) says the ID is of another layout.
+const PLAUSIBLE_FROM_MS: u64 = 1_262_304_000_000;
+/// How near now a decoded time is "near now" for [`doubt`]'s list of other layouts.
+const NEAR_NOW_MS: u64 = 86_400_000;
+
+/// What `snowmint inspect` says on stderr about the time `d` decodes to under `chosen` (`assumed`:
+/// no layout option was given): a warning when the time is implausible (before 2010, or in the
+/// future), and when `assumed` a note when the time is not near now but the ID decodes to a time near
+/// now under other presets; each names those presets. `None` when there is nothing to say.
+pub fn doubt(chosen: &Chosen, assumed: bool, d: &Decoded, now_ms: u64) -> Option<String> {
+    let t = d.unix_ms;
+    let implausible = if t < PLAUSIBLE_FROM_MS {
+        Some("before 2010")
+    } else if t > now_ms.saturating_add(60_000) {
+        Some("in the future")
+    } else {
+        None
+    };
+    let near = |t: u64| t.abs_diff(now_ms) <= NEAR_NOW_MS;
+    if implausible.is_none() && (!assumed || near(t)) {
+        return None;
+    }
+    let mut others: Vec<(u64, &str, u64)> = snowmint::PRESET_NAMES
+        .iter()
+        .filter_map(|name| {
+            let l = Layout::preset(name).ok()?;
+            if l == chosen.layout {
+                return None;
+            }
+            let t = l.decode(d.id).ok()?.unix_ms;
+            near(t).then_some((t.abs_diff(now_ms), *name, t))
+        })
+        .collect();
+    others.sort();
+    let rel = |t: u64| relative(t, Some(now_ms)).unwrap_or_default();
+    let here = format!(
+        "ID {} decodes under {} to {} ({})",
+        d.id,
+        chosen.label,
+        IsoTime::from_unix_ms(t),
+        rel(t)
+    );
+    let list = others
+        .iter()
+        .map(|(_, name, t)| format!("{name} ({}, {})", IsoTime::from_unix_ms(*t), rel(*t)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let first = others.first().map(|(_, name, _)| *name);
+    match (implausible, first) {
+        (Some(why), Some(name)) => Some(format!(
+            "warning: {here}, {why}: not a time it was minted. It decodes to a time near now under: {list}; give --layout {name} if it is one"
+        )),
+        (Some(why), None) => Some(format!(
+            "warning: {here}, {why}: not a time it was minted; no preset decodes it to a time near now, so it may be of a custom layout (give its fields, see 'snowmint layout --help')"
+        )),
+        (None, Some(name)) => Some(format!(
+            "note: {here}; if it was minted recently, it is of another layout: it decodes to a time near now under: {list}; give --layout {name} if it is one"
+        )),
+        (None, None) => None,
+    }
+}
+
 /// One bit-field row of the diagram.
 struct Field {
     letter: char,

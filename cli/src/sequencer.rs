@@ -4,7 +4,6 @@ use std::io::Write;
 use std::sync::Arc;
 
 use serde_json::Value;
-use snowmint::ErrorCode;
 use snowmint::IsoTime;
 use snowmint_coord::sequencer::layout_from_text;
 use snowmint_coord::source::{open_store, parse_store_url};
@@ -81,7 +80,11 @@ fn parse(
                     args.no_value(&name, inline)?;
                     json = true;
                 }
-                "--nodes" if command == "sequencer" => nodes = Some(args.number(&name, inline)?),
+                // The sequencer's node count (--nodes is its former name); with the snowcast
+                // layout, that layout's parameter too (below).
+                "--node-count" if command == "sequencer" => {
+                    nodes = Some(args.number(&name, inline)?)
+                }
                 _ => {
                     if command != "sequencer" || !layout_args.take(&mut args, &name, inline)? {
                         return Err(args.unknown(&name).into());
@@ -90,6 +93,9 @@ fn parse(
             },
             Item::Positional(p) => positionals.push(p),
         }
+    }
+    if let Some(n) = nodes {
+        layout_args.snowcast_node_count(n);
     }
     let mut pos = positionals.into_iter();
     let Some(action) = pos.next() else {
@@ -135,18 +141,13 @@ impl Parsed {
     }
 }
 
-/// The live record of `name`; SEQUENCER_NOT_FOUND (exit 1) when there is none.
+/// The live record of `name`; SEQUENCER_NOT_FOUND (exit 1) when there is none, naming the
+/// sequencers that exist, the nearest name and the command that creates it.
 fn record(store: &dyn Store, name: &str) -> Result<SequencerRecord, CliError> {
-    store.sequencer(name).map_err(cli_error)?.ok_or_else(|| {
-        CliError::rejected(
-            ErrorCode::SequencerNotFound,
-            format!(
-                "{}: no sequencer {name:?} (never created, or destroyed)",
-                store.describe()
-            ),
-        )
-        .with("'snowmint sequencer list' shows the sequencers that exist")
-    })
+    store
+        .sequencer(name)
+        .map_err(cli_error)?
+        .ok_or_else(|| cli_error(snowmint_coord::sequencer::not_found(store, name, None)))
 }
 
 /// The node IDs of `nodes` as a table; with `sequencer`, a first column naming each one's sequencer.
@@ -293,6 +294,12 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             // Sequencer::destroy removes exactly the incarnation it opened (a re-created one is left).
             let seq = Sequencer::open(store.clone(), &name).map_err(cli_error)?;
             seq.destroy().map_err(cli_error)?;
+            if p.json {
+                let mut m = json::sequencer(seq.record(), &store.describe());
+                m.insert("destroyed".into(), true.into());
+                writeln!(out, "{}", Value::Object(m))?;
+                return Ok(());
+            }
             writeln!(
                 out,
                 "sequencer {name} (incarnation {}) destroyed; its holders stop within one renewal interval",

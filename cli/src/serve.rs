@@ -16,7 +16,7 @@ snowmint serve — the ID service: batches of IDs over HTTP, node-ID leases for 
 
 USAGE
   snowmint serve --listen HOST:PORT --node SOURCE [--layout L …] [--validity 600s] [--max-count 10000]
-                 [--leases URL] [--client-sequencer NAME] [--lease-ttl 70s] [--lease-reservation 60s]
+                 [--store URL] [--client-sequencer NAME] [--lease-ttl 70s] [--lease-reservation 60s]
                  [--cors-origin ORIGIN …] [--allowed-host NAME …] [--auth-token-file PATH]
                  [--tls-cert PATH --tls-key PATH] [--max-leases-per-client 8] [--max-connections 256]
 
@@ -26,14 +26,14 @@ USAGE
   --node               the service's node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease source
                        (file:///DIR, etcd://HOST:PORT/PREFIX, postgres://USER@HOST:PORT/DB) that the
                        service holds while it runs (/healthz turns 503 if it is lost). A fixed node ID
-                       with --leases is claimed on the client sequencer of that store (refused while
-                       another instance or a client holds it, released at shutdown); without --leases
+                       with --store is claimed on the client sequencer of that store (refused while
+                       another instance or a client holds it, released at shutdown); without --store
                        the service waits 2 s before it serves (an instance before it may have minted up
                        to 2 s ahead of the clock).
   --validity           how long a batch may be used (valid_for_ms of every batch; default 600s)
   --max-count          the largest count of one batch (default 10000)
-  --leases             the store of client leases with a fixed --node (a lease source's own store
-                       is the store of client leases; --leases with it is refused)
+  --store              the store of client leases with a fixed --node (a lease source's own store
+                       is the store of client leases; --store with it is refused; formerly named leases)
   --client-sequencer   the sequencer of client leases and of every instance's node ID (default: the
                        node source's sequencer, and no other is accepted with a lease source; else
                        clients), so that no client is leased a node ID an instance mints with
@@ -126,7 +126,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 "--node" => node = Some(args.value(&name, inline)?),
                 "--validity" => validity = Some(duration(&mut args, &name, inline)?),
                 "--max-count" => max_count = Some(args.number(&name, inline)?),
-                "--leases" => leases = Some(args.value(&name, inline)?),
+                "--store" => leases = Some(args.value(&name, inline)?),
                 "--client-sequencer" => client_sequencer = Some(args.value(&name, inline)?),
                 "--lease-ttl" => lease_ttl = Some(duration(&mut args, &name, inline)?),
                 "--lease-reservation" => {

@@ -46,9 +46,28 @@ pub fn commands() -> Vec<String> {
 /// `["sequencer"]`: its actions and every option of them; `["mint"]`: mint's options), the defined
 /// name nearest to `given`, by the core's rule ([`snowmint::suggest`]).
 pub fn did_you_mean(path: &[&str], given: &str) -> String {
-    suggestion(path, given)
-        .map(|s| format!(" (did you mean {s}?)"))
-        .unwrap_or_default()
+    match suggestion(path, given) {
+        // An option of other actions of this command: say which, not "did you mean" itself.
+        Some(s) if s == given => {
+            let root = command();
+            let mut cmd = &root;
+            for p in path {
+                match cmd.find_subcommand(p) {
+                    Some(c) => cmd = c,
+                    None => return String::new(),
+                }
+            }
+            let long = given.trim_start_matches('-');
+            let actions: Vec<&str> = cmd
+                .get_subcommands()
+                .filter(|c| c.get_arguments().any(|a| a.get_long() == Some(long)))
+                .map(|c| c.get_name())
+                .collect();
+            format!(" ({given} is an option of {} only)", actions.join(", "))
+        }
+        Some(s) => format!(" (did you mean {s}?)"),
+        None => String::new(),
+    }
 }
 
 /// The name [`did_you_mean`] suggests, if any.
@@ -85,6 +104,8 @@ fn opt(name: &'static str, value: &'static str, help: &'static str) -> Arg {
         .long(name)
         .value_name(value)
         .num_args(1)
+        // `--node -1` is a (wrong) value, which the command names, not an unknown option `-1`.
+        .allow_negative_numbers(true)
         .help(help)
 }
 
@@ -111,7 +132,7 @@ fn json() -> Arg {
 }
 
 /// The layout options every command shares (`layout_args.rs`).
-fn layout_args(cmd: Command, preset_flag: bool) -> Command {
+fn layout_args(cmd: Command) -> Command {
     let layout = opt(
         "layout",
         "L",
@@ -119,12 +140,8 @@ fn layout_args(cmd: Command, preset_flag: bool) -> Command {
     )
     .short('l')
     .value_parser(Named(&PRESET_NAMES));
-    let layout = if preset_flag {
-        layout.visible_alias("preset")
-    } else {
-        layout.alias("preset")
-    };
-    cmd.arg(layout)
+    // One word for a layout: --layout (with -l); --preset is its former name in `snowmint layout`.
+    cmd.arg(layout.alias("preset"))
         .arg(opt(
             "epoch-ms",
             "MS",
@@ -161,7 +178,7 @@ pub fn command() -> Command {
         .arg(opt(
             "node",
             "SOURCE",
-            "node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease URL (default $SNOWMINT_NODE_ID, else 0)",
+            "node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease URL (default $SNOWMINT_NODE_ID, else 0 with a warning)",
         ))
         .arg(
             opt("format", "F", "string form of the IDs (default dec)")
@@ -205,21 +222,24 @@ pub fn command() -> Command {
             .help("the sequencer's name")
     };
     let sequencer = Command::new("sequencer")
+        .disable_help_subcommand(true)
         .about("Named sequencers: a name bound to a layout and node count in a store")
         .subcommand_required(true)
-        .subcommand(layout_args(
-            Command::new("create")
-                .about("Register NAME with a layout and node count")
-                .arg(name())
-                .arg(store())
-                .arg(opt(
-                    "nodes",
-                    "N",
-                    "node count (default: every node ID of the layout)",
-                ))
-                .arg(json()),
-            false,
-        ))
+        .subcommand(
+            layout_args(
+                Command::new("create")
+                    .about("Register NAME with a layout and node count")
+                    .arg(name())
+                    .arg(store())
+                    .arg(json()),
+            )
+            // One word for a node count: the sequencer's (snowcast's parameter too, with its layout).
+            .mut_arg("node-count", |a| {
+                a.alias("nodes").help(
+                    "node count (default: every node ID of the layout; with --layout snowcast, its parameter too)",
+                )
+            }),
+        )
         .subcommand(
             Command::new("show")
                 .about("The configuration and every node ID's holder and reservation (SEQUENCER_NOT_FOUND, exit 1, for a NAME with no live record)")
@@ -237,9 +257,11 @@ pub fn command() -> Command {
             Command::new("destroy")
                 .about("Remove NAME; every holder stops with SEQUENCER_DESTROYED")
                 .arg(name())
-                .arg(store()),
+                .arg(store())
+                .arg(json()),
         );
     let lease = Command::new("lease")
+        .disable_help_subcommand(true)
         .about("Who holds which node ID: holder, fencing token, expiry and reservation")
         .subcommand_required(true)
         .subcommand(
@@ -284,10 +306,10 @@ pub fn command() -> Command {
                         .value_parser(Named(&ENCODINGS_ANY)),
                 )
                 .arg(json_lines()),
-            false,
         )
     };
     let opaque = Command::new("opaque")
+        .disable_help_subcommand(true)
         .about("Turn IDs into opaque tokens and back, with a secret key")
         .subcommand_required(true)
         .subcommand(opaque_cmd("encode", "IDs to tokens", "ID"))
@@ -298,9 +320,22 @@ pub fn command() -> Command {
             .required(true)
             .help("the range sequence's name")
     };
-    let range_store =
-        |name: &'static str, help: &'static str| opt(name, "URL", help).value_hint(ValueHint::Url);
+    // The stores of a range sequence: --store (the global one, as every command's store) and
+    // --local-store; --global and --local are their former names.
+    let range_store = |name: &'static str, alias: &'static str, help: &'static str| {
+        opt(name, "URL", help)
+            .alias(alias)
+            .value_hint(ValueHint::Url)
+    };
+    let global_store = || {
+        range_store(
+            "store",
+            "global",
+            "the global store every datacenter shares (default $SNOWMINT_STORE)",
+        )
+    };
     let range = Command::new("range")
+        .disable_help_subcommand(true)
         .about("Compact integer IDs (31 bits by default) from ranges leased from a global row to datacenters to processes")
         .subcommand_required(true)
         .subcommand(
@@ -308,24 +343,26 @@ pub fn command() -> Command {
                 .about("Take N values, one per line, increasing")
                 .arg(range_name())
                 .arg(opt("dc", "DC", "this process's datacenter"))
-                .arg(range_store("global", "the store every datacenter shares (default $SNOWMINT_STORE)"))
-                .arg(range_store("local", "the datacenter's own store (default: the global one)"))
+                .arg(global_store())
+                .arg(range_store("local-store", "local", "the datacenter's own store (default: the global one)"))
                 .arg(opt("count", "N", "how many values (default 1)").short('n'))
                 .arg(opt("bits", "B", "value width, 1..=63 (default 31)"))
                 .arg(opt("start", "S", "the first value (default 1)"))
                 .arg(opt("dc-range", "N", "values a datacenter takes from the global row at a time"))
                 .arg(opt("process-range", "N", "values this process takes from its datacenter's row"))
                 .arg(opt("threshold", "PERCENT", "use of a range at which the next is fetched (default 100: none)"))
-                .arg(opt("wait-ms", "MS", "how long to wait for a range"))
+                .arg(opt("wait", "DURATION", "how long to wait for a range (500ms, 2s, 1m; default 0: do not wait)"))
+                // Its former spelling, in milliseconds without a unit (kept for scripts).
+                .arg(opt("wait-ms", "MS", "--wait in milliseconds (the former spelling)").hide(true))
                 .arg(json_lines()),
         )
         .subcommand(
             Command::new("show")
-                .about("The global row and, with --dc and --local, that datacenter's row")
+                .about("The global row and, with --dc and --local-store, that datacenter's row")
                 .arg(range_name())
-                .arg(range_store("global", "the store every datacenter shares (default $SNOWMINT_STORE)"))
+                .arg(global_store())
                 .arg(opt("dc", "DC", "a datacenter whose row to show"))
-                .arg(range_store("local", "that datacenter's store (default: the global one)"))
+                .arg(range_store("local-store", "local", "that datacenter's store (default: the global one)"))
                 .arg(json()),
         );
     let duration = |name: &'static str, help: &'static str| opt(name, "DURATION", help);
@@ -340,7 +377,8 @@ pub fn command() -> Command {
         .arg(duration("validity", "how long a batch may be used (default 600s)"))
         .arg(opt("max-count", "N", "the largest count of one batch (default 10000)"))
         .arg(
-            opt("leases", "URL", "the store of client leases with a fixed --node (its node ID is claimed there)")
+            opt("store", "URL", "the store of client leases with a fixed --node (its node ID is claimed there)")
+                .alias("leases")
                 .value_hint(ValueHint::Url),
         )
         .arg(opt(
@@ -382,8 +420,9 @@ pub fn command() -> Command {
                 .value_parser(SHELLS),
         );
     let man = Command::new("man")
-        .about("Print the man page (roff) of snowmint or of one command")
-        .arg(Arg::new("command").value_name("COMMAND"));
+        .about("Print the man page (roff) of snowmint, of one command or of one action (sequencer create)")
+        .arg(Arg::new("command").value_name("COMMAND"))
+        .arg(Arg::new("action").value_name("ACTION"));
     let help = Command::new("help")
         .about("Help on a command, or on the layouts")
         .hide(true)
@@ -398,14 +437,14 @@ pub fn command() -> Command {
         )
         .disable_help_subcommand(true)
         .subcommand_required(false)
-        .subcommand(layout_args(mint, false))
-        .subcommand(layout_args(inspect, false))
-        .subcommand(layout_args(layout, true))
+        .subcommand(layout_args(mint))
+        .subcommand(layout_args(inspect))
+        .subcommand(layout_args(layout))
         .subcommand(sequencer)
         .subcommand(lease)
         .subcommand(opaque)
         .subcommand(range)
-        .subcommand(layout_args(serve, false))
+        .subcommand(layout_args(serve))
         .subcommand(completions)
         .subcommand(man);
     // The topics of `snowmint help` and the pages of `snowmint man`: every command (and the table of
@@ -416,8 +455,18 @@ pub fn command() -> Command {
         .collect();
     let pages = topics.clone();
     topics.insert(3, "layouts".into());
+    // An action's page is also named as one word (`snowmint man sequencer-create`, its file's name).
+    let mut pages_named = pages.clone();
+    pages_named.extend(action_pages(&root));
+    let actions: Vec<String> = root
+        .get_subcommands()
+        .flat_map(|c| c.get_subcommands().map(|a| a.get_name().to_string()))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
     root.mut_subcommand("man", |man| {
-        man.mut_arg("command", |a| a.value_parser(pages))
+        man.mut_arg("command", |a| a.value_parser(pages_named))
+            .mut_arg("action", |a| a.value_parser(actions))
     })
     .subcommand(help.mut_arg("topic", |a| a.value_parser(topics)))
 }
@@ -452,35 +501,77 @@ pub fn completions(args: &[String], out: &mut impl Write) -> Result<(), Failure>
     Ok(())
 }
 
-/// `snowmint man [COMMAND]`: the page of snowmint, or of `snowmint-COMMAND`.
+/// The pages of the commands' actions, `sequencer-create` …: every page a command's page names in its
+/// SUBCOMMANDS section (`snowmint-sequencer-create(1)`), which `snowmint man` renders.
+fn action_pages(root: &Command) -> Vec<String> {
+    root.get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .flat_map(|c| {
+            c.get_subcommands()
+                .filter(|a| !a.is_hide_set())
+                .map(move |a| format!("{}-{}", c.get_name(), a.get_name()))
+        })
+        .collect()
+}
+
+/// Every man page `snowmint man` renders besides snowmint(1): `snowmint-COMMAND` for each command and
+/// `snowmint-COMMAND-ACTION` for each action, as the file names the README's loop installs.
+pub fn man_pages() -> Vec<String> {
+    let mut pages = commands();
+    pages.extend(action_pages(&command()));
+    pages
+}
+
+/// `snowmint man [COMMAND [ACTION]]` (or `COMMAND-ACTION`): the page of snowmint, of
+/// `snowmint-COMMAND` or of `snowmint-COMMAND-ACTION`.
 pub fn man(args: &[String], out: &mut impl Write) -> Result<(), Failure> {
     let root = command();
-    let names = commands();
-    let cmd = match args {
-        [] => root,
-        [name] if names.contains(name) => {
+    let names = man_pages();
+    let page = match args {
+        [] => None,
+        [name] => Some(name.clone()),
+        [name, action] => Some(format!("{name}-{action}")),
+        _ => return Err(CliError::usage("give at most a command and an action", "man").into()),
+    };
+    let cmd = match &page {
+        None => root,
+        Some(page) if names.contains(page) => {
+            // A command's page, or an action's (the only pages with a '-' after a command's name).
+            let (name, action) = match commands().iter().find(|c| page == *c) {
+                Some(c) => (c.clone(), None),
+                None => {
+                    let (c, a) = page
+                        .split_once('-')
+                        .expect("an action page is COMMAND-ACTION");
+                    (c.to_string(), Some(a.to_string()))
+                }
+            };
             let mut sub = root
-                .find_subcommand(name)
+                .find_subcommand(&name)
                 .cloned()
-                .expect("every command in COMMANDS is defined");
-            sub = sub
-                .name(format!("snowmint-{name}"))
-                .bin_name(format!("snowmint {name}"))
+                .expect("every page's command is defined");
+            if let Some(action) = &action {
+                sub = sub
+                    .find_subcommand(action)
+                    .cloned()
+                    .expect("every action page's action is defined");
+            }
+            let words = page.replacen('-', " ", usize::from(action.is_some()));
+            sub.name(format!("snowmint-{page}"))
+                .bin_name(format!("snowmint {words}"))
                 .version(env!("CARGO_PKG_VERSION"))
-                .disable_version_flag(true);
-            sub
+                .disable_version_flag(true)
         }
-        [name] => {
+        Some(page) => {
             return Err(CliError::usage(
                 format!(
-                    "no man page for {name:?}: snowmint man [{}]",
+                    "no man page for {page:?}: snowmint man [{}]",
                     names.join("|")
                 ),
                 "man",
             )
             .into())
         }
-        _ => return Err(CliError::usage("give at most one command", "man").into()),
     };
     let root_page = args.is_empty();
     clap_mangen::Man::new(cmd).render(out)?;
@@ -516,7 +607,8 @@ number, an option given twice)
 const MAN_ROOT_EXTRA: &str = r#".SH ENVIRONMENT
 .TP
 SNOWMINT_NODE_ID
-the node ID of \fBsnowmint mint\fR when \fB\-\-node\fR is not given (default 0)
+the node ID of \fBsnowmint mint\fR when \fB\-\-node\fR is not given (without it: node 0, with a
+warning on standard error, since two processes minting as one node make the same IDs)
 .TP
 SNOWMINT_STORE
 the store URL of \fBsnowmint sequencer\fR when \fB\-\-store\fR is not given

@@ -110,7 +110,9 @@ fn bash_script_parses_and_completes() {
         assert!(cmds.contains(&c.to_string()), "{c} not completed: {cmds:?}");
     }
     assert_eq!(complete(&["snowmint", "mint", "--js"]), vec!["--json"]);
-    assert_eq!(complete(&["snowmint", "layout", "--pre"]), vec!["--preset"]);
+    // One word for a layout in every command (--preset, its former name in `layout`, is not offered).
+    assert_eq!(complete(&["snowmint", "layout", "--lay"]), vec!["--layout"]);
+    assert_eq!(complete(&["snowmint", "layout", "--pre"]), vec![""]);
     let presets = complete(&["snowmint", "mint", "--layout", ""]);
     for p in snowmint::PRESET_NAMES {
         assert!(presets.contains(&p.to_string()), "{p}: {presets:?}");
@@ -265,6 +267,67 @@ fn man_pages_render() {
     }
     let e = run(&["man", "nope"]);
     assert_eq!(e.status.code(), Some(2));
+}
+
+/// Every page a man page names (`snowmint-sequencer-create(1)` in snowmint-sequencer(1)'s
+/// SUBCOMMANDS, every page in snowmint(1)'s SEE ALSO) is one `snowmint man` prints, under that name,
+/// and groff renders; the README's loops install exactly those pages.
+#[test]
+fn every_page_a_man_page_names_exists() {
+    let mut named = std::collections::BTreeSet::new();
+    let mut read = vec![ok(&["man"])];
+    for c in commands() {
+        read.push(ok(&["man", &c]));
+    }
+    for page in &read {
+        for part in page.split("snowmint\\-").skip(1) {
+            if let Some((name, _)) = part.split_once("(1)") {
+                if name.len() < 40 && !name.contains(' ') {
+                    named.insert(name.replace("\\-", "-"));
+                }
+            }
+        }
+    }
+    let actions: Vec<&String> = named.iter().filter(|n| !commands().contains(n)).collect();
+    assert!(
+        named.contains("lease-list") && named.contains("sequencer-create"),
+        "{named:?}"
+    );
+    assert!(!named.iter().any(|n| n.ends_with("-help")), "{named:?}");
+    let groff = has("groff");
+    for name in &named {
+        let page = ok(&["man", name]);
+        assert!(
+            page.contains(&format!(".TH snowmint-{name} 1")),
+            "snowmint man {name}: {}",
+            page.lines().take(4).collect::<Vec<_>>().join("\n")
+        );
+        if groff {
+            assert!(render(&page).contains("EXIT STATUS"), "{name}");
+        }
+        if let Some((c, a)) = name.split_once('-') {
+            if actions.contains(&name) {
+                assert_eq!(ok(&["man", c, a]), page, "snowmint man {c} {a}");
+            }
+        }
+    }
+    // The README's second loop: the actions' pages, exactly.
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find("for p in ")
+        .expect("the README's loop of action pages");
+    let words: Vec<&str> = readme[start + "for p in ".len()..]
+        .split("; do")
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .filter(|w| *w != "\\")
+        .collect();
+    let want: Vec<&str> = actions.iter().map(|s| s.as_str()).collect();
+    let mut got = words.clone();
+    got.sort();
+    assert_eq!(got, want, "the README's loop of action pages");
 }
 
 /// Every option the definitions give a command is one its parser knows, and every option its help

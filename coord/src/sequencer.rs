@@ -59,8 +59,9 @@ pub fn stored_layout(source: &str) -> Result<Option<Layout>> {
         .transpose()
 }
 
-/// `SEQUENCER_NOT_FOUND` for `name` in `store`: which sequencers exist, and the nearest name.
-pub(crate) fn not_found(store: &dyn Store, name: &str) -> Error {
+/// `SEQUENCER_NOT_FOUND` for `name` in `store`: which sequencers exist, the nearest name, and the
+/// command that creates it (with `layout`'s options when the caller has one, e.g. a lease source).
+pub fn not_found(store: &dyn Store, name: &str, layout: Option<&Layout>) -> Error {
     let names: Vec<String> = store
         .sequencers()
         .map(|v| v.into_iter().map(|r| r.name).collect())
@@ -80,11 +81,127 @@ pub(crate) fn not_found(store: &dyn Store, name: &str) -> Error {
     Error::new(
         ErrorCode::SequencerNotFound,
         format!(
-            "{}: no sequencer named {name:?} ({existing}){nearest} — create it first with `snowmint sequencer create {name}` (only {:?} is created implicitly)",
+            "{}: no sequencer named {name:?} ({existing}){nearest} — create it first with `{}`{} (only {:?} is created implicitly)",
             store.describe(),
+            create_command(&store.describe(), name, layout),
+            if has_secret(&store.describe()) {
+                " with SNOWMINT_STORE set to the store's URL, its password included (never shown here)"
+            } else {
+                ""
+            },
             crate::source::DEFAULT_SEQUENCER
         ),
     )
+}
+
+/// Whether a store's description stands for a URL with a secret it does not show: a password
+/// redacted (`postgres://app:***@…`, `password=***`) or an etcd user (whose password is dropped).
+fn has_secret(described: &str) -> bool {
+    let authority = |url: &str| {
+        url.split_once("://")
+            .map(|(_, rest)| rest.split(['/', '?']).next().unwrap_or("").to_string())
+    };
+    described.contains("***")
+        || (described.starts_with("etcd") && authority(described).is_some_and(|a| a.contains('@')))
+}
+
+/// The `snowmint sequencer create` command line that creates `name` in the store described as
+/// `store` with `layout` (none: the command's default, twitter), every word shell-quoted so that it
+/// works when pasted. A store whose URL holds a secret is written `"$SNOWMINT_STORE"` (messages never
+/// show a password); one without a URL (the in-process memory store) `URL`.
+pub fn create_command(store: &str, name: &str, layout: Option<&Layout>) -> String {
+    let store = if !store.contains("://") {
+        "URL".to_string()
+    } else if has_secret(store) {
+        "\"$SNOWMINT_STORE\"".to_string()
+    } else {
+        shell_word(store)
+    };
+    let mut cmd = format!(
+        "snowmint sequencer create {} --store {store}",
+        shell_word(name)
+    );
+    if let Some(layout) = layout {
+        for word in layout_options(layout) {
+            cmd.push(' ');
+            cmd.push_str(&shell_word(&word));
+        }
+    }
+    cmd
+}
+
+/// The `snowmint` layout options that give `layout`: `--layout PRESET` when it is a preset, else the
+/// fields that differ from twitter (the options' base).
+pub fn layout_options(layout: &Layout) -> Vec<String> {
+    let text = crate::layout_text(layout);
+    if let Some(preset) = snowmint::PRESET_NAMES
+        .iter()
+        .find(|n| Layout::preset(n).is_ok_and(|l| crate::layout_text(&l) == text))
+    {
+        if *preset == "twitter" {
+            return Vec::new();
+        }
+        return vec!["--layout".into(), preset.to_string()];
+    }
+    let c = layout.config();
+    let t = *Layout::twitter().config();
+    // The options reset the split when --node-bits is given.
+    let split_given = if c.node_bits == t.node_bits {
+        c.node_split_bits != t.node_split_bits
+    } else {
+        c.node_split_bits != 0
+    };
+    let numbers: [(&str, bool, u64); 7] = [
+        (
+            "--timestamp-bits",
+            c.timestamp_bits != t.timestamp_bits,
+            c.timestamp_bits.into(),
+        ),
+        (
+            "--node-bits",
+            c.node_bits != t.node_bits,
+            c.node_bits.into(),
+        ),
+        (
+            "--sequence-bits",
+            c.sequence_bits != t.sequence_bits,
+            c.sequence_bits.into(),
+        ),
+        ("--node-split-bits", split_given, c.node_split_bits.into()),
+        ("--tick-ns", c.tick_ns != t.tick_ns, c.tick_ns),
+        ("--epoch-ms", c.epoch_ms != t.epoch_ms, c.epoch_ms),
+        (
+            "--node-id-offset",
+            c.node_id_offset != t.node_id_offset,
+            c.node_id_offset,
+        ),
+    ];
+    let mut words = Vec::new();
+    for (flag, given, value) in numbers {
+        if given {
+            words.extend([flag.to_string(), value.to_string()]);
+        }
+    }
+    if c.order != t.order {
+        words.extend(["--order".to_string(), c.order.name().to_string()]);
+    }
+    if c.use_sign_bit {
+        words.push("--use-sign-bit".into());
+    }
+    words
+}
+
+/// `word` as one POSIX shell word: as is when it has only safe characters, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let safe = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.,/:@%+=".contains(&b));
+    if safe {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// Levenshtein distance (names are at most 64 bytes).
@@ -323,7 +440,7 @@ impl Sequencer {
         check_name(name)?;
         let record = store
             .sequencer(name)?
-            .ok_or_else(|| not_found(&*store, name))?;
+            .ok_or_else(|| not_found(&*store, name, None))?;
         let layout = layout_from_text(&record.config.layout)?;
         Ok(Sequencer::handle(
             store,
@@ -403,7 +520,7 @@ impl Sequencer {
                     &options,
                 )?
             }
-            None => return Err(not_found(&*store, name)),
+            None => return Err(not_found(&*store, name, Some(&layout))),
         };
         Ok(Sequencer::handle(
             store,

@@ -238,6 +238,11 @@ impl NodeSource {
                 .map(NodeSource::Fixed)
                 .map_err(|_| bad(source, "the node ID does not fit in 64 bits"));
         }
+        if s.strip_prefix('-')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            return Err(bad(source, "a node ID is not negative; give 0 or more"));
+        }
         if let Some((scheme, _)) = s.split_once("://") {
             return parse_lease(source, scheme, s).map(NodeSource::Lease);
         }
@@ -335,6 +340,35 @@ impl NodeSource {
     }
 }
 
+/// The query parameters a lease source of `scheme` takes (PostgreSQL's own pass through).
+fn parameters(scheme: &str) -> Vec<&'static str> {
+    let mut known = vec!["sequencer", "ttl", "wait"];
+    if scheme == "etcd+https" {
+        known.extend(["cacert", "cert", "key"]);
+    }
+    known
+}
+
+/// Whether a PostgreSQL URL's parameter `k` is a typo of one of ours (`sequncer`, `tll`) rather than
+/// one of PostgreSQL's own (`sslmode`, `connect_timeout`, …, which pass through).
+fn misspelt_parameter(k: &str) -> bool {
+    const POSTGRES: [&str; 12] = [
+        "sslmode",
+        "sslrootcert",
+        "sslcert",
+        "sslkey",
+        "connect_timeout",
+        "application_name",
+        "options",
+        "keepalives",
+        "keepalives_idle",
+        "target_session_attrs",
+        "channel_binding",
+        "password",
+    ];
+    !POSTGRES.contains(&k) && snowmint::suggest(k, &parameters("postgres")).is_some()
+}
+
 fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
     let rest = &s[scheme.len() + 3..];
     let (body, query) = match rest.split_once('?') {
@@ -363,7 +397,8 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
             }
             "ttl" => ttl = parse_ttl(v).map_err(|why| bad(source, why))?,
             "wait" => wait = parse_wait(v).map_err(|why| bad(source, why))?,
-            _ if scheme.starts_with("postgres") => passthrough.push(pair),
+            // A misspelt parameter of ours is refused, not passed on to PostgreSQL.
+            _ if scheme.starts_with("postgres") && !misspelt_parameter(k) => passthrough.push(pair),
             "cacert" | "cert" | "key" if scheme == "etcd+https" => {
                 let path = PathBuf::from(
                     percent_decode(v).ok_or_else(|| bad(source, format!("bad %-escape in {k}")))?,
@@ -384,7 +419,10 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
                 return Err(bad(
                     source,
                     format!(
-                        "unknown parameter {k:?} (known: sequencer, ttl, wait{})",
+                        "unknown parameter {k:?}{} (known: sequencer, ttl, wait{})",
+                        snowmint::suggest(k, &parameters(scheme))
+                            .map(|p| format!("; did you mean {p}?"))
+                            .unwrap_or_default(),
                         if scheme == "etcd+https" {
                             ", cacert, cert, key"
                         } else {
@@ -531,16 +569,23 @@ fn host_port(s: &str, default_port: u16) -> std::result::Result<String, String> 
     Ok(format!("{host}:{port}"))
 }
 
-/// `?wait=`: `30s`, `500ms`, `2m`, a bare number of seconds, or `0` (do not wait); at most 1 hour.
+/// `?wait=`: `30s`, `500ms`, `2m`, or `0` (do not wait); at most 1 hour.
 pub fn parse_wait(v: &str) -> std::result::Result<Duration, String> {
     if v.trim_end_matches(['m', 's']).chars().all(|c| c == '0') && v.starts_with('0') {
         return Ok(Duration::ZERO);
     }
-    parse_ttl(v).map_err(|e| e.replacen("ttl", "wait", 1))
+    parse_duration("wait", v, 3_600_000)
 }
 
-/// `10s`, `500ms`, `2m`, or a bare number of seconds; at least 1 ms, at most 1 hour.
+/// A duration with its unit, `10s`, `500ms` or `2m` (the one duration syntax of every snowmint
+/// option and parameter); at least 1 ms, at most 1 hour. A number without a unit is refused: `5`
+/// could be meant as seconds or milliseconds.
 pub fn parse_ttl(v: &str) -> std::result::Result<Duration, String> {
+    parse_duration("ttl", v, 3_600_000)
+}
+
+/// [`parse_ttl`]'s rule for any duration named `what`, at most `max_ms`.
+pub fn parse_duration(what: &str, v: &str, max_ms: u64) -> std::result::Result<Duration, String> {
     let (num, unit_ms) = if let Some(n) = v.strip_suffix("ms") {
         (n, 1)
     } else if let Some(n) = v.strip_suffix('s') {
@@ -548,21 +593,33 @@ pub fn parse_ttl(v: &str) -> std::result::Result<Duration, String> {
     } else if let Some(n) = v.strip_suffix('m') {
         (n, 60_000)
     } else {
-        (v, 1000)
+        (v, 0)
     };
     let n: u64 = num
         .parse()
-        .map_err(|_| format!("ttl {v:?} is not a duration (e.g. 10s, 500ms, 2m)"))?;
-    let ms = n.saturating_mul(unit_ms);
-    if ms == 0 {
+        .map_err(|_| format!("{what} {v:?} is not a duration (e.g. 10s, 500ms, 2m)"))?;
+    if n == 0 {
+        return Err(format!("{what} {v:?} is zero; it must be at least 1 ms"));
+    }
+    if unit_ms == 0 {
         return Err(format!(
-            "ttl {v:?} is zero; a claim must live at least 1 ms"
+            "{what} {v:?} has no unit: write {v}s, {v}ms or {v}m"
         ));
     }
-    if ms > 3_600_000 {
-        return Err(format!("ttl {v:?} is over one hour"));
+    let ms = n.saturating_mul(unit_ms);
+    if ms > max_ms {
+        return Err(format!("{what} {v:?} is over {}", human_ms(max_ms)));
     }
     Ok(Duration::from_millis(ms))
+}
+
+fn human_ms(ms: u64) -> String {
+    match ms {
+        3_600_000 => "one hour".into(),
+        m if m % 60_000 == 0 => format!("{} min", m / 60_000),
+        m if m % 1000 == 0 => format!("{} s", m / 1000),
+        m => format!("{m} ms"),
+    }
 }
 
 pub(crate) fn percent_decode(s: &str) -> Option<String> {

@@ -173,7 +173,7 @@ fn every_form() {
 fn errors_name_the_source() {
     for (s, why) in [
         ("", "empty"),
-        ("-1", "not a node source"),
+        ("-1", "a node ID is not negative"),
         ("18446744073709551616", "does not fit in 64 bits"),
         ("env:", "variable name"),
         ("k8s:x", "offset"),
@@ -186,6 +186,14 @@ fn errors_name_the_source() {
         ("file:///x?sequencer=", "sequencer name"),
         ("file:///x?sequencer=.hidden", "sequencer name"),
         ("file:///x?other=1", "unknown parameter"),
+        ("file:///x?ttl=5", "has no unit: write 5s, 5ms or 5m"),
+        ("file:///x?wait=30", "has no unit: write 30s, 30ms or 30m"),
+        ("file:///x?sequncer=orders", "did you mean sequencer?"),
+        ("etcd://h:1/p?tll=5s", "did you mean ttl?"),
+        (
+            "postgres://u@h/db?sequncer=orders",
+            "did you mean sequencer?",
+        ),
         ("file:///x?ttl", "no value"),
         ("etcd:///p", "no endpoint"),
         ("etcd://h:0/p", "not in 1..=65535"),
@@ -206,7 +214,9 @@ fn errors_name_the_source() {
             "a password in an error: {e}"
         );
     }
-    assert!(parse_ttl("10").is_ok());
+    assert!(parse_ttl("10s").is_ok());
+    // PostgreSQL's own parameters still pass through.
+    assert!(NodeSource::parse("postgres://u@h/db?sslmode=disable&sequencer=orders").is_ok());
 }
 
 /// Errors and logs never show a password given in a source's user part.

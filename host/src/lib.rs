@@ -9,6 +9,7 @@
 //!   passes its own source to [`options_seeded`]);
 //! - [`with_host_clock`]: the injected-clock adapter that returns the core's error or the host's own;
 //! - [`fork`]: the fork guard (SPEC §2: a generator created before `fork()` refuses to mint in the child);
+//! - [`LayoutFields`]: a custom layout's constructor, the same fields and defaults in every binding;
 //! - [`JsNumbers`]: which of a layout's fields JavaScript gets as Numbers and which as bigints;
 //! - [`window::OwnWindow`]: a binding object's own window (Python's generators under the GIL, Node's);
 //! - the batch limit is the core's ([`snowmint::check_batch`], [`snowmint::MAX_BATCH`]).
@@ -24,7 +25,56 @@ extern crate std;
 use alloc::string::String;
 use core::cell::Cell;
 
-use snowmint::{ErrorCode, Layout, Options, Policy};
+use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Order, Policy};
+
+/// The fields of a custom layout's constructor in every binding (Python `Layout(timestamp_bits=…)`, Node
+/// and WASM `new Layout({ timestampBits, … })`, C `snowmint_layout_config`), by their Python and C
+/// names (JavaScript's are [`JS_LAYOUT_KEYS`]): the first four are required, the others default as
+/// [`LayoutFields::config`] says. The host-input vectors' `layout` cases pin both.
+pub const LAYOUT_FIELDS: [&str; 8] = [
+    "timestamp_bits",
+    "node_bits",
+    "sequence_bits",
+    "epoch_ms",
+    "order",
+    "tick_ns",
+    "node_id_offset",
+    "use_sign_bit",
+];
+
+/// A custom layout as a host's constructor was given it: the required fields, and the optional ones
+/// (`None`: not given). A host that cannot omit a field (C's struct) starts from
+/// `LayoutConfig::default()`, whose optional fields are these defaults.
+#[derive(Clone, Copy, Debug)]
+pub struct LayoutFields {
+    pub timestamp_bits: u32,
+    pub node_bits: u32,
+    pub sequence_bits: u32,
+    pub epoch_ms: u64,
+    pub order: Option<Order>,
+    pub tick_ns: Option<u64>,
+    pub node_id_offset: Option<u64>,
+    pub use_sign_bit: Option<bool>,
+}
+
+impl LayoutFields {
+    /// The configuration, the optional fields defaulted: `order` timestamp, node, sequence; `tick_ns`
+    /// one millisecond; `node_id_offset` 0; `use_sign_bit` false (the core checks every field).
+    pub fn config(&self) -> LayoutConfig {
+        let d = LayoutConfig::default();
+        LayoutConfig {
+            timestamp_bits: self.timestamp_bits,
+            node_bits: self.node_bits,
+            sequence_bits: self.sequence_bits,
+            epoch_ms: self.epoch_ms,
+            order: self.order.unwrap_or(d.order),
+            tick_ns: self.tick_ns.unwrap_or(d.tick_ns),
+            node_id_offset: self.node_id_offset.unwrap_or(d.node_id_offset),
+            use_sign_bit: self.use_sign_bit.unwrap_or(d.use_sign_bit),
+            node_split_bits: 0,
+        }
+    }
+}
 
 /// JavaScript's `Number.MAX_SAFE_INTEGER`, 2^53 - 1: the largest integer every Number below it is exact.
 pub const JS_MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
@@ -118,14 +168,14 @@ pub const JS_NAMES: OptionNames = OptionNames {
 };
 
 /// The option keys of a custom layout in JavaScript, in the order their messages list them (both
-/// packages).
+/// packages): [`LAYOUT_FIELDS`] in camelCase, the four required ones first.
 pub const JS_LAYOUT_KEYS: [&str; 8] = [
     "timestampBits",
     "nodeBits",
     "sequenceBits",
+    "epochMs",
     "order",
     "tickNs",
-    "epochMs",
     "nodeIdOffset",
     "useSignBit",
 ];
@@ -371,6 +421,40 @@ pub mod fork {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn layout_fields_default_as_layout_config_default_and_name_the_js_keys() {
+        let f = super::LayoutFields {
+            timestamp_bits: 39,
+            node_bits: 5,
+            sequence_bits: 19,
+            epoch_ms: 1_700_000_000_000,
+            order: None,
+            tick_ns: None,
+            node_id_offset: None,
+            use_sign_bit: None,
+        };
+        let c = f.config();
+        assert_eq!(c.order, snowmint::Order::TimestampNodeSequence);
+        assert_eq!(
+            (c.tick_ns, c.node_id_offset, c.use_sign_bit),
+            (1_000_000, 0, false)
+        );
+        for (py, js) in super::LAYOUT_FIELDS.iter().zip(super::JS_LAYOUT_KEYS) {
+            let camel: alloc::string::String = py
+                .split('_')
+                .enumerate()
+                .map(|(i, w)| {
+                    if i == 0 {
+                        alloc::string::String::from(w)
+                    } else {
+                        w[..1].to_uppercase() + &w[1..]
+                    }
+                })
+                .collect();
+            assert_eq!(camel, js);
+        }
+    }
+
     use super::*;
 
     #[test]

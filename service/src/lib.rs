@@ -52,7 +52,7 @@ pub struct Config {
     pub validity: Duration,
     /// The largest `count` of `POST /v1/ids` (`--max-count`, default 10000).
     pub max_count: u64,
-    /// The store of client leases when `--node` is a fixed node ID (`--leases URL`); the service then
+    /// The store of client leases when `--node` is a fixed node ID (`--store URL`, formerly `--leases`); the service then
     /// claims that node ID on the client sequencer (refused while another holds it) and keeps the claim
     /// like any lease. Refused with a lease source as `--node` (its store is the store of client leases).
     pub leases: Option<String>,
@@ -448,7 +448,7 @@ impl Service {
     }
 
     /// [`Service::open`] with a clock, a store given directly (the fuzz target's in-memory store: it
-    /// serves client leases as `--leases` would, and the node source must then be a fixed node ID), and
+    /// serves client leases as `--store` would, and the node source must then be a fixed node ID), and
     /// whether a fixed node ID without a store waits out [`FIXED_NODE_MAX_AHEAD`] (the fuzz target and
     /// unit tests do not).
     pub fn open_with(
@@ -469,7 +469,7 @@ impl Service {
     }
 
     /// [`Service::open_with`] as the deterministic simulation opens an instance (coord's
-    /// `tests/simulation/service.rs`): the stores its node source (a lease source) or `--leases` name
+    /// `tests/simulation/service.rs`): the stores its node source (a lease source) or `--store` names
     /// opened by `open` (the simulated store behind the real code paths that open them by URL), the own
     /// lease [stepped](LeaseOptions::stepped) (no keeper thread: [`Service::keeper_round`] runs a
     /// round), and with feature `planted-defects` a defect planted in the service.
@@ -523,7 +523,7 @@ impl Service {
             ));
         }
         let parsed = NodeSource::parse(&config.node)?;
-        // The store of client leases: the node source's (a lease source), else `--leases` (or the
+        // The store of client leases: the node source's (a lease source), else `--store` (or the
         // store given directly). The service's node ID and the client leases come from one sequencer on
         // it, so that no client is ever leased a node ID an instance mints with.
         let from_caller = store.is_some();
@@ -531,7 +531,7 @@ impl Service {
             NodeSource::Lease(l) => {
                 if config.leases.is_some() || store.is_some() {
                     return Err(snowmint_coord::Error::invalid(
-                        "--leases is for a fixed --node: with a lease source as --node, client leases come from the node source's store and sequencer",
+                        "--store is for a fixed --node: with a lease source as --node, client leases come from the node source's store and sequencer",
                     ));
                 }
                 if let Some(c) = config.client_sequencer.as_ref().filter(|&c| {
@@ -555,8 +555,8 @@ impl Service {
                     (Some(s), _) => Some(s),
                     (None, Some(url)) => {
                         let parsed = snowmint_coord::source::parse_store_url(url)
-                            .map_err(|e| e.context("--leases"))?;
-                        Some(open(&parsed).map_err(|e| e.context("--leases"))?)
+                            .map_err(|e| e.context("--store"))?;
+                        Some(open(&parsed).map_err(|e| e.context("--store"))?)
                     }
                     (None, None) => None,
                 };
@@ -668,7 +668,7 @@ impl Service {
             None => None,
         };
         let service = Service {
-            no_store: "this service serves no client leases (started without a store of them): start it with a lease source as --node (file:///DIR, etcd://…, postgres://…) or give --leases URL".into(),
+            no_store: "this service serves no client leases (started without a store of them): start it with a lease source as --node (file:///DIR, etcd://…, postgres://…) or give --store URL".into(),
             config,
             generator: RwLock::new(Arc::new(generator)),
             reclaim,

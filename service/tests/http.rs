@@ -331,7 +331,7 @@ fn leases_need_a_store() {
         (r.status, r.error_code().as_str()),
         (404, "INVALID_ARGUMENT")
     );
-    assert!(r.text().contains("--leases"), "{}", r.text());
+    assert!(r.text().contains("--store URL"), "{}", r.text());
     assert!(r.text().contains("\"field\":\"path\""), "{}", r.text());
     // Renew and release too: the routes of a service without client leases.
     for (method, path) in [("POST", "/v1/leases/x/renew"), ("DELETE", "/v1/leases/x")] {

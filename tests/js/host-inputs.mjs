@@ -23,6 +23,11 @@ function jsValue(v) {
       return null
     case 'throw':
       return { throws: raw }
+    case 'layout':
+      // A custom layout's fields, each a typed value, by their Python names: camelCase here.
+      return Object.fromEntries(
+        Object.entries(raw).map(([k, v]) => [k.replace(/_([a-z])/g, (_, c) => c.toUpperCase()), jsValue(v)]),
+      )
     default:
       throw new Error(`unknown value type ${type}`)
   }
@@ -57,6 +62,8 @@ function call(api, arg, value) {
       return api.decode(value, TWITTER)
     case 'parse_encoding':
       return api.parse('1', value)
+    case 'layout':
+      return new api.Layout(value)
     default:
       throw new Error(`unknown arg ${arg}`)
   }
@@ -75,8 +82,9 @@ export function hostInputTests(api, { test, assert, flavour }) {
     test(`host input ${c.name} -> ${expect}`, () => {
       const value = jsValue(c.value)
       let result
+      let made
       try {
-        call(api, c.arg, value)
+        made = call(api, c.arg, value)
         result = 'ok'
       } catch (e) {
         if (expect === 'HOST') {
@@ -94,6 +102,11 @@ export function hostInputTests(api, { test, assert, flavour }) {
         else result = `${e?.constructor?.name}: ${e?.message}`
       }
       assert.equal(result, expect, `${c.name}: ${JSON.stringify(c.value)} as ${c.arg}`)
+      // What the result must be, field by field (a layout's defaults), as decimal text.
+      for (const [field, want] of Object.entries(c.fields ?? {})) {
+        const key = field.replace(/_([a-z])/g, (_, ch) => ch.toUpperCase())
+        assert.equal(String(made[key]), want, `${c.name}: ${key}`)
+      }
     })
   }
 }

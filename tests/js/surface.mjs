@@ -694,9 +694,15 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
     throwsCode(assert, () => new Layout({ ...base, epochMs: 1.5 }), 'INVALID_ARGUMENT')
     throwsCode(assert, () => new Layout({ ...base, useSignBit: 1 }), 'INVALID_ARGUMENT', TypeError)
     throwsCode(assert, () => new Layout({ ...base, extra: 1 }), 'INVALID_ARGUMENT', TypeError)
-    const { order, ...noOrder } = base
+    // The fields and defaults of every binding (snowmint_host::LayoutFields): order and tickNs default,
+    // the widths and the epoch are required.
+    const { order, tickNs, ...defaulted } = base
     assert.equal(order, 'timestamp_node_sequence')
-    throwsCode(assert, () => new Layout(noOrder), 'INVALID_ARGUMENT', TypeError)
+    assert.equal(new Layout(defaulted).order, order)
+    assert.equal(new Layout(defaulted).tickNs, BigInt(tickNs))
+    const { epochMs, ...noEpoch } = base
+    assert.ok(epochMs !== undefined)
+    throwsCode(assert, () => new Layout(noEpoch), 'INVALID_ARGUMENT', TypeError)
     throwsCode(assert, () => Layout.preset('snowcast'), 'INVALID_LAYOUT')
     throwsCode(assert, () => Layout.preset('tweeter'), 'INVALID_LAYOUT')
     throwsCode(assert, () => Layout.preset(7), 'INVALID_ARGUMENT', TypeError)

@@ -51,3 +51,37 @@ pub fn run_with(args: &[&str], stdin: &str) -> Output {
         stdin.as_bytes(),
     )
 }
+
+/// What a successful run of `args` says on stderr: nothing, but for the defaults it takes (`tests/hints.rs`
+/// checks the notes themselves): `mint` without a node ID warns, `inspect` without a layout says so.
+pub fn expected_notes(args: &[&str]) -> String {
+    let has = |names: &[&str]| {
+        args.iter().any(|a| {
+            names
+                .iter()
+                .any(|n| a == n || a.starts_with(&format!("{n}=")))
+        })
+    };
+    if has(&["--help", "-h"]) {
+        return String::new();
+    }
+    match args.first() {
+        Some(&"mint") if !has(&["--node"]) => {
+            "warning: no --node and no $SNOWMINT_NODE_ID, so node 0".to_string()
+        }
+        Some(&"inspect")
+            if !has(&["--layout", "--preset", "-l"])
+                && !args
+                    .iter()
+                    .any(|a| a.starts_with("--") && a.ends_with("-bits") || *a == "--epoch-ms") =>
+        {
+            "note: no --layout given, so the twitter layout is assumed".to_string()
+        }
+        _ => String::new(),
+    }
+}
+
+/// Whether `stderr` is exactly the one-line note `want` starts (or empty when `want` is).
+pub fn only_notes(stderr: &str, want: &str) -> bool {
+    stderr.starts_with(want) && stderr.lines().count() == usize::from(!want.is_empty())
+}
