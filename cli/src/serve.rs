@@ -19,6 +19,7 @@ USAGE
                  [--leases URL] [--client-sequencer NAME] [--lease-ttl 70s] [--lease-reservation 60s]
                  [--cors-origin ORIGIN …] [--allowed-host NAME …] [--auth-token-file PATH]
                  [--tls-cert PATH --tls-key PATH] [--max-leases-per-client 8] [--max-connections 256]
+                 [--max-connections-per-source 64]
 
   --listen             address to listen on, an IP address or a host name such as localhost (port 0:
                        any free port); the first line on standard output
@@ -54,6 +55,9 @@ USAGE
   --max-leases-per-client  client leases one client (its token, else its address) may hold at once
                        on this instance (default 8; 429 beyond)
   --max-connections    connections served at once (default 256; one more is answered 503 and closed)
+  --max-connections-per-source  connections one source (an IPv4 address, an IPv6 /64) may hold at
+                       once (default a quarter of --max-connections: 64; one more is answered 503 and
+                       closed). Behind a reverse proxy, raise it to --max-connections.
 
   Durations: 500ms, 10s, 2m. Routes: POST /v1/ids?count=N, POST /v1/leases,
   POST /v1/leases/{token}/renew, DELETE /v1/leases/{token}, GET /healthz, GET /metrics (Prometheus).
@@ -115,6 +119,7 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     let mut tls_key = None;
     let mut max_leases_per_client = None;
     let mut max_connections = None;
+    let mut max_connections_per_source = None;
     while let Some(item) = args.next_item()? {
         match item {
             Item::Flag { name, inline } => match name.as_str() {
@@ -146,6 +151,9 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                     max_leases_per_client = Some(args.number(&name, inline)?)
                 }
                 "--max-connections" => max_connections = Some(args.number(&name, inline)?),
+                "--max-connections-per-source" => {
+                    max_connections_per_source = Some(args.number(&name, inline)?)
+                }
                 _ => {
                     if !layout_args.take(&mut args, &name, inline)? {
                         return Err(args.unknown(&name).into());
@@ -208,6 +216,9 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     }
     if let Some(v) = max_connections {
         config.max_connections = usize::try_from(v).unwrap_or(usize::MAX);
+    }
+    if let Some(v) = max_connections_per_source {
+        config.max_connections_per_source = Some(usize::try_from(v).unwrap_or(usize::MAX));
     }
     if let Some(v) = lease_ttl {
         config.lease_ttl = v;

@@ -10,11 +10,13 @@
 //! store unless [`Route::blocks`] says so (the server then runs it on a blocking thread).
 #![warn(missing_docs)]
 
+pub mod deadline;
 mod guard;
 mod json;
 mod leases;
 mod metrics;
 pub mod server;
+pub mod slots;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -79,6 +81,10 @@ pub struct Config {
     /// Connections served at once (`--max-connections`, default [`DEFAULT_MAX_CONNECTIONS`]); one more
     /// is answered `503` and closed.
     pub max_connections: usize,
+    /// Connections one source (an IPv4 address, an IPv6 /64) may hold at once
+    /// (`--max-connections-per-source`); `None`: a quarter of [`Config::max_connections`]
+    /// ([`slots::default_per_source`]). One more from it is answered `503` and closed.
+    pub max_connections_per_source: Option<usize>,
     /// `--tls-cert`: the PEM certificate chain to serve HTTPS with (with [`Config::tls_key`]).
     pub tls_cert: Option<std::path::PathBuf>,
     /// `--tls-key`: the PEM private key of [`Config::tls_cert`].
@@ -146,6 +152,7 @@ impl Config {
             auth_tokens: Tokens::default(),
             max_leases_per_client: DEFAULT_MAX_LEASES_PER_CLIENT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_source: None,
             tls_cert: None,
             tls_key: None,
         })
@@ -517,9 +524,12 @@ impl Service {
                 config.max_count
             )));
         }
-        if config.max_leases_per_client == 0 || config.max_connections == 0 {
+        if config.max_leases_per_client == 0
+            || config.max_connections == 0
+            || config.max_connections_per_source == Some(0)
+        {
             return Err(snowmint_coord::Error::invalid(
-                "--max-leases-per-client and --max-connections must be at least 1",
+                "--max-leases-per-client, --max-connections and --max-connections-per-source must be at least 1",
             ));
         }
         let parsed = NodeSource::parse(&config.node)?;
