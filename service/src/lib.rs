@@ -29,7 +29,7 @@ use snowmint_coord::{
     LeaseOptions, LeaseState, NodeGenerator, NodeSource, Store, SystemTime, Time,
 };
 
-pub use guard::{ClientKey, Head, Tokens};
+pub use guard::{judged_header, ClientKey, Head, Tokens};
 pub use leases::{LeaseToken, TokenKey};
 
 /// The largest request body accepted (bytes); a larger one is `413`.
@@ -205,7 +205,7 @@ impl ApiError {
         self
     }
 
-    fn bad(field: &'static str, message: impl Into<String>) -> ApiError {
+    pub(crate) fn bad(field: &'static str, message: impl Into<String>) -> ApiError {
         ApiError::new(400, ErrorCode::InvalidArgument, message).field(field)
     }
 

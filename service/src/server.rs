@@ -51,16 +51,24 @@ async fn answer(
     tls: bool,
 ) -> hyper::Response<Full<Bytes>> {
     let h = req.headers();
-    let text = |name| h.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
-    let head = Head {
-        method: req.method().as_str(),
-        host: text(HOST).or_else(|| req.uri().authority().map(|a| a.as_str())),
-        origin: text(ORIGIN),
-        authorization: text(AUTHORIZATION),
-        content_type: text(CONTENT_TYPE),
-        tls,
-    };
     let route = Route::of(req.uri().path());
+    let text = |name: hyper::header::HeaderName, field| {
+        crate::judged_header(field, h.get_all(name).iter().map(HeaderValue::as_bytes))
+    };
+    let head = (|| {
+        Ok::<_, ApiError>(Head {
+            method: req.method().as_str(),
+            host: text(HOST, "host")?.or_else(|| req.uri().authority().map(|a| a.as_str())),
+            origin: text(ORIGIN, "origin")?,
+            authorization: text(AUTHORIZATION, "authorization")?,
+            content_type: text(CONTENT_TYPE, "content-type")?,
+            tls,
+        })
+    })();
+    let head = match head {
+        Ok(head) => head,
+        Err(e) => return to_hyper(service.refuse(route, e)),
+    };
     // CORS (`--cors-origin`): the origin's pages may read every answer (a refusal too); a preflight of
     // a known route from an allowed origin to an allowed host is answered here, before the protocol.
     let cors = service.config().cors_allow(head.origin);

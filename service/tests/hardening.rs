@@ -68,6 +68,49 @@ fn a_foreign_origin_and_a_text_plain_body_are_refused() {
 }
 
 #[test]
+fn a_guarded_header_with_a_non_ascii_byte_or_twice_is_400() {
+    let mut config = common::config("7");
+    config.allowed_hosts = vec!["localhost".into()];
+    let s = start(config);
+    let host = format!("127.0.0.1:{}", s.addr.port());
+    // Raw bytes on the wire: obs-text (0x80..0xff) and UTF-8, in each header the guard judges.
+    let cases: [(&str, &[u8]); 6] = [
+        ("/v1/ids", b"origin: https://evil.example\xff"),
+        ("/v1/ids", "origin: https://\u{e9}vil.example".as_bytes()),
+        ("/v1/leases", b"content-type: text/plain\x80"),
+        ("/v1/leases", b"host: evil.example\xe9"),
+        (
+            "/v1/ids",
+            b"origin: https://evil.example\r\norigin: http://127.0.0.1",
+        ),
+        (
+            "/v1/leases",
+            b"content-type: application/json\r\ncontent-type: text/plain",
+        ),
+    ];
+    for (path, header) in cases {
+        let mut req = format!("POST {path} HTTP/1.1\r\n").into_bytes();
+        if !header.starts_with(b"host:") {
+            req.extend_from_slice(format!("host: {host}\r\n").as_bytes());
+        }
+        req.extend_from_slice(header);
+        req.extend_from_slice(b"\r\ncontent-length: 2\r\n\r\n{}");
+        let mut c = Conn::open(s.addr);
+        c.send_raw(&req);
+        let r = c.read_reply();
+        let shown = String::from_utf8_lossy(header);
+        assert_eq!(r.status, 400, "{shown}: {}", r.text());
+        assert_eq!(r.error_code(), "INVALID_ARGUMENT", "{shown}");
+    }
+    // Nothing was minted or leased.
+    let metrics = common::once(s.addr, "GET", "/metrics", b"").text();
+    assert!(
+        !metrics.contains("status=\"201\"") && !metrics.contains("status=\"200\"}"),
+        "{metrics}"
+    );
+}
+
+#[test]
 fn an_unlisted_host_is_refused() {
     let mut config = common::config("7");
     config.allowed_hosts = vec!["localhost".into(), "ids.example".into()];
