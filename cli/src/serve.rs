@@ -45,8 +45,9 @@ USAGE
                        * allows any origin. A request carrying any other Origin than these and the
                        service's own is refused (403), and a POST body must be application/json (415).
   --allowed-host       a host name requests may name in Host (DNS rebinding); repeatable; IP addresses
-                       are always accepted. Default: localhost when --listen is a loopback address,
-                       else any name.
+                       are always accepted. Default: localhost when --listen is a loopback address;
+                       on any other address, --allowed-host or --auth-token-file is required (refused
+                       at start without either).
   --auth-token-file    a file of bearer tokens (one per line, 16+ characters, # comments): every request
                        to /v1/ids and /v1/leases… must carry authorization: Bearer TOKEN (401 otherwise);
                        /healthz and /metrics stay open. Without it, anyone who can reach the port can
@@ -198,8 +199,20 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         config.max_count = v;
     }
     config.cors_origins = cors_origins;
-    if allowed_hosts.is_empty() && listen.ip().is_loopback() {
+    let loopback = listen.ip().to_canonical().is_loopback();
+    if allowed_hosts.is_empty() && loopback {
         allowed_hosts.push("localhost".to_string());
+    }
+    // Off loopback, a page on a name the attacker rebinds to this address would be served as the
+    // service's own origin: the names must be listed, or every call must carry a token.
+    if !loopback && allowed_hosts.is_empty() && token_file.is_none() {
+        return Err(CliError::usage(
+            format!(
+                "--listen {listen} is not a loopback address: give --allowed-host NAME (the names clients reach the service by; against DNS rebinding) or --auth-token-file PATH (or both)"
+            ),
+            "serve",
+        )
+        .into());
     }
     config.allowed_hosts = allowed_hosts;
     if let Some(path) = token_file {
