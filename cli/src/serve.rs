@@ -19,6 +19,7 @@ USAGE
                  [--leases URL] [--client-sequencer NAME] [--lease-ttl 70s] [--lease-reservation 60s]
                  [--cors-origin ORIGIN …] [--allowed-host NAME …] [--auth-token-file PATH]
                  [--tls-cert PATH --tls-key PATH] [--max-leases-per-client 8] [--max-connections 256]
+                 [--max-leases-per-network 16] [--max-unauthenticated-leases N]
                  [--max-connections-per-source 64]
 
   --listen             address to listen on, an IP address or a host name such as localhost (port 0:
@@ -54,7 +55,12 @@ USAGE
                        take IDs and leases.
   --tls-cert, --tls-key  serve HTTPS with this PEM certificate chain and private key (rustls)
   --max-leases-per-client  client leases one client (its token, else its address) may hold at once
-                       on this instance (default 8; 429 beyond)
+                       (default 8; 429 beyond), counted from the leases the store holds (every instance
+                       on the store, and a restarted one, counts the same leases)
+  --max-leases-per-network  client leases the clients of one network (IPv4 /24, IPv6 /64) may hold
+                       together without a token (default twice --max-leases-per-client; 429 beyond)
+  --max-unauthenticated-leases  client leases every client without a token may hold together (default
+                       a quarter of the client sequencer's node IDs: 256 of 1024; 429 beyond)
   --max-connections    connections served at once (default 256; one more is answered 503 and closed)
   --max-connections-per-source  connections one source (an IPv4 address, an IPv6 /64) may hold at
                        once (default a quarter of --max-connections: 64; one more is answered 503 and
@@ -121,6 +127,8 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     let mut max_leases_per_client = None;
     let mut max_connections = None;
     let mut max_connections_per_source = None;
+    let mut max_leases_per_network = None;
+    let mut max_unauthenticated_leases = None;
     while let Some(item) = args.next_item()? {
         match item {
             Item::Flag { name, inline } => match name.as_str() {
@@ -152,6 +160,12 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                     max_leases_per_client = Some(args.number(&name, inline)?)
                 }
                 "--max-connections" => max_connections = Some(args.number(&name, inline)?),
+                "--max-leases-per-network" => {
+                    max_leases_per_network = Some(args.number(&name, inline)?)
+                }
+                "--max-unauthenticated-leases" => {
+                    max_unauthenticated_leases = Some(args.number(&name, inline)?)
+                }
                 "--max-connections-per-source" => {
                     max_connections_per_source = Some(args.number(&name, inline)?)
                 }
@@ -229,6 +243,12 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     }
     if let Some(v) = max_connections {
         config.max_connections = usize::try_from(v).unwrap_or(usize::MAX);
+    }
+    if let Some(v) = max_leases_per_network {
+        config.max_leases_per_network = Some(usize::try_from(v).unwrap_or(usize::MAX));
+    }
+    if let Some(v) = max_unauthenticated_leases {
+        config.max_unauthenticated_leases = Some(usize::try_from(v).unwrap_or(usize::MAX));
     }
     if let Some(v) = max_connections_per_source {
         config.max_connections_per_source = Some(usize::try_from(v).unwrap_or(usize::MAX));

@@ -28,14 +28,23 @@ pub struct Head<'a> {
     pub tls: bool,
 }
 
-/// Who a request counts as, for `--max-leases-per-client`: the token it presented (by its position in
-/// the token file, never its text), else its source address.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Who a request counts as, for the lease caps and a lease's owner: the token it presented (by its
+/// SHA-256 digest, never its text), else its source address.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ClientKey {
-    /// The n-th token of `--auth-token-file`.
-    Token(usize),
+    /// A token of `--auth-token-file`, by its SHA-256 digest.
+    Token([u8; 32]),
     /// A source address (no token file).
     Addr(IpAddr),
+}
+
+impl std::fmt::Debug for ClientKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientKey::Token(_) => f.write_str("Token(..)"),
+            ClientKey::Addr(a) => write!(f, "Addr({a})"),
+        }
+    }
 }
 
 /// The bearer tokens of `--auth-token-file`, kept as SHA-256 digests (compared in constant time; the
@@ -211,7 +220,7 @@ impl Config {
                 .filter(|t| !t.is_empty());
             let found = presented.and_then(|t| self.auth_tokens.find(t));
             match found {
-                Some(i) => key = ClientKey::Token(i),
+                Some(i) => key = ClientKey::Token(self.auth_tokens.0[i]),
                 None => {
                     let mut e = ApiError::new(
                         401,

@@ -5,6 +5,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -174,23 +175,38 @@ async fn answer_protocol(
     let r = if route.blocks() {
         // On a blocking thread, with a slot of the store calls in flight, answered by the deadline
         // whatever the store does (a call past it finishes in the background, holding its slot).
+        // Who wins: the worker delivering its answer (1), or the deadline (2), whose 503 the client
+        // is then given; a worker that loses undoes its answer (a lease taken is released).
+        let outcome = Arc::new(std::sync::atomic::AtomicU8::new(0));
         let s = service.clone();
         let slots = service.store_calls().clone();
+        let o = outcome.clone();
         let work = async move {
             let slot = slots.acquire_owned().await;
             tokio::task::spawn_blocking(move || {
                 let _slot = slot;
-                s.handle_as(&client, &method, &target, &body)
+                let r = s.handle_as(&client, &method, &target, &body);
+                if o.compare_exchange(0, 1, SeqCst, SeqCst).is_err() {
+                    s.abandon(&client, route, &r);
+                }
+                r
             })
             .await
         };
-        match tokio::time::timeout(crate::STORE_DEADLINE, work).await {
-            Ok(Ok(r)) => r,
-            Ok(Err(_)) => service.refuse(
+        tokio::pin!(work);
+        let worked = match tokio::time::timeout(crate::STORE_DEADLINE, &mut work).await {
+            Ok(w) => Some(w),
+            Err(_) if outcome.compare_exchange(0, 2, SeqCst, SeqCst).is_ok() => None,
+            // The answer was delivered just as the deadline passed: it is the client's.
+            Err(_) => Some(work.await),
+        };
+        match worked {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => service.refuse(
                 route,
                 ApiError::new(500, ErrorCode::Panic, "the request's worker failed"),
             ),
-            Err(_) => service.store_timeout(route),
+            None => service.store_timeout(route),
         }
     } else {
         service.handle_as(&client, &method, &target, &body)

@@ -1,27 +1,17 @@
 //! Connection slots (`--max-connections`): at most that many connections are served at once, and one
 //! source takes at most a share of them ([`Slots::per_source`]), so that one client cannot hold every
-//! slot. A source is an IPv4 address, or an IPv6 /64 (what one IPv6 host is usually given); an IPv4
-//! address mapped into IPv6 counts as the IPv4 address.
+//! slot. A source is an IPv4 address, or an IPv6 /64 ([`crate::source::source_key`]).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
+use crate::source::source_key;
+
 /// The share of `--max-connections` one source may hold by default: a quarter (64 of the default
 /// 256), at least 1.
 pub fn default_per_source(max_connections: usize) -> usize {
     (max_connections / 4).max(1)
-}
-
-/// The key a connection's source is counted under: the IPv4 address, or the IPv6 address's /64.
-pub fn source_key(ip: IpAddr) -> IpAddr {
-    match ip.to_canonical() {
-        IpAddr::V4(v4) => IpAddr::V4(v4),
-        IpAddr::V6(v6) => {
-            let bits = u128::from(v6) & !((1u128 << 64) - 1);
-            IpAddr::V6(bits.into())
-        }
-    }
 }
 
 #[derive(Debug, Default)]

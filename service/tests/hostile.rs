@@ -10,7 +10,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{connect_from, read_reply_from, InProcess, Reply, TempDir};
+use common::{connect_from, read_reply_from, request_from, InProcess, Reply, TempDir};
 use snowmint_coord::{MemoryStore, SystemTime};
 use snowmint_service::deadline::WRITE_STALL;
 use snowmint_service::server::READ_TIMEOUT;
@@ -37,7 +37,7 @@ fn pipeline(n: usize, token: Option<&str>) -> Vec<u8> {
 }
 
 /// A `GET /healthz` (or, with a token, a batch of 3) from `from` on a new connection, and how long it
-/// took; `None` if the connection was refused or closed without an answer.
+/// took.
 fn probe(
     addr: SocketAddr,
     from: IpAddr,
@@ -45,32 +45,11 @@ fn probe(
     token: Option<&str>,
 ) -> (Option<Reply>, Duration) {
     let t = Instant::now();
-    let tcp = connect_from(from, addr, None);
-    let (target, method, auth) = match token {
-        Some(tok) => (
-            "/v1/ids?count=3",
-            "POST",
-            format!("authorization: Bearer {tok}\r\n"),
-        ),
-        None => ("/healthz", "GET", String::new()),
+    let (method, target) = match token {
+        Some(_) => ("POST", "/v1/ids?count=3"),
+        None => ("GET", "/healthz"),
     };
-    let req =
-        format!("{method} {target} HTTP/1.1\r\nhost: 127.0.0.1\r\n{auth}content-length: 0\r\n\r\n");
-    let reply = match tls {
-        None => {
-            let mut tcp = tcp;
-            tcp.write_all(req.as_bytes())
-                .ok()
-                .and_then(|_| read_reply_from(&mut tcp).ok())
-        }
-        Some(c) => {
-            let mut s = common::tls_over(c, tcp);
-            s.write_all(req.as_bytes())
-                .and_then(|_| s.flush())
-                .ok()
-                .and_then(|_| read_reply_from(&mut s).ok())
-        }
-    };
+    let reply = request_from(addr, from, tls, method, target, token);
     (reply, t.elapsed())
 }
 

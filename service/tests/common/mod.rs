@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -744,4 +744,43 @@ pub fn tls_over(
     let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
     let conn = rustls::ClientConnection::new(config.clone(), name).unwrap();
     rustls::StreamOwned::new(conn, tcp)
+}
+
+/// One request from `from` on a new connection (over TLS with `tls`), with a bearer token if given;
+/// `None` if the connection was refused or closed without an answer.
+pub fn request_from(
+    addr: SocketAddr,
+    from: IpAddr,
+    tls: Option<&Arc<rustls::ClientConfig>>,
+    method: &str,
+    target: &str,
+    token: Option<&str>,
+) -> Option<Reply> {
+    let tcp = connect_from(from, addr, None);
+    let auth = token.map_or(String::new(), |t| format!("authorization: Bearer {t}\r\n"));
+    let req =
+        format!("{method} {target} HTTP/1.1\r\nhost: 127.0.0.1\r\n{auth}content-length: 0\r\n\r\n");
+    match tls {
+        None => {
+            let mut tcp = tcp;
+            tcp.write_all(req.as_bytes())
+                .ok()
+                .and_then(|_| read_reply_from(&mut tcp).ok())
+        }
+        Some(c) => {
+            let mut s = tls_over(c, tcp);
+            s.write_all(req.as_bytes())
+                .and_then(|_| s.flush())
+                .ok()
+                .and_then(|_| read_reply_from(&mut s).ok())
+        }
+    }
+}
+
+/// The wall clock in Unix milliseconds.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
 }
