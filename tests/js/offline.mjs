@@ -65,6 +65,80 @@ export async function offlineTests(api, { test, assert, flavour }) {
     }
   })
 
+  t('a lease answer larger than 64 KiB is refused, not read', async () => {
+    const s = await startService()
+    try {
+      await s.control(`/_test/misbehave?mode=lease_huge&bytes=${8 << 20}`)
+      let caught
+      try {
+        // Accepted (it must not be): closed, so that its timers do not keep the test alive.
+        ;(await OfflineGenerator.open({ url: s.url, name: `huge-${n++}` })).close()
+      } catch (e) {
+        caught = e
+      }
+      assert.equal(caught?.code, 'SERVICE_UNAVAILABLE', String(caught))
+      assert.match(caught.message, /more than 65536 bytes/)
+      const sent = (await s.stats()).bytes_sent
+      assert.ok(sent < 8 << 20, `the service wrote ${sent} bytes: the answer was read to its end`)
+    } finally {
+      s.kill()
+    }
+  })
+
+  t('a redirect is never followed', async () => {
+    const s = await startService()
+    const other = await startService()
+    try {
+      await s.control(`/_test/misbehave?mode=redirect&to=${encodeURIComponent(other.url)}`)
+      let caught
+      try {
+        // Accepted (it must not be): closed, so that its timers do not keep the test alive.
+        ;(await OfflineGenerator.open({ url: s.url, name: `redirect-${n++}` })).close()
+      } catch (e) {
+        caught = e
+      }
+      assert.equal(caught?.code, 'INVALID_ARGUMENT', String(caught))
+      assert.match(caught.message, /redirect/)
+    } finally {
+      s.kill()
+      other.kill()
+    }
+  })
+
+  t('the same node ID handed back after LEASE_LOST: never below what was minted on it', async () => {
+    const s = await startService()
+    let g
+    try {
+      // A frozen clock inside the fake service's reservations (positions 2^30 .. 2^30 + 2^28).
+      const clock = () => 1288834974657 + 262200
+      g = await OfflineGenerator.open({ url: s.url, name: `floor-${n++}`, clock })
+      const node = g.nodeId
+      const seen = new Set()
+      const mint = async (count) => {
+        for (let i = 0; i < count; ) {
+          try {
+            const ids = g.nextIds(Math.min(1000, count - i))
+            for (const id of ids) seen.add(id)
+            i += ids.length
+          } catch (e) {
+            if (e.code !== 'TOO_FAR_AHEAD') throw e
+            await g.flush()
+          }
+        }
+      }
+      await mint(20000)
+      // The service loses the lease and hands the same node ID back, from the same start.
+      await s.control('/_test/misbehave?mode=same_node_lost')
+      await g.renew()
+      assert.equal(g.nodeId, node, 'the fake hands back the same node ID')
+      await mint(20000)
+      assert.equal(seen.size, 40000, `${40000 - seen.size} IDs repeated`)
+    } finally {
+      g?.close()
+      s.kill()
+    }
+  })
+
   t('a renewal that changes the token is refused; the lease stays the one taken', async () => {
     const s = await startService()
     let g
