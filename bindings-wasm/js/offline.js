@@ -210,7 +210,8 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
     #gen;
     #persisted = 0n; // a mark durably in IndexedDB: every ID handed out is below it
     // Per `layout|nodeId` this slot minted under before: a mark every ID it handed out there is below.
-    // Kept with the lease in IndexedDB, so that a lease of the same node ID handed back later (a
+    // Kept with the lease in IndexedDB; a new lease starts above every such mark, and every stored
+    // lease's mark, of any slot or name of this URL (#floorOf), so that a node ID handed back later (a
     // service restored from a backup, a broken one) never mints below what this browser already did.
     #floors = new Map();
     #saving = null; // the write in flight
@@ -353,10 +354,25 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
         this.#floors.set(k, reached);
         while (this.#floors.size > MAX_FLOORS) this.#floors.delete(this.#floors.keys().next().value);
       }
-      const floor = this.#floors.get(`${lease.layout}|${lease.nodeId}`) ?? 0n;
+      const floor = await this.#floorOf(lease);
       this.#persisted = 0n;
       this.#use(lease, floor > lease.start ? floor : lease.start);
       this.lastEvent = `took lease: node ${lease.nodeId}`;
+    }
+
+    /** The highest mark this browser keeps for `lease`'s layout and node ID: this slot's, and every
+     * record's of this URL (its lease's mark, its floors). */
+    async #floorOf(lease) {
+      const k = `${lease.layout}|${lease.nodeId}`;
+      let floor = this.#floors.get(k) ?? 0n;
+      const rows = await transact(this.#db, 'readonly', (s) => s.getAll());
+      for (const r of rows) {
+        if (!r || r.url !== this.#url) continue;
+        const marks = [r.floors instanceof Map ? r.floors.get(k) : undefined];
+        if (r.lease && `${r.lease.layout}|${r.lease.nodeId}` === k) marks.push(r.mark);
+        for (const m of marks) if (typeof m === 'bigint' && m > floor) floor = m;
+      }
+      return floor;
     }
 
     /**
@@ -431,7 +447,7 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
       const lease = this.#lease;
       const floors = new Map(this.#floors);
       this.#saving = transact(this.#db, 'readwrite', (s) =>
-        s.put({ lease, mark, floors, savedUnixMs: Date.now() }, this.#key),
+        s.put({ url: this.#url, lease, mark, floors, savedUnixMs: Date.now() }, this.#key),
       )
         .then(() => {
           if (this.#lease === lease) this.#persisted = mark;

@@ -22,6 +22,7 @@ function standIns() {
       const t = {}
       t.objectStore = () => ({
         get: (k) => request(rows.get(k)),
+        getAll: () => request([...rows.values()].map((v) => structuredClone(v))),
         put: (v, k) => request(rows.set(k, structuredClone(v)) && k),
       })
       setTimeout(() => t.oncomplete?.(), 0)
@@ -135,6 +136,40 @@ export async function offlineTests(api, { test, assert, flavour }) {
       assert.equal(seen.size, 40000, `${40000 - seen.size} IDs repeated`)
     } finally {
       g?.close()
+      s.kill()
+    }
+  })
+
+  t('the same node ID handed to another generator of this URL later: never below what was minted on it', async () => {
+    const s = await startService()
+    const clock = () => 1288834974657 + 262200
+    let a
+    let b
+    try {
+      await s.control('/_test/misbehave?mode=same_node_lost')
+      const seen = new Set()
+      const mint = async (g, count) => {
+        for (let i = 0; i < count; ) {
+          try {
+            const ids = g.nextIds(Math.min(1000, count - i))
+            for (const id of ids) seen.add(id)
+            i += ids.length
+          } catch (e) {
+            if (e.code !== 'TOO_FAR_AHEAD') throw e
+            await g.flush()
+          }
+        }
+      }
+      a = await OfflineGenerator.open({ url: s.url, name: `first-${n++}`, clock })
+      await mint(a, 20000)
+      const node = a.nodeId
+      await a.close()
+      b = await OfflineGenerator.open({ url: s.url, name: `second-${n++}`, clock })
+      assert.equal(b.nodeId, node, 'the fake hands the same node ID to both')
+      await mint(b, 20000)
+      assert.equal(seen.size, 40000, `${40000 - seen.size} IDs repeated`)
+    } finally {
+      b?.close()
       s.kill()
     }
   })

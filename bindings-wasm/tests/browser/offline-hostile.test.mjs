@@ -2,7 +2,7 @@
 // service that misbehaves (tests/service/fake_service.py behind the test's static server, on the page's
 // origin; issue 42): a lease answer of 8 MB, a redirect to another origin, and the same node ID handed
 // back from the same start after LEASE_LOST (a service restored from a backup), with a frozen clock, in
-// memory and across a reload (the marks kept with the lease in IndexedDB).
+// memory, across a reload and to another generator of the URL (the marks kept with the lease in IndexedDB).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -145,7 +145,7 @@ test('a redirect to another origin is never followed (OfflineGenerator and Clien
   await page.close();
 });
 
-test('the same node ID handed back after LEASE_LOST: no ID twice, in memory and after a reload', async () => {
+test('the same node ID handed back after LEASE_LOST: no ID twice, in memory, after a reload, in another generator', async () => {
   // The service loses every lease on renewal and hands node 0 back, always from the same start.
   await fake.control('/_test/reset');
   await fake.control('/_test/misbehave?mode=same_node_lost');
@@ -164,6 +164,12 @@ test('the same node ID handed back after LEASE_LOST: no ID twice, in memory and 
   assert.equal(again.nodeId, 0, JSON.stringify(again));
   for (const id of await mint(page, 20000)) seen.add(id);
   assert.equal(seen.size, 60000, `${60000 - seen.size} IDs repeated after the reload`);
+  // Another generator of this URL (another name) handed node 0 later: above every mark of the browser.
+  await page.evaluate(() => window.g.close());
+  const other = await openIn(page, 'floor-other');
+  assert.equal(other.nodeId, 0, JSON.stringify(other));
+  for (const id of await mint(page, 20000)) seen.add(id);
+  assert.equal(seen.size, 80000, `${80000 - seen.size} IDs repeated by another generator`);
   await page.evaluate(() => window.g.close());
   await page.close();
   assert.deepEqual(pageErrors, []);
