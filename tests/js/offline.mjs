@@ -44,6 +44,20 @@ export async function offlineGeneratorOf(api, moduleUrl = OFFLINE) {
   return makeOfflineGenerator({ Generator: api.Generator, SnowmintError: api.SnowmintError })
 }
 
+/** Mints `count` IDs from `g` into the set `seen`, waiting out TOO_FAR_AHEAD while the mark is saved. */
+async function mintInto(g, count, seen) {
+  for (let i = 0; i < count; ) {
+    try {
+      const ids = g.nextIds(Math.min(1000, count - i))
+      for (const id of ids) seen.add(id)
+      i += ids.length
+    } catch (e) {
+      if (e.code !== 'TOO_FAR_AHEAD') throw e
+      await g.flush()
+    }
+  }
+}
+
 export async function offlineTests(api, { test, assert, flavour }) {
   const OfflineGenerator = await offlineGeneratorOf(api)
   const t = (name, fn) => test(`OfflineGenerator (${flavour}): ${name}`, fn)
@@ -115,18 +129,7 @@ export async function offlineTests(api, { test, assert, flavour }) {
       g = await OfflineGenerator.open({ url: s.url, name: `floor-${n++}`, clock })
       const node = g.nodeId
       const seen = new Set()
-      const mint = async (count) => {
-        for (let i = 0; i < count; ) {
-          try {
-            const ids = g.nextIds(Math.min(1000, count - i))
-            for (const id of ids) seen.add(id)
-            i += ids.length
-          } catch (e) {
-            if (e.code !== 'TOO_FAR_AHEAD') throw e
-            await g.flush()
-          }
-        }
-      }
+      const mint = (count) => mintInto(g, count, seen)
       await mint(20000)
       // The service loses the lease and hands the same node ID back, from the same start.
       await s.control('/_test/misbehave?mode=same_node_lost')
@@ -148,18 +151,7 @@ export async function offlineTests(api, { test, assert, flavour }) {
     try {
       await s.control('/_test/misbehave?mode=same_node_lost')
       const seen = new Set()
-      const mint = async (g, count) => {
-        for (let i = 0; i < count; ) {
-          try {
-            const ids = g.nextIds(Math.min(1000, count - i))
-            for (const id of ids) seen.add(id)
-            i += ids.length
-          } catch (e) {
-            if (e.code !== 'TOO_FAR_AHEAD') throw e
-            await g.flush()
-          }
-        }
-      }
+      const mint = (g, count) => mintInto(g, count, seen)
       a = await OfflineGenerator.open({ url: s.url, name: `first-${n++}`, clock })
       await mint(a, 20000)
       const node = a.nodeId
