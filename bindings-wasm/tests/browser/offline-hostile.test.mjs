@@ -8,17 +8,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { serve } from './server.mjs';
+import { launch } from './chromium.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const wasmDir = path.resolve(here, '..', '..');
-const root = path.resolve(wasmDir, '..');
-const work = path.join(root, 'target', 'wasm-work');
-const tools = process.env.SNOWMINT_TOOLS || path.join(work, 'tools', 'node_modules');
 const project = process.env.SNOWMINT_WASM_PROJECT;
-const { chromium } = createRequire(path.join(tools, 'x.js'))('playwright-core');
 const { startService } = await import(new URL('../../../tests/js/client.mjs', import.meta.url).href);
 
 let fake;
@@ -41,21 +37,7 @@ before(async () => {
     null,
     fake.url,
   );
-  process.env.XDG_CONFIG_HOME = path.join(tmp, 'config');
-  process.env.XDG_CACHE_HOME = path.join(tmp, 'cache');
-  context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  context = await launch(tmp);
   // Only the page's origin and the other origin a redirect points to (which must never be asked).
   await context.route('**/*', (route) => {
     const u = route.request().url();
