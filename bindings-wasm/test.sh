@@ -83,8 +83,11 @@ echo "== offline minting in Chromium against a real snowmint serve (the CLI, bui
 SNOWMINT_CLI="$ROOT/target/debug/snowmint" \
   node --test --test-reporter=spec "$HERE/tests/browser/offline.test.mjs" 2>&1 | tee "$WORK/run-offline.txt" || status=1
 
+echo "== OfflineGenerator and Client in Chromium against a misbehaving service (tests/service/fake_service.py)"
+node --test --test-reporter=spec "$HERE/tests/browser/offline-hostile.test.mjs" 2>&1 | tee "$WORK/run-hostile.txt" || status=1
+
 # One summary line over the runs.
-sum() { cat "$WORK"/run-node.txt "$WORK"/run-installed.txt "$WORK"/run-fallback.txt "$WORK"/run-browser.txt "$WORK"/run-offline.txt | awk -v k="$1" '$1 == "ℹ" && $2 == k { n += $3 } END { print n + 0 }'; }
+sum() { cat "$WORK"/run-node.txt "$WORK"/run-installed.txt "$WORK"/run-fallback.txt "$WORK"/run-browser.txt "$WORK"/run-offline.txt "$WORK"/run-hostile.txt | awk -v k="$1" '$1 == "ℹ" && $2 == k { n += $3 } END { print n + 0 }'; }
 passed=$(sum pass); failed=$(sum fail)
 echo "snowmint-wasm: $passed passed, $failed failed"
 [ "$failed" = "0" ] && [ "$passed" -gt 0 ] || status=1

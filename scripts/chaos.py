@@ -297,7 +297,9 @@ class Service:
         with open(os.path.join(self.work, f"serve-{self.n}.log"), "wb") as log:
             self.proc = subprocess.Popen(
                 [self.serve, "serve", "--listen", f"127.0.0.1:{self.port}", "--node", self.node_source,
-                 "--lease-ttl", "4s", "--lease-reservation", "2s", "--validity", "10s"],
+                 "--lease-ttl", "4s", "--lease-reservation", "2s", "--validity", "10s",
+                 # A lease client retaking after a loss while its lost claim still counts (5 node IDs).
+                 "--max-unauthenticated-leases", "5"],
                 stdout=log, stderr=subprocess.STDOUT)
 
     def healthy(self):

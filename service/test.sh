@@ -7,7 +7,11 @@
 # README's example as written. etcd and PostgreSQL run as real servers (scripts/servers.sh), stopped on
 # every exit path. service/tests/hardening.rs: foreign origins, unlisted hosts, non-JSON bodies, bearer
 # tokens, the lease and connection caps, TLS against a CA made with openssl; service/tests/outage.rs:
-# etcd and PostgreSQL behind a proxy the test stalls and cuts. service/tests/browser: cross-site requests
+# etcd and PostgreSQL behind a proxy the test stalls and cuts; service/tests/hostile.rs: one client that
+# pipelines and never reads, 512 sockets of it (another address served within 1 s, HTTP and HTTPS, with
+# and without tokens), idle keep-alives; service/tests/lease_caps.rs: the lease caps by address, network
+# and for every client without a token, counted from the store, a late take released, a lease bound to
+# its bearer. service/tests/browser: cross-site requests
 # and DNS rebinding from headless Chromium (playwright-core). About 2 minutes on 2 cores once built.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"

@@ -522,10 +522,22 @@ def test_tls_with_a_private_ca_and_a_bearer_token(tmp_path: Path) -> None:
         with snowmint.Client(s.url, prefetch=5, ca=tmp_path / "ca.pem", token=token) as c:
             ids = c.next_ids(20)
             assert ids == sorted(set(ids))
-        # The system's CAs do not know the test's: the certificate is refused.
-        with snowmint.Client(s.url, retries=0) as c:
-            with pytest.raises(snowmint.ServiceUnavailableError, match="CERTIFICATE_VERIFY_FAILED"):
-                c.next_id()
+        # The system's CAs, or another CA, do not know the test's: the certificate is refused, said as
+        # such, at once and not retried (a configuration to fix, not an outage).
+        other = tmp_path / "other"
+        other.mkdir()
+        make_ca(other)
+        for ca in (None, other / "ca.pem"):
+            with snowmint.Client(s.url, retries=3, ca=ca) as c:
+                t = time.monotonic()
+                with pytest.raises(snowmint.SnowmintError) as e:
+                    c.next_id()
+                took_ms = (time.monotonic() - t) * 1000
+            assert e.value.code == "INVALID_ARGUMENT", e.value
+            assert e.value.field == "ca", e.value
+            assert "certificate" in str(e.value) and "refused" in str(e.value), e.value
+            assert "did not answer" not in str(e.value), e.value
+            assert took_ms < 1000, took_ms
         # The CA, but no token or another one: 401, and the token is in no message.
         for t in (None, "another-token-0123456789"):
             with snowmint.Client(s.url, retries=0, ca=str(tmp_path / "ca.pem"), token=t) as c:

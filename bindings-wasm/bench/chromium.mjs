@@ -3,36 +3,21 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { serve } from '../tests/browser/server.mjs';
+import { launch } from '../tests/browser/chromium.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const wasmDir = path.resolve(here, '..');
 const root = path.resolve(wasmDir, '..');
 const tools = process.env.SNOWMINT_TOOLS || path.join(root, 'target', 'wasm-work', 'tools', 'node_modules');
-const { chromium } = createRequire(path.join(tools, 'x.js'))('playwright-core');
 
 const server = await serve(
   { '/www/': path.join(wasmDir, 'www'), '/peers/': tools },
   path.join(root, 'tests', 'vectors'),
 );
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'snowmint-bench-chromium-'));
-process.env.XDG_CONFIG_HOME = path.join(tmp, 'config');
-process.env.XDG_CACHE_HOME = path.join(tmp, 'cache');
-const context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const context = await launch(tmp);
 try {
   const page = await context.newPage();
   await page.goto(`${server.url}/www/`);

@@ -119,6 +119,28 @@ function answerError(status, doc, url, codes) {
   });
 }
 
+/** `ca` (PEM text, a string or bytes) if it holds at least one certificate and each one parses (Node's
+ * X509Certificate): refused here, at construction, rather than at the first request. */
+function checkedCa(ca) {
+  const text = typeof ca === 'string' ? ca : new TextDecoder().decode(ca);
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g);
+  if (!blocks)
+    throw failure('INVALID_ARGUMENT', 'Client option ca holds no PEM certificate (-----BEGIN CERTIFICATE-----)', {
+      field: 'ca',
+    });
+  const { X509Certificate } = globalThis.process.getBuiltinModule('node:crypto');
+  blocks.forEach((pem, i) => {
+    try {
+      new X509Certificate(pem);
+    } catch (e) {
+      throw failure('INVALID_ARGUMENT', `Client option ca: certificate ${i + 1} cannot be read (${e?.message ?? e})`, {
+        field: 'ca',
+      });
+    }
+  });
+  return ca;
+}
+
 /** POST `url` over Node's https with `ca` (PEM) as the only trusted authorities: `{ status, text }`, the
  * text `undefined` past `limit` bytes (fetch cannot take a CA without undici's dispatcher). */
 function postWithCa(https, url, headers, ca, signal, limit) {
@@ -233,7 +255,7 @@ export function makeClient(errorCodes) {
               field: 'ca',
             },
           );
-        this.#ca = options.ca;
+        this.#ca = checkedCa(options.ca);
       }
       if (options.token !== undefined) {
         if (typeof options.token !== 'string' || !/^[\x21-\x7e]+$/.test(options.token))
@@ -449,13 +471,15 @@ export function makeClient(errorCodes) {
             status = res.status;
             text = res.text;
           } else {
+            // No redirect is followed: IDs come only from the URL the client was given.
             const res = await fetch(this.#endpoint + count, {
               method: 'POST',
               headers: this.#headers,
               signal: abort.signal,
+              redirect: 'manual',
             });
-            status = res.status;
-            text = await boundedText(res, MAX_ANSWER_BYTES);
+            status = res.type === 'opaqueredirect' ? 302 : res.status;
+            text = status >= 300 && status < 400 ? '' : await boundedText(res, MAX_ANSWER_BYTES);
           }
           if (text === undefined) {
             status = 0; // not the protocol (below)
@@ -481,6 +505,14 @@ export function makeClient(errorCodes) {
         if (status === 0) {
           last = unavailable(
             `the ID service at ${this.#url} answered with more than ${MAX_ANSWER_BYTES} bytes`,
+          );
+        } else if (status >= 300 && status < 400) {
+          // A configuration (or an attacker on the path), not an outage: not retried.
+          this.#stats.failures++;
+          throw failure(
+            'INVALID_ARGUMENT',
+            `the ID service at ${this.#url} answered with a redirect (HTTP ${status}); the client follows none: give the service's own URL`,
+            { field: 'url' },
           );
         } else if (status === 200) {
           const batch = doc === undefined ? 'a body that is not JSON' : parseBatch(doc, count, this.#highest);

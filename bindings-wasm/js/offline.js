@@ -20,6 +20,8 @@ const STORE = 'leases';
 const AHEAD_MS = 10000; // how far past the clock the persisted mark reaches
 const MAX_SLOTS = 64; // tabs (generators of one url and name) at once
 const TIMEOUT_MS = 10000; // one request to the service
+const MAX_ANSWER_BYTES = 65536; // a lease answer is about 500 bytes; more is not the protocol
+const MAX_FLOORS = 256; // (layout, node ID) floors kept with a slot's lease
 const PRIVATE = Symbol('OfflineGenerator.open');
 
 export function makeOfflineGenerator({ Generator, SnowmintError }) {
@@ -96,12 +98,51 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
     };
   }
 
+  /** The body of `res` parsed as JSON (undefined if it is not JSON), read at most MAX_ANSWER_BYTES:
+   * a larger answer is not the protocol (SERVICE_UNAVAILABLE), and no more of it is read. */
+  async function boundedJson(res, url) {
+    const tooLarge = () =>
+      fail('SERVICE_UNAVAILABLE', `the ID service at ${url} answered with more than ${MAX_ANSWER_BYTES} bytes`);
+    if (Number(res.headers.get('content-length')) > MAX_ANSWER_BYTES) {
+      await res.body?.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    const chunks = [];
+    let size = 0;
+    if (res.body) {
+      const reader = res.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > MAX_ANSWER_BYTES) {
+          await reader.cancel().catch(() => {});
+          throw tooLarge();
+        }
+        chunks.push(value);
+      }
+    }
+    const all = new Uint8Array(size);
+    let at = 0;
+    for (const c of chunks) {
+      all.set(c, at);
+      at += c.byteLength;
+    }
+    try {
+      return JSON.parse(new TextDecoder().decode(all));
+    } catch {
+      return undefined;
+    }
+  }
+
   async function request(url, method, path, body) {
     let res;
     try {
+      // No redirect is followed: a lease comes only from the URL the generator was given.
       res = await fetch(url + path, {
         method,
         cache: 'no-store',
+        redirect: 'manual',
         signal: AbortSignal.timeout(TIMEOUT_MS),
         headers: body === undefined ? undefined : { 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -109,13 +150,16 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
     } catch (e) {
       throw fail('SERVICE_UNAVAILABLE', `the ID service at ${url} cannot be reached: ${e && e.message}`);
     }
-    if (res.status === 204) return null;
-    let j;
-    try {
-      j = await res.json();
-    } catch {
-      j = undefined;
+    if (res.type === 'opaqueredirect' || (res.status >= 300 && res.status < 400)) {
+      await res.body?.cancel().catch(() => {});
+      throw fail(
+        'INVALID_ARGUMENT',
+        `the ID service at ${url} answered with a redirect; the generator follows none: give the service's own URL`,
+        { field: 'url' },
+      );
     }
+    if (res.status === 204) return null;
+    const j = await boundedJson(res, url);
     if (res.ok) return j;
     const e = j && j.error;
     if (e && typeof e.code === 'string' && typeof e.message === 'string') {
@@ -165,6 +209,11 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
     #lease;
     #gen;
     #persisted = 0n; // a mark durably in IndexedDB: every ID handed out is below it
+    // Per `layout|nodeId` this slot minted under before: a mark every ID it handed out there is below.
+    // Kept with the lease in IndexedDB; a new lease starts above every such mark, and every stored
+    // lease's mark, of any slot or name of this URL (#floorOf), so that a node ID handed back later (a
+    // service restored from a backup, a broken one) never mints below what this browser already did.
+    #floors = new Map();
     #saving = null; // the write in flight
     #aheadPositions;
     #timer = 0;
@@ -232,6 +281,7 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
         this.#key = `${prefix}:${slot}`;
         const stored = await transact(this.#db, 'readonly', (s) => s.get(this.#key));
         if (stored) {
+          if (stored.floors instanceof Map) this.#floors = stored.floors;
           this.#use(stored.lease, stored.mark);
           this.#persisted = stored.mark;
           // Online: the claim is checked (and extended) now. Offline, or refused for any reason, the
@@ -292,9 +342,37 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
     async #take() {
       const body = this.#holder === undefined ? undefined : { holder: this.#holder };
       const lease = leaseOf(await request(this.#url, 'POST', '/v1/leases', body), this.#url);
+      // What the lease being replaced reached (its persisted mark: every ID handed out is below it).
+      const old = this.#lease;
+      if (old) {
+        const k = `${old.layout}|${old.nodeId}`;
+        const hwm = this.#gen.highWaterMark();
+        let reached = this.#persisted > hwm ? this.#persisted : hwm;
+        const before = this.#floors.get(k);
+        if (before !== undefined && before > reached) reached = before;
+        this.#floors.delete(k);
+        this.#floors.set(k, reached);
+        while (this.#floors.size > MAX_FLOORS) this.#floors.delete(this.#floors.keys().next().value);
+      }
+      const floor = await this.#floorOf(lease);
       this.#persisted = 0n;
-      this.#use(lease, lease.start);
+      this.#use(lease, floor > lease.start ? floor : lease.start);
       this.lastEvent = `took lease: node ${lease.nodeId}`;
+    }
+
+    /** The highest mark this browser keeps for `lease`'s layout and node ID: this slot's, and every
+     * record's of this URL (its lease's mark, its floors). */
+    async #floorOf(lease) {
+      const k = `${lease.layout}|${lease.nodeId}`;
+      let floor = this.#floors.get(k) ?? 0n;
+      const rows = await transact(this.#db, 'readonly', (s) => s.getAll());
+      for (const r of rows) {
+        if (!r || r.url !== this.#url) continue;
+        const marks = [r.floors instanceof Map ? r.floors.get(k) : undefined];
+        if (r.lease && `${r.lease.layout}|${r.lease.nodeId}` === k) marks.push(r.mark);
+        for (const m of marks) if (typeof m === 'bigint' && m > floor) floor = m;
+      }
+      return floor;
     }
 
     /**
@@ -367,8 +445,9 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
       if (mark > this.#lease.limit) mark = this.#lease.limit;
       if (mark < this.#persisted && this.#lease === this.#savedLease) mark = this.#persisted;
       const lease = this.#lease;
+      const floors = new Map(this.#floors);
       this.#saving = transact(this.#db, 'readwrite', (s) =>
-        s.put({ lease, mark, savedUnixMs: Date.now() }, this.#key),
+        s.put({ url: this.#url, lease, mark, floors, savedUnixMs: Date.now() }, this.#key),
       )
         .then(() => {
           if (this.#lease === lease) this.#persisted = mark;

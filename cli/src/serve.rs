@@ -19,6 +19,8 @@ USAGE
                  [--store URL] [--client-sequencer NAME] [--lease-ttl 70s] [--lease-reservation 60s]
                  [--cors-origin ORIGIN …] [--allowed-host NAME …] [--auth-token-file PATH]
                  [--tls-cert PATH --tls-key PATH] [--max-leases-per-client 8] [--max-connections 256]
+                 [--max-leases-per-network 16] [--max-unauthenticated-leases N]
+                 [--max-connections-per-source 64]
 
   --listen             address to listen on, an IP address or a host name such as localhost (port 0:
                        any free port); the first line on standard output
@@ -44,16 +46,25 @@ USAGE
                        * allows any origin. A request carrying any other Origin than these and the
                        service's own is refused (403), and a POST body must be application/json (415).
   --allowed-host       a host name requests may name in Host (DNS rebinding); repeatable; IP addresses
-                       are always accepted. Default: localhost when --listen is a loopback address,
-                       else any name.
+                       are always accepted. Default: localhost when --listen is a loopback address;
+                       on any other address, --allowed-host or --auth-token-file is required (refused
+                       at start without either).
   --auth-token-file    a file of bearer tokens (one per line, 16+ characters, # comments): every request
                        to /v1/ids and /v1/leases… must carry authorization: Bearer TOKEN (401 otherwise);
                        /healthz and /metrics stay open. Without it, anyone who can reach the port can
                        take IDs and leases.
   --tls-cert, --tls-key  serve HTTPS with this PEM certificate chain and private key (rustls)
   --max-leases-per-client  client leases one client (its token, else its address) may hold at once
-                       on this instance (default 8; 429 beyond)
+                       (default 8; 429 beyond), counted from the leases the store holds (every instance
+                       on the store, and a restarted one, counts the same leases)
+  --max-leases-per-network  client leases the clients of one network (IPv4 /24, IPv6 /64) may hold
+                       together without a token (default twice --max-leases-per-client; 429 beyond)
+  --max-unauthenticated-leases  client leases every client without a token may hold together (default
+                       a quarter of the client sequencer's node IDs: 256 of 1024; 429 beyond)
   --max-connections    connections served at once (default 256; one more is answered 503 and closed)
+  --max-connections-per-source  connections one source (an IPv4 address, an IPv6 /64) may hold at
+                       once (default a quarter of --max-connections: 64; one more is answered 503 and
+                       closed). Behind a reverse proxy, raise it to --max-connections.
 
   Durations: 500ms, 10s, 2m. Routes: POST /v1/ids?count=N, POST /v1/leases,
   POST /v1/leases/{token}/renew, DELETE /v1/leases/{token}, GET /healthz, GET /metrics (Prometheus).
@@ -115,6 +126,9 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     let mut tls_key = None;
     let mut max_leases_per_client = None;
     let mut max_connections = None;
+    let mut max_connections_per_source = None;
+    let mut max_leases_per_network = None;
+    let mut max_unauthenticated_leases = None;
     while let Some(item) = args.next_item()? {
         match item {
             Item::Flag { name, inline } => match name.as_str() {
@@ -146,6 +160,15 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                     max_leases_per_client = Some(args.number(&name, inline)?)
                 }
                 "--max-connections" => max_connections = Some(args.number(&name, inline)?),
+                "--max-leases-per-network" => {
+                    max_leases_per_network = Some(args.number(&name, inline)?)
+                }
+                "--max-unauthenticated-leases" => {
+                    max_unauthenticated_leases = Some(args.number(&name, inline)?)
+                }
+                "--max-connections-per-source" => {
+                    max_connections_per_source = Some(args.number(&name, inline)?)
+                }
                 _ => {
                     if !layout_args.take(&mut args, &name, inline)? {
                         return Err(args.unknown(&name).into());
@@ -190,8 +213,20 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         config.max_count = v;
     }
     config.cors_origins = cors_origins;
-    if allowed_hosts.is_empty() && listen.ip().is_loopback() {
+    let loopback = listen.ip().to_canonical().is_loopback();
+    if allowed_hosts.is_empty() && loopback {
         allowed_hosts.push("localhost".to_string());
+    }
+    // Off loopback, a page on a name the attacker rebinds to this address would be served as the
+    // service's own origin: the names must be listed, or every call must carry a token.
+    if !loopback && allowed_hosts.is_empty() && token_file.is_none() {
+        return Err(CliError::usage(
+            format!(
+                "--listen {listen} is not a loopback address: give --allowed-host NAME (the names clients reach the service by; against DNS rebinding) or --auth-token-file PATH (or both)"
+            ),
+            "serve",
+        )
+        .into());
     }
     config.allowed_hosts = allowed_hosts;
     if let Some(path) = token_file {
@@ -208,6 +243,15 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     }
     if let Some(v) = max_connections {
         config.max_connections = usize::try_from(v).unwrap_or(usize::MAX);
+    }
+    if let Some(v) = max_leases_per_network {
+        config.max_leases_per_network = Some(usize::try_from(v).unwrap_or(usize::MAX));
+    }
+    if let Some(v) = max_unauthenticated_leases {
+        config.max_unauthenticated_leases = Some(usize::try_from(v).unwrap_or(usize::MAX));
+    }
+    if let Some(v) = max_connections_per_source {
+        config.max_connections_per_source = Some(usize::try_from(v).unwrap_or(usize::MAX));
     }
     if let Some(v) = lease_ttl {
         config.lease_ttl = v;

@@ -410,7 +410,22 @@ pub fn command() -> Command {
         .arg(opt("tls-cert", "PATH", "serve HTTPS with this PEM certificate chain").value_hint(ValueHint::FilePath))
         .arg(opt("tls-key", "PATH", "the PEM private key of --tls-cert").value_hint(ValueHint::FilePath))
         .arg(opt("max-leases-per-client", "N", "client leases one client may hold at once (default 8)"))
-        .arg(opt("max-connections", "N", "connections served at once (default 256)"));
+        .arg(opt(
+            "max-leases-per-network",
+            "N",
+            "client leases one network (IPv4 /24, IPv6 /64) may hold without a token (default 16)",
+        ))
+        .arg(opt(
+            "max-unauthenticated-leases",
+            "N",
+            "client leases every client without a token may hold together (default a quarter of the node IDs)",
+        ))
+        .arg(opt("max-connections", "N", "connections served at once (default 256)"))
+        .arg(opt(
+            "max-connections-per-source",
+            "N",
+            "connections one address (IPv6: /64) may hold at once (default a quarter of --max-connections)",
+        ));
     let completions = Command::new("completions")
         .about("Print a shell completion script (bash, zsh, fish, elvish, powershell)")
         .arg(

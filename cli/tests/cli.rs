@@ -802,6 +802,25 @@ fn serve_listens_on_a_host_name() {
     assert!(e.contains("--listen \"no-such-host.invalid:0\""), "{e}");
 }
 
+/// Off loopback, `serve` refuses to start unless `--allowed-host` or `--auth-token-file` is given (a page
+/// on a name rebound to the address would otherwise be served as the service's own origin).
+#[test]
+fn serve_off_loopback_needs_allowed_hosts_or_tokens() {
+    for listen in ["192.0.2.1:0", "0.0.0.0:0", "[::]:0"] {
+        let e = fails(
+            &["serve", "--listen", listen, "--node", "3"],
+            "INVALID_ARGUMENT",
+            2,
+        );
+        assert!(
+            e.contains("--allowed-host")
+                && e.contains("--auth-token-file")
+                && e.contains("loopback"),
+            "{listen}: {e}"
+        );
+    }
+}
+
 /// An unknown command, action or option gets the nearest one the command-line definitions have.
 #[test]
 fn unknown_words_get_a_did_you_mean() {

@@ -28,14 +28,23 @@ pub struct Head<'a> {
     pub tls: bool,
 }
 
-/// Who a request counts as, for `--max-leases-per-client`: the token it presented (by its position in
-/// the token file, never its text), else its source address.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Who a request counts as, for the lease caps and a lease's owner: the token it presented (by its
+/// SHA-256 digest, never its text), else its source address.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ClientKey {
-    /// The n-th token of `--auth-token-file`.
-    Token(usize),
+    /// A token of `--auth-token-file`, by its SHA-256 digest.
+    Token([u8; 32]),
     /// A source address (no token file).
     Addr(IpAddr),
+}
+
+impl std::fmt::Debug for ClientKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientKey::Token(_) => f.write_str("Token(..)"),
+            ClientKey::Addr(a) => write!(f, "Addr({a})"),
+        }
+    }
 }
 
 /// The bearer tokens of `--auth-token-file`, kept as SHA-256 digests (compared in constant time; the
@@ -114,6 +123,35 @@ fn host_name(host: &str) -> String {
     name.trim_end_matches('.').to_ascii_lowercase()
 }
 
+/// The text of a header the guard judges (`Host`, `Origin`, `Authorization`, `Content-Type`), given
+/// every value the request carries for it: absent, or exactly one value of visible ASCII. A value with
+/// any other byte, or a second value, is `400`: a header the guard cannot read is never taken as absent
+/// (a refused `Origin` with one non-ASCII byte would otherwise pass as no `Origin` at all).
+pub fn judged_header<'a>(
+    field: &'static str,
+    mut values: impl Iterator<Item = &'a [u8]>,
+) -> Result<Option<&'a str>, ApiError> {
+    let Some(first) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(ApiError::bad(
+            field,
+            format!("the request carries {field} more than once"),
+        ));
+    }
+    let visible = first
+        .iter()
+        .all(|&b| b == b'\t' || (0x20..0x7f).contains(&b));
+    match std::str::from_utf8(first) {
+        Ok(text) if visible => Ok(Some(text)),
+        _ => Err(ApiError::bad(
+            field,
+            format!("{field} holds a byte that is not visible ASCII"),
+        )),
+    }
+}
+
 fn forbidden(field: &'static str, message: String) -> ApiError {
     ApiError::new(403, ErrorCode::InvalidArgument, message).field(field)
 }
@@ -182,7 +220,7 @@ impl Config {
                 .filter(|t| !t.is_empty());
             let found = presented.and_then(|t| self.auth_tokens.find(t));
             match found {
-                Some(i) => key = ClientKey::Token(i),
+                Some(i) => key = ClientKey::Token(self.auth_tokens.0[i]),
                 None => {
                     let mut e = ApiError::new(
                         401,
@@ -222,6 +260,26 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn judged_headers_are_one_visible_ascii_value() {
+        let one = |v: &'static [u8]| judged_header("origin", [v].into_iter());
+        assert_eq!(
+            one(b"https://a.example").unwrap(),
+            Some("https://a.example")
+        );
+        assert_eq!(judged_header("origin", std::iter::empty()).unwrap(), None);
+        for bad in [
+            &b"https://\xc3\xa9vil.example"[..],
+            b"https://evil\x80",
+            b"x\x7f",
+        ] {
+            let e = one(bad).unwrap_err().into_response();
+            assert_eq!(e.status, 400, "{bad:?}");
+        }
+        let two = judged_header("origin", [&b"a"[..], b"b"].into_iter()).unwrap_err();
+        assert_eq!(two.into_response().status, 400);
+    }
 
     #[test]
     fn host_names_lose_their_port() {

@@ -10,7 +10,7 @@
 //! the store's check of the fencing token decides, and nobody can make up a token for another client's
 //! lease (fencing tokens are sequential, so without the tag they could be guessed).
 
-use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -43,20 +43,41 @@ impl LeaseToken {
         )
     }
 
-    /// The token's text, tagged with `key`.
-    pub fn encode(&self, key: &TokenKey) -> String {
+    /// What the tag covers: the fields, and the owner the lease belongs to (a bearer token's digest
+    /// with `--auth-token-file`; empty without, which keeps the tag of a token made before owners).
+    fn tagged(&self, owner: &str) -> String {
+        if owner.is_empty() {
+            self.signed_part()
+        } else {
+            format!("{}\nowner {owner}", self.signed_part())
+        }
+    }
+
+    /// The token's text, tagged with `key` for `owner` (see [`LeaseToken::parse_for`]).
+    pub fn encode_for(&self, key: &TokenKey, owner: &str) -> String {
         format!(
             "2.{}.{}.{}.{}.{}",
             self.node_id,
             self.fencing_token,
             self.start,
-            key.tag(&self.signed_part()),
+            key.tag(&self.tagged(owner)),
             self.sequencer
         )
     }
 
+    /// The token's text, tagged with `key` (no owner).
+    pub fn encode(&self, key: &TokenKey) -> String {
+        self.encode_for(key, "")
+    }
+
     /// Parses a token and checks its tag under `key`; `None` if it is not one of `key`'s tokens.
     pub fn parse(text: &str, key: &TokenKey) -> Option<LeaseToken> {
+        LeaseToken::parse_for(text, key, "")
+    }
+
+    /// Parses a token and checks its tag under `key` for `owner`; `None` if it is not one of `key`'s
+    /// tokens or belongs to another owner.
+    pub fn parse_for(text: &str, key: &TokenKey, owner: &str) -> Option<LeaseToken> {
         if text.len() > 200 {
             return None;
         }
@@ -81,7 +102,7 @@ impl LeaseToken {
             fencing_token,
             start,
         };
-        key.verify(&token.signed_part(), tag).then_some(token)
+        key.verify(&token.tagged(owner), tag).then_some(token)
     }
 }
 
@@ -180,8 +201,26 @@ impl TokenKey {
     }
 }
 
-/// The leases counted per client: `(node ID, fencing token, claim expiry in Unix ms)`.
-type Held = HashMap<ClientKey, Vec<(u64, u64, u64)>>;
+/// Who took a client lease, as the store keeps it: the end of the claim's holder text,
+/// ` [snowmint client a=ADDRESS]` (no token file) or ` [snowmint client t=ID]` (ID: a tag of the bearer
+/// token's digest under the token key, so the store names no token). The lease caps are counted from
+/// these, so every instance on the store, and a restarted one, counts the same leases.
+const MARK: &str = " [snowmint client ";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Who {
+    Addr(IpAddr),
+    Token(String),
+}
+
+/// The leases counted against one take: the client's own, its network's (no token file), and every
+/// unauthenticated client's together.
+#[derive(Debug, Default)]
+struct Tally {
+    mine: usize,
+    network: usize,
+    unauthenticated: usize,
+}
 
 /// The client sequencer on its store.
 #[derive(Debug)]
@@ -204,10 +243,12 @@ pub struct Leases {
     key: TokenKey,
     /// `--max-leases-per-client`.
     cap: usize,
-    /// The leases this instance handed out, by client: `(node ID, fencing token, claim expiry)`; a
-    /// claim past its expiry no longer counts. Renewals and releases through any instance's token
-    /// move them; another instance's leases are not counted here.
-    held: Mutex<Held>,
+    /// `--max-leases-per-network` (IPv4 /24, IPv6 /64; no token file).
+    network_cap: usize,
+    /// `--max-unauthenticated-leases`: what every client without a token may hold together.
+    unauthenticated_cap: usize,
+    /// The takes of this instance in flight (their claims are not in the store yet), by client.
+    pending: Mutex<Vec<ClientKey>>,
 }
 
 #[derive(Debug)]
@@ -248,7 +289,13 @@ impl Leases {
             ttl: config.lease_ttl,
             reservation: config.lease_reservation,
             cap: config.max_leases_per_client,
-            held: Mutex::new(HashMap::new()),
+            network_cap: config
+                .max_leases_per_network
+                .unwrap_or(config.max_leases_per_client.saturating_mul(2)),
+            unauthenticated_cap: config
+                .max_unauthenticated_leases
+                .unwrap_or_else(|| default_unauthenticated_share(seq.record().config.nodes)),
+            pending: Mutex::new(Vec::new()),
         })
     }
 
@@ -342,76 +389,119 @@ impl Leases {
         )
     }
 
-    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
-        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    /// Who `client` is, as its leases' holder text records it.
+    fn who(&self, client: &ClientKey) -> Who {
+        match client {
+            ClientKey::Addr(a) => Who::Addr(a.to_canonical()),
+            ClientKey::Token(_) => Who::Token(self.key.tag(&format!("owner {}", owner(client)))),
+        }
     }
 
-    /// Counts a lease for `client` (a placeholder until its claim is known), or `429` at the cap.
-    fn count_in(&self, client: &ClientKey) -> Result<(), ApiError> {
-        let now = self.now_ms();
-        let mut held = self.held();
-        held.retain(|_, v| {
-            v.retain(|&(_, _, expires)| expires > now);
-            !v.is_empty()
-        });
-        let mine = held.entry(client.clone()).or_default();
-        if mine.len() >= self.cap {
-            let mut e = ApiError::new(
-                429,
-                ErrorCode::NodeIdsExhausted,
-                format!(
-                    "this client holds {} leases, the most one client may hold (--max-leases-per-client): release or let one expire",
-                    mine.len()
-                ),
-            );
-            e.retry_after_ms = Some(self.ttl.as_millis() as u64);
-            return Err(e);
+    /// The holder text of a lease `client` takes: its own description, then who took it.
+    fn holder_text(&self, holder: &str, client: &ClientKey) -> String {
+        match self.who(client) {
+            Who::Addr(a) => format!("{holder}{MARK}a={a}]"),
+            Who::Token(t) => format!("{holder}{MARK}t={t}]"),
         }
-        // The placeholder (node ID u64::MAX) lives as long as a claim would.
-        mine.push((u64::MAX, 0, now.saturating_add(self.ttl.as_millis() as u64)));
+    }
+
+    /// Who took a lease, from its holder text (`None`: not a client lease, e.g. an instance's own).
+    fn who_of(holder: &str) -> Option<Who> {
+        let (_, mark) = holder.rsplit_once(MARK)?;
+        let mark = mark.strip_suffix(']')?;
+        if let Some(a) = mark.strip_prefix("a=") {
+            return a.parse().ok().map(Who::Addr);
+        }
+        mark.strip_prefix("t=").map(|t| Who::Token(t.to_string()))
+    }
+
+    /// Adds one lease taken by `taker` to `tally`, as it counts against `me`.
+    fn tally(tally: &mut Tally, me: &Who, taker: &Who) {
+        if taker == me {
+            tally.mine += 1;
+        }
+        if let Who::Addr(a) = taker {
+            tally.unauthenticated += 1;
+            if let Who::Addr(m) = me {
+                if crate::source::network(*a) == crate::source::network(*m) {
+                    tally.network += 1;
+                }
+            }
+        }
+    }
+
+    fn too_many(&self, what: String) -> ApiError {
+        let mut e = ApiError::new(429, ErrorCode::NodeIdsExhausted, what);
+        e.retry_after_ms = Some(self.ttl.as_millis() as u64);
+        e
+    }
+
+    /// Counts a take for `client` against the caps, from the live client leases the store holds and
+    /// this instance's takes in flight: `429` at a cap, else the take is in flight until
+    /// [`Leases::count_out`].
+    fn count_in(&self, client: &ClientKey) -> Result<(), ApiError> {
+        let me = self.who(client);
+        let live = self
+            .store()
+            .holders(&self.sequencer, self.now_ms())
+            .map_err(unavailable)?;
+        let mut tally = Tally::default();
+        for taker in live
+            .iter()
+            .filter_map(|n| n.claim.as_ref())
+            .filter_map(|c| Leases::who_of(&c.holder))
+        {
+            Leases::tally(&mut tally, &me, &taker);
+        }
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        for other in pending.iter() {
+            Leases::tally(&mut tally, &me, &self.who(other));
+        }
+        if tally.mine >= self.cap {
+            return Err(self.too_many(format!(
+                "this client holds {} leases, the most one client may hold (--max-leases-per-client): release or let one expire",
+                tally.mine
+            )));
+        }
+        if let Who::Addr(a) = me {
+            if tally.network >= self.network_cap {
+                return Err(self.too_many(format!(
+                    "clients of network {} hold {} leases, the most one network may hold (--max-leases-per-network): release or let one expire",
+                    crate::source::network(a),
+                    tally.network
+                )));
+            }
+            if tally.unauthenticated >= self.unauthenticated_cap {
+                return Err(self.too_many(format!(
+                    "clients without a token hold {} of the {} node IDs, the most they may hold together (--max-unauthenticated-leases)",
+                    tally.unauthenticated, self.nodes
+                )));
+            }
+        }
+        pending.push(client.clone());
         Ok(())
     }
 
-    /// Replaces `client`'s placeholder with the claim it became (`None`: the take failed).
-    fn count_out(&self, client: &ClientKey, claim: Option<&Claim>) {
-        let mut held = self.held();
-        if let Some(mine) = held.get_mut(client) {
-            if let Some(i) = mine.iter().position(|h| h.0 == u64::MAX) {
-                match claim {
-                    Some(c) => mine[i] = (c.node_id, c.token, c.expires_unix_ms),
-                    None => {
-                        mine.swap_remove(i);
-                    }
-                }
-            }
+    /// Ends `client`'s take in flight (its claim, if any, is in the store now).
+    fn count_out(&self, client: &ClientKey) {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = pending.iter().position(|c| c == client) {
+            pending.swap_remove(i);
         }
     }
 
-    /// Moves the counted lease `(node, fencing)` to its new expiry (`None`: released).
-    fn recount(&self, node_id: u64, fencing: u64, expires: Option<u64>) {
-        for mine in self.held().values_mut() {
-            if let Some(i) = mine.iter().position(|h| h.0 == node_id && h.1 == fencing) {
-                match expires {
-                    Some(e) => mine[i].2 = e,
-                    None => {
-                        mine.swap_remove(i);
-                    }
-                }
-                return;
-            }
-        }
-    }
-
-    /// `POST /v1/leases` for `client`, refused (`429`) when it holds `--max-leases-per-client`.
+    /// `POST /v1/leases` for `client`, refused (`429`) at a cap: `--max-leases-per-client` for it,
+    /// `--max-leases-per-network` for its network and `--max-unauthenticated-leases` for every client
+    /// without a token.
     pub fn take(&self, client: &ClientKey, holder: Option<&str>) -> Result<Response, ApiError> {
         self.count_in(client)?;
-        let taken = self.take_claim(holder);
-        self.count_out(client, taken.as_ref().ok().map(|(c, _)| c));
-        taken.map(|(_, r)| r)
+        let holder = self.holder_text(holder.unwrap_or("a client of snowmint serve"), client);
+        let taken = self.take_claim(&holder, &owner(client));
+        self.count_out(client);
+        taken
     }
 
-    fn take_claim(&self, holder: Option<&str>) -> Result<(Claim, Response), ApiError> {
-        let holder = holder.unwrap_or("a client of snowmint serve");
+    fn take_claim(&self, holder: &str, owner: &str) -> Result<Response, ApiError> {
         let first = snowmint::mix64(self.time.unix_ns() ^ self.time.monotonic_ns()) % self.nodes;
         // Every instance's own node ID is a claim on this sequencer too: the store never hands it out.
         let claim = self.claim(holder, first)?.ok_or_else(|| self.exhausted())?;
@@ -426,8 +516,7 @@ impl Leases {
             fencing_token: claim.token,
             start,
         };
-        let answer = self.answer(201, &token, last, claim.expires_unix_ms);
-        Ok((claim, answer))
+        Ok(self.answer(201, &token, owner, last, claim.expires_unix_ms))
     }
 
     /// Reads the stored reservation and writes the new one (conditioned on `claim`): `(start, last)`.
@@ -452,7 +541,10 @@ impl Leases {
         Ok((start, last))
     }
 
-    fn token(&self, text: &str) -> Result<LeaseToken, ApiError> {
+    /// The lease of token `text`, if it is one of this service's and belongs to `client` (with a token
+    /// file, a lease belongs to the bearer that took it: another bearer's renew or release is answered
+    /// as an unknown token).
+    fn token(&self, text: &str, client: &ClientKey) -> Result<LeaseToken, ApiError> {
         let unknown = || {
             ApiError::new(
                 404,
@@ -464,7 +556,7 @@ impl Leases {
             )
             .field("token")
         };
-        let t = LeaseToken::parse(text, &self.key).ok_or_else(unknown)?;
+        let t = LeaseToken::parse_for(text, &self.key, &owner(client)).ok_or_else(unknown)?;
         if t.sequencer != self.sequencer || t.node_id >= self.nodes {
             return Err(unknown());
         }
@@ -488,9 +580,9 @@ impl Leases {
         }
     }
 
-    /// `POST /v1/leases/{token}/renew`
-    pub fn renew(&self, text: &str) -> Result<Response, ApiError> {
-        let t = self.token(text)?;
+    /// `POST /v1/leases/{token}/renew` by `client`.
+    pub fn renew(&self, client: &ClientKey, text: &str) -> Result<Response, ApiError> {
+        let t = self.token(text, client)?;
         let claim = self
             .store()
             .renew(
@@ -516,17 +608,15 @@ impl Leases {
                 target
             }
         };
-        self.recount(t.node_id, t.fencing_token, Some(claim.expires_unix_ms));
-        Ok(self.answer(200, &t, last, claim.expires_unix_ms))
+        Ok(self.answer(200, &t, &owner(client), last, claim.expires_unix_ms))
     }
 
-    /// `DELETE /v1/leases/{token}`
-    pub fn release(&self, text: &str) -> Result<Response, ApiError> {
-        let t = self.token(text)?;
+    /// `DELETE /v1/leases/{token}` by `client`.
+    pub fn release(&self, client: &ClientKey, text: &str) -> Result<Response, ApiError> {
+        let t = self.token(text, client)?;
         self.store()
             .release(&self.claim_of(&t))
             .map_err(unavailable)?;
-        self.recount(t.node_id, t.fencing_token, None);
         Ok(Response {
             status: 204,
             content_type: "",
@@ -535,10 +625,17 @@ impl Leases {
         })
     }
 
-    fn answer(&self, status: u16, t: &LeaseToken, last: u64, expires: u64) -> Response {
+    fn answer(
+        &self,
+        status: u16,
+        t: &LeaseToken,
+        owner: &str,
+        last: u64,
+        expires: u64,
+    ) -> Response {
         let mut out = Vec::with_capacity(512);
         out.extend_from_slice(b"{\"token\":");
-        push_str(&mut out, &t.encode(&self.key));
+        push_str(&mut out, &t.encode_for(&self.key, owner));
         out.extend_from_slice(b",\"node_id\":");
         push_u64(&mut out, t.node_id);
         out.extend_from_slice(b",\"layout\":");
@@ -604,6 +701,21 @@ impl Leases {
         }
         g
     }
+}
+
+/// The owner a lease of `client` is tagged for: a bearer token's digest (hex), or none (no token file:
+/// whoever holds the lease token may renew and release it).
+fn owner(client: &ClientKey) -> String {
+    match client {
+        ClientKey::Token(d) => d.iter().map(|b| format!("{b:02x}")).collect(),
+        ClientKey::Addr(_) => String::new(),
+    }
+}
+
+/// The default of `--max-unauthenticated-leases`: a quarter of the client sequencer's node IDs, at
+/// least 1 (256 of the twitter layout's 1024; 8 of 32).
+pub fn default_unauthenticated_share(nodes: u64) -> usize {
+    usize::try_from(nodes / 4).unwrap_or(usize::MAX).max(1)
 }
 
 /// The client sequencer `sequencer` on `store`: the service's own default one is created if missing

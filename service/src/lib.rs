@@ -10,11 +10,14 @@
 //! store unless [`Route::blocks`] says so (the server then runs it on a blocking thread).
 #![warn(missing_docs)]
 
+pub mod deadline;
 mod guard;
 mod json;
 mod leases;
 mod metrics;
 pub mod server;
+pub mod slots;
+pub mod source;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,8 +30,8 @@ use snowmint_coord::{
     LeaseOptions, LeaseState, NodeGenerator, NodeSource, Store, SystemTime, Time,
 };
 
-pub use guard::{ClientKey, Head, Tokens};
-pub use leases::{LeaseToken, TokenKey};
+pub use guard::{judged_header, ClientKey, Head, Tokens};
+pub use leases::{default_unauthenticated_share, LeaseToken, TokenKey};
 
 /// The largest request body accepted (bytes); a larger one is `413`.
 pub const MAX_BODY: usize = 4096;
@@ -76,9 +79,19 @@ pub struct Config {
     /// Client leases one client (token, else source address) may hold at once
     /// (`--max-leases-per-client`, default [`DEFAULT_MAX_LEASES_PER_CLIENT`]).
     pub max_leases_per_client: usize,
+    /// Client leases the clients of one network (IPv4 /24, IPv6 /64) may hold together without a token
+    /// (`--max-leases-per-network`); `None`: twice [`Config::max_leases_per_client`].
+    pub max_leases_per_network: Option<usize>,
+    /// Client leases every client without a token may hold together (`--max-unauthenticated-leases`);
+    /// `None`: a quarter of the client sequencer's node IDs ([`default_unauthenticated_share`]).
+    pub max_unauthenticated_leases: Option<usize>,
     /// Connections served at once (`--max-connections`, default [`DEFAULT_MAX_CONNECTIONS`]); one more
     /// is answered `503` and closed.
     pub max_connections: usize,
+    /// Connections one source (an IPv4 address, an IPv6 /64) may hold at once
+    /// (`--max-connections-per-source`); `None`: a quarter of [`Config::max_connections`]
+    /// ([`slots::default_per_source`]). One more from it is answered `503` and closed.
+    pub max_connections_per_source: Option<usize>,
     /// `--tls-cert`: the PEM certificate chain to serve HTTPS with (with [`Config::tls_key`]).
     pub tls_cert: Option<std::path::PathBuf>,
     /// `--tls-key`: the PEM private key of [`Config::tls_cert`].
@@ -145,7 +158,10 @@ impl Config {
             allowed_hosts: Vec::new(),
             auth_tokens: Tokens::default(),
             max_leases_per_client: DEFAULT_MAX_LEASES_PER_CLIENT,
+            max_leases_per_network: None,
+            max_unauthenticated_leases: None,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_source: None,
             tls_cert: None,
             tls_key: None,
         })
@@ -198,7 +214,7 @@ impl ApiError {
         self
     }
 
-    fn bad(field: &'static str, message: impl Into<String>) -> ApiError {
+    pub(crate) fn bad(field: &'static str, message: impl Into<String>) -> ApiError {
         ApiError::new(400, ErrorCode::InvalidArgument, message).field(field)
     }
 
@@ -517,9 +533,14 @@ impl Service {
                 config.max_count
             )));
         }
-        if config.max_leases_per_client == 0 || config.max_connections == 0 {
+        if config.max_leases_per_client == 0
+            || config.max_leases_per_network == Some(0)
+            || config.max_unauthenticated_leases == Some(0)
+            || config.max_connections == 0
+            || config.max_connections_per_source == Some(0)
+        {
             return Err(snowmint_coord::Error::invalid(
-                "--max-leases-per-client and --max-connections must be at least 1",
+                "--max-leases-per-client, --max-leases-per-network, --max-unauthenticated-leases, --max-connections and --max-connections-per-source must be at least 1",
             ));
         }
         let parsed = NodeSource::parse(&config.node)?;
@@ -835,6 +856,23 @@ impl Service {
         self.refuse(route, e)
     }
 
+    /// Undoes an answer its client was never given (it was told [`Service::store_timeout`] instead):
+    /// a lease taken past the deadline is released, so that it does not count against the client
+    /// until its TTL. Other answers change nothing that needs undoing.
+    pub fn abandon(&self, client: &ClientKey, route: Route, answer: &Response) {
+        if route != Route::Leases || answer.status != 201 {
+            return;
+        }
+        let token = serde_json::from_slice::<serde_json::Value>(&answer.body)
+            .ok()
+            .and_then(|v| v["token"].as_str().map(str::to_string));
+        if let (Some(token), Ok(leases)) = (token, self.leases()) {
+            if leases.release(client, &token).is_ok() {
+                self.count_lease(-1);
+            }
+        }
+    }
+
     /// The error of a request that arrives during shutdown.
     pub fn shutdown_error() -> ApiError {
         ApiError::new(
@@ -953,12 +991,14 @@ impl Service {
                 no_query(query)?;
                 json::empty_body(body)?;
                 let token = &path["/v1/leases/".len()..path.len() - "/renew".len()];
-                self.leases()?.renew(token)
+                self.leases()?.renew(client, token)
             }
             Route::Release => {
                 no_query(query)?;
                 json::empty_body(body)?;
-                let r = self.leases()?.release(&path["/v1/leases/".len()..])?;
+                let r = self
+                    .leases()?
+                    .release(client, &path["/v1/leases/".len()..])?;
                 self.count_lease(-1);
                 Ok(r)
             }

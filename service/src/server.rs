@@ -1,9 +1,11 @@
-//! The HTTP/1.1 server (hyper 1 on tokio): keep-alive connections, bounded bodies and header reads,
-//! store calls on blocking threads, graceful shutdown on SIGINT/SIGTERM.
+//! The HTTP/1.1 server (hyper 1 on tokio): keep-alive connections, each state of them bounded in time
+//! ([`crate::deadline`]), slots shared out by source ([`crate::slots`]), bounded bodies, store calls on
+//! blocking threads, graceful shutdown on SIGINT/SIGTERM.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,10 +17,11 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use snowmint::ErrorCode;
 use tokio::net::TcpListener;
 
+use crate::deadline::{Stall, MAX_LIFETIME, WRITE_STALL};
+use crate::slots::Slots;
 use crate::{body_too_large, ApiError, ClientKey, Head, Response, Route, Service, MAX_BODY};
 
 /// How long a client may take to send a request's headers, and then its body.
@@ -49,16 +52,24 @@ async fn answer(
     tls: bool,
 ) -> hyper::Response<Full<Bytes>> {
     let h = req.headers();
-    let text = |name| h.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
-    let head = Head {
-        method: req.method().as_str(),
-        host: text(HOST).or_else(|| req.uri().authority().map(|a| a.as_str())),
-        origin: text(ORIGIN),
-        authorization: text(AUTHORIZATION),
-        content_type: text(CONTENT_TYPE),
-        tls,
-    };
     let route = Route::of(req.uri().path());
+    let text = |name: hyper::header::HeaderName, field| {
+        crate::judged_header(field, h.get_all(name).iter().map(HeaderValue::as_bytes))
+    };
+    let head = (|| {
+        Ok::<_, ApiError>(Head {
+            method: req.method().as_str(),
+            host: text(HOST, "host")?.or_else(|| req.uri().authority().map(|a| a.as_str())),
+            origin: text(ORIGIN, "origin")?,
+            authorization: text(AUTHORIZATION, "authorization")?,
+            content_type: text(CONTENT_TYPE, "content-type")?,
+            tls,
+        })
+    })();
+    let head = match head {
+        Ok(head) => head,
+        Err(e) => return to_hyper(service.refuse(route, e)),
+    };
     // CORS (`--cors-origin`): the origin's pages may read every answer (a refusal too); a preflight of
     // a known route from an allowed origin to an allowed host is answered here, before the protocol.
     let cors = service.config().cors_allow(head.origin);
@@ -164,23 +175,38 @@ async fn answer_protocol(
     let r = if route.blocks() {
         // On a blocking thread, with a slot of the store calls in flight, answered by the deadline
         // whatever the store does (a call past it finishes in the background, holding its slot).
+        // Who wins: the worker delivering its answer (1), or the deadline (2), whose 503 the client
+        // is then given; a worker that loses undoes its answer (a lease taken is released).
+        let outcome = Arc::new(std::sync::atomic::AtomicU8::new(0));
         let s = service.clone();
         let slots = service.store_calls().clone();
+        let o = outcome.clone();
         let work = async move {
             let slot = slots.acquire_owned().await;
             tokio::task::spawn_blocking(move || {
                 let _slot = slot;
-                s.handle_as(&client, &method, &target, &body)
+                let r = s.handle_as(&client, &method, &target, &body);
+                if o.compare_exchange(0, 1, SeqCst, SeqCst).is_err() {
+                    s.abandon(&client, route, &r);
+                }
+                r
             })
             .await
         };
-        match tokio::time::timeout(crate::STORE_DEADLINE, work).await {
-            Ok(Ok(r)) => r,
-            Ok(Err(_)) => service.refuse(
+        tokio::pin!(work);
+        let worked = match tokio::time::timeout(crate::STORE_DEADLINE, &mut work).await {
+            Ok(w) => Some(w),
+            Err(_) if outcome.compare_exchange(0, 2, SeqCst, SeqCst).is_ok() => None,
+            // The answer was delivered just as the deadline passed: it is the client's.
+            Err(_) => Some(work.await),
+        };
+        match worked {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => service.refuse(
                 route,
                 ApiError::new(500, ErrorCode::Panic, "the request's worker failed"),
             ),
-            Err(_) => service.store_timeout(route),
+            None => service.store_timeout(route),
         }
     } else {
         service.handle_as(&client, &method, &target, &body)
@@ -217,15 +243,16 @@ fn too_many_connections() -> Vec<u8> {
 }
 
 /// [`serve`] over TLS when `tls` is given (`--tls-cert`/`--tls-key`; the handshake must finish within
-/// [`READ_TIMEOUT`]). At most `--max-connections` connections are served at once; one more is answered
-/// `503 SERVICE_UNAVAILABLE` and closed.
+/// [`READ_TIMEOUT`]). At most `--max-connections` connections are served at once, at most
+/// `--max-connections-per-source` of them (default a quarter) from one source ([`crate::slots`]); one
+/// more is answered `503 SERVICE_UNAVAILABLE` and closed. Every state of a connection is bounded in time
+/// ([`crate::deadline`]).
 pub async fn serve_tls(
     service: Arc<Service>,
     listener: TcpListener,
     tls: Option<Arc<rustls::ServerConfig>>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let graceful = GracefulShutdown::new();
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
@@ -234,9 +261,17 @@ pub async fn serve_tls(
     let builder = Arc::new(builder);
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     service.supervise();
-    let slots = Arc::new(tokio::sync::Semaphore::new(
-        service.config().max_connections,
-    ));
+    let config = service.config();
+    let slots = Slots::new(
+        config.max_connections,
+        config
+            .max_connections_per_source
+            .unwrap_or_else(|| crate::slots::default_per_source(config.max_connections)),
+    );
+    // Shutdown: `closing` turns true; every connection task holds a clone of `alive`, so the server
+    // knows when the last one has finished.
+    let (closing, closed) = tokio::sync::watch::channel(false);
+    let (alive, mut all_done) = tokio::sync::mpsc::channel::<()>(1);
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -247,27 +282,29 @@ pub async fn serve_tls(
                     Err(_) => { tokio::time::sleep(Duration::from_millis(10)).await; continue; }
                 };
                 let _ = stream.set_nodelay(true);
-                let Ok(slot) = slots.clone().try_acquire_owned() else {
+                let Ok(slot) = slots.take(peer.ip()) else {
                     let acceptor = acceptor.clone();
                     tokio::spawn(async move {
                         use tokio::io::AsyncWriteExt;
                         // Over TLS the refusal would need a handshake: the connection is just closed.
                         if acceptor.is_none() {
-                            let _ = tokio::time::timeout(READ_TIMEOUT, stream.write_all(&too_many_connections())).await;
+                            let _ = tokio::time::timeout(WRITE_STALL, stream.write_all(&too_many_connections())).await;
                         }
-                        let _ = stream.shutdown().await;
+                        let _ = tokio::time::timeout(WRITE_STALL, stream.shutdown()).await;
                     });
                     continue;
                 };
-                let (s, b, g, a) = (service.clone(), builder.clone(), graceful.watcher(), acceptor.clone());
+                let (s, b, c, a, alive) = (service.clone(), builder.clone(), closed.clone(), acceptor.clone(), alive.clone());
                 let peer = peer.ip();
+                let stream = Stall::new(stream, WRITE_STALL);
                 tokio::spawn(async move {
                     let _slot = slot;
+                    let _alive = alive;
                     match a {
-                        None => connection(s, &b, g, TokioIo::new(stream), peer, false).await,
+                        None => connection(s, &b, c, TokioIo::new(stream), peer, false).await,
                         Some(a) => {
                             if let Ok(Ok(tls)) = tokio::time::timeout(READ_TIMEOUT, a.accept(stream)).await {
-                                connection(s, &b, g, TokioIo::new(tls), peer, true).await;
+                                connection(s, &b, c, TokioIo::new(tls), peer, true).await;
                             }
                         }
                     }
@@ -278,15 +315,19 @@ pub async fn serve_tls(
     }
     drop(listener);
     service.begin_shutdown();
-    let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
+    let _ = closing.send(true);
+    drop(alive);
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, all_done.recv()).await;
     Ok(())
 }
 
-/// Serves one connection's requests.
+/// Serves one connection's requests until it ends, the server shuts down or it reaches
+/// [`MAX_LIFETIME`]; then it is closed gracefully (the answer in flight is finished), and dropped
+/// [`WRITE_STALL`] later whatever it is doing.
 async fn connection<I>(
     service: Arc<Service>,
     builder: &http1::Builder,
-    graceful: hyper_util::server::graceful::Watcher,
+    mut closing: tokio::sync::watch::Receiver<bool>,
     io: I,
     peer: IpAddr,
     tls: bool,
@@ -303,7 +344,14 @@ async fn connection<I>(
             async move { Ok::<_, Infallible>(answer(s, req, late, peer, tls).await) }
         }),
     );
-    let _ = graceful.watch(conn).await;
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        _ = tokio::time::sleep(MAX_LIFETIME) => {}
+        _ = closing.wait_for(|c| *c) => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = tokio::time::timeout(WRITE_STALL, conn).await;
 }
 
 /// The TLS configuration of `--tls-cert PATH --tls-key PATH` (PEM: the certificate chain, leaf first,

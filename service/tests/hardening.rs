@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,6 +65,49 @@ fn a_foreign_origin_and_a_text_plain_body_are_refused() {
         b"{\"holder\":\"tab\"}",
     );
     assert_eq!(own.status, 201, "{}", own.text());
+}
+
+#[test]
+fn a_guarded_header_with_a_non_ascii_byte_or_twice_is_400() {
+    let mut config = common::config("7");
+    config.allowed_hosts = vec!["localhost".into()];
+    let s = start(config);
+    let host = format!("127.0.0.1:{}", s.addr.port());
+    // Raw bytes on the wire: obs-text (0x80..0xff) and UTF-8, in each header the guard judges.
+    let cases: [(&str, &[u8]); 6] = [
+        ("/v1/ids", b"origin: https://evil.example\xff"),
+        ("/v1/ids", "origin: https://\u{e9}vil.example".as_bytes()),
+        ("/v1/leases", b"content-type: text/plain\x80"),
+        ("/v1/leases", b"host: evil.example\xe9"),
+        (
+            "/v1/ids",
+            b"origin: https://evil.example\r\norigin: http://127.0.0.1",
+        ),
+        (
+            "/v1/leases",
+            b"content-type: application/json\r\ncontent-type: text/plain",
+        ),
+    ];
+    for (path, header) in cases {
+        let mut req = format!("POST {path} HTTP/1.1\r\n").into_bytes();
+        if !header.starts_with(b"host:") {
+            req.extend_from_slice(format!("host: {host}\r\n").as_bytes());
+        }
+        req.extend_from_slice(header);
+        req.extend_from_slice(b"\r\ncontent-length: 2\r\n\r\n{}");
+        let mut c = Conn::open(s.addr);
+        c.send_raw(&req);
+        let r = c.read_reply();
+        let shown = String::from_utf8_lossy(header);
+        assert_eq!(r.status, 400, "{shown}: {}", r.text());
+        assert_eq!(r.error_code(), "INVALID_ARGUMENT", "{shown}");
+    }
+    // Nothing was minted or leased.
+    let metrics = common::once(s.addr, "GET", "/metrics", b"").text();
+    assert!(
+        !metrics.contains("status=\"201\"") && !metrics.contains("status=\"200\"}"),
+        "{metrics}"
+    );
 }
 
 #[test]
@@ -275,6 +317,8 @@ fn without_tokens_the_cap_is_per_source_address() {
 fn connections_over_the_cap_are_answered_503_and_closed() {
     let mut config = common::config("7");
     config.max_connections = 2;
+    // All from 127.0.0.1: this source may hold every slot (its share is tests/hostile.rs's).
+    config.max_connections_per_source = Some(2);
     let s = start(config);
     let mut a = Conn::open(s.addr);
     let mut b = Conn::open(s.addr);
@@ -299,75 +343,10 @@ fn connections_over_the_cap_are_answered_503_and_closed() {
     assert_eq!(b.request("GET", "/healthz", b"").status, 200);
 }
 
-/// A CA, and a certificate for 127.0.0.1 and localhost signed by it, made with the openssl CLI.
-pub fn make_ca(dir: &Path) {
-    let run = |args: &[&str]| {
-        let out = Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .expect("openssl");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    run(&[
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=snowmint test CA",
-    ]);
-    run(&[
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-        "-subj",
-        "/CN=localhost",
-    ]);
-    std::fs::write(
-        dir.join("ext.cnf"),
-        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
-    )
-    .unwrap();
-    run(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "server.pem",
-        "-days",
-        "2",
-        "-extfile",
-        "ext.cnf",
-    ]);
-}
-
 #[test]
 fn tls_with_a_certificate_of_a_test_ca() {
     let dir = TempDir::new("tls");
-    make_ca(&dir.0);
+    common::make_ca(&dir.0);
     let tls =
         snowmint_service::server::tls_config(&dir.0.join("server.pem"), &dir.0.join("server.key"))
             .unwrap();

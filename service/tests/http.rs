@@ -440,6 +440,8 @@ fn small() -> Config {
     c.layout_name = snowmint_coord::layout_text(&layout);
     c.lease_ttl = Duration::from_secs(3);
     c.lease_reservation = Duration::from_secs(2);
+    // Every node ID to one client: these tests are about exhaustion, not the caps (tests/hostile.rs).
+    c.max_unauthenticated_leases = Some(usize::MAX);
     c
 }
 
@@ -798,6 +800,7 @@ fn client_leases_start_above_the_ids_of_a_destroyed_client_sequencer() {
     let mut config = common::config("0");
     config.layout = new;
     config.layout_name = snowmint_coord::layout_text(&new);
+    config.max_unauthenticated_leases = Some(usize::MAX);
     let s = service(config, Some(store));
     let mut c = Conn::open(s.addr);
     for _ in 0..3 {

@@ -8,15 +8,8 @@ mod common;
 use std::net::TcpStream;
 use std::time::Duration;
 
-use common::{once, server_url, Conn, Served, TempDir};
+use common::{now_ms, once, server_url, Conn, Served, TempDir};
 use snowmint_coord::{FileStore, Store};
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64
-}
 
 #[test]
 fn graceful_shutdown_finishes_requests_in_flight_and_releases_the_own_lease() {
@@ -217,8 +210,9 @@ fn on_etcd_a_lost_own_lease_turns_health_and_batches_to_503() {
     assert_eq!(once(s.addr, "POST", "/v1/ids?count=3", b"").ids().len(), 3);
 }
 
-/// A layout of 4 node IDs (2 node bits), so that client leases reach every node ID that is free.
-const FOUR_NODES: [&str; 8] = [
+/// A layout of 4 node IDs (2 node bits), so that client leases reach every node ID that is free (and
+/// all four within the reach of clients without a token; the caps are tests/lease_caps.rs's).
+const FOUR_NODES: [&str; 10] = [
     "--timestamp-bits",
     "41",
     "--node-bits",
@@ -227,6 +221,8 @@ const FOUR_NODES: [&str; 8] = [
     "20",
     "--epoch-ms",
     "1288834974657",
+    "--max-unauthenticated-leases",
+    "4",
 ];
 
 fn four_nodes() -> snowmint::Layout {

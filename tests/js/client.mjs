@@ -457,6 +457,34 @@ export function clientTests(api, { test, assert, flavour, moduleUrl }) {
     }
   })
 
+  t('a redirect is never followed: INVALID_ARGUMENT (field url), not retried', async () => {
+    const a = await startService()
+    const b = await startService()
+    try {
+      await a.control(`/_test/misbehave?mode=redirect&to=${encodeURIComponent(b.url)}`)
+      const c = new Client({ url: a.url, retries: 3 })
+      const e = await rejectsWith(assert, c.nextId(), 'INVALID_ARGUMENT')
+      assert.equal(e.field, 'url')
+      assert.match(e.message, /redirect/)
+      assert.equal(c.stats().requests, 1)
+      assert.equal((await b.stats()).requests, 0, 'the other origin was never asked')
+      c.close()
+    } finally {
+      a.kill()
+      b.kill()
+    }
+  })
+
+  t('a ca that holds no certificate is refused at construction', () => {
+    for (const ca of ['not a pem', Buffer.from('not a pem'), '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n']) {
+      assert.throws(
+        () => new Client({ url: 'https://127.0.0.1:1', ca }),
+        (e) => e instanceof SnowmintError && e.code === 'INVALID_ARGUMENT' && e.field === 'ca',
+        String(ca),
+      )
+    }
+  })
+
   t('bad options: TypeError for a wrong type, INVALID_ARGUMENT for a bad value', () => {
     const bad = (options, cls, code) =>
       assert.throws(

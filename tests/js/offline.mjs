@@ -22,6 +22,7 @@ function standIns() {
       const t = {}
       t.objectStore = () => ({
         get: (k) => request(rows.get(k)),
+        getAll: () => request([...rows.values()].map((v) => structuredClone(v))),
         put: (v, k) => request(rows.set(k, structuredClone(v)) && k),
       })
       setTimeout(() => t.oncomplete?.(), 0)
@@ -43,6 +44,20 @@ export async function offlineGeneratorOf(api, moduleUrl = OFFLINE) {
   return makeOfflineGenerator({ Generator: api.Generator, SnowmintError: api.SnowmintError })
 }
 
+/** Mints `count` IDs from `g` into the set `seen`, waiting out TOO_FAR_AHEAD while the mark is saved. */
+async function mintInto(g, count, seen) {
+  for (let i = 0; i < count; ) {
+    try {
+      const ids = g.nextIds(Math.min(1000, count - i))
+      for (const id of ids) seen.add(id)
+      i += ids.length
+    } catch (e) {
+      if (e.code !== 'TOO_FAR_AHEAD') throw e
+      await g.flush()
+    }
+  }
+}
+
 export async function offlineTests(api, { test, assert, flavour }) {
   const OfflineGenerator = await offlineGeneratorOf(api)
   const t = (name, fn) => test(`OfflineGenerator (${flavour}): ${name}`, fn)
@@ -61,6 +76,92 @@ export async function offlineTests(api, { test, assert, flavour }) {
       assert.equal(caught?.code, 'SERVICE_UNAVAILABLE', String(caught))
       assert.match(caught.message, /start \d+ is above its limit \d+/)
     } finally {
+      s.kill()
+    }
+  })
+
+  t('a lease answer larger than 64 KiB is refused, not read', async () => {
+    const s = await startService()
+    try {
+      await s.control(`/_test/misbehave?mode=lease_huge&bytes=${8 << 20}`)
+      let caught
+      try {
+        // Accepted (it must not be): closed, so that its timers do not keep the test alive.
+        ;(await OfflineGenerator.open({ url: s.url, name: `huge-${n++}` })).close()
+      } catch (e) {
+        caught = e
+      }
+      assert.equal(caught?.code, 'SERVICE_UNAVAILABLE', String(caught))
+      assert.match(caught.message, /more than 65536 bytes/)
+      const sent = (await s.stats()).bytes_sent
+      assert.ok(sent < 8 << 20, `the service wrote ${sent} bytes: the answer was read to its end`)
+    } finally {
+      s.kill()
+    }
+  })
+
+  t('a redirect is never followed', async () => {
+    const s = await startService()
+    const other = await startService()
+    try {
+      await s.control(`/_test/misbehave?mode=redirect&to=${encodeURIComponent(other.url)}`)
+      let caught
+      try {
+        // Accepted (it must not be): closed, so that its timers do not keep the test alive.
+        ;(await OfflineGenerator.open({ url: s.url, name: `redirect-${n++}` })).close()
+      } catch (e) {
+        caught = e
+      }
+      assert.equal(caught?.code, 'INVALID_ARGUMENT', String(caught))
+      assert.match(caught.message, /redirect/)
+    } finally {
+      s.kill()
+      other.kill()
+    }
+  })
+
+  t('the same node ID handed back after LEASE_LOST: never below what was minted on it', async () => {
+    const s = await startService()
+    let g
+    try {
+      // A frozen clock inside the fake service's reservations (positions 2^30 .. 2^30 + 2^28).
+      const clock = () => 1288834974657 + 262200
+      g = await OfflineGenerator.open({ url: s.url, name: `floor-${n++}`, clock })
+      const node = g.nodeId
+      const seen = new Set()
+      const mint = (count) => mintInto(g, count, seen)
+      await mint(20000)
+      // The service loses the lease and hands the same node ID back, from the same start.
+      await s.control('/_test/misbehave?mode=same_node_lost')
+      await g.renew()
+      assert.equal(g.nodeId, node, 'the fake hands back the same node ID')
+      await mint(20000)
+      assert.equal(seen.size, 40000, `${40000 - seen.size} IDs repeated`)
+    } finally {
+      g?.close()
+      s.kill()
+    }
+  })
+
+  t('the same node ID handed to another generator of this URL later: never below what was minted on it', async () => {
+    const s = await startService()
+    const clock = () => 1288834974657 + 262200
+    let a
+    let b
+    try {
+      await s.control('/_test/misbehave?mode=same_node_lost')
+      const seen = new Set()
+      const mint = (g, count) => mintInto(g, count, seen)
+      a = await OfflineGenerator.open({ url: s.url, name: `first-${n++}`, clock })
+      await mint(a, 20000)
+      const node = a.nodeId
+      await a.close()
+      b = await OfflineGenerator.open({ url: s.url, name: `second-${n++}`, clock })
+      assert.equal(b.nodeId, node, 'the fake hands the same node ID to both')
+      await mint(b, 20000)
+      assert.equal(seen.size, 40000, `${40000 - seen.size} IDs repeated`)
+    } finally {
+      b?.close()
       s.kill()
     }
   })

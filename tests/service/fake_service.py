@@ -14,7 +14,10 @@ must keep unique), not Snowflakes. On top of the protocol it has test controls:
        `interval_ms` (default 1500), `huge` pads a correct answer with `bytes` spaces (default 300 MB),
        `valid_for` answers `valid_for_ms` as given (an integer of any size);
        the lease routes: `lease_start_above_limit` answers leases whose start is above their limit,
-       `renew_new_token` renews with another token than the lease's
+       `renew_new_token` renews with another token than the lease's, `lease_huge` pads a correct lease
+       answer with `bytes` spaces, `same_node_lost` answers every renewal 409 LEASE_LOST and every new
+       lease with node ID 0 from the same start (a service restored from a backup);
+       every route: `redirect` answers 307 to `to` (another origin)
   POST /_test/reset             clears all of them
   GET  /_test/stats             {"requests": N, "ids": N, "bytes_sent": N}
 
@@ -86,9 +89,22 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             STATE["bytes_sent"] += sent
 
+    def redirected(self, path):
+        """Answers 307 to the `redirect` target if that mode is on; whether it did."""
+        with LOCK:
+            bad = STATE["misbehave"] or {}
+        if bad.get("mode") != "redirect":
+            return False
+        body = b"{}"
+        self.wfile.write((f"HTTP/1.1 307 X\r\nlocation: {bad['to']}{path}\r\n"
+                          f"content-length: {len(body)}\r\n\r\n").encode() + body)
+        self.wfile.flush()
+        return True
+
     def lease(self, status, node, token):
         with LOCK:
-            mode = STATE["misbehave"] and STATE["misbehave"]["mode"]
+            bad = STATE["misbehave"] or {}
+        mode = bad.get("mode")
         start, limit = 1 << 30, (1 << 30) + (1 << 28)
         if mode == "lease_start_above_limit":
             start, limit = limit + 1, limit
@@ -97,7 +113,7 @@ class Handler(BaseHTTPRequestHandler):
             "token": token, "node_id": node, "layout": "twitter", "sequencer": "clients",
             "start": str(start), "limit": str(limit), "limit_unix_ms": now + 60_000,
             "expires_unix_ms": now + 70_000, "renew_after_ms": 20_000, "fencing_token": str(node + 1),
-        })
+        }, pad=bad["bytes"] if mode == "lease_huge" else 0)
 
     def do_GET(self):
         url = urlsplit(self.path)
@@ -133,6 +149,7 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/_test/misbehave":
             with LOCK:
                 STATE["misbehave"] = {"mode": q.get("mode"), "bytes": int(q.get("bytes", 300 << 20)),
+                                      "to": q.get("to", ""),
                                       "interval_ms": int(q.get("interval_ms", 1500)), "first": None,
                                       "valid_for_ms": int(q.get("valid_for_ms", OPTS.validity))}
             return self.send(200, {})
@@ -150,18 +167,25 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 STATE["fail"], STATE["fail_times"], STATE["garbage"], STATE["misbehave"] = None, 0, 0, None
             return self.send(200, {})
+        if self.redirected(self.path):
+            return None
         if url.path == "/v1/leases":
             with LOCK:
                 node = STATE["leases"]
                 STATE["leases"] += 1
+                if STATE["misbehave"] and STATE["misbehave"]["mode"] == "same_node_lost":
+                    node = 0
             return self.lease(201, node, f"2.{node}.{node + 1}.tok")
         parts = url.path.split("/")
         if len(parts) == 5 and parts[:3] == ["", "v1", "leases"] and parts[4] == "renew":
             token = parts[3]
             node = int(token.split(".")[1])
             with LOCK:
-                if STATE["misbehave"] and STATE["misbehave"]["mode"] == "renew_new_token":
+                mode = STATE["misbehave"] and STATE["misbehave"]["mode"]
+                if mode == "renew_new_token":
                     token += "-renewed"
+            if mode == "same_node_lost":
+                return self.send(409, error_body("LEASE_LOST", "the lease is gone", "token"))
             return self.lease(200, node, token)
         if url.path != "/v1/ids":
             return self.send(404, error_body("INVALID_ARGUMENT", f"no route {url.path}", "path"))

@@ -299,6 +299,16 @@ class _Fetcher:
             self.requests += 1
             try:
                 status, body = self._post(count)
+            except ssl.SSLCertVerificationError as e:
+                # Not a passing fault: the service's certificate is not one this client trusts (ca=).
+                self.reset()
+                self.failures += 1
+                err = _bad(
+                    f"the certificate of the ID service at {self.url} was refused"
+                    f" ({e.verify_message or e.reason}): trust its authority with ca="
+                )
+                err.field = "ca"
+                raise err from None
             except (OSError, http.client.HTTPException) as e:
                 self.reset()
                 self.failures += 1

@@ -8,19 +8,17 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { serve } from './server.mjs';
+import { launch } from './chromium.mjs';
 import { layoutProblems } from './layout.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const wasmDir = path.resolve(here, '..', '..');
 const root = path.resolve(wasmDir, '..');
 const work = path.join(root, 'target', 'wasm-work');
-const tools = process.env.SNOWMINT_TOOLS || path.join(work, 'tools', 'node_modules');
 const project = process.env.SNOWMINT_WASM_PROJECT;
 const vectorsDir = process.env.SNOWMINT_VECTORS_DIR || path.join(root, 'tests', 'vectors');
-const { chromium } = createRequire(path.join(tools, 'x.js'))('playwright-core');
 
 let server;
 let context;
@@ -40,22 +38,7 @@ before(async () => {
     vectorsDir,
   );
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'snowmint-chromium-'));
-  process.env.XDG_CONFIG_HOME = path.join(tmp, 'config');
-  process.env.XDG_CACHE_HOME = path.join(tmp, 'cache');
-  context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport: { width: 1200, height: 1500 },
-  });
+  context = await launch(tmp, { viewport: { width: 1200, height: 1500 } });
   // Only 127.0.0.1 and file:// traffic.
   await context.route('**/*', (route) => {
     const u = route.request().url();

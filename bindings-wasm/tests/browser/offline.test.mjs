@@ -12,19 +12,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { serve } from './server.mjs';
+import { launch } from './chromium.mjs';
 import { layoutProblems } from './layout.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const wasmDir = path.resolve(here, '..', '..');
 const root = path.resolve(wasmDir, '..');
 const work = path.join(root, 'target', 'wasm-work');
-const tools = process.env.SNOWMINT_TOOLS || path.join(work, 'tools', 'node_modules');
 const project = process.env.SNOWMINT_WASM_PROJECT;
 const cli = process.env.SNOWMINT_CLI || path.join(root, 'target', 'debug', 'snowmint');
-const { chromium } = createRequire(path.join(tools, 'x.js'))('playwright-core');
 
 let service;
 let serviceOrigin;
@@ -73,22 +71,7 @@ before(async () => {
     null,
     serviceUrl,
   );
-  process.env.XDG_CONFIG_HOME = path.join(tmp, 'config');
-  process.env.XDG_CACHE_HOME = path.join(tmp, 'cache');
-  context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport: { width: 1200, height: 1200 },
-  });
+  context = await launch(tmp, { viewport: { width: 1200, height: 1200 } });
   await context.route('**/*', (route) => {
     const u = route.request().url();
     if (u.startsWith(server.url) || u.startsWith(serviceUrl) || u.startsWith('data:'))

@@ -172,6 +172,10 @@ impl ServiceWorld {
         config.lease_ttl = Duration::from_millis(3_000);
         config.lease_reservation = Duration::from_millis(2_000);
         config.client_sequencer = Some(CLIENT_SEQUENCER.into());
+        // The store protocol under faults, every node ID within every client's reach (the caps are
+        // service/tests/lease_caps.rs's).
+        config.max_leases_per_network = Some(usize::MAX);
+        config.max_unauthenticated_leases = Some(usize::MAX);
         let store = Arc::new(MemoryStore::new());
         store.plant(defect);
         let incarnation = Some(create(&store, CLIENT_SEQUENCER, &layout, 0));

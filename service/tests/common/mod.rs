@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -584,4 +584,203 @@ pub fn server_url(var: &str) -> Option<String> {
             None
         }
     }
+}
+
+/// A CA, and a certificate for 127.0.0.1 and localhost signed by it, made with the openssl CLI.
+pub fn make_ca(dir: &Path) {
+    let run = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=snowmint test CA",
+    ]);
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ]);
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )
+    .unwrap();
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ]);
+}
+
+/// A TCP connection to `addr` from the local address `from` (another loopback address is another
+/// client), with a receive buffer of `recv_buffer` bytes if given.
+pub fn connect_from(
+    from: std::net::IpAddr,
+    addr: SocketAddr,
+    recv_buffer: Option<u32>,
+) -> TcpStream {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    let s = rt.block_on(async {
+        let socket = if from.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()
+        } else {
+            tokio::net::TcpSocket::new_v6()
+        }
+        .unwrap();
+        if let Some(n) = recv_buffer {
+            socket.set_recv_buffer_size(n).unwrap();
+        }
+        socket.bind(SocketAddr::new(from, 0)).unwrap();
+        socket.connect(addr).await.expect("connect")
+    });
+    let s = s.into_std().unwrap();
+    s.set_nonblocking(false).unwrap();
+    s.set_nodelay(true).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(20))).unwrap();
+    s
+}
+
+/// Reads one answer (status, headers, a `content-length` body) from any stream.
+pub fn read_reply_from(r: &mut impl Read) -> std::io::Result<Reply> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if r.read(&mut byte)? == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        head.push(byte[0]);
+    }
+    let text = String::from_utf8_lossy(&head).into_owned();
+    let mut lines = text.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("bad status line in {text:?}")))?;
+    let mut headers = Vec::new();
+    let mut len = 0usize;
+    for l in lines.filter(|l| !l.is_empty()) {
+        let (k, v) = l.split_once(':').unwrap_or((l, ""));
+        let (k, v) = (k.trim().to_string(), v.trim().to_string());
+        if k.eq_ignore_ascii_case("content-length") {
+            len = v.parse().unwrap_or(0);
+        }
+        headers.push((k, v));
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body)?;
+    Ok(Reply {
+        status,
+        headers,
+        body,
+    })
+}
+
+/// A TLS client configuration trusting the CA of [`make_ca`] in `dir`.
+pub fn tls_client(dir: &Path) -> Arc<rustls::ClientConfig> {
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for c in rustls::pki_types::CertificateDer::pem_file_iter(dir.join("ca.pem")).unwrap() {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Arc::new(
+        rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    )
+}
+
+/// A TLS stream over `tcp` to 127.0.0.1.
+pub fn tls_over(
+    config: &Arc<rustls::ClientConfig>,
+    tcp: TcpStream,
+) -> rustls::StreamOwned<rustls::ClientConnection, TcpStream> {
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let conn = rustls::ClientConnection::new(config.clone(), name).unwrap();
+    rustls::StreamOwned::new(conn, tcp)
+}
+
+/// One request from `from` on a new connection (over TLS with `tls`), with a bearer token if given;
+/// `None` if the connection was refused or closed without an answer.
+pub fn request_from(
+    addr: SocketAddr,
+    from: IpAddr,
+    tls: Option<&Arc<rustls::ClientConfig>>,
+    method: &str,
+    target: &str,
+    token: Option<&str>,
+) -> Option<Reply> {
+    let tcp = connect_from(from, addr, None);
+    let auth = token.map_or(String::new(), |t| format!("authorization: Bearer {t}\r\n"));
+    let req =
+        format!("{method} {target} HTTP/1.1\r\nhost: 127.0.0.1\r\n{auth}content-length: 0\r\n\r\n");
+    match tls {
+        None => {
+            let mut tcp = tcp;
+            tcp.write_all(req.as_bytes())
+                .ok()
+                .and_then(|_| read_reply_from(&mut tcp).ok())
+        }
+        Some(c) => {
+            let mut s = tls_over(c, tcp);
+            s.write_all(req.as_bytes())
+                .and_then(|_| s.flush())
+                .ok()
+                .and_then(|_| read_reply_from(&mut s).ok())
+        }
+    }
+}
+
+/// The wall clock in Unix milliseconds.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
 }
