@@ -7,9 +7,11 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable
 
 ETCD = os.environ.get("SNOWMINT_TEST_ETCD_URL", "")
 POSTGRES = os.environ.get("SNOWMINT_TEST_POSTGRES_URL", "")
@@ -34,30 +36,80 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve_gunicorn(command: str, cwd: Path, requests: int, env: dict[str, str] | None = None) -> list[tuple[int, int]]:
+# What a pre-fork server's log says when a worker hung or crashed (gunicorn's words).
+CRASH_WORDS = ("WORKER TIMEOUT", "SIGSEGV", "SIGABRT", "signal 11", "Segmentation fault", "Traceback")
+
+
+class Served:
+    """What a run of a gunicorn recipe answered: the IDs of each 200 answer with the worker's PID, the
+    error codes of the others (503 with the code as the body), and the server's log."""
+
+    def __init__(self) -> None:
+        self.answers: list[tuple[list[int], int]] = []
+        self.errors: list[str] = []
+        self.log = ""
+
+    def ids(self) -> list[int]:
+        return [i for ids, _ in self.answers for i in ids]
+
+
+def run_gunicorn(
+    command: str,
+    cwd: Path,
+    requests: int,
+    env: dict[str, str] | None = None,
+    query: str = "",
+    while_serving: "Callable[[subprocess.Popen[bytes], str], None] | None" = None,
+) -> Served:
     """Runs the README's `gunicorn …` command in `cwd` (on a free loopback port), sends `requests`
-    requests (8 at a time) and returns each answer's (ID, worker PID); stops the server."""
+    requests (8 at a time, each `/?QUERY`; an answer is `ID… PID`, or 503 with an error code) and stops
+    the server. `while_serving(server, url)` runs beside the requests (kills a worker, say). Fails on a
+    worker that hung or crashed (the log's WORKER TIMEOUT, SIGSEGV, …)."""
     port = free_port()
     argv = command.split()
     assert argv[0] == "gunicorn"
     argv = [sys.executable, "-m", "gunicorn", *argv[1:], "--bind", f"127.0.0.1:{port}"]
-    server = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        url = f"http://127.0.0.1:{port}/"
-        for _ in range(400):
+    log_path = cwd / f"gunicorn-{port}.log"
+    served = Served()
+    with open(log_path, "w+b") as log:
+        server = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            url = f"http://127.0.0.1:{port}/"
+            for _ in range(400):
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+                        break
+                except OSError:
+                    assert server.poll() is None, log_path.read_text()
+                    time.sleep(0.05)
+
+            def fetch(_: int) -> None:
+                try:
+                    body = urllib.request.urlopen(f"{url}?{query}", timeout=15).read().decode().split()
+                    served.answers.append(([int(w) for w in body[:-1]], int(body[-1])))
+                except urllib.error.HTTPError as e:
+                    served.errors.append(f"{e.code} {e.read().decode().strip()}")
+
+            with ThreadPoolExecutor(8) as pool:
+                side = pool.submit(while_serving, server, url) if while_serving else None
+                list(pool.map(fetch, range(requests)))
+                if side:
+                    side.result()
+        finally:
+            server.terminate()
             try:
-                urllib.request.urlopen(url, timeout=1).read()
-                break
-            except OSError:
-                assert server.poll() is None, server.stderr.read() if server.stderr else ""
-                time.sleep(0.05)
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(10)
+    served.log = log_path.read_text(errors="replace")
+    crashed = [w for w in CRASH_WORDS if w in served.log]
+    assert not crashed, f"gunicorn: {crashed}\n{served.log[-4000:]}"
+    return served
 
-        def fetch(_: int) -> tuple[int, int]:
-            body = urllib.request.urlopen(url, timeout=10).read().decode().split()
-            return int(body[0]), int(body[1])
 
-        with ThreadPoolExecutor(8) as pool:
-            return list(pool.map(fetch, range(requests)))
-    finally:
-        server.terminate()
-        server.wait(30)
+def serve_gunicorn(command: str, cwd: Path, requests: int, env: dict[str, str] | None = None) -> list[tuple[int, int]]:
+    """[`run_gunicorn`]: each answer's (ID, worker PID); every request answered."""
+    served = run_gunicorn(command, cwd, requests, env)
+    assert not served.errors, served.errors[:5]
+    return [(ids[0], pid) for ids, pid in served.answers]
