@@ -233,3 +233,26 @@ def test_processes_started_at_once_share_one_node(kind: str, tmp_path: Path) -> 
         ids = [int(i) for r in results for i in r[1:]]
         assert len(ids) >= 3 * n and len(set(ids)) == len(ids), f"run {run}: a duplicate"
         assert {snowmint.decode(i).node_id for i in ids} == nodes
+
+
+@pytest.mark.parametrize("kind", _kinds())
+def test_processes_one_after_another_keep_the_hosts_node(kind: str, tmp_path: Path) -> None:
+    """Processes of one host on one state file that do not overlap (each releases the lease before the
+    next joins: short jobs, or late joiners of a start at once) claim the node ID the file last named
+    again when it is free, rather than any other of the sequencer's 64."""
+    store = {"file": f"file://{tmp_path / 'store'}", "etcd": ETCD, "postgres": POSTGRES}[kind]
+    name = f"after-{uuid.uuid4().hex[:10]}"
+    snowmint.Sequencer.create(name, store=store, layout="twitter", node_count=64)
+    src = f"{store}{'&' if '?' in store else '?'}sequencer={name}&ttl=2s"
+    state = tmp_path / "host.lease"
+    nodes, ids = [], []
+    for _ in range(6):
+        out = subprocess.run(
+            [sys.executable, "-c", AT_ONCE, src, str(state), "0", "0.05"], capture_output=True, timeout=60
+        )
+        assert out.returncode == 0, out.stderr.decode()[-2000:]
+        words = out.stdout.decode().split()
+        nodes.append(int(words[0]))
+        ids += [int(i) for i in words[1:]]
+    assert len(set(nodes)) == 1, f"node IDs one after another: {nodes}"
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
