@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import http.client
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -47,6 +49,8 @@ class Served:
     def __init__(self) -> None:
         self.answers: list[tuple[list[int], int]] = []
         self.errors: list[str] = []
+        # Requests whose connection a killed worker dropped (no answer).
+        self.dropped = 0
         self.log = ""
 
     def ids(self) -> list[int]:
@@ -89,6 +93,10 @@ def run_gunicorn(
                     served.answers.append(([int(w) for w in body[:-1]], int(body[-1])))
                 except urllib.error.HTTPError as e:
                     served.errors.append(f"{e.code} {e.read().decode().strip()}")
+                except (ConnectionError, http.client.HTTPException, ValueError):
+                    # A connection the killed worker dropped (http.client's chunk reader raises ValueError
+                    # on a body cut short).
+                    served.dropped += 1
 
             with ThreadPoolExecutor(8) as pool:
                 side = pool.submit(while_serving, server, url) if while_serving else None
@@ -113,3 +121,47 @@ def serve_gunicorn(command: str, cwd: Path, requests: int, env: dict[str, str] |
     served = run_gunicorn(command, cwd, requests, env)
     assert not served.errors, served.errors[:5]
     return [(ids[0], pid) for ids, pid in served.answers]
+
+
+def workers_of(pid: int) -> set[int]:
+    """The PIDs of the live children of `pid` (Linux, from /proc)."""
+    kids = set()
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                stat = open(f"/proc/{p}/stat").read()
+            except OSError:
+                continue
+            state, ppid = stat[stat.rindex(")") + 2 :].split()[:2]
+            if int(ppid) == pid and state != "Z":
+                kids.add(int(p))
+    return kids
+
+
+class KillAWorker:
+    """A `while_serving` for [`run_gunicorn`]: after `after` s of load, SIGKILLs one worker and measures
+    how long until a worker that was not there before answers (a batch of one), and under which node ID."""
+
+    def __init__(self, after: float = 0.3) -> None:
+        self.after = after
+        self.recovered_s = -1.0
+        self.node_id = -1
+
+    def __call__(self, server: "subprocess.Popen[bytes]", url: str) -> None:
+        import snowmint
+
+        time.sleep(self.after)
+        before = workers_of(server.pid)
+        assert len(before) >= 2, before
+        os.kill(min(before), signal.SIGKILL)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 10:
+            try:
+                body = urllib.request.urlopen(f"{url}?n=1", timeout=5).read().decode().split()
+            except (OSError, http.client.HTTPException):
+                time.sleep(0.005)
+                continue
+            if int(body[-1]) not in before:
+                self.recovered_s = time.monotonic() - t0
+                self.node_id = snowmint.decode(int(body[0])).node_id
+                return
