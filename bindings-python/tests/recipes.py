@@ -97,6 +97,11 @@ def run_gunicorn(
                     # A connection the killed worker dropped (http.client's chunk reader raises ValueError
                     # on a body cut short).
                     served.dropped += 1
+                except urllib.error.URLError as e:
+                    # Refused: the server is gone (a killed primary's workers have exited).
+                    if not isinstance(e.reason, ConnectionError):
+                        raise
+                    served.dropped += 1
 
             with ThreadPoolExecutor(8) as pool:
                 side = pool.submit(while_serving, server, url) if while_serving else None
@@ -165,3 +170,57 @@ class KillAWorker:
                 self.recovered_s = time.monotonic() - t0
                 self.node_id = snowmint.decode(int(body[0])).node_id
                 return
+
+
+class KillThePrimary:
+    """A `while_serving` for [`run_gunicorn`]: after `after` s of load, SIGKILLs the primary (the gunicorn
+    master), waits until its orphaned workers have exited, and starts the same recipe again (as a
+    supervisor would: `argv`, `cwd`, `env`), measuring how long until it answers a batch, and under which
+    node ID; then stops it."""
+
+    def __init__(self, command: str, cwd: Path, env: dict[str, str], after: float = 0.3) -> None:
+        self.command, self.cwd, self.env, self.after = command, cwd, env, after
+        self.recovered_s = -1.0
+        self.node_id = -1
+        self.log = ""
+
+    def __call__(self, server: "subprocess.Popen[bytes]", url: str) -> None:
+        import snowmint
+
+        time.sleep(self.after)
+        workers = workers_of(server.pid)
+        server.kill()
+        server.wait(10)
+        deadline = time.monotonic() + 30
+        while any(os.path.exists(f"/proc/{w}") and _alive(w) for w in workers):
+            assert time.monotonic() < deadline, "the orphaned workers exit"
+            time.sleep(0.02)
+        port = free_port()
+        argv = [sys.executable, "-m", "gunicorn", *self.command.split()[1:], "--bind", f"127.0.0.1:{port}"]
+        t0 = time.monotonic()
+        log_path = self.cwd / f"gunicorn-restarted-{port}.log"
+        with open(log_path, "w+b") as log:
+            again = subprocess.Popen(argv, cwd=self.cwd, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                while time.monotonic() - t0 < 30:
+                    try:
+                        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/?n=5", timeout=5).read().decode()
+                    except (OSError, http.client.HTTPException):
+                        assert again.poll() is None, log_path.read_text()
+                        time.sleep(0.01)
+                        continue
+                    self.recovered_s = time.monotonic() - t0
+                    self.node_id = snowmint.decode(int(body.split()[0])).node_id
+                    break
+            finally:
+                again.terminate()
+                again.wait(30)
+        self.log = log_path.read_text(errors="replace")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import snowmint
-from recipes import ETCD, POSTGRES, KillAWorker, run_gunicorn, server_kinds
+from recipes import CRASH_WORDS, ETCD, POSTGRES, KillAWorker, KillThePrimary, run_gunicorn, server_kinds
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="a shared lease needs Linux")
 
@@ -188,6 +188,19 @@ def test_readme_gunicorn_host_lease_recipe(kind: str, tmp_path: Path) -> None:
                 f"{kind} run {run}: {len(ids)} IDs, 0 errors, {served.dropped} dropped by the killed worker, "
                 f"replacement answered in {kill.recovered_s * 1000:.0f} ms, {time.monotonic() - t0:.1f} s"
             )
+        # The primary killed mid-load: its workers exit; the recipe started again (as systemd would)
+        # answers under the host's node ID.
+        env = {**os.environ, "SNOWMINT_NODE_SOURCE": src}
+        kill_primary = KillThePrimary(command, tmp_path, env)
+        served = run_gunicorn(command, tmp_path, 3000, env, query="n=5", while_serving=kill_primary)
+        assert not served.errors, served.errors[:5]
+        assert kill_primary.node_id == 0, kill_primary.log[-3000:]
+        assert not [w for w in CRASH_WORDS if w in kill_primary.log], kill_primary.log[-3000:]
+        all_ids += served.ids()
+        print(
+            f"{kind} primary killed: {len(served.ids())} IDs before, {served.dropped} requests refused after; "
+            f"started again, answered in {kill_primary.recovered_s * 1000:.0f} ms"
+        )
         assert len(set(all_ids)) == len(all_ids), "gunicorn workers minted a duplicate"
     finally:
         stop.touch()
