@@ -42,8 +42,8 @@ function exited(child) {
     : new Promise((resolve) => child.once('exit', resolve))
 }
 
-/** The PIDs of the live (not zombie) processes of process group `pgid` (Linux, from /proc). */
-function groupMembers(pgid) {
+/** The PIDs of the live (not zombie) processes whose parent and group pass `keep(ppid, pgrp)` (Linux, /proc). */
+function liveProcesses(keep) {
   const pids = []
   for (const p of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(p)) continue
@@ -54,28 +54,17 @@ function groupMembers(pgid) {
       continue // ended while listed
     }
     // After the command's closing parenthesis: state, ppid, pgrp, ...
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    if (Number(pgrp) === pgid && state !== 'Z') pids.push(Number(p))
+    const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    if (state !== 'Z' && keep(Number(ppid), Number(pgrp))) pids.push(Number(p))
   }
   return pids
 }
 
-/** The PIDs of the live (not zombie) children of `pid` (Linux, from /proc). */
-function childrenOf(pid) {
-  const pids = []
-  for (const p of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue
-    let stat
-    try {
-      stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8')
-    } catch {
-      continue // ended while listed
-    }
-    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    if (Number(ppid) === pid && state !== 'Z') pids.push(Number(p))
-  }
-  return pids
-}
+/** The live processes of process group `pgid`. */
+const groupMembers = (pgid) => liveProcesses((_, pgrp) => pgrp === pgid)
+
+/** The live children of `pid`. */
+const childrenOf = (pid) => liveProcesses((ppid) => ppid === pid)
 
 /**
  * A `during` of `serveRecipe`: after `after` ms of load, SIGKILLs one worker of the primary and measures
