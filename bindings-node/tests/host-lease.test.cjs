@@ -9,7 +9,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { killAWorker, serveRecipe } = require('./http-helpers.cjs')
+const { killAWorker, killThePrimary, serveRecipe } = require('./http-helpers.cjs')
 const { Generator, Sequencer, decode } = require('snowmint')
 
 // The repository's README (this project holds a copy of the binding's own README only).
@@ -78,6 +78,25 @@ for (const [kind, url, signal, to] of stores) {
       )
       all = all.concat(ids)
     }
+    // The primary SIGKILLed mid-load: its workers exit, and the recipe started again (as systemd would)
+    // answers under the host's node ID.
+    const argv = [process.execPath, 'cluster-host-lease.js']
+    const env = { SNOWMINT_NODE_SOURCE: source }
+    const { bodies, during } = await serveRecipe(dir, argv, env, signal, {
+      ...to,
+      path: '/?n=5',
+      during: killThePrimary(argv, dir, env),
+    })
+    assert.ok(during.recoveredMs >= 0, 'the recipe started again answers')
+    const restarted = during.body.trim().split(' ').slice(0, -1).map(BigInt)
+    assert.deepEqual([...new Set(restarted.map((id) => decode(id).nodeId))], [0], "the host's node ID")
+    console.log(
+      `${kind} primary killed: ${bodies.length} answers before, started again, answered in ${during.recoveredMs} ms`,
+    )
+    all = all.concat(
+      bodies.flatMap((b) => b.trim().split(' ').slice(0, -1).map(BigInt)),
+      restarted,
+    )
     assert.equal(new Set(all).size, all.length, 'the workers minted a duplicate')
     // Released by the last worker: the one node ID can be claimed again at once.
     const again = await Generator.open({ nodeId: source })

@@ -89,6 +89,45 @@ async function killAWorker(server, port, after = 300) {
   return { recoveredMs: -1, body: '' }
 }
 
+/**
+ * A `during` of `serveRecipe` for the recipe `argv` in `dir` with `env`: after `after` ms of load, SIGKILLs
+ * the primary, waits until its workers have exited (a cluster worker exits when its primary is gone), then
+ * starts the recipe again (as a supervisor would, on another port) and measures how long until it answers a
+ * batch (`?n=5`): `{ recoveredMs, body }`; then stops it (SIGTERM to its group).
+ */
+function killThePrimary(argv, dir, env, after = 300) {
+  return async (server) => {
+    await new Promise((r) => setTimeout(r, after))
+    process.kill(server.pid, 'SIGKILL')
+    const left = await groupGone(server.pid, 15_000)
+    assert.deepEqual(left, [], 'the workers of a killed primary exit')
+    const port = await freePort()
+    const out = fs.openSync(path.join(dir, 'restarted.log'), 'w')
+    const t0 = Date.now()
+    const again = spawn(argv[0], argv.slice(1), {
+      cwd: dir,
+      env: { ...process.env, ...env, PORT: String(port) },
+      stdio: ['ignore', out, out],
+      detached: true,
+    })
+    fs.closeSync(out)
+    try {
+      while (Date.now() - t0 < 30_000) {
+        try {
+          return { recoveredMs: Date.now() - t0, body: await get(port, '/?n=5') }
+        } catch {
+          await new Promise((r) => setTimeout(r, 10))
+        }
+      }
+      return { recoveredMs: -1, body: '' }
+    } finally {
+      process.kill(-again.pid, 'SIGTERM')
+      const late = await groupGone(again.pid, 15_000)
+      assert.deepEqual(late, [], 'the restarted recipe stops on SIGTERM')
+    }
+  }
+}
+
 /** Waits (at most `ms`) until no live process is left in group `pgid`; the PIDs still there. */
 async function groupGone(pgid, ms) {
   const deadline = Date.now() + ms
@@ -157,7 +196,8 @@ async function serveRecipe(
     const side = during && during(server, port)
     const one = () =>
       get(port, reqPath).catch((e) => {
-        if (!during || !/ECONNRESET|socket hang up/.test(e.message)) throw e // a hang fails
+        // A hang fails; refused: the primary was killed and its workers have exited.
+        if (!during || !/ECONNRESET|ECONNREFUSED|socket hang up/.test(e.message)) throw e
         dropped++
         return null
       })
@@ -187,4 +227,4 @@ async function serveRecipe(
   return { bodies, log: fs.readFileSync(log, 'utf8'), outlived, dropped, during: duringResult }
 }
 
-module.exports = { freePort, get, killAWorker, serveRecipe }
+module.exports = { freePort, get, killAWorker, killThePrimary, serveRecipe }
