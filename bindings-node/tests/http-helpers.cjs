@@ -89,6 +89,19 @@ async function killAWorker(server, port, after = 300) {
   return { recoveredMs: -1, body: '' }
 }
 
+/** Starts `argv` in `dir` in a process group of its own, `env` added and PORT=`port`, its output in `log`. */
+function startRecipe(dir, argv, env, port, log) {
+  const out = fs.openSync(log, 'w')
+  const child = spawn(argv[0], argv.slice(1), {
+    cwd: dir,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', out, out],
+    detached: true,
+  })
+  fs.closeSync(out)
+  return child
+}
+
 /**
  * A `during` of `serveRecipe` for the recipe `argv` in `dir` with `env`: after `after` ms of load, SIGKILLs
  * the primary, waits until its workers have exited (a cluster worker exits when its primary is gone), then
@@ -102,15 +115,8 @@ function killThePrimary(argv, dir, env, after = 300) {
     const left = await groupGone(server.pid, 15_000)
     assert.deepEqual(left, [], 'the workers of a killed primary exit')
     const port = await freePort()
-    const out = fs.openSync(path.join(dir, 'restarted.log'), 'w')
     const t0 = Date.now()
-    const again = spawn(argv[0], argv.slice(1), {
-      cwd: dir,
-      env: { ...process.env, ...env, PORT: String(port) },
-      stdio: ['ignore', out, out],
-      detached: true,
-    })
-    fs.closeSync(out)
+    const again = startRecipe(dir, argv, env, port, path.join(dir, 'restarted.log'))
     try {
       while (Date.now() - t0 < 30_000) {
         try {
@@ -157,14 +163,7 @@ async function serveRecipe(
 ) {
   const port = await freePort()
   const log = path.join(dir, 'server.log')
-  const out = fs.openSync(log, 'w')
-  const server = spawn(argv[0], argv.slice(1), {
-    cwd: dir,
-    env: { ...process.env, ...env, PORT: String(port) },
-    stdio: ['ignore', out, out],
-    detached: true,
-  })
-  fs.closeSync(out)
+  const server = startRecipe(dir, argv, env, port, log)
   const bodies = []
   let dropped = 0
   let duringResult = null
