@@ -360,6 +360,71 @@ static void test_fork(const snowmint_layout *l, const char *base) {
     snowmint_shared_generator_free(g);
 }
 
+/* Issue 40: the child's FIRST call is a batch (or the stats, then a batch), the parent idle (it gave its
+ * lease back before the fork, having minted nothing: a pre-fork master) or having minted; with and without
+ * a state file. The child claims its own lease (or joins the host's) and mints; no LEASE_LOST. */
+static void test_fork_batch_first(const snowmint_layout *l, const char *base) {
+    for (int variant = 0; variant < 8; variant++) {
+        int parent_mints = variant & 1, shared = (variant >> 1) & 1, stats_first = (variant >> 2) & 1;
+        char src[512], state[400];
+        source_for(src, sizeof src, base, "c-fork-batch", "2s", l);
+        snprintf(state, sizeof state, "%s/fork-batch-%d-%u.lease", tmpdir, variant, uniq++);
+        snowmint_shared_generator *g = NULL;
+        if (shared) CHECK_RC(snowmint_generator_open_shared(src, state, l, NULL, &g), SNOWMINT_RESULT_OK);
+        else CHECK_RC(snowmint_generator_open(src, l, NULL, &g), SNOWMINT_RESULT_OK);
+        if (!g) return;
+        uint64_t before = 0;
+        if (parent_mints) CHECK_RC(snowmint_shared_next_id(g, &before), SNOWMINT_RESULT_OK);
+        int fds[2];
+        if (pipe(fds) != 0) abort();
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            uint64_t answer[8] = {0};
+            snowmint_stats st;
+            memset(&st, 0xff, sizeof st);
+            snowmint_result r0 = SNOWMINT_RESULT_OK;
+            if (stats_first) {
+                r0 = snowmint_shared_generator_stats(g, &st);
+                answer[7] = st.minted; /* the child's own: nothing yet */
+            }
+            snowmint_result r1 = snowmint_shared_next_ids(g, &answer[2], 3);
+            uint64_t node = 9999;
+            snowmint_shared_generator_node_id(g, &node);
+            snowmint_result r2 = snowmint_shared_generator_stats(g, &st);
+            answer[0] = (uint64_t)r0 | ((uint64_t)r1 << 16) | ((uint64_t)r2 << 32);
+            answer[1] = node;
+            answer[5] = st.minted;
+            answer[6] = st.batches;
+            if (write(fds[1], answer, sizeof answer) != sizeof answer) _exit(3);
+            snowmint_generator_detach(g);
+            kill(getpid(), SIGKILL); /* as test_fork's child: see there */
+            _exit(4);
+        }
+        close(fds[1]);
+        uint64_t answer[8] = {~0ull, 0, 0, 0, 0, 0, 0, 0};
+        CHECK(read(fds[0], answer, sizeof answer) == sizeof answer);
+        close(fds[0]);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        if (answer[0] != 0) {
+            fprintf(stderr, "fork batch-first variant %d on %s: results %#llx\n", variant, base,
+                    (unsigned long long)answer[0]);
+        }
+        CHECK(answer[0] == 0); /* stats, the batch and the stats after it: OK, not LEASE_LOST */
+        CHECK(answer[2] < answer[3] && answer[3] < answer[4]);
+        for (int k = 2; k < 5; k++) CHECK(((answer[k] >> 12) & 0x3ff) == answer[1]);
+        CHECK(answer[5] == 3 && answer[6] == 1);  /* the child's stats: its batch only */
+        if (stats_first) CHECK(answer[7] == 0);
+        uint64_t after = 0, ids[3];
+        CHECK_RC(snowmint_shared_next_ids(g, ids, 3), SNOWMINT_RESULT_OK);
+        CHECK_RC(snowmint_shared_next_id(g, &after), SNOWMINT_RESULT_OK);
+        CHECK(after > before);
+        snowmint_shared_generator_free(g);
+    }
+}
+
 /* Mints batches into `fd` until an error or `seconds`; writes the final result code last. */
 static int holder(const char *store, const char *name, int fd, int ready, double seconds) {
     snowmint_sequencer *seq = NULL;
@@ -579,6 +644,7 @@ int main(int argc, char **argv) {
         test_shared(l, bases[i]);
         test_lifecycle(l, bases[i]);
         test_fork(l, bases[i]);
+        test_fork_batch_first(l, bases[i]);
     }
     /* The pause test on every store (an embedded claim expires at its TTL too, the holder alive). */
     for (int i = 0; i < 3; i++) {

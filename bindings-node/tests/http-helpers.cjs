@@ -18,11 +18,11 @@ function freePort() {
   })
 }
 
-/** The body of `GET /` on 127.0.0.1:`port` (a fresh connection, at most 10 s); rejects unless 200. */
-function get(port) {
+/** The body of `GET path` on 127.0.0.1:`port` (a fresh connection, at most 10 s); rejects unless 200. */
+function get(port, path = '/') {
   return new Promise((resolve, reject) => {
     http
-      .get({ host: '127.0.0.1', port, agent: false, timeout: 10_000 }, (res) => {
+      .get({ host: '127.0.0.1', port, path, agent: false, timeout: 10_000 }, (res) => {
         let body = ''
         res.on('data', (d) => {
           body += d
@@ -42,8 +42,8 @@ function exited(child) {
     : new Promise((resolve) => child.once('exit', resolve))
 }
 
-/** The PIDs of the live (not zombie) processes of process group `pgid` (Linux, from /proc). */
-function groupMembers(pgid) {
+/** The PIDs of the live (not zombie) processes whose parent and group pass `keep(ppid, pgrp)` (Linux, /proc). */
+function liveProcesses(keep) {
   const pids = []
   for (const p of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(p)) continue
@@ -54,10 +54,84 @@ function groupMembers(pgid) {
       continue // ended while listed
     }
     // After the command's closing parenthesis: state, ppid, pgrp, ...
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    if (Number(pgrp) === pgid && state !== 'Z') pids.push(Number(p))
+    const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    if (state !== 'Z' && keep(Number(ppid), Number(pgrp))) pids.push(Number(p))
   }
   return pids
+}
+
+/** The live processes of process group `pgid`. */
+const groupMembers = (pgid) => liveProcesses((_, pgrp) => pgrp === pgid)
+
+/** The live children of `pid`. */
+const childrenOf = (pid) => liveProcesses((ppid) => ppid === pid)
+
+/**
+ * A `during` of `serveRecipe`: after `after` ms of load, SIGKILLs one worker of the primary and measures
+ * how long until a worker that was not there before answers (`?n=1`): `{ recoveredMs, body }`.
+ */
+async function killAWorker(server, port, after = 300) {
+  await new Promise((r) => setTimeout(r, after))
+  const before = new Set(childrenOf(server.pid))
+  assert.ok(before.size >= 2, `the primary's workers: ${[...before]}`)
+  process.kill(Math.min(...before), 'SIGKILL')
+  const t0 = Date.now()
+  while (Date.now() - t0 < 10_000) {
+    let body
+    try {
+      body = await get(port, '/?n=1')
+    } catch {
+      await new Promise((r) => setTimeout(r, 5))
+      continue
+    }
+    if (!before.has(Number(body.trim().split(' ').at(-1)))) return { recoveredMs: Date.now() - t0, body }
+  }
+  return { recoveredMs: -1, body: '' }
+}
+
+/** Starts `argv` in `dir` in a process group of its own, `env` added and PORT=`port`, its output in `log`. */
+function startRecipe(dir, argv, env, port, log) {
+  const out = fs.openSync(log, 'w')
+  const child = spawn(argv[0], argv.slice(1), {
+    cwd: dir,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', out, out],
+    detached: true,
+  })
+  fs.closeSync(out)
+  return child
+}
+
+/**
+ * A `during` of `serveRecipe` for the recipe `argv` in `dir` with `env`: after `after` ms of load, SIGKILLs
+ * the primary, waits until its workers have exited (a cluster worker exits when its primary is gone), then
+ * starts the recipe again (as a supervisor would, on another port) and measures how long until it answers a
+ * batch (`?n=5`): `{ recoveredMs, body }`; then stops it (SIGTERM to its group).
+ */
+function killThePrimary(argv, dir, env, after = 300) {
+  return async (server) => {
+    await new Promise((r) => setTimeout(r, after))
+    process.kill(server.pid, 'SIGKILL')
+    const left = await groupGone(server.pid, 15_000)
+    assert.deepEqual(left, [], 'the workers of a killed primary exit')
+    const port = await freePort()
+    const t0 = Date.now()
+    const again = startRecipe(dir, argv, env, port, path.join(dir, 'restarted.log'))
+    try {
+      while (Date.now() - t0 < 30_000) {
+        try {
+          return { recoveredMs: Date.now() - t0, body: await get(port, '/?n=5') }
+        } catch {
+          await new Promise((r) => setTimeout(r, 10))
+        }
+      }
+      return { recoveredMs: -1, body: '' }
+    } finally {
+      process.kill(-again.pid, 'SIGTERM')
+      const late = await groupGone(again.pid, 15_000)
+      assert.deepEqual(late, [], 'the restarted recipe stops on SIGTERM')
+    }
+  }
 }
 
 /** Waits (at most `ms`) until no live process is left in group `pgid`; the PIDs still there. */
@@ -76,20 +150,23 @@ async function groupGone(pgid, ms) {
  * a free port), waits until 4 workers answer, sends 400 requests (8 at a time), stops the group with
  * `signal` (sent to the leader alone with `leaderOnly`), waits until every process of the group has
  * stopped, and returns the 400 answer bodies, the recipe's log and the PIDs of the group that were still
- * running when the leader exited (none if it outlived its workers).
+ * running when the leader exited (none if it outlived its workers). Each request is `GET path`; with
+ * `during(server, port)` (run beside the requests, e.g. `killAWorker`) the requests a killed worker dropped
+ * are counted (`dropped`) instead of failing, and its result is returned (`during`).
  */
-async function serveRecipe(dir, argv, env, signal, { leaderOnly = false } = {}) {
+async function serveRecipe(
+  dir,
+  argv,
+  env,
+  signal,
+  { leaderOnly = false, path: reqPath = '/', during = null } = {},
+) {
   const port = await freePort()
   const log = path.join(dir, 'server.log')
-  const out = fs.openSync(log, 'w')
-  const server = spawn(argv[0], argv.slice(1), {
-    cwd: dir,
-    env: { ...process.env, ...env, PORT: String(port) },
-    stdio: ['ignore', out, out],
-    detached: true,
-  })
-  fs.closeSync(out)
+  const server = startRecipe(dir, argv, env, port, log)
   const bodies = []
+  let dropped = 0
+  let duringResult = null
   let late = []
   let outlived = []
   // The group's members when the leader has exited (its 'exit' comes once it is reaped).
@@ -114,9 +191,19 @@ async function serveRecipe(dir, argv, env, signal, { leaderOnly = false } = {}) 
       seen.add((await get(port)).split(' ')[1].trim())
       if (seen.size < 4) await new Promise((r) => setTimeout(r, 25))
     }
+    // With `during` (a worker killed mid-load), a request the killed worker dropped counts as dropped.
+    const side = during && during(server, port)
+    const one = () =>
+      get(port, reqPath).catch((e) => {
+        // A hang fails; refused: the primary was killed and its workers have exited.
+        if (!during || !/ECONNRESET|ECONNREFUSED|socket hang up/.test(e.message)) throw e
+        dropped++
+        return null
+      })
     for (let round = 0; round < 50; round++) {
-      bodies.push(...(await Promise.all(Array.from({ length: 8 }, () => get(port)))))
+      bodies.push(...(await Promise.all(Array.from({ length: 8 }, one))).filter((b) => b !== null))
     }
+    duringResult = side && (await side)
   } catch (e) {
     e.message += `\nthe recipe's log:\n${fs.readFileSync(log, 'utf8')}`
     throw e
@@ -136,7 +223,7 @@ async function serveRecipe(dir, argv, env, signal, { leaderOnly = false } = {}) 
     await exited(server)
   }
   assert.deepEqual(late, [], `every process of the recipe stops on ${signal} within 15 s`)
-  return { bodies, log: fs.readFileSync(log, 'utf8'), outlived }
+  return { bodies, log: fs.readFileSync(log, 'utf8'), outlived, dropped, during: duringResult }
 }
 
-module.exports = { freePort, get, serveRecipe }
+module.exports = { freePort, get, killAWorker, killThePrimary, serveRecipe }

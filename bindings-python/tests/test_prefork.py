@@ -99,12 +99,14 @@ def test_readme_prefork_server_recipe(tmp_path: Path, command: str) -> None:
                 assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()
                 time.sleep(0.05)
 
-        def fetch(_: int) -> tuple[int, int]:
-            body = urllib.request.urlopen(url, timeout=10).read().decode().split()
-            return int(body[0]), int(body[1])
+        def fetch(_: int) -> list[tuple[int, int]]:
+            # A batch (issue 40: a worker whose first call is `next_ids`).
+            body = urllib.request.urlopen(f"{url}?n=3", timeout=10).read().decode().split()
+            return [(int(i), int(body[-1])) for i in body[:-1]]
 
         with ThreadPoolExecutor(8) as pool:
-            got = list(pool.map(fetch, range(400)))
+            got = [pair for answer in pool.map(fetch, range(400)) for pair in answer]
+        assert len(got) == 1200
         _check(got)
     finally:
         _stop(server)
@@ -141,11 +143,14 @@ def test_readme_celery_prefork_recipe(tmp_path: Path) -> None:
             "data_folder_out": str(queue),
             "control_folder": str(queue / "control"),  # not ./control in the test's working directory
         }
-        results = [client.send_task("tasks.mint") for _ in range(40)]
+        # Batches (issue 40: a pool process whose first call is `next_ids`).
+        results = [client.send_task("tasks.mint", args=(3,)) for _ in range(40)]
         got = [tuple(r.get(timeout=30, interval=0.05)) for r in results]
         assert worker.poll() is None, (tmp_path / "worker.log").read_text()
-        _check([(int(i), int(p)) for i, p in got])
-        assert os.getpid() not in {p for _, p in got}
+        pairs = [(int(i), int(p)) for ids, p in got for i in ids]
+        assert len(pairs) == 120
+        _check(pairs)
+        assert os.getpid() not in {p for _, p in pairs}
     finally:
         _stop(worker)
         log.close()

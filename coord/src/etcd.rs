@@ -73,6 +73,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
+use crate::process_local::{ProcessLocal, FORKED};
 use crate::remote::Created;
 use crate::source::{Credentials, EtcdUrl};
 use crate::store::{
@@ -100,7 +101,9 @@ pub struct EtcdStore {
     request_timeout: Duration,
     /// How connections are opened ([`transport::TcpDial`], or a simulated network).
     dial: std::sync::Arc<dyn transport::Dial>,
-    conn: Mutex<Current>,
+    /// The kept-alive connection; in a process forked after the store was opened, neither used nor
+    /// dropped ([`ProcessLocal`]: its socket is the parent's).
+    conn: ProcessLocal<Mutex<Current>>,
     /// etcd authentication: the user and password, and the current token.
     auth: Option<Auth>,
     /// The shortest claim TTL asked of this store, ms (0: none yet); see [`EtcdStore::answer_timeout`].
@@ -270,7 +273,7 @@ impl EtcdStore {
             connect_timeout,
             request_timeout,
             dial,
-            conn: Mutex::new(Current::default()),
+            conn: ProcessLocal::new(Mutex::new(Current::default())),
             auth: url.auth.clone().map(|credentials| Auth {
                 credentials,
                 token: Mutex::new(None),
@@ -340,6 +343,10 @@ impl EtcdStore {
         body: &Value,
         timeout: Duration,
     ) -> std::result::Result<Value, Failure> {
+        if self.conn.get().is_none() {
+            // Before the auth token's lock, which a thread of the parent's may have held at the fork.
+            return Err(Failure::Unreachable(FORKED.into()));
+        }
         let Some(auth) = &self.auth else {
             return self.send(path, body, None, timeout);
         };
@@ -394,7 +401,10 @@ impl EtcdStore {
         timeout: Duration,
     ) -> std::result::Result<Value, Failure> {
         let body = body.to_string().into_bytes();
-        let mut current = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(conn) = self.conn.get() else {
+            return Err(Failure::Unreachable(FORKED.into()));
+        };
+        let mut current = conn.lock().unwrap_or_else(|p| p.into_inner());
         let mut reasons = Vec::new();
         for attempt in 0..self.endpoints.len() {
             let index = (current.endpoint + attempt) % self.endpoints.len();

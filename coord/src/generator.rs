@@ -158,15 +158,10 @@ impl SequencerGenerator {
     /// The generator that acts in this process: `self`, or in a forked child the one opened there (on
     /// first use; `self` if that open fails, whose lease stopped at the fork).
     fn active(&self) -> &SequencerGenerator {
-        if let Some(c) = self.child.get() {
-            return c.active();
+        match self.in_child() {
+            Ok(Some(c)) => c.active(),
+            _ => self,
         }
-        if self.reopen.is_some() && self.in_forked_child() {
-            if let Ok(c) = self.open_child() {
-                return c.active();
-            }
-        }
-        self
     }
 
     /// Opens this generator's source again in a forked child (once).
@@ -199,24 +194,64 @@ impl SequencerGenerator {
         Ok(c)
     }
 
-    /// A mint failed with `e`: in a forked child of a generator opened from a source, the parent's lease
-    /// stopped at the fork, so the child opens its own and mints with `again`.
+    /// In a forked child of a generator opened from a source: the generator opened there (now, on
+    /// first use); `None` in the process that opened it (or for a sequencer handle, which has no source
+    /// to open again). A forked child never touches `self.seq`: its store's connections are the
+    /// parent's.
+    fn in_child(&self) -> Result<Option<&SequencerGenerator>> {
+        if let Some(c) = self.child.get() {
+            return Ok(Some(c));
+        }
+        if self.reopen.is_some() && self.in_forked_child() {
+            return self.open_child().map(Some);
+        }
+        Ok(None)
+    }
+
+    /// Where a mint goes when this process has no lease of `self`'s to mint under: the generator of a
+    /// forked child ([`in_child`](Self::in_child)), or `self` attached again when it gave its lease back
+    /// before a fork ([`prefork`]); `None`: nowhere (the caller reports why).
+    #[cold]
+    fn recover(&self) -> Result<Option<&SequencerGenerator>> {
+        if let Some(c) = self.in_child()? {
+            return Ok(Some(c));
+        }
+        if self.reopen.is_some() && self.lazy.swap(false, Ordering::SeqCst) {
+            self.attach()?;
+            return Ok(Some(self));
+        }
+        Ok(None)
+    }
+
+    /// A mint under the current lease failed with `e`: on `LEASE_LOST`, mints with `again` where
+    /// [`recover`](Self::recover) says (a forked child's own lease: the parent's stopped at the fork).
     #[cold]
     fn in_child_or<T>(
         &self,
         e: crate::Error,
         again: impl FnOnce(&SequencerGenerator) -> Result<T>,
     ) -> Result<T> {
-        if e.code() == ErrorCode::LeaseLost && self.reopen.is_some() {
-            if self.in_forked_child() {
-                return again(self.open_child()?);
-            }
-            if self.lazy.swap(false, Ordering::SeqCst) {
-                self.attach()?;
-                return again(self);
+        if e.code() == ErrorCode::LeaseLost {
+            if let Some(g) = self.recover()? {
+                return again(g);
             }
         }
         Err(e)
+    }
+
+    /// No current lease in this process (every minting entry point's other arm): mints with `again`
+    /// where [`recover`](Self::recover) says, else answers `otherwise` (the detached or destroyed
+    /// handle's error, which may ask the store: only in the process that opened it).
+    #[cold]
+    fn unleased<T>(
+        &self,
+        again: impl FnOnce(&SequencerGenerator) -> Result<T>,
+        otherwise: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
+        match self.recover()? {
+            Some(g) => again(g),
+            None => otherwise(),
+        }
     }
 
     /// Before a fork: a generator opened from a source that has minted nothing in this process (a
@@ -289,10 +324,14 @@ impl SequencerGenerator {
     }
 
     /// What this generator has done ([`snowmint::Stats`]): the sum over every lease it has held (each
-    /// attach mints under a new lease with a generator of its own).
+    /// attach mints under a new lease with a generator of its own). In a forked child, what it did
+    /// there: nothing until it opened its own lease (the parent's leases in its memory are the parent's).
     pub fn stats(&self) -> snowmint::Stats {
         if let Some(c) = self.child.get() {
             return c.stats();
+        }
+        if self.reopen.is_some() && self.in_forked_child() {
+            return snowmint::Stats::default();
         }
         let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         held.iter()
@@ -334,7 +373,7 @@ impl SequencerGenerator {
             Some(l) => l
                 .next_id()
                 .or_else(|e| self.in_child_or(e, |c| c.next_id_local())),
-            None => Err(self.detached_error()),
+            None => self.unleased(|c| c.next_id_local(), || Err(self.detached_error())),
         }
     }
 
@@ -347,7 +386,7 @@ impl SequencerGenerator {
             Some(l) => l
                 .next_ids(out)
                 .or_else(|e| self.in_child_or(e, |c| c.next_ids_local(out))),
-            None => Err(self.detached_error()),
+            None => self.unleased(|c| c.next_ids_local(out), || Err(self.detached_error())),
         }
     }
 
@@ -366,9 +405,8 @@ impl SequencerGenerator {
 
     /// Claims a node ID again (nothing happens when Attached). Blocking.
     pub fn attach(&self) -> Result<()> {
-        let this = self.active();
-        if !std::ptr::eq(this, self) {
-            return this.attach();
+        if let Some(c) = self.in_child()? {
+            return c.attach();
         }
         self.seq.attach()?;
         let lease = self.seq.lease();
@@ -393,9 +431,8 @@ impl SequencerGenerator {
 
     /// Destroys the sequencer everywhere (every handle in every process stops minting).
     pub fn destroy(&self) -> Result<()> {
-        let this = self.active();
-        if !std::ptr::eq(this, self) {
-            return this.destroy();
+        if let Some(c) = self.in_child()? {
+            return c.destroy();
         }
         self.set_current(None);
         self.seq.destroy()
@@ -408,10 +445,11 @@ impl SequencerGenerator {
             return c.next_id();
         }
         match self.current() {
-            Some(l) => l.next_id(),
-            None => self.seq.next_id(),
+            Some(l) => l
+                .next_id()
+                .or_else(|e| self.in_child_or(e, |c| c.next_id())),
+            None => self.unleased(|c| c.next_id(), || self.seq.next_id()),
         }
-        .or_else(|e| self.in_child_or(e, |c| c.next_id()))
     }
 
     /// Fills `out` with consecutive IDs from one clock reading.
@@ -423,14 +461,19 @@ impl SequencerGenerator {
             Some(l) => l
                 .next_ids(out)
                 .or_else(|e| self.in_child_or(e, |c| c.next_ids(out))),
-            // The sequencer's own error (LEASE_LOST or SEQUENCER_DESTROYED); should an attach race this
-            // call, the one ID it mints is skipped and the batch is asked for again by the caller.
-            None => match self.seq.next_id() {
-                Err(e) => Err(e),
-                Ok(_) => Err(crate::Error::lease_lost(
-                    "the generator was attached while minting; retry",
-                )),
-            },
+            // No lease here: a forked child (or a generator given back before a fork, [`prefork`])
+            // claims its own and mints the batch, as `next_id` does. Otherwise the sequencer's own error
+            // (LEASE_LOST or SEQUENCER_DESTROYED); should an attach race this call, the one ID it mints
+            // is skipped and the batch is asked for again by the caller.
+            None => self.unleased(
+                |c| c.next_ids(out),
+                || match self.seq.next_id() {
+                    Err(e) => Err(e),
+                    Ok(_) => Err(crate::Error::lease_lost(
+                        "the generator was attached while minting; retry",
+                    )),
+                },
+            ),
         }
     }
 }

@@ -775,12 +775,17 @@ impl Lease {
         let source = shared_lease::source_fingerprint(&store.describe(), &record.name);
         let joined = match &file {
             Some(f) => join(f, &*store, &*time, &record, &lease, source)?,
-            None => None,
+            None => Joined::Claim { last_node: None },
         };
-        let fresh = joined.is_none();
+        let fresh = !matches!(joined, Joined::Adopted(_));
         let claim = match joined {
-            Some(c) => c,
-            None => claim_waiting(&*store, &*time, &record, &lease, start, ttl_ms)?,
+            Joined::Adopted(c) => c,
+            // The host claims again the node ID its processes last held, when it is free: processes
+            // that did not overlap (one exits before the next has joined) stay on one node ID.
+            Joined::Claim { last_node } => {
+                let start = lease.node.or(last_node).unwrap_or(start);
+                claim_waiting(&*store, &*time, &record, &lease, start, ttl_ms)?
+            }
         };
         let word = |index: usize, value: u64| match &file {
             Some(f) => Word::in_file(f, index),
@@ -1238,9 +1243,18 @@ impl Drop for Lease {
     }
 }
 
+/// What joining the processes of a shared state file gave.
+enum Joined {
+    /// The claim of the record the other processes mint under.
+    Adopted(Claim),
+    /// None to adopt and no other member: this process claims a node ID (the record cleared),
+    /// preferably the one the file's last record of this source and incarnation named.
+    Claim { last_node: Option<u64> },
+}
+
 /// Joins the processes of the host that share the lease of state file `f` (under its join lock): as a
-/// member, adopts the claim its record names ([`Store::adopt`]: the same node ID and fencing token). `None`
-/// when there is none to adopt and no other member: this process claims a node ID (the record cleared).
+/// member, adopts the claim its record names ([`Store::adopt`]: the same node ID and fencing token).
+/// [`Joined::Claim`] when there is none to adopt and no other member.
 /// With other members, a record that names another lease source, or a lost lease (they are stopping),
 /// is an error: `STATE_FILE_MISMATCH`, `LEASE_LOST`.
 fn join(
@@ -1250,7 +1264,7 @@ fn join(
     record: &SequencerRecord,
     lease: &LeaseOptions,
     source: u64,
-) -> Result<Option<Claim>> {
+) -> Result<Joined> {
     f.enter()?;
     let fail = |e: Error| {
         f.exit();
@@ -1285,7 +1299,7 @@ fn join(
                     started.saturating_add(ttl_ms.saturating_mul(1_000_000)),
                     Ordering::SeqCst,
                 );
-                return Ok(Some(c));
+                return Ok(Joined::Adopted(c));
             }
             Err(e) if e.code() == ErrorCode::LeaseLost => {
                 // Never brought back: the processes minting under it stop at their ceiling.
@@ -1305,8 +1319,14 @@ fn join(
             r.node_id, r.token
         ))));
     }
+    // The node ID of the last record (its token cleared when the last process released it; the node
+    // word is kept), for this source and incarnation.
+    let last_node = (r.source == source
+        && r.incarnation == record.incarnation
+        && r.node_id < record.config.nodes)
+        .then_some(r.node_id);
     f.clear_record();
-    Ok(None)
+    Ok(Joined::Claim { last_node })
 }
 
 /// Claims a node ID for `record` (the one [`LeaseOptions::node`] names, or any from `start` on), asking

@@ -47,6 +47,8 @@ mod nonce;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(any(feature = "etcd", feature = "postgres"))]
+mod process_local;
+#[cfg(any(feature = "etcd", feature = "postgres"))]
 mod remote;
 #[cfg(feature = "tls")]
 mod tls;

@@ -99,6 +99,7 @@ use backend::{Connect, Connection, Failure, Param, Row, Statement, Value};
 use crate::tls::{client_config, Verify};
 
 use crate::error::{Error, Result};
+use crate::process_local::ProcessLocal;
 use crate::remote::Created;
 use crate::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
@@ -112,8 +113,9 @@ pub struct PostgresStore {
     described: String,
     connect_timeout: Duration,
     request_timeout: Duration,
-    /// The open connection (`None`: opened on the next call). Dropped before `connect`.
-    conn: Mutex<Option<Box<dyn Connection>>>,
+    /// The open connection (`None`: opened on the next call). Dropped before `connect`. In a process
+    /// forked after the store was opened: neither used nor dropped ([`ProcessLocal`]).
+    conn: ProcessLocal<Mutex<Option<Box<dyn Connection>>>>,
     /// How connections are opened ([`backend::Driver`], or a simulated database).
     connect: Arc<dyn Connect>,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
@@ -549,7 +551,7 @@ impl PostgresStore {
             described,
             connect_timeout,
             request_timeout,
-            conn: Mutex::new(None),
+            conn: ProcessLocal::new(Mutex::new(None)),
             connect,
             #[cfg(feature = "planted-defects")]
             defect: crate::lease::Defect::None,
@@ -673,7 +675,14 @@ impl PostgresStore {
     }
 
     fn with_client_here<T>(&self, what: &str, op: &impl Operation<T>) -> Result<T> {
-        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(conn) = self.conn.get() else {
+            return Err(Error::unavailable(format!(
+                "{}: {what}: {}",
+                self.described,
+                crate::process_local::FORKED
+            )));
+        };
+        let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
         for attempt in 0..2 {
             let fresh = conn.is_none();
             if fresh {

@@ -146,7 +146,8 @@ impl SharedFile {
         self.word(TOKEN).store(r.token, Ordering::SeqCst);
     }
 
-    /// Clears the record: nobody may mint under it (ceiling 0) and the next process to join claims anew.
+    /// Clears the record: nobody may mint under it (ceiling 0) and the next process to join claims anew
+    /// (preferring the node ID the record named: the node, incarnation and source words are kept).
     pub fn clear_record(&self) {
         self.word(CEILING).store(0, Ordering::SeqCst);
         self.word(TOKEN).store(0, Ordering::SeqCst);

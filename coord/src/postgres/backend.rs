@@ -22,6 +22,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
 
 use super::sql;
+use crate::process_local::ProcessLocal;
 
 /// The store's statements (their texts: the store's `sql` module; `{S}` is the schema).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -186,19 +187,28 @@ pub trait Connect: Send + Sync + Debug {
 }
 
 /// The store's private I/O runtime: shut down in the background when dropped (dropping a runtime
-/// blocks, which panics inside a caller's async runtime; this does not).
+/// blocks, which panics inside a caller's async runtime; this does not). In a process forked after it
+/// was built, neither driven nor shut down ([`ProcessLocal`]): its core may have been taken by a thread
+/// of the parent's that does not exist there, its epoll instance and sockets are the parent's.
 #[derive(Debug)]
-struct Runtime(Option<tokio::runtime::Runtime>);
+struct Runtime(ProcessLocal<Option<tokio::runtime::Runtime>>);
 
 impl Runtime {
-    fn get(&self) -> &tokio::runtime::Runtime {
-        self.0.as_ref().expect("the runtime lives until drop")
+    fn get(&self) -> Result<&tokio::runtime::Runtime, Failure> {
+        match self.0.get() {
+            Some(r) => Ok(r.as_ref().expect("the runtime lives until drop")),
+            None => Err(Failure::Error {
+                closed: true,
+                code: None,
+                detail: crate::process_local::FORKED.into(),
+            }),
+        }
     }
 }
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        if let Some(runtime) = self.0.take() {
+        if let Some(runtime) = self.0.get_mut().and_then(Option::take) {
             runtime.shutdown_background();
         }
     }
@@ -238,7 +248,7 @@ impl Driver {
                 quoted: super::quoted(schema),
                 name: schema.to_string(),
             }),
-            runtime: Arc::new(Runtime(Some(runtime))),
+            runtime: Arc::new(Runtime(ProcessLocal::new(Some(runtime)))),
         })
     }
 }
@@ -266,7 +276,7 @@ fn failure(e: &tokio_postgres::Error) -> Failure {
 
 impl Connect for Driver {
     fn connect(&self, timeout: Duration) -> Result<Box<dyn Connection>, Failure> {
-        let runtime = self.runtime.get();
+        let runtime = self.runtime.get()?;
         let connected = runtime.block_on(async {
             tokio::time::timeout(
                 timeout,
@@ -325,7 +335,7 @@ fn run<T>(
     work: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
 ) -> Result<T, Failure> {
     match runtime
-        .get()
+        .get()?
         .block_on(async { tokio::time::timeout(timeout, work).await })
     {
         Ok(Ok(v)) => Ok(v),
