@@ -29,16 +29,19 @@ declare -A PID=() STARTED=()
 trap 'for p in "${PID[@]}"; do kill -- -"$p" 2>/dev/null || true; done' EXIT
 start() {
   local name="$1"; shift
-  STARTED[$name]=$SECONDS
-  setsid "$@" >"$LOGS/$name.log" 2>&1 &
+  STARTED[$name]=$(date +%s)
+  rm -f "$LOGS/$name.end"
+  # The step writes the time it ended (LOGS/NAME.end): it may end long before the demo waits for it.
+  setsid bash -c '"$@"; rc=$?; date +%s >"$0"; exit "$rc"' "$LOGS/$name.end" "$@" >"$LOGS/$name.log" 2>&1 &
   PID[$name]=$!
 }
 finish() {
-  local rc=0
+  local rc=0 end
   wait "${PID[$1]}" || rc=$?
   unset "PID[$1]"
   if [ "$rc" -ne 0 ]; then failed "$1"; return 1; fi
-  say "  $1 done in $((SECONDS - STARTED[$1])) s"
+  end="$(cat "$LOGS/$1.end" 2>/dev/null || date +%s)"
+  say "  $1 done in $((end - STARTED[$1])) s"
 }
 # step NAME WHAT ESTIMATE COMMAND…: says what it builds and about how long, runs it quietly, says how long
 # it took (or fails as `finish` does).
@@ -81,7 +84,7 @@ say "installing the bindings' tools (npm, maturin), begun beside the CLI's build
 finish tools || exit 1
 beside_prepare wheel node
 say "building libsnowmint and the C programs, the Python wheel for $(python3 -V) (maturin) and the Node addon (napi-rs) side by side (release: each its own crates on the graph above) (about 2 minutes) …"
-t=$SECONDS
+t=$(date +%s)
 start C bash -c build_c
 start Python bash bindings-python/build.sh --this-python
 start Node bash bindings-node/build.sh
@@ -89,7 +92,7 @@ rc=0
 for name in C Python Node; do finish "$name" || rc=1; done
 beside_done
 [ "$rc" -eq 0 ] || exit 1
-say "  all three done in $((SECONDS - t)) s"
+say "  all three done in $(( $(date +%s) - t )) s"
 say "finishing the WASM package (wasm32, wasm-bindgen, wasm-opt; run in Node here), built beside the others (seconds, or what is left of the bindings generator's build the first time) …"
 finish WASM || exit 1
 say "built; the demo:"
