@@ -237,7 +237,9 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                 };
                 CliError::core(e).with(hint)
             })?;
-        emit(count, chunk, (format, json), out, |buf| Ok(gen.next_ids(buf)?))?;
+        emit(count, chunk, (format, json), out, |buf| {
+            Ok(gen.next_ids(buf)?)
+        })?;
         gen.flush()?;
         return report_stats(stats, gen.stats());
     }
@@ -252,7 +254,9 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
         let hint = format!("node ID from {source}");
         CliError::core(e).with(hint)
     })?;
-    let last = emit(count, chunk, (format, json), out, |buf| Ok(gen.next_ids(buf)?))?;
+    let last = emit(count, chunk, (format, json), out, |buf| {
+        Ok(gen.next_ids(buf)?)
+    })?;
     if let Some(last) = last {
         wait_out_tick(&layout, last);
     }
@@ -339,7 +343,8 @@ fn mint_leased(
     .map_err(sequencer::cli_error)?;
     let chunk = layout.ids_per_tick().clamp(1, 4096) as usize;
     let last = emit(count, chunk, format, out, |buf| {
-        gen.next_ids(buf).map_err(|e| sequencer::cli_error(e).into())
+        gen.next_ids(buf)
+            .map_err(|e| sequencer::cli_error(e).into())
     })?;
     gen.release().map_err(sequencer::cli_error)?;
     if let (Some(last), None) = (last, state_file) {
