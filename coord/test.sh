@@ -21,6 +21,7 @@ cd "$ROOT"
 bash scripts/setup-rust.sh
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+mkdir "$work/embedded"
 STORES="file://$work/embedded"
 # The server stores, real servers on free 127.0.0.1 ports (scripts/servers.sh: etcd-server installed if
 # missing, a 3-member etcd cluster so every test also crosses failover paths, PostgreSQL 15), stopped on

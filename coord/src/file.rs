@@ -1107,7 +1107,7 @@ mod tests {
     fn a_fork_during_a_locked_section_does_not_keep_the_lock() {
         use std::os::unix::ffi::OsStrExt;
         let dir = std::env::temp_dir().join(format!("snowmint-file-fork-{}", std::process::id()));
-        let store = FileStore::open(&dir).unwrap();
+        let store = FileStore::create(&dir).unwrap();
         let path = std::ffi::CString::new(dir.join(".lock").as_os_str().as_bytes()).unwrap();
         let section = store.registry_lock().unwrap();
         // SAFETY: the child makes async-signal-safe calls only, and leaves with _exit.
@@ -1150,7 +1150,7 @@ mod tests {
     fn a_child_lets_go_of_a_section_its_dead_parent_was_in() {
         use std::os::unix::ffi::OsStrExt;
         let dir = std::env::temp_dir().join(format!("snowmint-file-orphan-{}", std::process::id()));
-        let store = FileStore::open(&dir).unwrap();
+        let store = FileStore::create(&dir).unwrap();
         let path = std::ffi::CString::new(dir.join(".lock").as_os_str().as_bytes()).unwrap();
         let mut pipe = [0; 2];
         // SAFETY: a valid array of two descriptors.
@@ -1212,7 +1212,7 @@ mod tests {
     #[test]
     fn ended_claims_do_not_keep_files_open() {
         let dir = std::env::temp_dir().join(format!("snowmint-file-ended-{}", std::process::id()));
-        let store = FileStore::open(&dir).unwrap();
+        let store = FileStore::create(&dir).unwrap();
         let config = SequencerConfig {
             layout: crate::layout_text(&snowmint::Layout::preset("twitter").unwrap()),
             nodes: 40,
