@@ -37,14 +37,23 @@
 //!   directory is deleted, moved away or replaced, the next renewal or reservation is `LEASE_LOST` and
 //!   the holder stops at its ceiling. Until then it may still mint up to its reservation, which the new
 //!   directory does not have, so (Linux) a claim also enters a host-wide registry:
-//!   `/dev/shm/snowmint-claims/HASH` (`/tmp/…` without `/dev/shm`; HASH of the absolute path of
-//!   `N.lock`), where the holder keeps a shared lock on the byte of its file's inode until its claim and
+//!   `/dev/shm/snowmint-claims/HASH` (`/tmp/…` without `/dev/shm`; HASH of the path of `N.lock` that
+//!   the renewals check: the directory as given, made absolute, symbolic links not resolved, so a link
+//!   re-pointed is a replaced directory to the registry as to the holder), where the holder keeps a shared lock on the byte of its file's inode until its claim and
 //!   its last reservation have both passed (or its process ends). A claim of that path is refused while
 //!   any other inode's byte is locked: a live process holds a claim on a file that was there. These
 //!   registry files are empty and never deleted (deleting one could hide a lock taken on it). Other
 //!   systems have no registry: a process given the node ID in a replaced directory is not refused.
 //! - The ended claims of a process (expired, and past their last reservation) have their files closed
 //!   at its next claim or renewal, so a process holding many short claims keeps only the live ones open.
+//!
+//! **A history that is lost** (SPEC §3.2): the registry covers live holders on this host's `/dev/shm`
+//! only (not a process in a container with its own, not after a reboot or a deletion of the registry,
+//! not a holder that has exited). The rest is the lease's: this store's [`Store::max_ahead`]
+//! ([`MAX_AHEAD`], 1 s) caps every reservation at `now + MAX_AHEAD`, every new claim starts above
+//! `now + MAX_AHEAD` whatever the directory holds, and a release waits out what was minted ahead of
+//! the clock ([`crate::lease`]). A directory that does not exist is `STORE_NOT_FOUND`
+//! ([`FileStore::open`]); [`FileStore::create`] (creating a sequencer) makes it.
 //!
 //! The embedded store is for one host's local disk: the locks and the registry are this host's, and on
 //! a network file system a lock can be lost (or never be seen by another host) without notice.
