@@ -45,11 +45,27 @@ fn child_hold() {
     )
     .unwrap();
     let mut ids = vec![0u64; N];
-    for chunk in ids.chunks_mut(256) {
-        gen.next_ids(chunk).unwrap();
+    if std::env::var_os("SNOWMINT_HISTORY_STREAM").is_some() {
+        // Mints on until minting fails (the lease lost), saying `@@ minting` once it is under way.
+        ids.clear();
+        let mut chunk = [0u64; 256];
+        while gen.next_ids(&mut chunk).is_ok() {
+            ids.extend_from_slice(&chunk);
+            if ids.len() == 10 * 256 {
+                println!("@@ minting");
+                std::io::stdout().flush().unwrap();
+            }
+            assert!(ids.len() < 100_000_000, "minting never stopped");
+        }
+    } else {
+        for chunk in ids.chunks_mut(256) {
+            gen.next_ids(chunk).unwrap();
+        }
     }
     let text: String = ids.iter().map(|id| format!("{id}\n")).collect();
-    std::fs::write(&out, text).unwrap();
+    // Whole or not at all: written aside, then renamed.
+    std::fs::write(format!("{out}.tmp"), text).unwrap();
+    std::fs::rename(format!("{out}.tmp"), &out).unwrap();
     println!("@@ minted");
     std::io::stdout().flush().unwrap();
     let mut rest = Vec::new();
@@ -135,6 +151,16 @@ struct Holder {
 
 impl Holder {
     fn start(url: &str, out: PathBuf, wrap: Option<fn(&[String]) -> Command>) -> Holder {
+        Holder::start_as(url, out, wrap, false)
+    }
+
+    /// `stream`: the holder mints on until its lease is lost (`@@ minting` awaited, not `@@ minted`).
+    fn start_as(
+        url: &str,
+        out: PathBuf,
+        wrap: Option<fn(&[String]) -> Command>,
+        stream: bool,
+    ) -> Holder {
         let cmd: Vec<String> = vec![
             std::env::current_exe().unwrap().display().to_string(),
             "--exact".into(),
@@ -151,6 +177,10 @@ impl Holder {
                 c
             }
         };
+        if stream {
+            c.env("SNOWMINT_HISTORY_STREAM", "1");
+        }
+        let awaited = if stream { "@@ minting" } else { "@@ minted" };
         let mut child = c
             .env("SNOWMINT_HISTORY_CHILD", "1")
             .env("SNOWMINT_HISTORY_URL", url)
@@ -166,7 +196,7 @@ impl Holder {
         let mut lines = BufReader::new(stdout).lines();
         loop {
             match lines.next() {
-                Some(Ok(l)) if l.contains("@@ minted") => break,
+                Some(Ok(l)) if l.contains(awaited) => break,
                 Some(Ok(_)) => {}
                 other => panic!("the holder ended before minting: {other:?}"),
             }
@@ -183,6 +213,19 @@ impl Holder {
 
     fn ids(&self) -> Vec<u64> {
         read_ids(&std::fs::read_to_string(&self.out).unwrap())
+    }
+
+    /// A streaming holder's IDs, once its lease is lost and it has written them (bounded wait).
+    fn ids_when_stopped(&self) -> Vec<u64> {
+        let t0 = Instant::now();
+        while !self.out.exists() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "the holder never stopped minting"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.ids()
     }
 
     fn signal(&self, sig: libc::c_int) {
@@ -237,8 +280,9 @@ fn mint(url: &str, wrap: Option<Command>) -> Outcome {
 
 /// How many IDs of `b` are also in `a`.
 fn twice(a: &[u64], b: &Outcome) -> usize {
+    let n = a.len();
     let a: HashSet<u64> = a.iter().copied().collect();
-    assert_eq!(a.len(), N, "the holder repeated its own IDs");
+    assert_eq!(a.len(), n, "the holder repeated its own IDs");
     match b {
         Outcome::Minted(ids) => ids.iter().filter(|id| a.contains(id)).count(),
         Outcome::Refused(_) => 0,
@@ -318,6 +362,31 @@ fn a_store_shared_by_two_containers_replaced_under_a_live_holder() {
     let a = h.ids();
     h.end();
     check("two containers, replaced under a live holder", &a, &[b]);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Row 2, with the first holder minting on (as fast as it may) while the store is replaced: it notices
+/// at its next renewal, and until then mints up to the reservation it wrote before — which the store's
+/// bound keeps below `now + max_ahead`, where the other container's claim starts.
+#[test]
+fn a_store_replaced_under_a_holder_minting_on_in_another_container() {
+    if !namespaces() {
+        return;
+    }
+    let root = row_dir("containers-minting");
+    let dir = root.join("store");
+    create(&dir);
+    let h = Holder::start_as(&url(&dir), root.join("h.ids"), Some(own_shm), true);
+    std::thread::sleep(Duration::from_millis(1500)); // at its bound ahead of the clock by now
+    replace(&dir);
+    let b = mint(&url(&dir), Some(own_shm(&[CLI.to_string()])));
+    let a = h.ids_when_stopped();
+    h.end();
+    check(
+        "two containers, replaced under a holder minting on",
+        &a,
+        &[b],
+    );
     let _ = std::fs::remove_dir_all(&root);
 }
 

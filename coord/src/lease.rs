@@ -195,11 +195,6 @@ pub enum Defect {
     /// it starts after the stored reservation alone, not also above `now + max_ahead` (a replaced,
     /// emptied or restored directory repeats what an earlier holder minted ahead of the clock).
     TrustStoredHistory,
-    /// The keeper reserves past the store's `max_ahead` bound (as before the bound: `reserve_ahead`
-    /// past a generator that may run 15 s ahead).
-    ReservationPastBound,
-    /// A release does not wait out what was minted ahead of the clock before it returns.
-    ExitWithoutWait,
 }
 
 impl Default for LeaseOptions {
@@ -505,8 +500,6 @@ impl Shared {
         // A store whose history can be lost: never reserved further ahead of the clock than its bound,
         // which is what a holder finding no history starts above ([`Shared::unknown_history_start`]).
         match self.bound_ns {
-            #[cfg(feature = "planted-defects")]
-            Some(_) if self.options.defect == Defect::ReservationPastBound => Ok(target),
             Some(b) => Ok(target.min(self.position_at(self.time.unix_ns().saturating_add(b))?)),
             None => Ok(target),
         }
@@ -788,10 +781,11 @@ impl Lease {
         }
         let mut lease = lease;
         let stepped = lease.stepped;
-        // A store whose history can be lost bounds what any holder mints ahead of the clock.
-        let bound_ns = store
-            .max_ahead()
-            .map(|b| b.as_nanos().min(u64::MAX as u128) as u64);
+        // A store whose history can be lost bounds what any holder mints ahead of the clock (at least
+        // two ticks of the layout, so that a layout of long ticks still mints ahead by one).
+        let bound_ns = store.max_ahead().map(|b| {
+            (b.as_nanos().min(u64::MAX as u128) as u64).max(layout.tick_ns().saturating_mul(2))
+        });
         let mut options = options;
         if let Some(b) = bound_ns {
             options.max_ahead_ns = options.max_ahead_ns.min(b);
@@ -1306,14 +1300,11 @@ impl Lease {
         let released = self.shared.store.release(&claim);
         // On a store whose history can be lost, what was minted ahead of the clock is waited out before
         // the process may go on to exit (bounded by the store's bound).
-        if self.stepped.is_none() && next > self.shared.started_at.load(Ordering::SeqCst) {
-            #[cfg(feature = "planted-defects")]
-            let skip = self.shared.options.defect == Defect::ExitWithoutWait;
-            #[cfg(not(feature = "planted-defects"))]
-            let skip = false;
-            if !skip && next != u64::MAX {
-                self.shared.wait_out(next - 1);
-            }
+        if self.stepped.is_none()
+            && next != u64::MAX
+            && next > self.shared.started_at.load(Ordering::SeqCst)
+        {
+            self.shared.wait_out(next - 1);
         }
         released
     }
