@@ -191,10 +191,6 @@ pub enum Defect {
     /// The `ip` node source truncates a host part that does not fit the node field to its low bits
     /// (10.1.1.5 and 10.1.2.5 of a /16 both node 5 under 8 node bits).
     IpHostTruncated,
-    /// A new holder on a store whose history can be lost (the embedded store) trusts what the store holds:
-    /// it starts after the stored reservation alone, not also above `now + max_ahead` (a replaced,
-    /// emptied or restored directory repeats what an earlier holder minted ahead of the clock).
-    TrustStoredHistory,
 }
 
 impl Default for LeaseOptions {
@@ -918,13 +914,6 @@ impl Lease {
                 floor
             };
             // And above what an earlier holder could have reached in a history this store has lost.
-            #[cfg(feature = "planted-defects")]
-            let unknown = if shared.options.defect == Defect::TrustStoredHistory {
-                0
-            } else {
-                shared.unknown_history_start()
-            };
-            #[cfg(not(feature = "planted-defects"))]
             let unknown = shared.unknown_history_start();
             let start_at = match shared.store.reservation(&claim.sequencer, claim.node_id) {
                 Ok(r) => r

@@ -439,6 +439,10 @@ impl Store for Link {
     fn describe(&self) -> String {
         "simulated store".into()
     }
+    // The embedded store's bound on a lost history (what its holders apply): the store's own.
+    fn max_ahead(&self) -> Option<Duration> {
+        self.store.max_ahead()
+    }
     fn create_sequencer(
         &self,
         name: &str,
@@ -1579,6 +1583,9 @@ impl Race {
 impl Store for RaceLink {
     fn describe(&self) -> String {
         self.inner.describe()
+    }
+    fn max_ahead(&self) -> Option<Duration> {
+        self.inner.max_ahead()
     }
     fn create_sequencer(&self, n: &str, c: &SequencerConfig, now: u64) -> Result<SequencerRecord> {
         self.inner.create_sequencer(n, c, now)
