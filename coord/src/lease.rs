@@ -1248,7 +1248,7 @@ impl Lease {
         self.stop_keeper();
         self.shared.cap.store(0, Ordering::SeqCst);
         let claim = self.shared.claim();
-        let _leaving = match &self.shared.file {
+        let leaving = match &self.shared.file {
             Some(f) => {
                 // A shared lease: one process leaves at a time; the last one releases the claim.
                 let leaving = f.join_lock()?;
@@ -1287,8 +1287,9 @@ impl Lease {
                 .lower_reservation(&claim, &self.shared.reservation_for(next - 1));
         }
         let released = self.shared.store.release(&claim);
-        // On a store whose history can be lost, what was minted ahead of the clock is waited out before
-        // the process may go on to exit (bounded by the store's bound).
+        drop(leaving); // the other processes of a shared lease need not wait for this one's wait below
+                       // On a store whose history can be lost, what was minted ahead of the clock is waited out before
+                       // the process may go on to exit (bounded by the store's bound).
         if self.stepped.is_none()
             && next != u64::MAX
             && next > self.shared.started_at.load(Ordering::SeqCst)
