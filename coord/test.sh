@@ -21,6 +21,7 @@ cd "$ROOT"
 bash scripts/setup-rust.sh
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+mkdir "$work/embedded"
 STORES="file://$work/embedded"
 # The server stores, real servers on free 127.0.0.1 ports (scripts/servers.sh: etcd-server installed if
 # missing, a 3-member etcd cluster so every test also crosses failover paths, PostgreSQL 15), stopped on
@@ -42,7 +43,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint-coord --no-deps
 cargo test -p snowmint-coord --no-run
 cargo test -p snowmint-coord --features planted-defects --test simulation --no-run
 cargo test -p snowmint-coord --features shuttle,planted-defects --test shuttle --no-run
-cargo test -p snowmint-cli --test leases --test range --test hints --no-run
+cargo test -p snowmint-cli --test leases --test range --test hints --test history --no-run
 cargo build -p snowmint-cli
 set +x
 # The deterministic simulation (leases, the state file, range sequences, under faults: re-sent,
@@ -69,6 +70,11 @@ set -x
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-coord
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test leases
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test hints  # the hints, pasted, on every store
+# The embedded store whose directory's history is lost (SPEC §3.2): a symbolic link re-pointed, two
+# /dev/shm (containers, by unshare: root), the registry deleted, removed or moved after an exit, SIGSTOP
+# then SIGKILL, a backup restored; real processes, the sonyflake layout, no ID twice. STORE_NOT_FOUND, and
+# mint's wait for the tick of its last ID.
+cargo test -p snowmint-cli --test history
 # Range sequences from the CLI (two datacenters, every store; coord/tests/range_servers.rs covers the
 # server outages with real processes).
 SNOWMINT_TEST_STORES="$STORES" cargo test -p snowmint-cli --test range

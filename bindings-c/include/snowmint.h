@@ -136,6 +136,11 @@ enum snowmint_result
    */
   SNOWMINT_RESULT_SEQUENCER_NOT_FOUND = 20,
   /**
+   * The store does not exist: an embedded store's directory is missing (a mistyped path, or a store
+   * deleted). Opening a store never creates one; creating a sequencer (`sequencer create`) does.
+   */
+  SNOWMINT_RESULT_STORE_NOT_FOUND = 21,
+  /**
    * C API: a required pointer argument was NULL.
    */
   SNOWMINT_RESULT_NULL_POINTER = 100,

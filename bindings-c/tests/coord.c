@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -80,6 +81,15 @@ static void source_for(char *out, size_t cap, const char *base, const char *name
     const char *sep = strchr(base, '?') ? "&" : "?";
     snprintf(out, cap, "%s%ssequencer=%s-missing&ttl=%s", base, sep, seq_name, ttl);
     snowmint_shared_generator *g = NULL;
+    if (strncmp(base, "file://", 7) == 0 && !strchr(base, '?')) {
+        /* A store path that does not exist is refused (STORE_NOT_FOUND), and nothing is created. */
+        char missing[400];
+        snprintf(missing, sizeof missing, "%s/nonexistent/x?sequencer=%s", base, seq_name);
+        CHECK_RC(snowmint_generator_open(missing, l, NULL, &g), SNOWMINT_RESULT_STORE_NOT_FOUND);
+        struct stat st;
+        snprintf(missing, sizeof missing, "%s/nonexistent", base + 7);
+        CHECK(stat(base + 7, &st) == 0 && stat(missing, &st) != 0);
+    }
     CHECK_RC(snowmint_generator_open(out, l, NULL, &g), SNOWMINT_RESULT_SEQUENCER_NOT_FOUND);
     snowmint_sequencer *seq = NULL;
     CHECK_RC(snowmint_sequencer_create(base, seq_name, l, 1024, &seq), SNOWMINT_RESULT_OK);
@@ -624,6 +634,7 @@ int main(int argc, char **argv) {
     if (!mkdtemp(tmpdir)) return 2;
     char file_store[300];
     snprintf(file_store, sizeof file_store, "file://%s/store", tmpdir);
+    if (mkdir(file_store + 7, 0700) != 0) return 2; /* a store path that does not exist is refused */
     const char *bases[3] = {file_store, getenv("SNOWMINT_TEST_ETCD_URL"),
                             getenv("SNOWMINT_TEST_POSTGRES_URL")};
     if (getenv("SNOWMINT_REQUIRE_SERVERS") && (!bases[1] || !bases[2])) {

@@ -18,6 +18,7 @@ if (process.env.SNOWMINT_REQUIRE_SERVERS === '1') assert.ok(ETCD && POSTGRES, 's
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'snowmint-node-coord-'))
 process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }))
 const FILE = `file://${tmp}/store`
+fs.mkdirSync(path.join(tmp, 'store'))
 const SERVERS = [
   ['etcd', ETCD],
   ['postgres', POSTGRES],
@@ -71,6 +72,11 @@ test('bad sources reject with the same codes as Rust', async () => {
   await assert.rejects(Sequencer.create('.bad', { store: FILE }), { code: 'INVALID_ARGUMENT' })
   await assert.rejects(Sequencer.create('zero', { store: FILE, nodeCount: 0 }), { code: 'INVALID_ARGUMENT' })
   await assert.rejects(Sequencer.open('missing', { store: FILE }), { code: 'SEQUENCER_NOT_FOUND' })
+  // A store path that does not exist is refused, nothing is written; Sequencer.create creates it.
+  const missing = path.join(tmp, 'nonexistent', 'x')
+  await assert.rejects(Generator.open({ nodeId: `file://${missing}?sequencer=orders` }), (e) =>
+    e.code === 'STORE_NOT_FOUND' && /sequencer create/.test(e.message))
+  assert.equal(fs.existsSync(path.join(tmp, 'nonexistent')), false)
   assert.throws(() => Sequencer.create('x', { store: 7 }), { code: 'INVALID_ARGUMENT' })
 })
 

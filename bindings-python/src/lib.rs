@@ -101,6 +101,7 @@ exceptions! {
     StateFileMismatchError => StateFileMismatch, "STATE_FILE_MISMATCH: the state file belongs to another layout or node ID, is not a state file (truncated, foreign, damaged), was unlinked or replaced while in use, or cannot be opened (the message says which).";
     RangeExhaustedError => RangeExhausted, "RANGE_EXHAUSTED: the range sequence has handed out every value of its width.";
     SequencerNotFoundError => SequencerNotFound, "SEQUENCER_NOT_FOUND: no sequencer of this name exists in the store (only `default` is created implicitly); the message names the sequencers that exist and the nearest name.";
+    StoreNotFoundError => StoreNotFound, "STORE_NOT_FOUND: the store does not exist (an embedded store's directory is missing: a mistyped path, or a store deleted); opening never creates a store, Sequencer.create does.";
     ServiceUnavailableError => ServiceUnavailable, "SERVICE_UNAVAILABLE: the ID service cannot be reached, did not answer within the client's bound, or answered with something that is not its protocol.";
 }
 

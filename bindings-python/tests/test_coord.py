@@ -29,13 +29,30 @@ def _servers() -> list[str]:
 
 @pytest.fixture
 def tmpdir_store(tmp_path: Path) -> str:
+    (tmp_path / "store").mkdir(exist_ok=True)
     return f"file://{tmp_path / 'store'}"
 
 
 def store_url(kind: str, tmp_path: Path) -> str:
     if kind == "file":
+        (tmp_path / "store").mkdir(exist_ok=True)
         return f"file://{tmp_path / 'store'}"
     return {"etcd": ETCD, "postgres": POSTGRES}[kind]
+
+
+def test_a_missing_store_is_store_not_found_and_nothing_is_created(tmp_path: Path) -> None:
+    """A store path that does not exist is refused (a mistyped path must not start a new history), and
+    nothing is written; Sequencer.create is what creates a store."""
+    missing = tmp_path / "nonexistent" / "x"
+    with pytest.raises(snowmint.StoreNotFoundError) as e:
+        snowmint.Generator(f"file://{missing}?sequencer=orders")
+    assert e.value.code == "STORE_NOT_FOUND"
+    assert "sequencer create" in str(e.value)
+    assert not (tmp_path / "nonexistent").exists()
+    snowmint.Sequencer.create("orders", store=f"file://{missing}", layout="twitter", node_count=2)
+    gen = snowmint.Generator(f"file://{missing}?sequencer=orders")
+    gen.next_id()
+    gen.close()
 
 
 def source(url: str, **params: str) -> str:
@@ -346,7 +363,7 @@ def test_prefork_workers_distinct_nodes_no_duplicate(kind: str, tmp_path: Path) 
 def test_forked_child_opens_its_own_lease(tmp_path: Path) -> None:
     """A generator opened from a lease source before os.fork() opens a lease of its own in the child on
     first use (no ForkedError), with another node ID; the parent's lease goes on."""
-    gen = snowmint.Generator(f"file://{tmp_path}/s")
+    gen = snowmint.Generator(f"file://{tmp_path}")
     first = gen.next_id()  # minted: the parent keeps its lease across the fork
     r, w = os.pipe()
     pid = os.fork()

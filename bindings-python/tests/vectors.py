@@ -155,6 +155,7 @@ ERROR_CLASSES = {
     "SEQUENCER_CONFLICT": snowmint.SequencerConflictError,
     "SEQUENCER_DESTROYED": snowmint.SequencerDestroyedError,
     "SEQUENCER_NOT_FOUND": snowmint.SequencerNotFoundError,
+    "STORE_NOT_FOUND": snowmint.StoreNotFoundError,
     "STORE_UNAVAILABLE": snowmint.StoreUnavailableError,
 }
 

@@ -132,11 +132,14 @@ EXAMPLES
   snowmint mint -n 3 --json
 
 NOTES
-  mint never runs ahead of the clock: when a tick's sequence numbers are used up it waits for the
-  next tick, and before exiting it waits out the tick of its last ID, so a following run with the
-  same node cannot repeat an ID (with --state-file the file carries the state instead, and mint
-  may run up to 15 s ahead of the clock as every generator may). A clock before the layout's epoch, or past its lifespan, is an
-  error (CLOCK_BEFORE_EPOCH, LAYOUT_EXHAUSTED), never a wrapped ID.
+  With a fixed node ID mint never runs ahead of the clock: when a tick's sequence numbers are used
+  up it waits for the next tick. Under a lease it may borrow ahead (up to 15 s; on the embedded store
+  up to its max_ahead, 1 s, and a new claim there starts 1 s ahead). Either way, before exiting it
+  waits out the tick of its last ID, so nothing it printed lies ahead of the clock once it has exited
+  (with --state-file the file carries the state instead, and mint may exit up to 15 s ahead of the
+  clock as every generator may). A file:/// store that does not exist is STORE_NOT_FOUND (exit 1):
+  'snowmint sequencer create NAME --store URL' creates it. A clock before the layout's epoch, or past
+  its lifespan, is an error (CLOCK_BEFORE_EPOCH, LAYOUT_EXHAUSTED), never a wrapped ID.
 ";
 
 pub const INSPECT: &str = "\

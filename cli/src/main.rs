@@ -243,7 +243,9 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
                 };
                 CliError::core(e).with(hint)
             })?;
-        emit(count, chunk, (format, json), out, |buf| gen.next_ids(buf))?;
+        emit(count, chunk, (format, json), out, |buf| {
+            Ok(gen.next_ids(buf)?)
+        })?;
         warn_default_node(source);
         gen.flush()?;
         return report_stats(stats, gen.stats());
@@ -259,7 +261,9 @@ fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
         let hint = format!("node ID from {source}");
         CliError::core(e).with(hint)
     })?;
-    let last = emit(count, chunk, (format, json), out, |buf| gen.next_ids(buf))?;
+    let last = emit(count, chunk, (format, json), out, |buf| {
+        Ok(gen.next_ids(buf)?)
+    })?;
     warn_default_node(source);
     if let Some(last) = last {
         wait_out_tick(&layout, last);
@@ -303,7 +307,7 @@ fn emit(
     chunk: usize,
     format: Style,
     out: &mut impl Write,
-    mut fill: impl FnMut(&mut [u64]) -> Result<(), Error>,
+    mut fill: impl FnMut(&mut [u64]) -> Result<(), Failure>,
 ) -> Result<Option<u64>, Failure> {
     let mut buf = vec![0u64; chunk];
     let mut remaining = count;
@@ -321,11 +325,11 @@ fn emit(
     Ok(last)
 }
 
-/// Sleeps until the clock has left the tick of `last`, so that the next process minting for the same node
-/// starts in a later tick. Bounded: a clock stepping back meanwhile does not keep us here.
 /// Mints under a lease: held while minting, released (its reservation lowered to the last ID) at exit.
-/// The lease's reservation, not waiting out the clock, keeps a following run from repeating an ID, so
-/// the generator may borrow ahead of the clock as usual (`max_ahead`, 15 s).
+/// The generator may borrow ahead of the clock as usual (`max_ahead`: 15 s; on the embedded store its
+/// bound, 1 s), and before exiting mint waits out the tick of its last ID, as its help promises: nothing
+/// it minted lies ahead of the clock once it has exited, whatever happens to the store afterwards.
+/// (With `--state-file` the file carries the state instead, as for a fixed node ID.)
 ///
 /// `layout` is the one the layout options gave; `None` (no layout option): the sequencer's stored layout
 /// (SPEC §3.3: attaching adopts the stored configuration), or the default layout for a `default` that
@@ -354,37 +358,41 @@ fn mint_leased(
     }
     .map_err(sequencer::cli_error)?;
     let chunk = layout.ids_per_tick().clamp(1, 4096) as usize;
-    let mut buf = vec![0u64; chunk];
-    let mut remaining = count;
-    while remaining > 0 {
-        let n = (remaining.min(chunk as u64)) as usize;
-        gen.next_ids(&mut buf[..n]).map_err(sequencer::cli_error)?;
-        for &id in &buf[..n] {
-            write_id(out, id, format)?;
-        }
-        remaining -= n as u64;
-    }
-    out.flush()?;
+    let last = emit(count, chunk, format, out, |buf| {
+        gen.next_ids(buf)
+            .map_err(|e| sequencer::cli_error(e).into())
+    })?;
     gen.release().map_err(sequencer::cli_error)?;
+    if let (Some(last), None) = (last, state_file) {
+        wait_out_tick(&layout, last);
+    }
     Ok(gen.stats())
 }
 
+/// Sleeps until the clock has left the tick of `last`, so that the next process minting for the same node
+/// starts in a later tick. Bounded by the default `max_ahead` and a tick (how far ahead a generator may
+/// have minted): a clock stepping back meanwhile does not keep us here.
 fn wait_out_tick(layout: &snowmint::Layout, last: u64) {
     let Ok(decoded) = layout.decode(last) else {
         return;
     };
-    let last_tick = decoded.timestamp_ticks;
+    let end_ns = layout.epoch_ns().saturating_add(
+        decoded
+            .timestamp_ticks
+            .saturating_add(1)
+            .saturating_mul(layout.tick_ns()),
+    );
+    let most = Options::default()
+        .max_ahead_ns
+        .saturating_add(layout.tick_ns());
     for _ in 0..100 {
         let Ok(now) = SystemClock.now_ns() else {
             return;
         };
-        match layout.tick_at_ns(now) {
-            Ok(tick) if tick <= last_tick => {
-                let into_tick = now.saturating_sub(layout.epoch_ns()) % layout.tick_ns();
-                snowmint::sleep_ns(layout.tick_ns() - into_tick);
-            }
-            _ => return,
+        if now >= end_ns {
+            return;
         }
+        snowmint::sleep_ns((end_ns - now).min(most));
     }
 }
 

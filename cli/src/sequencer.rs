@@ -112,7 +112,13 @@ fn parse(
         snowmint_coord::sequencer::check_name(n).map_err(|e| malformed(e, command))?;
     }
     let url = parse_store_url(&store_url).map_err(|e| malformed(e, command))?;
-    let store: Arc<dyn Store> = open_store(&url).map_err(cli_error)?;
+    // Creating a sequencer is the one act that creates a store (an embedded store's directory).
+    let open = if action == "create" {
+        snowmint_coord::source::create_store
+    } else {
+        open_store
+    };
+    let store: Arc<dyn Store> = open(&url).map_err(cli_error)?;
     Ok(Some(Parsed {
         action,
         name,

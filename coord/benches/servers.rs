@@ -36,6 +36,7 @@ fn main() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("snowmint-bench-servers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap(); // a store path that does not exist is STORE_NOT_FOUND
     let mut stores = vec![("embedded", format!("file://{}", dir.display()))];
     for (name, var) in [
         ("etcd", "SNOWMINT_TEST_ETCD_URL"),

@@ -37,14 +37,23 @@
 //!   directory is deleted, moved away or replaced, the next renewal or reservation is `LEASE_LOST` and
 //!   the holder stops at its ceiling. Until then it may still mint up to its reservation, which the new
 //!   directory does not have, so (Linux) a claim also enters a host-wide registry:
-//!   `/dev/shm/snowmint-claims/HASH` (`/tmp/…` without `/dev/shm`; HASH of the absolute path of
-//!   `N.lock`), where the holder keeps a shared lock on the byte of its file's inode until its claim and
+//!   `/dev/shm/snowmint-claims/HASH` (`/tmp/…` without `/dev/shm`; HASH of the path of `N.lock` that
+//!   the renewals check: the directory as given, made absolute, symbolic links not resolved, so a link
+//!   re-pointed is a replaced directory to the registry as to the holder), where the holder keeps a shared lock on the byte of its file's inode until its claim and
 //!   its last reservation have both passed (or its process ends). A claim of that path is refused while
 //!   any other inode's byte is locked: a live process holds a claim on a file that was there. These
 //!   registry files are empty and never deleted (deleting one could hide a lock taken on it). Other
 //!   systems have no registry: a process given the node ID in a replaced directory is not refused.
 //! - The ended claims of a process (expired, and past their last reservation) have their files closed
 //!   at its next claim or renewal, so a process holding many short claims keeps only the live ones open.
+//!
+//! **A history that is lost** (SPEC §3.2): the registry covers live holders on this host's `/dev/shm`
+//! only (not a process in a container with its own, not after a reboot or a deletion of the registry,
+//! not a holder that has exited). The rest is the lease's: this store's [`Store::max_ahead`]
+//! ([`MAX_AHEAD`], 1 s) caps every reservation at `now + MAX_AHEAD`, every new claim starts above
+//! `now + MAX_AHEAD` whatever the directory holds, and a release waits out what was minted ahead of
+//! the clock ([`crate::lease`]). A directory that does not exist is `STORE_NOT_FOUND`
+//! ([`FileStore::open`]); [`FileStore::create`] (creating a sequencer) makes it.
 //!
 //! The embedded store is for one host's local disk: the locks and the registry are this host's, and on
 //! a network file system a lock can be lost (or never be seen by another host) without notice.
@@ -71,13 +80,23 @@ use crate::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };
 
+/// What any holder of an embedded store may mint ahead of the clock ([`Store::max_ahead`]): 1 s.
+///
+/// Fixed, not configurable: a holder that finds no history for its node ID (a new, emptied, replaced or
+/// restored directory, or one seen from another mount namespace) starts above `now + MAX_AHEAD`, which
+/// is safe only if no earlier holder, whatever it was configured with, could have reached further.
+pub const MAX_AHEAD: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The embedded store in one directory.
 #[derive(Debug)]
 pub struct FileStore {
+    /// The directory as given (messages name it so).
+    given: PathBuf,
+    /// The directory made absolute without resolving symbolic links (`std::path::absolute`): every file
+    /// of the store is reached through it, the path check of every renewal follows it, and the host
+    /// registry names node files by it. So a store reached through a symbolic link that is re-pointed
+    /// is seen as replaced, by its holders and by the registry alike.
     dir: PathBuf,
-    /// `dir` made absolute (symbolic links resolved) when the store was opened: the name of its node
-    /// files in the host registry, which outlives the directory itself.
-    absolute: PathBuf,
     /// The claims this process holds, or held and must still vouch for (see [`Held`]).
     held: Mutex<HashMap<(String, u64), Held>>,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
@@ -364,28 +383,54 @@ impl FileStore {
         FileStore { defect, ..self }
     }
 
-    /// Opens (creating if missing) the store in `dir`.
+    /// Opens the store in `dir`, which must exist: a missing directory is `STORE_NOT_FOUND` (a mistyped
+    /// path must not start a new history), and nothing is written anywhere. An existing empty directory
+    /// becomes a store. [`FileStore::create`] is the one call that creates a missing directory.
     pub fn open(dir: impl Into<PathBuf>) -> Result<FileStore> {
-        let dir = dir.into();
-        let absolute = std::path::absolute(&dir).unwrap_or_else(|_| dir.clone());
-        let mut store = FileStore {
+        FileStore::open_or_create(dir.into(), false)
+    }
+
+    /// Opens the store in `dir`, creating the directory (and its parents) if missing: what creating a
+    /// sequencer does (`snowmint sequencer create NAME --store file:///DIR`, `Sequencer.create` in the
+    /// bindings).
+    pub fn create(dir: impl Into<PathBuf>) -> Result<FileStore> {
+        FileStore::open_or_create(dir.into(), true)
+    }
+
+    fn open_or_create(given: PathBuf, create: bool) -> Result<FileStore> {
+        let dir = std::path::absolute(&given).unwrap_or_else(|_| given.clone());
+        let store = FileStore {
+            given,
             dir,
-            absolute,
             held: Mutex::new(HashMap::new()),
             #[cfg(feature = "planted-defects")]
             defect: crate::lease::Defect::None,
         };
+        match fs::metadata(&store.dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(Error::new(
+                    snowmint::ErrorCode::StoreNotFound,
+                    format!("{}: not a directory", store.describe()),
+                ))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => {
+                return Err(Error::new(
+                    snowmint::ErrorCode::StoreNotFound,
+                    format!(
+                        "{}: no such directory; an embedded store is created by creating a sequencer in it (snowmint sequencer create NAME --store {}; Sequencer.create in the bindings), or by making the directory",
+                        store.describe(),
+                        store.describe()
+                    ),
+                ))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(store.fail("cannot open the store's directory", e)),
+        }
         for sub in ["sequencers", "nodes", "rows"] {
             let p = store.dir.join(sub);
-            fs::create_dir_all(&p).map_err(|e| {
-                io(
-                    format!("{}: cannot create {}", store.describe(), p.display()),
-                    e,
-                )
-            })?;
-        }
-        if let Ok(canonical) = fs::canonicalize(&store.dir) {
-            store.absolute = canonical;
+            fs::create_dir_all(&p)
+                .map_err(|e| store.fail(format!("cannot create {}", p.display()), e))?;
         }
         Ok(store)
     }
@@ -557,11 +602,9 @@ impl FileStore {
     fn enter_registry(&self, path: &Path, ino: u64) -> Result<Option<Option<File>>> {
         #[cfg(target_os = "linux")]
         {
-            let name = self
-                .absolute
-                .join(path.strip_prefix(&self.dir).unwrap_or(path));
+            // The path the renewals check, symbolic links unresolved: both see one re-pointed link.
             let fail = |e| self.fail("cannot use the host's claim registry", e);
-            let reg = registry_file(&name).map_err(fail)?;
+            let reg = registry_file(path).map_err(fail)?;
             let byte = registry_byte(ino);
             let entered = ofd(&reg, libc::F_OFD_SETLK, libc::F_RDLCK, byte, 1).map_err(fail)?;
             let orphan = entered.is_none()
@@ -747,7 +790,11 @@ impl FileStore {
 
 impl Store for FileStore {
     fn describe(&self) -> String {
-        format!("file://{}", self.dir.display())
+        format!("file://{}", self.given.display())
+    }
+
+    fn max_ahead(&self) -> Option<std::time::Duration> {
+        Some(MAX_AHEAD)
     }
 
     fn create_sequencer(
@@ -1069,7 +1116,7 @@ mod tests {
     fn a_fork_during_a_locked_section_does_not_keep_the_lock() {
         use std::os::unix::ffi::OsStrExt;
         let dir = std::env::temp_dir().join(format!("snowmint-file-fork-{}", std::process::id()));
-        let store = FileStore::open(&dir).unwrap();
+        let store = FileStore::create(&dir).unwrap();
         let path = std::ffi::CString::new(dir.join(".lock").as_os_str().as_bytes()).unwrap();
         let section = store.registry_lock().unwrap();
         // SAFETY: the child makes async-signal-safe calls only, and leaves with _exit.
@@ -1112,7 +1159,7 @@ mod tests {
     fn a_child_lets_go_of_a_section_its_dead_parent_was_in() {
         use std::os::unix::ffi::OsStrExt;
         let dir = std::env::temp_dir().join(format!("snowmint-file-orphan-{}", std::process::id()));
-        let store = FileStore::open(&dir).unwrap();
+        let store = FileStore::create(&dir).unwrap();
         let path = std::ffi::CString::new(dir.join(".lock").as_os_str().as_bytes()).unwrap();
         let mut pipe = [0; 2];
         // SAFETY: a valid array of two descriptors.
@@ -1174,7 +1221,7 @@ mod tests {
     #[test]
     fn ended_claims_do_not_keep_files_open() {
         let dir = std::env::temp_dir().join(format!("snowmint-file-ended-{}", std::process::id()));
-        let store = FileStore::open(&dir).unwrap();
+        let store = FileStore::create(&dir).unwrap();
         let config = SequencerConfig {
             layout: crate::layout_text(&snowmint::Layout::preset("twitter").unwrap()),
             nodes: 40,

@@ -547,10 +547,16 @@ impl Drop for SequencerGenerator {
 
 /// The store a URL names (`file:///DIR`, `etcd://…`, `postgres://…`) and the lease options its `?ttl=`
 /// sets.
-fn store_at(url: &str) -> Result<(Arc<dyn crate::Store>, LeaseOptions)> {
+/// (`create`: an embedded store's missing directory is created, [`crate::source::create_store`].)
+fn store_at(url: &str, create: bool) -> Result<(Arc<dyn crate::Store>, LeaseOptions)> {
+    let open = if create {
+        crate::source::create_store
+    } else {
+        open_store
+    };
     match NodeSource::parse(url)? {
         NodeSource::Lease(l) => Ok((
-            open_store(&l.store).map_err(|e| e.context(format!("store {url:?}")))?,
+            open(&l.store).map_err(|e| e.context(format!("store {url:?}")))?,
             LeaseOptions {
                 ttl: l.ttl,
                 wait_for_node: l.wait,
@@ -571,7 +577,7 @@ pub fn create_sequencer(
     nodes: u64,
     options: Options,
 ) -> Result<Sequencer> {
-    let (store, lease_options) = store_at(url)?;
+    let (store, lease_options) = store_at(url, true)?;
     Sequencer::create_with(
         store,
         Arc::new(SystemTime),
@@ -585,13 +591,13 @@ pub fn create_sequencer(
 
 /// [`Sequencer::open`] on the store `url` names.
 pub fn open_sequencer(url: &str, name: &str, options: Options) -> Result<Sequencer> {
-    let (store, lease_options) = store_at(url)?;
+    let (store, lease_options) = store_at(url, false)?;
     Sequencer::open_with(store, Arc::new(SystemTime), name, options, lease_options)
 }
 
 /// The names of the sequencers in the store `url` names, sorted.
 pub fn list_sequencers(url: &str) -> Result<Vec<String>> {
-    let (store, _) = store_at(url)?;
+    let (store, _) = store_at(url, false)?;
     let mut names: Vec<String> = store.sequencers()?.into_iter().map(|r| r.name).collect();
     names.sort();
     Ok(names)

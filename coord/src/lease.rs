@@ -314,6 +314,11 @@ struct Shared {
     fingerprint: u64,
     record: SequencerRecord,
     options: LeaseOptions,
+    /// The store's bound on what any holder mints ahead of the clock ([`Store::max_ahead`], ns): the
+    /// reservation never reaches further ahead of the clock than this.
+    bound_ns: Option<u64>,
+    /// Where this process's generator started (a fresh claim): a release waits out what was minted past it.
+    started_at: sync::AtomicU64,
     /// The first position the generator may not mint (a shared lease: the state file's, for every
     /// process).
     ceiling: Word,
@@ -487,7 +492,39 @@ impl Shared {
             << self.seq_bits())
             | ((1u64 << self.seq_bits()) - 1);
         let max = self.layout.max_tick() << self.seq_bits() | ((1u64 << self.seq_bits()) - 1);
-        Ok(by_clock.max(by_state).min(max))
+        let target = by_clock.max(by_state).min(max);
+        // A store whose history can be lost: never reserved further ahead of the clock than its bound,
+        // which is what a holder finding no history starts above ([`Shared::unknown_history_start`]).
+        match self.bound_ns {
+            Some(b) => Ok(target.min(self.position_at(self.time.unix_ns().saturating_add(b))?)),
+            None => Ok(target),
+        }
+    }
+
+    /// On a store whose history can be lost ([`Store::max_ahead`]), the first position a new holder may
+    /// mint whatever the store holds: past every tick that starts before `now + bound`, the furthest any
+    /// earlier holder of the node ID could have reserved (its last write was before now). `0` elsewhere.
+    fn unknown_history_start(&self) -> u64 {
+        match self.bound_ns {
+            Some(b) => start_after_ns(&self.layout, self.time.unix_ns().saturating_add(b)),
+            None => 0,
+        }
+    }
+
+    /// Sleeps (bounded by the store's bound and a tick) until the clock has left the tick of position
+    /// `last`: a process leaves nothing minted ahead of the clock behind it (SPEC §3.2).
+    fn wait_out(&self, last: u64) {
+        let Some(b) = self.bound_ns else { return };
+        let tick = last >> self.seq_bits();
+        let end_ns = self
+            .layout
+            .epoch_ns()
+            .saturating_add(tick.saturating_add(1).saturating_mul(self.layout.tick_ns()));
+        let left = end_ns.saturating_sub(self.time.unix_ns());
+        let most = b.saturating_add(self.layout.tick_ns());
+        if left > 0 {
+            std::thread::sleep(Duration::from_nanos(left.min(most)));
+        }
     }
 
     /// The interval between keeper rounds.
@@ -537,10 +574,17 @@ pub fn start_after(layout: &Layout, fingerprint: u64, r: &Reservation) -> u64 {
         start = r.position.saturating_add(1);
     }
     // Every tick that starts before `until_unix_ms` is taken, under any layout.
-    let until_ns = r.until_unix_ms.saturating_mul(1_000_000);
+    start.max(start_after_ns(
+        layout,
+        r.until_unix_ms.saturating_mul(1_000_000),
+    ))
+}
+
+/// The first position of the first tick of `layout` that starts at or after `until_ns` (Unix ns).
+pub fn start_after_ns(layout: &Layout, until_ns: u64) -> u64 {
     let since = until_ns.saturating_sub(layout.epoch_ns());
     let tick = since.div_ceil(layout.tick_ns());
-    start.max(tick.saturating_mul(1u64 << layout.sequence_bits()))
+    tick.saturating_mul(1u64 << layout.sequence_bits())
 }
 
 /// A (renewal) deadline in the time source's monotonic clock.
@@ -733,6 +777,15 @@ impl Lease {
         }
         let mut lease = lease;
         let stepped = lease.stepped;
+        // A store whose history can be lost bounds what any holder mints ahead of the clock (at least
+        // two ticks of the layout, so that a layout of long ticks still mints ahead by one).
+        let bound_ns = store.max_ahead().map(|b| {
+            (b.as_nanos().min(u64::MAX as u128) as u64).max(layout.tick_ns().saturating_mul(2))
+        });
+        let mut options = options;
+        if let Some(b) = bound_ns {
+            options.max_ahead_ns = options.max_ahead_ns.min(b);
+        }
         // Well inside max_ahead, so that the generator never waits on the reservation while it may mint.
         let half_ahead = Duration::from_nanos(options.max_ahead_ns / 2);
         if options.policy != Policy::Strict
@@ -813,6 +866,8 @@ impl Lease {
             layout,
             record,
             options: lease,
+            bound_ns,
+            started_at: sync::AtomicU64::new(0),
             ceiling: ceiling.clone(),
             cap: cap.clone(),
             wanted,
@@ -863,8 +918,13 @@ impl Lease {
             } else {
                 floor
             };
+            // And above what an earlier holder could have reached in a history this store has lost.
+            let unknown = shared.unknown_history_start();
             let start_at = match shared.store.reservation(&claim.sequencer, claim.node_id) {
-                Ok(r) => r.map_or(0, |r| shared.start_after(&r)).max(floor),
+                Ok(r) => r
+                    .map_or(0, |r| shared.start_after(&r))
+                    .max(floor)
+                    .max(unknown),
                 Err(e) => return Err(release_on_error(e)),
             };
             #[cfg(feature = "planted-defects")]
@@ -888,8 +948,28 @@ impl Lease {
                     source,
                 });
             }
+            shared.started_at.store(start_at, Ordering::SeqCst);
             let target = shared.target(start_at).map_err(release_on_error)?;
             shared.extend_to(target).map_err(release_on_error)?;
+            // Started at the bound: the first reservation that covers the start comes a tick later.
+            if let (Some(b), false) = (bound_ns, stepped) {
+                for _ in 0..3 {
+                    if shared.ceiling.load(Ordering::SeqCst) > start_at {
+                        break;
+                    }
+                    let tick_start = shared.layout.epoch_ns().saturating_add(
+                        (start_at >> shared.seq_bits()).saturating_mul(shared.layout.tick_ns()),
+                    );
+                    let left = tick_start
+                        .saturating_sub(b)
+                        .saturating_sub(shared.time.unix_ns());
+                    std::thread::sleep(Duration::from_nanos(
+                        left.min(shared.layout.tick_ns()).saturating_add(100_000),
+                    ));
+                    let target = shared.target(start_at).map_err(release_on_error)?;
+                    shared.extend_to(target).map_err(release_on_error)?;
+                }
+            }
         }
         drop(joining);
         let keeper = if stepped {
@@ -1173,7 +1253,7 @@ impl Lease {
         self.stop_keeper();
         self.shared.cap.store(0, Ordering::SeqCst);
         let claim = self.shared.claim();
-        let _leaving = match &self.shared.file {
+        let leaving = match &self.shared.file {
             Some(f) => {
                 // A shared lease: one process leaves at a time; the last one releases the claim.
                 let leaving = f.join_lock()?;
@@ -1211,7 +1291,17 @@ impl Lease {
                 .store
                 .lower_reservation(&claim, &self.shared.reservation_for(next - 1));
         }
-        self.shared.store.release(&claim)
+        let released = self.shared.store.release(&claim);
+        drop(leaving); // the other processes of a shared lease need not wait for this one's wait below
+                       // On a store whose history can be lost, what was minted ahead of the clock is waited out before
+                       // the process may go on to exit (bounded by the store's bound).
+        if self.stepped.is_none()
+            && next != u64::MAX
+            && next > self.shared.started_at.load(Ordering::SeqCst)
+        {
+            self.shared.wait_out(next - 1);
+        }
+        released
     }
 
     fn stop_keeper(&self) {

@@ -85,7 +85,7 @@ use snowmint::ErrorCode;
 use crate::error::{Error, Result};
 use crate::lazy::LazyStore;
 use crate::sequencer::check_name;
-use crate::source::{open_store, parse_store_url, StoreOpener};
+use crate::source::{create_store, parse_store_url, StoreOpener};
 use crate::store::Store;
 use crate::sync::thread::{self, JoinHandle};
 use crate::sync::{AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard};
@@ -920,7 +920,9 @@ impl RangeSequence {
             dc,
             (global_url, local_url),
             &options,
-            Arc::new(open_store),
+            // A range sequence's embedded stores are created on first use (their rows are its state;
+            // a lease's node-ID store is not: `STORE_NOT_FOUND`).
+            Arc::new(create_store),
             false,
         )?;
         Self::open(name, dc, global, local, options)
@@ -1193,7 +1195,7 @@ fn check_names(name: &str, dc: &str) -> Result<()> {
 /// local store is connected now; the global one on first use, so that a process whose datacenter row
 /// holds values opens and serves while the global store is unreachable (SPEC §4).
 pub fn open_pair(global_url: &str, local_url: &str) -> Result<(Arc<dyn Store>, Arc<dyn Store>)> {
-    open_pair_through(global_url, local_url, Arc::new(open_store))
+    open_pair_through(global_url, local_url, Arc::new(create_store))
 }
 
 /// [`open_pair`] with the stores opened by `open` (the deterministic simulation's stores; the global

@@ -695,6 +695,7 @@ impl Sequencer {
 ///
 /// ```
 /// let dir = std::env::temp_dir().join(format!("snowmint-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap(); // a store path that does not exist is STORE_NOT_FOUND
 /// let url = format!("file://{}", dir.display()); // the sequencer `default`, created on first use
 /// let gen = snowmint_coord::NodeGenerator::open(&url, snowmint::Layout::twitter(), Default::default())?;
 /// let lease = gen.lease().expect("a lease source");

@@ -648,6 +648,9 @@ pub type StoreOpener = dyn Fn(&StoreUrl) -> Result<Arc<dyn Store>> + Send + Sync
 /// Opens the store a URL names. **Dispatch point** for the server stores: `etcd://` goes to
 /// `crate::etcd::open` and `postgres://` to `crate::postgres::open` (in `etcd.rs` / `postgres.rs`,
 /// built with the features `etcd` / `postgres`).
+///
+/// An embedded store (`file:///DIR`) must exist: a missing directory is `STORE_NOT_FOUND`
+/// ([`create_store`] creates it).
 pub fn open_store(url: &StoreUrl) -> Result<Arc<dyn Store>> {
     match url {
         StoreUrl::File { dir } => Ok(Arc::new(crate::file::FileStore::open(dir)?)),
@@ -660,6 +663,15 @@ pub fn open_store(url: &StoreUrl) -> Result<Arc<dyn Store>> {
             ErrorCode::StoreUnavailable,
             format!("{other}: this build of snowmint has no support for this store (not built)"),
         )),
+    }
+}
+
+/// [`open_store`], creating an embedded store whose directory is missing: what creating a sequencer
+/// does (the one deliberate act that creates a store).
+pub fn create_store(url: &StoreUrl) -> Result<Arc<dyn Store>> {
+    match url {
+        StoreUrl::File { dir } => Ok(Arc::new(crate::file::FileStore::create(dir)?)),
+        other => open_store(other),
     }
 }
 

@@ -206,6 +206,16 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The store as people should see it in messages: its URL without any password.
     fn describe(&self) -> String;
 
+    /// What any holder may mint ahead of the clock, when the store's history can be lost without its
+    /// holders knowing (the embedded store: a directory deleted, replaced, restored from a backup, seen
+    /// from another mount namespace; [`crate::file::MAX_AHEAD`]). A lease on such a store never reserves
+    /// further ahead of its clock than this, and a new claim starts above `now + max_ahead` whatever the
+    /// store holds (SPEC §3.2, "A store whose history is lost"). `None` (the default): the store's
+    /// history is kept (etcd, PostgreSQL), and the stored reservation alone decides.
+    fn max_ahead(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Registers `name` with `config` and the name's current floor; an existing record with the same
     /// config is returned as it is (not an error); one with another config is `SEQUENCER_CONFLICT`.
     fn create_sequencer(

@@ -24,7 +24,7 @@ fn a_forked_child_never_mints_under_its_parents_lease() {
     let _serial = serial();
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("snowmint-fork-{}", std::process::id()));
-    let store: Arc<dyn Store> = Arc::new(FileStore::open(&dir).unwrap());
+    let store: Arc<dyn Store> = Arc::new(FileStore::create(&dir).unwrap());
     let config = SequencerConfig {
         layout: layout_text(&Layout::twitter()),
         nodes: 4,
@@ -139,6 +139,7 @@ fn fork_sources(tag: &str, nodes: u64) -> (std::path::PathBuf, Vec<String>) {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("snowmint-fork-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
     let mut urls = vec![format!("file://{}", dir.display())];
     for var in ["SNOWMINT_TEST_ETCD_URL", "SNOWMINT_TEST_POSTGRES_URL"] {
         match std::env::var(var).ok().filter(|v| !v.is_empty()) {

@@ -8,6 +8,7 @@ use snowmint_coord::{Opened, SequencerGenerator, SequencerState};
 fn dir(tag: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("snowmint-gen-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
     d
 }
 

@@ -46,7 +46,7 @@ fn stores() -> Vec<TestStore> {
             dir: None,
         },
         TestStore {
-            store: Arc::new(FileStore::open(&dir).unwrap()),
+            store: Arc::new(FileStore::create(&dir).unwrap()),
             dir: Some(dir),
         },
     ];
@@ -557,7 +557,7 @@ fn a_batch_past_the_reservation_step_succeeds_on_a_healthy_lease() {
                 minted
             };
             let first = next_id().unwrap();
-            let n = 200_000u64;
+            let n = batch(&*t.store, &layout);
             assert!(
                 a.generator().state() + n > a.ceiling(),
                 "{what}: the batch goes past the reservation written so far"
@@ -617,6 +617,18 @@ fn a_batch_past_the_reservation_step_succeeds_on_a_healthy_lease() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
+/// A batch that goes past the reservation: 200,000 IDs, or a quarter of what the store's bound on minting
+/// ahead of the clock holds (the embedded store's 1 s: 6,400 sonyflake IDs), which a batch cannot exceed.
+fn batch(store: &dyn Store, layout: &Layout) -> u64 {
+    match store.max_ahead() {
+        Some(b) => {
+            let ticks = b.as_nanos() as u64 / layout.tick_ns();
+            (layout.ids_per_tick() * ticks / 4).min(200_000)
+        }
+        None => 200_000,
+    }
+}
+
 /// A batch past the ceiling on a lost lease is LEASE_LOST (no reservation is written for it), and a
 /// batch larger than `max_ahead` allows is the core's INVALID_ARGUMENT, before any reservation is asked.
 #[test]
@@ -635,7 +647,8 @@ fn a_batch_past_the_ceiling_on_a_lost_lease_is_lease_lost() {
         a.next_id().unwrap();
         // The claim is taken away in the store (released under the holder): the lease is lost.
         t.store.release(&a.claim()).unwrap();
-        let mut ids = vec![0u64; 200_000];
+        let n = batch(&*t.store, &sonyflake);
+        let mut ids = vec![0u64; n as usize];
         let t0 = Instant::now();
         let e = a.next_ids(&mut ids).unwrap_err();
         assert_eq!(e.code(), ErrorCode::LeaseLost, "{what}: {e}");
@@ -647,7 +660,7 @@ fn a_batch_past_the_ceiling_on_a_lost_lease_is_lease_lost() {
         assert_eq!(a.state(), LeaseState::Lost, "{what}");
         let r = t.store.reservation(&name, a.node_id()).unwrap().unwrap();
         assert!(
-            r.position < a.generator().state() + 200_000 - 1,
+            r.position < a.generator().state() + n - 1,
             "{what}: no reservation covers the batch of a lost claim: {r:?}"
         );
         drop(a);
@@ -703,7 +716,7 @@ fn an_expired_claim_is_free_again_while_its_holder_lives() {
         let holder = &t.store;
         // Another process's view of the same store (the memory store is one process's).
         let other: Arc<dyn Store> = match &t.dir {
-            Some(dir) => Arc::new(FileStore::open(dir).unwrap()),
+            Some(dir) => Arc::new(FileStore::create(dir).unwrap()),
             None => holder.clone(),
         };
         let incarnation = holder

@@ -43,7 +43,7 @@ fn two_datacenters_many_handles_and_threads_never_repeat_a_value() {
     let dir = tempdir("two-dcs");
     let locals: [Arc<dyn Store>; 2] = [
         Arc::new(MemoryStore::new()),
-        Arc::new(FileStore::open(&dir).unwrap()),
+        Arc::new(FileStore::create(&dir).unwrap()),
     ];
     let mut lists = Vec::new();
     std::thread::scope(|s| {
@@ -129,7 +129,7 @@ fn a_cas_race_of_many_handles_on_one_datacenter_row_never_overlaps() {
                 let global = global.clone();
                 let dir = dir.clone();
                 s.spawn(move || {
-                    let local: Arc<dyn Store> = Arc::new(FileStore::open(&dir).unwrap());
+                    let local: Arc<dyn Store> = Arc::new(FileStore::create(&dir).unwrap());
                     // Small ranges so that the handles take about 60 ranges between them (the
                     // embedded store's compare-and-set waits for two fsyncs).
                     let options = RangeOptions {
@@ -381,7 +381,7 @@ fn every_store_keeps_the_row_contract() {
     let dir = tempdir("rows");
     let stores: Vec<Arc<dyn Store>> = vec![
         Arc::new(MemoryStore::new()),
-        Arc::new(FileStore::open(&dir).unwrap()),
+        Arc::new(FileStore::create(&dir).unwrap()),
     ];
     for store in stores {
         support::row_contract(&*store);

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use snowmint::{Layout, Options, Policy};
-use snowmint_coord::source::{open_store, parse_store_url};
+use snowmint_coord::source::{create_store, parse_store_url};
 use snowmint_coord::{
     layout_text, Claim, Lease, LeaseOptions, LeaseState, MemoryStore, NodeGenerator, OffsetTime,
     SequencerConfig, Store, SystemTime, Time,
@@ -262,7 +262,7 @@ struct Case {
 }
 
 fn case(store_url: &str, dir: &Path, tag: &str) -> Case {
-    let store = open_store(&parse_store_url(store_url).unwrap()).unwrap();
+    let store = create_store(&parse_store_url(store_url).unwrap()).unwrap();
     let seq = unique(tag);
     create(&*store, &seq);
     Case {

@@ -439,6 +439,10 @@ impl Store for Link {
     fn describe(&self) -> String {
         "simulated store".into()
     }
+    // The embedded store's bound on a lost history (what its holders apply): the store's own.
+    fn max_ahead(&self) -> Option<Duration> {
+        self.store.max_ahead()
+    }
     fn create_sequencer(
         &self,
         name: &str,
@@ -698,7 +702,7 @@ impl World {
         let dir = shape.file.then(embedded_dir);
         let store: Arc<dyn Store> = if let Some(dir) = &dir {
             let _ = std::fs::remove_dir_all(dir);
-            Arc::new(FileStore::open(dir).expect("the embedded store's directory"))
+            Arc::new(FileStore::create(dir).expect("the embedded store's directory"))
         } else if shape.etcd {
             etcd_client(
                 &cluster,
@@ -734,7 +738,7 @@ impl World {
                 false => match &dir {
                     Some(dir) => (
                         Arc::new(
-                            FileStore::open(dir)
+                            FileStore::create(dir)
                                 .expect("the embedded store")
                                 .plant(defect),
                         ) as Arc<dyn Store>,
@@ -1296,7 +1300,7 @@ impl World {
             "replaced"
         };
         // Laid out again as a first command on the path does (the holders' store keeps its handle).
-        FileStore::open(&dir).expect("a new embedded store's directory");
+        FileStore::create(&dir).expect("a new embedded store's directory");
         for h in &self.holders {
             if h.lease.is_some() {
                 self.orphaned.insert(h.uid);
@@ -1579,6 +1583,9 @@ impl Race {
 impl Store for RaceLink {
     fn describe(&self) -> String {
         self.inner.describe()
+    }
+    fn max_ahead(&self) -> Option<Duration> {
+        self.inner.max_ahead()
     }
     fn create_sequencer(&self, n: &str, c: &SequencerConfig, now: u64) -> Result<SequencerRecord> {
         self.inner.create_sequencer(n, c, now)

@@ -94,6 +94,9 @@ error_codes! {
     /// No sequencer of this name exists in the store (only `default` is created implicitly; create any
     /// other with `sequencer create` first).
     SequencerNotFound = 20, "SEQUENCER_NOT_FOUND", "no sequencer of this name exists";
+    /// The store does not exist: an embedded store's directory is missing (a mistyped path, or a store
+    /// deleted). Opening a store never creates one; creating a sequencer (`sequencer create`) does.
+    StoreNotFound = 21, "STORE_NOT_FOUND", "the store does not exist";
     /// C API: a required pointer argument was NULL.
     NullPointer = 100, "NULL_POINTER", "a required pointer was NULL";
     /// C API: an output buffer is too small; the needed length is reported.

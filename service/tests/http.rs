@@ -544,7 +544,7 @@ fn an_expired_lease_cannot_be_renewed_and_its_node_id_is_free_again() {
     let dir = common::TempDir::new("expiry");
     let stores: [Arc<dyn Store>; 2] = [
         Arc::new(MemoryStore::new()),
-        Arc::new(snowmint_coord::FileStore::open(&dir.0).unwrap()),
+        Arc::new(snowmint_coord::FileStore::create(&dir.0).unwrap()),
     ];
     for store in stores {
         let what = store.describe();

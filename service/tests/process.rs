@@ -19,7 +19,7 @@ fn graceful_shutdown_finishes_requests_in_flight_and_releases_the_own_lease() {
     let own = once(s.addr, "GET", "/healthz", b"").json()["node_id"]
         .as_u64()
         .unwrap();
-    let store = FileStore::open(&dir.0).unwrap();
+    let store = FileStore::create(&dir.0).unwrap();
     let held = |store: &FileStore| {
         store
             .holders("default", now_ms())
@@ -49,7 +49,7 @@ fn graceful_shutdown_finishes_requests_in_flight_and_releases_the_own_lease() {
     assert_eq!(s.wait(Duration::from_secs(8)), Some(0), "exit status 0");
     // The file store's claims end with the process; the service released its own before exiting, and
     // the client lease's reservation is still in the store.
-    let store = FileStore::open(&dir.0).unwrap();
+    let store = FileStore::create(&dir.0).unwrap();
     assert!(held(&store).is_empty());
     let node = lease["node_id"].as_u64().unwrap();
     let r = store

@@ -186,6 +186,7 @@ export function surfaceTests(api, { test, assert, flavour, packageName, project,
       'RANGE_EXHAUSTED',
       'SERVICE_UNAVAILABLE',
       'SEQUENCER_NOT_FOUND',
+      'STORE_NOT_FOUND',
     ]) {
       assert.ok(api.ERROR_CODES.includes(code), code)
     }

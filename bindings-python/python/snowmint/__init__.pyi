@@ -40,6 +40,7 @@ __all__ = [
     "SequencerNotFoundError",
     "SnowmintError",
     "StateFileMismatchError",
+    "StoreNotFoundError",
     "StoreUnavailableError",
     "TooFarAheadError",
     "compose",
@@ -131,6 +132,10 @@ class SequencerDestroyedError(SnowmintError):
 class SequencerNotFoundError(SnowmintError):
     """``SEQUENCER_NOT_FOUND``: no sequencer of this name exists in the store (only ``default`` is created
     implicitly); the message names the sequencers that exist and the nearest name."""
+
+class StoreNotFoundError(SnowmintError):
+    """``STORE_NOT_FOUND``: the store does not exist (an embedded store's directory is missing: a mistyped
+    path, or a store deleted); opening never creates a store, ``Sequencer.create`` does."""
 
 class StoreUnavailableError(SnowmintError):
     """``STORE_UNAVAILABLE``: the coordination store cannot be reached, refused the request or holds

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use snowmint::{Layout, Options};
-use snowmint_coord::source::{open_store, parse_store_url};
+use snowmint_coord::source::{create_store, parse_store_url};
 use snowmint_coord::{
     layout_text, LeaseOptions, NodeGenerator, SequencerConfig, Store, SystemTime,
 };
@@ -101,8 +101,9 @@ pub fn with_params(url: &str, params: &str) -> String {
     format!("{url}{sep}{params}")
 }
 
+/// Opens the store of `url`, creating an embedded store's directory (as creating a sequencer does).
 pub fn open(url: &str) -> Arc<dyn Store> {
-    open_store(&parse_store_url(url).unwrap()).unwrap_or_else(|e| panic!("{url}: {e}"))
+    create_store(&parse_store_url(url).unwrap()).unwrap_or_else(|e| panic!("{url}: {e}"))
 }
 
 pub fn twitter_config(nodes: u64) -> SequencerConfig {
