@@ -58,9 +58,12 @@
 //! cluster through the same seam (`coord/tests/simulation/etcd.rs`).
 //!
 //! Several endpoints may be named; a request that cannot connect, times out, or is answered
-//! "unavailable" (no leader, a member out of quorum) is tried on the next one. Every request is bounded
+//! "unavailable" (no leader, a member out of quorum) is tried on the next one, and a pass over every
+//! endpoint that none answered is made again while twice the connect and answer timeouts have not
+//! passed (at most three passes, [`crate::remote::Resend`]: answers held back or lost now and then
+//! cost a re-send, not the claim or the keeper round). Every request is bounded
 //! ([`EtcdStore::CONNECT_TIMEOUT`] per connection, [`EtcdStore::REQUEST_TIMEOUT`] per answer), so no
-//! call blocks longer than `endpoints × (connect + request)` timeouts.
+//! call blocks longer than `(2 + endpoints) × (connect + request)` timeouts.
 
 mod http;
 pub mod transport;
@@ -73,7 +76,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::remote::Created;
+use crate::remote::{Created, Resend};
 use crate::source::{Credentials, EtcdUrl};
 use crate::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
@@ -385,7 +388,8 @@ impl EtcdStore {
         })
     }
 
-    /// One request with `token`, failing over between endpoints.
+    /// One request with `token`, failing over between endpoints; a pass over every endpoint that none
+    /// answered is made again ([`Resend`], within twice the connect and answer timeouts).
     fn send(
         &self,
         path: &str,
@@ -394,6 +398,23 @@ impl EtcdStore {
         timeout: Duration,
     ) -> std::result::Result<Value, Failure> {
         let body = body.to_string().into_bytes();
+        let mut resend = Resend::new((self.connect_timeout + timeout) * 2);
+        loop {
+            match self.send_pass(path, &body, token, timeout) {
+                Err(Failure::Unreachable(_)) if resend.again() => {}
+                answered => return answered,
+            }
+        }
+    }
+
+    /// One pass of [`EtcdStore::send`] over the endpoints.
+    fn send_pass(
+        &self,
+        path: &str,
+        body: &[u8],
+        token: Option<&str>,
+        timeout: Duration,
+    ) -> std::result::Result<Value, Failure> {
         let mut current = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         let mut reasons = Vec::new();
         for attempt in 0..self.endpoints.len() {
@@ -417,7 +438,7 @@ impl EtcdStore {
                     }
                 }
                 let connection = current.connection.as_mut().expect("connected above");
-                match connection.post(path, &body, token, timeout) {
+                match connection.post(path, body, token, timeout) {
                     Ok(response) => {
                         if response.close {
                             current.connection = None;
