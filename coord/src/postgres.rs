@@ -80,7 +80,8 @@
 //! `sslcert`/`sslkey` offer a client certificate. Passwords go by whatever the server asks
 //! (SCRAM-SHA-256 with channel binding over TLS, or MD5/plain); the password is never in a message.
 //!
-//! Every statement runs under [`PostgresStore::REQUEST_TIMEOUT`] (a server that stops answering, even a
+//! Every statement runs under [`PostgresStore::REQUEST_TIMEOUT`] (once a claim was asked for, a quarter
+//! of the shortest TTL, at least 200 ms, as etcd's answer timeout) (a server that stops answering, even a
 //! stopped one whose kernel still accepts connections, cannot hang a caller), and a call sends its
 //! statement at most three times (above), so it ends within the connect timeout and two request
 //! timeouts plus one more send's connect and request timeouts.
@@ -117,6 +118,8 @@ pub struct PostgresStore {
     described: String,
     connect_timeout: Duration,
     request_timeout: Duration,
+    /// The shortest claim TTL asked of this store, ms (0: none yet); see [`PostgresStore::answer_timeout`].
+    shortest_ttl_ms: std::sync::atomic::AtomicU64,
     /// The open connection (`None`: opened on the next call). Dropped before `connect`.
     conn: Mutex<Option<Box<dyn Connection>>>,
     /// How connections are opened ([`backend::Driver`], or a simulated database).
@@ -554,6 +557,7 @@ impl PostgresStore {
             described,
             connect_timeout,
             request_timeout,
+            shortest_ttl_ms: std::sync::atomic::AtomicU64::new(0),
             conn: Mutex::new(None),
             connect,
             #[cfg(feature = "planted-defects")]
@@ -585,7 +589,7 @@ impl PostgresStore {
             Param::Int(big(reservation.until_unix_ms)),
         ];
         let updated = self.with_client("writing a reservation", |c| {
-            c.execute(statement, &params, self.request_timeout)
+            c.execute(statement, &params, self.answer_timeout())
         })?;
         if updated == 1 {
             Ok(())
@@ -695,7 +699,8 @@ impl PostgresStore {
 
     fn with_client_here<T>(&self, what: &str, op: &impl Operation<T>, resend: bool) -> Result<T> {
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let mut sends = crate::remote::Resend::new(self.connect_timeout + self.request_timeout * 2);
+        let mut sends =
+            crate::remote::Resend::new(self.connect_timeout + self.answer_timeout() * 2);
         // The old rule, kept for work that is not one statement: one re-send, after a kept
         // connection was found broken.
         let mut resent_broken = false;
@@ -746,7 +751,7 @@ impl PostgresStore {
                     Error::unavailable(format!(
                         "{}: {what}: no answer within {} ms",
                         self.described,
-                        self.request_timeout.as_millis()
+                        self.answer_timeout().as_millis()
                     ))
                 }
             };
@@ -790,7 +795,30 @@ impl PostgresStore {
 
     /// Runs a statement and returns its rows.
     fn query(&self, what: &str, statement: Statement, params: &[Param<'_>]) -> Result<Vec<Row>> {
-        self.with_client(what, |c| c.query(statement, params, self.request_timeout))
+        self.with_client(what, |c| c.query(statement, params, self.answer_timeout()))
+    }
+
+    /// The answer timeout: [`PostgresStore::REQUEST_TIMEOUT`], or a quarter of the shortest TTL this
+    /// store has claimed or renewed with (at least 200 ms), as etcd's: a statement re-sent after a late
+    /// answer ([`crate::remote::Resend`]) still lands well inside the claim's TTL.
+    fn answer_timeout(&self) -> Duration {
+        match self
+            .shortest_ttl_ms
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            0 => self.request_timeout,
+            ttl => Duration::from_millis(ttl / 4)
+                .clamp(Duration::from_millis(200), self.request_timeout),
+        }
+    }
+
+    fn note_ttl(&self, ttl_ms: u64) {
+        let ttl_ms = ttl_ms.max(1);
+        let _ = self.shortest_ttl_ms.fetch_update(
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+            |t| (t == 0 || ttl_ms < t).then_some(ttl_ms),
+        );
     }
 
     fn record(row: &Row) -> SequencerRecord {
@@ -912,6 +940,7 @@ impl Store for PostgresStore {
         let nodes = big(request.nodes);
         let start = big(request.start % request.nodes);
         let ttl = big(request.ttl_ms.max(1));
+        self.note_ttl(request.ttl_ms);
         let incarnation = big(request.incarnation);
         // An empty answer is either "every node ID is held" or "a concurrent claimer inserted the row we
         // picked first": count to tell them apart, and try again (bounded; each retry follows another
@@ -977,6 +1006,7 @@ impl Store for PostgresStore {
     }
 
     fn renew(&self, claim: &Claim, ttl_ms: u64, _now_unix_ms: u64) -> Result<Claim> {
+        self.note_ttl(ttl_ms);
         let params = [
             Param::Text(&claim.sequencer),
             Param::Int(big(claim.node_id)),
