@@ -60,7 +60,7 @@
 //!   A record's floor is its name's `floors` row (which changes only when the live record is destroyed).
 //!
 //! A statement whose connection breaks, or whose answer does not come within the request timeout, is
-//! sent again (at most three sends, none begun once the connect timeout and two request timeouts have
+//! sent again (at most two sends, none begun once the connect timeout and two request timeouts have
 //! passed: [`crate::remote::Resend`]; after a first timeout on the same connection, where its answer
 //! comes after the late one, else on a new connection), though an earlier send may have been committed
 //! (or still be, later, on the connection given up on). So answers that are held back or lost now and
@@ -83,7 +83,7 @@
 //! Every statement runs under [`PostgresStore::REQUEST_TIMEOUT`] (once a claim was asked for, a quarter
 //! of the shortest TTL, at least 200 ms, as etcd's answer timeout) (a server that stops answering, even a
 //! stopped one whose kernel still accepts connections, cannot hang a caller), and a call sends its
-//! statement at most three times (above), so it ends within the connect timeout and two request
+//! statement at most twice (above), so it ends within the connect timeout and two request
 //! timeouts plus one more send's connect and request timeouts.
 //!
 //! Statements go through [`backend::Connect`] ("run this store statement with these parameters on a
@@ -670,7 +670,7 @@ impl PostgresStore {
 
     /// Runs `op` on a connection (connecting first if needed). After a connection found broken, or an
     /// answer that did not come within the request timeout, `op` is sent again
-    /// ([`crate::remote::Resend`]: at most three sends, none begun after the connect timeout and two
+    /// ([`crate::remote::Resend`]: at most two sends, none begun after the connect timeout and two
     /// request timeouts have passed): after a first timeout on the same connection, else on a new one;
     /// so is a connection attempt that timed out or could not reach the server.
     /// `op` is one statement (safe to send again: the module documentation); the destroy transaction
