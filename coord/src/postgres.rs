@@ -61,7 +61,7 @@
 //!
 //! A statement whose connection breaks, or whose answer does not come within the request timeout, is
 //! sent again (at most two sends, none begun once the connect timeout and two request timeouts have
-//! passed: [`crate::remote::Resend`]; after a first timeout on the same connection, where its answer
+//! passed: `Resend` in `coord/src/remote.rs`; after a first timeout on the same connection, where its answer
 //! comes after the late one, else on a new connection), though an earlier send may have been committed
 //! (or still be, later, on the connection given up on). So answers that are held back or lost now and
 //! then cost a re-send, not the claim or the keeper round. Every write is safe so (the re-send rule of [`crate::store`]): renewals,

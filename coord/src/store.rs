@@ -78,7 +78,7 @@
 //!
 //! Every method may block on I/O, bounded by the store's own timeouts; the server stores send a
 //! request again after its answer timed out or its connection broke, a bounded number of times
-//! ([`crate::remote::Resend`]), which the re-send rule above makes safe.
+//! (`Resend` in `coord/src/remote.rs`), which the re-send rule above makes safe.
 
 use crate::error::Result;
 
