@@ -8,7 +8,9 @@
 # range sequences' (coord/tests/range_servers.rs: two datacenters, a SIGKILLed global cluster, a stopped local store, a
 # SIGKILLed process, a CAS race; coord/tests/lost_answers.rs: through a TCP proxy, the answer to a
 # range move, a row write or a claim lost after it was applied, a reservation write delayed until after a
-# higher one, and a range process opened with the global store unreachable; coord/tests/tls_servers.rs:
+# higher one, and a range process opened with the global store unreachable; coord/tests/liveness.rs: a
+# generator on each store, through a proxy that holds back 15 % of the answers past the answer timeout,
+# mints within 30 s and during half of a minute; coord/tests/tls_servers.rs:
 # etcd over HTTPS with client certificates, etcd with authentication and 1 s tokens, PostgreSQL with
 # hostssl + SCRAM only, and their failures: a wrong CA, no or an expired client certificate, a wrong
 # password; coord/tests/shared_lease.rs: one lease per host, processes sharing it through a state file,

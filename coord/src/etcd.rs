@@ -58,9 +58,12 @@
 //! cluster through the same seam (`coord/tests/simulation/etcd.rs`).
 //!
 //! Several endpoints may be named; a request that cannot connect, times out, or is answered
-//! "unavailable" (no leader, a member out of quorum) is tried on the next one. Every request is bounded
+//! "unavailable" (no leader, a member out of quorum) is tried on the next one, and a pass over every
+//! endpoint that none answered is made again while twice the connect and answer timeouts have not
+//! passed (at most two passes, `Resend` in `coord/src/remote.rs`: answers held back or lost now and then
+//! cost a re-send, not the claim or the keeper round). Every request is bounded
 //! ([`EtcdStore::CONNECT_TIMEOUT`] per connection, [`EtcdStore::REQUEST_TIMEOUT`] per answer), so no
-//! call blocks longer than `endpoints × (connect + request)` timeouts.
+//! call blocks longer than `(2 + endpoints) × (connect + request)` timeouts.
 
 mod http;
 pub mod transport;
@@ -74,7 +77,7 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 use crate::process_local::{ProcessLocal, FORKED};
-use crate::remote::Created;
+use crate::remote::{Created, Resend};
 use crate::source::{Credentials, EtcdUrl};
 use crate::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
@@ -392,7 +395,8 @@ impl EtcdStore {
         })
     }
 
-    /// One request with `token`, failing over between endpoints.
+    /// One request with `token`, failing over between endpoints; a pass over every endpoint that none
+    /// answered is made again ([`Resend`], within twice the connect and answer timeouts).
     fn send(
         &self,
         path: &str,
@@ -402,8 +406,27 @@ impl EtcdStore {
     ) -> std::result::Result<Value, Failure> {
         let body = body.to_string().into_bytes();
         let Some(conn) = self.conn.get() else {
+            // A forked child: the parent's connections are neither used nor dropped here.
             return Err(Failure::Unreachable(FORKED.into()));
         };
+        let mut resend = Resend::new((self.connect_timeout + timeout) * 2);
+        loop {
+            match self.send_pass(conn, path, &body, token, timeout) {
+                Err(Failure::Unreachable(_)) if resend.again() => {}
+                answered => return answered,
+            }
+        }
+    }
+
+    /// One pass of [`EtcdStore::send`] over the endpoints.
+    fn send_pass(
+        &self,
+        conn: &Mutex<Current>,
+        path: &str,
+        body: &[u8],
+        token: Option<&str>,
+        timeout: Duration,
+    ) -> std::result::Result<Value, Failure> {
         let mut current = conn.lock().unwrap_or_else(|p| p.into_inner());
         let mut reasons = Vec::new();
         for attempt in 0..self.endpoints.len() {
@@ -427,7 +450,7 @@ impl EtcdStore {
                     }
                 }
                 let connection = current.connection.as_mut().expect("connected above");
-                match connection.post(path, &body, token, timeout) {
+                match connection.post(path, body, token, timeout) {
                     Ok(response) => {
                         if response.close {
                             current.connection = None;

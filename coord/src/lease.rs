@@ -699,7 +699,6 @@ fn become_keeper(shared: &Shared) -> bool {
 /// lease has ended (lost or destroyed): the keeper stops.
 fn keeper_round(shared: &Shared, next_free: u64) -> bool {
     let ttl_ms = duration_ms(shared.options.ttl);
-    let started = shared.time.monotonic_ns();
     match shared.check_sequencer() {
         Ok(true) => {}
         Ok(false) => {
@@ -707,12 +706,16 @@ fn keeper_round(shared: &Shared, next_free: u64) -> bool {
             let _ = shared.store.release(&shared.claim());
             return false;
         }
-        Err(_) if !shared.past_ttl() => return true,
+        // Unanswered: the renewal is still tried (a store that answers some requests keeps the claim;
+        // a sequencer destroyed meanwhile ended it, and the renewal fails with LEASE_LOST).
+        Err(_) if !shared.past_ttl() => {}
         Err(_) => {
             shared.set_state(LOST);
             return false;
         }
     }
+    // Before the renewal is sent: the store's new expiry is at least this plus the TTL.
+    let started = shared.time.monotonic_ns();
     let claim = shared.claim();
     match shared
         .store

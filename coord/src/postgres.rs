@@ -59,8 +59,12 @@
 //!   incarnation claims or reserves after its floor was computed. Node rows (tokens, reservations) stay.
 //!   A record's floor is its name's `floors` row (which changes only when the live record is destroyed).
 //!
-//! A statement whose connection breaks is sent once more on a new connection, though the first send
-//! may have been committed. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
+//! A statement whose connection breaks, or whose answer does not come within the request timeout, is
+//! sent again (at most two sends, none begun once the connect timeout and two request timeouts have
+//! passed: `Resend` in `coord/src/remote.rs`; after a first timeout on the same connection, where its answer
+//! comes after the late one, else on a new connection), though an earlier send may have been committed
+//! (or still be, later, on the connection given up on). So answers that are held back or lost now and
+//! then cost a re-send, not the claim or the keeper round. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
 //! releases and reservations are conditional on the fencing token and write the same values again (a
 //! reservation never below the stored one);
 //! a row's re-send finds its own text; a sequencer record's re-send finds the record it created (same
@@ -76,9 +80,11 @@
 //! `sslcert`/`sslkey` offer a client certificate. Passwords go by whatever the server asks
 //! (SCRAM-SHA-256 with channel binding over TLS, or MD5/plain); the password is never in a message.
 //!
-//! Every statement runs under [`PostgresStore::REQUEST_TIMEOUT`] (a server that stops answering, even a
-//! stopped one whose kernel still accepts connections, cannot hang a caller); a broken connection is
-//! reopened on the next call.
+//! Every statement runs under [`PostgresStore::REQUEST_TIMEOUT`] (once a claim was asked for, a quarter
+//! of the shortest TTL, at least 200 ms, as etcd's answer timeout) (a server that stops answering, even a
+//! stopped one whose kernel still accepts connections, cannot hang a caller), and a call sends its
+//! statement at most twice (above), so it ends within the connect timeout and two request
+//! timeouts plus one more send's connect and request timeouts.
 //!
 //! Statements go through [`backend::Connect`] ("run this store statement with these parameters on a
 //! connection"; tokio-postgres by default); the deterministic simulation runs this store — its re-send on
@@ -113,6 +119,8 @@ pub struct PostgresStore {
     described: String,
     connect_timeout: Duration,
     request_timeout: Duration,
+    /// The shortest claim TTL asked of this store, ms (0: none yet); see [`PostgresStore::answer_timeout`].
+    shortest_ttl_ms: std::sync::atomic::AtomicU64,
     /// The open connection (`None`: opened on the next call). Dropped before `connect`. In a process
     /// forked after the store was opened: neither used nor dropped ([`ProcessLocal`]).
     conn: ProcessLocal<Mutex<Option<Box<dyn Connection>>>>,
@@ -551,6 +559,7 @@ impl PostgresStore {
             described,
             connect_timeout,
             request_timeout,
+            shortest_ttl_ms: std::sync::atomic::AtomicU64::new(0),
             conn: ProcessLocal::new(Mutex::new(None)),
             connect,
             #[cfg(feature = "planted-defects")]
@@ -582,7 +591,7 @@ impl PostgresStore {
             Param::Int(big(reservation.until_unix_ms)),
         ];
         let updated = self.with_client("writing a reservation", |c| {
-            c.execute(statement, &params, self.request_timeout)
+            c.execute(statement, &params, self.answer_timeout())
         })?;
         if updated == 1 {
             Ok(())
@@ -661,20 +670,36 @@ impl PostgresStore {
         Error::unavailable(format!("{}: unreadable data: {what}", self.described))
     }
 
-    /// Runs `op` on a connection (connecting first if needed); a connection found broken is dropped
-    /// and, once, opened again and `op` retried.
+    /// Runs `op` on a connection (connecting first if needed). After a connection found broken, or an
+    /// answer that did not come within the request timeout, `op` is sent again
+    /// ([`crate::remote::Resend`]: at most two sends, none begun after the connect timeout and two
+    /// request timeouts have passed): after a first timeout on the same connection, else on a new one;
+    /// so is a connection attempt that timed out or could not reach the server.
+    /// `op` is one statement (safe to send again: the module documentation); the destroy transaction
+    /// ([`PostgresStore::with_client_once`]) is sent again only when a kept connection was found broken.
     ///
     /// Called from inside an async runtime (a caller's tokio worker), the work runs on a scoped thread of
     /// its own: the store's private runtime cannot block inside another one.
     fn with_client<T: Send>(&self, what: &str, op: impl Operation<T>) -> Result<T> {
-        if tokio::runtime::Handle::try_current().is_ok() {
-            return std::thread::scope(|s| s.spawn(|| self.with_client_here(what, &op)).join())
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        }
-        self.with_client_here(what, &op)
+        self.on_client(what, &op, true)
     }
 
-    fn with_client_here<T>(&self, what: &str, op: &impl Operation<T>) -> Result<T> {
+    /// [`PostgresStore::with_client`] for work that is not one statement: no re-send after a timeout.
+    fn with_client_once<T: Send>(&self, what: &str, op: impl Operation<T>) -> Result<T> {
+        self.on_client(what, &op, false)
+    }
+
+    fn on_client<T: Send>(&self, what: &str, op: &impl Operation<T>, resend: bool) -> Result<T> {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return std::thread::scope(|s| {
+                s.spawn(|| self.with_client_here(what, op, resend)).join()
+            })
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        }
+        self.with_client_here(what, op, resend)
+    }
+
+    fn with_client_here<T>(&self, what: &str, op: &impl Operation<T>, resend: bool) -> Result<T> {
         let Some(conn) = self.conn.get() else {
             return Err(Error::unavailable(format!(
                 "{}: {what}: {}",
@@ -683,13 +708,28 @@ impl PostgresStore {
             )));
         };
         let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
-        for attempt in 0..2 {
+        let mut sends =
+            crate::remote::Resend::new(self.connect_timeout + self.answer_timeout() * 2);
+        // The old rule, kept for work that is not one statement: one re-send, after a kept
+        // connection was found broken.
+        let mut resent_broken = false;
+        let mut kept_after_timeout = false;
+        loop {
             let fresh = conn.is_none();
             if fresh {
-                *conn = Some(self.open()?);
+                match self.open() {
+                    Ok(c) => *conn = Some(c),
+                    // Not reached (no answer in time, refused, reset): a fault of the way, tried again.
+                    Err((e, unreached)) => {
+                        if resend && unreached && sends.again() {
+                            continue;
+                        }
+                        return Err(e);
+                    }
+                }
             }
             let c = conn.as_mut().expect("connected above");
-            match op(&mut **c) {
+            let error = match op(&mut **c) {
                 Ok(v) => return Ok(v),
                 Err(Failure::Error {
                     closed,
@@ -697,38 +737,56 @@ impl PostgresStore {
                     detail,
                 }) => {
                     let broken = closed || c.is_closed() || code.is_none();
-                    if broken {
-                        *conn = None;
-                        if !fresh && attempt == 0 {
-                            continue;
-                        }
+                    let error = self.db_error(what, code.as_ref(), &detail);
+                    if !broken {
+                        return Err(error);
                     }
-                    return Err(self.db_error(what, code.as_ref(), &detail));
+                    *conn = None;
+                    if !resend && !fresh && !resent_broken {
+                        resent_broken = true;
+                        continue;
+                    }
+                    error
                 }
                 Err(Failure::TimedOut) => {
-                    *conn = None;
-                    return Err(Error::unavailable(format!(
+                    // The first time in a call, a statement is sent again on the same connection (its
+                    // answer then comes after the late one, which the driver reads and drops): making
+                    // a new connection costs several round trips, each of which may be late too. A
+                    // connection that times out twice, or a transaction's, is dropped.
+                    if !resend || kept_after_timeout || c.is_closed() {
+                        *conn = None;
+                    }
+                    kept_after_timeout = true;
+                    Error::unavailable(format!(
                         "{}: {what}: no answer within {} ms",
                         self.described,
-                        self.request_timeout.as_millis()
-                    )));
+                        self.answer_timeout().as_millis()
+                    ))
                 }
+            };
+            if !(resend && sends.again()) {
+                return Err(error);
             }
         }
-        unreachable!("the loop returns on its second pass")
     }
 
-    fn open(&self) -> Result<Box<dyn Connection>> {
+    /// A new connection; on failure, the error and whether the server was not reached (no answer in
+    /// time, or no SQLSTATE: refused, reset), which a re-send may get past.
+    fn open(&self) -> std::result::Result<Box<dyn Connection>, (Error, bool)> {
         match self.connect.connect(self.connect_timeout) {
             Ok(c) => Ok(c),
-            Err(Failure::Error { code, detail, .. }) => {
-                Err(self.db_error("connecting", code.as_ref(), &detail))
-            }
-            Err(Failure::TimedOut) => Err(Error::unavailable(format!(
-                "{}: connecting: no answer within {} ms",
-                self.described,
-                self.connect_timeout.as_millis()
-            ))),
+            Err(Failure::Error { code, detail, .. }) => Err((
+                self.db_error("connecting", code.as_ref(), &detail),
+                code.is_none(),
+            )),
+            Err(Failure::TimedOut) => Err((
+                Error::unavailable(format!(
+                    "{}: connecting: no answer within {} ms",
+                    self.described,
+                    self.connect_timeout.as_millis()
+                )),
+                true,
+            )),
         }
     }
 
@@ -746,7 +804,30 @@ impl PostgresStore {
 
     /// Runs a statement and returns its rows.
     fn query(&self, what: &str, statement: Statement, params: &[Param<'_>]) -> Result<Vec<Row>> {
-        self.with_client(what, |c| c.query(statement, params, self.request_timeout))
+        self.with_client(what, |c| c.query(statement, params, self.answer_timeout()))
+    }
+
+    /// The answer timeout: [`PostgresStore::REQUEST_TIMEOUT`], or a quarter of the shortest TTL this
+    /// store has claimed or renewed with (at least 200 ms), as etcd's: a statement re-sent after a late
+    /// answer ([`crate::remote::Resend`]) still lands well inside the claim's TTL.
+    fn answer_timeout(&self) -> Duration {
+        match self
+            .shortest_ttl_ms
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            0 => self.request_timeout,
+            ttl => Duration::from_millis(ttl / 4)
+                .clamp(Duration::from_millis(200), self.request_timeout),
+        }
+    }
+
+    fn note_ttl(&self, ttl_ms: u64) {
+        let ttl_ms = ttl_ms.max(1);
+        let _ = self.shortest_ttl_ms.fetch_update(
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+            |t| (t == 0 || ttl_ms < t).then_some(ttl_ms),
+        );
     }
 
     fn record(row: &Row) -> SequencerRecord {
@@ -821,7 +902,7 @@ impl Store for PostgresStore {
         let (name, inc) = (Param::Text(name), Param::Int(big(incarnation)));
         // One transaction (module documentation), bounded as a whole by the request timeout; any failure
         // rolls it back, a timeout closes the connection (the server rolls back then).
-        let destroyed = self.with_client("destroying a sequencer", |c| {
+        let destroyed = self.with_client_once("destroying a sequencer", |c| {
             let deadline = std::time::Instant::now() + self.request_timeout;
             let left = || deadline.saturating_duration_since(std::time::Instant::now());
             c.execute(Statement::Begin, &[], left())?;
@@ -868,6 +949,7 @@ impl Store for PostgresStore {
         let nodes = big(request.nodes);
         let start = big(request.start % request.nodes);
         let ttl = big(request.ttl_ms.max(1));
+        self.note_ttl(request.ttl_ms);
         let incarnation = big(request.incarnation);
         // An empty answer is either "every node ID is held" or "a concurrent claimer inserted the row we
         // picked first": count to tell them apart, and try again (bounded; each retry follows another
@@ -933,6 +1015,7 @@ impl Store for PostgresStore {
     }
 
     fn renew(&self, claim: &Claim, ttl_ms: u64, _now_unix_ms: u64) -> Result<Claim> {
+        self.note_ttl(ttl_ms);
         let params = [
             Param::Text(&claim.sequencer),
             Param::Int(big(claim.node_id)),

@@ -36,3 +36,41 @@ pub(crate) fn create_or_existing(
         "{store}: sequencer {name} was created and destroyed concurrently too many times"
     )))
 }
+
+/// How many times one request is sent at most: the first send and one re-send. (Three sends took the
+/// simulation's range world (`coord/tests/simulation.rs`, PostgreSQL, seed 16) to a process that could
+/// not open from its datacenter row, each failed call costing three timeouts; two measured the same
+/// liveness.)
+pub(crate) const SENDS: u32 = 2;
+
+/// When a server store sends a request again after its answer timed out or its connection broke
+/// (the re-send rule of [`crate::store`]: every write is safe so). Answers that are held back or lost
+/// now and then (a congested link, a proxy or a member that drops some) then cost a re-send, not the
+/// call: with a share `p` of answers faulted independently, a call fails with about `p²`, not `p`, so
+/// a claim (several calls in a row) and a keeper round still succeed. At most [`SENDS`] sends, and no
+/// new one once `budget` has passed since the call began (so a server that is down or stopped fails
+/// a call within the budget and one more send's timeouts).
+#[derive(Debug)]
+pub(crate) struct Resend {
+    began: std::time::Instant,
+    budget: std::time::Duration,
+    sent: u32,
+}
+
+impl Resend {
+    /// A call beginning now, re-sending within `budget`.
+    pub(crate) fn new(budget: std::time::Duration) -> Resend {
+        Resend {
+            began: std::time::Instant::now(),
+            budget,
+            sent: 0,
+        }
+    }
+
+    /// Counts a send that failed (timed out, or its connection broke); `true` if the request may be
+    /// sent again.
+    pub(crate) fn again(&mut self) -> bool {
+        self.sent += 1;
+        self.sent < SENDS && self.began.elapsed() < self.budget
+    }
+}

@@ -76,7 +76,9 @@
 //!   `LEASE_LOST` for a claim that is no longer held; `SEQUENCER_CONFLICT` from
 //!   [`Store::create_sequencer`]. Messages name the store ([`Store::describe`]).
 //!
-//! Every method may block on I/O; none may block longer than the store's own request timeout.
+//! Every method may block on I/O, bounded by the store's own timeouts; the server stores send a
+//! request again after its answer timed out or its connection broke, a bounded number of times
+//! (`Resend` in `coord/src/remote.rs`), which the re-send rule above makes safe.
 
 use crate::error::Result;
 

@@ -22,32 +22,11 @@ use std::time::{Duration, Instant};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use snowmint::{ErrorCode, Layout, Options};
-use snowmint_coord::source::{parse_store_url, StoreUrl};
 use snowmint_coord::{
     ClaimRequest, Lease, LeaseOptions, LeaseState, RangeOptions, RangeSequence, Store, SystemTime,
 };
 use support::proxy::{Fault, Proxy, Rule};
-use support::{fresh_url, open, servers, twitter_config, unique, Kind};
-
-/// The first server address of a store URL.
-fn server_of(url: &str) -> String {
-    match parse_store_url(url).unwrap() {
-        StoreUrl::Etcd(e) => e.endpoints[0].clone(),
-        StoreUrl::Postgres(p) => format!("{}:{}", p.host, p.port),
-        StoreUrl::File { .. } => panic!("no server in {url}"),
-    }
-}
-
-/// `url` with the proxy at `addr` in place of its server (of every endpoint of an etcd cluster, so
-/// that a re-send goes through the proxy too).
-fn through(url: &str, addr: &str) -> String {
-    let rewritten = match parse_store_url(url).unwrap() {
-        StoreUrl::Etcd(e) => url.replacen(&e.endpoints.join(","), addr, 1),
-        _ => url.replacen(&server_of(url), addr, 1),
-    };
-    assert_ne!(rewritten, url, "{url}: no server to replace");
-    rewritten
-}
+use support::{fresh_url, open, server_of, servers, through, twitter_config, unique, Kind};
 
 /// A proxy to the server of `kind` that closes the connection instead of forwarding the answer to
 /// the first request carrying `marker`.

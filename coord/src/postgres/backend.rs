@@ -99,9 +99,7 @@ impl Statement {
     fn prepared(self) -> bool {
         !matches!(
             self,
-            Statement::Reserve
-                | Statement::LowerReservation
-                | Statement::DestroyLock
+            Statement::DestroyLock
                 | Statement::DestroyClaims
                 | Statement::DestroyReservations
                 | Statement::DestroyFloor
@@ -315,6 +313,21 @@ struct DriverConnection {
 }
 
 impl DriverConnection {
+    /// `statement` prepared on this connection (once: then kept).
+    fn prepare(
+        &mut self,
+        statement: Statement,
+        timeout: Duration,
+    ) -> Result<tokio_postgres::Statement, Failure> {
+        if let Some(s) = self.prepared.get(&statement) {
+            return Ok(s.clone());
+        }
+        let text = self.text(statement);
+        let s = run(&self.runtime, timeout, self.client.prepare(&text))?;
+        self.prepared.insert(statement, s.clone());
+        Ok(s)
+    }
+
     fn text(&self, statement: Statement) -> String {
         let text = statement.text().replace("{S}", &self.schema.quoted);
         match statement {
@@ -363,19 +376,8 @@ impl Connection for DriverConnection {
         let all = params(args);
         let args = &all[..args.len()];
         let rows = if statement.prepared() {
-            let text = (!self.prepared.contains_key(&statement)).then(|| self.text(statement));
-            let (client, prepared) = (&self.client, &mut self.prepared);
-            run(&self.runtime, timeout, async {
-                let s = match (prepared.get(&statement), text) {
-                    (Some(s), _) => s.clone(),
-                    (None, text) => {
-                        let s = client.prepare(&text.unwrap_or_default()).await?;
-                        prepared.insert(statement, s.clone());
-                        s
-                    }
-                };
-                client.query(&s, args).await
-            })?
+            let s = self.prepare(statement, timeout)?;
+            run(&self.runtime, timeout, self.client.query(&s, args))?
         } else {
             let text = self.text(statement);
             run(&self.runtime, timeout, self.client.query(&text, args))?
@@ -389,16 +391,20 @@ impl Connection for DriverConnection {
         args: &[Param<'_>],
         timeout: Duration,
     ) -> Result<u64, Failure> {
-        let text = self.text(statement);
         if statement.batch() {
+            let text = self.text(statement);
             return run(&self.runtime, timeout, self.client.batch_execute(&text)).map(|()| 0);
         }
         let all = params(args);
-        run(
-            &self.runtime,
-            timeout,
-            self.client.execute(&text, &all[..args.len()]),
-        )
+        let args = &all[..args.len()];
+        if statement.prepared() {
+            // One round trip once prepared (a reservation is written every keeper round): each
+            // round trip is one more answer that may come late.
+            let s = self.prepare(statement, timeout)?;
+            return run(&self.runtime, timeout, self.client.execute(&s, args));
+        }
+        let text = self.text(statement);
+        run(&self.runtime, timeout, self.client.execute(&text, args))
     }
 
     fn is_closed(&self) -> bool {

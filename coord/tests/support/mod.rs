@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use snowmint::{Layout, Options};
-use snowmint_coord::source::{create_store, parse_store_url};
+use snowmint_coord::source::{create_store, parse_store_url, StoreUrl};
 use snowmint_coord::{
     layout_text, LeaseOptions, NodeGenerator, SequencerConfig, Store, SystemTime,
 };
@@ -99,6 +99,26 @@ pub fn fresh_url(kind: Kind, tag: &str) -> String {
 pub fn with_params(url: &str, params: &str) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
     format!("{url}{sep}{params}")
+}
+
+/// The first server address of a store URL.
+pub fn server_of(url: &str) -> String {
+    match parse_store_url(url).unwrap() {
+        StoreUrl::Etcd(e) => e.endpoints[0].clone(),
+        StoreUrl::Postgres(p) => format!("{}:{}", p.host, p.port),
+        StoreUrl::File { .. } => panic!("no server in {url}"),
+    }
+}
+
+/// `url` with the proxy at `addr` in place of its server (of every endpoint of an etcd cluster, so
+/// that a re-send goes through the proxy too).
+pub fn through(url: &str, addr: &str) -> String {
+    let rewritten = match parse_store_url(url).unwrap() {
+        StoreUrl::Etcd(e) => url.replacen(&e.endpoints.join(","), addr, 1),
+        _ => url.replacen(&server_of(url), addr, 1),
+    };
+    assert_ne!(rewritten, url, "{url}: no server to replace");
+    rewritten
 }
 
 /// Opens the store of `url`, creating an embedded store's directory (as creating a sequencer does).

@@ -33,6 +33,11 @@
 //!
 //! A delayed request: `fault: Fault::ParkRequest`, then `proxy.release()` when the test wants the
 //! server to see it, and `proxy.delivered() == 1` once the server answered it.
+//!
+//! Moderate faults on every answer ([`Proxy::start_random`], [`Random`]): each answer independently,
+//! with probability `fraction` drawn from a seeded generator (one draw per answer, in the order the
+//! answers come), is held back (`Fault::Hold`) or lost (`Fault::Close`); [`Proxy::fired`] counts
+//! them and [`Proxy::answers`] every answer seen.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -75,9 +80,24 @@ pub struct Rule {
     pub fault: Fault,
 }
 
+/// Faults on a seeded random share of the answers ([`Proxy::start_random`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Random {
+    /// Seeds the draws (the same seed and order of answers give the same faults).
+    pub seed: u64,
+    /// The share of answers faulted, 0.0 to 1.0.
+    pub fraction: f64,
+    /// What happens to a faulted answer: [`Fault::Hold`] or [`Fault::Close`].
+    pub fault: Fault,
+}
+
 struct Shared {
     upstream: String,
     rule: Option<Rule>,
+    /// Random faults, and the generator's state.
+    random: Option<(Random, Mutex<u64>)>,
+    /// Answers seen (with random faults).
+    answers: AtomicUsize,
     /// Matching requests seen so far.
     seen: AtomicUsize,
     /// Answers lost (or requests held) so far (0 or 1).
@@ -101,6 +121,21 @@ impl Proxy {
     /// Listens on a free 127.0.0.1 port and forwards every connection to `upstream` (`host:port`),
     /// losing the answer `rule` picks (none without a rule).
     pub fn start(upstream: &str, rule: Option<Rule>) -> Proxy {
+        Self::start_with(upstream, rule, None)
+    }
+
+    /// Listens on a free 127.0.0.1 port and forwards every connection to `upstream`, faulting a
+    /// seeded random share of the answers ([`Random`]).
+    pub fn start_random(upstream: &str, random: Random) -> Proxy {
+        assert!(
+            !random.fault.on_request(),
+            "random faults apply to answers: Hold or Close"
+        );
+        assert!((0.0..=1.0).contains(&random.fraction));
+        Self::start_with(upstream, None, Some(random))
+    }
+
+    fn start_with(upstream: &str, rule: Option<Rule>, random: Option<Random>) -> Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a proxy port");
         listener
             .set_nonblocking(true)
@@ -109,6 +144,8 @@ impl Proxy {
         let shared = Arc::new(Shared {
             upstream: upstream.to_string(),
             rule,
+            random: random.map(|r| (r, Mutex::new(r.seed))),
+            answers: AtomicUsize::new(0),
             seen: AtomicUsize::new(0),
             fired: AtomicUsize::new(0),
             released: AtomicBool::new(false),
@@ -137,7 +174,12 @@ impl Proxy {
         &self.addr
     }
 
-    /// How many answers were lost (or requests held) so far (0 or 1).
+    /// How many answers the server sent (counted with random faults only).
+    pub fn answers(&self) -> usize {
+        self.shared.answers.load(Ordering::Acquire)
+    }
+
+    /// How many answers were lost (or requests held) so far (0 or 1; with random faults, any number).
     pub fn fired(&self) -> usize {
         self.shared.fired.load(Ordering::Acquire)
     }
@@ -290,8 +332,22 @@ impl Shared {
         }
     }
 
-    /// The fault to apply to the answer of `request`, if it is the chosen one.
+    /// The fault to apply to the answer of `request`, if it is the chosen one (or drawn).
     fn chosen(&self, request: &[u8]) -> Option<Fault> {
+        if let Some((random, state)) = &self.random {
+            self.answers.fetch_add(1, Ordering::AcqRel);
+            let draw = {
+                let mut s = state.lock().unwrap();
+                *s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                snowmint::mix64(*s)
+            };
+            // 53 bits of the draw, as a fraction of 1.
+            let faulted = ((draw >> 11) as f64) / ((1u64 << 53) as f64) < random.fraction;
+            if faulted {
+                self.fired.fetch_add(1, Ordering::AcqRel);
+            }
+            return faulted.then_some(random.fault);
+        }
         let rule = self.rule.as_ref()?;
         if rule.fault.on_request() || !(rule.matches)(request) {
             return None;
