@@ -39,8 +39,19 @@ async function claim(deadline) {
 if (secondsText === undefined) {
   const gen = await Generator.open({ nodeId: source, layout: 'twitter' });
   writeSync(1, `node ${gen.nodeId}\n`);
+  const deadline = Date.now() + 60_000;
   for (let done = 0; done < count;) {
-    const ids = gen.nextIds(Math.min(BATCH, count - done));
+    let ids;
+    try {
+      ids = gen.nextIds(Math.min(BATCH, count - done));
+    } catch (e) {
+      // JavaScript's `fail` policy: at the end of the reservation its keeper has written (on the embedded
+      // store at most 1 s ahead of the clock, and in a new holder's first second only as far as the clock
+      // has moved since the claim) the call throws TOO_FAR_AHEAD with `retryAfterMs`; retry then.
+      if (e.code !== 'TOO_FAR_AHEAD' || Date.now() > deadline) throw e;
+      await sleep(Math.max(1, e.retryAfterMs ?? 10));
+      continue;
+    }
     writeSync(1, ids.join('\n') + '\n');
     done += ids.length;
     await sleep(10);
