@@ -61,7 +61,7 @@ export -f build_c
 export TARGET
 step setup "installing the Debian packages the demo uses when missing (compilers, cJSON, Python venv, Node.js)" \
   "a minute or two when missing, else instant" bash scripts/setup.sh --demo
-say "building every runtime once, in release (about 5 minutes on a fresh 2-core machine; seconds when current)"
+say "building every runtime once, in release (about 4½ minutes on a fresh 2-core machine; seconds when current)"
 # What runs when, and why no build reads a folder another build is writing (ARCHITECTURE.md, "Builds"):
 #  1. Beside the CLI's cargo run (target/release), in the background: the bindings' tools (npm's @napi-rs/cli
 #     in bindings-node/node_modules, maturin in target/python/tools-venv: downloads, no cargo) and the WASM
@@ -83,7 +83,7 @@ step CLI "building the Rust CLI and the replayer (release: the coordination laye
 say "installing the bindings' tools (npm, maturin), begun beside the CLI's build …"
 finish tools || exit 1
 beside_prepare wheel node
-say "building libsnowmint and the C programs, the Python wheel for $(python3 -V) (maturin) and the Node addon (napi-rs) side by side (release: each its own crates on the graph above) (about 2 minutes) …"
+say "building libsnowmint and the C programs, the Python wheel for $(python3 -V) (maturin) and the Node addon (napi-rs) side by side (release: each its own crates on the graph above) (about 1½ minutes) …"
 t=$(date +%s)
 start C bash -c build_c
 start Python bash bindings-python/build.sh --this-python
