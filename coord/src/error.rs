@@ -135,9 +135,12 @@ pub fn without_urls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find("://") {
+        // Past the last character that cannot be in a scheme (which may be wider than one byte).
         let start = rest[..i]
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
-            .map_or(0, |j| j + 1);
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
+            .map_or(0, |(j, c)| j + c.len_utf8());
         let after = &rest[i + 3..];
         let end = after
             .find(|c: char| c.is_whitespace() || "\"'`)]>".contains(c))
@@ -219,6 +222,12 @@ mod tests {
             without_urls("no store here: 10.0.0.1:5"),
             "no store here: 10.0.0.1:5"
         );
+        // A character of several bytes just before the scheme (found by the fuzz target service_request).
+        assert_eq!(
+            without_urls("}}} \u{84}ÂÂÂ:///\u{ff}"),
+            "}}} \u{84}ÂÂÂ<store>"
+        );
+        assert_eq!(without_urls("ÂÂx+y://h/ä"), "ÂÂ<store>");
         let e = Error::invalid("postgres://u:secret@h/db").context("file://x:y@z");
         assert!(
             !e.message().contains("secret") && !e.message().contains(":y@"),
