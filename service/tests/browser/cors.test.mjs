@@ -78,7 +78,13 @@ before(async () => {
 after(async () => {
   await browser?.close();
   site?.close();
+  // Each service gives its leases back as it stops (writing its store): wait for it (at most 10 s)
+  // before removing the folder the store is in.
+  const stopped = services
+    .filter((p) => p.exitCode === null && p.signalCode === null)
+    .map((p) => new Promise((resolve) => p.once('exit', resolve)));
   for (const p of services) if (p.exitCode === null) p.kill('SIGTERM');
+  await Promise.race([Promise.all(stopped), new Promise((resolve) => setTimeout(resolve, 10000))]);
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
