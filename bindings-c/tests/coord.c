@@ -13,6 +13,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,6 +327,18 @@ static void test_lifecycle(const snowmint_layout *l, const char *base) {
     snowmint_sequencer_free(seq);
 }
 
+/* Reads the forked child `pid`'s answer (n bytes) from `fd`, waiting at most 60 s: a child that hangs is
+ * killed and the read fails (a failed check, never a test run that hangs). */
+static int read_child(int fd, void *buf, size_t n, pid_t pid) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, 60000) != 1) {
+        fprintf(stderr, "coord: forked child %d gave no answer in 60 s: killed\n", (int)pid);
+        kill(pid, SIGKILL);
+        return 0;
+    }
+    return read(fd, buf, n) == (ssize_t)n;
+}
+
 /* Pre-fork workers: a generator opened from a lease source before fork() opens a lease of its own in the
  * child on first use (another node ID, no FORKED); the parent's lease goes on. */
 static void test_fork(const snowmint_layout *l, const char *base) {
@@ -357,7 +370,7 @@ static void test_fork(const snowmint_layout *l, const char *base) {
     }
     close(fds[1]);
     uint64_t answer[4] = {~0ull, 0, 0, 0};
-    CHECK(read(fds[0], answer, sizeof answer) == sizeof answer);
+    CHECK(read_child(fds[0], answer, sizeof answer, pid));
     close(fds[0]);
     int status = 0;
     waitpid(pid, &status, 0);
@@ -413,7 +426,7 @@ static void test_fork_batch_first(const snowmint_layout *l, const char *base) {
         }
         close(fds[1]);
         uint64_t answer[8] = {~0ull, 0, 0, 0, 0, 0, 0, 0};
-        CHECK(read(fds[0], answer, sizeof answer) == sizeof answer);
+        CHECK(read_child(fds[0], answer, sizeof answer, pid));
         close(fds[0]);
         int status = 0;
         waitpid(pid, &status, 0);
@@ -654,8 +667,16 @@ int main(int argc, char **argv) {
         test_lease(l, bases[i]);
         test_shared(l, bases[i]);
         test_lifecycle(l, bases[i]);
+#if defined(__SANITIZE_ADDRESS__)
+        /* Not under ASan: gcc 12's ASan allocator is not fork-safe (a child forked while another thread
+         * of the parent, a keeper, holds the allocator's lock waits on it for ever). The fork tests run in
+         * the static, shared and valgrind builds. */
+        (void)test_fork;
+        (void)test_fork_batch_first;
+#else
         test_fork(l, bases[i]);
         test_fork_batch_first(l, bases[i]);
+#endif
     }
     /* The pause test on every store (an embedded claim expires at its TTL too, the holder alive). */
     for (int i = 0; i < 3; i++) {
