@@ -74,8 +74,10 @@ test('bad sources reject with the same codes as Rust', async () => {
   await assert.rejects(Sequencer.open('missing', { store: FILE }), { code: 'SEQUENCER_NOT_FOUND' })
   // A store path that does not exist is refused, nothing is written; Sequencer.create creates it.
   const missing = path.join(tmp, 'nonexistent', 'x')
-  await assert.rejects(Generator.open({ nodeId: `file://${missing}?sequencer=orders` }), (e) =>
-    e.code === 'STORE_NOT_FOUND' && /sequencer create/.test(e.message))
+  await assert.rejects(
+    Generator.open({ nodeId: `file://${missing}?sequencer=orders` }),
+    (e) => e.code === 'STORE_NOT_FOUND' && /sequencer create/.test(e.message),
+  )
   assert.equal(fs.existsSync(path.join(tmp, 'nonexistent')), false)
   assert.throws(() => Sequencer.create('x', { store: 7 }), { code: 'INVALID_ARGUMENT' })
 })

@@ -125,17 +125,25 @@ function checkedCa(ca) {
   const text = typeof ca === 'string' ? ca : new TextDecoder().decode(ca);
   const blocks = text.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g);
   if (!blocks)
-    throw failure('INVALID_ARGUMENT', 'Client option ca holds no PEM certificate (-----BEGIN CERTIFICATE-----)', {
-      field: 'ca',
-    });
+    throw failure(
+      'INVALID_ARGUMENT',
+      'Client option ca holds no PEM certificate (-----BEGIN CERTIFICATE-----)',
+      {
+        field: 'ca',
+      },
+    );
   const { X509Certificate } = globalThis.process.getBuiltinModule('node:crypto');
   blocks.forEach((pem, i) => {
     try {
       new X509Certificate(pem);
     } catch (e) {
-      throw failure('INVALID_ARGUMENT', `Client option ca: certificate ${i + 1} cannot be read (${e?.message ?? e})`, {
-        field: 'ca',
-      });
+      throw failure(
+        'INVALID_ARGUMENT',
+        `Client option ca: certificate ${i + 1} cannot be read (${e?.message ?? e})`,
+        {
+          field: 'ca',
+        },
+      );
     }
   });
   return ca;

@@ -102,7 +102,10 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
    * a larger answer is not the protocol (SERVICE_UNAVAILABLE), and no more of it is read. */
   async function boundedJson(res, url) {
     const tooLarge = () =>
-      fail('SERVICE_UNAVAILABLE', `the ID service at ${url} answered with more than ${MAX_ANSWER_BYTES} bytes`);
+      fail(
+        'SERVICE_UNAVAILABLE',
+        `the ID service at ${url} answered with more than ${MAX_ANSWER_BYTES} bytes`,
+      );
     if (Number(res.headers.get('content-length')) > MAX_ANSWER_BYTES) {
       await res.body?.cancel().catch(() => {});
       throw tooLarge();

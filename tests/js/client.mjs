@@ -476,7 +476,11 @@ export function clientTests(api, { test, assert, flavour, moduleUrl }) {
   })
 
   t('a ca that holds no certificate is refused at construction', () => {
-    for (const ca of ['not a pem', Buffer.from('not a pem'), '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n']) {
+    for (const ca of [
+      'not a pem',
+      Buffer.from('not a pem'),
+      '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n',
+    ]) {
       assert.throws(
         () => new Client({ url: 'https://127.0.0.1:1', ca }),
         (e) => e instanceof SnowmintError && e.code === 'INVALID_ARGUMENT' && e.field === 'ca',

@@ -46,7 +46,7 @@ export async function offlineGeneratorOf(api, moduleUrl = OFFLINE) {
 
 /** Mints `count` IDs from `g` into the set `seen`, waiting out TOO_FAR_AHEAD while the mark is saved. */
 async function mintInto(g, count, seen) {
-  for (let i = 0; i < count; ) {
+  for (let i = 0; i < count;) {
     try {
       const ids = g.nextIds(Math.min(1000, count - i))
       for (const id of ids) seen.add(id)
@@ -143,28 +143,31 @@ export async function offlineTests(api, { test, assert, flavour }) {
     }
   })
 
-  t('the same node ID handed to another generator of this URL later: never below what was minted on it', async () => {
-    const s = await startService()
-    const clock = () => 1288834974657 + 262200
-    let a
-    let b
-    try {
-      await s.control('/_test/misbehave?mode=same_node_lost')
-      const seen = new Set()
-      const mint = (g, count) => mintInto(g, count, seen)
-      a = await OfflineGenerator.open({ url: s.url, name: `first-${n++}`, clock })
-      await mint(a, 20000)
-      const node = a.nodeId
-      await a.close()
-      b = await OfflineGenerator.open({ url: s.url, name: `second-${n++}`, clock })
-      assert.equal(b.nodeId, node, 'the fake hands the same node ID to both')
-      await mint(b, 20000)
-      assert.equal(seen.size, 40000, `${40000 - seen.size} IDs repeated`)
-    } finally {
-      b?.close()
-      s.kill()
-    }
-  })
+  t(
+    'the same node ID handed to another generator of this URL later: never below what was minted on it',
+    async () => {
+      const s = await startService()
+      const clock = () => 1288834974657 + 262200
+      let a
+      let b
+      try {
+        await s.control('/_test/misbehave?mode=same_node_lost')
+        const seen = new Set()
+        const mint = (g, count) => mintInto(g, count, seen)
+        a = await OfflineGenerator.open({ url: s.url, name: `first-${n++}`, clock })
+        await mint(a, 20000)
+        const node = a.nodeId
+        await a.close()
+        b = await OfflineGenerator.open({ url: s.url, name: `second-${n++}`, clock })
+        assert.equal(b.nodeId, node, 'the fake hands the same node ID to both')
+        await mint(b, 20000)
+        assert.equal(seen.size, 40000, `${40000 - seen.size} IDs repeated`)
+      } finally {
+        b?.close()
+        s.kill()
+      }
+    },
+  )
 
   t('a renewal that changes the token is refused; the lease stays the one taken', async () => {
     const s = await startService()
