@@ -58,7 +58,7 @@ binding_servers
 # The ID service (`snowmint serve`) for the client tests (tests/test_client.py, the README's Client block).
 export SNOWMINT_SERVE="$(bash "$ROOT/scripts/service-bin.sh")"
 # Not exec: the servers' trap stops them when pytest is done.
-"$VENV/bin/python" -m pytest -p no:cacheprovider "$@"
+"$VENV/bin/python" -m pytest -p no:cacheprovider --durations=15 "$@"
 # The whole run (no test selection given): the wheels on the oldest and the newest other CPython, the
 # version-sensitive part of the suite (test-versions.sh; the whole suite there is `make test-long`).
 if [ "$*" = "tests" ]; then

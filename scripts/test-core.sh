@@ -14,9 +14,11 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 # Two runs, not one `-p snowmint -p snowmint-cli`: selecting the core turns on its `default` feature for
 # every crate above it, so the CLI and everything under it would be built once more for the later stages
-# (coord, service, wasm), which build the CLI alone.
+# (coord, service, wasm), which build the CLI alone. The CLI's tests here are all but the ones that run
+# against every store (CLI_STORE_TESTS, scripts/lib.sh: the coord stage runs those, once).
 cargo test -p snowmint
-cargo test -p snowmint-cli
+# shellcheck disable=SC2046
+cargo test -p snowmint-cli --bins $(cli_core_tests)
 cargo test -p snowmint --features serde --test serde  # the serde feature (off by default) …
 cargo test -p snowmint --features serde --doc         # … and its documented example
 cargo test -p snowmint-coord --test node_sources  # node_sources.json (the core cannot parse node sources)

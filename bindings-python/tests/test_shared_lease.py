@@ -211,7 +211,9 @@ def test_readme_gunicorn_host_lease_recipe(kind: str, tmp_path: Path) -> None:
 
 AT_ONCE = """
 import sys, time, snowmint
-source, state_file, start_at, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+source, state_file, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+print("ready", flush=True)  # imported: the parent then sends every process one start time
+start_at = float(sys.stdin.readline())
 time.sleep(max(0.0, start_at - time.time()))
 gen = snowmint.Generator(node_id=source, state_file=state_file)
 ids = gen.next_ids(3)
@@ -238,15 +240,24 @@ def test_processes_started_at_once_share_one_node(kind: str, tmp_path: Path) -> 
         snowmint.Sequencer.create(name, store=store, layout="twitter", node_count=16)
         src = f"{store}{'&' if '?' in store else '?'}sequencer={name}&ttl=2s"
         state = tmp_path / f"run{run}.lease"
-        start_at = time.time() + 1.0 + n * 0.05  # every process started and imported before it
         procs = [
             subprocess.Popen(
-                [sys.executable, "-c", AT_ONCE, src, str(state), str(start_at), "0.3"],
+                [sys.executable, "-c", AT_ONCE, src, str(state), "0.3"],
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
             )
             for _ in range(n)
         ]
+        # Every process started and imported snowmint (it said so); then one start time for all, a
+        # moment ahead, so that they open the source at the same instant.
+        for p in procs:
+            assert p.stdout is not None and p.stdout.readline() == b"ready\n", f"run {run}: not started"
+        start_at = f"{time.time() + 0.05}\n".encode()
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write(start_at)
+            p.stdin.close()
         results = []
         for p in procs:
             out, err = p.communicate(timeout=60)
