@@ -204,6 +204,10 @@ pub enum Defect {
     /// from another generator (an earlier lease's) without checking whose it is: positions of the old
     /// generator's state word minted under the new generator's node ID.
     WindowOfAnotherGenerator,
+    /// A binding object's own window put back after a wait leaves in place the window another call
+    /// of the object (let in by the wait) put in the cell meanwhile, closing its own: the object's
+    /// next ID comes from the window taken earlier, below the IDs minted after the wait.
+    WindowKeepsEarlier,
 }
 
 impl Default for LeaseOptions {

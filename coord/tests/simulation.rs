@@ -2460,7 +2460,7 @@ impl Planted {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-const DEFECTS: [Planted; 31] = [
+const DEFECTS: [Planted; 32] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -2613,6 +2613,12 @@ const DEFECTS: [Planted; 31] = [
     Planted::code(
         "window-of-another-generator",
         Defect::WindowOfAnotherGenerator,
+        Sim::Windows,
+    ),
+    // The bindings' windows: after a wait that let another call in, the earlier window kept.
+    Planted::code(
+        "window-keeps-earlier",
+        Defect::WindowKeepsEarlier,
         Sim::Windows,
     ),
 ];

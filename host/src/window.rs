@@ -27,10 +27,13 @@ use snowmint::{Ceiling, Clock, FastClock, Result, SharedGenerator, StateWord, Wi
 /// the lease held when the window was taken: every lease a source held lives as long as the source.
 pub struct OwnWindow<G> {
     cell: UnsafeCell<Held<G>>,
-    /// A defect planted on purpose (feature `planted-defects`, the coordination crate's simulation):
-    /// the window is handed out of whoever's generator took it.
+    /// Defects planted on purpose (feature `planted-defects`, the coordination crate's simulation):
+    /// the window is handed out of whoever's generator took it; a window put back leaves the one
+    /// another call put in the cell meanwhile (taken earlier) in place.
     #[cfg(feature = "planted-defects")]
     ignores_owner: bool,
+    #[cfg(feature = "planted-defects")]
+    keeps_earlier: bool,
 }
 
 struct Held<G> {
@@ -61,6 +64,8 @@ impl<S: StateWord, L: Ceiling> OwnWindow<SharedGenerator<S, L>> {
             }),
             #[cfg(feature = "planted-defects")]
             ignores_owner: false,
+            #[cfg(feature = "planted-defects")]
+            keeps_earlier: false,
         }
     }
 
@@ -71,6 +76,17 @@ impl<S: StateWord, L: Ceiling> OwnWindow<SharedGenerator<S, L>> {
     pub fn planted_ignoring_owner() -> Self {
         OwnWindow {
             ignores_owner: true,
+            ..Self::new()
+        }
+    }
+
+    /// No window yet, and the planted defect: a window put back after a wait ([`mint`](Self::mint))
+    /// is closed, and the window another call put in the cell during the wait (taken before it) kept.
+    /// Feature `planted-defects` only.
+    #[cfg(feature = "planted-defects")]
+    pub fn planted_keeping_earlier() -> Self {
+        OwnWindow {
+            keeps_earlier: true,
             ..Self::new()
         }
     }
@@ -181,6 +197,12 @@ impl<S: StateWord, L: Ceiling> OwnWindow<SharedGenerator<S, L>> {
     unsafe fn put_back(&self, g: &SharedGenerator<S, L>, window: Window) {
         // SAFETY: the caller's contract.
         let held = unsafe { &mut *self.cell.get() };
+        #[cfg(feature = "planted-defects")]
+        if self.keeps_earlier && core::ptr::eq(held.of, g) {
+            let mut window = window;
+            g.close_window(&mut window);
+            return;
+        }
         if !held.of.is_null() {
             // SAFETY: `of` outlives the window.
             unsafe { &*held.of }.close_window(&mut held.window);

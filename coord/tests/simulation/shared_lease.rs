@@ -162,12 +162,11 @@ fn run_in(
                 let mut rng = Rng(seed ^ 0x05A4_ED00 ^ ((h * PROCS + p) as u64) << 20);
                 scope.spawn(move || {
                     for round in 0..rounds {
-                        if check.lock().unwrap().violation.is_some() {
-                            break;
-                        }
                         if round == 0 {
-                            // The host's processes start at once.
+                            // The host's processes start at once (every one of them reaches this).
                             barrier.wait();
+                        } else if check.lock().unwrap().violation.is_some() {
+                            break;
                         } else {
                             std::thread::sleep(Duration::from_millis(rng.below(40)));
                         }
