@@ -26,12 +26,14 @@
 //! service N/25 seeds of `--steps`/2, the hosts N/5 seeds of `--steps`/4, the
 //! ranges N/5 seeds of `--steps`/4, the leases over etcd N/50 seeds of `--steps`/2, the ranges over
 //! etcd N/25 seeds of `--steps`/4, the leases over PostgreSQL N/25 seeds of `--steps`/2, the ranges
-//! over PostgreSQL N/10 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed,
+//! over PostgreSQL N/10 seeds of `--steps`/4, the shared lease N/50 seeds of `--steps`/1000 rounds per
+//! process, the windows N/10 seeds of `--steps`/2), `--first SEED`, `--steps N` (per seed,
 //! default 4000), `--world NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`,
-//! `postgres leases`, `postgres ranges`, `embedded leases`, `service`, `hosts`, `state file`), `--replay
+//! `postgres leases`, `postgres ranges`, `embedded leases`, `service`, `hosts`, `shared lease`,
+//! `windows`, `state file`), `--replay
 //! SEED` (one seed, every step printed, `--steps` being that world's own; with `--state-file`,
 //! `--ranges`, `--etcd`, `--ranges --etcd`, `--postgres`, `--ranges --postgres`, `--embedded`,
-//! `--service` or `--hosts`, that
+//! `--service`, `--hosts`, `--shared-lease` or `--windows`, that
 //! world; `--defect NAME` plants one of the table's
 //! defects), `--long` (1024 nodes, 10^9 IDs: the README's figures), `--defects` / `--no-defects` (only
 //! / without the planted-defect proof; `--defect NAME` proves only that one), `--defect-seeds N` (the
@@ -80,10 +82,20 @@
 //! string (the store's re-send rule; a node ID held by nobody until its TTL otherwise).
 //!
 //! The embedded store (`--world "embedded leases"`, `--replay SEED --embedded`): each holder opens the
-//! real `FileStore` on one directory (tmpfs), which is deleted (`rm -rf`) or moved away and replaced by
-//! an empty one under running holders; a lease on the old directory must end at its next keeper round
-//! that reaches the store, and the host registry must keep a new directory's claims off its node ID
-//! meanwhile (no ID twice). The sequencer is re-created there with its own layout only, and there are
+//! real `FileStore` on one directory (tmpfs; one seed in two reached through a symbolic link,
+//! `embedded -> release-0`), which is deleted (`rm -rf`) or moved away and replaced by an empty one
+//! under running holders; a lease on the old directory must end at its next keeper round that reaches
+//! the store, and the host registry must keep a new directory's claims off its node ID meanwhile (no ID
+//! twice). Its history is lost too, as `cli/tests/history.rs` loses it under real processes (issue 39;
+//! `World::lose_history`, 2 % of the steps): deleted or moved away and made again, restored from a
+//! `cp -a` backup taken earlier (old claim records, reservations and sequencer record), the symbolic
+//! link re-pointed (`mv -T`) to a new or restored directory, or the host registry not shared (the
+//! holders' `/dev/shm` is not the next claimer's: another container, or the registry deleted) and the
+//! directory replaced; the operator creates the sequencer again where it is missing. There only the
+//! store's bound keeps the old directory's holders, minting on up to their reservations, apart from
+//! the new claims (`Store::max_ahead`: reservations at most `now + 1 s`, every new claim above it): the
+//! planted `embedded-no-max-ahead` reverts it (before these faults it passed 200 seeds of this world;
+//! now caught at seed 1). The sequencer is re-created there with its own layout only, and there are
 //! no clock faults: a deleted directory takes its reservations and value floor with it, after which
 //! only the clock keeps the old IDs apart (SPEC §8) — with per-holder clock steps, or a host clock
 //! stepped back, or an epoch changed after a floor put IDs ahead of the clock, this world does mint IDs
@@ -103,6 +115,24 @@
 //! of this crate with its `planted-defects` feature, so that its instances run in this binary and its
 //! planted defects sit in the same table; in a dev-dependency cycle the service links this crate's
 //! library.)
+//!
+//! One lease per host (`--world "shared lease"`, `--replay SEED --shared-lease`; module `shared_lease`):
+//! three hosts of three processes each, every process opening the lease source with its host's state
+//! file, the processes of a host starting at once, minting, exiting cleanly or crashing, and starting
+//! again; in real time on threads (a shared lease has a keeper thread and the kernel's
+//! open-file-description locks), the seed drawing each process's schedule. Checked: no ID twice, the
+//! processes of a host that hold their lease at once on one node ID (issue 40: the first claimer wins,
+//! the others adopt its record), no clean exit releasing the claim while another process of the host
+//! holds it (planted: `shared-lease-no-others`, `SharedFile::others` always `false`).
+//!
+//! The bindings' per-object ID windows (`--world windows`, `--replay SEED --windows`; module `windows`):
+//! `snowmint_host::window::OwnWindow` as Python and Node drive it, on a simulated clock (its
+//! `try_mint_from` / `mint_from`): four objects on the generators of two node IDs, waits that let more
+//! calls of the same object in (the GIL released) and last longer than asked, leases changing
+//! generators, windows closed, the clock stepped back. Checked: no ID twice, each object's IDs under a
+//! generator increasing (planted: `window-of-another-generator`, a window handed out under a generator
+//! that did not take it; `window-keeps-earlier`, the window put back after a wait closed and the one
+//! taken earlier kept).
 //!
 //! The `ip` node source (`--world hosts`, `--replay SEED --hosts`; module `hosts`): fleets of hosts
 //! with the interface lists real hosts have (bridges with one address on every host, link-local and
@@ -2361,9 +2391,13 @@ fn main() {
                 }
             }
             println!(
-                "simulation: {}, {n} seeds × {} steps, {count} {what}, {} ({:.1} s)",
+                "simulation: {}, {n} seeds × {} {}, {count} {what}, {} ({:.1} s)",
                 world.name(),
                 world.steps(steps),
+                match world {
+                    Sim::SharedLease => "rounds per process",
+                    _ => "steps",
+                },
                 if w_failed { "FAILED" } else { "no duplicate" },
                 t0.elapsed().as_secs_f64()
             );
