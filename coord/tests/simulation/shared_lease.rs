@@ -114,6 +114,10 @@ pub(crate) fn run_shared_lease(
     std::fs::create_dir_all(&base).map_err(|e| format!("shared lease: {e}"))?;
     let r = run_in(seed, rounds.max(1), defect, trace, &base);
     let _ = std::fs::remove_dir_all(&base);
+    // The world's parent folder, once empty (the embedded world's own removes it too).
+    if let Some(parent) = base.parent() {
+        let _ = std::fs::remove_dir(parent);
+    }
     r
 }
 
