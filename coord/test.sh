@@ -50,11 +50,14 @@ cargo build -p snowmint-cli
 set +x
 # The deterministic simulation (leases, the state file, range sequences, under faults: re-sent,
 # duplicated and delayed writes too; the sequencer re-created with another epoch or layout; the
-# embedded store's directory deleted or replaced under running holders; leases and ranges again over
+# embedded store's directory deleted or replaced under running holders, and its history lost (moved,
+# restored from a backup, a symbolic link re-pointed, the host registry not shared); leases and ranges again over
 # the real etcd client on a simulated network and cluster, and over the real PostgreSQL store through
 # its statement seam to a simulated database; range processes opened with the global store partitioned
 # away; instances of the ID service and clients under their leases; fleets of hosts taking node IDs from
-# the ip node source; every renewal checked against its claim's expiry) and its proof: each planted defect must be
+# the ip node source; the processes of hosts sharing one lease per host through a state file, started at
+# once (real time, threads: a few seconds); the bindings' per-object ID windows; every renewal checked
+# against its claim's expiry) and its proof: each planted defect must be
 # caught within the seed bound (a table prints the seeds each took), or the stage fails. `-- --long`
 # is the README's 10^9-ID run (release).
 # The in-process concurrency under shuttle's randomized schedulers (random and PCT; coord/tests/shuttle.rs):

@@ -794,6 +794,9 @@ impl Store for FileStore {
     }
 
     fn max_ahead(&self) -> Option<std::time::Duration> {
+        if planted!(self, EmbeddedNoMaxAhead) {
+            return None;
+        }
         Some(MAX_AHEAD)
     }
 

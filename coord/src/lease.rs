@@ -191,6 +191,23 @@ pub enum Defect {
     /// The `ip` node source truncates a host part that does not fit the node field to its low bits
     /// (10.1.1.5 and 10.1.2.5 of a /16 both node 5 under 8 node bits).
     IpHostTruncated,
+    /// The embedded store declares no bound on a lost history (`FileStore::max_ahead` `None`, the fix
+    /// of issue 39 reverted): its holders reserve ahead as on any store, and a holder that finds no
+    /// history for its node ID (a directory deleted, moved, restored, re-pointed or seen without the
+    /// host registry) starts at the clock, not above `now + 1 s`.
+    EmbeddedNoMaxAhead,
+    /// A shared lease's state file never sees the other sharers (`SharedFile::others` always `false`):
+    /// every process that leaves takes itself for the last one and releases the claim under the
+    /// processes still minting, and a joiner claims anew beside them.
+    SharedLeaseNoOthers,
+    /// A binding object's own window (`snowmint_host::window::OwnWindow`) hands out of a window taken
+    /// from another generator (an earlier lease's) without checking whose it is: positions of the old
+    /// generator's state word minted under the new generator's node ID.
+    WindowOfAnotherGenerator,
+    /// A binding object's own window put back after a wait leaves in place the window another call
+    /// of the object (let in by the wait) put in the cell meanwhile, closing its own: the object's
+    /// next ID comes from the window taken earlier, below the IDs minted after the wait.
+    WindowKeepsEarlier,
 }
 
 impl Default for LeaseOptions {
@@ -823,7 +840,15 @@ impl Lease {
                     path.display()
                 )))
             }
-            Some(path) => Some(SharedFile::open(path, &layout)?),
+            Some(path) => {
+                #[allow(unused_mut)]
+                let mut f = SharedFile::open(path, &layout)?;
+                #[cfg(feature = "planted-defects")]
+                {
+                    f.defect = lease.defect;
+                }
+                Some(f)
+            }
             None => None,
         };
         // A shared lease: joins and leaves happen one at a time (the join lock, held to the end).

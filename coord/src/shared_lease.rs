@@ -66,6 +66,9 @@ pub(crate) struct SharedFile {
     pub file: Arc<StateFile>,
     /// A separate open of the file: the locks are this open file description's.
     locks: File,
+    /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
+    #[cfg(feature = "planted-defects")]
+    pub defect: crate::lease::Defect,
 }
 
 /// A fingerprint of a lease source: the store (as it describes itself, without a password) and the
@@ -115,6 +118,8 @@ impl SharedFile {
         Ok(SharedFile {
             file: Arc::new(file),
             locks,
+            #[cfg(feature = "planted-defects")]
+            defect: crate::lease::Defect::None,
         })
     }
 
@@ -178,6 +183,9 @@ impl SharedFile {
 
     /// Whether another process (open file description) is a member.
     pub fn others(&self) -> Result<bool> {
+        if planted!(self, SharedLeaseNoOthers) {
+            return Ok(false);
+        }
         Ok(!self.lock(GETLK, libc::F_WRLCK, MEMBER)?)
     }
 

@@ -26,18 +26,21 @@
 //! service N/25 seeds of `--steps`/2, the hosts N/5 seeds of `--steps`/4, the
 //! ranges N/5 seeds of `--steps`/4, the leases over etcd N/50 seeds of `--steps`/2, the ranges over
 //! etcd N/25 seeds of `--steps`/4, the leases over PostgreSQL N/25 seeds of `--steps`/2, the ranges
-//! over PostgreSQL N/10 seeds of `--steps`/4), `--first SEED`, `--steps N` (per seed,
+//! over PostgreSQL N/10 seeds of `--steps`/4, the shared lease N/50 seeds of `--steps`/1000 rounds per
+//! process, the windows N/10 seeds of `--steps`/2), `--first SEED`, `--steps N` (per seed,
 //! default 4000), `--world NAME` (only that world: `leases`, `ranges`, `etcd leases`, `etcd ranges`,
-//! `postgres leases`, `postgres ranges`, `embedded leases`, `service`, `hosts`, `state file`), `--replay
+//! `postgres leases`, `postgres ranges`, `embedded leases`, `service`, `hosts`, `shared lease`,
+//! `windows`, `state file`), `--replay
 //! SEED` (one seed, every step printed, `--steps` being that world's own; with `--state-file`,
 //! `--ranges`, `--etcd`, `--ranges --etcd`, `--postgres`, `--ranges --postgres`, `--embedded`,
-//! `--service` or `--hosts`, that
+//! `--service`, `--hosts`, `--shared-lease` or `--windows`, that
 //! world; `--defect NAME` plants one of the table's
 //! defects), `--long` (1024 nodes, 10^9 IDs: the README's figures), `--defects` / `--no-defects` (only
 //! / without the planted-defect proof; `--defect NAME` proves only that one), `--defect-seeds N` (the
 //! proof's bound, default 2000), `--no-late-reservations` (reservations are never delayed or
 //! duplicated).
-//! The default run (proof included) takes about a minute and a half of CPU in debug.
+//! The default run (proof included) takes about a minute and a half of CPU in debug (the shared-lease
+//! world, in real time, adds about 6 s of wall time and little CPU).
 //!
 //! Network faults of real clients (`Link`): a row write whose answer is lost and which the client sends
 //! again (applied first or not), another process acting in between, answered by the store's re-send
@@ -80,10 +83,20 @@
 //! string (the store's re-send rule; a node ID held by nobody until its TTL otherwise).
 //!
 //! The embedded store (`--world "embedded leases"`, `--replay SEED --embedded`): each holder opens the
-//! real `FileStore` on one directory (tmpfs), which is deleted (`rm -rf`) or moved away and replaced by
-//! an empty one under running holders; a lease on the old directory must end at its next keeper round
-//! that reaches the store, and the host registry must keep a new directory's claims off its node ID
-//! meanwhile (no ID twice). The sequencer is re-created there with its own layout only, and there are
+//! real `FileStore` on one directory (tmpfs; one seed in two reached through a symbolic link,
+//! `embedded -> release-0`), which is deleted (`rm -rf`) or moved away and replaced by an empty one
+//! under running holders; a lease on the old directory must end at its next keeper round that reaches
+//! the store, and the host registry must keep a new directory's claims off its node ID meanwhile (no ID
+//! twice). Its history is lost too, as `cli/tests/history.rs` loses it under real processes (issue 39;
+//! `World::lose_history`, 2 % of the steps): deleted or moved away and made again, restored from a
+//! `cp -a` backup taken earlier (old claim records, reservations and sequencer record), the symbolic
+//! link re-pointed (`mv -T`) to a new or restored directory, or the host registry not shared (the
+//! holders' `/dev/shm` is not the next claimer's: another container, or the registry deleted) and the
+//! directory replaced; the operator creates the sequencer again where it is missing. There only the
+//! store's bound keeps the old directory's holders, minting on up to their reservations, apart from
+//! the new claims (`Store::max_ahead`: reservations at most `now + 1 s`, every new claim above it): the
+//! planted `embedded-no-max-ahead` reverts it (before these faults it passed 200 seeds of this world;
+//! now caught at seed 1). The sequencer is re-created there with its own layout only, and there are
 //! no clock faults: a deleted directory takes its reservations and value floor with it, after which
 //! only the clock keeps the old IDs apart (SPEC §8) — with per-holder clock steps, or a host clock
 //! stepped back, or an epoch changed after a floor put IDs ahead of the clock, this world does mint IDs
@@ -103,6 +116,24 @@
 //! of this crate with its `planted-defects` feature, so that its instances run in this binary and its
 //! planted defects sit in the same table; in a dev-dependency cycle the service links this crate's
 //! library.)
+//!
+//! One lease per host (`--world "shared lease"`, `--replay SEED --shared-lease`; module `shared_lease`):
+//! three hosts of three processes each, every process opening the lease source with its host's state
+//! file, the processes of a host starting at once, minting, exiting cleanly or crashing, and starting
+//! again; in real time on threads (a shared lease has a keeper thread and the kernel's
+//! open-file-description locks), the seed drawing each process's schedule. Checked: no ID twice, the
+//! processes of a host that hold their lease at once on one node ID (issue 40: the first claimer wins,
+//! the others adopt its record), no clean exit releasing the claim while another process of the host
+//! holds it (planted: `shared-lease-no-others`, `SharedFile::others` always `false`).
+//!
+//! The bindings' per-object ID windows (`--world windows`, `--replay SEED --windows`; module `windows`):
+//! `snowmint_host::window::OwnWindow` as Python and Node drive it, on a simulated clock (its
+//! `try_mint_from` / `mint_from`): four objects on the generators of two node IDs, waits that let more
+//! calls of the same object in (the GIL released) and last longer than asked, leases changing
+//! generators, windows closed, the clock stepped back. Checked: no ID twice, each object's IDs under a
+//! generator increasing (planted: `window-of-another-generator`, a window handed out under a generator
+//! that did not take it; `window-keeps-earlier`, the window put back after a wait closed and the one
+//! taken earlier kept).
 //!
 //! The `ip` node source (`--world hosts`, `--replay SEED --hosts`; module `hosts`): fleets of hosts
 //! with the interface lists real hosts have (bridges with one address on every host, link-local and
@@ -147,6 +178,10 @@ mod hosts;
 mod postgres;
 #[path = "simulation/service.rs"]
 mod service;
+#[path = "simulation/shared_lease.rs"]
+mod shared_lease;
+#[path = "simulation/windows.rs"]
+mod windows;
 
 use postgres::{PgNet, SimConnect, SimPg};
 
@@ -685,6 +720,8 @@ struct World {
     /// Leases taken in an embedded store's directory since deleted or replaced: each must end at its
     /// next keeper round that reaches the store.
     orphaned: HashSet<u64>,
+    /// The embedded store's backup (`cp -a` of its directory at some step), restored later.
+    backup: Option<std::path::PathBuf>,
     minted: u64,
     step: u64,
 }
@@ -701,7 +738,14 @@ impl World {
         // A holder's store, through its link (over the etcd client: its faults at the network).
         let dir = shape.file.then(embedded_dir);
         let store: Arc<dyn Store> = if let Some(dir) = &dir {
-            let _ = std::fs::remove_dir_all(dir);
+            let _ = std::fs::remove_dir_all(dir.parent().expect("a parent"));
+            // One seed in two reaches its store through a symbolic link (`current -> release-0`),
+            // which the history faults re-point.
+            if seed % 2 == 1 {
+                let target = dir.with_file_name("release-0");
+                FileStore::create(&target).expect("the embedded store's directory");
+                std::os::unix::fs::symlink(&target, dir).expect("a symbolic link to the store");
+            }
             Arc::new(FileStore::create(dir).expect("the embedded store's directory"))
         } else if shape.etcd {
             etcd_client(
@@ -809,6 +853,7 @@ impl World {
             generation: 0,
             dir,
             orphaned: HashSet::new(),
+            backup: None,
             minted: 0,
             step: 0,
         }
@@ -1118,7 +1163,9 @@ impl World {
             // The embedded store's processes share their host's clock, and a deleted directory takes
             // the reservations with it: after that only the clock keeps old IDs apart, so that world
             // has no clock faults (a clock stepped back then repeats IDs, whatever the product does).
-            63..=70 if self.shape.file => {}
+            // Instead, its directory's history is lost now and then (SPEC §3.2, §8).
+            63..=64 if self.shape.file => self.lose_history()?,
+            65..=70 if self.shape.file => {}
             63..=66 if faults => {
                 let by = self.rng.below(6_000) as i64 - 3_000;
                 self.holders[i]
@@ -1308,6 +1355,100 @@ impl World {
         }
         self.log(|| format!("the embedded store's directory is {how}"));
         true
+    }
+
+    /// In the `file` world: the store directory's history is lost under the running holders, as
+    /// `cli/tests/history.rs` does it to real processes (SPEC §3.2, "a store whose history is lost"):
+    /// deleted (`rm -rf`) or moved away and made again; restored from a backup (`cp -a` taken earlier,
+    /// with the claim records, reservations and sequencer record of then); a symbolic link the holders
+    /// reach it through re-pointed to a new or restored directory; or the host registry not shared (the
+    /// holders' `/dev/shm` is not the next claimer's: another container; or the registry deleted) and
+    /// the directory replaced. The operator then creates the sequencer in it again (same layout and
+    /// node count) if it has none. The leases of the old directory must end (`orphaned`); until then
+    /// they mint up to their reservations, which only the store's bound (`Store::max_ahead`: every
+    /// new claim above `now + 1 s`) keeps apart from the new claims: no ID twice.
+    fn lose_history(&mut self) -> std::result::Result<(), String> {
+        let Some(dir) = self.dir.clone() else {
+            return Ok(());
+        };
+        let config = match self.store.sequencer(NAME) {
+            Ok(Some(r)) => r.config,
+            _ => SequencerConfig {
+                layout: layout_text(&self.layout),
+                nodes: 1 << self.layout.node_bits(),
+            },
+        };
+        let linked = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink());
+        let aside = |what: &str| dir.with_file_name(format!("{what}-{}", self.step));
+        let kind = self.rng.below(5);
+        let how = match kind {
+            0 | 4 => {
+                if kind == 4 {
+                    for f in registry_files(&dir, 1 << self.layout.node_bits()) {
+                        let _ = std::fs::remove_file(f);
+                    }
+                }
+                remove_store_dir(&dir);
+                FileStore::create(&dir).map_err(|e| format!("making the store again: {e}"))?;
+                match kind {
+                    4 => "replaced, the host registry not shared (another /dev/shm)",
+                    _ => "deleted (rm -rf) and made again",
+                }
+            }
+            1 => {
+                std::fs::rename(&dir, aside("moved")).map_err(|e| format!("mv: {e}"))?;
+                FileStore::create(&dir).map_err(|e| format!("making the store again: {e}"))?;
+                "moved away and made again"
+            }
+            _ if self.backup.is_none() => {
+                let b = dir.with_file_name(format!("backup-{}", self.step));
+                copy_tree(&dir, &b).map_err(|e| format!("cp -a: {e}"))?;
+                self.backup = Some(b);
+                self.log(|| "the embedded store's directory is backed up (cp -a)".into());
+                return Ok(());
+            }
+            2 => {
+                let b = self.backup.clone().expect("a backup");
+                remove_store_dir(&dir);
+                copy_tree(&b, &dir).map_err(|e| format!("restoring: {e}"))?;
+                "restored from its backup (cp -a)"
+            }
+            _ => {
+                // A new release directory, empty or restored from the backup, and the link (made if the
+                // store was a plain directory until now) re-pointed to it at once (rename over it).
+                let target = aside("release");
+                match (&self.backup, self.rng.chance(50)) {
+                    (Some(b), true) => copy_tree(b, &target).map_err(|e| format!("cp -a: {e}"))?,
+                    _ => drop(FileStore::create(&target).map_err(|e| format!("{e}"))?),
+                }
+                if !linked {
+                    std::fs::rename(&dir, aside("moved")).map_err(|e| format!("mv: {e}"))?;
+                }
+                let tmp = aside("link");
+                std::os::unix::fs::symlink(&target, &tmp).map_err(|e| format!("ln -s: {e}"))?;
+                std::fs::rename(&tmp, &dir).map_err(|e| format!("mv -T: {e}"))?;
+                "re-pointed (a symbolic link) to a new directory"
+            }
+        };
+        let live = match self.store.sequencer(NAME) {
+            Ok(Some(r)) => r,
+            _ => self
+                .store
+                .create_sequencer(NAME, &config, self.now.load(Ordering::SeqCst) / MS)
+                .map_err(|e| format!("creating the sequencer again: {e}"))?,
+        };
+        self.incarnation = live.incarnation;
+        self.layout = layout_from_text(&live.config.layout).map_err(|e| e.to_string())?;
+        // A new history: the reservation check starts again (the old one's positions are the
+        // no-ID-twice check's).
+        self.generation += 1;
+        for h in &self.holders {
+            if h.lease.is_some() {
+                self.orphaned.insert(h.uid);
+            }
+        }
+        self.log(|| format!("the embedded store's directory is {how}"));
+        Ok(())
     }
 
     /// The layout of a re-created sequencer: the first one, another epoch, or another split.
@@ -1968,11 +2109,65 @@ fn embedded_dir() -> std::path::PathBuf {
         .join("embedded")
 }
 
-/// Removes the embedded world's directory and the ones it replaced.
+/// Removes the embedded world's directory and the ones it replaced, and this world's files of the
+/// host registry (its paths are this process's own).
 fn clear_embedded(dir: &std::path::Path) {
     if let Some(parent) = dir.parent() {
         let _ = std::fs::remove_dir_all(parent);
     }
+    for f in registry_files(dir, 16) {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+/// `rm -rf` of the store's directory: through a symbolic link, the directory it points to (the link is
+/// left, dangling, then removed so that the store is made again as a plain directory).
+fn remove_store_dir(dir: &std::path::Path) {
+    if let Ok(target) = std::fs::read_link(dir) {
+        let _ = std::fs::remove_dir_all(target);
+        let _ = std::fs::remove_file(dir);
+    } else {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// `cp -a`: the files and directories under `from` copied to `to` (which must not exist).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let target = to.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            copy_tree(&e.path(), &target)?;
+        } else {
+            std::fs::copy(e.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// The host registry's files of the embedded world's node files (`coord/src/file.rs`: one per node-file
+/// path, named by the FNV-1a hash of the path as the store names it, symbolic links unresolved).
+fn registry_files(dir: &std::path::Path, nodes: u64) -> Vec<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let base = match std::path::Path::new("/dev/shm").is_dir() {
+        true => "/dev/shm/snowmint-claims",
+        false => "/tmp/snowmint-claims",
+    };
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    (0..nodes)
+        .map(|n| {
+            let node_file = dir.join("nodes").join(NAME).join(format!("{n}.lock"));
+            let hash = node_file
+                .as_os_str()
+                .as_bytes()
+                .iter()
+                .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                    (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+                });
+            std::path::Path::new(base).join(format!("{hash:016x}"))
+        })
+        .collect()
 }
 
 fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
@@ -2006,6 +2201,10 @@ enum Sim {
     Service,
     /// A fleet of hosts deriving their node IDs with the `ip` node source, minting.
     Hosts,
+    /// The processes of hosts sharing one lease per host through a state file (real time, threads).
+    SharedLease,
+    /// The bindings' per-object ID windows (`snowmint_host::window`).
+    Windows,
 }
 
 impl Sim {
@@ -2020,6 +2219,8 @@ impl Sim {
             Sim::FileLeases => "embedded leases",
             Sim::Service => "service",
             Sim::Hosts => "hosts",
+            Sim::SharedLease => "shared lease",
+            Sim::Windows => "windows",
         }
     }
     /// The replay option that selects this world.
@@ -2034,6 +2235,8 @@ impl Sim {
             Sim::FileLeases => " --embedded",
             Sim::Service => " --service",
             Sim::Hosts => " --hosts",
+            Sim::SharedLease => " --shared-lease",
+            Sim::Windows => " --windows",
         }
     }
     /// Steps of one seed of this world, from the lease world's `steps`.
@@ -2043,6 +2246,9 @@ impl Sim {
             Sim::Ranges | Sim::EtcdRanges | Sim::PgRanges => steps / 4,
             Sim::EtcdLeases | Sim::PgLeases | Sim::FileLeases | Sim::Service => steps / 2,
             Sim::Hosts => steps / 4,
+            // Rounds (start, mint, exit or crash) of each process.
+            Sim::SharedLease => (steps / 1_000).max(1),
+            Sim::Windows => steps / 2,
         }
     }
     /// One seed of `steps` (this world's own).
@@ -2089,6 +2295,8 @@ impl Sim {
             Sim::PgRanges => run_ranges(seed, steps, (p.code, p.store), Over::Postgres, trace),
             Sim::Service => service::run_service(seed, steps, p.code, trace),
             Sim::Hosts => hosts::run_hosts(seed, steps, p.code, trace),
+            Sim::SharedLease => shared_lease::run_shared_lease(seed, steps, p.code, trace),
+            Sim::Windows => windows::run_windows(seed, steps, p.code, trace),
         }
     }
 }
@@ -2116,6 +2324,8 @@ fn main() {
                 _ if has("--embedded") => Sim::FileLeases,
                 _ if has("--service") => Sim::Service,
                 _ if has("--hosts") => Sim::Hosts,
+                _ if has("--shared-lease") => Sim::SharedLease,
+                _ if has("--windows") => Sim::Windows,
                 (false, _) if has("--postgres") => Sim::PgLeases,
                 (true, _) if has("--postgres") => Sim::PgRanges,
                 (false, false) => Sim::Leases,
@@ -2163,6 +2373,8 @@ fn main() {
             (Sim::FileLeases, seeds / 50, "IDs"),
             (Sim::Service, seeds / 25, "IDs"),
             (Sim::Hosts, seeds / 5, "IDs"),
+            (Sim::SharedLease, seeds / 50, "IDs"),
+            (Sim::Windows, seeds / 10, "IDs"),
         ];
         let only: Option<String> = arg(&args, "--world");
         let chosen = |name: &str| only.as_deref().is_none_or(|o| o == name);
@@ -2180,9 +2392,13 @@ fn main() {
                 }
             }
             println!(
-                "simulation: {}, {n} seeds × {} steps, {count} {what}, {} ({:.1} s)",
+                "simulation: {}, {n} seeds × {} {}, {count} {what}, {} ({:.1} s)",
                 world.name(),
                 world.steps(steps),
+                match world {
+                    Sim::SharedLease => "rounds per process",
+                    _ => "steps",
+                },
                 if w_failed { "FAILED" } else { "no duplicate" },
                 t0.elapsed().as_secs_f64()
             );
@@ -2279,7 +2495,7 @@ impl Planted {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-const DEFECTS: [Planted; 28] = [
+const DEFECTS: [Planted; 32] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -2415,6 +2631,31 @@ const DEFECTS: [Planted; 28] = [
     // The `ip` node source: a bridge's address taken; a host part past the node field truncated.
     Planted::code("ip-takes-bridge", Defect::IpTakesBridge, Sim::Hosts),
     Planted::code("ip-host-truncated", Defect::IpHostTruncated, Sim::Hosts),
+    // The embedded store's bound on a lost history reverted (issue 39): a holder that finds no
+    // history starts at the clock, beside a holder of the lost directory minting on.
+    Planted::code(
+        "embedded-no-max-ahead",
+        Defect::EmbeddedNoMaxAhead,
+        Sim::FileLeases,
+    ),
+    // One lease per host: the state file never sees the other sharers (issue 40).
+    Planted::code(
+        "shared-lease-no-others",
+        Defect::SharedLeaseNoOthers,
+        Sim::SharedLease,
+    ),
+    // The bindings' windows: a window of an earlier lease's generator handed out under the new one.
+    Planted::code(
+        "window-of-another-generator",
+        Defect::WindowOfAnotherGenerator,
+        Sim::Windows,
+    ),
+    // The bindings' windows: after a wait that let another call in, the earlier window kept.
+    Planted::code(
+        "window-keeps-earlier",
+        Defect::WindowKeepsEarlier,
+        Sim::Windows,
+    ),
 ];
 
 /// The README's long run: 1024 simulated nodes (and 1100 holders competing for them), 10^9 IDs in

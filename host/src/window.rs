@@ -21,12 +21,19 @@
 
 use core::cell::UnsafeCell;
 
-use snowmint::{Ceiling, FastClock, Result, SharedGenerator, StateWord, Window};
+use snowmint::{Ceiling, Clock, FastClock, Result, SharedGenerator, StateWord, Window};
 
 /// The window and the generator it is of (null: none). For a lease source the generator is that of
 /// the lease held when the window was taken: every lease a source held lives as long as the source.
 pub struct OwnWindow<G> {
     cell: UnsafeCell<Held<G>>,
+    /// Defects planted on purpose (feature `planted-defects`, the coordination crate's simulation):
+    /// the window is handed out of whoever's generator took it; a window put back leaves the one
+    /// another call put in the cell meanwhile (taken earlier) in place.
+    #[cfg(feature = "planted-defects")]
+    ignores_owner: bool,
+    #[cfg(feature = "planted-defects")]
+    keeps_earlier: bool,
 }
 
 struct Held<G> {
@@ -55,7 +62,41 @@ impl<S: StateWord, L: Ceiling> OwnWindow<SharedGenerator<S, L>> {
                 window: Window::EMPTY,
                 of: core::ptr::null(),
             }),
+            #[cfg(feature = "planted-defects")]
+            ignores_owner: false,
+            #[cfg(feature = "planted-defects")]
+            keeps_earlier: false,
         }
+    }
+
+    /// No window yet, and the planted defect: [`try_mint`](Self::try_mint) hands out of the window
+    /// without checking that it is `g`'s (a window of an earlier lease's generator goes on under the
+    /// new one). Feature `planted-defects` only: the simulation proves it catches it.
+    #[cfg(feature = "planted-defects")]
+    pub fn planted_ignoring_owner() -> Self {
+        OwnWindow {
+            ignores_owner: true,
+            ..Self::new()
+        }
+    }
+
+    /// No window yet, and the planted defect: a window put back after a wait ([`mint`](Self::mint))
+    /// is closed, and the window another call put in the cell during the wait (taken before it) kept.
+    /// Feature `planted-defects` only.
+    #[cfg(feature = "planted-defects")]
+    pub fn planted_keeping_earlier() -> Self {
+        OwnWindow {
+            keeps_earlier: true,
+            ..Self::new()
+        }
+    }
+
+    fn owner_checked(&self) -> bool {
+        #[cfg(feature = "planted-defects")]
+        if self.ignores_owner {
+            return false;
+        }
+        true
     }
 
     /// One ID of `g` from the system clock with the window in place
@@ -67,12 +108,26 @@ impl<S: StateWord, L: Ceiling> OwnWindow<SharedGenerator<S, L>> {
     /// generator; `g` outlives the window.
     #[inline(always)]
     pub unsafe fn try_mint(&self, g: &SharedGenerator<S, L>) -> Option<Result<u64>> {
-        // SAFETY: the caller's contract; nothing below calls out but the system clock.
+        // SAFETY: the caller's contract.
+        unsafe { self.try_mint_from(g, &FastClock) }
+    }
+
+    /// [`try_mint`](Self::try_mint) from `clock` (the simulation's injected clocks).
+    ///
+    /// # Safety
+    /// As [`try_mint`](Self::try_mint); `clock` calls nothing that reaches the window.
+    #[inline(always)]
+    pub unsafe fn try_mint_from<C: Clock + ?Sized>(
+        &self,
+        g: &SharedGenerator<S, L>,
+        clock: &C,
+    ) -> Option<Result<u64>> {
+        // SAFETY: the caller's contract; nothing below calls out but the clock.
         let held = unsafe { &mut *self.cell.get() };
-        if !core::ptr::eq(held.of, g) {
+        if !core::ptr::eq(held.of, g) && self.owner_checked() {
             return None;
         }
-        g.try_next_id_in(&mut held.window, &FastClock)
+        g.try_next_id_in(&mut held.window, clock)
     }
 
     /// One ID of `g` from the system clock: in place ([`try_mint`](Self::try_mint)), else through
@@ -99,9 +154,23 @@ impl<S: StateWord, L: Ceiling> OwnWindow<SharedGenerator<S, L>> {
     /// As [`try_mint`](Self::try_mint).
     #[inline(never)]
     pub unsafe fn mint(&self, g: &SharedGenerator<S, L>, sleep: impl FnMut(u64)) -> Result<u64> {
+        // SAFETY: the caller's contract.
+        unsafe { self.mint_from(g, &FastClock, sleep) }
+    }
+
+    /// [`mint`](Self::mint) from `clock` (the simulation's injected clocks).
+    ///
+    /// # Safety
+    /// As [`try_mint`](Self::try_mint); `clock` calls nothing that reaches the window.
+    pub unsafe fn mint_from<C: Clock + ?Sized>(
+        &self,
+        g: &SharedGenerator<S, L>,
+        clock: &C,
+        sleep: impl FnMut(u64),
+    ) -> Result<u64> {
         // SAFETY: the caller's contract; the borrow ends before `sleep` may run.
         let mut window = unsafe { self.take_for(g) };
-        let r = g.next_id_in(&mut window, &FastClock, sleep);
+        let r = g.next_id_in(&mut window, clock, sleep);
         // SAFETY: as above (the caller's exclusive access is back when `next_id_in` returns).
         unsafe { self.put_back(g, window) };
         r
@@ -128,6 +197,12 @@ impl<S: StateWord, L: Ceiling> OwnWindow<SharedGenerator<S, L>> {
     unsafe fn put_back(&self, g: &SharedGenerator<S, L>, window: Window) {
         // SAFETY: the caller's contract.
         let held = unsafe { &mut *self.cell.get() };
+        #[cfg(feature = "planted-defects")]
+        if self.keeps_earlier && core::ptr::eq(held.of, g) {
+            let mut window = window;
+            g.close_window(&mut window);
+            return;
+        }
         if !held.of.is_null() {
             // SAFETY: `of` outlives the window.
             unsafe { &*held.of }.close_window(&mut held.window);
