@@ -13,8 +13,10 @@
 # A stage whose name ends in `&` runs beside the stages after it (its output kept in
 # target/stage-logs/NAME.log and printed whole once a later stage has waited for it, or at the end):
 # Miri interprets on one core while the server stages mostly wait on leases, TTLs and servers, so the
-# two overlap well; the Node stage (mostly waiting on servers, child processes and timers: about half
-# a core) beside the Python stage (about one core); the chaos run (real processes paused, killed and
+# two overlap well; the service stage (its own servers; mostly waiting on connections, deadlines and a
+# browser: about a fifth of a core) beside the fuzzing and the C stage's builds; the Node stage (mostly
+# waiting on servers, child processes and timers: about half a core) and the cross stage's builds and
+# emulated runs beside the Python stage (about one core: the three together about two); the chaos run (real processes paused, killed and
 # resumed on a schedule: mostly waiting) beside the WASM stage's builds and browser; and from the
 # start, the portable artifacts' four cross builds (`dist-build`, at nice 19: only the CPU the other
 # stages leave idle), which the `dist` stage then packs and checks.
@@ -39,10 +41,10 @@ stages=(
   "core:scripts/test-core.sh"
   "miri&:scripts/test-miri.sh"
   "coord:coord/test.sh"
-  "service:service/test.sh"
+  "service&:service/test.sh"
   "fuzz:scripts/test-fuzz.sh"
   "c:bindings-c/test.sh"
-  "cross:scripts/cross.sh"
+  "cross&:scripts/cross.sh"
   "node&:bindings-node/test.sh"
   "python:bindings-python/test.sh"
   "chaos&@node:scripts/chaos.sh"
