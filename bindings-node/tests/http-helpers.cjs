@@ -1,5 +1,5 @@
 // HTTP helpers of the tests that run the README's server recipes (state-file.test.cjs, recipes.test.cjs,
-// host-lease.test.cjs).
+// recipes-killed.test.cjs).
 'use strict'
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -66,9 +66,28 @@ const groupMembers = (pgid) => liveProcesses((_, pgrp) => pgrp === pgid)
 /** The live children of `pid`. */
 const childrenOf = (pid) => liveProcesses((ppid) => ppid === pid)
 
+/** Seconds since boot (/proc/uptime: 10 ms steps, the clock of a process's start time). */
+const uptime = () => Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0])
+
+/** When process `pid` started, in seconds since boot (/proc/PID/stat's starttime: 10 ms steps); -1 if gone. */
+function startedAt(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // After the command's closing parenthesis: field 3 (state) onwards; starttime is field 22, in ticks.
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) / 100
+  } catch {
+    return -1
+  }
+}
+
 /**
  * A `during` of `serveRecipe`: after `after` ms of load, SIGKILLs one worker of the primary and measures
- * how long until a worker that was not there before answers (`?n=1`): `{ recoveredMs, body }`.
+ * how long until a worker that was not there before answers (`?n=1`): `{ recoveredMs, body, forkedMs,
+ * startedMs, codeMs, killedAt, before }`: `recoveredMs` from the kill, `forkedMs` from the kill to the
+ * replacement's process start, `startedMs` from that start to its answer (the process start times are the
+ * kernel's, in 10 ms steps), `codeMs` from the kill to when its code began (the addon mapped: Node's own
+ * start-up is over); `killedAt` (Date.now()), `before` the workers' PIDs.
+ * The load's own answers may come from the replacement first: serveRecipe's `firstNew` tells.
  */
 async function killAWorker(server, port, after = 300) {
   await new Promise((r) => setTimeout(r, after))
@@ -76,17 +95,40 @@ async function killAWorker(server, port, after = 300) {
   assert.ok(before.size >= 2, `the primary's workers: ${[...before]}`)
   process.kill(Math.min(...before), 'SIGKILL')
   const t0 = Date.now()
-  while (Date.now() - t0 < 10_000) {
-    let body
-    try {
-      body = await get(port, '/?n=1')
-    } catch {
-      await new Promise((r) => setTimeout(r, 5))
-      continue
+  const killedAt = uptime()
+  // When the replacement's own code began: the moment its process has the addon mapped (its first
+  // `require('snowmint')`), seen every 5 ms.
+  let codeAt = -1
+  const watch = setInterval(() => {
+    for (const pid of childrenOf(server.pid)) {
+      if (before.has(pid) || codeAt >= 0) continue
+      try {
+        if (/snowmint\.[^/\n]*\.node/.test(fs.readFileSync(`/proc/${pid}/maps`, 'utf8'))) codeAt = Date.now()
+      } catch {}
     }
-    if (!before.has(Number(body.trim().split(' ').at(-1)))) return { recoveredMs: Date.now() - t0, body }
+  }, 5)
+  try {
+    while (Date.now() - t0 < 10_000) {
+      let body
+      try {
+        body = await get(port, '/?n=1')
+      } catch {
+        await new Promise((r) => setTimeout(r, 5))
+        continue
+      }
+      const pid = Number(body.trim().split(' ').at(-1))
+      if (!before.has(pid)) {
+        const [recoveredMs, now, started] = [Date.now() - t0, uptime(), startedAt(pid)]
+        const forkedMs = started < 0 ? -1 : Math.round((started - killedAt) * 1000)
+        const startedMs = started < 0 ? -1 : Math.round((now - started) * 1000)
+        const codeMs = codeAt < 0 ? -1 : codeAt - t0
+        return { recoveredMs, body, forkedMs, startedMs, codeMs, killedAt: t0, before }
+      }
+    }
+    return { recoveredMs: -1, body: '', forkedMs: -1, startedMs: -1, codeMs: -1, killedAt: t0, before }
+  } finally {
+    clearInterval(watch)
   }
-  return { recoveredMs: -1, body: '' }
 }
 
 /** Starts `argv` in `dir` in a process group of its own, `env` added and PORT=`port`, its output in `log`. */
@@ -193,17 +235,28 @@ async function serveRecipe(
     }
     // With `during` (a worker killed mid-load), a request the killed worker dropped counts as dropped.
     const side = during && during(server, port)
+    const answered = [] // [Date.now(), body] of every answer, in order
     const one = () =>
-      get(port, reqPath).catch((e) => {
-        // A hang fails; refused: the primary was killed and its workers have exited.
-        if (!during || !/ECONNRESET|ECONNREFUSED|socket hang up/.test(e.message)) throw e
-        dropped++
-        return null
-      })
+      get(port, reqPath)
+        .then((b) => {
+          answered.push([Date.now(), b])
+          return b
+        })
+        .catch((e) => {
+          // A hang fails; refused: the primary was killed and its workers have exited.
+          if (!during || !/ECONNRESET|ECONNREFUSED|socket hang up/.test(e.message)) throw e
+          dropped++
+          return null
+        })
     for (let round = 0; round < 50; round++) {
       bodies.push(...(await Promise.all(Array.from({ length: 8 }, one))).filter((b) => b !== null))
     }
     duringResult = side && (await side)
+    // The first answer of the load from a worker `during` did not see (its replacement): when it came.
+    if (duringResult && duringResult.before) {
+      const first = answered.find(([, b]) => !duringResult.before.has(Number(b.trim().split(' ').at(-1))))
+      duringResult.firstNewAt = first ? first[0] : -1
+    }
   } catch (e) {
     e.message += `\nthe recipe's log:\n${fs.readFileSync(log, 'utf8')}`
     throw e
