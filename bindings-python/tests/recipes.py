@@ -219,9 +219,24 @@ class KillThePrimary:
                     self.recovered_s = time.monotonic() - t0
                     self.node_id = snowmint.decode(int(body.split()[0])).node_id
                     break
+                # Stopped once all 4 workers serve: a worker still booting when the master's SIGTERM comes
+                # runs the master's handler, which only queues the signal (gunicorn's race, not the
+                # recipe's), and the master then waits its graceful timeout (30 s) for it.
+                pids: set[str] = set()
+                deadline = time.monotonic() + 10
+                while len(pids) < 4 and time.monotonic() < deadline:
+                    try:
+                        pids.add(urllib.request.urlopen(f"http://127.0.0.1:{port}/?n=1", timeout=5).read().split()[-1])
+                    except (OSError, http.client.HTTPException):
+                        time.sleep(0.01)
             finally:
                 again.terminate()
-                again.wait(30)
+                try:
+                    again.wait(30)
+                except subprocess.TimeoutExpired:
+                    again.kill()
+                    again.wait(10)
+                    raise
         self.log = log_path.read_text(errors="replace")
 
 
@@ -292,10 +307,13 @@ import sys, time, snowmint
 source, stop, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
 end, n = time.monotonic() + seconds, 0
 while time.monotonic() < end and not __import__("os").path.exists(stop):
-    g = snowmint.Generator(source)
-    g.next_ids(3)
-    g.close()
-    n += 1
+    try:
+        g = snowmint.Generator(source)
+        g.next_ids(3)
+        g.close()
+        n += 1
+    except snowmint.StoreUnavailableError:
+        pass  # a loaded server's late answer (bounded: STORE_UNAVAILABLE): this is only load for the store
 print(n)
 """
 
@@ -332,6 +350,7 @@ class CliRun:
     errors: list[str] = field(default_factory=list)
     dropped: int = 0
     recovered_s: float = -1.0
+    from_start_s: float = -1.0
     node_id: int = -1
 
     def ids(self) -> list[int]:
@@ -387,6 +406,7 @@ def run_cli(command: str, cwd: Path, invocations: int, env: dict[str, str], kill
                     out.answers.append((ids, p.pid))
                     if killed_at and started > killed_at[0] and out.recovered_s < 0:
                         out.recovered_s = printed - killed_at[0]
+                        out.from_start_s = printed - started
                         out.node_id = snowmint.decode(ids[0]).node_id
 
     threads = [threading.Thread(target=worker) for _ in range(8)]
@@ -440,13 +460,17 @@ def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
         if recipe.app is None:
             cli = run_cli(command, tmp_path, 40, env)
             answers, errors, dropped = cli.answers, cli.errors, cli.dropped
-            recovered, rnode = cli.recovered_s, cli.node_id
+            # The CLI's replacement is the next invocation: its bound counts from its process's start
+            # (bash and snowmint started, the store opened, the host's lease joined, the IDs printed); from
+            # the kill is reported beside it.
+            recovered, rnode = cli.from_start_s, cli.node_id
+            since_kill = f" of its start ({cli.recovered_s * 1000:.0f} ms after the kill)"
             batch, total = 3, 40
         else:
             kill = KillAWorker()
             served = run_gunicorn(command, tmp_path, 600, env, query="n=5", while_serving=kill)
             answers, errors, dropped = served.answers, served.errors, served.dropped
-            recovered, rnode = kill.recovered_s, kill.node_id
+            recovered, rnode, since_kill = kill.recovered_s, kill.node_id, " after the kill"
             batch, total = 5, 600
         ids = [i for a, _ in answers for i in a]
         assert not errors, f"{name} {kind} run {run}: {errors[:5]}"
@@ -460,7 +484,7 @@ def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
         all_ids += ids
         line = (
             f"{name} {kind} run {run}: a worker killed: {len(ids)} IDs, {len(errors)} errors answered, "
-            f"{dropped} dropped by the killed worker, the replacement answered in {recovered * 1000:.0f} ms"
+            f"{dropped} dropped by the killed worker, the replacement answered in {recovered * 1000:.0f} ms{since_kill}"
         )
         if recipe.app is not None:
             kill_primary = KillThePrimary(command, tmp_path, env)
