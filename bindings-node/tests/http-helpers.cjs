@@ -148,12 +148,14 @@ function startRecipe(dir, argv, env, port, log) {
  * A `during` of `serveRecipe` for the recipe `argv` in `dir` with `env`: after `after` ms of load, SIGKILLs
  * the primary, waits until its workers have exited (a cluster worker exits when its primary is gone), then
  * starts the recipe again (as a supervisor would, on another port) and measures how long until it answers a
- * batch (`?n=5`): `{ recoveredMs, body }`; then stops it (SIGTERM to its group).
+ * batch (`?n=5`): `{ recoveredMs, body, killedAt }` (killedAt: Date.now() at the kill); then stops it
+ * (SIGTERM to its group).
  */
 function killThePrimary(argv, dir, env, after = 300) {
   return async (server) => {
     await new Promise((r) => setTimeout(r, after))
     process.kill(server.pid, 'SIGKILL')
+    const killedAt = Date.now()
     const left = await groupGone(server.pid, 15_000)
     assert.deepEqual(left, [], 'the workers of a killed primary exit')
     const port = await freePort()
@@ -162,12 +164,12 @@ function killThePrimary(argv, dir, env, after = 300) {
     try {
       while (Date.now() - t0 < 30_000) {
         try {
-          return { recoveredMs: Date.now() - t0, body: await get(port, '/?n=5') }
+          return { recoveredMs: Date.now() - t0, body: await get(port, '/?n=5'), killedAt }
         } catch {
           await new Promise((r) => setTimeout(r, 10))
         }
       }
-      return { recoveredMs: -1, body: '' }
+      return { recoveredMs: -1, body: '', killedAt }
     } finally {
       process.kill(-again.pid, 'SIGTERM')
       const late = await groupGone(again.pid, 15_000)
@@ -252,7 +254,9 @@ async function serveRecipe(
       bodies.push(...(await Promise.all(Array.from({ length: 8 }, one))).filter((b) => b !== null))
     }
     duringResult = side && (await side)
-    // The first answer of the load from a worker `during` did not see (its replacement): when it came.
+    // When the load's last answer came (a kill after it was not mid-load), and the first answer of the load
+    // from a worker `during` did not see (its replacement).
+    if (duringResult) duringResult.lastAnswerAt = answered.length > 0 ? answered.at(-1)[0] : -1
     if (duringResult && duringResult.before) {
       const first = answered.find(([, b]) => !duringResult.before.has(Number(b.trim().split(' ').at(-1))))
       duringResult.firstNewAt = first ? first[0] : -1

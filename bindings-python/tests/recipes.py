@@ -59,6 +59,8 @@ class Served:
         # Requests whose connection a killed worker dropped (no answer).
         self.dropped = 0
         self.log = ""
+        # time.monotonic() of the last answer (a kill after it was not mid-load).
+        self.last_answer_at = -1.0
 
     def ids(self) -> list[int]:
         return [i for ids, _ in self.answers for i in ids]
@@ -98,6 +100,7 @@ def run_gunicorn(
                 try:
                     body = urllib.request.urlopen(f"{url}?{query}", timeout=15).read().decode().split()
                     served.answers.append(([int(w) for w in body[:-1]], int(body[-1])))
+                    served.last_answer_at = max(served.last_answer_at, time.monotonic())
                 except urllib.error.HTTPError as e:
                     served.errors.append(f"{e.code} {e.read().decode().strip()}")
                 except (ConnectionError, http.client.HTTPException, ValueError):
@@ -158,6 +161,7 @@ class KillAWorker:
         self.after = after
         self.recovered_s = -1.0
         self.node_id = -1
+        self.killed_at = -1.0
 
     def __call__(self, server: "subprocess.Popen[bytes]", url: str) -> None:
         import snowmint
@@ -166,7 +170,7 @@ class KillAWorker:
         before = workers_of(server.pid)
         assert len(before) >= 2, before
         os.kill(min(before), signal.SIGKILL)
-        t0 = time.monotonic()
+        t0 = self.killed_at = time.monotonic()
         while time.monotonic() - t0 < 10:
             try:
                 body = urllib.request.urlopen(f"{url}?n=1", timeout=5).read().decode().split()
@@ -190,6 +194,7 @@ class KillThePrimary:
         self.recovered_s = -1.0
         self.node_id = -1
         self.log = ""
+        self.killed_at = -1.0
 
     def __call__(self, server: "subprocess.Popen[bytes]", url: str) -> None:
         import snowmint
@@ -197,6 +202,7 @@ class KillThePrimary:
         time.sleep(self.after)
         workers = workers_of(server.pid)
         server.kill()
+        self.killed_at = time.monotonic()
         server.wait(10)
         deadline = time.monotonic() + 30
         while any(os.path.exists(f"/proc/{w}") and _alive(w) for w in workers):
@@ -369,6 +375,7 @@ def run_cli(command: str, cwd: Path, invocations: int, env: dict[str, str], kill
     lock = threading.Lock()
     live: list[subprocess.Popen[bytes]] = []
     killed_at: list[float] = []
+    timed: list[tuple[float, float, int]] = []  # each success: when it started, printed, its first ID
     todo = iter(range(invocations))
 
     def worker() -> None:
@@ -404,10 +411,7 @@ def run_cli(command: str, cwd: Path, invocations: int, env: dict[str, str], kill
                 else:
                     ids = [int(w) for w in stdout.split()]
                     out.answers.append((ids, p.pid))
-                    if killed_at and started > killed_at[0] and out.recovered_s < 0:
-                        out.recovered_s = printed - killed_at[0]
-                        out.from_start_s = printed - started
-                        out.node_id = snowmint.decode(ids[0]).node_id
+                    timed.append((started, printed, ids[0]))
 
     threads = [threading.Thread(target=worker) for _ in range(8)]
     for t in threads:
@@ -424,6 +428,12 @@ def run_cli(command: str, cwd: Path, invocations: int, env: dict[str, str], kill
     for t in threads:
         t.join(120)
     assert killed_at, "an invocation was running to be killed"
+    # The replacement: the first to print of the invocations started after the kill.
+    after = sorted((printed, started, first) for started, printed, first in timed if started > killed_at[0])
+    if after:
+        printed, started, first = after[0]
+        out.recovered_s, out.from_start_s = printed - killed_at[0], printed - started
+        out.node_id = snowmint.decode(first).node_id
     return out
 
 
@@ -467,11 +477,13 @@ def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
             since_kill = f" of its start ({cli.recovered_s * 1000:.0f} ms after the kill)"
             batch, total = 3, 40
         else:
-            kill = KillAWorker()
-            served = run_gunicorn(command, tmp_path, 600, env, query="n=5", while_serving=kill)
+            kill = KillAWorker(after=0.1)
+            served = run_gunicorn(command, tmp_path, 1000, env, query="n=5", while_serving=kill)
             answers, errors, dropped = served.answers, served.errors, served.dropped
             recovered, rnode, since_kill = kill.recovered_s, kill.node_id, " after the kill"
-            batch, total = 5, 600
+            batch, total = 5, 1000
+            # Mid-load: answers came after the kill, or requests went unanswered (only a kill drops them).
+            assert served.dropped > 0 or kill.killed_at < served.last_answer_at, "the worker was killed mid-load"
         ids = [i for a, _ in answers for i in a]
         assert not errors, f"{name} {kind} run {run}: {errors[:5]}"
         # Only the requests the killed worker was answering go unanswered (8 at a time).
@@ -487,9 +499,10 @@ def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
             f"{dropped} dropped by the killed worker, the replacement answered in {recovered * 1000:.0f} ms{since_kill}"
         )
         if recipe.app is not None:
-            kill_primary = KillThePrimary(command, tmp_path, env)
-            served = run_gunicorn(command, tmp_path, 600, env, query="n=5", while_serving=kill_primary)
+            kill_primary = KillThePrimary(command, tmp_path, env, after=0.1)
+            served = run_gunicorn(command, tmp_path, 1000, env, query="n=5", while_serving=kill_primary)
             assert not served.errors, served.errors[:5]
+            assert served.dropped > 0 or kill_primary.killed_at < served.last_answer_at, "the primary killed mid-load"
             assert kill_primary.node_id == node, kill_primary.log[-3000:]
             assert not [w for w in CRASH_WORDS if w in kill_primary.log], kill_primary.log[-3000:]
             all_ids += served.ids()
