@@ -95,6 +95,11 @@ def run_gunicorn(
                 except OSError:
                     assert server.poll() is None, log_path.read_text()
                     time.sleep(0.05)
+            # The load starts once every worker is forked (the master listens before it forks them).
+            want = int(argv[argv.index("--workers") + 1]) if "--workers" in argv else 1
+            deadline = time.monotonic() + 20
+            while len(workers_of(server.pid)) < want and time.monotonic() < deadline:
+                time.sleep(0.02)
 
             def fetch(_: int) -> None:
                 try:
@@ -355,6 +360,7 @@ class CliRun:
     answers: list[tuple[list[int], int]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     dropped: int = 0
+    started: int = 0
     recovered_s: float = -1.0
     from_start_s: float = -1.0
     node_id: int = -1
@@ -376,13 +382,15 @@ def run_cli(command: str, cwd: Path, invocations: int, env: dict[str, str], kill
     live: list[subprocess.Popen[bytes]] = []
     killed_at: list[float] = []
     timed: list[tuple[float, float, int]] = []  # each success: when it started, printed, its first ID
-    todo = iter(range(invocations))
 
     def worker() -> None:
         while True:
             with lock:
-                if next(todo, None) is None:
+                # `invocations`, and on until 8 have started after the kill (at most 400 in all).
+                after_kill = sum(1 for s, _, _ in timed if s > killed_at[0]) if killed_at else 0
+                if out.started >= 400 or (out.started >= invocations and killed_at and after_kill >= 8):
                     return
+                out.started += 1
             started = time.monotonic()
             p = subprocess.Popen(
                 ["bash", "-c", command], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -475,7 +483,7 @@ def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
             # the kill is reported beside it.
             recovered, rnode = cli.from_start_s, cli.node_id
             since_kill = f" of its start ({cli.recovered_s * 1000:.0f} ms after the kill)"
-            batch, total = 3, 40
+            batch, total = 3, cli.started
         else:
             kill = KillAWorker(after=0.1)
             served = run_gunicorn(command, tmp_path, 1000, env, query="n=5", while_serving=kill)
