@@ -27,7 +27,11 @@ function get(port, path = '/') {
         res.on('data', (d) => {
           body += d
         })
-        res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(body))))
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(body)
+            : reject(Object.assign(new Error(body), { status: res.statusCode })),
+        )
       })
       .on('timeout', function () {
         this.destroy(new Error(`GET 127.0.0.1:${port}: no answer in 10 s`))
@@ -196,20 +200,25 @@ async function groupGone(pgid, ms) {
  * stopped, and returns the 400 answer bodies, the recipe's log and the PIDs of the group that were still
  * running when the leader exited (none if it outlived its workers). Each request is `GET path`; with
  * `during(server, port)` (run beside the requests, e.g. `killAWorker`) the requests a killed worker dropped
- * are counted (`dropped`) instead of failing, and its result is returned (`during`).
+ * are counted (`dropped`) instead of failing, and its result is returned (`during`). An answer 503 whose
+ * body (an error code) matches `answers` is counted in `errors` (the recipe's "retry shortly"); any
+ * other error fails.
  */
 async function serveRecipe(
   dir,
   argv,
   env,
   signal,
-  { leaderOnly = false, path: reqPath = '/', during = null } = {},
+  { leaderOnly = false, path: reqPath = '/', during = null, answers = /^$/ } = {},
 ) {
   const port = await freePort()
   const log = path.join(dir, 'server.log')
   const server = startRecipe(dir, argv, env, port, log)
   const bodies = []
   let dropped = 0
+  // The error codes answered (503 with `answers`' codes: the recipe's "retry shortly").
+  const errors = []
+  const answered503 = (e) => e.status === 503 && answers.test(e.message.trim())
   let duringResult = null
   let late = []
   let outlived = []
@@ -232,7 +241,11 @@ async function serveRecipe(
     const seen = new Set()
     const allUp = Date.now() + 60_000
     while (seen.size < 4 && Date.now() < allUp) {
-      seen.add((await get(port)).split(' ')[1].trim())
+      try {
+        seen.add((await get(port)).split(' ')[1].trim())
+      } catch (e) {
+        if (!answered503(e)) throw e // an error the recipe answers (retry shortly): asked again below
+      }
       if (seen.size < 4) await new Promise((r) => setTimeout(r, 25))
     }
     // With `during` (a worker killed mid-load), a request the killed worker dropped counts as dropped.
@@ -245,6 +258,10 @@ async function serveRecipe(
           return b
         })
         .catch((e) => {
+          if (answered503(e)) {
+            errors.push(e.message.trim())
+            return null
+          }
           // A hang fails; refused: the primary was killed and its workers have exited.
           if (!during || !/ECONNRESET|ECONNREFUSED|socket hang up/.test(e.message)) throw e
           dropped++
@@ -280,7 +297,7 @@ async function serveRecipe(
     await exited(server)
   }
   assert.deepEqual(late, [], `every process of the recipe stops on ${signal} within 15 s`)
-  return { bodies, log: fs.readFileSync(log, 'utf8'), outlived, dropped, during: duringResult }
+  return { bodies, log: fs.readFileSync(log, 'utf8'), outlived, dropped, errors, during: duringResult }
 }
 
 module.exports = { freePort, get, killAWorker, killThePrimary, serveRecipe }

@@ -445,12 +445,19 @@ def run_cli(command: str, cwd: Path, invocations: int, env: dict[str, str], kill
     return out
 
 
+def retry_only(errors: list[str]) -> bool:
+    """The only error a recipe may answer: TOO_FAR_AHEAD (past the reservation the keeper has written; on the
+    embedded store at most 1 s ahead of the clock, and a new claim starts 1 s ahead: SPEC §3.2), which the
+    README's app answers 503 with Retry-After: 1. Counted and reported."""
+    return all("TOO_FAR_AHEAD" in e for e in errors)
+
+
 def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
     """Runs the README's recipe `name` as written on store `kind`, every request a batch (a worker's first
     call is a batch: `?n=5`, the CLI's `-n 3`), `runs` times in a row; each run SIGKILLs a worker
     mid-load (the replacement must answer within 1 s under the host's node ID) and, for gunicorn, then the
     primary (the recipe started again, as a supervisor would, must answer under it). Checks: no error
-    answered, no worker hung or crashed, only the killed worker's requests unanswered, one node ID, no ID
+    answered but TOO_FAR_AHEAD ([`retry_only`]), no worker hung or crashed, only the killed worker's requests unanswered, one node ID, no ID
     twice. Returns a line per run: IDs, errors answered, time to recover."""
     import snowmint
 
@@ -493,9 +500,9 @@ def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
             # Mid-load: answers came after the kill, or requests went unanswered (only a kill drops them).
             assert served.dropped > 0 or kill.killed_at < served.last_answer_at, "the worker was killed mid-load"
         ids = [i for a, _ in answers for i in a]
-        assert not errors, f"{name} {kind} run {run}: {errors[:5]}"
+        assert retry_only(errors), f"{name} {kind} run {run}: {errors[:5]}"
         # Only the requests the killed worker was answering go unanswered (8 at a time).
-        assert dropped <= 8 and len(answers) == total - dropped, (dropped, len(answers))
+        assert dropped <= 8 and len(answers) == total - dropped - len(errors), (dropped, len(errors), len(answers))
         assert all(len(a) == batch for a, _ in answers), [a for a, _ in answers if len(a) != batch]
         assert len({pid for _, pid in answers}) >= 2, "the requests reached several workers"
         assert {snowmint.decode(i).node_id for i in ids} == {node}, "the host's node ID"
@@ -509,7 +516,7 @@ def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
         if recipe.app is not None:
             kill_primary = KillThePrimary(command, tmp_path, env, after=0.1)
             served = run_gunicorn(command, tmp_path, 1000, env, query="n=5", while_serving=kill_primary)
-            assert not served.errors, served.errors[:5]
+            assert retry_only(served.errors), served.errors[:5]
             assert served.dropped > 0 or kill_primary.killed_at < served.last_answer_at, "the primary killed mid-load"
             assert kill_primary.node_id == node, kill_primary.log[-3000:]
             assert not [w for w in CRASH_WORDS if w in kill_primary.log], kill_primary.log[-3000:]
