@@ -88,10 +88,14 @@ source "$ROOT/scripts/servers.sh"
 binding_servers
 # The ID service (`snowmint serve`) for the client tests (tests/client.test.mjs, the README's Client block).
 export SNOWMINT_SERVE="$(bash "$ROOT/scripts/service-bin.sh")"
+# --recipes-long (`make test-long`): the README's cluster recipes killed mid-load (tests/recipes-killed.test.cjs),
+# 3 runs in a row per recipe and store (`make test` runs each once, with the rest of tests/).
+tests=(tests/)
+if [ "${1:-}" = "--recipes-long" ]; then export SNOWMINT_RECIPE_RUNS=3; tests=(tests/recipes-killed.test.cjs); fi
 status=0
 # No NODE_PATH and no napi override: the package must resolve from the project's node_modules alone.
 env -u NODE_PATH -u NAPI_RS_NATIVE_LIBRARY_PATH -u NAPI_RS_FORCE_WASI \
-  node --test --test-reporter=spec tests/ > "$WORK/last-run.txt" 2>&1 || status=$?
+  node --test --test-reporter=spec "${tests[@]}" > "$WORK/last-run.txt" 2>&1 || status=$?
 # Per-case lines of the conformance files are indented: show the top-level results only.
 grep -vE '^\s+(✔|▶|ℹ)' "$WORK/last-run.txt" | grep -vE '^\s*$' | grep -E '^(✔|✖|▶|ℹ)' || true
 # The client simulation's figures: its faults, and the seed at which each check put back was caught.

@@ -51,6 +51,9 @@ names = zipfile.ZipFile(sys.argv[1]).namelist()
 for lic in ("LICENSE-MIT", "LICENSE-APACHE"):
     assert any(n.endswith("/" + lic) for n in names), f"the wheel does not ship {lic}"
 PY
+# --recipes-long (`make test-long`): the README's recipes killed mid-load (tests/test_recipes.py), 3 runs in a
+# row per recipe and store (`make test` runs each once).
+if [ "${1:-}" = "--recipes-long" ]; then export SNOWMINT_RECIPE_RUNS=3; set -- tests/test_recipes.py; fi
 if [ $# -eq 0 ]; then set -- tests; fi
 # shellcheck source=../scripts/servers.sh
 source "$ROOT/scripts/servers.sh"

@@ -5,7 +5,8 @@
 #   scripts/test-all.sh --long     `make test-long`: the evidence too slow for `make test` (LONG_STAGES:
 #                                  the MSRV builds, the full Miri sweep, long fuzzing, the whole
 #                                  Python suite on the other CPython versions, the chaos run for 9
-#                                  minutes instead of 1.5);
+#                                  minutes instead of 1.5, the README's recipes killed mid-load
+#                                  3 runs in a row instead of 1);
 #                                  `make test` then `make test-long` is the full evidence
 #   scripts/test-all.sh NAME:SCRIPT…   the given stages only (`make test-core` and friends)
 # Each stage's line in the summary gives its wall time and the CPU time (user + system) of its
@@ -64,6 +65,8 @@ LONG_STAGES=(
   "fuzz-long:scripts/test-fuzz.sh --long"
   "python-versions:bindings-python/test-versions.sh"
   "chaos-long:scripts/chaos.sh --long"
+  "recipes-python:bindings-python/test.sh --recipes-long"
+  "recipes-node:bindings-node/test.sh --recipes-long"
 )
 if [ "${1:-}" = "--long" ]; then
   shift

@@ -1,5 +1,5 @@
 // HTTP helpers of the tests that run the README's server recipes (state-file.test.cjs, recipes.test.cjs,
-// host-lease.test.cjs).
+// recipes-killed.test.cjs).
 'use strict'
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -27,7 +27,11 @@ function get(port, path = '/') {
         res.on('data', (d) => {
           body += d
         })
-        res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(body))))
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(body)
+            : reject(Object.assign(new Error(body), { status: res.statusCode })),
+        )
       })
       .on('timeout', function () {
         this.destroy(new Error(`GET 127.0.0.1:${port}: no answer in 10 s`))
@@ -66,9 +70,28 @@ const groupMembers = (pgid) => liveProcesses((_, pgrp) => pgrp === pgid)
 /** The live children of `pid`. */
 const childrenOf = (pid) => liveProcesses((ppid) => ppid === pid)
 
+/** Seconds since boot (/proc/uptime: 10 ms steps, the clock of a process's start time). */
+const uptime = () => Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0])
+
+/** When process `pid` started, in seconds since boot (/proc/PID/stat's starttime: 10 ms steps); -1 if gone. */
+function startedAt(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // After the command's closing parenthesis: field 3 (state) onwards; starttime is field 22, in ticks.
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) / 100
+  } catch {
+    return -1
+  }
+}
+
 /**
  * A `during` of `serveRecipe`: after `after` ms of load, SIGKILLs one worker of the primary and measures
- * how long until a worker that was not there before answers (`?n=1`): `{ recoveredMs, body }`.
+ * how long until a worker that was not there before answers (`?n=1`): `{ recoveredMs, body, forkedMs,
+ * startedMs, codeMs, killedAt, before }`: `recoveredMs` from the kill, `forkedMs` from the kill to the
+ * replacement's process start, `startedMs` from that start to its answer (the process start times are the
+ * kernel's, in 10 ms steps), `codeMs` from the kill to when its code began (the addon mapped: Node's own
+ * start-up is over); `killedAt` (Date.now()), `before` the workers' PIDs.
+ * The load's own answers may come from the replacement first: serveRecipe's `firstNew` tells.
  */
 async function killAWorker(server, port, after = 300) {
   await new Promise((r) => setTimeout(r, after))
@@ -76,17 +99,40 @@ async function killAWorker(server, port, after = 300) {
   assert.ok(before.size >= 2, `the primary's workers: ${[...before]}`)
   process.kill(Math.min(...before), 'SIGKILL')
   const t0 = Date.now()
-  while (Date.now() - t0 < 10_000) {
-    let body
-    try {
-      body = await get(port, '/?n=1')
-    } catch {
-      await new Promise((r) => setTimeout(r, 5))
-      continue
+  const killedAt = uptime()
+  // When the replacement's own code began: the moment its process has the addon mapped (its first
+  // `require('snowmint')`), seen every 5 ms.
+  let codeAt = -1
+  const watch = setInterval(() => {
+    for (const pid of childrenOf(server.pid)) {
+      if (before.has(pid) || codeAt >= 0) continue
+      try {
+        if (/snowmint\.[^/\n]*\.node/.test(fs.readFileSync(`/proc/${pid}/maps`, 'utf8'))) codeAt = Date.now()
+      } catch {}
     }
-    if (!before.has(Number(body.trim().split(' ').at(-1)))) return { recoveredMs: Date.now() - t0, body }
+  }, 5)
+  try {
+    while (Date.now() - t0 < 10_000) {
+      let body
+      try {
+        body = await get(port, '/?n=1')
+      } catch {
+        await new Promise((r) => setTimeout(r, 5))
+        continue
+      }
+      const pid = Number(body.trim().split(' ').at(-1))
+      if (!before.has(pid)) {
+        const [recoveredMs, now, started] = [Date.now() - t0, uptime(), startedAt(pid)]
+        const forkedMs = started < 0 ? -1 : Math.round((started - killedAt) * 1000)
+        const startedMs = started < 0 ? -1 : Math.round((now - started) * 1000)
+        const codeMs = codeAt < 0 ? -1 : codeAt - t0
+        return { recoveredMs, body, forkedMs, startedMs, codeMs, killedAt: t0, before }
+      }
+    }
+    return { recoveredMs: -1, body: '', forkedMs: -1, startedMs: -1, codeMs: -1, killedAt: t0, before }
+  } finally {
+    clearInterval(watch)
   }
-  return { recoveredMs: -1, body: '' }
 }
 
 /** Starts `argv` in `dir` in a process group of its own, `env` added and PORT=`port`, its output in `log`. */
@@ -106,12 +152,14 @@ function startRecipe(dir, argv, env, port, log) {
  * A `during` of `serveRecipe` for the recipe `argv` in `dir` with `env`: after `after` ms of load, SIGKILLs
  * the primary, waits until its workers have exited (a cluster worker exits when its primary is gone), then
  * starts the recipe again (as a supervisor would, on another port) and measures how long until it answers a
- * batch (`?n=5`): `{ recoveredMs, body }`; then stops it (SIGTERM to its group).
+ * batch (`?n=5`): `{ recoveredMs, body, killedAt }` (killedAt: Date.now() at the kill); then stops it
+ * (SIGTERM to its group).
  */
 function killThePrimary(argv, dir, env, after = 300) {
   return async (server) => {
     await new Promise((r) => setTimeout(r, after))
     process.kill(server.pid, 'SIGKILL')
+    const killedAt = Date.now()
     const left = await groupGone(server.pid, 15_000)
     assert.deepEqual(left, [], 'the workers of a killed primary exit')
     const port = await freePort()
@@ -120,12 +168,12 @@ function killThePrimary(argv, dir, env, after = 300) {
     try {
       while (Date.now() - t0 < 30_000) {
         try {
-          return { recoveredMs: Date.now() - t0, body: await get(port, '/?n=5') }
+          return { recoveredMs: Date.now() - t0, body: await get(port, '/?n=5'), killedAt }
         } catch {
           await new Promise((r) => setTimeout(r, 10))
         }
       }
-      return { recoveredMs: -1, body: '' }
+      return { recoveredMs: -1, body: '', killedAt }
     } finally {
       process.kill(-again.pid, 'SIGTERM')
       const late = await groupGone(again.pid, 15_000)
@@ -152,20 +200,25 @@ async function groupGone(pgid, ms) {
  * stopped, and returns the 400 answer bodies, the recipe's log and the PIDs of the group that were still
  * running when the leader exited (none if it outlived its workers). Each request is `GET path`; with
  * `during(server, port)` (run beside the requests, e.g. `killAWorker`) the requests a killed worker dropped
- * are counted (`dropped`) instead of failing, and its result is returned (`during`).
+ * are counted (`dropped`) instead of failing, and its result is returned (`during`). An answer 503 whose
+ * body (an error code) matches `answers` is counted in `errors` (the recipe's "retry shortly"); any
+ * other error fails.
  */
 async function serveRecipe(
   dir,
   argv,
   env,
   signal,
-  { leaderOnly = false, path: reqPath = '/', during = null } = {},
+  { leaderOnly = false, path: reqPath = '/', during = null, answers = /^$/ } = {},
 ) {
   const port = await freePort()
   const log = path.join(dir, 'server.log')
   const server = startRecipe(dir, argv, env, port, log)
   const bodies = []
   let dropped = 0
+  // The error codes answered (503 with `answers`' codes: the recipe's "retry shortly").
+  const errors = []
+  const answered503 = (e) => e.status === 503 && answers.test(e.message.trim())
   let duringResult = null
   let late = []
   let outlived = []
@@ -188,22 +241,43 @@ async function serveRecipe(
     const seen = new Set()
     const allUp = Date.now() + 60_000
     while (seen.size < 4 && Date.now() < allUp) {
-      seen.add((await get(port)).split(' ')[1].trim())
+      try {
+        seen.add((await get(port)).split(' ')[1].trim())
+      } catch (e) {
+        if (!answered503(e)) throw e // an error the recipe answers (retry shortly): asked again below
+      }
       if (seen.size < 4) await new Promise((r) => setTimeout(r, 25))
     }
     // With `during` (a worker killed mid-load), a request the killed worker dropped counts as dropped.
     const side = during && during(server, port)
+    const answered = [] // [Date.now(), body] of every answer, in order
     const one = () =>
-      get(port, reqPath).catch((e) => {
-        // A hang fails; refused: the primary was killed and its workers have exited.
-        if (!during || !/ECONNRESET|ECONNREFUSED|socket hang up/.test(e.message)) throw e
-        dropped++
-        return null
-      })
+      get(port, reqPath)
+        .then((b) => {
+          answered.push([Date.now(), b])
+          return b
+        })
+        .catch((e) => {
+          if (answered503(e)) {
+            errors.push(e.message.trim())
+            return null
+          }
+          // A hang fails; refused: the primary was killed and its workers have exited.
+          if (!during || !/ECONNRESET|ECONNREFUSED|socket hang up/.test(e.message)) throw e
+          dropped++
+          return null
+        })
     for (let round = 0; round < 50; round++) {
       bodies.push(...(await Promise.all(Array.from({ length: 8 }, one))).filter((b) => b !== null))
     }
     duringResult = side && (await side)
+    // When the load's last answer came (a kill after it was not mid-load), and the first answer of the load
+    // from a worker `during` did not see (its replacement).
+    if (duringResult) duringResult.lastAnswerAt = answered.length > 0 ? answered.at(-1)[0] : -1
+    if (duringResult && duringResult.before) {
+      const first = answered.find(([, b]) => !duringResult.before.has(Number(b.trim().split(' ').at(-1))))
+      duringResult.firstNewAt = first ? first[0] : -1
+    }
   } catch (e) {
     e.message += `\nthe recipe's log:\n${fs.readFileSync(log, 'utf8')}`
     throw e
@@ -223,7 +297,7 @@ async function serveRecipe(
     await exited(server)
   }
   assert.deepEqual(late, [], `every process of the recipe stops on ${signal} within 15 s`)
-  return { bodies, log: fs.readFileSync(log, 'utf8'), outlived, dropped, during: duringResult }
+  return { bodies, log: fs.readFileSync(log, 'utf8'), outlived, dropped, errors, during: duringResult }
 }
 
 module.exports = { freePort, get, killAWorker, killThePrimary, serveRecipe }

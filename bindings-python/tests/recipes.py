@@ -4,20 +4,27 @@ from __future__ import annotations
 
 import http.client
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
+import threading
 import urllib.error
 import urllib.request
+import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 ETCD = os.environ.get("SNOWMINT_TEST_ETCD_URL", "")
 POSTGRES = os.environ.get("SNOWMINT_TEST_POSTGRES_URL", "")
 REQUIRE = os.environ.get("SNOWMINT_REQUIRE_SERVERS") == "1"
+# The repository's README (the recipes' source) and the binding's own (which shows some of them too).
+README = Path(__file__).resolve().parents[2] / "README.md"
+BINDING_README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def server_kinds() -> list[str]:
@@ -52,6 +59,8 @@ class Served:
         # Requests whose connection a killed worker dropped (no answer).
         self.dropped = 0
         self.log = ""
+        # time.monotonic() of the last answer (a kill after it was not mid-load).
+        self.last_answer_at = -1.0
 
     def ids(self) -> list[int]:
         return [i for ids, _ in self.answers for i in ids]
@@ -86,11 +95,17 @@ def run_gunicorn(
                 except OSError:
                     assert server.poll() is None, log_path.read_text()
                     time.sleep(0.05)
+            # The load starts once every worker is forked (the master listens before it forks them).
+            want = int(argv[argv.index("--workers") + 1]) if "--workers" in argv else 1
+            deadline = time.monotonic() + 20
+            while len(workers_of(server.pid)) < want and time.monotonic() < deadline:
+                time.sleep(0.02)
 
             def fetch(_: int) -> None:
                 try:
                     body = urllib.request.urlopen(f"{url}?{query}", timeout=15).read().decode().split()
                     served.answers.append(([int(w) for w in body[:-1]], int(body[-1])))
+                    served.last_answer_at = max(served.last_answer_at, time.monotonic())
                 except urllib.error.HTTPError as e:
                     served.errors.append(f"{e.code} {e.read().decode().strip()}")
                 except (ConnectionError, http.client.HTTPException, ValueError):
@@ -151,6 +166,7 @@ class KillAWorker:
         self.after = after
         self.recovered_s = -1.0
         self.node_id = -1
+        self.killed_at = -1.0
 
     def __call__(self, server: "subprocess.Popen[bytes]", url: str) -> None:
         import snowmint
@@ -159,7 +175,7 @@ class KillAWorker:
         before = workers_of(server.pid)
         assert len(before) >= 2, before
         os.kill(min(before), signal.SIGKILL)
-        t0 = time.monotonic()
+        t0 = self.killed_at = time.monotonic()
         while time.monotonic() - t0 < 10:
             try:
                 body = urllib.request.urlopen(f"{url}?n=1", timeout=5).read().decode().split()
@@ -183,6 +199,7 @@ class KillThePrimary:
         self.recovered_s = -1.0
         self.node_id = -1
         self.log = ""
+        self.killed_at = -1.0
 
     def __call__(self, server: "subprocess.Popen[bytes]", url: str) -> None:
         import snowmint
@@ -190,6 +207,7 @@ class KillThePrimary:
         time.sleep(self.after)
         workers = workers_of(server.pid)
         server.kill()
+        self.killed_at = time.monotonic()
         server.wait(10)
         deadline = time.monotonic() + 30
         while any(os.path.exists(f"/proc/{w}") and _alive(w) for w in workers):
@@ -212,9 +230,24 @@ class KillThePrimary:
                     self.recovered_s = time.monotonic() - t0
                     self.node_id = snowmint.decode(int(body.split()[0])).node_id
                     break
+                # Stopped once all 4 workers serve: a worker still booting when the master's SIGTERM comes
+                # runs the master's handler, which only queues the signal (gunicorn's race, not the
+                # recipe's), and the master then waits its graceful timeout (30 s) for it.
+                pids: set[str] = set()
+                deadline = time.monotonic() + 10
+                while len(pids) < 4 and time.monotonic() < deadline:
+                    try:
+                        pids.add(urllib.request.urlopen(f"http://127.0.0.1:{port}/?n=1", timeout=5).read().split()[-1])
+                    except (OSError, http.client.HTTPException):
+                        time.sleep(0.01)
             finally:
                 again.terminate()
-                again.wait(30)
+                try:
+                    again.wait(30)
+                except subprocess.TimeoutExpired:
+                    again.kill()
+                    again.wait(10)
+                    raise
         self.log = log_path.read_text(errors="replace")
 
 
@@ -224,3 +257,276 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(")") + 2] != "Z"
+
+
+# ---- the README's recipes, a worker and the primary killed mid-load (issue 40) -------------------------
+
+
+def block(title: str, readme: Path = README) -> str:
+    """The README's fenced block titled `title` (```LANG title=TITLE), as written."""
+    m = re.search(rf"```\w+ title={re.escape(title)}\n(.*?)```", readme.read_text(encoding="utf-8"), re.S)
+    assert m, f"{readme} shows {title}"
+    return m.group(1)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A recipe of the README, by the titles of its blocks: the command (`gunicorn …`, `snowmint mint …`)
+    and the app it serves (None: the CLI alone); `state` is the README's state file (replaced by one in the
+    test's folder); `node` the fixed node ID, or None for a lease source (a sequencer of ONE node ID, 0:
+    a worker that did not share the host's lease would fail with NODE_IDS_EXHAUSTED)."""
+
+    command: str
+    app: str | None
+    state: str
+    node: int | None
+
+
+RECIPES = {
+    "gunicorn": Recipe("gunicorn", "app.py", "/dev/shm/orders.snowmint", 3),
+    "gunicorn-host-lease": Recipe("gunicorn-host-lease", "app_host_lease.py", "/dev/shm/orders.lease", None),
+    "cli-host-lease": Recipe("cli-host-lease", None, "/dev/shm/orders.lease", None),
+}
+
+
+def recipe_cases() -> list[tuple[str, str]]:
+    """(recipe, store): a fixed node ID needs no store ("none"); a lease source runs on the embedded store
+    and on each server test.sh started."""
+    return [
+        (name, kind)
+        for name, r in RECIPES.items()
+        for kind in (["none"] if r.node is not None else ["file", *server_kinds()])
+    ]
+
+
+def store_url(kind: str, tmp_path: Path) -> str:
+    return {"file": f"file://{tmp_path / 'store'}", "etcd": ETCD, "postgres": POSTGRES}[kind]
+
+
+def one_node_source(kind: str, tmp_path: Path) -> str:
+    """A new sequencer of one node ID (twitter layout), as a lease source with a 2 s TTL."""
+    import snowmint
+
+    store = store_url(kind, tmp_path)
+    name = f"host-{uuid.uuid4().hex[:10]}"
+    snowmint.Sequencer.create(name, store=store, layout="twitter", node_count=1)
+    return f"{store}{'&' if '?' in store else '?'}sequencer={name}&ttl=2s"
+
+
+CLAIMER = """
+import sys, time, snowmint
+source, stop, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+end, n = time.monotonic() + seconds, 0
+while time.monotonic() < end and not __import__("os").path.exists(stop):
+    try:
+        g = snowmint.Generator(source)
+        g.next_ids(3)
+        g.close()
+        n += 1
+    except snowmint.StoreUnavailableError:
+        pass  # a loaded server's late answer (bounded: STORE_UNAVAILABLE): this is only load for the store
+print(n)
+"""
+
+
+def start_claimers(kind: str, tmp_path: Path, count: int, stop: Path) -> list[subprocess.Popen[bytes]]:
+    """`count` processes claiming and releasing node IDs of another sequencer on the same store, over and
+    over, until `stop` exists (at most 120 s)."""
+    import snowmint
+
+    store = store_url(kind, tmp_path)
+    name = f"others-{uuid.uuid4().hex[:10]}"
+    snowmint.Sequencer.create(name, store=store, layout="twitter", node_count=64)
+    src = f"{store}{'&' if '?' in store else '?'}sequencer={name}&ttl=2s"
+    return [
+        subprocess.Popen([sys.executable, "-c", CLAIMER, src, str(stop), "120"], stdout=subprocess.PIPE)
+        for _ in range(count)
+    ]
+
+
+def stop_claimers(claimers: list[subprocess.Popen[bytes]], stop: Path) -> None:
+    stop.touch()
+    for c in claimers:
+        out, _ = c.communicate(timeout=30)
+        assert c.returncode == 0 and int(out) > 0, "the other claimers claimed"
+
+
+@dataclass
+class CliRun:
+    """What a run of the CLI recipe gave: each successful invocation's IDs and PID, the error code of each
+    one that failed, the invocations SIGKILLed, and the one killed mid-load: how long until an invocation
+    started after the kill printed IDs, and under which node ID."""
+
+    answers: list[tuple[list[int], int]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    dropped: int = 0
+    started: int = 0
+    recovered_s: float = -1.0
+    from_start_s: float = -1.0
+    node_id: int = -1
+
+    def ids(self) -> list[int]:
+        return [i for ids, _ in self.answers for i in ids]
+
+
+def run_cli(command: str, cwd: Path, invocations: int, env: dict[str, str], kill_after: float = 0.3) -> CliRun:
+    """Runs the README's CLI recipe (`command`, through bash, as a script would) `invocations` times, 8 at
+    a time, and after `kill_after` s SIGKILLs the invocation started last (opening or sharing the host's
+    lease, or minting). An invocation's IDs count from when it printed them: on the embedded store a
+    process then waits out, before it exits, the second its IDs were minted ahead of the clock (SPEC §3.2),
+    after it has let the lease go."""
+    import snowmint
+
+    out = CliRun()
+    lock = threading.Lock()
+    live: list[subprocess.Popen[bytes]] = []
+    killed_at: list[float] = []
+    timed: list[tuple[float, float, int]] = []  # each success: when it started, printed, its first ID
+
+    def worker() -> None:
+        while True:
+            with lock:
+                # `invocations`, and on until 8 have started after the kill (at most 400 in all).
+                after_kill = sum(1 for s, _, _ in timed if s > killed_at[0]) if killed_at else 0
+                if out.started >= 400 or (out.started >= invocations and killed_at and after_kill >= 8):
+                    return
+                out.started += 1
+            started = time.monotonic()
+            p = subprocess.Popen(
+                ["bash", "-c", command], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+            with lock:
+                live.append(p)
+            # A hung invocation is killed after 30 s (and fails the check: not a dropped one).
+            watchdog = threading.Timer(30, p.kill)
+            watchdog.start()
+            try:
+                assert p.stdout is not None and p.stderr is not None
+                stdout = p.stdout.readline()
+                printed = time.monotonic()
+                stdout += p.stdout.read()
+                stderr = p.stderr.read()
+                p.wait()
+            finally:
+                watchdog.cancel()
+                with lock:
+                    live.remove(p)
+            with lock:
+                if p.returncode == -signal.SIGKILL:
+                    out.dropped += 1
+                elif p.returncode != 0:
+                    out.errors.append(stderr.decode(errors="replace").strip()[:200])
+                else:
+                    ids = [int(w) for w in stdout.split()]
+                    out.answers.append((ids, p.pid))
+                    timed.append((started, printed, ids[0]))
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(kill_after)
+    deadline = time.monotonic() + 10
+    while not killed_at and time.monotonic() < deadline:
+        with lock:
+            running = [p for p in live if p.poll() is None]
+            if running:
+                os.kill(running[-1].pid, signal.SIGKILL)
+                killed_at.append(time.monotonic())
+        time.sleep(0.001)
+    for t in threads:
+        t.join(120)
+    assert killed_at, "an invocation was running to be killed"
+    # The replacement: the first to print of the invocations started after the kill.
+    after = sorted((printed, started, first) for started, printed, first in timed if started > killed_at[0])
+    if after:
+        printed, started, first = after[0]
+        out.recovered_s, out.from_start_s = printed - killed_at[0], printed - started
+        out.node_id = snowmint.decode(first).node_id
+    return out
+
+
+def retry_only(errors: list[str]) -> bool:
+    """The only error a recipe may answer: TOO_FAR_AHEAD (past the reservation the keeper has written; on the
+    embedded store at most 1 s ahead of the clock, and a new claim starts 1 s ahead: SPEC §3.2), which the
+    README's app answers 503 with Retry-After: 1. Counted and reported."""
+    return all("TOO_FAR_AHEAD" in e for e in errors)
+
+
+def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
+    """Runs the README's recipe `name` as written on store `kind`, every request a batch (a worker's first
+    call is a batch: `?n=5`, the CLI's `-n 3`), `runs` times in a row; each run SIGKILLs a worker
+    mid-load (the replacement must answer within 1 s under the host's node ID) and, for gunicorn, then the
+    primary (the recipe started again, as a supervisor would, must answer under it). Checks: no error
+    answered but TOO_FAR_AHEAD ([`retry_only`]), no worker hung or crashed, only the killed worker's requests unanswered, one node ID, no ID
+    twice. Returns a line per run: IDs, errors answered, time to recover."""
+    import snowmint
+
+    recipe = RECIPES[name]
+    command = block(recipe.command)
+    state = str(tmp_path / "state")
+    env = {**os.environ}
+    node = recipe.node
+    if node is None:
+        env["SNOWMINT_NODE_SOURCE"] = one_node_source(kind, tmp_path)
+        node = 0
+    if recipe.app is not None:
+        app = block(recipe.app)
+        if f"title={recipe.app}\n" in BINDING_README.read_text(encoding="utf-8"):
+            assert block(recipe.app, BINDING_README) == app, f"the binding's README shows the same {recipe.app}"
+        (tmp_path / recipe.app).write_text(app.replace(recipe.state, state))
+    else:
+        command = command.replace(recipe.state, state)
+        serve = os.environ.get("SNOWMINT_SERVE", "")
+        assert Path(serve).name == "snowmint", "test.sh sets SNOWMINT_SERVE (the snowmint CLI)"
+        env["PATH"] = f"{Path(serve).parent}{os.pathsep}{env.get('PATH', '')}"
+    lines, all_ids = [], []
+    for run in range(runs):
+        t0 = time.monotonic()
+        if recipe.app is None:
+            cli = run_cli(command, tmp_path, 40, env)
+            answers, errors, dropped = cli.answers, cli.errors, cli.dropped
+            # The CLI's replacement is the next invocation: its bound counts from its process's start
+            # (bash and snowmint started, the store opened, the host's lease joined, the IDs printed); from
+            # the kill is reported beside it.
+            recovered, rnode = cli.from_start_s, cli.node_id
+            since_kill = f" of its start ({cli.recovered_s * 1000:.0f} ms after the kill)"
+            batch, total = 3, cli.started
+        else:
+            kill = KillAWorker(after=0.1)
+            served = run_gunicorn(command, tmp_path, 1000, env, query="n=5", while_serving=kill)
+            answers, errors, dropped = served.answers, served.errors, served.dropped
+            recovered, rnode, since_kill = kill.recovered_s, kill.node_id, " after the kill"
+            batch, total = 5, 1000
+            # Mid-load: answers came after the kill, or requests went unanswered (only a kill drops them).
+            assert served.dropped > 0 or kill.killed_at < served.last_answer_at, "the worker was killed mid-load"
+        ids = [i for a, _ in answers for i in a]
+        assert retry_only(errors), f"{name} {kind} run {run}: {errors[:5]}"
+        # Only the requests the killed worker was answering go unanswered (8 at a time).
+        assert dropped <= 8 and len(answers) == total - dropped - len(errors), (dropped, len(errors), len(answers))
+        assert all(len(a) == batch for a, _ in answers), [a for a, _ in answers if len(a) != batch]
+        assert len({pid for _, pid in answers}) >= 2, "the requests reached several workers"
+        assert {snowmint.decode(i).node_id for i in ids} == {node}, "the host's node ID"
+        assert 0 <= recovered < 1.0, f"{name} {kind} run {run}: the replacement answered after {recovered:.2f} s"
+        assert rnode == node, "the replacement mints under the host's node ID"
+        all_ids += ids
+        line = (
+            f"{name} {kind} run {run}: a worker killed: {len(ids)} IDs, {len(errors)} errors answered, "
+            f"{dropped} dropped by the killed worker, the replacement answered in {recovered * 1000:.0f} ms{since_kill}"
+        )
+        if recipe.app is not None:
+            kill_primary = KillThePrimary(command, tmp_path, env, after=0.1)
+            served = run_gunicorn(command, tmp_path, 1000, env, query="n=5", while_serving=kill_primary)
+            assert retry_only(served.errors), served.errors[:5]
+            assert served.dropped > 0 or kill_primary.killed_at < served.last_answer_at, "the primary killed mid-load"
+            assert kill_primary.node_id == node, kill_primary.log[-3000:]
+            assert not [w for w in CRASH_WORDS if w in kill_primary.log], kill_primary.log[-3000:]
+            all_ids += served.ids()
+            line += (
+                f"; the primary killed: {len(served.ids())} IDs, {len(served.errors)} errors answered, "
+                f"{served.dropped} refused after, started again and answered in "
+                f"{kill_primary.recovered_s * 1000:.0f} ms"
+            )
+        lines.append(f"{line} ({time.monotonic() - t0:.1f} s)")
+        print(lines[-1])
+    assert len(set(all_ids)) == len(all_ids), f"{name} {kind}: an ID minted twice"
+    return lines

@@ -1,14 +1,12 @@
 """One leased node ID per host, shared by its worker processes through a state file (a lease source with
 `state_file=`): real processes on the embedded store and on the etcd and PostgreSQL servers test.sh
 starts, a sequencer of exactly ONE node ID (so a worker that did not share the lease would fail with
-NODE_IDS_EXHAUSTED), the process that claimed it SIGKILLed while the others mint, and the README's
-gunicorn recipe run as written.
+NODE_IDS_EXHAUSTED), the process that claimed it SIGKILLed while the others mint (the README's recipes,
+killed mid-load: test_recipes.py).
 """
 
 from __future__ import annotations
 
-import os
-import re
 import signal
 import subprocess
 import sys
@@ -19,23 +17,14 @@ from pathlib import Path
 import pytest
 
 import snowmint
-from recipes import CRASH_WORDS, ETCD, POSTGRES, KillAWorker, KillThePrimary, run_gunicorn, server_kinds
+from recipes import ETCD, POSTGRES, one_node_source, server_kinds
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="a shared lease needs Linux")
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _kinds() -> list[str]:
     return ["file", *server_kinds()]
-
-
-def one_node_source(kind: str, tmp_path: Path) -> str:
-    """A new sequencer of one node ID (twitter layout), as a lease source with a 2 s TTL."""
-    store = {"file": f"file://{tmp_path / 'store'}", "etcd": ETCD, "postgres": POSTGRES}[kind]
-    name = f"host-{uuid.uuid4().hex[:10]}"
-    snowmint.Sequencer.create(name, store=store, layout="twitter", node_count=1)
-    return f"{store}{'&' if '?' in store else '?'}sequencer={name}&ttl=2s"
 
 
 WORKER = """
@@ -113,100 +102,6 @@ def test_a_fixed_node_state_file_is_not_a_lease_file(tmp_path: Path) -> None:
     snowmint.Generator(node_id=3, state_file=str(state)).next_id()
     with pytest.raises(snowmint.StateFileMismatchError, match="leased node ID"):
         snowmint.Generator(node_id=src, state_file=str(state))
-
-
-CLAIMER = """
-import sys, time, snowmint
-source, stop, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
-end, n = time.monotonic() + seconds, 0
-while time.monotonic() < end and not __import__("os").path.exists(stop):
-    g = snowmint.Generator(source)
-    g.next_ids(3)
-    g.close()
-    n += 1
-print(n)
-"""
-
-
-def _claimers(kind: str, tmp_path: Path, count: int, stop: Path) -> list[subprocess.Popen[bytes]]:
-    """`count` processes claiming and releasing node IDs of another sequencer on the same store, over and
-    over, until `stop` exists (at most 120 s)."""
-    store = {"file": f"file://{tmp_path / 'store'}", "etcd": ETCD, "postgres": POSTGRES}[kind]
-    name = f"others-{uuid.uuid4().hex[:10]}"
-    snowmint.Sequencer.create(name, store=store, layout="twitter", node_count=64)
-    src = f"{store}{'&' if '?' in store else '?'}sequencer={name}&ttl=2s"
-    return [
-        subprocess.Popen([sys.executable, "-c", CLAIMER, src, str(stop), "120"], stdout=subprocess.PIPE)
-        for _ in range(count)
-    ]
-
-
-def _readme_host_lease_app(tmp_path: Path) -> str:
-    """Writes the README's app_host_lease.py into `tmp_path` (its state file there); returns the
-    gunicorn command the README shows."""
-    text = README.read_text(encoding="utf-8")
-    app = re.search(r"```python title=app_host_lease\.py\n(.*?)```", text, re.S)
-    cmd = re.search(r"```sh title=gunicorn-host-lease\n(.*?)```", text, re.S)
-    assert app and cmd, "the README shows app_host_lease.py and the gunicorn command"
-    state = str(tmp_path / "orders.lease")
-    (tmp_path / "app_host_lease.py").write_text(app.group(1).replace("/dev/shm/orders.lease", state))
-    return cmd.group(1)
-
-
-@pytest.mark.parametrize("kind", _kinds())
-def test_readme_gunicorn_host_lease_recipe(kind: str, tmp_path: Path) -> None:
-    """The README's recipe as written (gunicorn --preload: the master opens the generator and forks the
-    workers), every request a batch (`?n=5`: each worker's FIRST call is `next_ids`), 3 runs in a row,
-    one worker SIGKILLed mid-load each run (gunicorn replaces it: the replacement answers within 1 s,
-    under the host's node ID), while 2 other processes claim and release node IDs on the same store:
-    every request answered (but those the killed worker dropped), no
-    worker hung or crashed (issue 40: with PostgreSQL, workers used the master's connection and runtime,
-    and hung or died by SIGSEGV), one node ID, no duplicate."""
-    pytest.importorskip("gunicorn")
-    command = _readme_host_lease_app(tmp_path)
-    src = one_node_source(kind, tmp_path)
-    stop = tmp_path / "stop-claimers"
-    claimers = _claimers(kind, tmp_path, 2, stop)
-    try:
-        all_ids: list[int] = []
-        for run in range(3):
-            t0 = time.monotonic()
-            kill = KillAWorker()
-            env = {**os.environ, "SNOWMINT_NODE_SOURCE": src}
-            served = run_gunicorn(command, tmp_path, 600, env, query="n=5", while_serving=kill)
-            ids = served.ids()
-            assert not served.errors, f"run {run}: {served.errors[:5]}"
-            # Only the requests the killed worker was answering go unanswered (8 at a time).
-            assert served.dropped <= 8 and len(served.answers) == 600 - served.dropped
-            assert all(len(i) == 5 for i, _ in served.answers)
-            assert len({pid for _, pid in served.answers}) >= 2, "the requests reached several workers"
-            assert {snowmint.decode(i).node_id for i in ids} == {0}, "the sequencer's one node ID"
-            assert 0 <= kill.recovered_s < 1.0, f"run {run}: the replacement answered after {kill.recovered_s:.2f} s"
-            assert kill.node_id == 0, "the replacement mints under the host's node ID"
-            all_ids += ids
-            print(
-                f"{kind} run {run}: {len(ids)} IDs, 0 errors, {served.dropped} dropped by the killed worker, "
-                f"replacement answered in {kill.recovered_s * 1000:.0f} ms, {time.monotonic() - t0:.1f} s"
-            )
-        # The primary killed mid-load: its workers exit; the recipe started again (as systemd would)
-        # answers under the host's node ID.
-        env = {**os.environ, "SNOWMINT_NODE_SOURCE": src}
-        kill_primary = KillThePrimary(command, tmp_path, env)
-        served = run_gunicorn(command, tmp_path, 3000, env, query="n=5", while_serving=kill_primary)
-        assert not served.errors, served.errors[:5]
-        assert kill_primary.node_id == 0, kill_primary.log[-3000:]
-        assert not [w for w in CRASH_WORDS if w in kill_primary.log], kill_primary.log[-3000:]
-        all_ids += served.ids()
-        print(
-            f"{kind} primary killed: {len(served.ids())} IDs before, {served.dropped} requests refused after; "
-            f"started again, answered in {kill_primary.recovered_s * 1000:.0f} ms"
-        )
-        assert len(set(all_ids)) == len(all_ids), "gunicorn workers minted a duplicate"
-    finally:
-        stop.touch()
-        for c in claimers:
-            out, _ = c.communicate(timeout=30)
-            assert c.returncode == 0 and int(out) > 0, "the other claimers claimed"
 
 
 AT_ONCE = """
