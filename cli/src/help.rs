@@ -6,6 +6,41 @@ use snowmint::{Layout, Order};
 
 use crate::render::tick;
 
+/// The help text of a topic of `snowmint help` (every command, and `layouts`): what
+/// `snowmint COMMAND --help` prints, and the EXAMPLES of its man page ([`examples`]).
+pub fn text(topic: &str) -> Option<String> {
+    Some(match topic {
+        "" => MAIN.to_string(),
+        "mint" => MINT.to_string(),
+        "inspect" => INSPECT.to_string(),
+        "layout" => layout_help(),
+        "layouts" => layouts_table(),
+        "sequencer" => SEQUENCER.to_string(),
+        "lease" => LEASE.to_string(),
+        "opaque" => crate::opaque::HELP.to_string(),
+        "range" => RANGE.to_string(),
+        "serve" => crate::serve::HELP.to_string(),
+        "completions" => COMPLETIONS.to_string(),
+        "man" => MAN.to_string(),
+        _ => return None,
+    })
+}
+
+/// The EXAMPLES of a topic's help text (`""`: `snowmint --help`), one per line as the help shows them:
+/// the man pages print the same lines.
+pub fn examples(topic: &str) -> Vec<String> {
+    let Some(text) = text(topic) else {
+        return Vec::new();
+    };
+    let Some((_, rest)) = text.split_once("\nEXAMPLES\n") else {
+        return Vec::new();
+    };
+    rest.lines()
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l[2..].to_string())
+        .collect()
+}
+
 pub const MAIN: &str = "\
 snowmint — mint, inspect and design unique 64-bit IDs (the Snowflake family)
 

@@ -98,12 +98,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         "lease" => sequencer::lease(rest, out),
         "opaque" => opaque::run(Args::new(rest, "opaque"), out),
         "completions" | "man" if matches!(rest.as_slice(), [h] if h == "-h" || h == "--help") => {
-            let text = if command == "man" {
-                help::MAN
-            } else {
-                help::COMPLETIONS
-            };
-            out.write_all(text.as_bytes())?;
+            out.write_all(help::text(&command).unwrap_or_default().as_bytes())?;
             Ok(())
         }
         "completions" => spec::completions(&rest, out),
@@ -111,22 +106,9 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
         "range" => range::run(rest, out),
         "serve" => serve::run(rest, out),
         "help" | "-h" | "--help" => {
-            let text = match rest.first().map(String::as_str) {
-                None => help::MAIN.to_string(),
-                Some("mint") => help::MINT.to_string(),
-                Some("inspect") => help::INSPECT.to_string(),
-                Some("layout") => help::layout_help(),
-                Some("sequencer") => help::SEQUENCER.to_string(),
-                Some("lease") => help::LEASE.to_string(),
-                Some("layouts") => help::layouts_table(),
-                Some("opaque") => opaque::HELP.to_string(),
-                Some("completions") => help::COMPLETIONS.to_string(),
-                Some("man") => help::MAN.to_string(),
-                Some("range") => help::RANGE.to_string(),
-                Some("serve") => serve::HELP.to_string(),
-                Some(other) => {
-                    return Err(CliError::usage(format!("no help on {other:?}"), "").into())
-                }
+            let topic = rest.first().map(String::as_str).unwrap_or("");
+            let Some(text) = help::text(topic) else {
+                return Err(CliError::usage(format!("no help on {topic:?}"), "").into());
             };
             out.write_all(text.as_bytes())?;
             Ok(())

@@ -593,6 +593,9 @@ pub fn man(args: &[String], out: &mut impl Write) -> Result<(), Failure> {
     out.write_all(MAN_EXIT_STATUS.as_bytes())?;
     if root_page {
         out.write_all(MAN_ROOT_EXTRA.as_bytes())?;
+    }
+    out.write_all(man_examples(page.as_deref().unwrap_or("")).as_bytes())?;
+    if root_page {
         let pages: Vec<String> = names.iter().map(|c| format!("snowmint\\-{c}(1)")).collect();
         writeln!(
             out,
@@ -603,7 +606,34 @@ pub fn man(args: &[String], out: &mut impl Write) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Sections clap has no field for, in roff (every page: exit status; snowmint(1): environment, examples).
+/// The EXAMPLES section of a page, in roff: the examples of the command's help text, as `--help`
+/// shows them (an action's page: those of its command that run the action).
+fn man_examples(page: &str) -> String {
+    let (command, action) = match page.split_once('-') {
+        Some((c, a)) => (c, Some(a)),
+        None => (page, None),
+    };
+    let lines: Vec<String> = crate::help::examples(command)
+        .into_iter()
+        .filter(|l| action.is_none_or(|a| l.contains(&format!("snowmint {command} {a}"))))
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(".SH EXAMPLES\n.nf\n");
+    for line in lines {
+        let line = line.replace('\\', "\\e").replace('-', "\\-");
+        if line.starts_with(['.', '\'']) {
+            s.push_str("\\&");
+        }
+        s.push_str(&line);
+        s.push('\n');
+    }
+    s.push_str(".fi\n");
+    s
+}
+
+/// Sections clap has no field for, in roff (every page: exit status; snowmint(1): environment).
 const MAN_EXIT_STATUS: &str = r#".SH "EXIT STATUS"
 .TP
 0
@@ -627,16 +657,6 @@ warning on standard error, since two processes minting as one node make the same
 .TP
 SNOWMINT_STORE
 the store URL of \fBsnowmint sequencer\fR when \fB\-\-store\fR is not given
-.SH EXAMPLES
-.nf
-snowmint mint \-n 5 \-\-node 7
-snowmint mint \-\-layout discord \-\-format base58
-snowmint mint \-n 3 \-\-json
-snowmint inspect 1212161512043450368
-snowmint mint \-n 2 | snowmint inspect \-
-snowmint layout \-\-preset sonyflake \-\-json
-snowmint completions bash > ~/.local/share/bash\-completion/completions/snowmint
-.fi
 "#;
 
 /// A value parser that takes any text and tells completions and man pages the values there are (preset

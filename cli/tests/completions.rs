@@ -481,3 +481,53 @@ fn every_command_is_dispatched_documented_and_in_the_readme() {
         "{listed}"
     );
 }
+
+/// The examples a command's `--help` shows are its man page's EXAMPLES, line for line (and
+/// `snowmint --help`'s are snowmint(1)'s): one text, two renderings.
+#[test]
+fn man_pages_hold_the_examples_of_the_help() {
+    let examples = |help: &str| -> Vec<String> {
+        let Some((_, rest)) = help.split_once("\nEXAMPLES\n") else {
+            return Vec::new();
+        };
+        rest.lines()
+            .take_while(|l| l.starts_with("  "))
+            .map(|l| l[2..].to_string())
+            .collect()
+    };
+    let man_examples = |page: &str| -> Vec<String> {
+        let Some((_, rest)) = page.split_once(".SH EXAMPLES\n.nf\n") else {
+            return Vec::new();
+        };
+        rest.lines()
+            .take_while(|l| *l != ".fi")
+            .map(|l| {
+                l.strip_prefix("\\&")
+                    .unwrap_or(l)
+                    .replace("\\-", "-")
+                    .replace("\\e", "\\")
+            })
+            .collect()
+    };
+    let mut topics = vec![String::new()];
+    topics.extend(commands());
+    for c in &topics {
+        let (help, page) = if c.is_empty() {
+            (ok(&["--help"]), ok(&["man"]))
+        } else {
+            (ok(&[c, "--help"]), ok(&["man", c]))
+        };
+        let want = examples(&help);
+        assert!(!want.is_empty(), "snowmint {c} --help has no EXAMPLES");
+        assert_eq!(man_examples(&page), want, "snowmint man {c}");
+    }
+    // An action's page: the examples of its command that run it.
+    let create = man_examples(&ok(&["man", "sequencer", "create"]));
+    assert!(
+        !create.is_empty()
+            && create
+                .iter()
+                .all(|l| l.contains("snowmint sequencer create")),
+        "{create:?}"
+    );
+}
