@@ -1,13 +1,10 @@
 //! `snowmint serve`: the ID service of SPEC §6a (crate `snowmint-service`).
 
-use std::io::Write;
 use std::net::SocketAddr;
 
 use snowmint_service::{Config, Service};
 
-use crate::args::{Args, Item};
 use crate::error::CliError;
-use crate::layout_args::LayoutArgs;
 use crate::sequencer::{cli_error, malformed};
 use crate::Failure;
 
@@ -78,16 +75,6 @@ EXAMPLES
   curl -s -X POST http://127.0.0.1:8080/v1/leases -H 'content-type: application/json' -d '{\"holder\": \"tab 1\"}'
 ";
 
-fn duration(
-    args: &mut Args,
-    name: &str,
-    inline: Option<String>,
-) -> Result<std::time::Duration, CliError> {
-    let v = args.value(name, inline)?;
-    snowmint_coord::source::parse_ttl(&v)
-        .map_err(|why| CliError::usage(format!("{name}: {why}"), "serve"))
-}
-
 /// `--listen HOST:PORT`: an IP address, or a host name (`localhost:0`) resolved to its first address.
 fn listen_address(text: &str) -> Result<SocketAddr, CliError> {
     use std::net::ToSocketAddrs;
@@ -108,78 +95,28 @@ fn listen_address(text: &str) -> Result<SocketAddr, CliError> {
         .ok_or_else(|| bad("the host name has no address".into()))
 }
 
-pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
-    let mut args = Args::new(argv, "serve");
-    let mut listen = None;
-    let mut node = None;
-    let mut layout_args = LayoutArgs::default();
-    let mut validity = None;
-    let mut max_count = None;
-    let mut leases = None;
-    let mut client_sequencer = None;
-    let mut lease_ttl = None;
-    let mut lease_reservation = None;
-    let mut cors_origins = Vec::new();
-    let mut allowed_hosts = Vec::new();
-    let mut token_file = None;
-    let mut tls_cert = None;
-    let mut tls_key = None;
-    let mut max_leases_per_client = None;
-    let mut max_connections = None;
-    let mut max_connections_per_source = None;
-    let mut max_leases_per_network = None;
-    let mut max_unauthenticated_leases = None;
-    while let Some(item) = args.next_item()? {
-        match item {
-            Item::Flag { name, inline } => match name.as_str() {
-                "-h" | "--help" => {
-                    out.write_all(HELP.as_bytes())?;
-                    return Ok(());
-                }
-                "--listen" => listen = Some(args.value(&name, inline)?),
-                "--node" => node = Some(args.value(&name, inline)?),
-                "--validity" => validity = Some(duration(&mut args, &name, inline)?),
-                "--max-count" => max_count = Some(args.number(&name, inline)?),
-                "--store" => leases = Some(args.value(&name, inline)?),
-                "--client-sequencer" => client_sequencer = Some(args.value(&name, inline)?),
-                "--lease-ttl" => lease_ttl = Some(duration(&mut args, &name, inline)?),
-                "--lease-reservation" => {
-                    lease_reservation = Some(duration(&mut args, &name, inline)?)
-                }
-                "--cors-origin" => {
-                    let origin = args.value(&name, inline)?;
-                    snowmint_service::check_origin(&origin)
-                        .map_err(|why| CliError::usage(format!("--cors-origin: {why}"), "serve"))?;
-                    cors_origins.push(origin);
-                }
-                "--allowed-host" => allowed_hosts.push(args.value(&name, inline)?),
-                "--auth-token-file" => token_file = Some(args.value(&name, inline)?),
-                "--tls-cert" => tls_cert = Some(args.value(&name, inline)?),
-                "--tls-key" => tls_key = Some(args.value(&name, inline)?),
-                "--max-leases-per-client" => {
-                    max_leases_per_client = Some(args.number(&name, inline)?)
-                }
-                "--max-connections" => max_connections = Some(args.number(&name, inline)?),
-                "--max-leases-per-network" => {
-                    max_leases_per_network = Some(args.number(&name, inline)?)
-                }
-                "--max-unauthenticated-leases" => {
-                    max_unauthenticated_leases = Some(args.number(&name, inline)?)
-                }
-                "--max-connections-per-source" => {
-                    max_connections_per_source = Some(args.number(&name, inline)?)
-                }
-                _ => {
-                    if !layout_args.take(&mut args, &name, inline)? {
-                        return Err(args.unknown(&name).into());
-                    }
-                }
-            },
-            Item::Positional(p) => {
-                return Err(CliError::usage(format!("unexpected argument {p:?}"), "serve").into())
-            }
-        }
-    }
+pub fn run(args: crate::spec::Serve) -> Result<(), Failure> {
+    let crate::spec::Serve {
+        listen,
+        node,
+        validity,
+        max_count,
+        store: leases,
+        client_sequencer,
+        lease_ttl,
+        lease_reservation,
+        cors_origin: cors_origins,
+        allowed_host: mut allowed_hosts,
+        auth_token_file: token_file,
+        tls_cert,
+        tls_key,
+        max_leases_per_client,
+        max_leases_per_network,
+        max_unauthenticated_leases,
+        max_connections,
+        max_connections_per_source,
+        layout: layout_args,
+    } = args;
     let listen = listen.ok_or_else(|| {
         CliError::usage(
             "give the address to listen on: --listen 127.0.0.1:8080",
