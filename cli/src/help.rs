@@ -7,9 +7,10 @@ use snowmint::{Layout, Order};
 use crate::render::tick;
 
 /// The help text of a topic of `snowmint help` (every command, and `layouts`): what
-/// `snowmint COMMAND --help` prints, and the EXAMPLES of its man page ([`examples`]).
+/// `snowmint COMMAND --help` prints, and the EXAMPLES of its man page ([`examples`]). A text's
+/// `{OPTIONS}` is the command's options as the definitions describe them ([`crate::spec::options`]).
 pub fn text(topic: &str) -> Option<String> {
-    Some(match topic {
+    let text = match topic {
         "" => MAIN.to_string(),
         "mint" => MINT.to_string(),
         "inspect" => INSPECT.to_string(),
@@ -23,7 +24,11 @@ pub fn text(topic: &str) -> Option<String> {
         "completions" => COMPLETIONS.to_string(),
         "man" => MAN.to_string(),
         _ => return None,
-    })
+    };
+    match text.contains("{OPTIONS}\n") {
+        true => Some(text.replace("{OPTIONS}\n", &crate::spec::options(&[topic]))),
+        false => Some(text),
+    }
 }
 
 /// The EXAMPLES of a topic's help text (`""`: `snowmint --help`), one per line as the help shows them:
@@ -131,29 +136,7 @@ USAGE
                 [--json] [--stats]
 
 OPTIONS
-  -n, --count N     how many IDs (default 1), one per line, strictly increasing
-  --node SOURCE     this machine's node ID (default: $SNOWMINT_NODE_ID, else 0 with a warning on
-                    stderr). Two minters with the same node ID and layout can produce the same ID:
-                    give each its own, or take one by lease. SOURCE is a number, env[:NAME], k8s[:OFFSET], ip, or a lease:
-                    file:///DIR (this host), etcd://HOST:PORT[,…]/PREFIX, postgres://USER@HOST/DB,
-                    with ?sequencer=NAME&ttl=10s. A lease is held while minting, released at exit.
-  -l, --layout L    twitter (default), discord, instagram, sonyflake, hazelcast, snowcast, js53,
-                    decimal; field options make a custom layout (see 'snowmint layout --help')
-  -f, --format F    dec (default), hex (16 digits), base32 (13 Crockford characters) or base58
-                    (11 characters); the fixed-width forms sort like the numbers
-  --state-file PATH mint from the generator state shared through this file by every process that
-                    opens it with the same layout and node ID (e.g. /dev/shm/orders.snowmint, the
-                    file a service's workers use): no ID repeats between them or across runs.
-                    Created if missing; another layout or node ID, or a damaged file, is
-                    STATE_FILE_MISMATCH. The state is flushed to storage (msync) before exiting.
-                    With a lease source as --node: one lease per host, shared by every process on
-                    the file (the first claims the node ID, the others mint under it, the last
-                    one to exit releases it).
-  --json            one JSON object per line: {\"id\":\"<decimal>\",\"text\":\"<in --format>\"}
-  --stats           after minting, the generator's counters as one JSON line on stderr:
-                    {\"minted\":N,\"batches\":N,\"borrowed_ticks\":N,\"waits\":N,\"wait_ns\":N,
-                    \"regressions\":N} (IDs, batches, ticks borrowed ahead of the clock, sleeps and
-                    their total nanoseconds, clock readings below the last one seen)
+{OPTIONS}
 
 EXAMPLES
   snowmint mint --node 0
@@ -191,11 +174,7 @@ standard input. The layout must be the one the ID was minted with (default twitt
 bits mean a different time under another layout.
 
 OPTIONS
-  --from ENC        the string form of the IDs (default any: told apart by shape)
-  -l, --layout L    the layout the IDs were minted with (and its parameters, or field options)
-  --json            one JSON object per ID and line: id (a decimal string), input, read_as, layout, time,
-                    unix_ms, sub_ms_ns, timestamp_ticks, node, node_id, node_parts, sequence,
-                    shows_nanos, encodings {dec, hex, base32, base58} (see the README)
+{OPTIONS}
 
 EXAMPLES
   snowmint inspect 1212161512043450368

@@ -119,7 +119,7 @@ fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
 /// `snowmint mint [-n N] [--node SOURCE] [--layout L …] [--format F] [--state-file PATH] [--json]`
 fn mint(args: spec::Mint, out: &mut impl Write) -> Result<(), Failure> {
     let count = args.count.unwrap_or(1);
-    let (json, stats) = (args.json.json, args.stats);
+    let (json, stats) = (args.json, args.stats);
     let (node, state_file) = (args.node, args.state_file);
     let format = match &args.format {
         Some(v) => encoding_named(v, false)?.unwrap_or(Encoding::Decimal),
@@ -350,7 +350,7 @@ fn encoding_named(name: &str, any_ok: bool) -> Result<Option<Encoding>, CliError
 /// `snowmint inspect ID… [--layout L …] [--from ENC] [--json]`
 fn inspect(args: spec::Inspect, out: &mut impl Write) -> Result<(), Failure> {
     let mut ids = args.ids;
-    let json = args.json.json;
+    let json = args.json;
     let from = match &args.from {
         Some(v) => encoding_named(v, true)?,
         None => None,

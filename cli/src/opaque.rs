@@ -23,13 +23,8 @@ USAGE
   snowmint opaque decode TOKEN...|- --key-file F [--layout L] [--format dec|hex|base32|base58] [--json]
 
 OPTIONS
-  --key-file F   the 16-byte key: 16 raw bytes, or 32 hex digits (white space around them is ignored)
-  --layout L     the layout of the IDs (default twitter); its width is the tokens' width
-  --format F     how to print what comes out (default dec)
-  --from F       how to read what goes in: dec, hex, base32, base58 or any (default any)
-  --json         one JSON object per value and line: input (as given), id and token (decimal
-                 strings), text (what comes out, in the --format form)
-  -              read IDs (or tokens) from standard input, separated by white space
+{OPTIONS}
+  -                 read IDs (or tokens) from standard input, separated by white space
 
 EXAMPLES
   head -c 16 /dev/urandom > opaque.key
@@ -72,7 +67,7 @@ pub fn run(action: OpaqueCmd, out: &mut impl Write) -> Result<(), Failure> {
         OpaqueCmd::Decode(a) => (true, a),
     };
     let mut values = args.values;
-    let json = args.json.json;
+    let json = args.json;
     let format = match &args.format {
         Some(v) => encoding_named(v, false)?.unwrap_or(Encoding::Decimal),
         None => Encoding::Decimal,

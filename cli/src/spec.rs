@@ -89,7 +89,15 @@ pub enum Cmd {
 pub struct LayoutOpts {
     /// the layout: a preset, then field options for a custom one
     // One word for a layout: --layout (with -l); --preset is its former name in `snowmint layout`.
-    #[arg(short = 'l', long, value_name = "L", alias = "preset", value_parser = Named::of(&PRESET_NAMES))]
+    #[arg(
+        short = 'l',
+        long,
+        value_name = "L",
+        alias = "preset",
+        value_parser = Named::of(&PRESET_NAMES),
+        long_help = "twitter (default), discord, instagram, sonyflake, hazelcast, snowcast, js53,\n\
+                     decimal; field options make a custom layout (see 'snowmint layout --help')"
+    )]
     pub layout: Option<String>,
     /// epoch, Unix milliseconds (snowcast's parameter, or a field)
     #[arg(long, value_name = "MS", value_parser = number)]
@@ -147,28 +155,72 @@ pub struct StoreOpt {
     pub store: Option<String>,
 }
 
-/// `snowmint mint`.
+/// `snowmint mint`. The long help of an option is the line its command's --help shows under OPTIONS
+/// ([`options`]), and its man page.
 #[derive(Args, Debug)]
 pub struct Mint {
     /// how many IDs (default 1)
-    #[arg(short = 'n', long, value_name = "N", value_parser = number)]
+    #[arg(
+        short = 'n',
+        long,
+        value_name = "N",
+        value_parser = number,
+        long_help = "how many IDs (default 1), one per line, strictly increasing"
+    )]
     pub count: Option<u64>,
     /// node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease URL (default $SNOWMINT_NODE_ID, else 0 with a warning)
-    #[arg(long, value_name = "SOURCE")]
+    #[arg(
+        long,
+        value_name = "SOURCE",
+        long_help = "this machine's node ID (default: $SNOWMINT_NODE_ID, else 0 with a warning on\n\
+                     stderr). Two minters with the same node ID and layout can produce the same ID:\n\
+                     give each its own, or take one by lease. SOURCE is a number, env[:NAME], k8s[:OFFSET], ip, or a lease:\n\
+                     file:///DIR (this host), etcd://HOST:PORT[,...]/PREFIX, postgres://USER@HOST/DB,\n\
+                     with ?sequencer=NAME&ttl=10s. A lease is held while minting, released at exit."
+    )]
     pub node: Option<String>,
-    /// string form of the IDs (default dec)
-    #[arg(short = 'f', long, value_name = "F", value_parser = Named::of(&ENCODINGS))]
-    pub format: Option<String>,
-    /// mint from the state shared through this file
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
-    pub state_file: Option<String>,
-    /// print the generator's counters as one JSON line on stderr
-    #[arg(long)]
-    pub stats: bool,
-    #[command(flatten)]
-    pub json: Json,
     #[command(flatten)]
     pub layout: LayoutOpts,
+    /// string form of the IDs (default dec)
+    #[arg(
+        short = 'f',
+        long,
+        value_name = "F",
+        value_parser = Named::of(&ENCODINGS),
+        long_help = "dec (default), hex (16 digits), base32 (13 Crockford characters) or base58\n\
+                     (11 characters); the fixed-width forms sort like the numbers"
+    )]
+    pub format: Option<String>,
+    /// mint from the state shared through this file
+    #[arg(
+        long,
+        value_name = "PATH",
+        value_hint = ValueHint::FilePath,
+        long_help = "mint from the generator state shared through this file by every process that\n\
+                     opens it with the same layout and node ID (e.g. /dev/shm/orders.snowmint, the\n\
+                     file a service's workers use): no ID repeats between them or across runs.\n\
+                     Created if missing; another layout or node ID, or a damaged file, is\n\
+                     STATE_FILE_MISMATCH. The state is flushed to storage (msync) before exiting.\n\
+                     With a lease source as --node: one lease per host, shared by every process on\n\
+                     the file (the first claims the node ID, the others mint under it, the last\n\
+                     one to exit releases it)."
+    )]
+    pub state_file: Option<String>,
+    /// print JSON (IDs as decimal strings; field names in the README)
+    #[arg(
+        long,
+        long_help = "one JSON object per line: {\"id\":\"<decimal>\",\"text\":\"<in --format>\"}"
+    )]
+    pub json: bool,
+    /// print the generator's counters as one JSON line on stderr
+    #[arg(
+        long,
+        long_help = "after minting, the generator's counters as one JSON line on stderr:\n\
+                     {\"minted\":N,\"batches\":N,\"borrowed_ticks\":N,\"waits\":N,\"wait_ns\":N,\n\
+                     \"regressions\":N} (IDs, batches, ticks borrowed ahead of the clock, sleeps and\n\
+                     their total nanoseconds, clock readings below the last one seen)"
+    )]
+    pub stats: bool,
 }
 
 /// `snowmint inspect`.
@@ -178,12 +230,23 @@ pub struct Inspect {
     #[arg(value_name = "ID", required = true)]
     pub ids: Vec<String>,
     /// the string form of the IDs (default any)
-    #[arg(long, value_name = "ENC", value_parser = Named::of(&ENCODINGS_ANY))]
+    #[arg(
+        long,
+        value_name = "ENC",
+        value_parser = Named::of(&ENCODINGS_ANY),
+        long_help = "the string form of the IDs (default any: told apart by shape)"
+    )]
     pub from: Option<String>,
     #[command(flatten)]
-    pub json: Json,
-    #[command(flatten)]
     pub layout: LayoutOpts,
+    /// print JSON (IDs as decimal strings; field names in the README)
+    #[arg(
+        long,
+        long_help = "one JSON object per ID and line: id (a decimal string), input, read_as, layout, time,\n\
+                     unix_ms, sub_ms_ns, timestamp_ticks, node, node_id, node_parts, sequence,\n\
+                     shows_nanos, encodings {dec, hex, base32, base58} (see the README)"
+    )]
+    pub json: bool,
 }
 
 /// `snowmint layout`.
@@ -279,18 +342,39 @@ pub struct Opaque {
     #[arg(value_name = "ID", required = true)]
     pub values: Vec<String>,
     /// the 16-byte key: 16 raw bytes or 32 hex digits
-    #[arg(long, value_name = "F", value_hint = ValueHint::FilePath)]
+    #[arg(
+        long,
+        value_name = "F",
+        value_hint = ValueHint::FilePath,
+        long_help = "the 16-byte key: 16 raw bytes, or 32 hex digits (white space around them is ignored)"
+    )]
     pub key_file: Option<String>,
-    /// how to print what comes out (default dec)
-    #[arg(short = 'f', long, value_name = "F", value_parser = Named::of(&ENCODINGS))]
-    pub format: Option<String>,
-    /// how to read what goes in (default any)
-    #[arg(long, value_name = "F", value_parser = Named::of(&ENCODINGS_ANY))]
-    pub from: Option<String>,
-    #[command(flatten)]
-    pub json: JsonLines,
     #[command(flatten)]
     pub layout: LayoutOpts,
+    /// how to print what comes out (default dec)
+    #[arg(
+        short = 'f',
+        long,
+        value_name = "F",
+        value_parser = Named::of(&ENCODINGS),
+        long_help = "how to print what comes out: dec (default), hex, base32 or base58"
+    )]
+    pub format: Option<String>,
+    /// how to read what goes in (default any)
+    #[arg(
+        long,
+        value_name = "F",
+        value_parser = Named::of(&ENCODINGS_ANY),
+        long_help = "how to read what goes in: dec, hex, base32, base58 or any (default any)"
+    )]
+    pub from: Option<String>,
+    /// print one JSON object per line (IDs and values as decimal strings; field names in --help)
+    #[arg(
+        long,
+        long_help = "one JSON object per value and line: input (as given), id and token (decimal\n\
+                     strings), text (what comes out, in the --format form)"
+    )]
+    pub json: bool,
 }
 
 /// The actions of `snowmint range`. Its stores are --store (the global one, as every command's store)
@@ -515,6 +599,54 @@ fn with_help(cmd: Command, model: &Command, topic: &str) -> Command {
         let sub_topic = if topic.is_empty() { name } else { topic };
         cmd.mut_subcommand(name, |c| with_help(c, sub, sub_topic))
     })
+}
+
+/// The OPTIONS of the command at `path` (`["mint"]`; of a command with actions, its actions') as its
+/// --help shows them: every option with a long help, in the definitions' order, `-n, --count N` then
+/// its long help, aligned.
+pub fn options(path: &[&str]) -> String {
+    let root = Cli::command();
+    let mut cmd = &root;
+    for p in path {
+        cmd = cmd.find_subcommand(p).expect("a defined command");
+    }
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for c in std::iter::once(cmd).chain(cmd.get_subcommands()) {
+        for a in c.get_arguments() {
+            let (Some(long), Some(help)) = (a.get_long(), a.get_long_help()) else {
+                continue;
+            };
+            if a.is_hide_set() {
+                continue;
+            }
+            let mut left = match a.get_short() {
+                Some(s) => format!("-{s}, --{long}"),
+                None => format!("--{long}"),
+            };
+            if let Some(value) = a.get_value_names().and_then(|v| v.first()) {
+                if a.get_action().takes_values() {
+                    left = format!("{left} {value}");
+                }
+            }
+            if !rows.iter().any(|(l, _)| *l == left) {
+                rows.push((left, help.to_string()));
+            }
+        }
+    }
+    let width = rows
+        .iter()
+        .map(|(l, _)| l.len() + 1)
+        .max()
+        .unwrap_or(0)
+        .max(18);
+    let mut s = String::new();
+    for (left, help) in rows {
+        for (i, line) in help.lines().enumerate() {
+            let left = if i == 0 { left.as_str() } else { "" };
+            s.push_str(&format!("  {left:<width$}{line}\n"));
+        }
+    }
+    s
 }
 
 /// What the command line asks for: a command to run, or a text to print (a help text, the version).

@@ -531,3 +531,39 @@ fn man_pages_hold_the_examples_of_the_help() {
         "{create:?}"
     );
 }
+
+/// The OPTIONS a command's `--help` shows are its definitions' long help: its man page describes
+/// each option in the same words.
+#[test]
+fn help_options_are_the_man_pages_options() {
+    for c in ["mint", "inspect", "opaque"] {
+        let help = ok(&[c, "--help"]);
+        let options = help
+            .split("\nOPTIONS\n")
+            .nth(1)
+            .and_then(|s| s.split("\n\n").next())
+            .unwrap_or_else(|| panic!("{c} --help has no OPTIONS"));
+        let page = ok(&["man", c, if c == "opaque" { "encode" } else { "" }]
+            .into_iter()
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>())
+        .replace("\\-", "-")
+        .replace("\\*(Aq", "'");
+        let mut seen = 0;
+        for line in options.lines() {
+            let Some(row) = line.strip_prefix("  -") else {
+                continue;
+            };
+            if row.starts_with(' ') {
+                continue; // `-` (standard input): not an option
+            }
+            let Some((_, text)) = row.split_once("  ") else {
+                continue;
+            };
+            let text = text.trim();
+            assert!(page.contains(text), "snowmint man {c} lacks {text:?}");
+            seen += 1;
+        }
+        assert!(seen >= 3, "{c}: {options}");
+    }
+}
