@@ -19,49 +19,8 @@ USAGE
                  [--max-leases-per-network 16] [--max-unauthenticated-leases N]
                  [--max-connections-per-source 64]
 
-  --listen             address to listen on, an IP address or a host name such as localhost (port 0:
-                       any free port); the first line on standard output
-                       says where it listens: snowmint serve: listening on http://HOST:PORT …
-  --node               the service's node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease source
-                       (file:///DIR, etcd://HOST:PORT/PREFIX, postgres://USER@HOST:PORT/DB) that the
-                       service holds while it runs (/healthz turns 503 if it is lost). A fixed node ID
-                       with --store is claimed on the client sequencer of that store (refused while
-                       another instance or a client holds it, released at shutdown); without --store
-                       the service waits 2 s before it serves (an instance before it may have minted up
-                       to 2 s ahead of the clock).
-  --validity           how long a batch may be used (valid_for_ms of every batch; default 600s)
-  --max-count          the largest count of one batch (default 10000)
-  --store              the store of client leases with a fixed --node (a lease source's own store
-                       is the store of client leases; --store with it is refused; formerly named leases)
-  --client-sequencer   the sequencer of client leases and of every instance's node ID (default: the
-                       node source's sequencer, and no other is accepted with a lease source; else
-                       clients), so that no client is leased a node ID an instance mints with
-  --lease-ttl          a client lease's claim time-to-live (default 70s); longer than the reservation
-  --lease-reservation  how far past the clock a client lease's reservation reaches (default 60s)
-  --cors-origin        a web origin (https://app.example.com) whose pages may call the service from the
-                       browser (CORS: preflights answered, access-control-allow-origin sent); repeatable;
-                       * allows any origin. A request carrying any other Origin than these and the
-                       service's own is refused (403), and a POST body must be application/json (415).
-  --allowed-host       a host name requests may name in Host (DNS rebinding); repeatable; IP addresses
-                       are always accepted. Default: localhost when --listen is a loopback address;
-                       on any other address, --allowed-host or --auth-token-file is required (refused
-                       at start without either).
-  --auth-token-file    a file of bearer tokens (one per line, 16+ characters, # comments): every request
-                       to /v1/ids and /v1/leases… must carry authorization: Bearer TOKEN (401 otherwise);
-                       /healthz and /metrics stay open. Without it, anyone who can reach the port can
-                       take IDs and leases.
-  --tls-cert, --tls-key  serve HTTPS with this PEM certificate chain and private key (rustls)
-  --max-leases-per-client  client leases one client (its token, else its address) may hold at once
-                       (default 8; 429 beyond), counted from the leases the store holds (every instance
-                       on the store, and a restarted one, counts the same leases)
-  --max-leases-per-network  client leases the clients of one network (IPv4 /24, IPv6 /64) may hold
-                       together without a token (default twice --max-leases-per-client; 429 beyond)
-  --max-unauthenticated-leases  client leases every client without a token may hold together (default
-                       a quarter of the client sequencer's node IDs: 256 of 1024; 429 beyond)
-  --max-connections    connections served at once (default 256; one more is answered 503 and closed)
-  --max-connections-per-source  connections one source (an IPv4 address, an IPv6 /64) may hold at
-                       once (default a quarter of --max-connections: 64; one more is answered 503 and
-                       closed). Behind a reverse proxy, raise it to --max-connections.
+OPTIONS
+{OPTIONS}
 
   Durations: 500ms, 10s, 2m. Routes: POST /v1/ids?count=N, POST /v1/leases,
   POST /v1/leases/{token}/renew, DELETE /v1/leases/{token}, GET /healthz, GET /metrics (Prometheus).

@@ -454,58 +454,143 @@ pub struct RangeShow {
 #[derive(Args, Debug)]
 pub struct Serve {
     /// address to listen on (port 0: any free port)
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        long_help = "address to listen on, an IP address or a host name such as localhost (port 0:\n\
+                     any free port); the first line on standard output\n\
+                     says where it listens: snowmint serve: listening on http://HOST:PORT ..."
+    )]
     pub listen: Option<String>,
     /// the service's node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease URL
-    #[arg(long, value_name = "SOURCE")]
+    #[arg(
+        long,
+        value_name = "SOURCE",
+        long_help = "the service's node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease source\n\
+                     (file:///DIR, etcd://HOST:PORT/PREFIX, postgres://USER@HOST:PORT/DB) that the\n\
+                     service holds while it runs (/healthz turns 503 if it is lost). A fixed node ID\n\
+                     with --store is claimed on the client sequencer of that store (refused while\n\
+                     another instance or a client holds it, released at shutdown); without --store\n\
+                     the service waits 2 s before it serves (an instance before it may have minted up\n\
+                     to 2 s ahead of the clock)."
+    )]
     pub node: Option<String>,
     /// how long a batch may be used (default 600s)
-    #[arg(long, value_name = "DURATION", value_parser = ttl)]
+    #[arg(
+        long, value_name = "DURATION", value_parser = ttl,
+        long_help = "how long a batch may be used (valid_for_ms of every batch; default 600s)"
+    )]
     pub validity: Option<Duration>,
     /// the largest count of one batch (default 10000)
-    #[arg(long, value_name = "N", value_parser = number)]
+    #[arg(
+        long, value_name = "N", value_parser = number,
+        long_help = "the largest count of one batch (default 10000)"
+    )]
     pub max_count: Option<u64>,
     /// the store of client leases with a fixed --node (its node ID is claimed there)
-    #[arg(long, value_name = "URL", alias = "leases", value_hint = ValueHint::Url)]
+    #[arg(
+        long, value_name = "URL", alias = "leases", value_hint = ValueHint::Url,
+        long_help = "the store of client leases with a fixed --node (a lease source's own store\n\
+                     is the store of client leases; --store with it is refused; formerly named leases)"
+    )]
     pub store: Option<String>,
     /// the sequencer of client leases and of the instances' node IDs
-    #[arg(long, value_name = "NAME")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        long_help = "the sequencer of client leases and of every instance's node ID (default: the\n\
+                     node source's sequencer, and no other is accepted with a lease source; else\n\
+                     clients), so that no client is leased a node ID an instance mints with"
+    )]
     pub client_sequencer: Option<String>,
     /// a client lease's claim time-to-live (default 70s)
-    #[arg(long, value_name = "DURATION", value_parser = ttl)]
+    #[arg(
+        long, value_name = "DURATION", value_parser = ttl,
+        long_help = "a client lease's claim time-to-live (default 70s); longer than the reservation"
+    )]
     pub lease_ttl: Option<Duration>,
     /// how far past the clock a client lease's reservation reaches (default 60s)
-    #[arg(long, value_name = "DURATION", value_parser = ttl)]
+    #[arg(
+        long, value_name = "DURATION", value_parser = ttl,
+        long_help = "how far past the clock a client lease's reservation reaches (default 60s)"
+    )]
     pub lease_reservation: Option<Duration>,
     /// a web origin whose pages may call the service (CORS); repeatable; * for any
-    #[arg(long, value_name = "ORIGIN", value_parser = origin)]
+    #[arg(
+        long, value_name = "ORIGIN", value_parser = origin,
+        long_help = "a web origin (https://app.example.com) whose pages may call the service from the\n\
+                     browser (CORS: preflights answered, access-control-allow-origin sent); repeatable;\n\
+                     * allows any origin. A request carrying any other Origin than these and the\n\
+                     service's own is refused (403), and a POST body must be application/json (415)."
+    )]
     pub cors_origin: Vec<String>,
     /// a host name requests may name in Host; repeatable
-    #[arg(long, value_name = "NAME")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        long_help = "a host name requests may name in Host (DNS rebinding); repeatable; IP addresses\n\
+                     are always accepted. Default: localhost when --listen is a loopback address;\n\
+                     on any other address, --allowed-host or --auth-token-file is required (refused\n\
+                     at start without either)."
+    )]
     pub allowed_host: Vec<String>,
     /// bearer tokens required on /v1/ids and /v1/leases
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
+    #[arg(
+        long, value_name = "PATH", value_hint = ValueHint::FilePath,
+        long_help = "a file of bearer tokens (one per line, 16+ characters, # comments): every request\n\
+                     to /v1/ids and /v1/leases... must carry authorization: Bearer TOKEN (401 otherwise);\n\
+                     /healthz and /metrics stay open. Without it, anyone who can reach the port can\n\
+                     take IDs and leases."
+    )]
     pub auth_token_file: Option<String>,
     /// serve HTTPS with this PEM certificate chain
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
+    #[arg(
+        long, value_name = "PATH", value_hint = ValueHint::FilePath,
+        long_help = "serve HTTPS with this PEM certificate chain (rustls), with --tls-key"
+    )]
     pub tls_cert: Option<String>,
     /// the PEM private key of --tls-cert
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
+    #[arg(
+        long, value_name = "PATH", value_hint = ValueHint::FilePath,
+        long_help = "the PEM private key of --tls-cert"
+    )]
     pub tls_key: Option<String>,
     /// client leases one client may hold at once (default 8)
-    #[arg(long, value_name = "N", value_parser = number)]
+    #[arg(
+        long, value_name = "N", value_parser = number,
+        long_help = "client leases one client (its token, else its address) may hold at once\n\
+                     (default 8; 429 beyond), counted from the leases the store holds (every instance\n\
+                     on the store, and a restarted one, counts the same leases)"
+    )]
     pub max_leases_per_client: Option<u64>,
     /// client leases one network (IPv4 /24, IPv6 /64) may hold without a token (default 16)
-    #[arg(long, value_name = "N", value_parser = number)]
+    #[arg(
+        long, value_name = "N", value_parser = number,
+        long_help = "client leases the clients of one network (IPv4 /24, IPv6 /64) may hold\n\
+                     together without a token (default twice --max-leases-per-client; 429 beyond)"
+    )]
     pub max_leases_per_network: Option<u64>,
     /// client leases every client without a token may hold together (default a quarter of the node IDs)
-    #[arg(long, value_name = "N", value_parser = number)]
+    #[arg(
+        long, value_name = "N", value_parser = number,
+        long_help = "client leases every client without a token may hold together (default\n\
+                     a quarter of the client sequencer's node IDs: 256 of 1024; 429 beyond)"
+    )]
     pub max_unauthenticated_leases: Option<u64>,
     /// connections served at once (default 256)
-    #[arg(long, value_name = "N", value_parser = number)]
+    #[arg(
+        long, value_name = "N", value_parser = number,
+        long_help = "connections served at once (default 256; one more is answered 503 and closed)"
+    )]
     pub max_connections: Option<u64>,
     /// connections one address (IPv6: /64) may hold at once (default a quarter of --max-connections)
-    #[arg(long, value_name = "N", value_parser = number)]
+    #[arg(
+        long, value_name = "N", value_parser = number,
+        long_help = "connections one source (an IPv4 address, an IPv6 /64) may hold at\n\
+                     once (default a quarter of --max-connections: 64; one more is answered 503 and\n\
+                     closed). Behind a reverse proxy, raise it to --max-connections.\n\
+                     "
+    )]
     pub max_connections_per_source: Option<u64>,
     #[command(flatten)]
     pub layout: LayoutOpts,
@@ -633,17 +718,23 @@ pub fn options(path: &[&str]) -> String {
             }
         }
     }
+    // The texts start in one column, after the longest name of at most 20 characters; a longer
+    // name is followed by two spaces.
     let width = rows
         .iter()
         .map(|(l, _)| l.len() + 1)
+        .filter(|w| *w <= 21)
         .max()
         .unwrap_or(0)
         .max(18);
     let mut s = String::new();
     for (left, help) in rows {
         for (i, line) in help.lines().enumerate() {
-            let left = if i == 0 { left.as_str() } else { "" };
-            s.push_str(&format!("  {left:<width$}{line}\n"));
+            match i {
+                0 if left.len() >= width => s.push_str(&format!("  {left}  {line}\n")),
+                0 => s.push_str(&format!("  {left:<width$}{line}\n")),
+                _ => s.push_str(&format!("  {:width$}{line}\n", "")),
+            }
         }
     }
     s

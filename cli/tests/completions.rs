@@ -536,7 +536,7 @@ fn man_pages_hold_the_examples_of_the_help() {
 /// each option in the same words.
 #[test]
 fn help_options_are_the_man_pages_options() {
-    for c in ["mint", "inspect", "opaque"] {
+    for c in ["mint", "inspect", "opaque", "serve"] {
         let help = ok(&[c, "--help"]);
         let options = help
             .split("\nOPTIONS\n")
