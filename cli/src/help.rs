@@ -8,7 +8,8 @@ use crate::render::tick;
 
 /// The help text of a topic of `snowmint help` (every command, and `layouts`): what
 /// `snowmint COMMAND --help` prints, and the EXAMPLES of its man page ([`examples`]). A text's
-/// `{OPTIONS}` is the command's options as the definitions describe them ([`crate::spec::options`]).
+/// `{OPTIONS}` (and `{FIELD OPTIONS}`, `{OUTPUT}`) is the command's options as the definitions describe
+/// them ([`crate::spec::options`]).
 pub fn text(topic: &str) -> Option<String> {
     let text = match topic {
         "" => MAIN.to_string(),
@@ -25,10 +26,17 @@ pub fn text(topic: &str) -> Option<String> {
         "man" => MAN.to_string(),
         _ => return None,
     };
-    match text.contains("{OPTIONS}\n") {
-        true => Some(text.replace("{OPTIONS}\n", &crate::spec::options(&[topic]))),
-        false => Some(text),
+    let mut text = text;
+    for (marker, heading) in [
+        ("{OPTIONS}\n", None),
+        ("{FIELD OPTIONS}\n", Some(crate::spec::FIELDS)),
+        ("{OUTPUT}\n", Some("OUTPUT")),
+    ] {
+        if text.contains(marker) {
+            text = text.replace(marker, &crate::spec::options(&[topic], heading));
+        }
     }
+    Some(text)
 }
 
 /// The EXAMPLES of a topic's help text (`""`: `snowmint --help`), one per line as the help shows them:
@@ -194,20 +202,10 @@ USAGE
                                                      preset's values; twitter's by default)
 
 FIELD OPTIONS
-  --timestamp-bits B    bits of the timestamp (1..=64)
-  --node-bits B         bits of the node ID (0..=63)
-  --sequence-bits B     bits of the per-tick sequence (0..=63); the three add up to at most 63
-  --use-sign-bit        allow all 64 bits (IDs may then be negative as signed integers)
-  --order ORDER         timestamp_node_sequence (ts|node|seq) or timestamp_sequence_node (ts|seq|node)
-  --tick-ns NS          tick length in nanoseconds (1000000 = 1 ms)
-  --epoch-ms MS         epoch, Unix milliseconds (the time of timestamp 0)
-  --node-id-offset N    added to every node ID before packing (hazelcast's parameter)
-  --node-split-bits B   high bits of the node field shown as a separate part (twitter: 5 datacenter bits)
+{FIELD OPTIONS}
 
 OUTPUT
-  --json                one JSON object: preset and the nine fields above (as in the Rust serde
-                        form), layout, family, total_bits, epoch, lifespan_end(_ms), node_count,
-                        max_node_id, ids_per_tick, ids_per_second(_per_node), clock_unit
+{OUTPUT}
 
 PRESET PARAMETERS
   --layout snowcast --epoch-ms MS --node-count N    (N: 128..=8192, rounded up to a power of two)

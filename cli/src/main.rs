@@ -446,7 +446,7 @@ fn parse_failure(err: Error, text: &str) -> CliError {
 
 /// `snowmint layout [--layout L | fields …] [--json]`
 fn layout(args: spec::LayoutCmd, out: &mut impl Write) -> Result<(), Failure> {
-    let (layout_args, json) = (args.layout, args.json.json);
+    let (layout_args, json) = (args.layout, args.json);
     let chosen = layout_args.build("layout")?;
     if json {
         writeln!(out, "{}", json::layout(&chosen))?;

@@ -99,37 +99,92 @@ pub struct LayoutOpts {
                      decimal; field options make a custom layout (see 'snowmint layout --help')"
     )]
     pub layout: Option<String>,
-    /// epoch, Unix milliseconds (snowcast's parameter, or a field)
-    #[arg(long, value_name = "MS", value_parser = number)]
-    pub epoch_ms: Option<u64>,
     /// snowcast's node count, 128..=8192
     #[arg(long, value_name = "N", value_parser = number)]
     pub node_count: Option<u64>,
-    /// added to every node ID before packing (hazelcast's parameter)
-    #[arg(long, value_name = "N", value_parser = number)]
-    pub node_id_offset: Option<u64>,
     /// bits of the timestamp (1..=64)
-    #[arg(long, value_name = "B", value_parser = bits)]
+    #[arg(
+        long,
+        value_name = "B",
+        value_parser = bits,
+        help_heading = FIELDS,
+        long_help = "bits of the timestamp (1..=64)"
+    )]
     pub timestamp_bits: Option<u32>,
     /// bits of the node ID (0..=63)
-    #[arg(long, value_name = "B", value_parser = bits)]
+    #[arg(
+        long,
+        value_name = "B",
+        value_parser = bits,
+        help_heading = FIELDS,
+        long_help = "bits of the node ID (0..=63)"
+    )]
     pub node_bits: Option<u32>,
     /// bits of the per-tick sequence (0..=63)
-    #[arg(long, value_name = "B", value_parser = bits)]
+    #[arg(
+        long,
+        value_name = "B",
+        value_parser = bits,
+        help_heading = FIELDS,
+        long_help = "bits of the per-tick sequence (0..=63); the three add up to at most 63"
+    )]
     pub sequence_bits: Option<u32>,
-    /// high bits of the node field shown as a separate part
-    #[arg(long, value_name = "B", value_parser = bits)]
-    pub node_split_bits: Option<u32>,
+    /// allow all 64 bits
+    #[arg(
+        long,
+        help_heading = FIELDS,
+        long_help = "allow all 64 bits (IDs may then be negative as signed integers)"
+    )]
+    pub use_sign_bit: bool,
     /// field order below the timestamp
-    #[arg(long, value_name = "ORDER", value_parser = Named::of(&ORDERS))]
+    #[arg(
+        long,
+        value_name = "ORDER",
+        value_parser = Named::of(&ORDERS),
+        help_heading = FIELDS,
+        long_help = "timestamp_node_sequence (ts|node|seq) or timestamp_sequence_node (ts|seq|node)"
+    )]
     pub order: Option<String>,
     /// tick length in nanoseconds
-    #[arg(long, value_name = "NS", value_parser = number)]
+    #[arg(
+        long,
+        value_name = "NS",
+        value_parser = number,
+        help_heading = FIELDS,
+        long_help = "tick length in nanoseconds (1000000 = 1 ms)"
+    )]
     pub tick_ns: Option<u64>,
-    /// allow all 64 bits
-    #[arg(long)]
-    pub use_sign_bit: bool,
+    /// epoch, Unix milliseconds (snowcast's parameter, or a field)
+    #[arg(
+        long,
+        value_name = "MS",
+        value_parser = number,
+        help_heading = FIELDS,
+        long_help = "epoch, Unix milliseconds (the time of timestamp 0; snowcast's parameter)"
+    )]
+    pub epoch_ms: Option<u64>,
+    /// added to every node ID before packing (hazelcast's parameter)
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = number,
+        help_heading = FIELDS,
+        long_help = "added to every node ID before packing (hazelcast's parameter)"
+    )]
+    pub node_id_offset: Option<u64>,
+    /// high bits of the node field shown as a separate part
+    #[arg(
+        long,
+        value_name = "B",
+        value_parser = bits,
+        help_heading = FIELDS,
+        long_help = "high bits of the node field shown as a separate part (twitter: 5 datacenter bits)"
+    )]
+    pub node_split_bits: Option<u32>,
 }
+
+/// The heading of the layout's field options, in --help (`{FIELD OPTIONS}`) and the man pages.
+pub const FIELDS: &str = "FIELD OPTIONS";
 
 /// `--json` of a command that prints one JSON object.
 #[derive(Args, Debug)]
@@ -253,9 +308,16 @@ pub struct Inspect {
 #[derive(Args, Debug)]
 pub struct LayoutCmd {
     #[command(flatten)]
-    pub json: Json,
-    #[command(flatten)]
     pub layout: LayoutOpts,
+    /// print JSON (IDs as decimal strings; field names in the README)
+    #[arg(
+        long,
+        help_heading = "OUTPUT",
+        long_help = "one JSON object: preset and the nine fields above (as in the Rust serde\n\
+                     form), layout, family, total_bits, epoch, lifespan_end(_ms), node_count,\n\
+                     max_node_id, ids_per_tick, ids_per_second(_per_node), clock_unit"
+    )]
+    pub json: bool,
 }
 
 /// The actions of `snowmint sequencer`.
@@ -686,10 +748,10 @@ fn with_help(cmd: Command, model: &Command, topic: &str) -> Command {
     })
 }
 
-/// The OPTIONS of the command at `path` (`["mint"]`; of a command with actions, its actions') as its
-/// --help shows them: every option with a long help, in the definitions' order, `-n, --count N` then
-/// its long help, aligned.
-pub fn options(path: &[&str]) -> String {
+/// The options under `heading` (`None`: OPTIONS) of the command at `path` (`["mint"]`; of a command
+/// with actions, its actions') as its --help shows them: every option with a long help, in the
+/// definitions' order, `-n, --count N` then its long help, aligned.
+pub fn options(path: &[&str], heading: Option<&str>) -> String {
     let root = Cli::command();
     let mut cmd = &root;
     for p in path {
@@ -701,7 +763,7 @@ pub fn options(path: &[&str]) -> String {
             let (Some(long), Some(help)) = (a.get_long(), a.get_long_help()) else {
                 continue;
             };
-            if a.is_hide_set() {
+            if a.is_hide_set() || a.get_help_heading() != heading {
                 continue;
             }
             let mut left = match a.get_short() {
@@ -718,11 +780,11 @@ pub fn options(path: &[&str]) -> String {
             }
         }
     }
-    // The texts start in one column, after the longest name of at most 20 characters; a longer
-    // name is followed by two spaces.
+    // The texts start in one column, two spaces after the longest name of at most 19 characters; a
+    // longer name is followed by two spaces.
     let width = rows
         .iter()
-        .map(|(l, _)| l.len() + 1)
+        .map(|(l, _)| l.len() + 2)
         .filter(|w| *w <= 21)
         .max()
         .unwrap_or(0)

@@ -536,13 +536,19 @@ fn man_pages_hold_the_examples_of_the_help() {
 /// each option in the same words.
 #[test]
 fn help_options_are_the_man_pages_options() {
-    for c in ["mint", "inspect", "opaque", "serve"] {
+    for (c, heading) in [
+        ("mint", "OPTIONS"),
+        ("inspect", "OPTIONS"),
+        ("opaque", "OPTIONS"),
+        ("serve", "OPTIONS"),
+        ("layout", "FIELD OPTIONS"),
+    ] {
         let help = ok(&[c, "--help"]);
         let options = help
-            .split("\nOPTIONS\n")
+            .split(&format!("\n{heading}\n"))
             .nth(1)
             .and_then(|s| s.split("\n\n").next())
-            .unwrap_or_else(|| panic!("{c} --help has no OPTIONS"));
+            .unwrap_or_else(|| panic!("{c} --help has no {heading}"));
         let page = ok(&["man", c, if c == "opaque" { "encode" } else { "" }]
             .into_iter()
             .filter(|w| !w.is_empty())
