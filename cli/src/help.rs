@@ -26,7 +26,11 @@ pub fn text(topic: &str) -> Option<String> {
         "man" => MAN.to_string(),
         _ => return None,
     };
-    let mut text = text;
+    // The lists the definitions make: the commands, the topics of `snowmint help`, the shells.
+    let mut text = text
+        .replace("{COMMANDS}", &crate::spec::commands().join("|"))
+        .replace("{TOPICS}", &crate::spec::topics().join("|"))
+        .replace("{SHELLS}", &crate::spec::SHELLS.join("|"));
     for (marker, heading) in [
         ("{OPTIONS}\n", None),
         ("{FIELD OPTIONS}\n", Some(crate::spec::FIELDS)),
@@ -72,9 +76,9 @@ USAGE
   snowmint opaque  encode|decode ID...|- --key-file F [--layout L] [--format F]
   snowmint range   next|show NAME --store URL [--dc DC --local-store URL]   compact 32-bit IDs
   snowmint serve   --listen HOST:PORT --node SOURCE [--store URL]    the ID service (HTTP)
-  snowmint completions bash|zsh|fish|elvish|powershell              shell completion script
+  snowmint completions {SHELLS}              shell completion script
   snowmint man [COMMAND [ACTION]]                                   man page (roff)
-  snowmint help [mint|inspect|layout|layouts|sequencer|lease|opaque|range|serve|completions|man]
+  snowmint help [{TOPICS}]
                                                    (or: snowmint COMMAND --help)
 
 EXAMPLES
@@ -108,7 +112,7 @@ pub const COMPLETIONS: &str = "\
 snowmint completions — print a shell completion script
 
 USAGE
-  snowmint completions bash|zsh|fish|elvish|powershell
+  snowmint completions {SHELLS}
 
 Generated from the same argument definitions as 'snowmint man': commands, options, preset and
 encoding names complete.
@@ -123,7 +127,7 @@ pub const MAN: &str = "\
 snowmint man — print a man page (roff)
 
 USAGE
-  snowmint man [mint|inspect|layout|sequencer|lease|opaque|range|serve|completions|man]
+  snowmint man [{COMMANDS}]
   snowmint man COMMAND ACTION        (or COMMAND-ACTION: sequencer-create, lease-list, range-next …)
 
 Without a command: snowmint(1); with one: snowmint-COMMAND(1); with an action of sequencer, lease,

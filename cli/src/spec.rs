@@ -690,8 +690,7 @@ pub fn command() -> Command {
     // The topics of `snowmint help` and the pages of `snowmint man`: every command (and the table of
     // layouts), from the definitions above.
     let pages: Vec<String> = commands();
-    let mut topics = pages.clone();
-    topics.insert(3, "layouts".into());
+    let topics = topics();
     // An action's page is also named as one word (`snowmint man sequencer-create`, its file's name).
     let mut pages_named = pages.clone();
     pages_named.extend(action_pages(&root));
@@ -828,6 +827,17 @@ pub fn commands() -> Vec<String> {
         .filter(|c| !c.is_hide_set())
         .map(|c| c.get_name().to_string())
         .collect()
+}
+
+/// The topics of `snowmint help`: every command, and the table of layouts after `layout`.
+pub fn topics() -> Vec<String> {
+    let mut topics = commands();
+    let at = topics
+        .iter()
+        .position(|c| c == "layout")
+        .map_or(0, |i| i + 1);
+    topics.insert(at, "layouts".into());
+    topics
 }
 
 /// " (did you mean …?)", or nothing, for a word the parser did not know: under `path` (`[]`: the commands;
