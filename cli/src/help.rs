@@ -6,6 +6,58 @@ use snowmint::{Layout, Order};
 
 use crate::render::tick;
 
+/// The help text of a topic of `snowmint help` (every command, and `layouts`): what
+/// `snowmint COMMAND --help` prints, and the EXAMPLES of its man page ([`examples`]). A text's
+/// `{OPTIONS}` (and `{FIELD OPTIONS}`, `{OUTPUT}`) is the command's options as the definitions describe
+/// them ([`crate::spec::options`]).
+pub fn text(topic: &str) -> Option<String> {
+    let text = match topic {
+        "" => MAIN.to_string(),
+        "mint" => MINT.to_string(),
+        "inspect" => INSPECT.to_string(),
+        "layout" => layout_help(),
+        "layouts" => layouts_table(),
+        "sequencer" => SEQUENCER.to_string(),
+        "lease" => LEASE.to_string(),
+        "opaque" => crate::opaque::HELP.to_string(),
+        "range" => RANGE.to_string(),
+        "serve" => crate::serve::HELP.to_string(),
+        "completions" => COMPLETIONS.to_string(),
+        "man" => MAN.to_string(),
+        _ => return None,
+    };
+    // The lists the definitions make: the commands, the topics of `snowmint help`, the shells.
+    let mut text = text
+        .replace("{COMMANDS}", &crate::spec::commands().join("|"))
+        .replace("{TOPICS}", &crate::spec::topics().join("|"))
+        .replace("{SHELLS}", &crate::spec::SHELLS.join("|"));
+    for (marker, heading) in [
+        ("{OPTIONS}\n", None),
+        ("{FIELD OPTIONS}\n", Some(crate::spec::FIELDS)),
+        ("{OUTPUT}\n", Some("OUTPUT")),
+    ] {
+        if text.contains(marker) {
+            text = text.replace(marker, &crate::spec::options(&[topic], heading));
+        }
+    }
+    Some(text)
+}
+
+/// The EXAMPLES of a topic's help text (`""`: `snowmint --help`), one per line as the help shows them:
+/// the man pages print the same lines.
+pub fn examples(topic: &str) -> Vec<String> {
+    let Some(text) = text(topic) else {
+        return Vec::new();
+    };
+    let Some((_, rest)) = text.split_once("\nEXAMPLES\n") else {
+        return Vec::new();
+    };
+    rest.lines()
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l[2..].to_string())
+        .collect()
+}
+
 pub const MAIN: &str = "\
 snowmint — mint, inspect and design unique 64-bit IDs (the Snowflake family)
 
@@ -24,9 +76,9 @@ USAGE
   snowmint opaque  encode|decode ID...|- --key-file F [--layout L] [--format F]
   snowmint range   next|show NAME --store URL [--dc DC --local-store URL]   compact 32-bit IDs
   snowmint serve   --listen HOST:PORT --node SOURCE [--store URL]    the ID service (HTTP)
-  snowmint completions bash|zsh|fish|elvish|powershell              shell completion script
+  snowmint completions {SHELLS}              shell completion script
   snowmint man [COMMAND [ACTION]]                                   man page (roff)
-  snowmint help [mint|inspect|layout|layouts|sequencer|lease|opaque|range|serve|completions|man]
+  snowmint help [{TOPICS}]
                                                    (or: snowmint COMMAND --help)
 
 EXAMPLES
@@ -60,7 +112,7 @@ pub const COMPLETIONS: &str = "\
 snowmint completions — print a shell completion script
 
 USAGE
-  snowmint completions bash|zsh|fish|elvish|powershell
+  snowmint completions {SHELLS}
 
 Generated from the same argument definitions as 'snowmint man': commands, options, preset and
 encoding names complete.
@@ -75,7 +127,7 @@ pub const MAN: &str = "\
 snowmint man — print a man page (roff)
 
 USAGE
-  snowmint man [mint|inspect|layout|sequencer|lease|opaque|range|serve|completions|man]
+  snowmint man [{COMMANDS}]
   snowmint man COMMAND ACTION        (or COMMAND-ACTION: sequencer-create, lease-list, range-next …)
 
 Without a command: snowmint(1); with one: snowmint-COMMAND(1); with an action of sequencer, lease,
@@ -96,29 +148,7 @@ USAGE
                 [--json] [--stats]
 
 OPTIONS
-  -n, --count N     how many IDs (default 1), one per line, strictly increasing
-  --node SOURCE     this machine's node ID (default: $SNOWMINT_NODE_ID, else 0 with a warning on
-                    stderr). Two minters with the same node ID and layout can produce the same ID:
-                    give each its own, or take one by lease. SOURCE is a number, env[:NAME], k8s[:OFFSET], ip, or a lease:
-                    file:///DIR (this host), etcd://HOST:PORT[,…]/PREFIX, postgres://USER@HOST/DB,
-                    with ?sequencer=NAME&ttl=10s. A lease is held while minting, released at exit.
-  -l, --layout L    twitter (default), discord, instagram, sonyflake, hazelcast, snowcast, js53,
-                    decimal; field options make a custom layout (see 'snowmint layout --help')
-  -f, --format F    dec (default), hex (16 digits), base32 (13 Crockford characters) or base58
-                    (11 characters); the fixed-width forms sort like the numbers
-  --state-file PATH mint from the generator state shared through this file by every process that
-                    opens it with the same layout and node ID (e.g. /dev/shm/orders.snowmint, the
-                    file a service's workers use): no ID repeats between them or across runs.
-                    Created if missing; another layout or node ID, or a damaged file, is
-                    STATE_FILE_MISMATCH. The state is flushed to storage (msync) before exiting.
-                    With a lease source as --node: one lease per host, shared by every process on
-                    the file (the first claims the node ID, the others mint under it, the last
-                    one to exit releases it).
-  --json            one JSON object per line: {\"id\":\"<decimal>\",\"text\":\"<in --format>\"}
-  --stats           after minting, the generator's counters as one JSON line on stderr:
-                    {\"minted\":N,\"batches\":N,\"borrowed_ticks\":N,\"waits\":N,\"wait_ns\":N,
-                    \"regressions\":N} (IDs, batches, ticks borrowed ahead of the clock, sleeps and
-                    their total nanoseconds, clock readings below the last one seen)
+{OPTIONS}
 
 EXAMPLES
   snowmint mint --node 0
@@ -156,11 +186,7 @@ standard input. The layout must be the one the ID was minted with (default twitt
 bits mean a different time under another layout.
 
 OPTIONS
-  --from ENC        the string form of the IDs (default any: told apart by shape)
-  -l, --layout L    the layout the IDs were minted with (and its parameters, or field options)
-  --json            one JSON object per ID and line: id (a decimal string), input, read_as, layout, time,
-                    unix_ms, sub_ms_ns, timestamp_ticks, node, node_id, node_parts, sequence,
-                    shows_nanos, encodings {dec, hex, base32, base58} (see the README)
+{OPTIONS}
 
 EXAMPLES
   snowmint inspect 1212161512043450368
@@ -180,20 +206,10 @@ USAGE
                                                      preset's values; twitter's by default)
 
 FIELD OPTIONS
-  --timestamp-bits B    bits of the timestamp (1..=64)
-  --node-bits B         bits of the node ID (0..=63)
-  --sequence-bits B     bits of the per-tick sequence (0..=63); the three add up to at most 63
-  --use-sign-bit        allow all 64 bits (IDs may then be negative as signed integers)
-  --order ORDER         timestamp_node_sequence (ts|node|seq) or timestamp_sequence_node (ts|seq|node)
-  --tick-ns NS          tick length in nanoseconds (1000000 = 1 ms)
-  --epoch-ms MS         epoch, Unix milliseconds (the time of timestamp 0)
-  --node-id-offset N    added to every node ID before packing (hazelcast's parameter)
-  --node-split-bits B   high bits of the node field shown as a separate part (twitter: 5 datacenter bits)
+{FIELD OPTIONS}
 
 OUTPUT
-  --json                one JSON object: preset and the nine fields above (as in the Rust serde
-                        form), layout, family, total_bits, epoch, lifespan_end(_ms), node_count,
-                        max_node_id, ids_per_tick, ids_per_second(_per_node), clock_unit
+{OUTPUT}
 
 PRESET PARAMETERS
   --layout snowcast --epoch-ms MS --node-count N    (N: 128..=8192, rounded up to a power of two)

@@ -1,26 +1,11 @@
-//! The layout options every command shares: a preset (`--layout`, `-l`; `--preset` its former name), its parameters
-//! (snowcast's `--epoch-ms` and `--node-count`, hazelcast's `--node-id-offset`) and field overrides for
-//! a custom layout. Every value is validated by the core (`Layout::new`, `Layout::snowcast` …).
+//! The layout a command's layout options ([`LayoutOpts`], defined in `spec.rs`) describe: a preset, its
+//! parameters (snowcast's epoch and node count, hazelcast's node ID offset) and field overrides for a
+//! custom layout. Every value is validated by the core (`Layout::new`, `Layout::snowcast` …).
 
 use snowmint::{Layout, LayoutConfig, Order};
 
-use crate::args::Args;
 use crate::error::CliError;
-
-#[derive(Default, Debug)]
-pub struct LayoutArgs {
-    preset: Option<String>,
-    epoch_ms: Option<u64>,
-    node_count: Option<u64>,
-    node_id_offset: Option<u64>,
-    timestamp_bits: Option<u32>,
-    node_bits: Option<u32>,
-    sequence_bits: Option<u32>,
-    order: Option<String>,
-    tick_ns: Option<u64>,
-    use_sign_bit: bool,
-    node_split_bits: Option<u32>,
-}
+pub use crate::spec::LayoutOpts;
 
 /// A built layout and how to call it in output.
 pub struct Chosen {
@@ -29,11 +14,11 @@ pub struct Chosen {
     pub label: String,
 }
 
-impl LayoutArgs {
+impl LayoutOpts {
     /// Whether any layout option was given (a lease source then checks it against the sequencer's;
     /// without any, the sequencer's stored layout is adopted).
     pub fn given(&self) -> bool {
-        self.preset.is_some()
+        self.layout.is_some()
             || self.epoch_ms.is_some()
             || self.node_count.is_some()
             || self.node_id_offset.is_some()
@@ -53,42 +38,17 @@ impl LayoutArgs {
 
     /// `sequencer create --node-count N`: the sequencer's node count, and with the snowcast layout that
     /// layout's node-count parameter too (one option for one idea).
-    pub fn snowcast_node_count(&mut self, n: u64) {
-        if self.preset.as_deref() == Some("snowcast") {
-            self.node_count = Some(n);
+    pub fn take_sequencer_nodes(&mut self) -> Option<u64> {
+        let n = self.node_count.take();
+        if self.layout.as_deref() == Some("snowcast") {
+            self.node_count = n;
         }
-    }
-
-    /// Consumes `name` if it is a layout option; `Ok(false)` if it is not one.
-    pub fn take(
-        &mut self,
-        args: &mut Args,
-        name: &str,
-        inline: Option<String>,
-    ) -> Result<bool, CliError> {
-        match name {
-            "--layout" | "--preset" | "-l" => self.preset = Some(args.value(name, inline)?),
-            "--epoch-ms" => self.epoch_ms = Some(args.number(name, inline)?),
-            "--node-count" => self.node_count = Some(args.number(name, inline)?),
-            "--node-id-offset" => self.node_id_offset = Some(args.number(name, inline)?),
-            "--timestamp-bits" => self.timestamp_bits = Some(args.bits(name, inline)?),
-            "--node-bits" => self.node_bits = Some(args.bits(name, inline)?),
-            "--sequence-bits" => self.sequence_bits = Some(args.bits(name, inline)?),
-            "--node-split-bits" => self.node_split_bits = Some(args.bits(name, inline)?),
-            "--order" => self.order = Some(args.value(name, inline)?),
-            "--tick-ns" => self.tick_ns = Some(args.number(name, inline)?),
-            "--use-sign-bit" => {
-                args.no_value(name, inline)?;
-                self.use_sign_bit = true;
-            }
-            _ => return Ok(false),
-        }
-        Ok(true)
+        n
     }
 
     /// Builds the layout; the core validates every field and names the one that is wrong.
     pub fn build(&self, command: &'static str) -> Result<Chosen, CliError> {
-        let name = self.preset.as_deref().unwrap_or("twitter");
+        let name = self.layout.as_deref().unwrap_or("twitter");
         let name = if name == "chronicle" { "decimal" } else { name };
         if self.node_count.is_some() && name != "snowcast" {
             return Err(CliError::usage(

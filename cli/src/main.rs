@@ -23,10 +23,9 @@ use snowmint::{
     SystemClock,
 };
 
-use args::{Args, Item};
 use error::CliError;
-use layout_args::LayoutArgs;
 use snowmint_coord::{NodeGenerator, NodeSource};
+use spec::{Cmd, Parsed};
 
 /// The node ID when `--node` is not given.
 const NODE_ENV: &str = "SNOWMINT_NODE_ID";
@@ -84,115 +83,49 @@ impl From<Error> for Failure {
 }
 
 fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
-    let mut argv = argv.into_iter();
-    let Some(command) = argv.next() else {
-        out.write_all(help::MAIN.as_bytes())?;
-        return Ok(());
+    let command = match spec::parse(&argv)? {
+        Parsed::Print(text) => {
+            out.write_all(text.as_bytes())?;
+            return Ok(());
+        }
+        Parsed::Run(command) => command,
     };
-    let rest: Vec<String> = argv.collect();
-    match command.as_str() {
-        "mint" => mint(Args::new(rest, "mint"), out),
-        "inspect" => inspect(Args::new(rest, "inspect"), out),
-        "layout" => layout(Args::new(rest, "layout"), out),
-        "sequencer" => sequencer::run(rest, out),
-        "lease" => sequencer::lease(rest, out),
-        "opaque" => opaque::run(Args::new(rest, "opaque"), out),
-        "completions" | "man" if matches!(rest.as_slice(), [h] if h == "-h" || h == "--help") => {
-            let text = if command == "man" {
-                help::MAN
-            } else {
-                help::COMPLETIONS
+    match command {
+        None => {
+            out.write_all(help::MAIN.as_bytes())?;
+            Ok(())
+        }
+        Some(Cmd::Mint(a)) => mint(a, out),
+        Some(Cmd::Inspect(a)) => inspect(a, out),
+        Some(Cmd::Layout(a)) => layout(a, out),
+        Some(Cmd::Sequencer(a)) => sequencer::run(a, out),
+        Some(Cmd::Lease(a)) => sequencer::lease(a, out),
+        Some(Cmd::Opaque(a)) => opaque::run(a, out),
+        Some(Cmd::Range(a)) => range::run(a, out),
+        Some(Cmd::Serve(a)) => serve::run(a),
+        Some(Cmd::Completions(a)) => spec::completions(&a.shell, out),
+        Some(Cmd::Man(a)) => spec::man(&a, out),
+        Some(Cmd::Help(a)) => {
+            let topic = a.topic.as_deref().unwrap_or("");
+            let Some(text) = help::text(topic) else {
+                return Err(CliError::usage(format!("no help on {topic:?}"), "").into());
             };
             out.write_all(text.as_bytes())?;
             Ok(())
-        }
-        "completions" => spec::completions(&rest, out),
-        "man" => spec::man(&rest, out),
-        "range" => range::run(rest, out),
-        "serve" => serve::run(rest, out),
-        "help" | "-h" | "--help" => {
-            let text = match rest.first().map(String::as_str) {
-                None => help::MAIN.to_string(),
-                Some("mint") => help::MINT.to_string(),
-                Some("inspect") => help::INSPECT.to_string(),
-                Some("layout") => help::layout_help(),
-                Some("sequencer") => help::SEQUENCER.to_string(),
-                Some("lease") => help::LEASE.to_string(),
-                Some("layouts") => help::layouts_table(),
-                Some("opaque") => opaque::HELP.to_string(),
-                Some("completions") => help::COMPLETIONS.to_string(),
-                Some("man") => help::MAN.to_string(),
-                Some("range") => help::RANGE.to_string(),
-                Some("serve") => serve::HELP.to_string(),
-                Some(other) => {
-                    return Err(CliError::usage(format!("no help on {other:?}"), "").into())
-                }
-            };
-            out.write_all(text.as_bytes())?;
-            Ok(())
-        }
-        "-V" | "--version" | "version" => {
-            writeln!(out, "snowmint {}", env!("CARGO_PKG_VERSION"))?;
-            Ok(())
-        }
-        other => {
-            let meant = spec::did_you_mean(&[], other);
-            let mut e = CliError::usage(format!("unknown command {other:?}{meant}"), "");
-            e.detail.insert(
-                0,
-                format!("commands: {}, help", spec::commands().join(", ")),
-            );
-            Err(e.into())
         }
     }
 }
 
 /// `snowmint mint [-n N] [--node SOURCE] [--layout L …] [--format F] [--state-file PATH] [--json]`
-fn mint(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
-    let mut count: u64 = 1;
-    let mut json = false;
-    let mut stats = false;
-    let mut node: Option<String> = None;
-    let mut state_file: Option<String> = None;
-    let mut format = Encoding::Decimal;
-    let mut layout_args = LayoutArgs::default();
-    while let Some(item) = args.next_item()? {
-        match item {
-            Item::Flag { name, inline } => match name.as_str() {
-                "-h" | "--help" => {
-                    out.write_all(help::MINT.as_bytes())?;
-                    return Ok(());
-                }
-                "-n" | "--count" => count = args.number(&name, inline)?,
-                "--json" => {
-                    args.no_value(&name, inline)?;
-                    json = true;
-                }
-                "--stats" => {
-                    args.no_value(&name, inline)?;
-                    stats = true;
-                }
-                "--node" => node = Some(args.value(&name, inline)?),
-                "--state-file" => state_file = Some(args.value(&name, inline)?),
-                "-f" | "--format" => {
-                    let v = args.value(&name, inline)?;
-                    format = encoding_named(&v, false)?.unwrap_or(Encoding::Decimal);
-                }
-                _ => {
-                    if !layout_args.take(&mut args, &name, inline)? {
-                        return Err(args.unknown(&name).into());
-                    }
-                }
-            },
-            Item::Positional(p) => {
-                return Err(CliError::usage(
-                    format!("unexpected argument {p:?} (the count is given with -n, e.g. -n {p})"),
-                    "mint",
-                )
-                .into())
-            }
-        }
-    }
+fn mint(args: spec::Mint, out: &mut impl Write) -> Result<(), Failure> {
+    let count = args.count.unwrap_or(1);
+    let (json, stats) = (args.json, args.stats);
+    let (node, state_file) = (args.node, args.state_file);
+    let format = match &args.format {
+        Some(v) => encoding_named(v, false)?.unwrap_or(Encoding::Decimal),
+        None => Encoding::Decimal,
+    };
+    let layout_args = args.layout;
     if count == 0 {
         return Err(CliError::usage("-n is 0; mint at least one ID", "mint").into());
     }
@@ -415,42 +348,14 @@ fn encoding_named(name: &str, any_ok: bool) -> Result<Option<Encoding>, CliError
 }
 
 /// `snowmint inspect ID… [--layout L …] [--from ENC] [--json]`
-fn inspect(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
-    let mut ids: Vec<String> = Vec::new();
-    let mut json = false;
-    let mut from: Option<Encoding> = None;
-    let mut layout_args = LayoutArgs::default();
-    while let Some(item) = args.next_item()? {
-        match item {
-            Item::Flag { name, inline } => match name.as_str() {
-                "-h" | "--help" => {
-                    out.write_all(help::INSPECT.as_bytes())?;
-                    return Ok(());
-                }
-                "--from" => {
-                    let v = args.value(&name, inline)?;
-                    from = encoding_named(&v, true)?;
-                }
-                "--json" => {
-                    args.no_value(&name, inline)?;
-                    json = true;
-                }
-                _ => {
-                    if !layout_args.take(&mut args, &name, inline)? {
-                        return Err(args.unknown(&name).into());
-                    }
-                }
-            },
-            Item::Positional(p) => ids.push(p),
-        }
-    }
-    if ids.is_empty() {
-        return Err(CliError::usage(
-            "give an ID to inspect, e.g. 'snowmint inspect 1212161512043450368'",
-            "inspect",
-        )
-        .into());
-    }
+fn inspect(args: spec::Inspect, out: &mut impl Write) -> Result<(), Failure> {
+    let mut ids = args.ids;
+    let json = args.json;
+    let from = match &args.from {
+        Some(v) => encoding_named(v, true)?,
+        None => None,
+    };
+    let layout_args = args.layout;
     let chosen = layout_args.build("inspect")?;
     if ids.iter().any(|s| s == "-") {
         // `snowmint mint -n 3 | snowmint inspect -`: IDs from stdin, separated by white space.
@@ -540,35 +445,8 @@ fn parse_failure(err: Error, text: &str) -> CliError {
 }
 
 /// `snowmint layout [--layout L | fields …] [--json]`
-fn layout(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
-    let mut layout_args = LayoutArgs::default();
-    let mut json = false;
-    while let Some(item) = args.next_item()? {
-        match item {
-            Item::Flag { name, inline } => match name.as_str() {
-                "-h" | "--help" => {
-                    out.write_all(help::layout_help().as_bytes())?;
-                    return Ok(());
-                }
-                "--json" => {
-                    args.no_value(&name, inline)?;
-                    json = true;
-                }
-                _ => {
-                    if !layout_args.take(&mut args, &name, inline)? {
-                        return Err(args.unknown(&name).into());
-                    }
-                }
-            },
-            Item::Positional(p) => {
-                return Err(CliError::usage(
-                    format!("unexpected argument {p:?} (name a preset with --layout {p})"),
-                    "layout",
-                )
-                .into())
-            }
-        }
-    }
+fn layout(args: spec::LayoutCmd, out: &mut impl Write) -> Result<(), Failure> {
+    let (layout_args, json) = (args.layout, args.json);
     let chosen = layout_args.build("layout")?;
     if json {
         writeln!(out, "{}", json::layout(&chosen))?;

@@ -6,9 +6,8 @@ use std::io::{self, Write};
 
 use snowmint::{Encoding, ErrorCode, Opaque, OPAQUE_KEY_LEN};
 
-use crate::args::{Args, Item};
 use crate::error::CliError;
-use crate::layout_args::LayoutArgs;
+use crate::spec::OpaqueCmd;
 use crate::{encoding_named, parse_failure, Failure};
 
 pub const HELP: &str = "\
@@ -24,13 +23,8 @@ USAGE
   snowmint opaque decode TOKEN...|- --key-file F [--layout L] [--format dec|hex|base32|base58] [--json]
 
 OPTIONS
-  --key-file F   the 16-byte key: 16 raw bytes, or 32 hex digits (white space around them is ignored)
-  --layout L     the layout of the IDs (default twitter); its width is the tokens' width
-  --format F     how to print what comes out (default dec)
-  --from F       how to read what goes in: dec, hex, base32, base58 or any (default any)
-  --json         one JSON object per value and line: input (as given), id and token (decimal
-                 strings), text (what comes out, in the --format form)
-  -              read IDs (or tokens) from standard input, separated by white space
+{OPTIONS}
+  -                 read IDs (or tokens) from standard input, separated by white space
 
 EXAMPLES
   head -c 16 /dev/urandom > opaque.key
@@ -67,70 +61,30 @@ fn read_key(path: &str) -> Result<Vec<u8>, CliError> {
 }
 
 /// `snowmint opaque encode|decode …`
-pub fn run(mut args: Args, out: &mut impl Write) -> Result<(), Failure> {
-    let mut direction: Option<bool> = None; // Some(true): decode
-    let mut values: Vec<String> = Vec::new();
-    let mut key_file: Option<String> = None;
-    let mut format = Encoding::Decimal;
-    let mut from: Option<Encoding> = None;
-    let mut json = false;
-    let mut layout_args = LayoutArgs::default();
-    while let Some(item) = args.next_item()? {
-        match item {
-            Item::Flag { name, inline } => match name.as_str() {
-                "-h" | "--help" => {
-                    out.write_all(HELP.as_bytes())?;
-                    return Ok(());
-                }
-                "--key-file" => key_file = Some(args.value(&name, inline)?),
-                "--json" => {
-                    args.no_value(&name, inline)?;
-                    json = true;
-                }
-                "-f" | "--format" => {
-                    let v = args.value(&name, inline)?;
-                    format = encoding_named(&v, false)?.unwrap_or(Encoding::Decimal);
-                }
-                "--from" => {
-                    let v = args.value(&name, inline)?;
-                    from = encoding_named(&v, true)?;
-                }
-                _ => {
-                    if !layout_args.take(&mut args, &name, inline)? {
-                        return Err(args.unknown(&name).into());
-                    }
-                }
-            },
-            Item::Positional(p) if direction.is_none() => match p.as_str() {
-                "encode" => direction = Some(false),
-                "decode" => direction = Some(true),
-                other => return Err(crate::spec::unknown_action("opaque", other).into()),
-            },
-            Item::Positional(p) => values.push(p),
-        }
-    }
-    let Some(decode) = direction else {
-        return Err(CliError::usage(
-            "say 'snowmint opaque encode' or 'snowmint opaque decode'",
-            "opaque",
-        )
-        .into());
+pub fn run(action: OpaqueCmd, out: &mut impl Write) -> Result<(), Failure> {
+    let (decode, args) = match action {
+        OpaqueCmd::Encode(a) => (false, a),
+        OpaqueCmd::Decode(a) => (true, a),
     };
+    let mut values = args.values;
+    let json = args.json;
+    let format = match &args.format {
+        Some(v) => encoding_named(v, false)?.unwrap_or(Encoding::Decimal),
+        None => Encoding::Decimal,
+    };
+    let from = match &args.from {
+        Some(v) => encoding_named(v, true)?,
+        None => None,
+    };
+    let layout_args = args.layout;
     let what = if decode { "a token" } else { "an ID" };
-    let Some(key_file) = key_file else {
+    let Some(key_file) = args.key_file else {
         return Err(CliError::usage(
             "--key-file is required (a file holding the 16-byte key)",
             "opaque",
         )
         .into());
     };
-    if values.is_empty() {
-        return Err(CliError::usage(
-            format!("give {what} (or - to read them from standard input)"),
-            "opaque",
-        )
-        .into());
-    }
     let chosen = layout_args.build("opaque")?;
     let opaque = Opaque::for_layout(&read_key(&key_file)?, &chosen.layout)
         .map_err(|e| CliError::core(e).with(format!("the layout is {}", chosen.label)))?;

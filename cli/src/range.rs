@@ -6,65 +6,16 @@ use std::time::Duration;
 use snowmint_coord::range::open_pair;
 use snowmint_coord::{RangeOptions, RangeSequence};
 
-use crate::args::{Args, Item};
 use crate::error::CliError;
-use crate::help;
 use crate::sequencer::{cli_error, malformed};
+use crate::spec::RangeCmd;
 use crate::Failure;
 
-pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
-    let mut args = Args::new(argv, "range");
-    let mut positionals = Vec::new();
-    let (mut dc, mut global, mut local) = (None, None, None);
-    let mut count: Option<u64> = None;
-    let mut options = RangeOptions::default();
-    let mut process_range = None;
-    let mut threshold = None;
-    let mut json = false;
-    while let Some(item) = args.next_item()? {
-        match item {
-            Item::Flag { name, inline } => match name.as_str() {
-                "-h" | "--help" => {
-                    out.write_all(help::RANGE.as_bytes())?;
-                    return Ok(());
-                }
-                "--dc" => dc = Some(args.value(&name, inline)?),
-                // --global and --local are these options' former names (clap's aliases).
-                "--store" => global = Some(args.value(&name, inline)?),
-                "--local-store" => local = Some(args.value(&name, inline)?),
-                "-n" | "--count" => count = Some(args.number(&name, inline)?),
-                "--dc-range" => options.dc_range = args.number(&name, inline)?,
-                "--process-range" => process_range = Some(args.number(&name, inline)?),
-                "--threshold" => threshold = Some(args.number(&name, inline)?),
-                "--bits" => options.bits = args.bits(&name, inline)?,
-                "--start" => options.start = args.number(&name, inline)?,
-                "--wait" => {
-                    let v = args.value(&name, inline)?;
-                    options.wait = snowmint_coord::source::parse_wait(&v)
-                        .map_err(|why| CliError::usage(format!("--wait: {why}"), "range"))?;
-                }
-                // The former spelling: milliseconds without a unit.
-                "--wait-ms" => options.wait = Duration::from_millis(args.number(&name, inline)?),
-                "--json" => {
-                    args.no_value(&name, inline)?;
-                    json = true;
-                }
-                _ => return Err(args.unknown(&name).into()),
-            },
-            Item::Positional(p) => positionals.push(p),
-        }
-    }
-    let mut pos = positionals.into_iter();
-    let (Some(action), Some(name)) = (pos.next(), pos.next()) else {
-        return Err(CliError::usage(
-            "give an action and a NAME: range next NAME … or range show NAME …",
-            "range",
-        )
-        .into());
+pub fn run(action: RangeCmd, out: &mut impl Write) -> Result<(), Failure> {
+    let (name, dc, global) = match &action {
+        RangeCmd::Next(a) => (a.name.clone(), a.dc.clone(), a.store.clone()),
+        RangeCmd::Show(a) => (a.name.clone(), a.dc.clone(), a.store.clone()),
     };
-    if let Some(extra) = pos.next() {
-        return Err(CliError::usage(format!("unexpected argument {extra:?}"), "range").into());
-    }
     snowmint_coord::sequencer::check_name(&name)
         .map_err(|e| malformed(e.context("range sequence"), "range"))?;
     if let Some(dc) = &dc {
@@ -74,8 +25,24 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
     let global = global
         .or_else(|| std::env::var("SNOWMINT_STORE").ok())
         .ok_or_else(|| CliError::usage("give the global store with --store URL (file:///DIR, etcd://…, postgres://…) or $SNOWMINT_STORE", "range"))?;
-    match action.as_str() {
-        "next" => {
+    match action {
+        RangeCmd::Next(a) => {
+            let mut options = RangeOptions::default();
+            if let Some(v) = a.dc_range {
+                options.dc_range = v;
+            }
+            if let Some(v) = a.bits {
+                options.bits = v;
+            }
+            if let Some(v) = a.start {
+                options.start = v;
+            }
+            // --wait-ms: the former spelling, milliseconds without a unit.
+            if let Some(v) = a.wait.or(a.wait_ms.map(Duration::from_millis)) {
+                options.wait = v;
+            }
+            let (local, count, json) = (a.local_store, a.count, a.json.json);
+            let (process_range, threshold) = (a.process_range, a.threshold);
             let dc = dc.ok_or_else(|| {
                 CliError::usage("'range next' needs --dc DC (the datacenter)", "range")
             })?;
@@ -110,18 +77,8 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 }
             }
         }
-        "show" => {
-            for (flag, given) in [
-                ("-n", count.is_some()),
-                ("--process-range", process_range.is_some()),
-                ("--threshold", threshold.is_some()),
-            ] {
-                if given {
-                    return Err(
-                        CliError::usage(format!("'range show' takes no {flag}"), "range").into(),
-                    );
-                }
-            }
+        RangeCmd::Show(a) => {
+            let (local, json) = (a.local_store, a.json.json);
             if local.is_some() != dc.is_some() {
                 return Err(CliError::usage("'range show' takes --dc DC and --local-store URL together (to read that datacenter's row)", "range").into());
             }
@@ -209,7 +166,6 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 }
             }
         }
-        other => return Err(crate::spec::unknown_action("range", other).into()),
     }
     Ok(())
 }

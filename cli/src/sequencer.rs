@@ -9,11 +9,9 @@ use snowmint_coord::sequencer::layout_from_text;
 use snowmint_coord::source::{open_store, parse_store_url};
 use snowmint_coord::{NodeState, Sequencer, SequencerRecord, Store, SystemTime, Time};
 
-use crate::args::{Args, Item};
 use crate::error::CliError;
-use crate::help;
 use crate::json;
-use crate::layout_args::LayoutArgs;
+use crate::spec::{LeaseCmd, SequencerCmd, StoreOpt};
 use crate::Failure;
 
 /// A coordination error as the CLI reports it (same code, exit status 1).
@@ -43,108 +41,28 @@ fn describe_layout(text: &str) -> String {
     }
 }
 
-/// The command line of `sequencer` and `lease`: ACTION [NAME] --store URL [--json], and for
-/// `sequencer create` --nodes N and the layout options.
-struct Parsed {
-    action: String,
-    name: Option<String>,
-    store: Arc<dyn Store>,
-    nodes: Option<u64>,
-    layout_args: LayoutArgs,
-    json: bool,
-}
-
-/// Parses `snowmint COMMAND ACTION [NAME] …`; `None` when help was printed.
-fn parse(
-    argv: Vec<String>,
-    command: &'static str,
-    actions: &str,
-    help: &str,
-    out: &mut impl Write,
-) -> Result<Option<Parsed>, Failure> {
-    let mut args = Args::new(argv, command);
-    let mut positionals = Vec::new();
-    let mut store_url: Option<String> = None;
-    let mut nodes: Option<u64> = None;
-    let mut json = false;
-    let mut layout_args = LayoutArgs::default();
-    while let Some(item) = args.next_item()? {
-        match item {
-            Item::Flag { name, inline } => match name.as_str() {
-                "-h" | "--help" => {
-                    out.write_all(help.as_bytes())?;
-                    return Ok(None);
-                }
-                "--store" => store_url = Some(args.value(&name, inline)?),
-                "--json" => {
-                    args.no_value(&name, inline)?;
-                    json = true;
-                }
-                // The sequencer's node count (--nodes is its former name); with the snowcast
-                // layout, that layout's parameter too (below).
-                "--node-count" if command == "sequencer" => {
-                    nodes = Some(args.number(&name, inline)?)
-                }
-                _ => {
-                    if command != "sequencer" || !layout_args.take(&mut args, &name, inline)? {
-                        return Err(args.unknown(&name).into());
-                    }
-                }
-            },
-            Item::Positional(p) => positionals.push(p),
-        }
-    }
-    if let Some(n) = nodes {
-        layout_args.snowcast_node_count(n);
-    }
-    let mut pos = positionals.into_iter();
-    let Some(action) = pos.next() else {
-        return Err(CliError::usage(format!("give an action: {actions}"), command).into());
-    };
-    let name = pos.next();
-    if let Some(extra) = pos.next() {
-        return Err(CliError::usage(format!("unexpected argument {extra:?}"), command).into());
-    }
-    let store_url = store_url
+/// The store of `--store` (or $SNOWMINT_STORE), for an action on sequencer `name` (checked first);
+/// `create` creates it (an embedded store's directory): the one act that creates a store.
+fn open(
+    store: StoreOpt,
+    name: Option<&str>,
+    create: bool,
+    command: &str,
+) -> Result<Arc<dyn Store>, CliError> {
+    let store_url = store
+        .store
         .or_else(|| std::env::var("SNOWMINT_STORE").ok())
         .ok_or_else(|| CliError::usage("give the store with --store URL (file:///DIR, etcd://…, postgres://…) or $SNOWMINT_STORE", command))?;
-    if let Some(n) = &name {
+    if let Some(n) = name {
         snowmint_coord::sequencer::check_name(n).map_err(|e| malformed(e, command))?;
     }
     let url = parse_store_url(&store_url).map_err(|e| malformed(e, command))?;
-    // Creating a sequencer is the one act that creates a store (an embedded store's directory).
-    let open = if action == "create" {
+    let open = if create {
         snowmint_coord::source::create_store
     } else {
         open_store
     };
-    let store: Arc<dyn Store> = open(&url).map_err(cli_error)?;
-    Ok(Some(Parsed {
-        action,
-        name,
-        store,
-        nodes,
-        layout_args,
-        json,
-    }))
-}
-
-impl Parsed {
-    fn need_name(&mut self, command: &str) -> Result<String, CliError> {
-        self.name.take().ok_or_else(|| {
-            CliError::usage(format!("'{command} {}' needs a NAME", self.action), command)
-        })
-    }
-
-    fn no_name(&self, command: &str) -> Result<(), CliError> {
-        match &self.name {
-            Some(n) => Err(CliError::usage(
-                format!("'{command} {}' takes no NAME (got {n:?})", self.action),
-                command,
-            )),
-            None => Ok(()),
-        }
-    }
+    open(&url).map_err(cli_error)
 }
 
 /// The live record of `name`; SEQUENCER_NOT_FOUND (exit 1) when there is none, naming the
@@ -212,26 +130,21 @@ fn nodes_of(store: &dyn Store, name: &str) -> Result<Vec<(String, NodeState)>, C
         .collect())
 }
 
-pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
-    let Some(mut p) = parse(
-        argv,
-        "sequencer",
-        "create, show, list or destroy",
-        help::SEQUENCER,
-        out,
-    )?
-    else {
-        return Ok(());
-    };
-    let store = p.store.clone();
-    match p.action.as_str() {
-        "create" => {
-            let name = p.need_name("sequencer")?;
-            let layout = p.layout_args.build("sequencer")?.layout;
-            let nodes = p.nodes.unwrap_or(layout.node_count());
+pub fn run(action: SequencerCmd, out: &mut impl Write) -> Result<(), Failure> {
+    match action {
+        SequencerCmd::Create {
+            name,
+            store,
+            json,
+            mut layout,
+        } => {
+            let nodes = layout.take_sequencer_nodes();
+            let store = open(store, Some(&name), true, "sequencer")?;
+            let layout = layout.build("sequencer")?.layout;
+            let nodes = nodes.unwrap_or(layout.node_count());
             let seq = Sequencer::create(store.clone(), &name, layout, nodes).map_err(cli_error)?;
             let r = seq.record();
-            if p.json {
+            if json.json {
                 writeln!(
                     out,
                     "{}",
@@ -249,12 +162,12 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             )?;
             writeln!(out, "  layout {}", describe_layout(&r.config.layout))?;
         }
-        "show" => {
-            let name = p.need_name("sequencer")?;
+        SequencerCmd::Show { name, store, json } => {
+            let store = open(store, Some(&name), false, "sequencer")?;
             let r = record(&*store, &name)?;
             let nodes = nodes_of(&*store, &name)?;
             let held = nodes.iter().filter(|(_, n)| n.claim.is_some()).count();
-            if p.json {
+            if json.json {
                 let mut m = json::sequencer(&r, &store.describe());
                 m.insert("holders".into(), held.into());
                 let list: Vec<Value> = nodes.iter().map(|(s, n)| json::node_state(s, n)).collect();
@@ -274,10 +187,10 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             writeln!(out, "  holders      {held}")?;
             node_table(out, &nodes, false)?;
         }
-        "list" => {
-            p.no_name("sequencer")?;
+        SequencerCmd::List { store, json } => {
+            let store = open(store, None, false, "sequencer")?;
             for r in store.sequencers().map_err(cli_error)? {
-                if p.json {
+                if json.json {
                     writeln!(
                         out,
                         "{}",
@@ -295,12 +208,12 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 )?;
             }
         }
-        "destroy" => {
-            let name = p.need_name("sequencer")?;
+        SequencerCmd::Destroy { name, store, json } => {
+            let store = open(store, Some(&name), false, "sequencer")?;
             // Sequencer::destroy removes exactly the incarnation it opened (a re-created one is left).
             let seq = Sequencer::open(store.clone(), &name).map_err(cli_error)?;
             seq.destroy().map_err(cli_error)?;
-            if p.json {
+            if json.json {
                 let mut m = json::sequencer(seq.record(), &store.describe());
                 m.insert("destroyed".into(), true.into());
                 writeln!(out, "{}", Value::Object(m))?;
@@ -312,21 +225,23 @@ pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
                 seq.record().incarnation
             )?;
         }
-        other => return Err(crate::spec::unknown_action("sequencer", other).into()),
     }
     Ok(())
 }
 
 /// `snowmint lease list|show [NAME] --store URL [--json]`: who holds which node ID (holder, fencing
 /// token, expiry) and the reservation of each, in every sequencer of the store or in one.
-pub fn lease(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
-    let Some(mut p) = parse(argv, "lease", "list or show", help::LEASE, out)? else {
-        return Ok(());
+pub fn lease(action: LeaseCmd, out: &mut impl Write) -> Result<(), Failure> {
+    let (store, name, json) = match action {
+        LeaseCmd::List { store, json } => (open(store, None, false, "lease")?, None, json.json),
+        LeaseCmd::Show { name, store, json } => (
+            open(store, Some(&name), false, "lease")?,
+            Some(name),
+            json.json,
+        ),
     };
-    let store = p.store.clone();
-    let (nodes, with_sequencer) = match p.action.as_str() {
-        "list" => {
-            p.no_name("lease")?;
+    let (nodes, with_sequencer) = match &name {
+        None => {
             let mut all = Vec::new();
             for r in store.sequencers().map_err(cli_error)? {
                 let held = nodes_of(&*store, &r.name)?;
@@ -334,23 +249,19 @@ pub fn lease(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
             }
             (all, true)
         }
-        "show" => {
-            let name = p.need_name("lease")?;
-            record(&*store, &name)?;
-            let nodes = nodes_of(&*store, &name)?;
-            p.name = Some(name);
-            (nodes, false)
+        Some(name) => {
+            record(&*store, name)?;
+            (nodes_of(&*store, name)?, false)
         }
-        other => return Err(crate::spec::unknown_action("lease", other).into()),
     };
-    if p.json {
+    if json {
         for (s, n) in &nodes {
             writeln!(out, "{}", json::node_state(s, n))?;
         }
         return Ok(());
     }
     let held = nodes.iter().filter(|(_, n)| n.claim.is_some()).count();
-    match &p.name {
+    match &name {
         Some(name) => writeln!(
             out,
             "leases of sequencer {name} in {}: {held} held",

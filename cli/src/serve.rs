@@ -1,13 +1,10 @@
 //! `snowmint serve`: the ID service of SPEC §6a (crate `snowmint-service`).
 
-use std::io::Write;
 use std::net::SocketAddr;
 
 use snowmint_service::{Config, Service};
 
-use crate::args::{Args, Item};
 use crate::error::CliError;
-use crate::layout_args::LayoutArgs;
 use crate::sequencer::{cli_error, malformed};
 use crate::Failure;
 
@@ -22,49 +19,8 @@ USAGE
                  [--max-leases-per-network 16] [--max-unauthenticated-leases N]
                  [--max-connections-per-source 64]
 
-  --listen             address to listen on, an IP address or a host name such as localhost (port 0:
-                       any free port); the first line on standard output
-                       says where it listens: snowmint serve: listening on http://HOST:PORT …
-  --node               the service's node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease source
-                       (file:///DIR, etcd://HOST:PORT/PREFIX, postgres://USER@HOST:PORT/DB) that the
-                       service holds while it runs (/healthz turns 503 if it is lost). A fixed node ID
-                       with --store is claimed on the client sequencer of that store (refused while
-                       another instance or a client holds it, released at shutdown); without --store
-                       the service waits 2 s before it serves (an instance before it may have minted up
-                       to 2 s ahead of the clock).
-  --validity           how long a batch may be used (valid_for_ms of every batch; default 600s)
-  --max-count          the largest count of one batch (default 10000)
-  --store              the store of client leases with a fixed --node (a lease source's own store
-                       is the store of client leases; --store with it is refused; formerly named leases)
-  --client-sequencer   the sequencer of client leases and of every instance's node ID (default: the
-                       node source's sequencer, and no other is accepted with a lease source; else
-                       clients), so that no client is leased a node ID an instance mints with
-  --lease-ttl          a client lease's claim time-to-live (default 70s); longer than the reservation
-  --lease-reservation  how far past the clock a client lease's reservation reaches (default 60s)
-  --cors-origin        a web origin (https://app.example.com) whose pages may call the service from the
-                       browser (CORS: preflights answered, access-control-allow-origin sent); repeatable;
-                       * allows any origin. A request carrying any other Origin than these and the
-                       service's own is refused (403), and a POST body must be application/json (415).
-  --allowed-host       a host name requests may name in Host (DNS rebinding); repeatable; IP addresses
-                       are always accepted. Default: localhost when --listen is a loopback address;
-                       on any other address, --allowed-host or --auth-token-file is required (refused
-                       at start without either).
-  --auth-token-file    a file of bearer tokens (one per line, 16+ characters, # comments): every request
-                       to /v1/ids and /v1/leases… must carry authorization: Bearer TOKEN (401 otherwise);
-                       /healthz and /metrics stay open. Without it, anyone who can reach the port can
-                       take IDs and leases.
-  --tls-cert, --tls-key  serve HTTPS with this PEM certificate chain and private key (rustls)
-  --max-leases-per-client  client leases one client (its token, else its address) may hold at once
-                       (default 8; 429 beyond), counted from the leases the store holds (every instance
-                       on the store, and a restarted one, counts the same leases)
-  --max-leases-per-network  client leases the clients of one network (IPv4 /24, IPv6 /64) may hold
-                       together without a token (default twice --max-leases-per-client; 429 beyond)
-  --max-unauthenticated-leases  client leases every client without a token may hold together (default
-                       a quarter of the client sequencer's node IDs: 256 of 1024; 429 beyond)
-  --max-connections    connections served at once (default 256; one more is answered 503 and closed)
-  --max-connections-per-source  connections one source (an IPv4 address, an IPv6 /64) may hold at
-                       once (default a quarter of --max-connections: 64; one more is answered 503 and
-                       closed). Behind a reverse proxy, raise it to --max-connections.
+OPTIONS
+{OPTIONS}
 
   Durations: 500ms, 10s, 2m. Routes: POST /v1/ids?count=N, POST /v1/leases,
   POST /v1/leases/{token}/renew, DELETE /v1/leases/{token}, GET /healthz, GET /metrics (Prometheus).
@@ -77,16 +33,6 @@ EXAMPLES
   snowmint serve --listen 127.0.0.1:8080 --node 'etcd://127.0.0.1:2379/ids?sequencer=web'
   curl -s -X POST http://127.0.0.1:8080/v1/leases -H 'content-type: application/json' -d '{\"holder\": \"tab 1\"}'
 ";
-
-fn duration(
-    args: &mut Args,
-    name: &str,
-    inline: Option<String>,
-) -> Result<std::time::Duration, CliError> {
-    let v = args.value(name, inline)?;
-    snowmint_coord::source::parse_ttl(&v)
-        .map_err(|why| CliError::usage(format!("{name}: {why}"), "serve"))
-}
 
 /// `--listen HOST:PORT`: an IP address, or a host name (`localhost:0`) resolved to its first address.
 fn listen_address(text: &str) -> Result<SocketAddr, CliError> {
@@ -108,78 +54,28 @@ fn listen_address(text: &str) -> Result<SocketAddr, CliError> {
         .ok_or_else(|| bad("the host name has no address".into()))
 }
 
-pub fn run(argv: Vec<String>, out: &mut impl Write) -> Result<(), Failure> {
-    let mut args = Args::new(argv, "serve");
-    let mut listen = None;
-    let mut node = None;
-    let mut layout_args = LayoutArgs::default();
-    let mut validity = None;
-    let mut max_count = None;
-    let mut leases = None;
-    let mut client_sequencer = None;
-    let mut lease_ttl = None;
-    let mut lease_reservation = None;
-    let mut cors_origins = Vec::new();
-    let mut allowed_hosts = Vec::new();
-    let mut token_file = None;
-    let mut tls_cert = None;
-    let mut tls_key = None;
-    let mut max_leases_per_client = None;
-    let mut max_connections = None;
-    let mut max_connections_per_source = None;
-    let mut max_leases_per_network = None;
-    let mut max_unauthenticated_leases = None;
-    while let Some(item) = args.next_item()? {
-        match item {
-            Item::Flag { name, inline } => match name.as_str() {
-                "-h" | "--help" => {
-                    out.write_all(HELP.as_bytes())?;
-                    return Ok(());
-                }
-                "--listen" => listen = Some(args.value(&name, inline)?),
-                "--node" => node = Some(args.value(&name, inline)?),
-                "--validity" => validity = Some(duration(&mut args, &name, inline)?),
-                "--max-count" => max_count = Some(args.number(&name, inline)?),
-                "--store" => leases = Some(args.value(&name, inline)?),
-                "--client-sequencer" => client_sequencer = Some(args.value(&name, inline)?),
-                "--lease-ttl" => lease_ttl = Some(duration(&mut args, &name, inline)?),
-                "--lease-reservation" => {
-                    lease_reservation = Some(duration(&mut args, &name, inline)?)
-                }
-                "--cors-origin" => {
-                    let origin = args.value(&name, inline)?;
-                    snowmint_service::check_origin(&origin)
-                        .map_err(|why| CliError::usage(format!("--cors-origin: {why}"), "serve"))?;
-                    cors_origins.push(origin);
-                }
-                "--allowed-host" => allowed_hosts.push(args.value(&name, inline)?),
-                "--auth-token-file" => token_file = Some(args.value(&name, inline)?),
-                "--tls-cert" => tls_cert = Some(args.value(&name, inline)?),
-                "--tls-key" => tls_key = Some(args.value(&name, inline)?),
-                "--max-leases-per-client" => {
-                    max_leases_per_client = Some(args.number(&name, inline)?)
-                }
-                "--max-connections" => max_connections = Some(args.number(&name, inline)?),
-                "--max-leases-per-network" => {
-                    max_leases_per_network = Some(args.number(&name, inline)?)
-                }
-                "--max-unauthenticated-leases" => {
-                    max_unauthenticated_leases = Some(args.number(&name, inline)?)
-                }
-                "--max-connections-per-source" => {
-                    max_connections_per_source = Some(args.number(&name, inline)?)
-                }
-                _ => {
-                    if !layout_args.take(&mut args, &name, inline)? {
-                        return Err(args.unknown(&name).into());
-                    }
-                }
-            },
-            Item::Positional(p) => {
-                return Err(CliError::usage(format!("unexpected argument {p:?}"), "serve").into())
-            }
-        }
-    }
+pub fn run(args: crate::spec::Serve) -> Result<(), Failure> {
+    let crate::spec::Serve {
+        listen,
+        node,
+        validity,
+        max_count,
+        store: leases,
+        client_sequencer,
+        lease_ttl,
+        lease_reservation,
+        cors_origin: cors_origins,
+        allowed_host: mut allowed_hosts,
+        auth_token_file: token_file,
+        tls_cert,
+        tls_key,
+        max_leases_per_client,
+        max_leases_per_network,
+        max_unauthenticated_leases,
+        max_connections,
+        max_connections_per_source,
+        layout: layout_args,
+    } = args;
     let listen = listen.ok_or_else(|| {
         CliError::usage(
             "give the address to listen on: --listen 127.0.0.1:8080",

@@ -481,3 +481,95 @@ fn every_command_is_dispatched_documented_and_in_the_readme() {
         "{listed}"
     );
 }
+
+/// The examples a command's `--help` shows are its man page's EXAMPLES, line for line (and
+/// `snowmint --help`'s are snowmint(1)'s): one text, two renderings.
+#[test]
+fn man_pages_hold_the_examples_of_the_help() {
+    let examples = |help: &str| -> Vec<String> {
+        let Some((_, rest)) = help.split_once("\nEXAMPLES\n") else {
+            return Vec::new();
+        };
+        rest.lines()
+            .take_while(|l| l.starts_with("  "))
+            .map(|l| l[2..].to_string())
+            .collect()
+    };
+    let man_examples = |page: &str| -> Vec<String> {
+        let Some((_, rest)) = page.split_once(".SH EXAMPLES\n.nf\n") else {
+            return Vec::new();
+        };
+        rest.lines()
+            .take_while(|l| *l != ".fi")
+            .map(|l| {
+                l.strip_prefix("\\&")
+                    .unwrap_or(l)
+                    .replace("\\-", "-")
+                    .replace("\\e", "\\")
+            })
+            .collect()
+    };
+    let mut topics = vec![String::new()];
+    topics.extend(commands());
+    for c in &topics {
+        let (help, page) = if c.is_empty() {
+            (ok(&["--help"]), ok(&["man"]))
+        } else {
+            (ok(&[c, "--help"]), ok(&["man", c]))
+        };
+        let want = examples(&help);
+        assert!(!want.is_empty(), "snowmint {c} --help has no EXAMPLES");
+        assert_eq!(man_examples(&page), want, "snowmint man {c}");
+    }
+    // An action's page: the examples of its command that run it.
+    let create = man_examples(&ok(&["man", "sequencer", "create"]));
+    assert!(
+        !create.is_empty()
+            && create
+                .iter()
+                .all(|l| l.contains("snowmint sequencer create")),
+        "{create:?}"
+    );
+}
+
+/// The OPTIONS a command's `--help` shows are its definitions' long help: its man page describes
+/// each option in the same words.
+#[test]
+fn help_options_are_the_man_pages_options() {
+    for (c, heading) in [
+        ("mint", "OPTIONS"),
+        ("inspect", "OPTIONS"),
+        ("opaque", "OPTIONS"),
+        ("serve", "OPTIONS"),
+        ("layout", "FIELD OPTIONS"),
+    ] {
+        let help = ok(&[c, "--help"]);
+        let options = help
+            .split(&format!("\n{heading}\n"))
+            .nth(1)
+            .and_then(|s| s.split("\n\n").next())
+            .unwrap_or_else(|| panic!("{c} --help has no {heading}"));
+        let page = ok(&["man", c, if c == "opaque" { "encode" } else { "" }]
+            .into_iter()
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>())
+        .replace("\\-", "-")
+        .replace("\\*(Aq", "'");
+        let mut seen = 0;
+        for line in options.lines() {
+            let Some(row) = line.strip_prefix("  -") else {
+                continue;
+            };
+            if row.starts_with(' ') {
+                continue; // `-` (standard input): not an option
+            }
+            let Some((_, text)) = row.split_once("  ") else {
+                continue;
+            };
+            let text = text.trim();
+            assert!(page.contains(text), "snowmint man {c} lacks {text:?}");
+            seen += 1;
+        }
+        assert!(seen >= 3, "{c}: {options}");
+    }
+}
