@@ -152,7 +152,7 @@ def test_processes_started_at_once_share_one_node(kind: str, tmp_path: Path) -> 
         for p in procs:
             assert p.stdin is not None
             p.stdin.write(start_at)
-            p.stdin.close()
+            p.stdin.flush()  # communicate() below closes it
         results = []
         for p in procs:
             out, err = p.communicate(timeout=60)
