@@ -5,7 +5,7 @@
 #   scripts/test-all.sh --long     `make test-long`: the evidence too slow for `make test` (LONG_STAGES:
 #                                  the MSRV builds, the full Miri sweep, long fuzzing, the whole
 #                                  Python suite on the other CPython versions, the chaos run for 9
-#                                  minutes instead of 1.5);
+#                                  minutes instead of 1.5, the liveness curve under faults);
 #                                  `make test` then `make test-long` is the full evidence
 #   scripts/test-all.sh NAME:SCRIPT…   the given stages only (`make test-core` and friends)
 # Each stage's line in the summary gives its wall time and the CPU time (user + system) of its
@@ -62,6 +62,7 @@ LONG_STAGES=(
   "fuzz-long:scripts/test-fuzz.sh --long"
   "python-versions:bindings-python/test-versions.sh"
   "chaos-long:scripts/chaos.sh --long"
+  "liveness-curve:scripts/liveness-curve.sh"
 )
 if [ "${1:-}" = "--long" ]; then
   shift

@@ -551,6 +551,28 @@ impl Shared {
             < b / 2
     }
 
+    /// Whether the ceiling is at least half the reservation step past the next position the generator
+    /// mints (`next_free`, or the clock's tick), and the room is not low ([`Shared::room_low`]): a
+    /// light keeper round then writes no reservation.
+    fn room_left(&self, next_free: u64) -> bool {
+        if self.room_low(next_free) {
+            return false;
+        }
+        let Ok(at_clock) = self.position_at(self.time.unix_ns()) else {
+            return false;
+        };
+        let next = next_free
+            .max(at_clock)
+            .max(self.wanted.load(Ordering::SeqCst))
+            >> self.seq_bits();
+        let ceiling = self.ceiling.load(Ordering::SeqCst) >> self.seq_bits();
+        let half_step = duration_ms(self.options.reserve_ahead).saturating_mul(1_000_000) / 2;
+        ceiling
+            .saturating_sub(next)
+            .saturating_mul(self.layout.tick_ns())
+            >= half_step
+    }
+
     /// The interval between the keeper's own extensions while the room is low: a 64th of the bound
     /// (16 ms of the embedded store's 1 s), at least a tick, at most a round's period.
     fn quick_period(&self) -> Duration {
@@ -644,6 +666,10 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
     let mut soon = shared
         .room_low(state_of())
         .then(|| std::time::Instant::now() + quick);
+    // Rounds since the last sequencer check ([`keeper_round_light`]).
+    let mut rounds = 0u32;
+    // A round asked for now ([`Lease::poke`]) is a full one.
+    let mut urgent;
     loop {
         let full = {
             let mut w = shared.wake.lock().unwrap_or_else(|p| p.into_inner());
@@ -661,6 +687,7 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
                 return;
             }
             let now = std::time::Instant::now();
+            urgent = w.urgent;
             let full = w.urgent || now >= next_round;
             let extend = w.extend || others_want() || soon.is_some_and(|s| now >= s);
             // A full round extends too.
@@ -673,7 +700,16 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
         };
         let going = if full {
             next_round = std::time::Instant::now() + shared.period();
-            keeper_round(&shared, state_of())
+            rounds += 1;
+            let check = rounds >= CHECK_EVERY;
+            if check || urgent {
+                rounds = 0;
+            }
+            if urgent {
+                keeper_round(&shared, state_of())
+            } else {
+                keeper_round_light(&shared, state_of(), check)
+            }
         } else {
             extend_round(&shared, state_of())
         };
@@ -737,8 +773,9 @@ fn become_keeper(shared: &Shared) -> bool {
     }
 }
 
-/// One keeper round: check the sequencer, renew the claim, extend the reservation. `false` once the
-/// lease has ended (lost or destroyed): the keeper stops.
+/// One full keeper round (a stepped lease's, [`Lease::keeper_round`]): check the sequencer, renew the
+/// claim, extend the reservation. `false` once the lease has ended (lost or destroyed): the keeper
+/// stops. The keeper thread's rounds are light ([`keeper_round_light`]).
 fn keeper_round(shared: &Shared, next_free: u64) -> bool {
     let ttl_ms = duration_ms(shared.options.ttl);
     match shared.check_sequencer() {
@@ -783,6 +820,70 @@ fn keeper_round(shared: &Shared, next_free: u64) -> bool {
         }
     }
     extend_round(shared, next_free)
+}
+
+/// The keeper thread's rounds check the sequencer every this many rounds (about once per TTL).
+const CHECK_EVERY: u32 = 3;
+
+/// A round of the keeper thread: renew the claim first, then write the reservation only when the
+/// room under the ceiling is under half the step (or low, [`Shared::room_low`]), and check the
+/// sequencer every [`CHECK_EVERY`] rounds (`check`). `false` once the lease has ended.
+///
+/// Every store call between two renewals delays the next one, and the claim's TTL counts from the
+/// renewal's send: under faults (answers late, each call waiting out a late answer and its re-send,
+/// [`crate::remote`]) a check and a reservation in front of every renewal lost leases (PostgreSQL
+/// with 30 % of answers held back 3 s). A destroy ends the claims (the renewal or the reservation
+/// then fails with `LEASE_LOST`, and [`Shared::lost_or_destroyed`] reads the record) and the store
+/// refuses a destroyed incarnation's reservation; the check ends the lease of a destroyed sequencer
+/// on a store where the claims outlive it. A stepped lease's rounds stay full ([`keeper_round`]).
+fn keeper_round_light(shared: &Shared, next_free: u64, check: bool) -> bool {
+    let ttl_ms = duration_ms(shared.options.ttl);
+    // Before the renewal is sent: the store's new expiry is at least this plus the TTL.
+    let started = shared.time.monotonic_ns();
+    let claim = shared.claim();
+    match shared
+        .store
+        .renew(&claim, ttl_ms, ms(shared.time.unix_ns()))
+    {
+        Ok(renewed) => {
+            *shared.claim.lock().unwrap_or_else(|p| p.into_inner()) = renewed;
+            shared.good_until.store(
+                started.saturating_add(ttl_ms.saturating_mul(1_000_000)),
+                Ordering::SeqCst,
+            );
+        }
+        Err(e) if e.code() == ErrorCode::LeaseLost => {
+            shared.lost_or_destroyed();
+            return false;
+        }
+        Err(_) => {
+            if shared.past_ttl() {
+                shared.set_state(LOST);
+                return false;
+            }
+            return true;
+        }
+    }
+    if !shared.room_left(next_free) && !extend_round(shared, next_free) {
+        if shared.state() == LeaseState::Destroyed {
+            // The store refused a destroyed incarnation's reservation: its claim is given back.
+            let _ = shared.store.release(&shared.claim());
+        }
+        return false;
+    }
+    if !check {
+        return true;
+    }
+    match shared.check_sequencer() {
+        Ok(true) => true,
+        Ok(false) => {
+            shared.set_state(DESTROYED);
+            let _ = shared.store.release(&shared.claim());
+            false
+        }
+        // Unanswered: the claim was renewed; the next round asks again.
+        Err(_) => true,
+    }
 }
 
 /// Extends the reservation to [`Shared::target`] when the ceiling is below it (one store write,
