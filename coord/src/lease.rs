@@ -777,7 +777,6 @@ fn become_keeper(shared: &Shared) -> bool {
 /// claim, extend the reservation. `false` once the lease has ended (lost or destroyed): the keeper
 /// stops. The keeper thread's rounds are light ([`keeper_round_light`]).
 fn keeper_round(shared: &Shared, next_free: u64) -> bool {
-    let ttl_ms = duration_ms(shared.options.ttl);
     match shared.check_sequencer() {
         Ok(true) => {}
         Ok(false) => {
@@ -793,6 +792,16 @@ fn keeper_round(shared: &Shared, next_free: u64) -> bool {
             return false;
         }
     }
+    if let Err(going) = renew_claim(shared) {
+        return going;
+    }
+    extend_round(shared, next_free)
+}
+
+/// Renews the claim. `Err(going)` when the renewal failed: `false` once the lease has ended (lost,
+/// destroyed, or past its TTL), `true` to try again next round.
+fn renew_claim(shared: &Shared) -> std::result::Result<(), bool> {
+    let ttl_ms = duration_ms(shared.options.ttl);
     // Before the renewal is sent: the store's new expiry is at least this plus the TTL.
     let started = shared.time.monotonic_ns();
     let claim = shared.claim();
@@ -809,17 +818,17 @@ fn keeper_round(shared: &Shared, next_free: u64) -> bool {
         }
         Err(e) if e.code() == ErrorCode::LeaseLost => {
             shared.lost_or_destroyed();
-            return false;
+            return Err(false);
         }
         Err(_) => {
             if shared.past_ttl() {
                 shared.set_state(LOST);
-                return false;
+                return Err(false);
             }
-            return true;
+            return Err(true);
         }
     }
-    extend_round(shared, next_free)
+    Ok(())
 }
 
 /// The keeper thread's rounds check the sequencer every this many rounds (about once per TTL).
@@ -837,32 +846,8 @@ const CHECK_EVERY: u32 = 3;
 /// refuses a destroyed incarnation's reservation; the check ends the lease of a destroyed sequencer
 /// on a store where the claims outlive it. A stepped lease's rounds stay full ([`keeper_round`]).
 fn keeper_round_light(shared: &Shared, next_free: u64, check: bool) -> bool {
-    let ttl_ms = duration_ms(shared.options.ttl);
-    // Before the renewal is sent: the store's new expiry is at least this plus the TTL.
-    let started = shared.time.monotonic_ns();
-    let claim = shared.claim();
-    match shared
-        .store
-        .renew(&claim, ttl_ms, ms(shared.time.unix_ns()))
-    {
-        Ok(renewed) => {
-            *shared.claim.lock().unwrap_or_else(|p| p.into_inner()) = renewed;
-            shared.good_until.store(
-                started.saturating_add(ttl_ms.saturating_mul(1_000_000)),
-                Ordering::SeqCst,
-            );
-        }
-        Err(e) if e.code() == ErrorCode::LeaseLost => {
-            shared.lost_or_destroyed();
-            return false;
-        }
-        Err(_) => {
-            if shared.past_ttl() {
-                shared.set_state(LOST);
-                return false;
-            }
-            return true;
-        }
+    if let Err(going) = renew_claim(shared) {
+        return going;
     }
     if !shared.room_left(next_free) && !extend_round(shared, next_free) {
         if shared.state() == LeaseState::Destroyed {
