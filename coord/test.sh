@@ -115,6 +115,7 @@ done
 # on its PostgreSQL, us on the embedded store; the values it prints are checked.
 awk '/<!-- range-example/{f=1;next} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' README.md > "$work/example-range.sh"
 test -s "$work/example-range.sh"
+mkdir -p "$work/range-us"   # an embedded store exists once created (a missing one is STORE_NOT_FOUND)
 GLOBAL="${SNOWMINT_TEST_ETCD_URL}-range-readme" LOCAL_EU="$SNOWMINT_TEST_POSTGRES_URL" LOCAL_US="file://$work/range-us" \
   PATH="$ROOT/target/debug:$PATH" bash -euo pipefail "$work/example-range.sh" > "$work/example-range.out"
 cat "$work/example-range.out"

@@ -6,7 +6,7 @@
 #                                  the MSRV builds, the full Miri sweep, long fuzzing, the whole
 #                                  Python suite on the other CPython versions, the chaos run for 9
 #                                  minutes instead of 1.5, the README's recipes killed mid-load
-#                                  3 runs in a row instead of 1);
+#                                  3 runs in a row instead of 1, the liveness curve under faults);
 #                                  `make test` then `make test-long` is the full evidence
 #   scripts/test-all.sh NAME:SCRIPT…   the given stages only (`make test-core` and friends)
 # Each stage's line in the summary gives its wall time and the CPU time (user + system) of its
@@ -67,6 +67,7 @@ LONG_STAGES=(
   "chaos-long:scripts/chaos.sh --long"
   "recipes-python:bindings-python/test.sh --recipes-long"
   "recipes-node:bindings-node/test.sh --recipes-long"
+  "liveness-curve:scripts/liveness-curve.sh"
 )
 if [ "${1:-}" = "--long" ]; then
   shift

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -99,6 +100,9 @@ int main(void) {
     char global[256], local_b[256];
     snprintf(global, sizeof global, "file://%s/global", dir);
     snprintf(local_b, sizeof local_b, "file://%s/dc-b", dir);
+    /* Embedded stores exist only once created (a missing one is STORE_NOT_FOUND). */
+    CHECK(mkdir(global + strlen("file://"), 0700) == 0);
+    CHECK(mkdir(local_b + strlen("file://"), 0700) == 0);
 
     two_datacenters(global, global, local_b, "file");
     const char *etcd = getenv("SNOWMINT_TEST_ETCD_URL");

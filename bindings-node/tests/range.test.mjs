@@ -20,6 +20,11 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'snowmint-node-range-'))
 process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }))
 let n = 0
 const uniq = (p) => `${p}-${process.pid}-${n++}`
+// An embedded store in the temporary folder: created first, as a missing one is STORE_NOT_FOUND.
+const fileStore = (name) => {
+  fs.mkdirSync(path.join(tmp, name), { recursive: true })
+  return `file://${tmp}/${name}`
+}
 
 // A child: `node range.test.mjs --child NAME DC GLOBAL LOCAL COUNT` prints its values as JSON.
 if (process.argv[2] === '--child') {
@@ -41,7 +46,7 @@ if (process.argv[2] === '--child') {
 }
 
 const GLOBALS = [
-  ['file', `file://${tmp}/global`],
+  ['file', fileStore('global')],
   ...[
     ['etcd', ETCD],
     ['postgres', POSTGRES],
@@ -51,7 +56,7 @@ const GLOBALS = [
 for (const [kind, globalStore] of GLOBALS) {
   test(`two datacenters, six processes, global on ${kind}: every value once, increasing per process`, async () => {
     const name = uniq('node')
-    const localB = `file://${tmp}/${uniq('dc-b')}`
+    const localB = fileStore(uniq('dc-b'))
     const outs = await Promise.all(
       [0, 1, 2, 3, 4, 5].map((i) =>
         run(process.execPath, [
@@ -81,7 +86,7 @@ for (const [kind, globalStore] of GLOBALS) {
 }
 
 test('nextIds is a Uint32Array up to 32 bits, a Float64Array above; stats', async () => {
-  const store = `file://${tmp}/typed`
+  const store = fileStore('typed')
   const seq = await RangeSequence.open({
     name: 's',
     dc: 'eu',
@@ -115,7 +120,7 @@ test('RANGE_EXHAUSTED once the width is used up', async () => {
   const seq = await RangeSequence.open({
     name: 'x',
     dc: 'a',
-    globalStore: `file://${tmp}/x`,
+    globalStore: fileStore('x'),
     bits: 4,
     start: 2,
     dcRange: 5,
@@ -136,7 +141,7 @@ test('RANGE_EXHAUSTED once the width is used up', async () => {
 })
 
 test('bad input rejects with INVALID_ARGUMENT; an unreachable store with STORE_UNAVAILABLE', async () => {
-  const globalStore = `file://${tmp}/bad`
+  const globalStore = fileStore('bad')
   for (const [extra, words] of [
     [{ bits: 0 }, /width 0 bits/],
     [{ bits: 54 }, /1 to 53/],

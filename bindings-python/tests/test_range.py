@@ -34,13 +34,19 @@ def _mint(args: tuple[str, str, str, str, int]) -> list[int]:
     return [seq.next_id() for _ in range(n)]
 
 
+def _file_store(path: Path) -> str:
+    """An embedded store: created first, as a missing one is STORE_NOT_FOUND."""
+    path.mkdir(parents=True, exist_ok=True)
+    return f"file://{path}"
+
+
 GLOBALS = ["file", *(["etcd"] if ETCD else []), *(["postgres"] if POSTGRES else [])]
 
 
 @pytest.mark.parametrize("kind", GLOBALS)
 def test_two_datacenters_and_processes_never_repeat_a_value(kind: str, tmp_path: Path) -> None:
-    global_store = {"file": f"file://{tmp_path / 'global'}", "etcd": ETCD, "postgres": POSTGRES}[kind]
-    local_b = f"file://{tmp_path / 'dc-b'}"
+    global_store = {"file": _file_store(tmp_path / "global"), "etcd": ETCD, "postgres": POSTGRES}[kind]
+    local_b = _file_store(tmp_path / "dc-b")
     name = unique("py")
     jobs = [(name, "a" if i % 2 == 0 else "b", global_store, global_store if i % 2 == 0 else local_b, 300) for i in range(6)]
     with multiprocessing.get_context("spawn").Pool(6) as pool:
@@ -55,7 +61,7 @@ def test_two_datacenters_and_processes_never_repeat_a_value(kind: str, tmp_path:
 
 
 def test_next_ids_stats_and_repr(tmp_path: Path) -> None:
-    store = f"file://{tmp_path / 's'}"
+    store = _file_store(tmp_path / "s")
     seq = snowmint.RangeSequence("s", dc="eu", global_store=store, dc_range=100, process_range=10)
     assert seq.bits == 31
     first = seq.next_id()
@@ -72,7 +78,7 @@ def test_next_ids_stats_and_repr(tmp_path: Path) -> None:
 
 
 def test_the_width_runs_out_with_range_exhausted(tmp_path: Path) -> None:
-    store = f"file://{tmp_path / 'x'}"
+    store = _file_store(tmp_path / "x")
     seq = snowmint.RangeSequence("x", dc="a", global_store=store, bits=4, start=2, dc_range=5, process_range=3)
     values = []
     with pytest.raises(snowmint.RangeExhaustedError) as e:

@@ -358,6 +358,8 @@ USAGE
   URL is file:///DIR, etcd://HOST:PORT[,…]/PREFIX or postgres://USER@HOST:PORT/DB. The global store
   (--store) is shared by every datacenter ($SNOWMINT_STORE if --store is not given); --local-store is
   the datacenter's own store (default: the global one). Their former names, global and local, still work.
+  An embedded store (file:///DIR) must exist: a missing one is STORE_NOT_FOUND and nothing is written
+  (snowmint sequencer create NAME --store URL, or making the directory, creates one).
   --wait is how long to wait for a range (500ms, 2s, 1m; default 0: do not wait).
 
   next   takes N values (default 1), one per line, increasing. A datacenter moves --dc-range values

@@ -78,6 +78,7 @@ fn two_datacenters_and_concurrent_processes_never_repeat_a_value() {
     for global in stores() {
         let name = unique("cli");
         let local_dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(unique("dc-b"));
+        std::fs::create_dir_all(&local_dir).unwrap(); // a store exists only once created
         let local_b = format!("file://{}", local_dir.display());
         let all: Vec<Vec<u64>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..6)
@@ -306,4 +307,64 @@ fn json_output_of_next_and_show() {
             "{v}"
         );
     }
+}
+
+/// Issue #39: `range next` and `range show` on an embedded store that does not exist fail with
+/// STORE_NOT_FOUND (exit status 1) and create nothing, the global store missing or the local one;
+/// `sequencer create` (an explicit create command) creates the store, and then it serves.
+#[test]
+fn a_missing_embedded_store_is_store_not_found_and_nothing_is_created() {
+    struct Removed(std::path::PathBuf);
+    impl Drop for Removed {
+        fn drop(&mut self) {
+            std::fs::remove_dir_all(&self.0).ok();
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(unique("missing"));
+    let _removed = Removed(root.clone());
+    let existing = root.join("existing");
+    std::fs::create_dir_all(&existing).unwrap();
+    let missing = root.join("missing/store");
+    let (existing, missing) = (
+        format!("file://{}", existing.display()),
+        format!("file://{}", missing.display()),
+    );
+    for (global, local) in [
+        (&missing, &missing),
+        (&missing, &existing),
+        (&existing, &missing),
+    ] {
+        for action in ["next", "show"] {
+            let (_, err) = fails(
+                &[
+                    "range",
+                    action,
+                    "orders",
+                    "--dc",
+                    "eu",
+                    "--store",
+                    global,
+                    "--local-store",
+                    local,
+                ],
+                "STORE_NOT_FOUND",
+                1,
+            );
+            assert!(err.contains("snowmint sequencer create"), "{err}");
+            assert!(
+                !root.join("missing").exists(),
+                "range {action} {global} {local} created a store"
+            );
+            assert_eq!(
+                std::fs::read_dir(root.join("existing")).unwrap().count(),
+                0,
+                "range {action} {global} {local} wrote into the existing store"
+            );
+        }
+    }
+    ok(&["sequencer", "create", "s", "--store", &missing]);
+    let out = ok(&[
+        "range", "next", "orders", "--dc", "eu", "--store", &missing, "-n", "2",
+    ]);
+    assert_eq!(values(&out), [1, 2]);
 }

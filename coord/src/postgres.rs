@@ -61,9 +61,11 @@
 //!
 //! A statement whose connection breaks, or whose answer does not come within the request timeout, is
 //! sent again (at most two sends, none begun once the connect timeout and two request timeouts have
-//! passed: `Resend` in `coord/src/remote.rs`; after a first timeout on the same connection, where its answer
-//! comes after the late one, else on a new connection), though an earlier send may have been committed
-//! (or still be, later, on the connection given up on). So answers that are held back or lost now and
+//! passed: `Resend` in `coord/src/remote.rs`; after a timeout on a second connection — the store keeps
+//! two once a statement has timed out, the one whose answer is late draining beside the other, so a
+//! re-send never waits behind a late answer — else on a new connection), though an earlier send may
+//! have been committed (or still be, later, on the connection given up on). Each statement is one
+//! round trip (`query_typed`: parse, bind and execute sent at once), on a new connection too. So answers that are held back or lost now and
 //! then cost a re-send, not the claim or the keeper round. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
 //! releases and reservations are conditional on the fencing token and write the same values again (a
 //! reservation never below the stored one);
@@ -124,6 +126,11 @@ pub struct PostgresStore {
     /// The open connection (`None`: opened on the next call). Dropped before `connect`. In a process
     /// forked after the store was opened: neither used nor dropped ([`ProcessLocal`]).
     conn: ProcessLocal<Mutex<Option<Box<dyn Connection>>>>,
+    /// A second connection: the one a statement timed out on, kept while its late answer drains, to
+    /// which the next timeout's re-send goes ([`PostgresStore::with_client`]). Locked inside `conn`.
+    spare: ProcessLocal<Mutex<Option<Box<dyn Connection>>>>,
+    /// When a statement was last answered on this store's connections (`None`: not since opened).
+    answered_at: Mutex<Option<std::time::Instant>>,
     /// How connections are opened ([`backend::Driver`], or a simulated database).
     connect: Arc<dyn Connect>,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
@@ -560,7 +567,9 @@ impl PostgresStore {
             connect_timeout,
             request_timeout,
             shortest_ttl_ms: std::sync::atomic::AtomicU64::new(0),
+            answered_at: Mutex::new(None),
             conn: ProcessLocal::new(Mutex::new(None)),
+            spare: ProcessLocal::new(Mutex::new(None)),
             connect,
             #[cfg(feature = "planted-defects")]
             defect: crate::lease::Defect::None,
@@ -713,7 +722,6 @@ impl PostgresStore {
         // The old rule, kept for work that is not one statement: one re-send, after a kept
         // connection was found broken.
         let mut resent_broken = false;
-        let mut kept_after_timeout = false;
         loop {
             let fresh = conn.is_none();
             if fresh {
@@ -729,8 +737,16 @@ impl PostgresStore {
                 }
             }
             let c = conn.as_mut().expect("connected above");
+            if fresh {
+                *self.answered_at.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some(std::time::Instant::now());
+            }
             let error = match op(&mut **c) {
-                Ok(v) => return Ok(v),
+                Ok(v) => {
+                    *self.answered_at.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some(std::time::Instant::now());
+                    return Ok(v);
+                }
                 Err(Failure::Error {
                     closed,
                     code,
@@ -749,14 +765,37 @@ impl PostgresStore {
                     error
                 }
                 Err(Failure::TimedOut) => {
-                    // The first time in a call, a statement is sent again on the same connection (its
-                    // answer then comes after the late one, which the driver reads and drops): making
-                    // a new connection costs several round trips, each of which may be late too. A
-                    // connection that times out twice, or a transaction's, is dropped.
-                    if !resend || kept_after_timeout || c.is_closed() {
+                    // Its answer is late, not lost (or the connection is half-open). Sent again on
+                    // the same connection, the statement's answer comes only after the late one: on
+                    // a link that holds answers back, after the hold, and any later call's too. So
+                    // the re-send goes on the second connection (hedged), and this one, its late
+                    // answer draining (the driver reads and drops it), becomes the second: with a
+                    // share `p` of answers late, a call fails with about `p²` and waits one answer
+                    // timeout, not the hold. The first time there is no second connection, one is
+                    // made. A transaction's connection is dropped; so are both once the store has had
+                    // no answer for longer than a call's budget (a half-open connection to a server
+                    // gone, which would otherwise be swapped in again and again).
+                    let silent = self
+                        .answered_at
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .is_none_or(|t| {
+                            t.elapsed() > self.connect_timeout + self.answer_timeout() * 2
+                        });
+                    let spare = self.spare.get();
+                    let mut spare = spare.map(|s| s.lock().unwrap_or_else(|p| p.into_inner()));
+                    if !resend || c.is_closed() || silent {
                         *conn = None;
+                        if silent {
+                            if let Some(spare) = spare.as_mut() {
+                                **spare = None;
+                            }
+                        }
+                    } else if let Some(spare) = spare.as_mut() {
+                        let other = spare.take().filter(|s| !s.is_closed());
+                        let late = std::mem::replace(&mut *conn, other);
+                        **spare = late;
                     }
-                    kept_after_timeout = true;
                     Error::unavailable(format!(
                         "{}: {what}: no answer within {} ms",
                         self.described,

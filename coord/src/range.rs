@@ -85,7 +85,7 @@ use snowmint::ErrorCode;
 use crate::error::{Error, Result};
 use crate::lazy::LazyStore;
 use crate::sequencer::check_name;
-use crate::source::{create_store, parse_store_url, StoreOpener};
+use crate::source::{open_store, parse_store_url, StoreOpener};
 use crate::store::Store;
 use crate::sync::thread::{self, JoinHandle};
 use crate::sync::{AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard};
@@ -915,14 +915,18 @@ impl RangeSequence {
         local_url: &str,
         options: RangeOptions,
     ) -> Result<RangeSequence> {
+        // Bad input first (INVALID_ARGUMENT), then a missing embedded store (STORE_NOT_FOUND).
+        options.check()?;
+        check_names(name, dc)?;
+        embedded_stores_exist(global_url, local_url)?;
         let (global, local) = checked_pair(
             name,
             dc,
             (global_url, local_url),
             &options,
-            // A range sequence's embedded stores are created on first use (their rows are its state;
-            // a lease's node-ID store is not: `STORE_NOT_FOUND`).
-            Arc::new(create_store),
+            // A missing embedded store is `STORE_NOT_FOUND` and nothing is written, as for a lease or a
+            // sequencer: only the explicit create commands create a store (`source::create_store`).
+            Arc::new(open_store),
             false,
         )?;
         Self::open(name, dc, global, local, options)
@@ -1195,7 +1199,28 @@ fn check_names(name: &str, dc: &str) -> Result<()> {
 /// local store is connected now; the global one on first use, so that a process whose datacenter row
 /// holds values opens and serves while the global store is unreachable (SPEC §4).
 pub fn open_pair(global_url: &str, local_url: &str) -> Result<(Arc<dyn Store>, Arc<dyn Store>)> {
-    open_pair_through(global_url, local_url, Arc::new(create_store))
+    embedded_stores_exist(global_url, local_url)?;
+    open_pair_through(global_url, local_url, Arc::new(open_store))
+}
+
+/// An embedded store named by either URL that does not exist is `STORE_NOT_FOUND` before either store
+/// is opened, so that nothing is written anywhere (the global store is otherwise opened on first use,
+/// after the datacenter row was written). Only the explicit create commands create a store
+/// ([`crate::source::create_store`]).
+fn embedded_stores_exist(global_url: &str, local_url: &str) -> Result<()> {
+    // A malformed URL is left to `connect_pair` (INVALID_ARGUMENT naming it).
+    let (Ok(g), Ok(l)) = (parse_store_url(global_url), parse_store_url(local_url)) else {
+        return Ok(());
+    };
+    for (what, url) in [("global store", g), ("local store", l)] {
+        if let crate::source::StoreUrl::File { dir } = url {
+            if !dir.is_dir() {
+                // The store's own refusal (its message says how to create one); writes nothing.
+                crate::file::FileStore::open(dir).map_err(|e| e.context(what))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// [`open_pair`] with the stores opened by `open` (the deterministic simulation's stores; the global

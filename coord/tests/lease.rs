@@ -1093,3 +1093,77 @@ fn a_holder_resumed_past_its_ttl_is_lease_lost_not_too_far_ahead() {
         }
     }
 }
+
+/// Issue #39: a new holder on the embedded store starts at its bound (1 s ahead of the clock), and
+/// under the `fail` policy (JavaScript's) a steady minter at a moderate rate never meets the ceiling:
+/// the keeper extends the reservation as soon as the room under it runs low, not only on its rounds.
+/// Minting continuously for 3 s right after open (sonyflake 10,000 IDs a second, twitter 20,000) sees
+/// no `TOO_FAR_AHEAD` (before the fix: 31 to 84 on sonyflake, 3 runs of 3).
+#[test]
+fn a_new_embedded_holder_minting_steadily_under_fail_never_meets_the_ceiling() {
+    let dir = std::env::temp_dir().join(unique("first-second"));
+    let t = TestStore {
+        store: Arc::new(FileStore::create(&dir).unwrap()),
+        dir: Some(dir),
+    };
+    // The two layouts at once (3 s in all).
+    let report: Vec<String> = std::thread::scope(|s| {
+        let joins: Vec<_> = [("sonyflake", 10_000u64), ("twitter", 20_000)]
+            .into_iter()
+            .map(|(preset, per_second)| {
+                let store = t.store.clone();
+                s.spawn(move || mint_steadily_after_open(store, preset, per_second))
+            })
+            .collect();
+        joins.into_iter().map(|j| j.join().unwrap()).collect()
+    });
+    println!("{}", report.join("; "));
+    assert!(
+        report.iter().all(|r| r.ends_with(" 0 TOO_FAR_AHEAD")),
+        "{report:?}"
+    );
+}
+
+/// Opens a new lease of `preset` under `fail` and mints `per_second` IDs a second for 3 s: a report.
+fn mint_steadily_after_open(store: Arc<dyn Store>, preset: &str, per_second: u64) -> String {
+    let layout = Layout::preset(preset).unwrap();
+    let name = unique(preset);
+    let config = SequencerConfig {
+        layout: layout_text(&layout),
+        nodes: 1,
+    };
+    let rec = store.create_sequencer(&name, &config, now_ms()).unwrap();
+    let options = Options {
+        policy: Policy::Fail,
+        ..Options::default()
+    };
+    let lease = Lease::acquire(
+        store,
+        Arc::new(SystemTime),
+        rec,
+        layout,
+        options,
+        LeaseOptions::default(),
+    )
+    .unwrap();
+    let (mut ok, mut too_far, mut last) = (0u64, 0u64, 0u64);
+    let started = Instant::now();
+    let gap = Duration::from_nanos(1_000_000_000 / per_second);
+    let mut next = started;
+    while started.elapsed() < Duration::from_secs(3) {
+        match lease.next_id() {
+            Ok(id) => {
+                assert!(id > last, "{preset}: {id} after {last}");
+                last = id;
+                ok += 1;
+            }
+            Err(e) if e.code() == ErrorCode::TooFarAhead => too_far += 1,
+            Err(e) => panic!("{preset}: {e}"),
+        }
+        next += gap;
+        if let Some(d) = next.checked_duration_since(Instant::now()) {
+            std::thread::sleep(d);
+        }
+    }
+    format!("{preset}: {ok} IDs, {too_far} TOO_FAR_AHEAD")
+}

@@ -270,6 +270,27 @@ fn a_process_opens_and_mints_while_the_global_store_is_unreachable() {
 /// The bind of a PostgreSQL extended-protocol statement with `params` parameters, the first of them
 /// `first` (as the client sends it: text as it is).
 fn binds(request: &[u8], params: usize, first: &[u8]) -> bool {
+    // The request's Bind message: after a Parse when the statement is sent with its text, parse,
+    // bind and execute at once (`query_typed`), first when it was prepared before.
+    let mut message = request;
+    while let Some((&tag, rest)) = message.split_first() {
+        if tag == b'B' {
+            return bind_of(message, params, first);
+        }
+        let Some(len) = rest.get(..4) else {
+            return false;
+        };
+        let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
+        let Some(next) = rest.get(len..) else {
+            return false;
+        };
+        message = next;
+    }
+    false
+}
+
+/// Whether the Bind message `request` starts with has `params` parameters, the first `first`.
+fn bind_of(request: &[u8], params: usize, first: &[u8]) -> bool {
     let bind = || -> Option<bool> {
         let (&tag, rest) = request.split_first()?;
         let rest = rest.get(4..)?; // the message length

@@ -549,3 +549,79 @@ fn a_slow_global_store_never_delays_process_ranges_the_datacenter_holds() {
         .delay_ms
         .store(0, std::sync::atomic::Ordering::SeqCst);
 }
+
+/// The files (not folders) under `dir`, recursively.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(files_under(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+/// Issue #39: a range sequence opened by URL on an embedded store that does not exist fails with
+/// `STORE_NOT_FOUND` and writes nothing anywhere (as a lease or a sequencer does): the global store
+/// missing, the local one missing, both; only the explicit create commands create a store.
+#[test]
+fn a_missing_embedded_store_is_store_not_found_and_nothing_is_written() {
+    struct Removed(std::path::PathBuf);
+    impl Drop for Removed {
+        fn drop(&mut self) {
+            std::fs::remove_dir_all(&self.0).ok();
+        }
+    }
+    let root = tempdir("missing-store");
+    let _removed = Removed(root.clone());
+    let existing = root.join("existing");
+    std::fs::create_dir_all(&existing).unwrap();
+    let (missing_g, missing_l) = (root.join("missing-global"), root.join("missing-local"));
+    let url = |p: &std::path::Path| format!("file://{}", p.display());
+    let cases = [
+        (url(&missing_g), url(&missing_g)),
+        (url(&missing_g), url(&existing)),
+        (url(&existing), url(&missing_l)),
+        (url(&missing_g), url(&missing_l)),
+    ];
+    for (global, local) in &cases {
+        let e = RangeSequence::open_urls("orders", "eu", global, local, opts(100, 10))
+            .expect_err("a missing embedded store must not open");
+        assert_eq!(
+            e.code(),
+            ErrorCode::StoreNotFound,
+            "{global} / {local}: {e}"
+        );
+        assert!(
+            !missing_g.exists() && !missing_l.exists(),
+            "{global} / {local}: a store was created"
+        );
+        // Opening the existing store makes its (empty) folders; no row, claim or record is written.
+        let written = files_under(&existing);
+        assert!(
+            written.is_empty(),
+            "{global} / {local}: wrote {written:?} into the existing store"
+        );
+        let (g, _) = snowmint_coord::range::open_pair(global, local)
+            .map(|(g, l)| (Some(g), l))
+            .unwrap_or_else(|e| {
+                assert_eq!(
+                    e.code(),
+                    ErrorCode::StoreNotFound,
+                    "open_pair {global} / {local}: {e}"
+                );
+                (None, Arc::new(MemoryStore::new()))
+            });
+        if let Some(g) = g {
+            // The global store is connected on first use: reading it is STORE_NOT_FOUND then.
+            let e = RangeSequence::show(&*g, "orders").expect_err("a missing global store");
+            assert_eq!(e.code(), ErrorCode::StoreNotFound, "show {global}: {e}");
+        }
+        assert!(
+            !missing_g.exists() && !missing_l.exists(),
+            "open_pair {global} / {local}: a store was created"
+        );
+    }
+}

@@ -815,3 +815,66 @@ fn client_leases_start_above_the_ids_of_a_destroyed_client_sequencer() {
         );
     }
 }
+
+/// Issue #39: a client lease on the embedded store keeps the store's bound on minting ahead of the
+/// clock (1 s, SPEC §8), as a lease of this process does: its limit never reaches further than
+/// `now + 1 s` (and a tick), a new client starts above `now + 1 s` whatever the store holds (the
+/// store's history may have been lost), and it renews within the bound. On the in-memory store
+/// (whose history is kept) the configured reservation, 2 s, still applies.
+#[test]
+fn client_leases_on_the_embedded_store_keep_its_bound_on_minting_ahead() {
+    let dir = common::TempDir::new("bound");
+    let now_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    let cfg = small(); // a reservation of 2 s, 1 ms ticks
+    let layout = cfg.layout;
+    let ms_of = |position: u64| {
+        let tick = position >> layout.sequence_bits();
+        (layout.epoch_ns() / 1_000_000) + tick * layout.tick_ns() / 1_000_000
+    };
+    let s = service(
+        cfg,
+        Some(Arc::new(snowmint_coord::FileStore::create(&dir.0).unwrap())),
+    );
+    let before = now_ms();
+    let a = once(s.addr, "POST", "/v1/leases", b"");
+    let after = now_ms();
+    assert_eq!(a.status, 201, "{}", a.text());
+    let a = a.json();
+    let limit_ms = a["limit_unix_ms"].as_u64().unwrap();
+    assert!(
+        limit_ms <= after + 1_000 + 1,
+        "the limit is {} ms ahead of the clock (the bound is 1 s): {a}",
+        limit_ms - after
+    );
+    assert!(
+        ms_of(dec(&a["start"])) >= before + 1_000,
+        "a new client starts above now + 1 s: {a}"
+    );
+    assert!(dec(&a["limit"]) > dec(&a["start"]), "{a}");
+    assert!(a["renew_after_ms"].as_u64().unwrap() <= 1_000 / 3, "{a}");
+    let token = a["token"].as_str().unwrap().to_string();
+    std::thread::sleep(Duration::from_millis(50));
+    let r = once(s.addr, "POST", &format!("/v1/leases/{token}/renew"), b"");
+    let after = now_ms();
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = r.json();
+    let limit_ms = r["limit_unix_ms"].as_u64().unwrap();
+    assert!(
+        limit_ms <= after + 1_000 + 1,
+        "renewed, the limit is {} ms ahead of the clock: {r}",
+        limit_ms - after
+    );
+    assert!(dec(&r["limit"]) >= dec(&a["limit"]), "{a} then {r}");
+    // The in-memory store keeps its history: the configured reservation.
+    let m = with_store(small());
+    let a = once(m.addr, "POST", "/v1/leases", b"").json();
+    assert!(
+        a["limit_unix_ms"].as_u64().unwrap() > now_ms() + 1_500,
+        "{a}"
+    );
+}

@@ -13,7 +13,6 @@
 //! [`Value`]s: one small vector per answered row, on statements that run once per claim, keeper round
 //! or range take (never per ID).
 
-use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
@@ -93,19 +92,6 @@ impl Statement {
             Statement::Commit => "COMMIT",
             Statement::Rollback => "ROLLBACK",
         }
-    }
-
-    /// Prepared once per connection (the frequent ones), or sent as text each time.
-    fn prepared(self) -> bool {
-        !matches!(
-            self,
-            Statement::DestroyLock
-                | Statement::DestroyClaims
-                | Statement::DestroyReservations
-                | Statement::DestroyFloor
-                | Statement::Destroy
-                | Statement::SchemaState
-        )
     }
 
     /// Sent as a simple-query batch (no parameters, no rows).
@@ -292,7 +278,6 @@ impl Connect for Driver {
                 });
                 Ok(Box::new(DriverConnection {
                     client,
-                    prepared: HashMap::new(),
                     schema: self.schema.clone(),
                     runtime: self.runtime.clone(),
                 }))
@@ -303,31 +288,15 @@ impl Connect for Driver {
     }
 }
 
-/// One tokio-postgres connection, with its prepared statements.
+/// One tokio-postgres connection.
 #[derive(Debug)]
 struct DriverConnection {
     client: tokio_postgres::Client,
-    prepared: HashMap<Statement, tokio_postgres::Statement>,
     schema: Arc<Schema>,
     runtime: Arc<Runtime>,
 }
 
 impl DriverConnection {
-    /// `statement` prepared on this connection (once: then kept).
-    fn prepare(
-        &mut self,
-        statement: Statement,
-        timeout: Duration,
-    ) -> Result<tokio_postgres::Statement, Failure> {
-        if let Some(s) = self.prepared.get(&statement) {
-            return Ok(s.clone());
-        }
-        let text = self.text(statement);
-        let s = run(&self.runtime, timeout, self.client.prepare(&text))?;
-        self.prepared.insert(statement, s.clone());
-        Ok(s)
-    }
-
     fn text(&self, statement: Statement) -> String {
         let text = statement.text().replace("{S}", &self.schema.quoted);
         match statement {
@@ -357,12 +326,15 @@ fn run<T>(
     }
 }
 
-/// The parameters as tokio-postgres takes them (no statement has more than 8).
-fn params<'a>(params: &'a [Param<'a>]) -> [&'a (dyn ToSql + Sync); 8] {
+/// The parameters with their types (`bigint`, `text`), as `query_typed` takes them: a statement is one
+/// round trip (parse, bind, execute and sync sent at once, an unnamed statement), on a new connection
+/// too. Each round trip is one more answer that may come late (or be lost): a statement prepared
+/// first took two on each connection, and a re-send after a broken connection paid them again.
+fn typed<'a>(params: &'a [Param<'a>]) -> [(&'a (dyn ToSql + Sync), Type); 8] {
     std::array::from_fn(|i| match params.get(i) {
-        Some(Param::Int(v)) => v as &(dyn ToSql + Sync),
-        Some(Param::Text(v)) => v as &(dyn ToSql + Sync),
-        None => &0i64 as &(dyn ToSql + Sync),
+        Some(Param::Int(v)) => (v as &(dyn ToSql + Sync), Type::INT8),
+        Some(Param::Text(v)) => (v as &(dyn ToSql + Sync), Type::TEXT),
+        None => (&0i64 as &(dyn ToSql + Sync), Type::INT8),
     })
 }
 
@@ -373,15 +345,13 @@ impl Connection for DriverConnection {
         args: &[Param<'_>],
         timeout: Duration,
     ) -> Result<Vec<Row>, Failure> {
-        let all = params(args);
-        let args = &all[..args.len()];
-        let rows = if statement.prepared() {
-            let s = self.prepare(statement, timeout)?;
-            run(&self.runtime, timeout, self.client.query(&s, args))?
-        } else {
-            let text = self.text(statement);
-            run(&self.runtime, timeout, self.client.query(&text, args))?
-        };
+        let text = self.text(statement);
+        let typed = typed(args);
+        let rows = run(
+            &self.runtime,
+            timeout,
+            self.client.query_typed(&text, &typed[..args.len()]),
+        )?;
         rows.iter().map(row).collect()
     }
 
@@ -395,16 +365,22 @@ impl Connection for DriverConnection {
             let text = self.text(statement);
             return run(&self.runtime, timeout, self.client.batch_execute(&text)).map(|()| 0);
         }
-        let all = params(args);
-        let args = &all[..args.len()];
-        if statement.prepared() {
-            // One round trip once prepared (a reservation is written every keeper round): each
-            // round trip is one more answer that may come late.
-            let s = self.prepare(statement, timeout)?;
-            return run(&self.runtime, timeout, self.client.execute(&s, args));
-        }
         let text = self.text(statement);
-        run(&self.runtime, timeout, self.client.execute(&text, args))
+        let typed = typed(args);
+        let typed = &typed[..args.len()];
+        run(&self.runtime, timeout, async {
+            let mut rows = std::pin::pin!(
+                self.client
+                    .query_typed_raw(&text, typed.iter().map(|(v, t)| (*v, t.clone())))
+                    .await?
+            );
+            while futures_util::StreamExt::next(&mut rows)
+                .await
+                .transpose()?
+                .is_some()
+            {}
+            Ok(rows.rows_affected().unwrap_or(0))
+        })
     }
 
     fn is_closed(&self) -> bool {
