@@ -24,9 +24,9 @@ macro_rules! planted {
 }
 
 mod error;
-// The server stores (`etcd.rs`, `postgres.rs`) are declared here as `#[cfg(feature = "etcd")] pub mod
-// etcd;` / `#[cfg(feature = "postgres")] pub mod postgres;` by the change that adds their files (rustfmt
-// needs every declared module to exist); `source::open_store` dispatches to their `open` functions.
+// The server stores (`etcd`, `postgres`) and what only they use (`remote`: re-sends and answer
+// timeouts; `process_local`: nothing of a parent process used after a fork; `tls`) are declared below,
+// each behind its feature; `source::open_store` dispatches to their `open` functions.
 pub mod file;
 pub mod generator;
 pub mod lease;
