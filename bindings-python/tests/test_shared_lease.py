@@ -178,10 +178,14 @@ def test_processes_one_after_another_keep_the_hosts_node(kind: str, tmp_path: Pa
     nodes, ids = [], []
     for _ in range(6):
         out = subprocess.run(
-            [sys.executable, "-c", AT_ONCE, src, str(state), "0", "0.05"], capture_output=True, timeout=60
+            [sys.executable, "-c", AT_ONCE, src, str(state), "0.05"],
+            input=b"0\n",  # its start time: at once
+            capture_output=True,
+            timeout=60,
         )
         assert out.returncode == 0, out.stderr.decode()[-2000:]
-        words = out.stdout.decode().split()
+        ready, *words = out.stdout.decode().split()
+        assert ready == "ready"
         nodes.append(int(words[0]))
         ids += [int(i) for i in words[1:]]
     assert len(set(nodes)) == 1, f"node IDs one after another: {nodes}"
