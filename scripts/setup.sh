@@ -4,7 +4,9 @@
 # demo` runs `setup.sh --demo` (only what the demo uses); each build.sh also installs its own part through
 # the same helpers (scripts/lib.sh), so a single binding can be built on a fresh machine without this
 # script. Toolchains pinned by a stage (nightly for
-# Miri and fuzzing, the MSRV toolchains) are installed by that stage, only when it runs.
+# Miri and fuzzing, the MSRV toolchains) are installed by that stage, only when it runs; the nightly
+# toolchain and cargo-fuzz also here (`make test`), since the Miri and fuzz stages start together and run
+# beside each other (two rustup installations of one toolchain at once can race).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_cargo
@@ -23,3 +25,9 @@ apt_install gcc g++ make valgrind pkg-config libcjson-dev uuid-dev \
   etcd-server postgresql-15 procps curl
 need_node   # Node.js may come from elsewhere than Debian (its npm is then no Debian package)
 "$(dirname "${BASH_SOURCE[0]}")/setup-rust.sh"
+# The Miri and fuzz stages' nightly toolchain (Miri, its sources), and cargo-fuzz: the same checks and
+# versions as scripts/test-miri.sh and scripts/test-fuzz.sh.
+if ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^miri'; then
+  rustup toolchain install nightly --profile minimal -c miri,rust-src --no-self-update
+fi
+command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked --version 0.13.2

@@ -12,15 +12,16 @@
 # Each stage's line in the summary gives its wall time and the CPU time (user + system) of its
 # processes: on 2 cores a stage can use up to twice its wall time.
 # A stage whose name ends in `&` runs beside the stages after it (its output kept in
-# target/stage-logs/NAME.log and printed whole once a later stage has waited for it, or at the end):
-# Miri interprets on one core while the server stages mostly wait on leases, TTLs and servers, so the
-# two overlap well; the service stage (its own servers; mostly waiting on connections, deadlines and a
-# browser: about a fifth of a core) beside the fuzzing and the C stage's builds; the Node stage (mostly
-# waiting on servers, child processes and timers: about half a core) and the cross stage's builds and
-# emulated runs beside the Python stage (about one core: the three together about two); the chaos run (real processes paused, killed and
-# resumed on a schedule: mostly waiting) beside the WASM stage's builds and browser; and from the
-# start, the portable artifacts' four cross builds (`dist-build`, at nice 19: only the CPU the other
-# stages leave idle), which the `dist` stage then packs and checks.
+# target/stage-logs/NAME.log and printed whole once a later stage has waited for it, or at the end): Miri
+# interprets on one core while the server stages mostly wait on leases, TTLs and servers, so the two overlap
+# well, and the fuzzing (its sanitizer build in fuzz/target, then 5 s per target) beside them too, taking
+# the CPU the cross builds below would otherwise have; the service stage (its own servers; mostly waiting on
+# connections, deadlines and a browser: about a fifth of a core) beside the C stage's builds; the Node stage
+# (mostly waiting on servers, child processes and timers: about half a core) and the cross stage's builds
+# and emulated runs beside the Python stage (about one core: the three together about two); the chaos run
+# (real processes paused, killed and resumed on a schedule: mostly waiting) beside the WASM stage's builds
+# and browser; and from the start, the portable artifacts' four cross builds (`dist-build`, at nice 19: only
+# the CPU the other stages leave idle), which the `dist` stage then packs and checks.
 # `@NAME` after a stage's name: it starts once the background stage NAME has ended (the chaos run
 # takes the Node stage's installed package; the dist stage, the cross builds); `@all`: once every
 # background stage has (the conformance check reads what every runtime's runner recorded).
@@ -41,9 +42,9 @@ stages=(
   "dist-build&:scripts/dist.sh --modules"
   "core:scripts/test-core.sh"
   "miri&:scripts/test-miri.sh"
+  "fuzz&:scripts/test-fuzz.sh"
   "coord:coord/test.sh"
   "service&:service/test.sh"
-  "fuzz:scripts/test-fuzz.sh"
   "c:bindings-c/test.sh"
   "cross&:scripts/cross.sh"
   "node&:bindings-node/test.sh"
