@@ -410,8 +410,10 @@ impl EtcdStore {
             return Err(Failure::Unreachable(FORKED.into()));
         };
         let mut resend = Resend::new((self.connect_timeout + timeout) * 2);
+        // The first send waits a shorter time ([`crate::remote::first_answer_timeout`]).
+        let mut first = Some(crate::remote::first_answer_timeout(timeout));
         loop {
-            match self.send_pass(conn, path, &body, token, timeout) {
+            match self.send_pass(conn, path, &body, token, timeout, first.take()) {
                 Err(Failure::Unreachable(_)) if resend.again() => {}
                 answered => return answered,
             }
@@ -426,6 +428,7 @@ impl EtcdStore {
         body: &[u8],
         token: Option<&str>,
         timeout: Duration,
+        mut first: Option<Duration>,
     ) -> std::result::Result<Value, Failure> {
         let mut current = conn.lock().unwrap_or_else(|p| p.into_inner());
         let mut reasons = Vec::new();
@@ -450,7 +453,7 @@ impl EtcdStore {
                     }
                 }
                 let connection = current.connection.as_mut().expect("connected above");
-                match connection.post(path, body, token, timeout) {
+                match connection.post(path, body, token, first.take().unwrap_or(timeout)) {
                     Ok(response) => {
                         if response.close {
                             current.connection = None;
