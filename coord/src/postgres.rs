@@ -877,10 +877,53 @@ impl PostgresStore {
         }
     }
 
+    /// A new connection within `timeout`: on a real database ([`Connect::in_background`]) two logins
+    /// at once, each on a thread of its own, the first to complete used and the other kept as the
+    /// spare (a login is several answers: with a share `p` of them late, both logins are late with
+    /// about the square of one's chance); else one login on this thread.
+    fn connect_hedged(
+        &self,
+        timeout: Duration,
+    ) -> std::result::Result<Box<dyn Connection>, Failure> {
+        let Some(spare) = self.spare.get().filter(|_| self.connect.in_background()) else {
+            return self.connect.connect(timeout);
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        for _ in 0..2 {
+            let (tx, connect, spare) = (tx.clone(), self.connect.clone(), spare.clone());
+            let spawned = std::thread::Builder::new()
+                .name("snowmint-pg-login".into())
+                .spawn(move || {
+                    let c = connect.connect(timeout);
+                    if let Err(std::sync::mpsc::SendError(Ok(c))) = tx.send(c) {
+                        // The other login was used: this one becomes the spare when there is none.
+                        let mut spare = spare.lock().unwrap_or_else(|p| p.into_inner());
+                        if spare.as_ref().is_none_or(|s| s.is_closed()) {
+                            *spare = Some(c);
+                        }
+                    }
+                });
+            if spawned.is_err() {
+                return self.connect.connect(timeout);
+            }
+        }
+        drop(tx);
+        let deadline = std::time::Instant::now() + timeout + Duration::from_millis(100);
+        let mut last = Failure::TimedOut;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(Ok(c)) => return Ok(c),
+                Ok(Err(e)) => last = e,
+                Err(_) => return Err(last),
+            }
+        }
+    }
+
     /// A new connection; on failure, the error and whether the server was not reached (no answer in
     /// time, or no SQLSTATE: refused, reset), which a re-send may get past.
     fn open(&self, timeout: Duration) -> std::result::Result<Box<dyn Connection>, (Error, bool)> {
-        match self.connect.connect(timeout) {
+        match self.connect_hedged(timeout) {
             Ok(c) => Ok(c),
             Err(Failure::Error { code, detail, .. }) => Err((
                 self.db_error("connecting", code.as_ref(), &detail),
