@@ -61,7 +61,8 @@
 //! "unavailable" (no leader, a member out of quorum) is tried on the next one, and a pass over every
 //! endpoint that none answered is made again while twice the connect and answer timeouts have not
 //! passed (at most two passes, `Resend` in `coord/src/remote.rs`: answers held back or lost now and then
-//! cost a re-send, not the claim or the keeper round). Every request is bounded
+//! cost a re-send, not the claim or the keeper round; a call's first send waits a quarter of the answer
+//! timeout, `crate::remote::first_answer_timeout`, its re-sends the whole). Every request is bounded
 //! ([`EtcdStore::CONNECT_TIMEOUT`] per connection, [`EtcdStore::REQUEST_TIMEOUT`] per answer), so no
 //! call blocks longer than `(2 + endpoints) × (connect + request)` timeouts.
 

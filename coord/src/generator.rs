@@ -74,7 +74,10 @@ struct Reopen {
 }
 
 impl SequencerGenerator {
-    /// Opens `source` for `layout` (blocking: a lease source claims a node ID before it returns).
+    /// Opens `source` for `layout` (blocking: a lease source claims a node ID before it returns). A
+    /// step of a lease source's open that fails with `STORE_UNAVAILABLE` is tried again (at most
+    /// four tries of each, none begun once the lease's TTL has passed since the open began), on the
+    /// same store once it is open.
     pub fn open(source: &str, layout: Layout, options: Options) -> Result<Opened> {
         Self::open_waiting(source, layout, options, None)
     }

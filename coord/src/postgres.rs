@@ -65,7 +65,12 @@
 //! two once a statement has timed out, the one whose answer is late draining beside the other, so a
 //! re-send never waits behind a late answer — else on a new connection), though an earlier send may
 //! have been committed (or still be, later, on the connection given up on). Each statement is one
-//! round trip (`query_typed`: parse, bind and execute sent at once), on a new connection too. So answers that are held back or lost now and
+//! round trip (`query_typed`: parse, bind and execute sent at once), on a new connection too. A
+//! statement's first send waits a quarter of the answer timeout (`crate::remote::first_answer_timeout`),
+//! its re-send the whole. A login is several answers: a call makes up to three connection attempts
+//! (apart from its two sends, within the same budget), each, on a real database, two logins at once
+//! on threads of their own (the first to complete used, the other kept as the second connection); and
+//! after an answer, a missing second connection is opened in the background. So answers that are held back or lost now and
 //! then cost a re-send, not the claim or the keeper round. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
 //! releases and reservations are conditional on the fencing token and write the same values again (a
 //! reservation never below the stored one);
@@ -128,7 +133,7 @@ pub struct PostgresStore {
     conn: ProcessLocal<Mutex<Option<Box<dyn Connection>>>>,
     /// A second connection: the one a statement timed out on, kept while its late answer drains, to
     /// which the next timeout's re-send goes ([`PostgresStore::with_client`]). Locked inside `conn`.
-    spare: ProcessLocal<Arc<Mutex<Option<Box<dyn Connection>>>>>,
+    spare: ProcessLocal<Slot>,
     /// A spare connection is being opened in the background ([`PostgresStore::refill_spare`]).
     refilling: Arc<std::sync::atomic::AtomicBool>,
     /// When a statement was last answered on this store's connections (`None`: not since opened).
@@ -141,6 +146,9 @@ pub struct PostgresStore {
 }
 
 /// One unit of work on a connection.
+/// A connection slot shared with the threads that open connections ahead of need.
+type Slot = Arc<Mutex<Option<Box<dyn Connection>>>>;
+
 /// Connection attempts of one call at most ([`PostgresStore::with_client`]).
 const CONNECT_TRIES: u32 = 3;
 
