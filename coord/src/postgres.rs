@@ -68,9 +68,10 @@
 //! round trip (`query_typed`: parse, bind and execute sent at once), on a new connection too. A
 //! statement's first send waits a quarter of the answer timeout (`crate::remote::first_answer_timeout`),
 //! its re-send the whole. A login is several answers: a call makes up to three connection attempts
-//! (apart from its two sends, within the same budget), each, on a real database, two logins at once
-//! on threads of their own (the first to complete used, the other kept as the second connection); and
-//! after an answer, a missing second connection is opened in the background. So answers that are held back or lost now and
+//! (apart from its two sends, within the same budget), each, on a real database, a login on a thread
+//! of its own and a second beside it when the first is slow (the first to complete used, the other
+//! kept as the second connection); and once an answer was late, a missing second connection is opened
+//! in the background after an answer. So answers that are held back or lost now and
 //! then cost a re-send, not the claim or the keeper round. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
 //! releases and reservations are conditional on the fencing token and write the same values again (a
 //! reservation never below the stored one);
@@ -136,6 +137,8 @@ pub struct PostgresStore {
     spare: ProcessLocal<Slot>,
     /// A spare connection is being opened in the background ([`PostgresStore::refill_spare`]).
     refilling: Arc<std::sync::atomic::AtomicBool>,
+    /// A statement's answer was late on this store once (then it keeps a spare connection).
+    late: std::sync::atomic::AtomicBool,
     /// When a statement was last answered on this store's connections (`None`: not since opened).
     answered_at: Mutex<Option<std::time::Instant>>,
     /// How connections are opened ([`backend::Driver`], or a simulated database).
@@ -591,6 +594,7 @@ impl PostgresStore {
             conn: ProcessLocal::new(Mutex::new(None)),
             spare: ProcessLocal::new(Arc::new(Mutex::new(None))),
             refilling: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            late: std::sync::atomic::AtomicBool::new(false),
             connect,
             #[cfg(feature = "planted-defects")]
             defect: crate::lease::Defect::None,
@@ -801,6 +805,7 @@ impl PostgresStore {
                     error
                 }
                 Err(Failure::TimedOut) => {
+                    self.late.store(true, std::sync::atomic::Ordering::Relaxed);
                     // Its answer is late, not lost (or the connection is half-open). Sent again on
                     // the same connection, the statement's answer comes only after the late one: on
                     // a link that holds answers back, after the hold, and any later call's too. So
@@ -845,14 +850,14 @@ impl PostgresStore {
         }
     }
 
-    /// After an answer, when there is no spare connection: one is opened on a thread of its own (a
+    /// After an answer, once an answer was late on this store, when there is no spare connection: one is opened on a thread of its own (a
     /// real database only, [`Connect::in_background`]; one at a time), so that a statement whose
     /// answer is late is sent again at once on a connection already logged in, rather than on a new
     /// one whose login (several answers, each able to be late) the call would wait for. A spare that
     /// cannot be opened is given up on (the next answer tries again).
     fn refill_spare(&self) {
         use std::sync::atomic::Ordering;
-        if !self.connect.in_background() {
+        if !self.connect.in_background() || !self.late.load(Ordering::Relaxed) {
             return;
         }
         let Some(spare) = self.spare.get() else {
@@ -885,8 +890,9 @@ impl PostgresStore {
         }
     }
 
-    /// A new connection within `timeout`: on a real database ([`Connect::in_background`]) two logins
-    /// at once, each on a thread of its own, the first to complete used and the other kept as the
+    /// A new connection within `timeout`: on a real database ([`Connect::in_background`]) a login on
+    /// a thread of its own, and a second one beside it when the first has not completed within a
+    /// quarter of the timeout, the first to complete used and the other kept as the
     /// spare (a login is several answers: with a share `p` of them late, both logins are late with
     /// about the square of one's chance); else one login on this thread.
     fn connect_hedged(
@@ -897,7 +903,21 @@ impl PostgresStore {
             return self.connect.connect(timeout);
         };
         let (tx, rx) = std::sync::mpsc::channel();
-        for _ in 0..2 {
+        let deadline = std::time::Instant::now() + timeout + Duration::from_millis(100);
+        // The second login begins only when the first has not completed within a quarter of the
+        // timeout: a healthy server's logins are one each (no more connections than before, which a
+        // fleet starting at once would need under `max_connections`).
+        let hedge = crate::remote::first_answer_timeout(timeout);
+        for login in 0..2 {
+            if login == 1 {
+                match rx.recv_timeout(hedge) {
+                    Ok(first) => return first,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                        return Err(Failure::TimedOut)
+                    }
+                }
+            }
             let (tx, connect, spare) = (tx.clone(), self.connect.clone(), spare.clone());
             let spawned = std::thread::Builder::new()
                 .name("snowmint-pg-login".into())
@@ -911,12 +931,11 @@ impl PostgresStore {
                         }
                     }
                 });
-            if spawned.is_err() {
+            if spawned.is_err() && login == 0 {
                 return self.connect.connect(timeout);
             }
         }
         drop(tx);
-        let deadline = std::time::Instant::now() + timeout + Duration::from_millis(100);
         let mut last = Failure::TimedOut;
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
