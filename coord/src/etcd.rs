@@ -61,7 +61,8 @@
 //! "unavailable" (no leader, a member out of quorum) is tried on the next one, and a pass over every
 //! endpoint that none answered is made again while twice the connect and answer timeouts have not
 //! passed (at most two passes, `Resend` in `coord/src/remote.rs`: answers held back or lost now and then
-//! cost a re-send, not the claim or the keeper round). Every request is bounded
+//! cost a re-send, not the claim or the keeper round; a call's first send waits a quarter of the answer
+//! timeout, `crate::remote::first_answer_timeout`, its re-sends the whole). Every request is bounded
 //! ([`EtcdStore::CONNECT_TIMEOUT`] per connection, [`EtcdStore::REQUEST_TIMEOUT`] per answer), so no
 //! call blocks longer than `(2 + endpoints) × (connect + request)` timeouts.
 
@@ -410,8 +411,10 @@ impl EtcdStore {
             return Err(Failure::Unreachable(FORKED.into()));
         };
         let mut resend = Resend::new((self.connect_timeout + timeout) * 2);
+        // The first send waits a shorter time ([`crate::remote::first_answer_timeout`]).
+        let mut first = Some(crate::remote::first_answer_timeout(timeout));
         loop {
-            match self.send_pass(conn, path, &body, token, timeout) {
+            match self.send_pass(conn, path, &body, token, timeout, first.take()) {
                 Err(Failure::Unreachable(_)) if resend.again() => {}
                 answered => return answered,
             }
@@ -426,6 +429,7 @@ impl EtcdStore {
         body: &[u8],
         token: Option<&str>,
         timeout: Duration,
+        mut first: Option<Duration>,
     ) -> std::result::Result<Value, Failure> {
         let mut current = conn.lock().unwrap_or_else(|p| p.into_inner());
         let mut reasons = Vec::new();
@@ -450,7 +454,7 @@ impl EtcdStore {
                     }
                 }
                 let connection = current.connection.as_mut().expect("connected above");
-                match connection.post(path, body, token, timeout) {
+                match connection.post(path, body, token, first.take().unwrap_or(timeout)) {
                     Ok(response) => {
                         if response.close {
                             current.connection = None;

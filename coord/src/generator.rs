@@ -59,6 +59,10 @@ pub struct SequencerGenerator {
     lazy: std::sync::atomic::AtomicBool,
 }
 
+/// Tries of each step of [`SequencerGenerator::open_sharing`] (reading the sequencer, attaching) once
+/// the store has opened, when a try fails with `STORE_UNAVAILABLE`.
+const OPEN_TRIES: u32 = 4;
+
 /// What [`SequencerGenerator::open_waiting`] was given.
 #[derive(Debug, Clone)]
 struct Reopen {
@@ -70,7 +74,10 @@ struct Reopen {
 }
 
 impl SequencerGenerator {
-    /// Opens `source` for `layout` (blocking: a lease source claims a node ID before it returns).
+    /// Opens `source` for `layout` (blocking: a lease source claims a node ID before it returns). A
+    /// step of a lease source's open that fails with `STORE_UNAVAILABLE` is tried again (at most
+    /// four tries of each, none begun once the lease's TTL has passed since the open began), on the
+    /// same store once it is open.
     pub fn open(source: &str, layout: Layout, options: Options) -> Result<Opened> {
         Self::open_waiting(source, layout, options, None)
     }
@@ -101,22 +108,55 @@ impl SequencerGenerator {
         let NodeSource::Lease(l) = &parsed else {
             return parsed.resolve(source, &layout).map(Opened::Fixed);
         };
-        let store =
-            open_store(&l.store).map_err(|e| e.context(format!("node source {source:?}")))?;
-        let seq = Sequencer::for_layout(
-            store,
-            &l.sequencer,
-            layout,
-            options,
-            Arc::new(SystemTime) as Arc<dyn Time>,
-            LeaseOptions {
-                ttl: l.ttl,
-                wait_for_node: wait_for_node.unwrap_or(l.wait),
-                state_file: state_file.clone(),
-                ..LeaseOptions::default()
-            },
-        )?;
-        let mut g = SequencerGenerator::attach_new(seq)?;
+        // A step that fails with `STORE_UNAVAILABLE` (its sends timed out or their connections broke:
+        // answers held back or lost now and then, or a server not reached) is tried again, once the
+        // store is open on the same store, its connections kept, rather than the caller opening a new
+        // one (on PostgreSQL a login of several answers, each able to be held back). Bounded: at most
+        // `OPEN_TRIES` tries of each step, none begun once the TTL has passed since the open began.
+        let until = std::time::Instant::now() + l.ttl;
+        let again = |e: &crate::Error, tries: &mut u32| {
+            *tries += 1;
+            e.code() == snowmint::ErrorCode::StoreUnavailable
+                && *tries < OPEN_TRIES
+                && std::time::Instant::now() < until
+        };
+        let mut tries = 0;
+        let store = loop {
+            match open_store(&l.store) {
+                Ok(store) => break store,
+                Err(e) if again(&e, &mut tries) => {}
+                Err(e) => return Err(e.context(format!("node source {source:?}"))),
+            }
+        };
+        let mut tries = 0;
+        let seq = loop {
+            match Sequencer::for_layout(
+                store.clone(),
+                &l.sequencer,
+                layout,
+                options,
+                Arc::new(SystemTime) as Arc<dyn Time>,
+                LeaseOptions {
+                    ttl: l.ttl,
+                    wait_for_node: wait_for_node.unwrap_or(l.wait),
+                    state_file: state_file.clone(),
+                    ..LeaseOptions::default()
+                },
+            ) {
+                Ok(seq) => break seq,
+                Err(e) if again(&e, &mut tries) => {}
+                Err(e) => return Err(e),
+            }
+        };
+        let mut g = SequencerGenerator::unattached(seq);
+        let mut tries = 0;
+        loop {
+            match g.attach() {
+                Ok(()) => break,
+                Err(e) if again(&e, &mut tries) => {}
+                Err(e) => return Err(e),
+            }
+        }
         g.reopen = Some(Reopen {
             source: source.to_string(),
             layout,
@@ -129,7 +169,14 @@ impl SequencerGenerator {
 
     /// Attaches `seq` (claims a node ID) and wraps it.
     pub fn attach_new(seq: Sequencer) -> Result<SequencerGenerator> {
-        let g = SequencerGenerator {
+        let g = Self::unattached(seq);
+        g.attach()?;
+        Ok(g)
+    }
+
+    /// `seq` wrapped, not attached yet.
+    fn unattached(seq: Sequencer) -> SequencerGenerator {
+        SequencerGenerator {
             seq: ManuallyDrop::new(seq),
             current: AtomicPtr::new(std::ptr::null_mut()),
             held: Mutex::new(Vec::new()),
@@ -139,9 +186,7 @@ impl SequencerGenerator {
             child: OnceLock::new(),
             child_opening: Mutex::new(()),
             lazy: std::sync::atomic::AtomicBool::new(false),
-        };
-        g.attach()?;
-        Ok(g)
+        }
     }
 
     /// Whether a forked child opens a lease of its own on first use (a generator opened from a node

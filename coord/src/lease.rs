@@ -658,6 +658,45 @@ pub fn start_after_ns(layout: &Layout, until_ns: u64) -> u64 {
 }
 
 /// A (renewal) deadline in the time source's monotonic clock.
+/// How an open goes on after its claim was taken: a step (reading the node ID's reservation, writing
+/// the first one) that fails with `STORE_UNAVAILABLE` (its sends timed out, or their connections
+/// broke: answers held back or lost) is tried again under the same claim rather than the open giving
+/// the claim back and starting over (a new claim: more calls, each able to fail). Bounded: at most
+/// [`Resume::TRIES`] tries of each step, and none begun once a third of the TTL has passed since the
+/// claim was taken (the keeper, not yet started, then still has two thirds of it to renew the claim).
+/// Safe as every re-send is: the reservation write is conditional on the claim's token, and a claim
+/// that expired meanwhile fails it with `LEASE_LOST`, which is not tried again.
+struct Resume {
+    until: u64,
+}
+
+impl Resume {
+    /// Tries of one step at most.
+    const TRIES: u32 = 4;
+
+    fn after_claim(time: &dyn Time, ttl: Duration) -> Resume {
+        Resume {
+            until: deadline_after(time, ttl / 3),
+        }
+    }
+
+    fn retry<T>(&self, time: &dyn Time, mut step: impl FnMut() -> Result<T>) -> Result<T> {
+        let mut tries = 1;
+        loop {
+            match step() {
+                Err(e)
+                    if e.code() == ErrorCode::StoreUnavailable
+                        && tries < Self::TRIES
+                        && time.monotonic_ns() < self.until =>
+                {
+                    tries += 1;
+                }
+                done => return done,
+            }
+        }
+    }
+}
+
 fn deadline_after(time: &dyn Time, d: Duration) -> u64 {
     time.monotonic_ns()
         .saturating_add(d.as_nanos().min(u64::MAX as u128) as u64)
@@ -1076,7 +1115,10 @@ impl Lease {
             };
             // And above what an earlier holder could have reached in a history this store has lost.
             let unknown = shared.unknown_history_start();
-            let start_at = match shared.store.reservation(&claim.sequencer, claim.node_id) {
+            let resume = Resume::after_claim(&*shared.time, shared.options.ttl);
+            let start_at = match resume.retry(&*shared.time, || {
+                shared.store.reservation(&claim.sequencer, claim.node_id)
+            }) {
                 Ok(r) => r
                     .map_or(0, |r| shared.start_after(&r))
                     .max(floor)
@@ -1106,7 +1148,9 @@ impl Lease {
             }
             shared.started_at.store(start_at, Ordering::SeqCst);
             let target = shared.target(start_at).map_err(release_on_error)?;
-            shared.extend_to(target).map_err(release_on_error)?;
+            resume
+                .retry(&*shared.time, || shared.extend_to(target))
+                .map_err(release_on_error)?;
             // Started at the bound: the first reservation that covers the start comes a tick later.
             if let (Some(b), false) = (bound_ns, stepped) {
                 for _ in 0..3 {

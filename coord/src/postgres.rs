@@ -65,7 +65,13 @@
 //! two once a statement has timed out, the one whose answer is late draining beside the other, so a
 //! re-send never waits behind a late answer — else on a new connection), though an earlier send may
 //! have been committed (or still be, later, on the connection given up on). Each statement is one
-//! round trip (`query_typed`: parse, bind and execute sent at once), on a new connection too. So answers that are held back or lost now and
+//! round trip (`query_typed`: parse, bind and execute sent at once), on a new connection too. A
+//! statement's first send waits a quarter of the answer timeout (`crate::remote::first_answer_timeout`),
+//! its re-send the whole. A login is several answers: a call makes up to three connection attempts
+//! (apart from its two sends, within the same budget), each, on a real database, a login on a thread
+//! of its own and a second beside it when the first is slow (the first to complete used, the other
+//! kept as the second connection); and once an answer was late, a missing second connection is opened
+//! in the background after an answer. So answers that are held back or lost now and
 //! then cost a re-send, not the claim or the keeper round. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
 //! releases and reservations are conditional on the fencing token and write the same values again (a
 //! reservation never below the stored one);
@@ -128,7 +134,11 @@ pub struct PostgresStore {
     conn: ProcessLocal<Mutex<Option<Box<dyn Connection>>>>,
     /// A second connection: the one a statement timed out on, kept while its late answer drains, to
     /// which the next timeout's re-send goes ([`PostgresStore::with_client`]). Locked inside `conn`.
-    spare: ProcessLocal<Mutex<Option<Box<dyn Connection>>>>,
+    spare: ProcessLocal<Slot>,
+    /// A spare connection is being opened in the background ([`PostgresStore::refill_spare`]).
+    refilling: Arc<std::sync::atomic::AtomicBool>,
+    /// A statement's answer was late on this store once (then it keeps a spare connection).
+    late: std::sync::atomic::AtomicBool,
     /// When a statement was last answered on this store's connections (`None`: not since opened).
     answered_at: Mutex<Option<std::time::Instant>>,
     /// How connections are opened ([`backend::Driver`], or a simulated database).
@@ -139,9 +149,22 @@ pub struct PostgresStore {
 }
 
 /// One unit of work on a connection.
-trait Operation<T>: Fn(&mut dyn Connection) -> std::result::Result<T, Failure> + Sync {}
+/// A connection slot shared with the threads that open connections ahead of need.
+type Slot = Arc<Mutex<Option<Box<dyn Connection>>>>;
 
-impl<T, F: Fn(&mut dyn Connection) -> std::result::Result<T, Failure> + Sync> Operation<T> for F {}
+/// Connection attempts of one call at most ([`PostgresStore::with_client`]).
+const CONNECT_TRIES: u32 = 3;
+
+/// One piece of work on a connection, given how long to wait for each answer.
+trait Operation<T>:
+    Fn(&mut dyn Connection, Duration) -> std::result::Result<T, Failure> + Sync
+{
+}
+
+impl<T, F: Fn(&mut dyn Connection, Duration) -> std::result::Result<T, Failure> + Sync> Operation<T>
+    for F
+{
+}
 
 /// The statements, with `{S}` standing for the quoted schema.
 mod sql {
@@ -569,7 +592,9 @@ impl PostgresStore {
             shortest_ttl_ms: std::sync::atomic::AtomicU64::new(0),
             answered_at: Mutex::new(None),
             conn: ProcessLocal::new(Mutex::new(None)),
-            spare: ProcessLocal::new(Mutex::new(None)),
+            spare: ProcessLocal::new(Arc::new(Mutex::new(None))),
+            refilling: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            late: std::sync::atomic::AtomicBool::new(false),
             connect,
             #[cfg(feature = "planted-defects")]
             defect: crate::lease::Defect::None,
@@ -599,8 +624,8 @@ impl PostgresStore {
             Param::Int(big(reservation.layout_fingerprint)),
             Param::Int(big(reservation.until_unix_ms)),
         ];
-        let updated = self.with_client("writing a reservation", |c| {
-            c.execute(statement, &params, self.answer_timeout())
+        let updated = self.with_client("writing a reservation", |c, timeout| {
+            c.execute(statement, &params, timeout)
         })?;
         if updated == 1 {
             Ok(())
@@ -610,12 +635,8 @@ impl PostgresStore {
     }
 
     fn ensure_schema(&self, name: &str) -> Result<()> {
-        let state = self.with_client("reading the schema", |c| {
-            c.query(
-                Statement::SchemaState,
-                &[Param::Text(name)],
-                self.request_timeout,
-            )
+        let state = self.with_client("reading the schema", |c, timeout| {
+            c.query(Statement::SchemaState, &[Param::Text(name)], timeout)
         })?;
         let row = state
             .first()
@@ -640,7 +661,7 @@ impl PostgresStore {
         if exists && !create {
             return Err(self.foreign_schema(name, &owner, &user, &database, "CREATE"));
         }
-        self.with_client("creating the schema", |c| {
+        self.with_client("creating the schema", |c, _| {
             c.execute(Statement::CreateSchema, &[], self.request_timeout)
         })
         .map(|_| ())
@@ -722,14 +743,25 @@ impl PostgresStore {
         // The old rule, kept for work that is not one statement: one re-send, after a kept
         // connection was found broken.
         let mut resent_broken = false;
+        // A statement's first send waits a shorter time ([`crate::remote::first_answer_timeout`]):
+        // a held answer costs a re-send on another connection sooner.
+        let mut first_send = resend;
+        // Connection attempts: a login is several answers, each able to be held back, so a new
+        // connection fails far more often than a statement; its attempts are counted apart from the
+        // statement's sends ([`CONNECT_TRIES`] at most, none begun once the call's budget has passed).
+        // Each waits the whole connect timeout, longer than an answer's: a login with one answer
+        // held back past the answer timeout may still complete (waiting half of it, measured, made
+        // more logins fail).
+        let mut connects = 0;
         loop {
             let fresh = conn.is_none();
             if fresh {
-                match self.open() {
+                connects += 1;
+                match self.open(self.connect_timeout) {
                     Ok(c) => *conn = Some(c),
                     // Not reached (no answer in time, refused, reset): a fault of the way, tried again.
                     Err((e, unreached)) => {
-                        if resend && unreached && sends.again() {
+                        if resend && unreached && connects < CONNECT_TRIES && sends.in_budget() {
                             continue;
                         }
                         return Err(e);
@@ -741,10 +773,18 @@ impl PostgresStore {
                 *self.answered_at.lock().unwrap_or_else(|p| p.into_inner()) =
                     Some(std::time::Instant::now());
             }
-            let error = match op(&mut **c) {
+            let timeout = if std::mem::take(&mut first_send) {
+                crate::remote::first_answer_timeout(self.answer_timeout())
+            } else {
+                self.answer_timeout()
+            };
+            let error = match op(&mut **c, timeout) {
                 Ok(v) => {
                     *self.answered_at.lock().unwrap_or_else(|p| p.into_inner()) =
                         Some(std::time::Instant::now());
+                    if resend {
+                        self.refill_spare();
+                    }
                     return Ok(v);
                 }
                 Err(Failure::Error {
@@ -765,6 +805,7 @@ impl PostgresStore {
                     error
                 }
                 Err(Failure::TimedOut) => {
+                    self.late.store(true, std::sync::atomic::Ordering::Relaxed);
                     // Its answer is late, not lost (or the connection is half-open). Sent again on
                     // the same connection, the statement's answer comes only after the late one: on
                     // a link that holds answers back, after the hold, and any later call's too. So
@@ -799,7 +840,7 @@ impl PostgresStore {
                     Error::unavailable(format!(
                         "{}: {what}: no answer within {} ms",
                         self.described,
-                        self.answer_timeout().as_millis()
+                        timeout.as_millis()
                     ))
                 }
             };
@@ -809,10 +850,107 @@ impl PostgresStore {
         }
     }
 
+    /// After an answer, once an answer was late on this store, when there is no spare connection: one is opened on a thread of its own (a
+    /// real database only, [`Connect::in_background`]; one at a time), so that a statement whose
+    /// answer is late is sent again at once on a connection already logged in, rather than on a new
+    /// one whose login (several answers, each able to be late) the call would wait for. A spare that
+    /// cannot be opened is given up on (the next answer tries again).
+    fn refill_spare(&self) {
+        use std::sync::atomic::Ordering;
+        if !self.connect.in_background() || !self.late.load(Ordering::Relaxed) {
+            return;
+        }
+        let Some(spare) = self.spare.get() else {
+            return;
+        };
+        if spare
+            .try_lock()
+            .map_or(true, |s| s.as_ref().is_some_and(|c| !c.is_closed()))
+        {
+            return;
+        }
+        if self.refilling.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (spare, refilling) = (spare.clone(), self.refilling.clone());
+        let (connect, timeout) = (self.connect.clone(), self.connect_timeout);
+        let spawned = std::thread::Builder::new()
+            .name("snowmint-pg-spare".into())
+            .spawn(move || {
+                if let Ok(c) = connect.connect(timeout) {
+                    let mut spare = spare.lock().unwrap_or_else(|p| p.into_inner());
+                    if spare.as_ref().is_none_or(|s| s.is_closed()) {
+                        *spare = Some(c);
+                    }
+                }
+                refilling.store(false, Ordering::Release);
+            });
+        if spawned.is_err() {
+            self.refilling.store(false, Ordering::Release);
+        }
+    }
+
+    /// A new connection within `timeout`: on a real database ([`Connect::in_background`]) a login on
+    /// a thread of its own, and a second one beside it when the first has not completed within a
+    /// quarter of the timeout, the first to complete used and the other kept as the
+    /// spare (a login is several answers: with a share `p` of them late, both logins are late with
+    /// about the square of one's chance); else one login on this thread.
+    fn connect_hedged(
+        &self,
+        timeout: Duration,
+    ) -> std::result::Result<Box<dyn Connection>, Failure> {
+        let Some(spare) = self.spare.get().filter(|_| self.connect.in_background()) else {
+            return self.connect.connect(timeout);
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let deadline = std::time::Instant::now() + timeout + Duration::from_millis(100);
+        // The second login begins only when the first has not completed within a quarter of the
+        // timeout: a healthy server's logins are one each (no more connections than before, which a
+        // fleet starting at once would need under `max_connections`).
+        let hedge = crate::remote::first_answer_timeout(timeout);
+        for login in 0..2 {
+            if login == 1 {
+                match rx.recv_timeout(hedge) {
+                    Ok(first) => return first,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                        return Err(Failure::TimedOut)
+                    }
+                }
+            }
+            let (tx, connect, spare) = (tx.clone(), self.connect.clone(), spare.clone());
+            let spawned = std::thread::Builder::new()
+                .name("snowmint-pg-login".into())
+                .spawn(move || {
+                    let c = connect.connect(timeout);
+                    if let Err(std::sync::mpsc::SendError(Ok(c))) = tx.send(c) {
+                        // The other login was used: this one becomes the spare when there is none.
+                        let mut spare = spare.lock().unwrap_or_else(|p| p.into_inner());
+                        if spare.as_ref().is_none_or(|s| s.is_closed()) {
+                            *spare = Some(c);
+                        }
+                    }
+                });
+            if spawned.is_err() && login == 0 {
+                return self.connect.connect(timeout);
+            }
+        }
+        drop(tx);
+        let mut last = Failure::TimedOut;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(Ok(c)) => return Ok(c),
+                Ok(Err(e)) => last = e,
+                Err(_) => return Err(last),
+            }
+        }
+    }
+
     /// A new connection; on failure, the error and whether the server was not reached (no answer in
     /// time, or no SQLSTATE: refused, reset), which a re-send may get past.
-    fn open(&self) -> std::result::Result<Box<dyn Connection>, (Error, bool)> {
-        match self.connect.connect(self.connect_timeout) {
+    fn open(&self, timeout: Duration) -> std::result::Result<Box<dyn Connection>, (Error, bool)> {
+        match self.connect_hedged(timeout) {
             Ok(c) => Ok(c),
             Err(Failure::Error { code, detail, .. }) => Err((
                 self.db_error("connecting", code.as_ref(), &detail),
@@ -822,7 +960,7 @@ impl PostgresStore {
                 Error::unavailable(format!(
                     "{}: connecting: no answer within {} ms",
                     self.described,
-                    self.connect_timeout.as_millis()
+                    timeout.as_millis()
                 )),
                 true,
             )),
@@ -843,7 +981,7 @@ impl PostgresStore {
 
     /// Runs a statement and returns its rows.
     fn query(&self, what: &str, statement: Statement, params: &[Param<'_>]) -> Result<Vec<Row>> {
-        self.with_client(what, |c| c.query(statement, params, self.answer_timeout()))
+        self.with_client(what, |c, timeout| c.query(statement, params, timeout))
     }
 
     /// The answer timeout: [`PostgresStore::REQUEST_TIMEOUT`], or a quarter of the shortest TTL this
@@ -941,7 +1079,7 @@ impl Store for PostgresStore {
         let (name, inc) = (Param::Text(name), Param::Int(big(incarnation)));
         // One transaction (module documentation), bounded as a whole by the request timeout; any failure
         // rolls it back, a timeout closes the connection (the server rolls back then).
-        let destroyed = self.with_client_once("destroying a sequencer", |c| {
+        let destroyed = self.with_client_once("destroying a sequencer", |c, _| {
             let deadline = std::time::Instant::now() + self.request_timeout;
             let left = || deadline.saturating_duration_since(std::time::Instant::now());
             c.execute(Statement::Begin, &[], left())?;

@@ -168,6 +168,12 @@ pub trait Connection: Send + Debug {
 pub trait Connect: Send + Sync + Debug {
     /// A new connection within `timeout`.
     fn connect(&self, timeout: Duration) -> Result<Box<dyn Connection>, Failure>;
+    /// Whether connections may be opened on a thread of their own, ahead of need (the store's spare:
+    /// [`crate::postgres::PostgresStore`]). `false` by default: a simulated database runs every
+    /// connection on the caller's thread, so that a run depends on its seed only.
+    fn in_background(&self) -> bool {
+        false
+    }
 }
 
 /// The store's private I/O runtime: shut down in the background when dropped (dropping a runtime
@@ -259,6 +265,10 @@ fn failure(e: &tokio_postgres::Error) -> Failure {
 }
 
 impl Connect for Driver {
+    fn in_background(&self) -> bool {
+        true
+    }
+
     fn connect(&self, timeout: Duration) -> Result<Box<dyn Connection>, Failure> {
         let runtime = self.runtime.get()?;
         let connected = runtime.block_on(async {
