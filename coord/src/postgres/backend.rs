@@ -185,6 +185,17 @@ struct Runtime(ProcessLocal<Option<tokio::runtime::Runtime>>);
 
 impl Runtime {
     fn get(&self) -> Result<&tokio::runtime::Runtime, Failure> {
+        // A thread whose thread-local storage is being torn down (a process ending through `exit()`
+        // while objects are still dropped: uWSGI's workers give a generator back then) cannot enter
+        // a runtime, `block_on` would panic: the work fails as on a closed connection (a lease being
+        // given back is left to its TTL).
+        if tokio::runtime::Handle::try_current().is_err_and(|e| e.is_thread_local_destroyed()) {
+            return Err(Failure::Error {
+                closed: true,
+                code: None,
+                detail: "this thread is ending (its thread-local storage is gone)".into(),
+            });
+        }
         match self.0.get() {
             Some(r) => Ok(r.as_ref().expect("the runtime lives until drop")),
             None => Err(Failure::Error {
