@@ -280,36 +280,60 @@ class Recipe:
     app: str | None
     state: str
     node: int | None
+    # The README that shows the blocks (the binding's own for its pre-fork recipes), and the line of the
+    # command block that is this recipe's command (a block of several commands), or None: the whole block.
+    readme: Path = README
+    line: int | None = None
+    # A lease of its own in each worker (the binding README's pre-fork recipes): a sequencer of
+    # `per_worker` node IDs, the replacement mints under a node ID of its own; 0: the host's one lease.
+    per_worker: int = 0
+    # The one store this recipe runs on in `make test` (one store per binding-README recipe, rotated so
+    # each store is used; all of them with SNOWMINT_RECIPE_RUNS > 1), or None: every store.
+    quick_store: str | None = None
 
 
 RECIPES = {
     "gunicorn": Recipe("gunicorn", "app.py", "/dev/shm/orders.snowmint", 3),
     "gunicorn-host-lease": Recipe("gunicorn-host-lease", "app_host_lease.py", "/dev/shm/orders.lease", None),
     "cli-host-lease": Recipe("cli-host-lease", None, "/dev/shm/orders.lease", None),
+    # bindings-python/README.md's pre-fork recipes: 4 workers, each with a lease of its own (a sequencer of
+    # 10 node IDs here: the killed worker's and the killed primary's workers' node IDs stay claimed until
+    # their TTL runs out, and the replacements claim others meanwhile).
+    "prefork-gunicorn-preload": Recipe(
+        "prefork-servers", "prefork_app.py", "", None, BINDING_README, 0, per_worker=10, quick_store="etcd"
+    ),
+    "prefork-gunicorn": Recipe(
+        "prefork-servers", "prefork_app.py", "", None, BINDING_README, 1, per_worker=10, quick_store="postgres"
+    ),
 }
+
+LONG = int(os.environ.get("SNOWMINT_RECIPE_RUNS", "1")) > 1
 
 
 def recipe_cases() -> list[tuple[str, str]]:
     """(recipe, store): a fixed node ID needs no store ("none"); a lease source runs on the embedded store
-    and on each server test.sh started."""
-    return [
-        (name, kind)
-        for name, r in RECIPES.items()
-        for kind in (["none"] if r.node is not None else ["file", *server_kinds()])
-    ]
+    and on each server test.sh started (a recipe with a `quick_store`: on that one only, unless
+    SNOWMINT_RECIPE_RUNS > 1)."""
+    cases = []
+    for name, r in RECIPES.items():
+        kinds = ["none"] if r.node is not None else ["file", *server_kinds()]
+        if r.quick_store is not None and not LONG:
+            kinds = [k for k in kinds if k == r.quick_store] or kinds[:1]
+        cases += [(name, kind) for kind in kinds]
+    return cases
 
 
 def store_url(kind: str, tmp_path: Path) -> str:
     return {"file": f"file://{tmp_path / 'store'}", "etcd": ETCD, "postgres": POSTGRES}[kind]
 
 
-def one_node_source(kind: str, tmp_path: Path) -> str:
-    """A new sequencer of one node ID (twitter layout), as a lease source with a 2 s TTL."""
+def one_node_source(kind: str, tmp_path: Path, node_count: int = 1) -> str:
+    """A new sequencer of one node ID (or `node_count`; twitter layout), as a lease source with a 2 s TTL."""
     import snowmint
 
     store = store_url(kind, tmp_path)
     name = f"host-{uuid.uuid4().hex[:10]}"
-    snowmint.Sequencer.create(name, store=store, layout="twitter", node_count=1)
+    snowmint.Sequencer.create(name, store=store, layout="twitter", node_count=node_count)
     return f"{store}{'&' if '?' in store else '?'}sequencer={name}&ttl=2s"
 
 
@@ -462,18 +486,23 @@ def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
     import snowmint
 
     recipe = RECIPES[name]
-    command = block(recipe.command)
+    command = block(recipe.command, recipe.readme)
+    if recipe.line is not None:
+        command = [c for c in command.splitlines() if c.strip()][recipe.line]
     state = str(tmp_path / "state")
     env = {**os.environ}
     node = recipe.node
+    # The node IDs the host's workers may mint under: the host's one, or (a lease per worker) any of them.
+    nodes = {node}
     if node is None:
-        env["SNOWMINT_NODE_SOURCE"] = one_node_source(kind, tmp_path)
+        env["SNOWMINT_NODE_SOURCE"] = one_node_source(kind, tmp_path, recipe.per_worker or 1)
         node = 0
+        nodes = set(range(recipe.per_worker)) if recipe.per_worker else {0}
     if recipe.app is not None:
-        app = block(recipe.app)
-        if f"title={recipe.app}\n" in BINDING_README.read_text(encoding="utf-8"):
+        app = block(recipe.app, recipe.readme)
+        if recipe.readme == README and f"title={recipe.app}\n" in BINDING_README.read_text(encoding="utf-8"):
             assert block(recipe.app, BINDING_README) == app, f"the binding's README shows the same {recipe.app}"
-        (tmp_path / recipe.app).write_text(app.replace(recipe.state, state))
+        (tmp_path / recipe.app).write_text(app.replace(recipe.state, state) if recipe.state else app)
     else:
         command = command.replace(recipe.state, state)
         serve = os.environ.get("SNOWMINT_SERVE", "")
@@ -505,9 +534,16 @@ def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
         assert dropped <= 8 and len(answers) == total - dropped - len(errors), (dropped, len(errors), len(answers))
         assert all(len(a) == batch for a, _ in answers), [a for a, _ in answers if len(a) != batch]
         assert len({pid for _, pid in answers}) >= 2, "the requests reached several workers"
-        assert {snowmint.decode(i).node_id for i in ids} == {node}, "the host's node ID"
+        assert {snowmint.decode(i).node_id for i in ids} <= nodes, "the host's node ID(s)"
+        if recipe.per_worker:
+            # A lease of its own per worker: a worker's IDs are of one node ID, no two workers' alike.
+            node_of: dict[int, set[int]] = {}
+            for a, pid in answers:
+                node_of.setdefault(pid, set()).update(snowmint.decode(i).node_id for i in a)
+            assert all(len(n) == 1 for n in node_of.values()), node_of
+            assert len({min(n) for n in node_of.values()}) == len(node_of), f"workers share a node ID: {node_of}"
         assert 0 <= recovered < 1.0, f"{name} {kind} run {run}: the replacement answered after {recovered:.2f} s"
-        assert rnode == node, "the replacement mints under the host's node ID"
+        assert rnode in nodes, "the replacement mints under the host's node ID (a lease per worker: one of them)"
         all_ids += ids
         line = (
             f"{name} {kind} run {run}: a worker killed: {len(ids)} IDs, {len(errors)} errors answered, "
@@ -518,7 +554,7 @@ def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
             served = run_gunicorn(command, tmp_path, 1000, env, query="n=5", while_serving=kill_primary)
             assert retry_only(served.errors), served.errors[:5]
             assert served.dropped > 0 or kill_primary.killed_at < served.last_answer_at, "the primary killed mid-load"
-            assert kill_primary.node_id == node, kill_primary.log[-3000:]
+            assert kill_primary.node_id in nodes, kill_primary.log[-3000:]
             assert not [w for w in CRASH_WORDS if w in kill_primary.log], kill_primary.log[-3000:]
             all_ids += served.ids()
             line += (
