@@ -300,4 +300,11 @@ async function serveRecipe(
   return { bodies, log: fs.readFileSync(log, 'utf8'), outlived, dropped, errors, during: duringResult }
 }
 
-module.exports = { freePort, get, killAWorker, killThePrimary, serveRecipe }
+/** A README's one-line shell command: its leading `NAME=value` words (`env`) and the rest (`argv`). */
+function commandOf(line) {
+  const words = line.trim().split(/\s+/)
+  const n = words.findIndex((w) => !/^[A-Za-z_]\w*=/.test(w))
+  return { argv: words.slice(n), env: Object.fromEntries(words.slice(0, n).map((w) => w.split(/=(.*)/s, 2))) }
+}
+
+module.exports = { commandOf, freePort, get, killAWorker, killThePrimary, serveRecipe }

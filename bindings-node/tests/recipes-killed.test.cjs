@@ -4,7 +4,9 @@
 // exit; the recipe started again, as a supervisor would, answers under the host's node ID). The cases:
 // cluster.js (a fixed node ID on a state file: no store) and cluster-host-lease.js (one lease per host, on
 // a sequencer of exactly ONE node ID, so that a worker that did not share the lease would fail with
-// NODE_IDS_EXHAUSTED: on the embedded store, etcd and PostgreSQL). No ID twice,
+// NODE_IDS_EXHAUSTED: on the embedded store, etcd and PostgreSQL); and the binding README's lease recipes,
+// cluster-lease.js and PM2 (pm2-runtime, the primary) with app.js in each worker (a node ID per worker; one
+// store each in `make test`). No ID twice,
 // no error answered but TOO_FAR_AHEAD (retry shortly; counted); a lease recipe's primary outlives its workers, and after the stop the node ID is free
 // again (the last worker released it). One run per case in `make test`; SNOWMINT_RECIPE_RUNS=3 (`make
 // test-long`) runs each 3 times in a row.
@@ -13,7 +15,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { killAWorker, killThePrimary, serveRecipe } = require('./http-helpers.cjs')
+const { commandOf, killAWorker, killThePrimary, serveRecipe } = require('./http-helpers.cjs')
 const { Generator, Sequencer, decode } = require('snowmint')
 
 // The repository's README (this project holds a copy of the binding's own README only).
@@ -32,6 +34,30 @@ function block(title, text = README) {
 const RECIPES = [
   { title: 'cluster.js', state: '/dev/shm/orders.snowmint', node: 3 },
   { title: 'cluster-host-lease.js', state: '/dev/shm/orders.lease', node: null },
+  // The binding README's lease recipes (app.js in each worker: a lease of its own per worker, `?n=K` a
+  // batch) on a sequencer of 10 node IDs (a killed worker's node ID, and a killed primary's workers', stay
+  // held until their TTL runs out while the replacements claim others). In `make test` on one store each
+  // (`quick`: the embedded store is the cluster recipes' above), on all three with SNOWMINT_RECIPE_RUNS > 1.
+  // The PM2 daemon (pm2-runtime) is the primary, stopped as recipes.test.cjs stops it (SIGINT to it alone).
+  {
+    title: 'cluster-lease.js',
+    readme: BINDING_README,
+    files: ['app.js'],
+    state: null,
+    node: null,
+    perWorker: 10,
+    quick: 'etcd',
+  },
+  {
+    title: 'pm2',
+    readme: BINDING_README,
+    files: ['app.js', 'ecosystem.config.js'],
+    state: null,
+    node: null,
+    perWorker: 10,
+    quick: 'postgres',
+    stop: ['SIGINT', { leaderOnly: true }],
+  },
 ]
 
 // Each store with another stop: SIGINT to the primary alone (Ctrl-C of a foreground primary, `kill`),
@@ -46,7 +72,11 @@ for (const [kind, url, signal, to] of [
   else if (process.env.SNOWMINT_REQUIRE_SERVERS === '1') throw new Error(`no ${kind} URL`)
 }
 const cases = RECIPES.flatMap((r) =>
-  r.node === null ? stores.map((s) => [r, ...s]) : [[r, 'none', null, 'SIGTERM', { leaderOnly: false }]],
+  r.node === null
+    ? stores
+        .filter(([kind]) => !r.quick || RUNS > 1 || kind === r.quick)
+        .map(([kind, url, signal, to]) => [r, kind, url, ...(r.stop || [signal, to])])
+    : [[r, 'none', null, 'SIGTERM', { leaderOnly: false }]],
 )
 
 // The only error a recipe may answer: TOO_FAR_AHEAD (JavaScript's `fail` policy past the reservation the
@@ -60,25 +90,44 @@ const idsOf = (body) => body.trim().split(' ').slice(0, -1).map(BigInt)
 async function runKilled(recipe, kind, url, signal, to) {
   const dir = fs.mkdtempSync(path.join(__dirname, '..', 'recipe-killed-'))
   test.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const text = block(recipe.title)
-  if (BINDING_README.includes(`title=${recipe.title}\n`)) {
+  const text = block(recipe.title, recipe.readme || README)
+  if (!recipe.readme && BINDING_README.includes(`title=${recipe.title}\n`)) {
     assert.equal(
       block(recipe.title, BINDING_README),
       text,
       `the binding's README shows the same ${recipe.title}`,
     )
   }
-  fs.writeFileSync(path.join(dir, recipe.title), text.replace(recipe.state, path.join(dir, 'state')))
-  const env = {}
+  for (const f of recipe.files || []) fs.writeFileSync(path.join(dir, f), block(f, recipe.readme))
+  let argv = [process.execPath, recipe.title]
+  // The command's own environment (the README's `NAME=value pm2-runtime …`).
+  let cmdEnv = {}
+  if (recipe.title === 'pm2') {
+    ;({ argv, env: cmdEnv } = commandOf(text))
+    assert.equal(argv[0], 'pm2-runtime')
+    const bin = process.env.SNOWMINT_PM2_RUNTIME
+    assert.ok(bin && fs.existsSync(bin), 'test.sh installs pm2 and sets SNOWMINT_PM2_RUNTIME')
+    argv[0] = bin
+  } else {
+    fs.writeFileSync(
+      path.join(dir, recipe.title),
+      recipe.state ? text.replace(recipe.state, path.join(dir, 'state')) : text,
+    )
+  }
+  const env = { ...cmdEnv, PM2_HOME: path.join(dir, 'pm2') }
   let node = recipe.node
+  // The node IDs the host's workers may mint under: the host's one, or (a lease per worker) any of them.
+  let nodes = [node]
   if (node === null) {
     const store = url || `file://${path.join(dir, 'leases')}`
     const name = `host-${process.pid}-${Date.now()}-${kind}`
-    await Sequencer.create(name, { store, layout: 'twitter', nodeCount: 1 })
+    await Sequencer.create(name, { store, layout: 'twitter', nodeCount: recipe.perWorker || 1 })
     env.SNOWMINT_NODE_SOURCE = `${store}${store.includes('?') ? '&' : '?'}sequencer=${name}&ttl=2s`
     node = 0
+    nodes = recipe.perWorker ? [...Array(recipe.perWorker).keys()] : [0]
   }
-  const argv = [process.execPath, recipe.title]
+  const nodeIds = (ids) => [...new Set(ids.map((id) => decode(id).nodeId))]
+  const ofTheHost = (ids) => nodeIds(ids).every((n) => nodes.includes(n))
   const lines = []
   let all = []
   for (let run = 0; run < RUNS; run++) {
@@ -93,7 +142,21 @@ async function runKilled(recipe, kind, url, signal, to) {
     assert.ok(dropped <= 8, `only the killed worker's requests go unanswered: ${dropped}`)
     const ids = bodies.flatMap(idsOf)
     assert.equal(ids.length, 5 * (400 - dropped - errors.length))
-    assert.deepEqual([...new Set(ids.map((id) => decode(id).nodeId))], [node], "the host's node ID")
+    assert.ok(ofTheHost(ids), `the host's node ID(s): ${nodeIds(ids)}`)
+    if (recipe.perWorker) {
+      // A lease of its own per worker: a worker's IDs are of one node ID, no two workers' alike.
+      const nodeOf = new Map()
+      for (const b of bodies) {
+        const pid = b.trim().split(' ').at(-1)
+        nodeOf.set(pid, [...(nodeOf.get(pid) || []), ...nodeIds(idsOf(b))])
+      }
+      const each = [...nodeOf.values()].map((n) => [...new Set(n)])
+      assert.ok(
+        each.every((n) => n.length === 1),
+        `one node ID per worker: ${JSON.stringify(each)}`,
+      )
+      assert.equal(new Set(each.flat()).size, each.length, 'no two workers share a node ID')
+    }
     const pids = new Set(bodies.map((b) => b.trim().split(' ').at(-1)))
     assert.ok(pids.size >= 2, `the requests reached several workers: ${[...pids]}`)
     // The replacement's first answer (to the probe, or to the load: the OS hands a connection to whichever
@@ -114,7 +177,10 @@ async function runKilled(recipe, kind, url, signal, to) {
       fromCode < 1000,
       `the replacement answered ${fromCode} ms after its code began (${fromKill} ms after the kill)`,
     )
-    assert.equal(decode(idsOf(during.body)[0]).nodeId, node, "the replacement mints under the host's node ID")
+    assert.ok(
+      ofTheHost(idsOf(during.body)),
+      "the replacement mints under the host's node ID (or one of them)",
+    )
     all = all.concat(ids, idsOf(during.body))
     // The primary SIGKILLed mid-load: its workers exit, and the recipe started again answers.
     const primary = await serveRecipe(dir, argv, env, signal, {
@@ -129,7 +195,7 @@ async function runKilled(recipe, kind, url, signal, to) {
     )
     assert.ok(primary.during.recoveredMs >= 0, 'the recipe started again answers')
     const restarted = idsOf(primary.during.body)
-    assert.deepEqual([...new Set(restarted.map((id) => decode(id).nodeId))], [node], "the host's node ID")
+    assert.ok(ofTheHost(restarted), "the host's node ID (or one of them)")
     const before = primary.bodies.flatMap(idsOf)
     all = all.concat(before, restarted)
     lines.push(
@@ -143,7 +209,7 @@ async function runKilled(recipe, kind, url, signal, to) {
     console.log(lines.at(-1))
   }
   assert.equal(new Set(all).size, all.length, 'the workers minted a duplicate')
-  if (recipe.node === null) {
+  if (recipe.node === null && !recipe.perWorker) {
     // Released by the last worker: the one node ID can be claimed again at once.
     const again = await Generator.open({ nodeId: env.SNOWMINT_NODE_SOURCE })
     try {

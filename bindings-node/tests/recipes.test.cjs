@@ -8,7 +8,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { serveRecipe } = require('./http-helpers.cjs')
+const { commandOf, serveRecipe } = require('./http-helpers.cjs')
 const { Generator, Sequencer, decode } = require('snowmint')
 
 const README = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8')
@@ -35,7 +35,7 @@ async function fourNodeSource(dir) {
 // Runs `argv` in `dir` (4 workers on the 4-node source), sends 400 requests, stops them with `signal`
 // (to the leader alone: the primary, or pm2-runtime, stops its workers) and checks the answers, that the
 // leader outlived its workers, and that every node ID is free again.
-async function runRecipe(dir, argv, signal) {
+async function runRecipe(dir, argv, signal, env = {}) {
   const source = await fourNodeSource(dir)
   const {
     bodies,
@@ -44,7 +44,7 @@ async function runRecipe(dir, argv, signal) {
   } = await serveRecipe(
     dir,
     argv,
-    { SNOWMINT_NODE_SOURCE: source, PM2_HOME: path.join(dir, 'pm2') },
+    { ...env, SNOWMINT_NODE_SOURCE: source, PM2_HOME: path.join(dir, 'pm2') },
     signal,
     { leaderOnly: true },
   )
@@ -85,8 +85,8 @@ test("the README's PM2 recipe (cluster mode) with a lease source: 4 instances, 4
   const dir = appDir()
   fs.writeFileSync(path.join(dir, 'app.js'), block('app.js'))
   fs.writeFileSync(path.join(dir, 'ecosystem.config.js'), block('ecosystem.config.js'))
-  const argv = block('pm2').trim().split(/\s+/)
+  const { argv, env } = commandOf(block('pm2'))
   assert.equal(argv[0], 'pm2-runtime')
   argv[0] = bin
-  await runRecipe(dir, argv, 'SIGINT')
+  await runRecipe(dir, argv, 'SIGINT', env)
 })

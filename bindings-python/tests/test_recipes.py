@@ -5,7 +5,11 @@ for gunicorn, the primary too; while 2 other processes claim and release node ID
 ID twice, no error answered but TOO_FAR_AHEAD (retry shortly; counted), no worker hung or crashed (issue
 40: with PostgreSQL, forked workers used the master's connection and runtime, and hung or died by
 SIGSEGV), the replacement answers within 1 s under the host's node ID. One run per case in `make test`;
-SNOWMINT_RECIPE_RUNS=3 (`make test-long`) runs each 3 times in a row."""
+SNOWMINT_RECIPE_RUNS=3 (`make test-long`) runs each 3 times in a row.
+
+bindings-python/README.md's pre-fork recipes (prefork_app.py under gunicorn with and without --preload and
+under uWSGI: a lease of its own per worker) run on one store each in `make test` (etcd, PostgreSQL, the
+embedded store) and on all three with SNOWMINT_RECIPE_RUNS > 1."""
 
 from __future__ import annotations
 
@@ -15,14 +19,20 @@ from pathlib import Path
 
 import pytest
 
-from recipes import RECIPES, recipe_cases, run_killed, start_claimers, stop_claimers
+from recipes import KNOWN_BUGS, RECIPES, recipe_cases, run_killed, start_claimers, stop_claimers
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="a shared lease needs Linux")
 
 RUNS = int(os.environ.get("SNOWMINT_RECIPE_RUNS", "1"))
 
 
-@pytest.mark.parametrize("name,kind", recipe_cases())
+@pytest.mark.parametrize(
+    "name,kind",
+    [
+        pytest.param(*case, marks=pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[case]) if case in KNOWN_BUGS else ())
+        for case in recipe_cases()
+    ],
+)
 def test_readme_recipe_survives_a_killed_worker_and_primary(name: str, kind: str, tmp_path: Path) -> None:
     if RECIPES[name].app is not None:
         pytest.importorskip("gunicorn")
