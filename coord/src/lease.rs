@@ -547,9 +547,8 @@ impl Shared {
     /// On a store with a bound ([`Store::max_ahead`]), whether the room between the next position the
     /// generator mints (`next_free`, or the clock's tick) and the ceiling is under half the bound. The
     /// ceiling never reaches past `now + bound`, and a new holder starts there: in its first second
-    /// the room is what the clock has moved since the last extension, so the keeper extends every
-    /// [`Shared::quick_period`] until the clock has caught up, and a steady minter under the `fail`
-    /// policy never meets the ceiling (it met it between rounds: `TOO_FAR_AHEAD`).
+    /// the room is what the clock has moved since the last extension; a light keeper round then
+    /// writes the reservation ([`Shared::room_left`]).
     fn room_low(&self, next_free: u64) -> bool {
         let Some(b) = self.bound_ns else {
             return false;
@@ -588,13 +587,6 @@ impl Shared {
             .saturating_sub(next)
             .saturating_mul(self.layout.tick_ns())
             >= half_step
-    }
-
-    /// The interval between the keeper's own extensions while the room is low: a 64th of the bound
-    /// (16 ms of the embedded store's 1 s), at least a tick, at most a round's period.
-    fn quick_period(&self) -> Duration {
-        let b = self.bound_ns.unwrap_or(0);
-        Duration::from_nanos((b / 64).max(self.layout.tick_ns())).min(self.period())
     }
 
     /// The interval between keeper rounds.
@@ -716,12 +708,6 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
     };
     // Full rounds keep their period however often a mint asks for an extension in between.
     let mut next_round = std::time::Instant::now() + shared.period();
-    // An extension of its own before the next round while the room under the ceiling is low
-    // ([`Shared::room_low`]: a holder minting ahead of the clock at the store's bound).
-    let quick = shared.quick_period();
-    let mut soon = shared
-        .room_low(state_of())
-        .then(|| std::time::Instant::now() + quick);
     // Rounds since the last sequencer check ([`keeper_round_light`]).
     let mut rounds = 0u32;
     // A round asked for now ([`Lease::poke`]) is a full one.
@@ -730,9 +716,8 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
         let full = {
             let mut w = shared.wake.lock().unwrap_or_else(|p| p.into_inner());
             let now = std::time::Instant::now();
-            let until = soon.map_or(next_round, |s| s.min(next_round));
-            if !w.stop && !w.urgent && !w.extend && now < until && !others_want() {
-                let wait = until - now;
+            if !w.stop && !w.urgent && !w.extend && now < next_round && !others_want() {
+                let wait = next_round - now;
                 w = shared
                     .wake_cv
                     .wait_timeout(w, poll.map_or(wait, |p| p.min(wait)))
@@ -745,7 +730,7 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
             let now = std::time::Instant::now();
             urgent = w.urgent;
             let full = w.urgent || now >= next_round;
-            let extend = w.extend || others_want() || soon.is_some_and(|s| now >= s);
+            let extend = w.extend || others_want();
             // A full round extends too.
             w.urgent = false;
             w.extend = false;
@@ -772,9 +757,6 @@ fn keeper(shared: Arc<Shared>, state_of: impl Fn() -> u64) {
         if !going {
             return;
         }
-        soon = shared
-            .room_low(state_of())
-            .then(|| std::time::Instant::now() + quick);
     }
 }
 
