@@ -107,9 +107,9 @@ def run_gunicorn(
                     served.last_answer_at = max(served.last_answer_at, time.monotonic())
                 except urllib.error.HTTPError as e:
                     served.errors.append(f"{e.code} {e.read().decode().strip()}")
-                except (ConnectionError, http.client.HTTPException, ValueError):
+                except (ConnectionError, http.client.HTTPException, ValueError, IndexError):
                     # A connection the killed worker dropped (http.client's chunk reader raises ValueError
-                    # on a body cut short).
+                    # on a body cut short; a body without a length cut short reads as empty).
                     served.dropped += 1
                 except urllib.error.URLError as e:
                     # Refused: the server is gone (a killed primary's workers have exited).
@@ -188,15 +188,24 @@ class KillAWorker:
         assert len(before) >= 2, before
         os.kill(min(before), signal.SIGKILL)
         t0 = self.killed_at = time.monotonic()
+        # The last time no replacement was seen: the fork came after it (counted from there if the
+        # replacement answers before a check saw it, so the time from the fork is never understated).
+        unforked = 0.0
         while time.monotonic() - t0 < 10:
-            if self.forked_s < 0 and workers_of(server.pid) - before:
-                self.forked_s = time.monotonic() - t0
+            if self.forked_s < 0:
+                seen = time.monotonic() - t0
+                if workers_of(server.pid) - before:
+                    self.forked_s = unforked
+                else:
+                    unforked = seen
             try:
                 body = urllib.request.urlopen(f"{url}?n=1", timeout=5).read().decode().split()
             except (OSError, http.client.HTTPException):
                 time.sleep(0.005)
                 continue
             if int(body[-1]) not in before:
+                if self.forked_s < 0:
+                    self.forked_s = unforked
                 self.recovered_s = time.monotonic() - t0
                 self.node_id = snowmint.decode(int(body[0])).node_id
                 return
@@ -338,13 +347,8 @@ RECIPES = {
 LONG = int(os.environ.get("SNOWMINT_RECIPE_RUNS", "1")) > 1
 
 # Cases that fail on a known bug (strict xfail: a fix makes them pass, and the mark must then go).
-KNOWN_BUGS = {
-    ("prefork-uwsgi", "postgres"): (
-        "a uWSGI worker's exit panics (\"The Tokio context thread-local variable has been destroyed\"): "
-        "uwsgi_exit() -> exit() runs the thread-locals' destructors, then uWSGI's atexit finalizes Python, "
-        "whose Generator drop releases the lease through PostgresStore's Runtime::block_on (a Traceback in "
-        "the log, the lease left to its TTL)"
-    ),
+KNOWN_BUGS: dict[tuple[str, str], str] = {
+    # (recipe, store): why it fails, while it does (a strict xfail: it must be taken out once fixed).
 }
 
 

@@ -185,17 +185,6 @@ struct Runtime(ProcessLocal<Option<tokio::runtime::Runtime>>);
 
 impl Runtime {
     fn get(&self) -> Result<&tokio::runtime::Runtime, Failure> {
-        // A thread whose thread-local storage is being torn down (a process ending through `exit()`
-        // while objects are still dropped: uWSGI's workers give a generator back then) cannot enter
-        // a runtime, `block_on` would panic: the work fails as on a closed connection (a lease being
-        // given back is left to its TTL).
-        if tokio::runtime::Handle::try_current().is_err_and(|e| e.is_thread_local_destroyed()) {
-            return Err(Failure::Error {
-                closed: true,
-                code: None,
-                detail: "this thread is ending (its thread-local storage is gone)".into(),
-            });
-        }
         match self.0.get() {
             Some(r) => Ok(r.as_ref().expect("the runtime lives until drop")),
             None => Err(Failure::Error {
@@ -205,6 +194,27 @@ impl Runtime {
             }),
         }
     }
+}
+
+/// `work` on `runtime`, from this thread; from a thread whose thread-local storage is being torn down
+/// (a process ending through `exit()` while objects are still dropped: uWSGI's workers give their
+/// generator back then), which cannot enter a runtime (`block_on` would panic), from a thread of its
+/// own, so that a lease is still given back.
+fn block_on<F: std::future::Future + Send>(
+    runtime: &tokio::runtime::Runtime,
+    work: F,
+) -> Result<F::Output, Failure>
+where
+    F::Output: Send,
+{
+    if !tokio::runtime::Handle::try_current().is_err_and(|e| e.is_thread_local_destroyed()) {
+        return Ok(runtime.block_on(work));
+    }
+    std::thread::scope(|s| s.spawn(|| runtime.block_on(work)).join()).map_err(|_| Failure::Error {
+        closed: true,
+        code: None,
+        detail: "this thread is ending, and a thread to finish its work failed".into(),
+    })
 }
 
 impl Drop for Runtime {
@@ -332,15 +342,14 @@ impl DriverConnection {
 }
 
 /// Runs `work` within `timeout` on `runtime`.
-fn run<T>(
+fn run<T: Send>(
     runtime: &Runtime,
     timeout: Duration,
-    work: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+    work: impl std::future::Future<Output = Result<T, tokio_postgres::Error>> + Send,
 ) -> Result<T, Failure> {
-    match runtime
-        .get()?
-        .block_on(async { tokio::time::timeout(timeout, work).await })
-    {
+    match block_on(runtime.get()?, async {
+        tokio::time::timeout(timeout, work).await
+    })? {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(failure(&e)),
         Err(_) => Err(Failure::TimedOut),
