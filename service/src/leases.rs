@@ -239,10 +239,6 @@ pub struct Leases {
     fingerprint: u64,
     ttl: Duration,
     reservation: Duration,
-    /// The store's bound on what any holder mints ahead of the clock ([`Store::max_ahead`], ns; the
-    /// embedded store's 1 s, at least two ticks), as a lease of this process keeps it: a client's limit
-    /// is never further ahead of the clock, and a new client starts above `now + bound`.
-    bound_ns: Option<u64>,
     /// Tags the lease tokens.
     key: TokenKey,
     /// `--max-leases-per-client`.
@@ -292,10 +288,6 @@ impl Leases {
             fingerprint: snowmint_coord::layout_fingerprint(&config.layout),
             ttl: config.lease_ttl,
             reservation: config.lease_reservation,
-            bound_ns: store.max_ahead().map(|b| {
-                (b.as_nanos().min(u64::MAX as u128) as u64)
-                    .max(config.layout.tick_ns().saturating_mul(2))
-            }),
             cap: config.max_leases_per_client,
             network_cap: config
                 .max_leases_per_network
@@ -355,11 +347,7 @@ impl Leases {
         let by_clock = (tick << self.seq_bits()) | mask;
         let span = ahead_ns / self.layout.tick_ns();
         let by_start = ((from >> self.seq_bits()).saturating_add(span) << self.seq_bits()) | mask;
-        let mut last = by_clock.max(by_start).min(self.max_position());
-        // A store whose history can be lost: never further ahead of the clock than its bound.
-        if let Some(by_bound) = self.by_bound()? {
-            last = last.min(by_bound);
-        }
+        let last = by_clock.max(by_start).min(self.max_position());
         if last < from {
             return Err(ApiError::new(
                 503,
@@ -370,64 +358,8 @@ impl Leases {
         Ok(last)
     }
 
-    /// On a store whose history can be lost, the last position of the tick at `now + bound`.
-    fn by_bound(&self) -> Result<Option<u64>, ApiError> {
-        let Some(b) = self.bound_ns else {
-            return Ok(None);
-        };
-        let tick = self
-            .layout
-            .tick_at_ns(self.time.unix_ns().saturating_add(b))
-            .map_err(|e| ApiError::new(500, e.code(), e.to_string()))?;
-        Ok(Some(
-            (tick << self.seq_bits()) | ((1u64 << self.seq_bits()) - 1),
-        ))
-    }
-
-    /// On a store whose history can be lost, the first position a new holder may mint whatever the
-    /// store holds: past every tick that starts before `now + bound` (`0` elsewhere).
-    fn unknown_history_start(&self) -> u64 {
-        self.bound_ns.map_or(0, |b| {
-            snowmint_coord::lease::start_after_ns(
-                &self.layout,
-                self.time.unix_ns().saturating_add(b),
-            )
-        })
-    }
-
-    /// Started at the bound (a new client on a store whose history can be lost): waits until the
-    /// bound covers `start`, the tick after `now + bound`, at most a few ticks.
-    fn wait_for_bound(&self, start: u64) -> Result<(), ApiError> {
-        for _ in 0..3 {
-            match self.by_bound()? {
-                Some(by_bound) if by_bound < start => {}
-                _ => return Ok(()),
-            }
-            let tick_ns = self.layout.tick_ns();
-            let tick_start = self
-                .layout
-                .epoch_ns()
-                .saturating_add((start >> self.seq_bits()).saturating_mul(tick_ns));
-            let left = tick_start
-                .saturating_sub(self.bound_ns.unwrap_or(0))
-                .saturating_sub(self.time.unix_ns());
-            std::thread::sleep(Duration::from_nanos(
-                left.min(tick_ns).saturating_add(100_000),
-            ));
-        }
-        Ok(())
-    }
-
     fn reservation_for(&self, position: u64) -> Reservation {
         snowmint_coord::lease::reservation_for(&self.layout, self.fingerprint, position)
-    }
-
-    /// How far ahead of the clock a client's limit reaches: the reservation, within the store's bound.
-    fn ahead(&self) -> Duration {
-        match self.bound_ns {
-            Some(b) => self.reservation.min(Duration::from_nanos(b)),
-            None => self.reservation,
-        }
     }
 
     fn claim(&self, holder: &str, start: u64) -> Result<Option<Claim>, ApiError> {
@@ -601,12 +533,7 @@ impl Leases {
             Options::default().max_ahead_ns,
         )
         .map_err(unavailable)?;
-        // And above what an earlier holder could have reached in a history this store has lost.
-        let start = stored
-            .map_or(0, |r| self.start_after(&r))
-            .max(floor)
-            .max(self.unknown_history_start());
-        self.wait_for_bound(start)?;
+        let start = stored.map_or(0, |r| self.start_after(&r)).max(floor);
         let last = self.target(start)?;
         self.store()
             .reserve(claim, &self.reservation_for(last))
@@ -726,7 +653,7 @@ impl Leases {
         out.extend_from_slice(b",\"renew_after_ms\":");
         push_u64(
             &mut out,
-            (self.ttl.min(self.ahead()).as_millis() as u64 / 3).max(1),
+            (self.ttl.min(self.reservation).as_millis() as u64 / 3).max(1),
         );
         out.extend_from_slice(b",\"fencing_token\":");
         push_dec(&mut out, t.fencing_token);
