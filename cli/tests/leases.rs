@@ -994,12 +994,14 @@ fn a_replaced_store_directory_never_gives_a_node_id_twice() {
         assert_eq!(duplicates, 0, "{mode}: IDs minted by two holders");
         b.exit();
         ids.extend(ids_a);
-        // The first holder's renewal finds its file gone from the path: it stops at its ceiling.
+        // The first holder's renewal finds its file gone from the path (LEASE_LOST), or its sequencer
+        // check finds the one in the new directory another incarnation (SEQUENCER_DESTROYED),
+        // whichever its keeper meets first: it stops at its ceiling.
         let t0 = Instant::now();
         loop {
             let (more, err) = a.mint(20_000);
             ids.extend(more);
-            if err.as_deref() == Some("LEASE_LOST") {
+            if matches!(err.as_deref(), Some("LEASE_LOST" | "SEQUENCER_DESTROYED")) {
                 break;
             }
             assert!(
