@@ -95,7 +95,10 @@ static void two_datacenters(const char *global, const char *local_a, const char 
 }
 
 int main(void) {
-    char dir[] = "/tmp/snowmint-c-range-XXXXXX";
+    /* Under $TMPDIR when set (make test's run folder, removed however the run ends), else /tmp. */
+    const char *tmp = getenv("TMPDIR");
+    char dir[200];
+    snprintf(dir, sizeof dir, "%s/snowmint-c-range-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) return 2;
     char global[256], local_b[256];
     snprintf(global, sizeof global, "file://%s/global", dir);
