@@ -292,7 +292,7 @@ impl Connect for Driver {
 
     fn connect(&self, timeout: Duration) -> Result<Box<dyn Connection>, Failure> {
         let runtime = self.runtime.get()?;
-        let connected = runtime.block_on(async {
+        let connected = block_on(runtime, async {
             tokio::time::timeout(
                 timeout,
                 self.config
@@ -301,7 +301,7 @@ impl Connect for Driver {
                     )),
             )
             .await
-        });
+        })?;
         match connected {
             Ok(Ok((client, connection))) => {
                 runtime.spawn(async move {
