@@ -8,9 +8,10 @@
 # Python and Node clients and a client lease; every ID checked, the figures printed.
 #   scripts/chaos.sh            about 2 minutes (50 s on etcd, 40 s on PostgreSQL)
 #   scripts/chaos.sh --long     about 10 minutes (300 s and 240 s)
-# Reuses what the earlier stages built, rebuilding nothing: the Python stage's venv with the wheel
-# installed (target/python/test-venv), the Node stage's installed package (target/node-test/project),
-# the CLI (`snowmint serve`, scripts/service-bin.sh: current after the service stage) and the Rust
+# Takes what the earlier stages built, rebuilding nothing: its NEEDS in scripts/stages.sh, the Python
+# stage's venv with the wheel installed (target/python/test-venv) and the Node stage's installed package
+# (target/node-test/project), checked before it starts (scripts/test-all.sh; `stage_needs` when run by
+# itself); the CLI (`snowmint serve`, scripts/service-bin.sh: current after the service stage) and the Rust
 # holder (coord/examples/fleet_worker.rs: `cargo test -p snowmint-coord` of the coord stage built it).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -19,14 +20,7 @@ TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 need_cargo
 export SNOWMINT_CHAOS_PYTHON="$TARGET/python/test-venv/bin/python"
 export SNOWMINT_CHAOS_NODE_PKG="$TARGET/node-test/project/node_modules/snowmint"
-if ! "$SNOWMINT_CHAOS_PYTHON" -c 'import snowmint' 2>/dev/null; then
-  echo "chaos.sh: no snowmint wheel in $TARGET/python/test-venv: run the python stage first (make test-python)" >&2
-  exit 1
-fi
-if [ ! -f "$SNOWMINT_CHAOS_NODE_PKG/index.js" ]; then
-  echo "chaos.sh: no installed Node package in $TARGET/node-test/project: run the node stage first (make test-node)" >&2
-  exit 1
-fi
+stage_needs chaos || exit 1
 need_node
 cargo build -q -p snowmint-coord --example fleet_worker
 export SNOWMINT_CHAOS_RUST_WORKER="$TARGET/debug/examples/fleet_worker"

@@ -128,3 +128,86 @@ unpack_debs() {
   for d in "$dir"/*.deb; do dpkg -x "$d" "$root"; done
   touch "$root/.unpacked"
 }
+
+# --- the stage table (scripts/stages.sh) ------------------------------------------------------------
+# stages_load: reads scripts/stages.sh into
+# STAGE_ORDER (the names, in order) and, by name, STAGE_IN, STAGE_BESIDE, STAGE_AFTER, STAGE_NEEDS (space-
+# separated; "" for none), STAGE_COMMAND, STAGE_POS, and ARTIFACT_BY, ARTIFACT_FILE, ARTIFACT_WHAT.
+# Fails, saying what is wrong, on a table that is not consistent: a name twice, an unknown suite, AFTER
+# naming no earlier stage that runs beside the others, a need no ARTIFACTS line defines, made by no stage
+# or by a stage that comes after the one needing it, a script that does not exist.
+stages_load() {
+  local file="$ROOT/scripts/stages.sh" name suites beside after needs cmd what n=0 errors=() a s
+  local STAGES="" ARTIFACTS=""
+  # shellcheck source=stages.sh
+  source "$file" || return 1
+  declare -gA STAGE_IN=() STAGE_BESIDE=() STAGE_AFTER=() STAGE_NEEDS=() STAGE_COMMAND=() STAGE_POS=()
+  declare -gA ARTIFACT_BY=() ARTIFACT_FILE=() ARTIFACT_WHAT=()
+  declare -ga STAGE_ORDER=()
+  while read -r name suites beside after needs cmd; do
+    [ -z "$name" ] || [ "${name:0:1}" = "#" ] && continue
+    [ -n "${STAGE_POS[$name]:-}" ] && errors+=("stage $name: defined twice")
+    [ -n "$cmd" ] || errors+=("stage $name: no COMMAND (the line needs six columns)")
+    case ",$suites," in *,test,*|*,long,*) ;; *) errors+=("stage $name: IN is '$suites', not test, long or test,long") ;; esac
+    case "$beside" in yes|-) ;; *) errors+=("stage $name: BESIDE is '$beside', not yes or -") ;; esac
+    STAGE_POS[$name]=$n; n=$((n + 1)); STAGE_ORDER+=("$name")
+    STAGE_IN[$name]="$suites"; STAGE_BESIDE[$name]="$beside"; STAGE_AFTER[$name]="${after#-}"
+    needs="${needs#-}"; STAGE_NEEDS[$name]="${needs//,/ }"; STAGE_COMMAND[$name]="$cmd"
+  done <<<"$STAGES"
+  while read -r name a cmd what; do
+    [ -z "$name" ] || [ "${name:0:1}" = "#" ] && continue
+    ARTIFACT_BY[$name]="$a"; ARTIFACT_FILE[$name]="$cmd"; ARTIFACT_WHAT[$name]="$what"
+    [ -n "${STAGE_POS[$a]:-}" ] || errors+=("artifact $name: made by stage '$a', which STAGES does not define")
+  done <<<"$ARTIFACTS"
+  for name in "${STAGE_ORDER[@]}"; do
+    read -ra cmd <<<"${STAGE_COMMAND[$name]}"
+    [ -z "${cmd[0]:-}" ] || [ -f "${cmd[0]}" ] || [ -f "$ROOT/${cmd[0]}" ] || errors+=("stage $name: no script ${cmd[0]}")
+    after="${STAGE_AFTER[$name]}"
+    if [ -n "$after" ] && [ "$after" != all ]; then
+      if [ -z "${STAGE_POS[$after]:-}" ] || [ "${STAGE_POS[$after]}" -ge "${STAGE_POS[$name]}" ]; then
+        errors+=("stage $name: AFTER $after, which is not a stage before it")
+      elif [ "${STAGE_BESIDE[$after]}" != yes ]; then
+        errors+=("stage $name: AFTER $after, which does not run beside the others (every stage starts after it anyway)")
+      fi
+    fi
+    for a in ${STAGE_NEEDS[$name]}; do
+      s="${ARTIFACT_BY[$a]:-}"
+      if [ -z "$s" ]; then errors+=("stage $name: needs $a, which no ARTIFACTS line defines"); continue; fi
+      [ -n "${STAGE_POS[$s]:-}" ] || continue
+      # (in a suite of both: a stage in another suite takes it from an earlier run)
+      [ "${STAGE_POS[$s]}" -lt "${STAGE_POS[$name]}" ] || ! stages_share_suite "$s" "$name" \
+        || errors+=("stage $name: needs $a, made by stage $s, which comes after it")
+    done
+  done
+  [ ${#errors[@]} -eq 0 ] && return 0
+  printf '%s: %s\n' "${file#"$ROOT"/}" "${errors[@]}" >&2
+  return 1
+}
+stages_share_suite() { # stages_share_suite A B: true if A and B run in one suite (test or long)
+  local x
+  for x in ${STAGE_IN[$1]//,/ }; do case ",${STAGE_IN[$2]}," in *",$x,"*) return 0 ;; esac; done
+  return 1
+}
+# artifact_path NAME: prints the file that shows artifact NAME was made (its FILE, expanded), or nothing.
+artifact_path() {
+  local p="${ARTIFACT_FILE[$1]//\$TARGET/${CARGO_TARGET_DIR:-$ROOT/target}}"
+  case "$p" in /*) ;; *) p="$ROOT/$p" ;; esac
+  compgen -G "$p" | head -n1
+}
+# need_missing STAGE NEED: the first half of the message for a missing need (the caller says why).
+need_missing() {
+  local f="${ARTIFACT_FILE[$2]//\$TARGET/${CARGO_TARGET_DIR:-target}}"
+  echo "stage $1 needs $2 (${ARTIFACT_WHAT[$2]}: ${f#"$ROOT"/}), made by stage ${ARTIFACT_BY[$2]}"
+}
+# stage_needs STAGE: for a stage script run by itself (not through scripts/test-all.sh, which checks more:
+# that a stage of this run made it): fails, saying which stage makes it, if a need of STAGE is missing.
+stage_needs() {
+  stages_load || return 1
+  local a rc=0
+  for a in ${STAGE_NEEDS[$1]:-}; do
+    [ -n "$(artifact_path "$a")" ] && continue
+    echo "$(need_missing "$1" "$a"); there is none: run that stage first (make test-${ARTIFACT_BY[$a]})" >&2
+    rc=1
+  done
+  return "$rc"
+}
