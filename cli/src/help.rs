@@ -26,7 +26,13 @@ pub fn text(topic: &str) -> Option<String> {
         "man" => MAN.to_string(),
         _ => return None,
     };
-    // The lists the definitions make: the commands, the topics of `snowmint help`, the shells.
+    // The lists the definitions make: the synopses, the commands, the topics of `snowmint help`, the
+    // shells.
+    let mut text = text;
+    if text.contains("{USAGE}\n") {
+        let path: Vec<&str> = [topic].into_iter().filter(|t| !t.is_empty()).collect();
+        text = text.replace("{USAGE}\n", &crate::spec::usage(&path));
+    }
     let mut text = text
         .replace("{COMMANDS}", &crate::spec::commands().join("|"))
         .replace("{TOPICS}", &crate::spec::topics().join("|"))
@@ -66,20 +72,9 @@ integer. IDs sort by creation time, and any number of machines mint them without
 each other, as long as each machine (or process) uses its own node ID.
 
 USAGE
-  snowmint mint    [-n N] [--node SOURCE] [--layout L] [--format dec|hex|base32|base58] [--state-file PATH]
-                   [--json]
-  snowmint inspect ID...|- [--layout L] [--from dec|hex|base32|base58|any] [--json]
-  snowmint layout  [--layout L] [--timestamp-bits B] [--node-bits B] [--sequence-bits B]
-                   [--order ORDER] [--tick-ns NS] [--epoch-ms MS] [--node-id-offset N] [--json]
-  snowmint sequencer create|show|list|destroy [NAME] --store URL   named sequencers (leases)
-  snowmint lease   list|show [NAME] --store URL       who holds which node ID, token, expiry
-  snowmint opaque  encode|decode ID...|- --key-file F [--layout L] [--format F]
-  snowmint range   next|show NAME --store URL [--dc DC --local-store URL]   compact 32-bit IDs
-  snowmint serve   --listen HOST:PORT --node SOURCE [--store URL]    the ID service (HTTP)
-  snowmint completions {SHELLS}              shell completion script
-  snowmint man [COMMAND [ACTION]]                                   man page (roff)
+{USAGE}
   snowmint help [{TOPICS}]
-                                                   (or: snowmint COMMAND --help)
+  (the options of a command, and what it does: snowmint COMMAND --help)
 
 EXAMPLES
   snowmint mint --node 0                      one ID: twitter layout, node 0
@@ -144,8 +139,7 @@ pub const MINT: &str = "\
 snowmint mint — mint new IDs from the system clock
 
 USAGE
-  snowmint mint [-n N] [--node SOURCE] [--layout L] [--format dec|hex|base32|base58] [--state-file PATH]
-                [--json] [--stats]
+{USAGE}
 
 OPTIONS
 {OPTIONS}
@@ -176,7 +170,7 @@ pub const INSPECT: &str = "\
 snowmint inspect — take IDs apart: time, node, sequence and every string form
 
 USAGE
-  snowmint inspect ID... [--layout L] [--from dec|hex|base32|base58|any]
+{USAGE}
 
 The ID may be written in any string form: decimal digits, hex (16 digits or 0x...), Crockford
 base32 (13 characters) or base58 (11 characters). An all-digit ID of 16, 13 or 11 characters that
@@ -201,19 +195,16 @@ const LAYOUT_INTRO: &str = "\
 snowmint layout — design a layout: bit diagram, lifespan and capacity
 
 USAGE
-  snowmint layout [--layout L]                       a preset (default twitter)
-  snowmint layout [--layout L] FIELD OPTIONS...      a custom layout (fields left out keep the
-                                                     preset's values; twitter's by default)
+{USAGE}
+
+A preset (default twitter), or a custom layout from field options: the fields left out keep the
+preset's values (twitter's by default).
 
 FIELD OPTIONS
 {FIELD OPTIONS}
 
 OUTPUT
 {OUTPUT}
-
-PRESET PARAMETERS
-  --layout snowcast --epoch-ms MS --node-count N    (N: 128..=8192, rounded up to a power of two)
-  --layout hazelcast [--node-id-offset N]
 
 EXAMPLES
   snowmint layout
@@ -292,13 +283,7 @@ pub const SEQUENCER: &str = "\
 snowmint sequencer — named sequencers: a name bound to a layout and node count in a store
 
 USAGE
-  snowmint sequencer create NAME --store URL [--node-count N] [--layout L ...] [--json]
-  snowmint sequencer show NAME --store URL [--json]
-  snowmint sequencer list --store URL [--json]
-  snowmint sequencer destroy NAME --store URL [--json]
-
-  URL is file:///DIR (the embedded store: a directory on this host), etcd://HOST:PORT[,…]/PREFIX or
-  postgres://USER@HOST:PORT/DB ($SNOWMINT_STORE if --store is not given).
+{USAGE}
 
   create    registers NAME with the layout and node count (default: every node ID of the layout);
             the same configuration again is no error, another one is SEQUENCER_CONFLICT
@@ -306,18 +291,16 @@ USAGE
             its fencing token and expiry, and the position it is reserved up to; a NAME with no
             live record is SEQUENCER_NOT_FOUND (exit status 1)
   list      every live sequencer
-  --json    create, show and destroy: one JSON object; list: one per line (JSON Lines). Fields: name,
-            store, nodes, incarnation, created, created_unix_ms, layout (its text), preset (or null);
-            show adds holders and node_ids, each as 'snowmint lease --help' describes; destroy adds
-            destroyed (true).
-  --node-count  create: the node count (default: every node ID of the layout; its former name,
-            nodes, still works); with --layout snowcast it is that layout's node-count parameter too.
-  A sequencer is one ID space. A lease source (mint --node URL?sequencer=NAME) attaches to an existing
-  NAME and adopts its layout and node count (another layout is SEQUENCER_CONFLICT); only `default`
-  is created on first use, any other missing NAME is SEQUENCER_NOT_FOUND.
   destroy   removes NAME: every holder, in every process, stops within one renewal interval with
             SEQUENCER_DESTROYED. A new NAME never repeats an ID value of the old one
             (it starts above the old one's highest reserved ID, whatever its layout).
+
+  A sequencer is one ID space. A lease source (a node source URL?sequencer=NAME) attaches to an
+  existing NAME and adopts its layout and node count (another layout is SEQUENCER_CONFLICT); only
+  `default` is created on first use, any other missing NAME is SEQUENCER_NOT_FOUND.
+
+OPTIONS
+{OPTIONS}
 
 EXAMPLES
   snowmint sequencer create orders --store file:///tmp/ids --node-count 128
@@ -329,18 +312,14 @@ pub const LEASE: &str = "\
 snowmint lease — who holds which node ID: holder, fencing token, expiry and reservation
 
 USAGE
-  snowmint lease list --store URL [--json]
-  snowmint lease show NAME --store URL [--json]
-
-  URL is file:///DIR, etcd://HOST:PORT[,…]/PREFIX or postgres://USER@HOST:PORT/DB ($SNOWMINT_STORE if
-  --store is not given).
+{USAGE}
 
   list    every node ID held now, in every sequencer of the store
   show    every node ID of sequencer NAME with a holder or a reservation (reservations outlive their
           holders); a NAME with no live record is SEQUENCER_NOT_FOUND (exit status 1)
-  --json  one JSON object per node ID and line: sequencer, node_id, holder, token (the fencing token),
-          expires, expires_unix_ms (null when nobody holds it), reservation (null, or position,
-          until, until_unix_ms, layout_fingerprint)
+
+OPTIONS
+{OPTIONS}
 
 EXAMPLES
   snowmint lease list --store file:///tmp/ids
@@ -351,29 +330,22 @@ pub const RANGE: &str = "\
 snowmint range — compact integer IDs (31 bits by default) from ranges leased global → datacenter → process
 
 USAGE
-  snowmint range next NAME --dc DC --store URL [--local-store URL] [-n N] [--bits B] [--start S]
-                      [--dc-range N] [--process-range N] [--threshold PERCENT] [--wait DURATION] [--json]
-  snowmint range show NAME --store URL [--dc DC --local-store URL] [--json]
+{USAGE}
 
-  URL is file:///DIR, etcd://HOST:PORT[,…]/PREFIX or postgres://USER@HOST:PORT/DB. The global store
-  (--store) is shared by every datacenter ($SNOWMINT_STORE if --store is not given); --local-store is
-  the datacenter's own store (default: the global one). Their former names, global and local, still work.
-  An embedded store (file:///DIR) must exist: a missing one is STORE_NOT_FOUND and nothing is written
-  (snowmint sequencer create NAME --store URL, or making the directory, creates one).
-  --wait is how long to wait for a range (500ms, 2s, 1m; default 0: do not wait).
+  next   takes values, one per line, increasing. A datacenter moves a range of values from the global
+         row at a time; this process takes exactly the count asked for from its datacenter's row and,
+         by default, does not pre-allocate, so it leaves no hole when it exits. RANGE_EXHAUSTED once
+         every value of the width is out.
+  show   the global row (global last value, the last range each datacenter took) and, given a
+         datacenter and its store, that datacenter's row (last value given to a process, reserved
+         and pre-allocated ranges)
 
-  next   takes N values (default 1), one per line, increasing. A datacenter moves --dc-range values
-         (default 1000000) from the global row at a time; this process takes exactly N from its
-         datacenter's row (--process-range to take more) and, by default (--threshold 100), does not
-         pre-allocate, so it leaves no hole when it exits. Width --bits (1 to 63, default 31: a
-         signed 32-bit column) from --start (default 1); RANGE_EXHAUSTED once every value is out.
-  show   the global row (global last value, the last range each datacenter took) and, with --dc and
-         --local-store, that datacenter's row (last value given to a process, reserved and pre-allocated
-         ranges)
-  --json next: one object per value and line, {\"id\": \"<decimal>\"}; show: one object, name, global
-         (null, or bits, start, last, next, datacenters {DC: {start, end}}) and, with --dc,
-         datacenter {name, row (null, or last, reserved, pre_allocated, fetching_until)}; values
-         are decimal strings
+  The global store is shared by every datacenter; the local store is the datacenter's own. An
+  embedded store (file:///DIR) must exist: a missing one is STORE_NOT_FOUND and nothing is written
+  ('snowmint sequencer create', or making the directory, creates one).
+
+OPTIONS
+{OPTIONS}
 
 EXAMPLES
   snowmint range next orders --dc eu --store etcd://127.0.0.1:2379/ids --local-store file:///var/lib/ids -n 3

@@ -19,8 +19,7 @@ It is a keyed permutation (a 4-round Feistel network: SipHash-1-3, universal has
 every number of the width decodes to some ID, so check the ID exists before trusting it.
 
 USAGE
-  snowmint opaque encode ID...|-   --key-file F [--layout L] [--format dec|hex|base32|base58] [--json]
-  snowmint opaque decode TOKEN...|- --key-file F [--layout L] [--format dec|hex|base32|base58] [--json]
+{USAGE}
 
 OPTIONS
 {OPTIONS}

@@ -12,12 +12,7 @@ pub const HELP: &str = "\
 snowmint serve — the ID service: batches of IDs over HTTP, node-ID leases for clients that mint locally
 
 USAGE
-  snowmint serve --listen HOST:PORT --node SOURCE [--layout L …] [--validity 600s] [--max-count 10000]
-                 [--store URL] [--client-sequencer NAME] [--lease-ttl 70s] [--lease-reservation 60s]
-                 [--cors-origin ORIGIN …] [--allowed-host NAME …] [--auth-token-file PATH]
-                 [--tls-cert PATH --tls-key PATH] [--max-leases-per-client 8] [--max-connections 256]
-                 [--max-leases-per-network 16] [--max-unauthenticated-leases N]
-                 [--max-connections-per-source 64]
+{USAGE}
 
 OPTIONS
 {OPTIONS}

@@ -100,7 +100,12 @@ pub struct LayoutOpts {
     )]
     pub layout: Option<String>,
     /// snowcast's node count, 128..=8192
-    #[arg(long, value_name = "N", value_parser = number)]
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = number,
+        long_help = "snowcast's node count, 128..=8192 (rounded up to a power of two)"
+    )]
     pub node_count: Option<u64>,
     /// bits of the timestamp (1..=64)
     #[arg(
@@ -186,19 +191,44 @@ pub struct LayoutOpts {
 /// The heading of the layout's field options, in --help (`{FIELD OPTIONS}`) and the man pages.
 pub const FIELDS: &str = "FIELD OPTIONS";
 
-/// `--json` of a command that prints one JSON object.
+/// `--json` of `snowmint sequencer`.
 #[derive(Args, Debug)]
-pub struct Json {
-    /// print JSON (IDs as decimal strings; field names in the README)
-    #[arg(long)]
+pub struct SequencerJson {
+    /// print JSON (create, show, destroy: one object; list: one per line)
+    #[arg(
+        long,
+        long_help = "create, show and destroy: one JSON object; list: one per line (JSON Lines). Fields:\n\
+                     name, store, nodes, incarnation, created, created_unix_ms, layout (its text), preset\n\
+                     (or null); show adds holders and node_ids, each as 'snowmint lease --help' describes;\n\
+                     destroy adds destroyed (true)"
+    )]
     pub json: bool,
 }
 
-/// `--json` of a command that prints one JSON object per line.
+/// `--json` of `snowmint lease`.
 #[derive(Args, Debug)]
-pub struct JsonLines {
-    /// print one JSON object per line (IDs and values as decimal strings; field names in --help)
-    #[arg(long)]
+pub struct LeaseJson {
+    /// print one JSON object per node ID and line
+    #[arg(
+        long,
+        long_help = "one JSON object per node ID and line: sequencer, node_id, holder, token (the fencing\n\
+                     token), expires, expires_unix_ms (null when nobody holds it), reservation (null, or\n\
+                     position, until, until_unix_ms, layout_fingerprint)"
+    )]
+    pub json: bool,
+}
+
+/// `--json` of `snowmint range`.
+#[derive(Args, Debug)]
+pub struct RangeJson {
+    /// print JSON (next: one object per value and line; show: one object)
+    #[arg(
+        long,
+        long_help = "next: one object per value and line, {\"id\": \"<decimal>\"}; show: one object, name,\n\
+                     global (null, or bits, start, last, next, datacenters {DC: {start, end}}) and, with\n\
+                     a datacenter, datacenter {name, row (null, or last, reserved, pre_allocated,\n\
+                     fetching_until)}; values are decimal strings"
+    )]
     pub json: bool,
 }
 
@@ -206,7 +236,13 @@ pub struct JsonLines {
 #[derive(Args, Debug)]
 pub struct StoreOpt {
     /// file:///DIR, etcd://HOST:PORT/PREFIX or postgres://USER@HOST/DB (default $SNOWMINT_STORE)
-    #[arg(long, value_name = "URL", value_hint = ValueHint::Url)]
+    #[arg(
+        long,
+        value_name = "URL",
+        value_hint = ValueHint::Url,
+        long_help = "the store: file:///DIR (the embedded store: a directory on this host),\n\
+                     etcd://HOST:PORT[,...]/PREFIX or postgres://USER@HOST:PORT/DB (default $SNOWMINT_STORE)"
+    )]
     pub store: Option<String>,
 }
 
@@ -331,7 +367,7 @@ pub enum SequencerCmd {
         #[command(flatten)]
         store: StoreOpt,
         #[command(flatten)]
-        json: Json,
+        json: SequencerJson,
         // Its --node-count is the sequencer's (snowcast's parameter too, with its layout): [`command`].
         #[command(flatten)]
         layout: LayoutOpts,
@@ -344,14 +380,14 @@ pub enum SequencerCmd {
         #[command(flatten)]
         store: StoreOpt,
         #[command(flatten)]
-        json: Json,
+        json: SequencerJson,
     },
     /// Every live sequencer
     List {
         #[command(flatten)]
         store: StoreOpt,
         #[command(flatten)]
-        json: JsonLines,
+        json: SequencerJson,
     },
     /// Remove NAME; every holder stops with SEQUENCER_DESTROYED
     Destroy {
@@ -361,7 +397,7 @@ pub enum SequencerCmd {
         #[command(flatten)]
         store: StoreOpt,
         #[command(flatten)]
-        json: Json,
+        json: SequencerJson,
     },
 }
 
@@ -373,7 +409,7 @@ pub enum LeaseCmd {
         #[command(flatten)]
         store: StoreOpt,
         #[command(flatten)]
-        json: JsonLines,
+        json: LeaseJson,
     },
     /// Every node ID of sequencer NAME with a holder or a reservation
     Show {
@@ -383,7 +419,7 @@ pub enum LeaseCmd {
         #[command(flatten)]
         store: StoreOpt,
         #[command(flatten)]
-        json: JsonLines,
+        json: LeaseJson,
     },
 }
 
@@ -456,44 +492,100 @@ pub struct RangeNext {
     #[arg(value_name = "NAME")]
     pub name: String,
     /// this process's datacenter
-    #[arg(long, value_name = "DC")]
+    #[arg(
+        long,
+        value_name = "DC",
+        required = true,
+        long_help = "the datacenter: next takes values from its row; show adds its row (with its store)"
+    )]
     pub dc: Option<String>,
     /// the global store every datacenter shares (default $SNOWMINT_STORE)
-    #[arg(long, value_name = "URL", alias = "global", value_hint = ValueHint::Url)]
+    #[arg(
+        long,
+        value_name = "URL",
+        alias = "global",
+        value_hint = ValueHint::Url,
+        long_help = "the global store, shared by every datacenter: file:///DIR, etcd://HOST:PORT[,...]/PREFIX\n\
+                     or postgres://USER@HOST:PORT/DB (default $SNOWMINT_STORE; former name: global)"
+    )]
     pub store: Option<String>,
     /// the datacenter's own store (default: the global one)
-    #[arg(long, value_name = "URL", alias = "local", value_hint = ValueHint::Url)]
+    #[arg(
+        long,
+        value_name = "URL",
+        alias = "local",
+        value_hint = ValueHint::Url,
+        long_help = "the datacenter's own store (default: the global one; former name: local)"
+    )]
     pub local_store: Option<String>,
     /// how many values (default 1)
-    #[arg(short = 'n', long, value_name = "N", value_parser = number)]
+    #[arg(
+        short = 'n',
+        long,
+        value_name = "N",
+        value_parser = number,
+        long_help = "how many values (default 1), taken from the datacenter's row"
+    )]
     pub count: Option<u64>,
     /// value width, 1..=63 (default 31)
-    #[arg(long, value_name = "B", value_parser = bits)]
+    #[arg(
+        long,
+        value_name = "B",
+        value_parser = bits,
+        long_help = "the values' width, 1 to 63 (default 31: a signed 32-bit column)"
+    )]
     pub bits: Option<u32>,
     /// the first value (default 1)
-    #[arg(long, value_name = "S", value_parser = number)]
+    #[arg(
+        long,
+        value_name = "S",
+        value_parser = number,
+        long_help = "the first value (default 1)"
+    )]
     pub start: Option<u64>,
     /// values a datacenter takes from the global row at a time
-    #[arg(long, value_name = "N", value_parser = number)]
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = number,
+        long_help = "values a datacenter moves from the global row at a time (default 1000000)"
+    )]
     pub dc_range: Option<u64>,
     /// values this process takes from its datacenter's row
-    #[arg(long, value_name = "N", value_parser = number)]
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = number,
+        long_help = "values this process takes from its datacenter's row at a time (default: exactly\n\
+                     the count asked for)"
+    )]
     pub process_range: Option<u64>,
     /// use of a range at which the next is fetched (default 100: none)
-    #[arg(long, value_name = "PERCENT", value_parser = number)]
+    #[arg(
+        long,
+        value_name = "PERCENT",
+        value_parser = number,
+        long_help = "use of a range at which the next is fetched ahead (default 100: never, so a process\n\
+                     that exits leaves no hole)"
+    )]
     pub threshold: Option<u64>,
     /// how long to wait for a range (500ms, 2s, 1m; default 0: do not wait)
-    #[arg(long, value_name = "DURATION", value_parser = wait)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = wait,
+        long_help = "how long to wait for a range: 500ms, 2s, 1m (default 0: do not wait)"
+    )]
     pub wait: Option<Duration>,
     /// --wait in milliseconds (the former spelling)
     // Kept for scripts: milliseconds without a unit.
     #[arg(long, value_name = "MS", value_parser = number, hide = true)]
     pub wait_ms: Option<u64>,
     #[command(flatten)]
-    pub json: JsonLines,
+    pub json: RangeJson,
 }
 
-/// `snowmint range show`.
+/// `snowmint range show`. Its options' long help is `range next`'s (one row each in --help).
 #[derive(Args, Debug)]
 pub struct RangeShow {
     /// the range sequence's name
@@ -509,7 +601,7 @@ pub struct RangeShow {
     #[arg(long, value_name = "URL", alias = "local", value_hint = ValueHint::Url)]
     pub local_store: Option<String>,
     #[command(flatten)]
-    pub json: Json,
+    pub json: RangeJson,
 }
 
 /// `snowmint serve`.
@@ -519,6 +611,7 @@ pub struct Serve {
     #[arg(
         long,
         value_name = "HOST:PORT",
+        required = true,
         long_help = "address to listen on, an IP address or a host name such as localhost (port 0:\n\
                      any free port); the first line on standard output\n\
                      says where it listens: snowmint serve: listening on http://HOST:PORT ..."
@@ -528,6 +621,7 @@ pub struct Serve {
     #[arg(
         long,
         value_name = "SOURCE",
+        required = true,
         long_help = "the service's node ID: a number, env[:NAME], k8s[:OFFSET], ip, or a lease source\n\
                      (file:///DIR, etcd://HOST:PORT/PREFIX, postgres://USER@HOST:PORT/DB) that the\n\
                      service holds while it runs (/healthz turns 503 if it is lost). A fixed node ID\n\
@@ -685,7 +779,7 @@ pub struct HelpTopic {
 /// text each command's -h/--help prints (its teaching text, `help.rs`), values named by the tree
 /// (`man`'s pages and actions, `help`'s topics), and options whose help differs between commands.
 pub fn command() -> Command {
-    let model = Cli::command();
+    let model = definitions();
     let root = model.clone();
     // The topics of `snowmint help` and the pages of `snowmint man`: every command (and the table of
     // layouts), from the definitions above.
@@ -707,21 +801,39 @@ pub fn command() -> Command {
         })
         .mut_subcommand("help", |help| {
             help.mut_arg("topic", |a| a.value_parser(Named::list(topics)))
-        })
+        });
+    with_help(root, &model, "")
+}
+
+/// The definitions ([`Cli`]) with what an action says differently from the options it shares: the
+/// sequencer's node count (snowcast's parameter too, with its layout), decode's values (tokens).
+fn definitions() -> Command {
+    let model = Cli::command();
+    let changed = model
+        .clone()
         .mut_subcommand("sequencer", |s| {
-            // One word for a node count: the sequencer's (snowcast's parameter too, with its layout).
             s.mut_subcommand("create", |c| {
                 c.mut_arg("node_count", |a| {
-                    a.alias("nodes").help(
-                        "node count (default: every node ID of the layout; with --layout snowcast, its parameter too)",
-                    )
+                    a.alias("nodes")
+                        .help("node count (default: every node ID of the layout; with --layout snowcast, its parameter too)")
+                        .long_help(
+                            "create: the node count (default: every node ID of the layout; former name:\n\
+                             nodes); with the snowcast layout it is that layout's node-count parameter too",
+                        )
                 })
             })
         })
         .mut_subcommand("opaque", |o| {
             o.mut_subcommand("decode", |d| d.mut_arg("values", |a| a.value_name("TOKEN")))
         });
-    with_help(root, &model, "")
+    in_order(changed, &model)
+}
+
+/// `cmd` with its subcommands, and theirs, in the order of `model` (clap moves a changed one to the end).
+fn in_order(cmd: Command, model: &Command) -> Command {
+    model.get_subcommands().fold(cmd, |cmd, sub| {
+        cmd.mut_subcommand(sub.get_name(), |c| in_order(c, sub))
+    })
 }
 
 /// `cmd` and everything under it: -h/--help prints the help text of `topic` (an action's: its
@@ -751,7 +863,7 @@ fn with_help(cmd: Command, model: &Command, topic: &str) -> Command {
 /// with actions, its actions') as its --help shows them: every option with a long help, in the
 /// definitions' order, `-n, --count N` then its long help, aligned.
 pub fn options(path: &[&str], heading: Option<&str>) -> String {
-    let root = Cli::command();
+    let root = definitions();
     let mut cmd = &root;
     for p in path {
         cmd = cmd.find_subcommand(p).expect("a defined command");
@@ -801,6 +913,160 @@ pub fn options(path: &[&str], heading: Option<&str>) -> String {
     s
 }
 
+/// The USAGE lines of `snowmint --help` (`path` `[]`: one line per command, its options other than the
+/// required ones as `[OPTIONS]`) or of a command's (`["range"]`: one line per action, every option), from
+/// the definitions: positionals, then options in the definitions' order, a required one bare, a
+/// repeatable one with `...`, a value named by its few allowed values (`dec|hex|base32|base58`, at most 32 characters) or its
+/// value name, the layout's field options as `[FIELD OPTIONS...]`; wrapped at 100 columns.
+pub fn usage(path: &[&str]) -> String {
+    let root = definitions();
+    let mut cmd = &root;
+    for p in path {
+        cmd = cmd.find_subcommand(p).expect("a defined command");
+    }
+    let mut s = String::new();
+    if path.is_empty() {
+        for c in cmd.get_subcommands().filter(|c| !c.is_hide_set()) {
+            let mut words = vec![format!("snowmint {}", c.get_name())];
+            if c.has_subcommands() {
+                let actions: Vec<&Command> = c.get_subcommands().collect();
+                let names: Vec<&str> = actions.iter().map(|a| a.get_name()).collect();
+                words.push(names.join("|"));
+                // The actions' positionals: one word if they agree, in brackets if some have none.
+                let each: Vec<String> = actions.iter().map(|a| positionals(a).join(" ")).collect();
+                let mut kinds: Vec<&String> = each.iter().filter(|p| !p.is_empty()).collect();
+                kinds.dedup();
+                let joined = kinds
+                    .iter()
+                    .map(|k| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join("|");
+                match (kinds.len(), each.iter().any(String::is_empty)) {
+                    (0, _) => {}
+                    (_, true) => words.push(format!("[{joined}]")),
+                    (_, false) => words.push(joined),
+                }
+                if actions.iter().any(|a| !option_words(a, false).is_empty()) {
+                    words.push("[OPTIONS]".to_string());
+                }
+            } else {
+                words.extend(positionals(c));
+                words.extend(option_words(c, true));
+            }
+            s.push_str(&wrap(&words));
+        }
+    } else if cmd.has_subcommands() {
+        for a in cmd.get_subcommands() {
+            let mut words = vec![format!("snowmint {} {}", path.join(" "), a.get_name())];
+            words.extend(positionals(a));
+            words.extend(option_words(a, false));
+            s.push_str(&wrap(&words));
+        }
+    } else {
+        let mut words = vec![format!("snowmint {}", path.join(" "))];
+        words.extend(positionals(cmd));
+        words.extend(option_words(cmd, false));
+        s.push_str(&wrap(&words));
+    }
+    s
+}
+
+/// The positionals of `cmd` as its synopsis names them: `NAME`, `ID...`, `[ACTION]`.
+fn positionals(cmd: &Command) -> Vec<String> {
+    cmd.get_positionals()
+        .map(|a| {
+            let name = a
+                .get_value_names()
+                .and_then(|v| v.first())
+                .map_or_else(|| a.get_id().to_string().to_uppercase(), |v| v.to_string());
+            let allowed: Vec<String> = a
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_string())
+                .collect();
+            let name = if !allowed.is_empty() && allowed.join("|").len() <= 32 {
+                allowed.join("|")
+            } else {
+                name
+            };
+            let many = matches!(a.get_action(), clap::ArgAction::Append);
+            let word = if many { format!("{name}...") } else { name };
+            if a.is_required_set() {
+                word
+            } else {
+                format!("[{word}]")
+            }
+        })
+        .collect()
+}
+
+/// The options of `cmd` as its synopsis names them (`brief`: the required ones, then `[OPTIONS]`).
+fn option_words(cmd: &Command, brief: bool) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut others = false;
+    for a in cmd.get_arguments() {
+        if a.is_positional() || a.is_hide_set() {
+            continue;
+        }
+        if a.get_help_heading() == Some(FIELDS) {
+            let fields = format!("[{FIELDS}...]");
+            if !brief && !words.contains(&fields) {
+                words.push(fields);
+            }
+            others = true;
+            continue;
+        }
+        let Some(long) = a.get_long() else { continue };
+        let mut word = format!("--{long}");
+        if a.get_action().takes_values() {
+            let allowed: Vec<String> = a
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_string())
+                .collect();
+            let value = match a.get_value_names().and_then(|v| v.first()) {
+                _ if !allowed.is_empty() && allowed.join("|").len() <= 32 => allowed.join("|"),
+                Some(v) => v.to_string(),
+                None => long.to_uppercase(),
+            };
+            word = format!("{word} {value}");
+        }
+        if matches!(a.get_action(), clap::ArgAction::Append) {
+            word.push_str(" ...");
+        }
+        if a.is_required_set() {
+            words.push(word);
+        } else if brief {
+            others = true;
+        } else {
+            words.push(format!("[{word}]"));
+        }
+    }
+    if brief && others {
+        words.push("[OPTIONS]".to_string());
+    }
+    words
+}
+
+/// `words` as synopsis lines: two spaces in, at most 100 columns, later lines under the first word's end.
+fn wrap(words: &[String]) -> String {
+    let indent = words.first().map_or(0, |w| w.len() + 3);
+    let mut s = String::new();
+    let mut line = String::from(" ");
+    for (i, w) in words.iter().enumerate() {
+        if i > 1 && line.len() + 1 + w.len() > 100 {
+            s.push_str(&line);
+            s.push('\n');
+            line = " ".repeat(indent - 1);
+        }
+        line.push(' ');
+        line.push_str(w);
+    }
+    s.push_str(&line);
+    s.push('\n');
+    s
+}
+
 /// What the command line asks for: a command to run, or a text to print (a help text, the version).
 #[allow(clippy::large_enum_variant)] // one value per run
 pub enum Parsed {
@@ -812,13 +1078,45 @@ pub enum Parsed {
 pub fn parse(argv: &[String]) -> Result<Parsed, CliError> {
     let words = std::iter::once("snowmint".to_string()).chain(argv.iter().cloned());
     let root = command();
-    let matches = match root.clone().try_get_matches_from(words) {
+    let matches = match root.clone().try_get_matches_from(words.clone()) {
         Ok(m) => m,
         Err(e) if !e.use_stderr() => return Ok(Parsed::Print(e.render().to_string())),
+        // Only options the command cannot do without are missing (`required` in the definitions:
+        // the synopses, completions and man pages show them so): the command names what is missing
+        // in its own words, from the typed value it finds empty, after what it checks first.
+        Err(e) if only_options_missing(&e) => optional(root.clone())
+            .try_get_matches_from(words)
+            .map_err(|e| clap_error(&root, argv, &e))?,
         Err(e) => return Err(clap_error(&root, argv, &e)),
     };
     let cli = Cli::from_arg_matches(&matches).map_err(|e| clap_error(&root, argv, &e))?;
     Ok(Parsed::Run(cli.command))
+}
+
+/// Whether `e` says that required options, and nothing else, are missing.
+fn only_options_missing(e: &clap::Error) -> bool {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    e.kind() == ErrorKind::MissingRequiredArgument
+        && matches!(e.get(ContextKind::InvalidArg),
+            Some(ContextValue::Strings(v)) if !v.is_empty() && v.iter().all(|a| a.starts_with('-')))
+}
+
+/// `cmd` and everything under it with no option required (positionals stay as defined).
+fn optional(cmd: Command) -> Command {
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    let cmd = cmd.mut_args(|a| {
+        if a.is_positional() {
+            a
+        } else {
+            a.required(false)
+        }
+    });
+    names
+        .iter()
+        .fold(cmd, |cmd, name| cmd.mut_subcommand(name, optional))
 }
 
 pub fn commands() -> Vec<String> {

@@ -196,9 +196,10 @@ fn a_layout_is_layout_and_a_node_is_a_source() {
         ok(&["layout", "--preset", "sonyflake"])
     );
     let help = ok(&["--help"]);
+    let mint = ok(&["mint", "--help"]);
     assert!(
-        help.contains("snowmint mint    [-n N] [--node SOURCE]"),
-        "{help}"
+        mint.contains("snowmint mint [--count N] [--node SOURCE]"),
+        "{mint}"
     );
     assert!(
         !help.contains("--preset") && !help.contains("--leases"),
@@ -218,5 +219,92 @@ fn a_layout_is_layout_and_a_node_is_a_source() {
         ] {
             assert!(!synopsis.contains(old), "{command} --help still says {old}");
         }
+    }
+}
+
+/// Each option is spelled once: a command's USAGE is made from the definitions (every option of an
+/// action once in its synopsis, every option its OPTIONS describe in a synopsis), `snowmint --help`
+/// lists the commands with their required options only, and the prose of sequencer, lease and range
+/// names no option (their OPTIONS describe them).
+#[test]
+fn usage_is_the_definitions_and_prose_names_no_option() {
+    let options_in = |text: &str| -> Vec<String> {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .filter(|w| w.starts_with("--") && w.len() > 2)
+            .map(str::to_string)
+            .collect()
+    };
+    for command in [
+        "mint",
+        "inspect",
+        "layout",
+        "sequencer",
+        "lease",
+        "opaque",
+        "range",
+        "serve",
+    ] {
+        let help = ok(&[command, "--help"]);
+        let after_usage = help.split("\nUSAGE\n").nth(1).expect("a USAGE section");
+        let (usage, rest) = after_usage.split_once("\n\n").unwrap();
+        // One synopsis per action: a line `  snowmint …`, then the lines it wraps onto.
+        let mut synopses: Vec<String> = Vec::new();
+        for line in usage.lines() {
+            match synopses.last_mut() {
+                Some(s) if !line.starts_with("  snowmint ") => s.push_str(line),
+                _ => synopses.push(line.to_string()),
+            }
+        }
+        for s in &synopses {
+            let mut opts = options_in(s);
+            let n = opts.len();
+            opts.sort();
+            opts.dedup();
+            assert_eq!(opts.len(), n, "{command}: an option twice in {s}");
+        }
+        let described = help
+            .split("\nOPTIONS\n")
+            .nth(1)
+            .map_or("", |o| o.split("\n\n").next().unwrap());
+        // Its rows: `  -n, --count N      text`, `  --node SOURCE      text`.
+        for line in described.lines().filter(|l| l.starts_with("  -")) {
+            let name = line.trim_start().split("  ").next().unwrap();
+            for o in options_in(name) {
+                assert!(
+                    synopses.iter().any(|s| options_in(s).contains(&o)),
+                    "{command}: {o} is in OPTIONS, in no synopsis"
+                );
+            }
+        }
+        if matches!(command, "sequencer" | "lease" | "range") {
+            let prose = rest.split("\nOPTIONS\n").next().unwrap();
+            assert!(
+                options_in(prose).is_empty(),
+                "{command}: its prose names options: {prose}"
+            );
+        }
+    }
+    let main = ok(&["--help"]);
+    let usage = main
+        .split("\nUSAGE\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    assert!(usage.contains("  snowmint mint [OPTIONS]\n"), "{usage}");
+    assert!(
+        usage.contains("  snowmint serve --listen HOST:PORT --node SOURCE [OPTIONS]\n"),
+        "{usage}"
+    );
+    // The CLI README's table of commands shows these lines.
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    for row in readme.lines().filter(|l| l.starts_with("| `snowmint ")) {
+        let cell = row[3..].split('`').next().unwrap().replace("\\|", "|");
+        assert!(
+            usage.lines().any(|l| l.trim() == cell),
+            "the README's {cell} is no line of snowmint --help's USAGE"
+        );
     }
 }
