@@ -60,7 +60,7 @@ liveness-curve   long        -       -           -                              
 # time its stage makes it (so a file older than the stage's start in this run was not made by it); a
 # relative FILE is from the repository's root, $TARGET is the cargo target folder (target/ unless
 # CARGO_TARGET_DIR is set), a * matches as in the shell.
-# shellcheck disable=SC2016  # $TARGET is expanded by stages_load, not here
+# shellcheck disable=SC2016  # $TARGET is expanded by scripts/lib.sh's artifact_path, not here
 ARTIFACTS='
 # NAME                  MADE BY  FILE                                                              WHAT
 python-venv             python   $TARGET/python/test-venv/lib/python3*/site-packages/snowmint/__init__.py   the wheel installed with pip into a fresh venv
