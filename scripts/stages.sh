@@ -33,6 +33,7 @@ STAGES='
 # NAME           IN          BESIDE  AFTER       NEEDS                                   COMMAND
 setup            test,long   -       -           -                                       scripts/setup.sh
 dist-build       test        yes     -           -                                       scripts/dist.sh --modules
+harness          test        -       -           -                                       scripts/test-harness.sh
 core             test        -       -           -                                       scripts/test-core.sh
 miri             test        yes     -           -                                       scripts/test-miri.sh
 fuzz             test        yes     -           -                                       scripts/test-fuzz.sh
