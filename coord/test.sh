@@ -38,17 +38,18 @@ export SNOWMINT_REQUIRE_SERVERS=1
 STORES+=" $SNOWMINT_TEST_ETCD_URL $SNOWMINT_TEST_POSTGRES_URL"
 set -x
 cargo clippy -p snowmint-coord --all-targets --all-features -- -D warnings
+cargo clippy -p snowmint-sim --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc -p snowmint-coord --no-deps
 # Every test binary built first, on both cores; then two lanes at once: the simulation and the shuttle
 # model (CPU on one core, no server) beside the server tests (which mostly wait: TTLs, paused holders,
 # stopped servers). Cargo releases its lock before it runs tests, so the lanes never wait on each other.
 cargo test -p snowmint-coord --no-run
-cargo test -p snowmint-coord --features planted-defects --test simulation --no-run
+cargo test -p snowmint-sim --test simulation --no-run
 cargo test -p snowmint-coord --features shuttle,planted-defects --test shuttle --no-run
 cargo test -p snowmint-cli --test leases --test range --test hints --test history --no-run
 cargo build -p snowmint-cli
 set +x
-# The deterministic simulation (leases, the state file, range sequences, under faults: re-sent,
+# The deterministic simulation (the snowmint-sim crate, sim/: leases, the state file, range sequences, under faults: re-sent,
 # duplicated and delayed writes too; the sequencer re-created with another epoch or layout; the
 # embedded store's directory deleted or replaced under running holders, and its history lost (moved,
 # restored from a backup, a symbolic link re-pointed, the host registry not shared); leases and ranges again over
@@ -66,7 +67,7 @@ set +x
 # schedules (it prints the schedules each took and what the model saw).
 # Its own process group, so that any exit of this script stops it (with the servers).
 setsid bash -c 'set -ex
-  cargo test -p snowmint-coord --features planted-defects --test simulation
+  cargo test -p snowmint-sim --test simulation
   cargo test -p snowmint-coord --features shuttle,planted-defects --test shuttle -- --test-threads=1 --show-output' \
   > "$work/cpu-lane.log" 2>&1 &
 cpu_lane=$!

@@ -23,7 +23,17 @@
 //! own node ID is a claim on the sequencer client leases come from, so the store never leases a client
 //! the node ID an instance mints with.
 
-use super::*;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use snowmint::{ErrorCode, Layout, LayoutConfig};
+use snowmint_coord::lease::Defect;
+use snowmint_coord::{layout_text, Error, LeaseState, MemoryStore, SequencerConfig, Store, Time};
+
+use crate::clock::{trace_line, SimClock, MS, START_UNIX_NS};
+use crate::link::{Expiries, Link};
+use crate::rng::Rng;
 use snowmint_service::{ClientKey, Config, Service};
 use std::collections::HashMap;
 

@@ -11,7 +11,14 @@
 //! own, and the checker fails on any ID minted twice across hosts: the `ip` source must never give two
 //! hosts of a fleet one node ID. Pure computation, no store.
 
-use super::*;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use snowmint::{Layout, LayoutConfig, Options, Policy};
+use snowmint_coord::lease::Defect;
+
+use crate::clock::{trace_line, MS, START_UNIX_NS};
+use crate::rng::Rng;
 use snowmint::{Generator, Mint};
 use snowmint_coord::source::{ip_node_planted, Interface};
 use std::collections::HashMap;

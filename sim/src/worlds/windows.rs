@@ -13,7 +13,14 @@
 //! and each object's IDs under one generator strictly increasing (SPEC §2; the window's promise: the
 //! object's next ID follows every ID it handed out).
 
-use super::*;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
+use snowmint_coord::lease::Defect;
+
+use crate::clock::{trace_line, MS, START_UNIX_NS};
+use crate::rng::Rng;
 use snowmint::{Clock, SharedGenerator};
 use snowmint_host::window::OwnWindow;
 use std::cell::RefCell;

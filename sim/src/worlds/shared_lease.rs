@@ -14,7 +14,22 @@
 //! process's clean exit never releases the claim while another process of its host still holds it
 //! (only the last one releases it).
 
-use super::*;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
+use snowmint_coord::lease::Defect;
+use snowmint_coord::{
+    layout_text, Claim, ClaimRequest, Lease, LeaseOptions, MemoryStore, NodeState, Reservation,
+    Result, SequencerConfig, SequencerRecord, Store, Time,
+};
+
+use crate::clock::MS;
+use crate::rng::Rng;
+use crate::worlds::embedded::embedded_dir;
+use crate::worlds::leases::NAME;
 use std::path::PathBuf;
 use std::sync::Barrier;
 

@@ -38,8 +38,34 @@ use snowmint_coord::postgres::backend::{
     Connect, Connection, Failure, Param, Row, Statement, Value,
 };
 
-use crate::etcd::{InFlight, Wire};
-use crate::Rng;
+use snowmint_coord::lease::Defect;
+use snowmint_coord::postgres::PostgresStore;
+use snowmint_coord::Store;
+
+use crate::link::Race;
+use crate::net::{Faults, InFlight, Wire};
+use crate::rng::Rng;
+
+/// A real PostgreSQL store (`PostgresStore`) through its seam to a simulated database, over a network
+/// of its own with `faults`; and that network (its log of the claims each call took).
+pub(crate) fn pg_client(
+    db: &Arc<SimPg>,
+    now: &Arc<AtomicU64>,
+    faults: &Arc<Faults>,
+    seed: u64,
+    race: Option<(Arc<Race>, usize)>,
+    defect: Defect,
+) -> (Arc<dyn Store>, Arc<PgNet>) {
+    let net = PgNet::new(db, Wire::new(now, faults, seed, race));
+    let store = PostgresStore::connect_through(
+        Arc::new(SimConnect(net.clone())),
+        "postgres://sim/db",
+        Duration::from_secs(1),
+        Duration::from_millis(500),
+    )
+    .expect("the simulated database answers");
+    (Arc::new(store.plant(defect)), net)
+}
 
 /// A statement's parameter, owned (a statement held in the network).
 #[derive(Clone, Debug)]
@@ -192,7 +218,6 @@ impl SimPg {
         let live = |n: &Node| n.holder.is_some() && n.expires_us.is_some_and(|e| e > now);
         match st {
             Statement::Claim => return self.claim(s, p, client, call, true),
-            #[cfg(feature = "planted-defects")]
             Statement::ClaimWithoutMine => return self.claim(s, p, client, call, false),
             Statement::Begin => {
                 let snapshot = s.tables.clone();
