@@ -27,13 +27,43 @@ use snowmint::{Ceiling, Clock, FastClock, Result, SharedGenerator, StateWord, Wi
 /// the lease held when the window was taken: every lease a source held lives as long as the source.
 pub struct OwnWindow<G> {
     cell: UnsafeCell<Held<G>>,
-    /// Defects planted on purpose (feature `planted-defects`, the coordination crate's simulation):
-    /// the window is handed out of whoever's generator took it; a window put back leaves the one
-    /// another call put in the cell meanwhile (taken earlier) in place.
-    #[cfg(feature = "planted-defects")]
-    ignores_owner: bool,
-    #[cfg(feature = "planted-defects")]
-    keeps_earlier: bool,
+    /// The defect planted on purpose, if any (zero-sized and none without the feature).
+    defect: Hook,
+}
+
+/// The defects planted on purpose in the windows (feature `planted-defects`), for the simulation's
+/// windows world (`sim/src/worlds/windows.rs`), which must catch each. This crate sits below the
+/// coordination crate (the bindings and the WASM package use it without coord), so the windows' defects
+/// are not coord's `Defect`; the hook is written as coord's is: one field, zero-sized without the
+/// feature, asked `is`.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowDefect {
+    /// [`try_mint`](OwnWindow::try_mint) hands out of the window without checking that it is `g`'s (a
+    /// window of an earlier lease's generator goes on under the new one).
+    IgnoresOwner,
+    /// A window put back after a wait ([`mint`](OwnWindow::mint)) is closed, and the window another
+    /// call put in the cell during the wait (taken before it) kept.
+    KeepsEarlier,
+}
+
+/// The defect planted in a window: with the feature `planted-defects`, which one (if any); without it,
+/// nothing (zero-sized, never on).
+#[derive(Clone, Copy, Debug, Default)]
+struct Hook(#[cfg(feature = "planted-defects")] Option<WindowDefect>);
+
+impl Hook {
+    /// Whether `d` is the defect planted: always `false` without the feature.
+    #[inline(always)]
+    fn is(self, d: WindowDefect) -> bool {
+        #[cfg(feature = "planted-defects")]
+        return self.0 == Some(d);
+        #[cfg(not(feature = "planted-defects"))]
+        {
+            let _ = d;
+            false
+        }
+    }
 }
 
 struct Held<G> {
@@ -62,41 +92,23 @@ impl<S: StateWord, L: Ceiling> OwnWindow<SharedGenerator<S, L>> {
                 window: Window::EMPTY,
                 of: core::ptr::null(),
             }),
-            #[cfg(feature = "planted-defects")]
-            ignores_owner: false,
-            #[cfg(feature = "planted-defects")]
-            keeps_earlier: false,
+            defect: Hook::default(),
         }
     }
 
-    /// No window yet, and the planted defect: [`try_mint`](Self::try_mint) hands out of the window
-    /// without checking that it is `g`'s (a window of an earlier lease's generator goes on under the
-    /// new one). Feature `planted-defects` only: the simulation proves it catches it.
+    /// No window yet, and the planted defect `d` (feature `planted-defects` only: the simulation proves
+    /// it catches it).
     #[cfg(feature = "planted-defects")]
-    pub fn planted_ignoring_owner() -> Self {
+    #[doc(hidden)]
+    pub fn planted(d: WindowDefect) -> Self {
         OwnWindow {
-            ignores_owner: true,
-            ..Self::new()
-        }
-    }
-
-    /// No window yet, and the planted defect: a window put back after a wait ([`mint`](Self::mint))
-    /// is closed, and the window another call put in the cell during the wait (taken before it) kept.
-    /// Feature `planted-defects` only.
-    #[cfg(feature = "planted-defects")]
-    pub fn planted_keeping_earlier() -> Self {
-        OwnWindow {
-            keeps_earlier: true,
+            defect: Hook(Some(d)),
             ..Self::new()
         }
     }
 
     fn owner_checked(&self) -> bool {
-        #[cfg(feature = "planted-defects")]
-        if self.ignores_owner {
-            return false;
-        }
-        true
+        !self.defect.is(WindowDefect::IgnoresOwner)
     }
 
     /// One ID of `g` from the system clock with the window in place
@@ -197,8 +209,7 @@ impl<S: StateWord, L: Ceiling> OwnWindow<SharedGenerator<S, L>> {
     unsafe fn put_back(&self, g: &SharedGenerator<S, L>, window: Window) {
         // SAFETY: the caller's contract.
         let held = unsafe { &mut *self.cell.get() };
-        #[cfg(feature = "planted-defects")]
-        if self.keeps_earlier && core::ptr::eq(held.of, g) {
+        if self.defect.is(WindowDefect::KeepsEarlier) && core::ptr::eq(held.of, g) {
             let mut window = window;
             g.close_window(&mut window);
             return;

@@ -22,7 +22,7 @@ use snowmint_coord::lease::Defect;
 use crate::clock::{trace_line, MS, START_UNIX_NS};
 use crate::rng::Rng;
 use snowmint::{Clock, SharedGenerator};
-use snowmint_host::window::OwnWindow;
+use snowmint_host::window::{OwnWindow, WindowDefect};
 use std::cell::RefCell;
 
 /// The simulated clock: the true time, read by every object.
@@ -97,8 +97,8 @@ pub(crate) fn run_windows(
         .collect();
     let windows: Vec<OwnWindow<SharedGenerator<AtomicU64>>> = (0..OBJECTS)
         .map(|_| match defect {
-            Defect::WindowOfAnotherGenerator => OwnWindow::planted_ignoring_owner(),
-            Defect::WindowKeepsEarlier => OwnWindow::planted_keeping_earlier(),
+            Defect::WindowOfAnotherGenerator => OwnWindow::planted(WindowDefect::IgnoresOwner),
+            Defect::WindowKeepsEarlier => OwnWindow::planted(WindowDefect::KeepsEarlier),
             _ => OwnWindow::new(),
         })
         .collect();
