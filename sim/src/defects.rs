@@ -2,16 +2,19 @@
 //! it is planted in the product code, in the simulated store, or both (`--defect NAME` replays one).
 
 use snowmint_coord::lease::Defect;
+use snowmint_host::window::WindowDefect;
 
 use crate::runner::Sim;
 
-/// A planted defect as the proof runs it: in the product code (`code`: the lease, range or etcd client
-/// code), in the simulated store (`store`), or both; in one world.
+/// A planted defect as the proof runs it: in the product code (`code`: coord's and the service's
+/// [`Defect`]; `window`: the host layer's [`WindowDefect`]), in the simulated store (`store`), or both;
+/// in one world.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Planted {
     pub(crate) name: &'static str,
     pub(crate) code: Defect,
-    pub(crate) store: Defect,
+    pub(crate) store: StoreDefect,
+    pub(crate) window: Option<WindowDefect>,
     pub(crate) world: Sim,
 }
 
@@ -21,10 +24,31 @@ impl Planted {
         Planted {
             name,
             code,
-            store: Defect::None,
+            store: StoreDefect::None,
+            window: None,
             world,
         }
     }
+    const fn window(name: &'static str, window: WindowDefect) -> Planted {
+        Planted {
+            window: Some(window),
+            ..Planted::code(name, Defect::None, Sim::Windows)
+        }
+    }
+}
+
+/// The defects of the simulated store (`crate::link::Link`'s answer to a re-sent row write), not of
+/// the product: what the real stores' re-send rule must not be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StoreDefect {
+    /// The re-send rule as the stores have it ([`snowmint_coord::Store::swap_row`]).
+    None,
+    /// A re-sent row write that finds the row as it was asked to write it, up to the nonce, answered
+    /// as written (identity by value, not by the write's nonce).
+    ResendByValue,
+    /// A re-sent row write whose first send was applied answered as not written (the old re-send
+    /// rule; together with [`Defect::RangeAddWithoutOverlap`], the pair the range fix closed).
+    ResendNotWritten,
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
@@ -64,14 +88,16 @@ pub(crate) const DEFECTS: [Planted; 32] = [
     Planted {
         name: "resend-by-value",
         code: Defect::None,
-        store: Defect::ResendByValue,
+        store: StoreDefect::ResendByValue,
+        window: None,
         world: Sim::Ranges,
     },
     // The pair the range fix closed: the old store's re-send answer with the add that checked nothing.
     Planted {
         name: "resend-not-written+range-add-without-overlap",
         code: Defect::RangeAddWithoutOverlap,
-        store: Defect::ResendNotWritten,
+        store: StoreDefect::ResendNotWritten,
+        window: None,
         world: Sim::Ranges,
     },
     // In the etcd client, found through the simulated network.
@@ -178,15 +204,7 @@ pub(crate) const DEFECTS: [Planted; 32] = [
         Sim::SharedLease,
     ),
     // The bindings' windows: a window of an earlier lease's generator handed out under the new one.
-    Planted::code(
-        "window-of-another-generator",
-        Defect::WindowOfAnotherGenerator,
-        Sim::Windows,
-    ),
+    Planted::window("window-of-another-generator", WindowDefect::IgnoresOwner),
     // The bindings' windows: after a wait that let another call in, the earlier window kept.
-    Planted::code(
-        "window-keeps-earlier",
-        Defect::WindowKeepsEarlier,
-        Sim::Windows,
-    ),
+    Planted::window("window-keeps-earlier", WindowDefect::KeepsEarlier),
 ];

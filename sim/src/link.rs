@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use snowmint_coord::lease::Defect;
 use snowmint_coord::range::SteppedAllocator;
 use snowmint_coord::{
     Claim, ClaimRequest, Error, NodeState, Reservation, Result, SequencerConfig, SequencerRecord,
@@ -15,6 +14,7 @@ use snowmint_coord::{
 };
 
 use crate::clock::{MS, START_UNIX_NS};
+use crate::defects::StoreDefect;
 use crate::net::Faults;
 use crate::postgres::PgNet;
 use crate::rng::Rng;
@@ -46,7 +46,7 @@ pub(crate) struct Link {
     pub(crate) pending: Mutex<Vec<Write>>,
     /// Another process that may act while an answer is lost (the range world's races).
     pub(crate) race: Option<(Arc<Race>, usize)>,
-    pub(crate) defect: Defect,
+    pub(crate) defect: StoreDefect,
     /// Reservations too may be delayed and duplicated (on by default; `--no-late-reservations`).
     pub(crate) late_reservations: bool,
     pub(crate) rng: Mutex<Rng>,
@@ -75,7 +75,7 @@ impl Link {
         now: &Arc<AtomicU64>,
         seed: u64,
         race: Option<(Arc<Race>, usize)>,
-        defect: Defect,
+        defect: StoreDefect,
     ) -> Link {
         Link {
             store,
@@ -179,9 +179,11 @@ impl Link {
     pub(crate) fn resend_answer(&self, key: &str, new: &str) -> Result<bool> {
         let row = self.store.row(key)?;
         Ok(match self.defect {
-            Defect::ResendNotWritten => false,
-            Defect::ResendByValue => row.is_some_and(|r| without_nonce(&r) == without_nonce(new)),
-            _ => row.as_deref() == Some(new),
+            StoreDefect::ResendNotWritten => false,
+            StoreDefect::ResendByValue => {
+                row.is_some_and(|r| without_nonce(&r) == without_nonce(new))
+            }
+            StoreDefect::None => row.as_deref() == Some(new),
         })
     }
 }

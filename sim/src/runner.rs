@@ -135,7 +135,7 @@ impl Sim {
             Sim::Service => service::run_service(seed, steps, p.code, trace),
             Sim::Hosts => hosts::run_hosts(seed, steps, p.code, trace),
             Sim::SharedLease => shared_lease::run_shared_lease(seed, steps, p.code, trace),
-            Sim::Windows => windows::run_windows(seed, steps, p.code, trace),
+            Sim::Windows => windows::run_windows(seed, steps, p.window, trace),
         }
     }
 }

@@ -18,6 +18,7 @@ use snowmint_coord::{
 };
 
 use crate::clock::{trace_line, SimClock, MS, START_UNIX_NS};
+use crate::defects::StoreDefect;
 use crate::etcd::{etcd_client, SimEtcd};
 use crate::link::{Expiries, Link};
 use crate::net::Faults;
@@ -230,7 +231,7 @@ impl World {
                 net,
                 pg,
                 expiries: expiries.clone(),
-                ..Link::new(inner, &now, seed, None, defect)
+                ..Link::new(inner, &now, seed, None, StoreDefect::None)
             })
         };
         let layout = Layout::new(LayoutConfig {

@@ -11,6 +11,7 @@ use snowmint_coord::range::{RangeSequence, SteppedAllocator};
 use snowmint_coord::{Error, MemoryStore, RangeOptions, Store};
 
 use crate::clock::{SimClock, MS, START_UNIX_NS};
+use crate::defects::StoreDefect;
 use crate::etcd::{etcd_client, SimEtcd};
 use crate::link::{Link, Race, RaceLink};
 use crate::net::Faults;
@@ -39,7 +40,7 @@ pub(crate) enum Over {
 pub(crate) fn run_ranges(
     seed: u64,
     steps: u64,
-    (defect, store_defect): (Defect, Defect),
+    (defect, store_defect): (Defect, StoreDefect),
     over: Over,
     trace: bool,
 ) -> std::result::Result<u64, String> {

@@ -32,6 +32,7 @@ use snowmint_coord::lease::Defect;
 use snowmint_coord::{layout_text, Error, LeaseState, MemoryStore, SequencerConfig, Store, Time};
 
 use crate::clock::{trace_line, SimClock, MS, START_UNIX_NS};
+use crate::defects::StoreDefect;
 use crate::link::{Expiries, Link};
 use crate::rng::Rng;
 use snowmint_service::{ClientKey, Config, Service};
@@ -210,7 +211,7 @@ impl ServiceWorld {
                     clock: clock(),
                     link: Arc::new(Link {
                         expiries: expiries.clone(),
-                        ..Link::new(store.clone(), &now, link_seed, None, defect)
+                        ..Link::new(store.clone(), &now, link_seed, None, StoreDefect::None)
                     }),
                     service: None,
                     last: None,

@@ -17,7 +17,6 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
-use snowmint_coord::lease::Defect;
 
 use crate::clock::{trace_line, MS, START_UNIX_NS};
 use crate::rng::Rng;
@@ -70,7 +69,7 @@ impl Seen {
 pub(crate) fn run_windows(
     seed: u64,
     steps: u64,
-    defect: Defect,
+    defect: Option<WindowDefect>,
     trace: bool,
 ) -> std::result::Result<u64, String> {
     const OBJECTS: usize = 4;
@@ -97,9 +96,8 @@ pub(crate) fn run_windows(
         .collect();
     let windows: Vec<OwnWindow<SharedGenerator<AtomicU64>>> = (0..OBJECTS)
         .map(|_| match defect {
-            Defect::WindowOfAnotherGenerator => OwnWindow::planted(WindowDefect::IgnoresOwner),
-            Defect::WindowKeepsEarlier => OwnWindow::planted(WindowDefect::KeepsEarlier),
-            _ => OwnWindow::new(),
+            Some(d) => OwnWindow::planted(d),
+            None => OwnWindow::new(),
         })
         .collect();
     let mut node_of: Vec<usize> = (0..OBJECTS).map(|o| o % NODES).collect();
