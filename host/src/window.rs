@@ -128,6 +128,7 @@ impl<S: StateWord, L: Ceiling> OwnWindow<SharedGenerator<S, L>> {
     ///
     /// # Safety
     /// As [`try_mint`](Self::try_mint); `clock` calls nothing that reaches the window.
+    #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn try_mint_from<C: Clock + ?Sized>(
         &self,
@@ -174,6 +175,7 @@ impl<S: StateWord, L: Ceiling> OwnWindow<SharedGenerator<S, L>> {
     ///
     /// # Safety
     /// As [`try_mint`](Self::try_mint); `clock` calls nothing that reaches the window.
+    #[doc(hidden)]
     pub unsafe fn mint_from<C: Clock + ?Sized>(
         &self,
         g: &SharedGenerator<S, L>,
