@@ -10,12 +10,13 @@ use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::base::sync::AtomicPtr;
+use crate::base::time::{SystemTime, Time};
 use crate::lease::{Lease, LeaseOptions};
 use crate::sequencer::{Sequencer, SequencerState};
-use crate::source::{open_store, NodeSource};
-use crate::sync::AtomicPtr;
-use crate::time::{SystemTime, Time};
+use crate::source::NodeSource;
+use crate::stores::open::open_store;
 
 /// What a node source opens to: a fixed node ID (a number, `env`, `k8s`, `ip`, resolved and checked
 /// against the layout) or a generator under a lease (`file://`, `etcd://`, `postgres://`).
@@ -595,7 +596,7 @@ impl Drop for SequencerGenerator {
 /// (`create`: an embedded store's missing directory is created, [`crate::source::create_store`].)
 fn store_at(url: &str, create: bool) -> Result<(Arc<dyn crate::Store>, LeaseOptions)> {
     let open = if create {
-        crate::source::create_store
+        crate::stores::open::create_store
     } else {
         open_store
     };

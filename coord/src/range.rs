@@ -82,14 +82,15 @@ use std::time::Duration;
 
 use snowmint::ErrorCode;
 
-use crate::error::{Error, Result};
-use crate::lazy::LazyStore;
-use crate::sequencer::check_name;
-use crate::source::{open_store, parse_store_url, StoreOpener};
-use crate::store::Store;
-use crate::sync::thread::{self, JoinHandle};
-use crate::sync::{AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard};
-use crate::time::{SystemTime, Time};
+use crate::base::error::{Error, Result};
+use crate::base::name::check_name;
+use crate::base::store::Store;
+use crate::base::sync::thread::{self, JoinHandle};
+use crate::base::sync::{AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard};
+use crate::base::time::{SystemTime, Time};
+use crate::source::parse_store_url;
+use crate::stores::lazy::LazyStore;
+use crate::stores::open::{open_store, StoreOpener};
 
 /// How a range sequence allocates: sizes, threshold, width, start, wait.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -357,9 +358,9 @@ fn read_row<T>(store: &dyn Store, key: &str, parse: fn(&str) -> Option<T>) -> Re
     }
 }
 
-/// A fresh nonce for one write, the write's identity ([`crate::nonce`]).
+/// A fresh nonce for one write, the write's identity ([`crate::base::nonce`]).
 fn nonce(time: &dyn Time) -> String {
-    crate::nonce::fresh(time.unix_ns())
+    crate::base::nonce::fresh(time.unix_ns())
 }
 
 /// The allocation algorithm over two stores, without the minting state (shared by the background
@@ -376,7 +377,7 @@ struct Allocator {
     dc_ranges: AtomicU64,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
-    defect: crate::lease::Defect,
+    defect: crate::base::defect::Defect,
 }
 
 /// What a compare-and-set came to.
@@ -407,7 +408,7 @@ impl Allocator {
             process_ranges: AtomicU64::new(0),
             dc_ranges: AtomicU64::new(0),
             #[cfg(feature = "planted-defects")]
-            defect: crate::lease::Defect::None,
+            defect: crate::base::defect::Defect::None,
         })
     }
 
@@ -444,7 +445,7 @@ impl Allocator {
         #[cfg(feature = "planted-defects")]
         let current;
         #[cfg(feature = "planted-defects")]
-        let old = if self.defect == crate::lease::Defect::RangeWithoutCompare {
+        let old = if self.defect == crate::base::defect::Defect::RangeWithoutCompare {
             // The defect: compare against whatever the row holds now, not what was read (a blind write).
             current = store.row(key)?;
             current.as_deref()
@@ -457,7 +458,7 @@ impl Allocator {
             #[cfg(feature = "planted-defects")]
             Err(e)
                 if e.code() == ErrorCode::StoreUnavailable
-                    && self.defect == crate::lease::Defect::RangeTimeoutAsWritten =>
+                    && self.defect == crate::base::defect::Defect::RangeTimeoutAsWritten =>
             {
                 Ok(Swap::Done) // the defect: an unknown outcome taken as applied, no read-back
             }
@@ -612,14 +613,15 @@ impl Allocator {
             if let Some((s, e)) = range {
                 let s = s.max(dc.floor);
                 #[cfg(feature = "planted-defects")]
-                let s = if self.defect == crate::lease::Defect::RangeAddNotClipped {
+                let s = if self.defect == crate::base::defect::Defect::RangeAddNotClipped {
                     range.map_or(s, |r| r.0)
                 } else {
                     s
                 };
                 let held = dc.ranges.iter().any(|&(a, b)| a < e && s < b);
                 #[cfg(feature = "planted-defects")]
-                let held = held && self.defect != crate::lease::Defect::RangeAddWithoutOverlap;
+                let held =
+                    held && self.defect != crate::base::defect::Defect::RangeAddWithoutOverlap;
                 if s < e && !held {
                     dc.ranges.push((s, e));
                     dc.ranges.sort_unstable();
@@ -762,7 +764,7 @@ impl Shared {
         st.retired += st.current.1 - st.current.0;
         st.current = range;
         #[cfg(feature = "planted-defects")]
-        if self.alloc.defect == crate::lease::Defect::RangeEndBeforeCursor {
+        if self.alloc.defect == crate::base::defect::Defect::RangeEndBeforeCursor {
             self.hot.end.store(range.1, Ordering::Release); // the defect: the end first
         }
         self.hot
@@ -954,7 +956,7 @@ impl RangeSequence {
         local: Arc<dyn Store>,
         options: RangeOptions,
         time: Arc<dyn Time>,
-        defect: crate::lease::Defect,
+        defect: crate::base::defect::Defect,
     ) -> Result<RangeSequence> {
         let mut alloc = Allocator::new(name, dc, global, local, options, time)?;
         alloc.defect = defect;
@@ -1213,10 +1215,10 @@ fn embedded_stores_exist(global_url: &str, local_url: &str) -> Result<()> {
         return Ok(());
     };
     for (what, url) in [("global store", g), ("local store", l)] {
-        if let crate::source::StoreUrl::File { dir } = url {
+        if let crate::base::url::StoreUrl::File { dir } = url {
             if !dir.is_dir() {
                 // The store's own refusal (its message says how to create one); writes nothing.
-                crate::file::FileStore::open(dir).map_err(|e| e.context(what))?;
+                crate::stores::file::FileStore::open(dir).map_err(|e| e.context(what))?;
             }
         }
     }
@@ -1363,7 +1365,7 @@ impl SteppedAllocator {
         local: Arc<dyn Store>,
         options: RangeOptions,
         time: Arc<dyn Time>,
-        defect: crate::lease::Defect,
+        defect: crate::base::defect::Defect,
     ) -> Result<SteppedAllocator> {
         let mut alloc = Allocator::new(name, dc, global, local, options, time)?;
         alloc.defect = defect;
@@ -1383,9 +1385,9 @@ impl SteppedAllocator {
         open: Arc<StoreOpener>,
         options: RangeOptions,
         time: Arc<dyn Time>,
-        defect: crate::lease::Defect,
+        defect: crate::base::defect::Defect,
     ) -> Result<(SteppedAllocator, (u64, u64), bool)> {
-        let eager = defect == crate::lease::Defect::RangeOpenConnectsGlobal;
+        let eager = defect == crate::base::defect::Defect::RangeOpenConnectsGlobal;
         let (global, local) =
             checked_pair(name, dc, (global_url, local_url), &options, open, eager)?;
         let a = SteppedAllocator::new(name, dc, global, local, options, time, defect)?;

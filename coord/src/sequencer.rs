@@ -25,25 +25,21 @@
 
 use std::sync::Arc;
 
-use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Order, SharedGenerator};
+use snowmint::{ErrorCode, Layout, Options, SharedGenerator};
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::base::store::{SequencerConfig, SequencerRecord, Store};
+use crate::base::store_errors::conflict;
+use crate::base::sync::RwLock;
+use crate::base::time::{SystemTime, Time};
 use crate::lease::{Lease, LeaseOptions, LeaseState};
-use crate::source::{open_store, NodeSource};
-use crate::store::{SequencerConfig, SequencerRecord, Store};
-use crate::sync::RwLock;
-use crate::time::{SystemTime, Time};
+use crate::source::NodeSource;
+use crate::stores::open::open_store;
 
-/// `SEQUENCER_CONFLICT`: `name` exists with `existing`, not `wanted`.
-pub(crate) fn conflict(name: &str, existing: &SequencerConfig, wanted: &SequencerConfig) -> Error {
-    Error::new(
-        ErrorCode::SequencerConflict,
-        format!(
-            "sequencer {name:?} exists with another configuration: {} nodes, layout {}; asked for {} nodes, layout {}",
-            existing.nodes, existing.layout, wanted.nodes, wanted.layout
-        ),
-    )
-}
+// The public paths of the names, value floors and layout text this module used to hold.
+pub use crate::base::floor::{floor_position, floor_start};
+pub use crate::base::layout::layout_from_text;
+pub use crate::base::name::check_name;
 
 /// The stored layout of a lease source's sequencer (`None` for a fixed node source, or a sequencer that
 /// does not exist): what a caller that names no layout adopts.
@@ -89,7 +85,7 @@ pub fn not_found(store: &dyn Store, name: &str, layout: Option<&Layout>) -> Erro
             } else {
                 ""
             },
-            crate::source::DEFAULT_SEQUENCER
+            crate::base::name::DEFAULT_SEQUENCER
         ),
     )
 }
@@ -133,10 +129,10 @@ pub fn create_command(store: &str, name: &str, layout: Option<&Layout>) -> Strin
 /// The `snowmint` layout options that give `layout`: `--layout PRESET` when it is a preset, else the
 /// fields that differ from twitter (the options' base).
 pub fn layout_options(layout: &Layout) -> Vec<String> {
-    let text = crate::layout_text(layout);
+    let text = crate::base::layout::layout_text(layout);
     if let Some(preset) = snowmint::PRESET_NAMES
         .iter()
-        .find(|n| Layout::preset(n).is_ok_and(|l| crate::layout_text(&l) == text))
+        .find(|n| Layout::preset(n).is_ok_and(|l| crate::base::layout::layout_text(&l) == text))
     {
         if *preset == "twitter" {
             return Vec::new();
@@ -232,7 +228,7 @@ fn create_record(
     options: &Options,
 ) -> Result<SequencerRecord> {
     let config = SequencerConfig {
-        layout: crate::layout_text(layout),
+        layout: crate::base::layout::layout_text(layout),
         nodes,
     };
     let now_ns = time.unix_ns();
@@ -246,102 +242,6 @@ fn create_record(
         return Err(e);
     }
     Ok(record)
-}
-
-/// The first position a holder of `record` may mint under `layout`: every ID from it on is at or above
-/// the record's floor. `SEQUENCER_CONFLICT` if the layout has no such tick.
-pub fn floor_position(record: &SequencerRecord, layout: &Layout) -> Result<u64> {
-    if record.floor == 0 {
-        return Ok(0);
-    }
-    crate::store::first_tick_at_or_above(layout, record.floor)
-        .map(|t| t << layout.sequence_bits())
-        .ok_or_else(|| {
-            Error::new(
-                ErrorCode::SequencerConflict,
-                format!(
-                    "sequencer {:?}: an earlier incarnation of this name may have minted IDs up to {}; layout {} mints no ID above that, so this sequencer would repeat them",
-                    record.name,
-                    record.floor,
-                    crate::layout_text(layout)
-                ),
-            )
-        })
-}
-
-/// [`floor_position`], checked: `SEQUENCER_CONFLICT` if its tick begins more than `max_ahead_ns` after
-/// `now_ns` (a holder would wait that long, or fail, before its first ID).
-pub fn floor_start(
-    record: &SequencerRecord,
-    layout: &Layout,
-    now_ns: u64,
-    max_ahead_ns: u64,
-) -> Result<u64> {
-    let position = floor_position(record, layout)?;
-    let start = position >> layout.sequence_bits();
-    let start_ns = layout
-        .epoch_ns()
-        .saturating_add(start.saturating_mul(layout.tick_ns()));
-    if start_ns > now_ns.saturating_add(max_ahead_ns) {
-        return Err(Error::new(
-            ErrorCode::SequencerConflict,
-            format!(
-                "sequencer {:?}: an earlier incarnation of this name may have minted IDs up to {}; under layout {} the first ID above that is minted at Unix ms {}, {} ms from now, beyond max_ahead ({} ms): it would repeat them. Use a later epoch (or wait), or another name",
-                record.name,
-                record.floor,
-                crate::layout_text(layout),
-                start_ns / 1_000_000,
-                (start_ns - now_ns) / 1_000_000,
-                max_ahead_ns / 1_000_000
-            ),
-        ));
-    }
-    Ok(position)
-}
-
-/// Checks a sequencer name: 1 to 64 characters of `A-Z a-z 0-9 _ . -`, not starting with `.` or `-`
-/// (every store uses it as part of a key, a file name or a row).
-pub fn check_name(name: &str) -> Result<()> {
-    let ok = (1..=64).contains(&name.len())
-        && !name.starts_with(['.', '-'])
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "sequencer name {name:?}: use 1 to 64 characters of A-Z a-z 0-9 _ . - (not starting with . or -)"
-        )))
-    }
-}
-
-/// The layout of a configuration's canonical text ([`crate::layout_text`]).
-pub fn layout_from_text(text: &str) -> Result<Layout> {
-    let bad = || Error::unavailable(format!("unreadable layout in a sequencer record: {text:?}"));
-    let mut parts = text.split(';');
-    if parts.next() != Some("v1") {
-        return Err(bad());
-    }
-    let mut cfg = LayoutConfig::default();
-    for p in parts {
-        let (k, v) = p.split_once('=').ok_or_else(bad)?;
-        let num = || v.parse::<u64>().map_err(|_| bad());
-        let bits = || v.parse::<u32>().map_err(|_| bad());
-        match k {
-            "ts" => cfg.timestamp_bits = bits()?,
-            "node" => cfg.node_bits = bits()?,
-            "seq" => cfg.sequence_bits = bits()?,
-            "order" => cfg.order = Order::from_name(v).map_err(|_| bad())?,
-            "tick_ns" => cfg.tick_ns = num()?,
-            "epoch_ms" => cfg.epoch_ms = num()?,
-            "offset" => cfg.node_id_offset = num()?,
-            "sign" => cfg.use_sign_bit = v == "true",
-            "split" => cfg.node_split_bits = bits()?,
-            _ => return Err(bad()),
-        }
-    }
-    Layout::new(cfg).map_err(|_| bad())
 }
 
 /// The state of a [`Sequencer`] handle.
@@ -498,7 +398,7 @@ impl Sequencer {
         lease_options: LeaseOptions,
     ) -> Result<Sequencer> {
         check_name(name)?;
-        let text = crate::layout_text(&layout);
+        let text = crate::base::layout::layout_text(&layout);
         let record = match store.sequencer(name)? {
             Some(r) if r.config.layout == text => r,
             Some(r) => {
@@ -508,7 +408,7 @@ impl Sequencer {
                 };
                 return Err(conflict(name, &r.config, &wanted).context(store.describe()));
             }
-            None if name == crate::source::DEFAULT_SEQUENCER
+            None if name == crate::base::name::DEFAULT_SEQUENCER
                 || planted!(lease_options, ImplicitCreation) =>
             {
                 create_record(
@@ -711,7 +611,7 @@ pub struct NodeGenerator {
 }
 
 #[derive(Debug)]
-// Shuttle's locks (the concurrency model's feature, coord/src/sync.rs) make a lease much larger.
+// Shuttle's locks (the concurrency model's feature, coord/src/base/sync.rs) make a lease much larger.
 #[cfg_attr(feature = "shuttle", allow(clippy::large_enum_variant))]
 enum Inner {
     /// A fixed node ID, minting by the clock given (the system clock on its fast path).
@@ -882,7 +782,7 @@ impl NodeGenerator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::OffsetTime;
+    use crate::base::time::OffsetTime;
 
     /// A fixed node ID mints by the clock it is given (here a year behind), not the system clock.
     #[test]

@@ -27,8 +27,8 @@ use rustls::{
     CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore,
 };
 
-use crate::error::{Error, Result};
-use crate::source::TlsFiles;
+use crate::base::error::{Error, Result};
+use crate::base::url::TlsFiles;
 
 /// How the server's certificate is checked (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

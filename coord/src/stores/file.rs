@@ -73,12 +73,12 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::error::{io, Error, Result};
-use crate::lock_sections;
-use crate::memory::lost;
-use crate::store::{
+use crate::base::error::{io, Error, Result};
+use crate::base::lock_sections;
+use crate::base::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };
+use crate::base::store_errors::lost;
 
 /// What any holder of an embedded store may mint ahead of the clock ([`Store::max_ahead`]): 1 s.
 ///
@@ -101,7 +101,7 @@ pub struct FileStore {
     held: Mutex<HashMap<(String, u64), Held>>,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
-    defect: crate::lease::Defect,
+    defect: crate::base::defect::Defect,
 }
 
 /// A claim of this process: its open files carry its OS locks (closing them releases the locks).
@@ -379,7 +379,7 @@ fn read_opt(path: &Path) -> std::io::Result<Option<String>> {
 impl FileStore {
     /// This store with a defect planted (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
-    pub fn plant(self, defect: crate::lease::Defect) -> FileStore {
+    pub fn plant(self, defect: crate::base::defect::Defect) -> FileStore {
         FileStore { defect, ..self }
     }
 
@@ -404,7 +404,7 @@ impl FileStore {
             dir,
             held: Mutex::new(HashMap::new()),
             #[cfg(feature = "planted-defects")]
-            defect: crate::lease::Defect::None,
+            defect: crate::base::defect::Defect::None,
         };
         match fs::metadata(&store.dir) {
             Ok(m) if m.is_dir() => {}
@@ -772,7 +772,7 @@ impl FileStore {
         let _guard = lock_record(&file)
             .map_err(|e| self.fail(format!("cannot lock {}", path.display()), e))?;
         #[cfg(feature = "planted-defects")]
-        let moved = self.defect != crate::lease::Defect::EmbeddedIgnoresPath;
+        let moved = self.defect != crate::base::defect::Defect::EmbeddedIgnoresPath;
         #[cfg(not(feature = "planted-defects"))]
         let moved = true;
         if moved && !self.at_path(&path, h.id)? {
@@ -807,13 +807,17 @@ impl Store for FileStore {
         now_unix_ms: u64,
     ) -> Result<SequencerRecord> {
         // Names become file names: never a path.
-        crate::sequencer::check_name(name)?;
+        crate::base::name::check_name(name)?;
         let _guard = self.registry_lock()?;
         if let Some(existing) = self.read_record(name)? {
             return if existing.config == *config {
                 Ok(existing)
             } else {
-                Err(crate::sequencer::conflict(name, &existing.config, config))
+                Err(crate::base::store_errors::conflict(
+                    name,
+                    &existing.config,
+                    config,
+                ))
             };
         }
         let inc_path = self.seq_path(name, "incarnation");
@@ -866,7 +870,7 @@ impl Store for FileStore {
     }
 
     fn destroy_sequencer(&self, name: &str, incarnation: u64) -> Result<bool> {
-        crate::sequencer::check_name(name)?;
+        crate::base::name::check_name(name)?;
         let _guard = self.registry_lock()?;
         let Some(record) = self
             .read_record(name)?
@@ -879,7 +883,7 @@ impl Store for FileStore {
             .holders(name, 0)?
             .into_iter()
             .filter_map(|n| n.reservation);
-        let floor = crate::store::floor_after(&record, reservations)?;
+        let floor = crate::base::store::floor_after(&record, reservations)?;
         if floor > record.floor {
             write_atomic(&self.seq_path(name, "floor"), &format!("{floor}\n"))
                 .map_err(|e| self.fail("cannot write the sequencer's floor", e))?;
@@ -898,11 +902,11 @@ impl Store for FileStore {
     }
 
     fn claim(&self, r: &ClaimRequest<'_>) -> Result<Option<Claim>> {
-        crate::sequencer::check_name(r.sequencer)?;
+        crate::base::name::check_name(r.sequencer)?;
         self.forget_ended(r.now_unix_ms);
         // Only a hint here (the reservation, under the registry lock, is what decides).
         if self.read_record(r.sequencer)?.map(|s| s.incarnation) != Some(r.incarnation) {
-            return Err(crate::store::not_live(
+            return Err(crate::base::store_errors::not_live(
                 &self.describe(),
                 r.sequencer,
                 r.incarnation,
@@ -1029,13 +1033,13 @@ impl Store for FileStore {
     }
 
     fn row(&self, key: &str) -> Result<Option<String>> {
-        crate::store::check_row_key(key)?;
+        crate::base::name::check_row_key(key)?;
         let path = self.dir.join("rows").join(format!("{key}.row"));
         read_opt(&path).map_err(|e| self.fail(format!("cannot read {}", path.display()), e))
     }
 
     fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool> {
-        crate::store::check_row_key(key)?;
+        crate::base::name::check_row_key(key)?;
         let rows = self.dir.join("rows");
         let lock_path = rows.join(format!("{key}.lock"));
         let lock = OpenOptions::new()
@@ -1226,7 +1230,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("snowmint-file-ended-{}", std::process::id()));
         let store = FileStore::create(&dir).unwrap();
         let config = SequencerConfig {
-            layout: crate::layout_text(&snowmint::Layout::preset("twitter").unwrap()),
+            layout: crate::base::layout::layout_text(&snowmint::Layout::preset("twitter").unwrap()),
             nodes: 40,
         };
         let incarnation = store.create_sequencer("s", &config, 0).unwrap().incarnation;

@@ -78,9 +78,9 @@
 //!
 //! Every method may block on I/O, bounded by the store's own timeouts; the server stores send a
 //! request again after its answer timed out or its connection broke, a bounded number of times
-//! (`Resend` in `coord/src/remote.rs`), which the re-send rule above makes safe.
+//! (`Resend` in `coord/src/stores/remote.rs`), which the re-send rule above makes safe.
 
-use crate::error::Result;
+use crate::base::error::Result;
 
 /// A sequencer's configuration: what every holder of the name must agree on.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -311,8 +311,8 @@ pub fn floor_after(
     record: &SequencerRecord,
     reservations: impl IntoIterator<Item = Reservation>,
 ) -> Result<u64> {
-    let layout = crate::sequencer::layout_from_text(&record.config.layout)?;
-    let fingerprint = crate::layout_fingerprint(&layout);
+    let layout = crate::base::layout::layout_from_text(&record.config.layout)?;
+    let fingerprint = crate::base::layout::layout_fingerprint(&layout);
     let mut floor = record.floor;
     for r in reservations {
         if r.layout_fingerprint == fingerprint {
@@ -344,29 +344,4 @@ pub fn first_tick_at_or_above(layout: &snowmint::Layout, floor: u64) -> Option<u
         }
     }
     Some(lo)
-}
-
-/// `SEQUENCER_DESTROYED` for a claim of an incarnation that is no longer the live record.
-pub(crate) fn not_live(store: &str, name: &str, incarnation: u64) -> crate::error::Error {
-    crate::error::Error::new(
-        snowmint::ErrorCode::SequencerDestroyed,
-        format!("{store}: sequencer {name:?} (incarnation {incarnation}) was destroyed; nothing was claimed"),
-    )
-}
-
-/// Checks a row key: 1 to 130 characters of `A-Z a-z 0-9 _ . - @` (stores use it in a key, a file name
-/// or a column).
-pub(crate) fn check_row_key(key: &str) -> Result<()> {
-    let ok = (1..=130).contains(&key.len())
-        && !key.starts_with('.')
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_.-@".contains(&b));
-    if ok {
-        Ok(())
-    } else {
-        Err(crate::error::Error::invalid(format!(
-            "row key {key:?}: use 1 to 130 characters of A-Z a-z 0-9 _ . - @ (not starting with .)"
-        )))
-    }
 }

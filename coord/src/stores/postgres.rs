@@ -61,7 +61,7 @@
 //!
 //! A statement whose connection breaks, or whose answer does not come within the request timeout, is
 //! sent again (at most two sends, none begun once the connect timeout and two request timeouts have
-//! passed: `Resend` in `coord/src/remote.rs`; after a timeout on a second connection — the store keeps
+//! passed: `Resend` in `coord/src/stores/remote.rs`; after a timeout on a second connection — the store keeps
 //! two once a statement has timed out, the one whose answer is late draining beside the other, so a
 //! re-send never waits behind a late answer — else on a new connection), though an earlier send may
 //! have been committed (or still be, later, on the connection given up on). Each statement is one
@@ -79,7 +79,7 @@
 //! configuration); a claim's re-send finds the claim it made: the `holder` column holds the holder's
 //! description and, after a `U+001F`, the claim's nonce.
 //!
-//! **TLS** (rustls, `coord/src/tls.rs`) with libpq's parameters and meanings: `sslmode` = `disable` (plain),
+//! **TLS** (rustls, `coord/src/stores/tls.rs`) with libpq's parameters and meanings: `sslmode` = `disable` (plain),
 //! `prefer` (the default: TLS when the server offers it, else plain), `require` (TLS, the certificate
 //! not checked — unless `sslrootcert` names a root file: then as `verify-ca`), `verify-ca` (the chain
 //! up to `sslrootcert`), `verify-full` (the chain and the host name); `sslrootcert=PATH` (or `system`:
@@ -100,6 +100,7 @@
 //! database with the statements' semantics through the same seam (`coord/tests/simulation/postgres.rs`).
 
 pub mod backend;
+mod sql;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -110,14 +111,14 @@ use tokio_postgres::error::SqlState;
 
 use backend::{Connect, Connection, Failure, Param, Row, Statement, Value};
 
-use crate::tls::{client_config, Verify};
+use crate::stores::tls::{client_config, Verify};
 
-use crate::error::{Error, Result};
-use crate::process_local::ProcessLocal;
-use crate::remote::Created;
-use crate::store::{
+use crate::base::error::{Error, Result};
+use crate::base::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };
+use crate::stores::process_local::ProcessLocal;
+use crate::stores::remote::Created;
 
 /// A PostgreSQL database as a [`Store`].
 #[derive(Debug)]
@@ -145,7 +146,7 @@ pub struct PostgresStore {
     connect: Arc<dyn Connect>,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
-    defect: crate::lease::Defect,
+    defect: crate::base::defect::Defect,
 }
 
 /// One unit of work on a connection.
@@ -164,197 +165,6 @@ trait Operation<T>:
 impl<T, F: Fn(&mut dyn Connection, Duration) -> std::result::Result<T, Failure> + Sync> Operation<T>
     for F
 {
-}
-
-/// The statements, with `{S}` standing for the quoted schema.
-mod sql {
-    /// `$4` is the holder with this claim's nonce: a re-send of the statement after it was committed
-    /// finds the claim it made (`mine`) and takes nothing more.
-    pub const CLAIM: &str = "
-WITH live AS (
-    SELECT 1 FROM {S}.sequencers WHERE name = $1::text AND incarnation = $6::bigint FOR SHARE
-), mine AS (
-    SELECT node_id, token, expires_at FROM {S}.nodes
-    WHERE sequencer = $1::text AND holder = $4::text AND expires_at > now()
-), free AS (
-    SELECT node_id FROM {S}.nodes
-    WHERE EXISTS (SELECT 1 FROM live)
-      AND sequencer = $1::text AND node_id < $2::bigint AND (holder IS NULL OR expires_at <= now())
-      AND NOT EXISTS (SELECT 1 FROM mine)
-    ORDER BY (node_id - $3::bigint + $2::bigint) % $2::bigint
-    LIMIT 1 FOR UPDATE SKIP LOCKED
-), taken AS (
-    UPDATE {S}.nodes n SET holder = $4::text, token = n.token + 1,
-        expires_at = now() + $5::bigint * interval '1 millisecond'
-    FROM free WHERE n.sequencer = $1::text AND n.node_id = free.node_id
-    RETURNING n.node_id, n.token, n.expires_at
-), fresh AS (
-    INSERT INTO {S}.nodes (sequencer, node_id, holder, token, expires_at)
-    SELECT $1::text, s.g, $4::text, 1, now() + $5::bigint * interval '1 millisecond'
-    FROM (SELECT generate_series($3::bigint, $2::bigint - 1)
-          UNION ALL SELECT generate_series(0, $3::bigint - 1)) AS s(g)
-    WHERE NOT EXISTS (SELECT 1 FROM taken) AND NOT EXISTS (SELECT 1 FROM mine) AND EXISTS (SELECT 1 FROM live)
-      AND NOT EXISTS (SELECT 1 FROM {S}.nodes x WHERE x.sequencer = $1::text AND x.node_id = s.g)
-    LIMIT 1
-    ON CONFLICT DO NOTHING
-    RETURNING node_id, token, expires_at
-)
-SELECT node_id, token, (extract(epoch FROM expires_at) * 1000)::bigint FROM mine
-UNION ALL
-SELECT node_id, token, (extract(epoch FROM expires_at) * 1000)::bigint FROM taken
-UNION ALL
-SELECT node_id, token, (extract(epoch FROM expires_at) * 1000)::bigint FROM fresh";
-
-    /// The condition by which [`CLAIM`]'s `mine` finds the claim this holder string made.
-    #[cfg(feature = "planted-defects")]
-    pub const MINE: &str = "holder = $4::text AND expires_at > now()";
-
-    pub const HELD_COUNT: &str = "
-SELECT count(*) FROM {S}.nodes
-WHERE sequencer = $1::text AND node_id < $2::bigint AND holder IS NOT NULL AND expires_at > now()";
-
-    pub const RENEW: &str = "
-UPDATE {S}.nodes SET expires_at = now() + $4::bigint * interval '1 millisecond'
-WHERE sequencer = $1::text AND node_id = $2::bigint AND token = $3::bigint
-  AND holder IS NOT NULL AND expires_at > now()
-RETURNING (extract(epoch FROM expires_at) * 1000)::bigint";
-
-    pub const RELEASE: &str = "
-UPDATE {S}.nodes SET holder = NULL, expires_at = NULL
-WHERE sequencer = $1::text AND node_id = $2::bigint AND token = $3::bigint AND holder IS NOT NULL";
-
-    pub const RESERVE: &str = "
-UPDATE {S}.nodes SET
-    resv_position = CASE WHEN resv_layout = $5::bigint
-        AND (resv_position # (1::bigint << 63)) > ($4::bigint # (1::bigint << 63))
-        THEN resv_position ELSE $4::bigint END,
-    resv_until_ms = CASE WHEN resv_layout = $5::bigint
-        AND (resv_until_ms # (1::bigint << 63)) > ($6::bigint # (1::bigint << 63))
-        THEN resv_until_ms ELSE $6::bigint END,
-    resv_layout = $5::bigint
-WHERE sequencer = $1::text AND node_id = $2::bigint AND token = $3::bigint
-  AND holder IS NOT NULL AND expires_at > now()";
-
-    /// [`super::Store::lower_reservation`]: the same write without the "never lower" guard.
-    pub const LOWER_RESERVATION: &str = "
-UPDATE {S}.nodes SET resv_position = $4::bigint, resv_layout = $5::bigint, resv_until_ms = $6::bigint
-WHERE sequencer = $1::text AND node_id = $2::bigint AND token = $3::bigint
-  AND holder IS NOT NULL AND expires_at > now()";
-
-    pub const RESERVATION: &str = "
-SELECT resv_position, resv_layout, resv_until_ms FROM {S}.nodes
-WHERE sequencer = $1::text AND node_id = $2::bigint AND resv_position IS NOT NULL";
-
-    pub const HOLDERS: &str = "
-SELECT node_id, holder, token, (extract(epoch FROM expires_at) * 1000)::bigint, expires_at > now(),
-       resv_position, resv_layout, resv_until_ms
-FROM {S}.nodes
-WHERE sequencer = $1::text AND ((holder IS NOT NULL AND expires_at > now()) OR resv_position IS NOT NULL)
-ORDER BY node_id";
-
-    pub const CREATE_SEQUENCER: &str = "
-WITH ins AS (
-    INSERT INTO {S}.sequencers (name, layout, nodes, incarnation, created_unix_ms)
-    VALUES ($1::text, $2::text, $3::bigint, nextval('{S}.incarnations'), $4::bigint)
-    ON CONFLICT (name) DO NOTHING
-    RETURNING name, layout, nodes, incarnation, created_unix_ms
-)
-SELECT ins.*, coalesce((SELECT f.floor FROM {S}.floors f WHERE f.name = ins.name), 0) FROM ins";
-
-    pub const SEQUENCER: &str = "
-SELECT s.name, s.layout, s.nodes, s.incarnation, s.created_unix_ms, coalesce(f.floor, 0)
-FROM {S}.sequencers s LEFT JOIN {S}.floors f ON f.name = s.name WHERE s.name = $1::text";
-
-    pub const SEQUENCERS: &str = "
-SELECT s.name, s.layout, s.nodes, s.incarnation, s.created_unix_ms, coalesce(f.floor, 0)
-FROM {S}.sequencers s LEFT JOIN {S}.floors f ON f.name = s.name ORDER BY s.name COLLATE \"C\"";
-
-    /// Destroy, step 1 (in a transaction): the record of the incarnation, locked.
-    pub const DESTROY_LOCK: &str = "
-SELECT s.name, s.layout, s.nodes, s.incarnation, s.created_unix_ms, coalesce(f.floor, 0)
-FROM {S}.sequencers s LEFT JOIN {S}.floors f ON f.name = s.name
-WHERE s.name = $1::text AND s.incarnation = $2::bigint FOR UPDATE OF s";
-
-    /// Destroy, step 2: end every claim of the name.
-    pub const DESTROY_CLAIMS: &str =
-        "UPDATE {S}.nodes SET holder = NULL, expires_at = NULL WHERE sequencer = $1::text AND holder IS NOT NULL";
-
-    /// Destroy, step 3: the reservations.
-    pub const DESTROY_RESERVATIONS: &str = "
-SELECT resv_position, resv_layout, resv_until_ms FROM {S}.nodes
-WHERE sequencer = $1::text AND resv_position IS NOT NULL";
-
-    /// Destroy, step 4: the raised floor.
-    pub const DESTROY_FLOOR: &str = "
-INSERT INTO {S}.floors (name, floor) VALUES ($1::text, $2::bigint)
-ON CONFLICT (name) DO UPDATE SET floor = excluded.floor";
-
-    /// Destroy, step 5: the record.
-    pub const DESTROY: &str =
-        "DELETE FROM {S}.sequencers WHERE name = $1::text AND incarnation = $2::bigint";
-
-    /// The schema's state: does it exist, its owner, may we use it and create in it, do the tables exist.
-    pub const SCHEMA_STATE: &str = "
-SELECT n.oid IS NOT NULL, coalesce(pg_get_userbyid(n.nspowner), ''),
-       coalesce(has_schema_privilege(n.oid, 'USAGE'), false), coalesce(has_schema_privilege(n.oid, 'CREATE'), false),
-       current_user::text, current_database()::text,
-       CASE WHEN n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') THEN
-         to_regclass(format('%I.nodes', $1::text)) IS NOT NULL
-         AND to_regclass(format('%I.sequencers', $1::text)) IS NOT NULL
-         AND to_regclass(format('%I.incarnations', $1::text)) IS NOT NULL
-         AND to_regclass(format('%I.rows', $1::text)) IS NOT NULL
-         AND to_regclass(format('%I.floors', $1::text)) IS NOT NULL
-       ELSE false END
-FROM (SELECT 1) one LEFT JOIN pg_namespace n ON n.nspname = $1::text";
-
-    pub const CREATE_SCHEMA: &str = "
-BEGIN;
-SELECT pg_advisory_xact_lock(hashtext('snowmint schema ' || 'SCHEMA_NAME'));
-CREATE SCHEMA IF NOT EXISTS {S};
-CREATE TABLE IF NOT EXISTS {S}.sequencers (
-    name            text   PRIMARY KEY,
-    layout          text   NOT NULL,
-    nodes           bigint NOT NULL,
-    incarnation     bigint NOT NULL,
-    created_unix_ms bigint NOT NULL
-);
-CREATE SEQUENCE IF NOT EXISTS {S}.incarnations;
-CREATE TABLE IF NOT EXISTS {S}.floors (
-    name  text   PRIMARY KEY,
-    floor bigint NOT NULL
-);
-CREATE TABLE IF NOT EXISTS {S}.nodes (
-    sequencer     text        NOT NULL,
-    node_id       bigint      NOT NULL,
-    holder        text,
-    token         bigint      NOT NULL,
-    expires_at    timestamptz,
-    resv_position bigint,
-    resv_layout   bigint,
-    resv_until_ms bigint,
-    PRIMARY KEY (sequencer, node_id)
-);
-CREATE TABLE IF NOT EXISTS {S}.rows (
-    key   text PRIMARY KEY,
-    value text NOT NULL
-);
-COMMIT;";
-
-    pub const ROW: &str = "SELECT value FROM {S}.rows WHERE key = $1::text";
-
-    /// Creates a row; answers the value it holds after the statement (the new one if written).
-    pub const INSERT_ROW: &str = "
-WITH w AS (
-    INSERT INTO {S}.rows (key, value) VALUES ($1::text, $2::text) ON CONFLICT (key) DO NOTHING RETURNING value
-)
-SELECT value FROM w UNION ALL SELECT value FROM {S}.rows WHERE key = $1::text AND NOT EXISTS (SELECT 1 FROM w)";
-
-    /// Compare-and-set of a row; answers the value it holds after the statement (the new one if written).
-    pub const UPDATE_ROW: &str = "
-WITH w AS (
-    UPDATE {S}.rows SET value = $3::text WHERE key = $1::text AND value = $2::text RETURNING value
-)
-SELECT value FROM w UNION ALL SELECT value FROM {S}.rows WHERE key = $1::text AND NOT EXISTS (SELECT 1 FROM w)";
 }
 
 /// Separates the holder's description from the claim's nonce in the `holder` column.
@@ -407,11 +217,6 @@ fn boolean(row: &Row, i: usize) -> bool {
     opt_boolean(row, i).unwrap_or_else(|| panic!("column {i}: NULL, not a boolean"))
 }
 
-/// A schema name quoted for SQL.
-fn quoted(schema: &str) -> String {
-    format!("\"{}\"", schema.replace('"', "\"\""))
-}
-
 /// A value as PostgreSQL `bigint` (u64 bits kept: positions may use all 64).
 fn big(v: u64) -> i64 {
     v as i64
@@ -419,7 +224,7 @@ fn big(v: u64) -> i64 {
 
 /// Opens the PostgreSQL store of a parsed `postgres://` URL (the node-source dispatch,
 /// [`crate::source::open_store`]).
-pub fn open(url: &crate::source::PostgresUrl) -> Result<std::sync::Arc<dyn Store>> {
+pub fn open(url: &crate::base::url::PostgresUrl) -> Result<std::sync::Arc<dyn Store>> {
     Ok(std::sync::Arc::new(PostgresStore::connect(&url.url)?))
 }
 
@@ -448,17 +253,17 @@ impl PostgresStore {
         let mut schema = "snowmint".to_string();
         let mut passed = Vec::new();
         let mut sslmode = "prefer".to_string();
-        let mut files = crate::source::TlsFiles::default();
+        let mut files = crate::base::url::TlsFiles::default();
         let mut system_roots = false;
         let mut tls_params = Vec::new();
         for param in params.split('&').filter(|p| !p.is_empty()) {
             let path = |value: &str| -> Result<Option<std::path::PathBuf>> {
-                crate::source::percent_decode(value)
+                crate::base::url::percent_decode(value)
                     .map(|v| Some(v.into()))
                     .ok_or_else(|| {
                         Error::invalid(format!(
                             "{}: bad %-escape in {param:?}",
-                            crate::error::redact_secrets(url)
+                            crate::base::error::redact_secrets(url)
                         ))
                     })
             };
@@ -481,7 +286,7 @@ impl PostgresStore {
                         return Err(Error::invalid(format!(
                             "{}: schema {value:?} is not 1 to 63 letters, digits and underscores (not starting \
                              with a digit)",
-                            crate::error::redact_secrets(url)
+                            crate::base::error::redact_secrets(url)
                         )));
                     }
                     schema = value.to_string();
@@ -497,7 +302,7 @@ impl PostgresStore {
         };
         // What messages show: the URL the driver gets and the TLS parameters, without the password.
         let described =
-            crate::error::redact_secrets(&match (passed.is_empty(), tls_params.is_empty()) {
+            crate::base::error::redact_secrets(&match (passed.is_empty(), tls_params.is_empty()) {
                 (_, true) => libpq_url.clone(),
                 (true, false) => format!("{base}?{}", tls_params.join("&")),
                 (false, false) => format!("{libpq_url}&{}", tls_params.join("&")),
@@ -585,7 +390,7 @@ impl PostgresStore {
         request_timeout: Duration,
     ) -> Result<PostgresStore> {
         let store = PostgresStore {
-            schema: quoted(schema),
+            schema: sql::quoted(schema),
             described,
             connect_timeout,
             request_timeout,
@@ -597,7 +402,7 @@ impl PostgresStore {
             late: std::sync::atomic::AtomicBool::new(false),
             connect,
             #[cfg(feature = "planted-defects")]
-            defect: crate::lease::Defect::None,
+            defect: crate::base::defect::Defect::None,
         };
         store.ensure_schema(schema)?;
         Ok(store)
@@ -605,7 +410,7 @@ impl PostgresStore {
 
     /// This store with a defect planted (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
-    pub fn plant(self, defect: crate::lease::Defect) -> PostgresStore {
+    pub fn plant(self, defect: crate::base::defect::Defect) -> PostgresStore {
         PostgresStore { defect, ..self }
     }
 
@@ -702,7 +507,7 @@ impl PostgresStore {
 
     /// Runs `op` on a connection (connecting first if needed). After a connection found broken, or an
     /// answer that did not come within the request timeout, `op` is sent again
-    /// ([`crate::remote::Resend`]: at most two sends, none begun after the connect timeout and two
+    /// ([`crate::stores::remote::Resend`]: at most two sends, none begun after the connect timeout and two
     /// request timeouts have passed): after a first timeout on the same connection, else on a new one;
     /// so is a connection attempt that timed out or could not reach the server.
     /// `op` is one statement (safe to send again: the module documentation); the destroy transaction
@@ -734,16 +539,16 @@ impl PostgresStore {
             return Err(Error::unavailable(format!(
                 "{}: {what}: {}",
                 self.described,
-                crate::process_local::FORKED
+                crate::stores::process_local::FORKED
             )));
         };
         let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
         let mut sends =
-            crate::remote::Resend::new(self.connect_timeout + self.answer_timeout() * 2);
+            crate::stores::remote::Resend::new(self.connect_timeout + self.answer_timeout() * 2);
         // The old rule, kept for work that is not one statement: one re-send, after a kept
         // connection was found broken.
         let mut resent_broken = false;
-        // A statement's first send waits a shorter time ([`crate::remote::first_answer_timeout`]):
+        // A statement's first send waits a shorter time ([`crate::stores::remote::first_answer_timeout`]):
         // a held answer costs a re-send on another connection sooner.
         let mut first_send = resend;
         // Connection attempts: a login is several answers, each able to be held back, so a new
@@ -774,7 +579,7 @@ impl PostgresStore {
                     Some(std::time::Instant::now());
             }
             let timeout = if std::mem::take(&mut first_send) {
-                crate::remote::first_answer_timeout(self.answer_timeout())
+                crate::stores::remote::first_answer_timeout(self.answer_timeout())
             } else {
                 self.answer_timeout()
             };
@@ -907,7 +712,7 @@ impl PostgresStore {
         // The second login begins only when the first has not completed within a quarter of the
         // timeout: a healthy server's logins are one each (no more connections than before, which a
         // fleet starting at once would need under `max_connections`).
-        let hedge = crate::remote::first_answer_timeout(timeout);
+        let hedge = crate::stores::remote::first_answer_timeout(timeout);
         for login in 0..2 {
             if login == 1 {
                 match rx.recv_timeout(hedge) {
@@ -986,7 +791,7 @@ impl PostgresStore {
 
     /// The answer timeout: [`PostgresStore::REQUEST_TIMEOUT`], or a quarter of the shortest TTL this
     /// store has claimed or renewed with (at least 200 ms), as etcd's: a statement re-sent after a late
-    /// answer ([`crate::remote::Resend`]) still lands well inside the claim's TTL.
+    /// answer ([`crate::stores::remote::Resend`]) still lands well inside the claim's TTL.
     fn answer_timeout(&self) -> Duration {
         match self
             .shortest_ttl_ms
@@ -1039,7 +844,7 @@ impl Store for PostgresStore {
         config: &SequencerConfig,
         now_unix_ms: u64,
     ) -> Result<SequencerRecord> {
-        crate::remote::create_or_existing(&self.described, name, config, || {
+        crate::stores::remote::create_or_existing(&self.described, name, config, || {
             let params = [
                 Param::Text(name),
                 Param::Text(&config.layout),
@@ -1098,7 +903,7 @@ impl Store for PostgresStore {
                     .iter()
                     .map(reservation_of)
                     .collect();
-                let floor = match crate::store::floor_after(&record, stored) {
+                let floor = match crate::base::store::floor_after(&record, stored) {
                     Ok(f) => f,
                     Err(e) => return Ok(Err(e)),
                 };
@@ -1135,7 +940,7 @@ impl Store for PostgresStore {
         let holder = format!(
             "{}{CLAIM_MARK}{}",
             request.holder,
-            crate::nonce::fresh(request.now_unix_ms)
+            crate::base::nonce::fresh(request.now_unix_ms)
         );
         #[allow(unused_mut)]
         let mut statement = Statement::Claim;
@@ -1166,7 +971,7 @@ impl Store for PostgresStore {
             if self.sequencer(request.sequencer)?.map(|r| r.incarnation)
                 != Some(request.incarnation)
             {
-                return Err(crate::store::not_live(
+                return Err(crate::base::store_errors::not_live(
                     &self.described,
                     request.sequencer,
                     request.incarnation,
@@ -1279,7 +1084,7 @@ impl Store for PostgresStore {
     }
 
     fn row(&self, key: &str) -> Result<Option<String>> {
-        crate::store::check_row_key(key)?;
+        crate::base::name::check_row_key(key)?;
         Ok(self
             .query("reading a row", Statement::Row, &[Param::Text(key)])?
             .first()
@@ -1287,7 +1092,7 @@ impl Store for PostgresStore {
     }
 
     fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool> {
-        crate::store::check_row_key(key)?;
+        crate::base::name::check_row_key(key)?;
         let rows = match expected {
             None => self.query(
                 "creating a row",
@@ -1313,15 +1118,15 @@ mod tests {
     #[test]
     fn passwords_never_reach_messages() {
         assert_eq!(
-            crate::error::redact_secrets("postgres://u:secret@h:5432/db"),
+            crate::base::error::redact_secrets("postgres://u:secret@h:5432/db"),
             "postgres://u:***@h:5432/db"
         );
         assert_eq!(
-            crate::error::redact_secrets("postgres://u@h/db?x=1"),
+            crate::base::error::redact_secrets("postgres://u@h/db?x=1"),
             "postgres://u@h/db?x=1"
         );
         assert_eq!(
-            crate::error::redact_secrets("postgres://h/db"),
+            crate::base::error::redact_secrets("postgres://h/db"),
             "postgres://h/db"
         );
         let e = PostgresStore::connect("postgres://u:secret@127.0.0.1:1/db?sequencer=s&ttl=3s")

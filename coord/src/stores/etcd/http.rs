@@ -1,5 +1,5 @@
 //! The smallest HTTP/1.1 client etcd's JSON gateway needs: `POST` with a JSON body over one kept-alive
-//! connection (opened by a [`Dial`]: TCP, TLS over TCP for `etcd+https://` (`coord/src/tls.rs`),
+//! connection (opened by a [`Dial`]: TCP, TLS over TCP for `etcd+https://` (`coord/src/stores/tls.rs`),
 //! or the simulation's in-memory network), responses framed by `Content-Length` or `chunked` (trailers
 //! skipped), every step bounded by a timeout; an `Authorization` header carries etcd's auth token. No
 //! redirects, no proxies: the gateway on a cluster's client URLs needs none of them.

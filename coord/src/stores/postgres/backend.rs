@@ -21,7 +21,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
 
 use super::sql;
-use crate::process_local::ProcessLocal;
+use crate::stores::process_local::ProcessLocal;
 
 /// The store's statements (their texts: the store's `sql` module; `{S}` is the schema).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -190,7 +190,7 @@ impl Runtime {
             None => Err(Failure::Error {
                 closed: true,
                 code: None,
-                detail: crate::process_local::FORKED.into(),
+                detail: crate::stores::process_local::FORKED.into(),
             }),
         }
     }
@@ -256,7 +256,7 @@ impl Driver {
             config,
             tls,
             schema: Arc::new(Schema {
-                quoted: super::quoted(schema),
+                quoted: super::sql::quoted(schema),
                 name: schema.to_string(),
             }),
             runtime: Arc::new(Runtime(ProcessLocal::new(Some(runtime)))),

@@ -1,7 +1,7 @@
 //! What the server stores (etcd, PostgreSQL) share.
 
-use crate::error::{Error, Result};
-use crate::store::{SequencerConfig, SequencerRecord};
+use crate::base::error::{Error, Result};
+use crate::base::store::{SequencerConfig, SequencerRecord};
 
 /// The outcome of one "create if absent" attempt on a server.
 pub(crate) enum Created {
@@ -26,7 +26,8 @@ pub(crate) fn create_or_existing(
             Created::Exists(Some(existing)) if existing.config == *config => return Ok(existing),
             Created::Exists(Some(existing)) => {
                 return Err(
-                    crate::sequencer::conflict(name, &existing.config, config).context(store)
+                    crate::base::store_errors::conflict(name, &existing.config, config)
+                        .context(store),
                 )
             }
             Created::Exists(None) => {}

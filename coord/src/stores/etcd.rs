@@ -45,7 +45,7 @@
 //! its own text; a sequencer record's re-send finds the record it created (same configuration); a
 //! lease grant's re-send leaves an unused lease that expires at its TTL.
 //!
-//! `etcd+https://` speaks TLS (rustls, `coord/src/tls.rs`): the server's certificate is checked against
+//! `etcd+https://` speaks TLS (rustls, `coord/src/stores/tls.rs`): the server's certificate is checked against
 //! the URL's `cacert` (else the Mozilla roots) and the endpoint's host name; `cert`/`key` are offered to
 //! a cluster that asks for a client certificate (`--client-cert-auth`). `USER:PASSWORD@` signs in with
 //! etcd's authentication (`/v3/auth/authenticate`) before the first request; its token goes in each
@@ -60,7 +60,7 @@
 //! Several endpoints may be named; a request that cannot connect, times out, or is answered
 //! "unavailable" (no leader, a member out of quorum) is tried on the next one, and a pass over every
 //! endpoint that none answered is made again while twice the connect and answer timeouts have not
-//! passed (at most two passes, `Resend` in `coord/src/remote.rs`: answers held back or lost now and then
+//! passed (at most two passes, `Resend` in `coord/src/stores/remote.rs`: answers held back or lost now and then
 //! cost a re-send, not the claim or the keeper round; a call's first send waits a quarter of the answer
 //! timeout, `crate::remote::first_answer_timeout`, its re-sends the whole). Every request is bounded
 //! ([`EtcdStore::CONNECT_TIMEOUT`] per connection, [`EtcdStore::REQUEST_TIMEOUT`] per answer), so no
@@ -76,13 +76,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::error::{Error, Result};
-use crate::process_local::{ProcessLocal, FORKED};
-use crate::remote::{Created, Resend};
-use crate::source::{Credentials, EtcdUrl};
-use crate::store::{
+use crate::base::error::{Error, Result};
+use crate::base::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };
+use crate::base::url::{Credentials, EtcdUrl};
+use crate::stores::process_local::{ProcessLocal, FORKED};
+use crate::stores::remote::{Created, Resend};
 use http::{base64_decode, base64_encode, Connection};
 
 /// gRPC status codes the gateway puts in error bodies (those that send a request to another member).
@@ -116,7 +116,7 @@ pub struct EtcdStore {
     leases: Mutex<HashMap<(String, u64, u64), i64>>,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
-    defect: crate::lease::Defect,
+    defect: crate::base::defect::Defect,
 }
 
 /// etcd's own authentication: who signs in, and the token of the last sign-in.
@@ -214,12 +214,13 @@ impl EtcdStore {
     ) -> Result<EtcdStore> {
         let tls = match &url.tls {
             Some(files) => Some(
-                crate::tls::client_config(files, crate::tls::Verify::Full).map_err(|e| {
-                    e.context(format!(
-                        "etcd store {}",
-                        crate::source::StoreUrl::Etcd(url.clone())
-                    ))
-                })?,
+                crate::stores::tls::client_config(files, crate::stores::tls::Verify::Full)
+                    .map_err(|e| {
+                        e.context(format!(
+                            "etcd store {}",
+                            crate::base::url::StoreUrl::Etcd(url.clone())
+                        ))
+                    })?,
             ),
             None => None,
         };
@@ -269,7 +270,7 @@ impl EtcdStore {
             } else {
                 format!("{prefix}/")
             },
-            described: crate::source::StoreUrl::Etcd(EtcdUrl {
+            described: crate::base::url::StoreUrl::Etcd(EtcdUrl {
                 prefix: prefix.to_string(),
                 ..url.clone()
             })
@@ -285,7 +286,7 @@ impl EtcdStore {
             shortest_ttl_ms: AtomicU64::new(0),
             leases: Mutex::new(HashMap::new()),
             #[cfg(feature = "planted-defects")]
-            defect: crate::lease::Defect::None,
+            defect: crate::base::defect::Defect::None,
         };
         store.range(&store.seq_prefix(), true, Some(1))?;
         Ok(store)
@@ -293,7 +294,7 @@ impl EtcdStore {
 
     /// This store with a defect planted (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
-    pub fn plant(self, defect: crate::lease::Defect) -> EtcdStore {
+    pub fn plant(self, defect: crate::base::defect::Defect) -> EtcdStore {
         EtcdStore { defect, ..self }
     }
 
@@ -411,8 +412,8 @@ impl EtcdStore {
             return Err(Failure::Unreachable(FORKED.into()));
         };
         let mut resend = Resend::new((self.connect_timeout + timeout) * 2);
-        // The first send waits a shorter time ([`crate::remote::first_answer_timeout`]).
-        let mut first = Some(crate::remote::first_answer_timeout(timeout));
+        // The first send waits a shorter time ([`crate::stores::remote::first_answer_timeout`]).
+        let mut first = Some(crate::stores::remote::first_answer_timeout(timeout));
         loop {
             match self.send_pass(conn, path, &body, token, timeout, first.take()) {
                 Err(Failure::Unreachable(_)) if resend.again() => {}
@@ -742,7 +743,7 @@ impl Store for EtcdStore {
     ) -> Result<SequencerRecord> {
         let key = base64_encode(&self.seq_key(name));
         let floor_key = base64_encode(&self.floor_key(name));
-        crate::remote::create_or_existing(&self.described, name, config, || {
+        crate::stores::remote::create_or_existing(&self.described, name, config, || {
             // The record carries the floor as it is now; the transaction checks it still is.
             let floor_kv = self.range(&self.floor_key(name), false, None)?;
             let (floor, floor_compare) = match floor_kv.first() {
@@ -836,7 +837,7 @@ impl Store for EtcdStore {
                         .ok_or_else(|| self.unreadable(format_args!("a reservation of {name}")))?,
                 );
             }
-            let floor = crate::store::floor_after(&record, reservations)?;
+            let floor = crate::base::store::floor_after(&record, reservations)?;
             let unchanged_since = (seen + 1).to_string();
             let v = self.txn(
                 "destroying a sequencer",
@@ -935,7 +936,7 @@ impl Store for EtcdStore {
                                 .iter()
                                 .any(|kv| kv.create_revision == request.incarnation)
                             {
-                                return Err(crate::store::not_live(
+                                return Err(crate::base::store_errors::not_live(
                                     &self.described,
                                     name,
                                     request.incarnation,
@@ -1092,7 +1093,7 @@ impl Store for EtcdStore {
     }
 
     fn row(&self, key: &str) -> Result<Option<String>> {
-        crate::store::check_row_key(key)?;
+        crate::base::name::check_row_key(key)?;
         let kvs = self.range(&self.row_key(key), false, None)?;
         kvs.first()
             .map(|kv| {
@@ -1103,7 +1104,7 @@ impl Store for EtcdStore {
     }
 
     fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool> {
-        crate::store::check_row_key(key)?;
+        crate::base::name::check_row_key(key)?;
         let k = base64_encode(&self.row_key(key));
         let compare = match expected {
             None => {

@@ -2,7 +2,7 @@
 //! std TCP; a deterministic simulation plugs in an in-memory network instead (a simulated gateway behind
 //! it, faults drawn from a seed), so that the client's own code — its timeouts, its re-sends on a fresh
 //! connection or the next endpoint — runs unchanged against it. `etcd+https://` is [`TcpDial`] with a
-//! TLS configuration: rustls over the TCP stream (`coord/src/tls.rs`).
+//! TLS configuration: rustls over the TCP stream (`coord/src/stores/tls.rs`).
 
 use std::fmt::Debug;
 use std::io::{self, Read, Write};
@@ -40,7 +40,7 @@ impl TcpDial {
     }
 }
 
-impl Stream for crate::tls::Stream {
+impl Stream for crate::stores::tls::Stream {
     fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         self.tcp().set_read_timeout(timeout)
     }
@@ -77,7 +77,7 @@ impl Dial for TcpDial {
                         .max(Duration::from_millis(1));
                     stream.set_read_timeout(Some(left))?;
                     stream.set_write_timeout(Some(left))?;
-                    return Ok(Box::new(crate::tls::Stream::new(
+                    return Ok(Box::new(crate::stores::tls::Stream::new(
                         stream,
                         endpoint,
                         self.tls.as_ref(),

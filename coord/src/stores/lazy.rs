@@ -6,13 +6,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::error::Result;
-#[cfg(doc)]
-use crate::source::open_store;
-use crate::source::{StoreOpener, StoreUrl};
-use crate::store::{
+use crate::base::error::Result;
+use crate::base::store::{
     Claim, ClaimRequest, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };
+use crate::base::url::StoreUrl;
+#[cfg(doc)]
+use crate::stores::open::open_store;
+use crate::stores::open::StoreOpener;
 
 /// A store connected on first use (see the [module documentation](self)).
 pub(crate) struct LazyStore {

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use crate::error::{Error, Result};
-use crate::store::{
+use crate::base::error::{Error, Result};
+use crate::base::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
 };
-use snowmint::ErrorCode;
+use crate::base::store_errors::lost;
 
 #[derive(Debug, Default)]
 struct State {
@@ -32,7 +32,7 @@ pub struct MemoryStore {
     available: AtomicBool,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
-    defect: Mutex<crate::lease::Defect>,
+    defect: Mutex<crate::base::defect::Defect>,
 }
 
 impl Default for MemoryStore {
@@ -48,13 +48,13 @@ impl MemoryStore {
             state: Mutex::new(State::default()),
             available: AtomicBool::new(true),
             #[cfg(feature = "planted-defects")]
-            defect: Mutex::new(crate::lease::Defect::None),
+            defect: Mutex::new(crate::base::defect::Defect::None),
         }
     }
 
     /// Plants a defect (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
-    pub fn plant(&self, defect: crate::lease::Defect) {
+    pub fn plant(&self, defect: crate::base::defect::Defect) {
         *self.defect.lock().unwrap_or_else(|p| p.into_inner()) = defect;
     }
 
@@ -67,7 +67,7 @@ impl MemoryStore {
     fn renews_expired(&self) -> bool {
         #[cfg(feature = "planted-defects")]
         return *self.defect.lock().unwrap_or_else(|p| p.into_inner())
-            == crate::lease::Defect::RenewIgnoresExpiry;
+            == crate::base::defect::Defect::RenewIgnoresExpiry;
         #[cfg(not(feature = "planted-defects"))]
         false
     }
@@ -92,7 +92,7 @@ impl MemoryStore {
         let key = (claim.sequencer.clone(), claim.node_id);
         #[cfg(feature = "planted-defects")]
         if *self.defect.lock().unwrap_or_else(|p| p.into_inner())
-            == crate::lease::Defect::ReserveBeforeRecheck
+            == crate::base::defect::Defect::ReserveBeforeRecheck
         {
             s.reservations.insert(key.clone(), *reservation); // the defect: written before the check
         }
@@ -102,7 +102,7 @@ impl MemoryStore {
             let kept = reservation.kept(s.reservations.get(&key), lower);
             #[cfg(feature = "planted-defects")]
             let kept = if *self.defect.lock().unwrap_or_else(|p| p.into_inner())
-                == crate::lease::Defect::ReservationLowered
+                == crate::base::defect::Defect::ReservationLowered
             {
                 *reservation // the defect: the stored reservation is not consulted
             } else {
@@ -136,7 +136,11 @@ impl Store for MemoryStore {
             return if existing.config == *config {
                 Ok(existing.clone())
             } else {
-                Err(crate::sequencer::conflict(name, &existing.config, config))
+                Err(crate::base::store_errors::conflict(
+                    name,
+                    &existing.config,
+                    config,
+                ))
             };
         }
         let incarnation = s.incarnations.get(name).copied().unwrap_or(0) + 1;
@@ -164,7 +168,7 @@ impl Store for MemoryStore {
         let mut s = self.state()?;
         #[cfg(feature = "planted-defects")]
         let incarnation = match *self.defect.lock().unwrap_or_else(|p| p.into_inner()) {
-            crate::lease::Defect::DestroyWithoutCondition => {
+            crate::base::defect::Defect::DestroyWithoutCondition => {
                 s.sequencers.get(name).map_or(0, |r| r.incarnation)
             }
             _ => incarnation,
@@ -176,7 +180,7 @@ impl Store for MemoryStore {
         else {
             return Ok(false);
         };
-        let floor = crate::store::floor_after(
+        let floor = crate::base::store::floor_after(
             record,
             s.reservations
                 .iter()
@@ -192,7 +196,7 @@ impl Store for MemoryStore {
     fn claim(&self, r: &ClaimRequest<'_>) -> Result<Option<Claim>> {
         let mut s = self.state()?;
         if s.sequencers.get(r.sequencer).map(|r| r.incarnation) != Some(r.incarnation) {
-            return Err(crate::store::not_live(
+            return Err(crate::base::store_errors::not_live(
                 "memory store",
                 r.sequencer,
                 r.incarnation,
@@ -288,12 +292,12 @@ impl Store for MemoryStore {
     }
 
     fn row(&self, key: &str) -> Result<Option<String>> {
-        crate::store::check_row_key(key)?;
+        crate::base::name::check_row_key(key)?;
         Ok(self.state()?.rows.get(key).cloned())
     }
 
     fn swap_row(&self, key: &str, expected: Option<&str>, new: &str) -> Result<bool> {
-        crate::store::check_row_key(key)?;
+        crate::base::name::check_row_key(key)?;
         let mut s = self.state()?;
         if s.rows.get(key).map(String::as_str) != expected {
             return Ok(false);
@@ -301,15 +305,4 @@ impl Store for MemoryStore {
         s.rows.insert(key.to_string(), new.to_string());
         Ok(true)
     }
-}
-
-/// `LEASE_LOST` for a claim that is no longer the current one.
-pub(crate) fn lost(claim: &Claim) -> Error {
-    Error::new(
-        ErrorCode::LeaseLost,
-        format!(
-            "the claim on node ID {} of sequencer {:?} (fencing token {}) is no longer held",
-            claim.node_id, claim.sequencer, claim.token
-        ),
-    )
 }
