@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+#[cfg(doc)]
+use super::Lease;
 #[cfg(feature = "planted-defects")]
 use crate::base::defect::Defect;
 #[cfg(doc)]
