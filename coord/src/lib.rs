@@ -52,11 +52,11 @@ pub use stores::{file, memory};
 pub use base::error::{redact_secrets, without_urls, Error, Result};
 pub use base::layout::{layout_fingerprint, layout_text};
 pub use file::FileStore;
-pub use generator::{Opened, SequencerGenerator};
+pub use generator::{NodeGenerator, Opened, SequencerGenerator};
 pub use lease::{Lease, LeaseOptions, LeaseState, DEFAULT_TTL};
 pub use memory::MemoryStore;
 pub use range::{DatacenterRow, GlobalRow, RangeOptions, RangeSequence, RangeStats};
-pub use sequencer::{NodeGenerator, Sequencer, SequencerState};
+pub use sequencer::{Sequencer, SequencerState};
 pub use source::{NodeSource, StoreUrl};
 pub use store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,

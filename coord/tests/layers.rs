@@ -12,7 +12,8 @@
 //! base or store module also never names the crate root (`crate::Error`): the root re-exports every
 //! layer, so a path through it hides which layer it reaches.
 //!
-//! `cargo test -p snowmint-coord --test layers -- --nocapture` prints the module graph and its cycles.
+//! `cargo test -p snowmint-coord --test layers -- --nocapture` prints the module graph and its cycles
+//! (`SNOWMINT_LAYERS_SRC=DIR`: of another tree).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -241,8 +242,26 @@ fn inline_modules(code: &str) -> Vec<(usize, usize, String)> {
 /// The modules of the crate that the code of the file holding `module` names, resolved against the
 /// crate's file modules `modules`.
 fn imports(module: &str, code: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    edges(module, code, modules, true)
+}
+
+/// [`imports`] without the paths only a re-export (`pub use …`, `pub(crate) use …`) or an import for
+/// the documentation (`#[cfg(doc)] use …`) names: a re-export gives an item another path, and neither
+/// is a dependency of code (the cycles are counted on these).
+fn code_imports(module: &str, code: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    edges(module, code, modules, false)
+}
+
+fn edges(
+    module: &str,
+    code: &str,
+    modules: &BTreeSet<String>,
+    reexports: bool,
+) -> BTreeSet<String> {
     // Each path with the position it is named at.
     let mut paths: Vec<(usize, String)> = Vec::new();
+    // The spans of the `use` items (their paths are read from the tree, not again below).
+    let mut uses: Vec<(usize, usize)> = Vec::new();
     // `use` items (a tree may span lines).
     let mut from = 0;
     while let Some(p) = code[from..].find("use ") {
@@ -252,6 +271,17 @@ fn imports(module: &str, code: &str, modules: &BTreeSet<String>) -> BTreeSet<Str
             continue;
         }
         let end = code[at..].find(';').map_or(code.len(), |e| at + e);
+        uses.push((at, end));
+        let before = code[..at].trim_end();
+        let reexport = before.ends_with("pub")
+            || before.ends_with(')')
+                && before
+                    .rfind("pub(")
+                    .is_some_and(|p| !before[p..].contains('\n'));
+        let for_docs = before.ends_with("#[cfg(doc)]");
+        if (reexport || for_docs) && !reexports {
+            continue;
+        }
         paths.extend(expand_use(&code[at + 4..end]).into_iter().map(|u| (at, u)));
     }
     // `crate::…` and `super::…` paths anywhere in the code (a `use` group's head is read above).
@@ -260,7 +290,7 @@ fn imports(module: &str, code: &str, modules: &BTreeSet<String>) -> BTreeSet<Str
         while let Some(p) = code[from..].find(key) {
             let at = from + p;
             from = at + key.len();
-            if ident(code.as_bytes(), at) {
+            if ident(code.as_bytes(), at) || uses.iter().any(|&(b, e)| b < at && at < e) {
                 continue;
             }
             let path: String = code[at..]
@@ -331,26 +361,32 @@ fn join(a: &str, b: &str) -> String {
     }
 }
 
-/// The module graph of coord/src: every module and the modules it names.
-fn graph() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// The module graph of coord/src: every module and the modules it names (all of them, and those its
+/// code depends on: without re-exports).
+fn graph() -> (Graph, Graph) {
+    // `SNOWMINT_LAYERS_SRC=DIR`: check another tree (an older one, its files placed in the layers).
+    let src = std::env::var_os("SNOWMINT_LAYERS_SRC").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        PathBuf::from,
+    );
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     let modules: BTreeSet<String> = files.iter().map(|f| module_of(&src, f)).collect();
-    files
-        .iter()
-        .map(|f| {
-            let m = module_of(&src, f);
-            let code = code_only(&std::fs::read_to_string(f).unwrap());
-            let deps = imports(&m, &code, &modules);
-            (m, deps)
-        })
-        .collect()
+    let (mut all, mut code_deps) = (Graph::new(), Graph::new());
+    for f in &files {
+        let m = module_of(&src, f);
+        let code = code_only(&std::fs::read_to_string(f).unwrap());
+        all.insert(m.clone(), imports(&m, &code, &modules));
+        code_deps.insert(m.clone(), code_imports(&m, &code, &modules));
+    }
+    (all, code_deps)
 }
 
 /// The strongly connected components of more than one module (Tarjan), each sorted; the crate root
 /// (which declares and re-exports every module) left out.
-fn cycles(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+fn cycles(g: &Graph) -> Vec<Vec<String>> {
     struct T<'a> {
         g: &'a BTreeMap<String, BTreeSet<String>>,
         index: BTreeMap<&'a str, usize>,
@@ -422,7 +458,7 @@ fn name(m: &str) -> &str {
 }
 
 /// Where a base or store module names a layer above its own (or the crate root).
-fn violations(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+fn violations(g: &Graph) -> Vec<String> {
     let mut out = Vec::new();
     for (m, deps) in g {
         if m.is_empty() || layer(m) == 2 {
@@ -449,10 +485,16 @@ fn violations(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
 
 #[test]
 fn base_and_stores_import_nothing_above_them() {
-    let g = graph();
-    println!("coord/src module graph (module -> modules it names):");
+    let (g, code_deps) = graph();
+    println!("coord/src module graph (module -> modules it names; \"(re-export or docs)\": named by a re-export or for the documentation only):");
     for (m, deps) in &g {
-        let deps: Vec<&str> = deps.iter().map(|d| name(d)).collect();
+        let deps: Vec<String> = deps
+            .iter()
+            .map(|d| match code_deps[m].contains(d) {
+                true => name(d).to_string(),
+                false => format!("{} (re-export or docs)", name(d)),
+            })
+            .collect();
         println!(
             "  [{}] {} -> {}",
             LAYER_NAMES[if m.is_empty() { 2 } else { layer(m) as usize }],
@@ -460,8 +502,11 @@ fn base_and_stores_import_nothing_above_them() {
             deps.join(", ")
         );
     }
-    let cycles = cycles(&g);
-    println!("cycles (modules that reach each other): {}", cycles.len());
+    let cycles = cycles(&code_deps);
+    println!(
+        "cycles (modules whose code reaches each other): {}",
+        cycles.len()
+    );
     for c in &cycles {
         println!("  {} modules: {}", c.len(), c.join(", "));
     }
@@ -501,6 +546,17 @@ fn a_planted_import_is_found() {
             "use super::super::super::lease;",
             "lease",
         ),
+        ("base::name", "pub use crate::lease::Defect;", "lease"),
+        (
+            "base::name",
+            "pub(crate) use crate::{lease::Defect};",
+            "lease",
+        ),
+        (
+            "base::name",
+            "#[cfg(doc)]\nuse crate::lease::Lease;",
+            "lease",
+        ),
     ];
     for (m, code, want) in cases {
         let mut g = BTreeMap::new();
@@ -508,6 +564,10 @@ fn a_planted_import_is_found() {
         assert!(g[m].contains(want), "{m}: {code:?} -> {:?}", g[m]);
         assert!(!violations(&g).is_empty(), "{m}: {code:?} not refused");
     }
+    // A re-export, or an import for the documentation only, names a module but is no dependency of
+    // code.
+    let code = "pub use crate::lease::Defect;\npub(crate) use crate::stores::etcd;\n#[cfg(doc)]\nuse crate::range;";
+    assert!(code_imports("base::name", &code_only(code), &modules).is_empty());
     // Comments and strings are not imports; a store naming the base is fine.
     let code = "// use crate::lease;\nconst U: &str = \"crate::lease\";\nuse crate::base::name;";
     let mut g = BTreeMap::new();

@@ -17,13 +17,14 @@ use crate::base::time::Time;
 use crate::shared_lease::{self, Record, SharedFile};
 
 use super::claim::{claim_waiting, spread};
+use super::forks;
+use super::handle::Lease;
 use super::join::{join, Joined};
 use super::keeper::keeper;
 use super::options::LeaseOptions;
 use super::shared::{deadline_after, duration_ms, ms, Shared, Wake};
 use super::state::HELD;
 use super::word::{LeaseCeiling, Word};
-use super::{forks, Lease};
 
 /// How an open goes on after its claim was taken: a step (reading the node ID's reservation, writing
 /// the first one) that fails with `STORE_UNAVAILABLE` (its sends timed out, or their connections

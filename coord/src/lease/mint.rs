@@ -8,10 +8,10 @@ use snowmint::{ErrorCode, Policy};
 
 use crate::base::error::{Error, Result};
 
+use super::handle::Lease;
 use super::shared::{deadline_after, duration_ms};
 use super::state::LeaseState;
 use super::word::CeiledGenerator;
-use super::Lease;
 
 impl Lease {
     /// Mints one ID under the lease.

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 #[cfg(doc)]
-use super::Lease;
+use super::handle::Lease;
 #[cfg(feature = "planted-defects")]
 use crate::base::defect::Defect;
 #[cfg(doc)]

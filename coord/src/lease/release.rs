@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering;
 use crate::base::defect::Defect;
 use crate::base::error::Result;
 
+use super::handle::Lease;
 use super::state::{LeaseState, LOST};
-use super::Lease;
 
 impl Lease {
     /// Stops the keeper and releases the claim now (also done on drop). Minting then fails with

@@ -15,8 +15,7 @@ use crate::base::sync::AtomicU64;
 use crate::base::time::Time;
 
 use super::options::RangeOptions;
-use super::rows::{nonce, unreadable, Dc, Global, TICKET_MS};
-use super::sequence::check_names;
+use super::rows::{check_names, nonce, unreadable, Dc, Global, TICKET_MS};
 
 /// The allocation algorithm over two stores, without the minting state (shared by the background
 /// thread and `open`).

@@ -9,7 +9,7 @@ use crate::stores::lazy::LazyStore;
 use crate::stores::open::{open_store, StoreOpener};
 
 use super::options::RangeOptions;
-use super::sequence::check_names;
+use super::rows::check_names;
 
 /// Opens the global and the local store of two URLs (one connection when they are the same). The
 /// local store is connected now; the global one on first use, so that a process whose datacenter row

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 #[cfg(doc)]
 use super::sequence::RangeSequence;
 use crate::base::error::{Error, Result};
+use crate::base::name::check_name;
 use crate::base::store::Store;
 use crate::base::time::Time;
 
@@ -179,4 +180,9 @@ pub(super) fn read_row<T>(
 /// A fresh nonce for one write, the write's identity ([`crate::base::nonce`]).
 pub(super) fn nonce(time: &dyn Time) -> String {
     crate::base::nonce::fresh(time.unix_ns())
+}
+
+pub(super) fn check_names(name: &str, dc: &str) -> Result<()> {
+    check_name(name).map_err(|e| e.context("range sequence name"))?;
+    check_name(dc).map_err(|e| e.context("datacenter name"))
 }

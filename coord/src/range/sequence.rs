@@ -17,7 +17,7 @@ use crate::stores::open::open_store;
 use super::allocator::Allocator;
 use super::open::{checked_pair, embedded_stores_exist};
 use super::options::{RangeOptions, RangeStats};
-use super::rows::{read_row, DatacenterRow, Dc, Global, GlobalRow, TICKET_MS};
+use super::rows::{check_names, read_row, DatacenterRow, Dc, Global, GlobalRow, TICKET_MS};
 
 /// The most values [`RangeSequence::next_ids`] returns at once.
 pub const MAX_BATCH: usize = 1 << 24;
@@ -507,9 +507,4 @@ impl Drop for RangeSequence {
             let _ = worker.join();
         }
     }
-}
-
-pub(super) fn check_names(name: &str, dc: &str) -> Result<()> {
-    check_name(name).map_err(|e| e.context("range sequence name"))?;
-    check_name(dc).map_err(|e| e.context("datacenter name"))
 }

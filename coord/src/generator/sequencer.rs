@@ -1,5 +1,5 @@
-//! The generator the language bindings (Python, Node, C) wrap for a lease source or a sequencer handle:
-//! a [`Sequencer`] handle plus its current lease, readable without a lock, so that minting costs one
+//! [`SequencerGenerator`], the generator the language bindings (Python, Node, C) wrap for a lease
+//! source or a sequencer handle: a [`Sequencer`] handle plus its current lease, readable without a lock, so that minting costs one
 //! atomic load more than minting with a fixed node ID.
 //!
 //! Every decision (parsing the source, claiming, renewing, reservations, states) is made here and below;
@@ -17,6 +17,8 @@ use crate::lease::{Lease, LeaseOptions};
 use crate::sequencer::{Sequencer, SequencerState};
 use crate::source::NodeSource;
 use crate::stores::open::open_store;
+
+use super::prefork;
 
 /// What a node source opens to: a fixed node ID (a number, `env`, `k8s`, `ip`, resolved and checked
 /// against the layout) or a generator under a lease (`file://`, `etcd://`, `postgres://`).
@@ -524,56 +526,6 @@ impl SequencerGenerator {
     }
 }
 
-/// The generators given back before a fork ([`SequencerGenerator::give_back_if_unused`]): a binding
-/// registers the generators it keeps at a fixed address (boxed); a `pthread_atfork` prepare handler
-/// (installed by the first registration) calls [`prefork::give_back_unused`] in the forking thread before
-/// every `fork()`, whoever calls it (Python's `os.fork`, uWSGI's or Celery's master, C code). It runs
-/// before the fork, not in the child, so it may take locks and talk to the store.
-pub mod prefork {
-    use super::SequencerGenerator;
-    use std::sync::{Mutex, Once};
-
-    static INSTALL: Once = Once::new();
-
-    extern "C" fn prepare() {
-        give_back_unused();
-    }
-
-    /// Addresses of registered generators; a generator leaves (in its `Drop`, under this lock) before
-    /// its memory is freed, so every address here is live while the lock is held.
-    static REGISTERED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
-
-    /// Registers `g`, which must not move until it is dropped (it is kept in a `Box`).
-    pub fn register(g: &SequencerGenerator) {
-        if g.reopens_in_child() {
-            // SAFETY: a plain function; it runs before the fork, in the forking thread.
-            INSTALL.call_once(|| unsafe {
-                libc::pthread_atfork(Some(prepare), None, None);
-            });
-            let mut r = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
-            r.push(g as *const SequencerGenerator as usize);
-        }
-    }
-
-    pub(super) fn unregister(g: &SequencerGenerator) {
-        let at = g as *const SequencerGenerator as usize;
-        let mut r = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
-        r.retain(|&a| a != at);
-    }
-
-    /// Before a fork: every registered generator that has minted nothing releases its lease (it claims
-    /// again on first use). Returns how many did.
-    pub fn give_back_unused() -> usize {
-        let r = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
-        r.iter()
-            // SAFETY: registered addresses are live while the lock is held (see `REGISTERED`).
-            .filter(|&&a| {
-                unsafe { &*(a as *const SequencerGenerator) }.give_back_if_unused() == Ok(true)
-            })
-            .count()
-    }
-}
-
 impl Drop for SequencerGenerator {
     fn drop(&mut self) {
         prefork::unregister(self);
@@ -589,62 +541,4 @@ impl Drop for SequencerGenerator {
         // SAFETY: dropped once, here, and never used again.
         unsafe { ManuallyDrop::drop(&mut self.seq) };
     }
-}
-
-/// The store a URL names (`file:///DIR`, `etcd://…`, `postgres://…`) and the lease options its `?ttl=`
-/// sets.
-/// (`create`: an embedded store's missing directory is created, [`crate::source::create_store`].)
-fn store_at(url: &str, create: bool) -> Result<(Arc<dyn crate::Store>, LeaseOptions)> {
-    let open = if create {
-        crate::stores::open::create_store
-    } else {
-        open_store
-    };
-    match NodeSource::parse(url)? {
-        NodeSource::Lease(l) => Ok((
-            open(&l.store).map_err(|e| e.context(format!("store {url:?}")))?,
-            LeaseOptions {
-                ttl: l.ttl,
-                wait_for_node: l.wait,
-                ..LeaseOptions::default()
-            },
-        )),
-        _ => Err(crate::Error::invalid(format!(
-            "store {url:?}: not a store URL (file:///DIR, etcd://HOST:PORT/PREFIX or postgres://USER@HOST:PORT/DB)"
-        ))),
-    }
-}
-
-/// [`Sequencer::create`] on the store `url` names (its `?ttl=` is the lease TTL of the handle).
-pub fn create_sequencer(
-    url: &str,
-    name: &str,
-    layout: Layout,
-    nodes: u64,
-    options: Options,
-) -> Result<Sequencer> {
-    let (store, lease_options) = store_at(url, true)?;
-    Sequencer::create_with(
-        store,
-        Arc::new(SystemTime),
-        name,
-        layout,
-        nodes,
-        options,
-        lease_options,
-    )
-}
-
-/// [`Sequencer::open`] on the store `url` names.
-pub fn open_sequencer(url: &str, name: &str, options: Options) -> Result<Sequencer> {
-    let (store, lease_options) = store_at(url, false)?;
-    Sequencer::open_with(store, Arc::new(SystemTime), name, options, lease_options)
-}
-
-/// The names of the sequencers in the store `url` names, sorted.
-pub fn list_sequencers(url: &str) -> Result<Vec<String>> {
-    let (store, _) = store_at(url, false)?;
-    let mut names: Vec<String> = store.sequencers()?.into_iter().map(|r| r.name).collect();
-    names.sort();
-    Ok(names)
 }
