@@ -1,6 +1,6 @@
-//! The synchronisation primitives of the lease (coord/src/lease.rs), the sequencer handle's lease slot
-//! and the generator's current lease (coord/src/sequencer.rs, coord/src/generator.rs) and the range
-//! sequence (coord/src/range.rs): std's, or under the feature `shuttle` shuttle's, whose scheduler then chooses
+//! The synchronisation primitives of the lease (coord/src/lease/), the sequencer handle's lease slot
+//! and the generator's current lease (coord/src/sequencer.rs, coord/src/generator/) and the range
+//! sequence (coord/src/range/): std's, or under the feature `shuttle` shuttle's, whose scheduler then chooses
 //! at every lock, wait, notify, spawn, sleep and access of these atomics which thread runs next (the
 //! randomized-scheduler model, coord/tests/shuttle.rs). The lease generator's own words (its state,
 //! the lease's ceiling: [`crate::lease::Word`]) stay std atomics, shared with the core's lock-free
