@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use snowmint::{Layout, Options};
 
-use crate::base::error::Result;
+use crate::base::error::{Error, Result};
+use crate::base::store::Store;
 use crate::base::time::SystemTime;
 use crate::lease::LeaseOptions;
 use crate::sequencer::Sequencer;
@@ -15,7 +16,7 @@ use crate::stores::open::open_store;
 /// The store a URL names (`file:///DIR`, `etcd://…`, `postgres://…`) and the lease options its `?ttl=`
 /// sets.
 /// (`create`: an embedded store's missing directory is created, [`crate::source::create_store`].)
-fn store_at(url: &str, create: bool) -> Result<(Arc<dyn crate::Store>, LeaseOptions)> {
+fn store_at(url: &str, create: bool) -> Result<(Arc<dyn Store>, LeaseOptions)> {
     let open = if create {
         crate::stores::open::create_store
     } else {
@@ -30,7 +31,7 @@ fn store_at(url: &str, create: bool) -> Result<(Arc<dyn crate::Store>, LeaseOpti
                 ..LeaseOptions::default()
             },
         )),
-        _ => Err(crate::Error::invalid(format!(
+        _ => Err(Error::invalid(format!(
             "store {url:?}: not a store URL (file:///DIR, etcd://HOST:PORT/PREFIX or postgres://USER@HOST:PORT/DB)"
         ))),
     }

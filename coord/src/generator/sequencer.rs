@@ -10,7 +10,7 @@ use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::base::error::Result;
+use crate::base::error::{Error, Result};
 use crate::base::sync::AtomicPtr;
 use crate::base::time::{SystemTime, Time};
 use crate::lease::{Lease, LeaseOptions};
@@ -117,7 +117,7 @@ impl SequencerGenerator {
         // one (on PostgreSQL a login of several answers, each able to be held back). Bounded: at most
         // `OPEN_TRIES` tries of each step, none begun once the TTL has passed since the open began.
         let until = std::time::Instant::now() + l.ttl;
-        let again = |e: &crate::Error, tries: &mut u32| {
+        let again = |e: &Error, tries: &mut u32| {
             *tries += 1;
             e.code() == snowmint::ErrorCode::StoreUnavailable
                 && *tries < OPEN_TRIES
@@ -215,7 +215,7 @@ impl SequencerGenerator {
     /// Opens this generator's source again in a forked child (once).
     fn open_child(&self) -> Result<&SequencerGenerator> {
         let Some(r) = &self.reopen else {
-            return Err(crate::Error::lease_lost("no source to open again"));
+            return Err(Error::lease_lost("no source to open again"));
         };
         let _g = self.child_opening.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(c) = self.child.get() {
@@ -230,9 +230,7 @@ impl SequencerGenerator {
         )
         .map_err(|e| e.context("a forked child opening its own lease"))?;
         let Opened::Leased(c) = opened else {
-            return Err(crate::Error::invalid(
-                "the node source no longer names a lease",
-            ));
+            return Err(Error::invalid("the node source no longer names a lease"));
         };
         let c = self.child.get_or_init(|| c);
         // This process's copy of `current` now names the child's lease, so a binding's fast path
@@ -276,7 +274,7 @@ impl SequencerGenerator {
     #[cold]
     fn in_child_or<T>(
         &self,
-        e: crate::Error,
+        e: Error,
         again: impl FnOnce(&SequencerGenerator) -> Result<T>,
     ) -> Result<T> {
         if e.code() == ErrorCode::LeaseLost {
@@ -438,14 +436,14 @@ impl SequencerGenerator {
         }
     }
 
-    fn detached_error(&self) -> crate::Error {
+    fn detached_error(&self) -> Error {
         let name = &self.seq.record().name;
         match self.seq.known_state() {
-            SequencerState::Destroyed => crate::Error::new(
+            SequencerState::Destroyed => Error::new(
                 snowmint::ErrorCode::SequencerDestroyed,
                 format!("sequencer {name:?} was destroyed; this handle never mints again"),
             ),
-            _ => crate::Error::lease_lost(format!(
+            _ => Error::lease_lost(format!(
                 "sequencer {name:?}: this generator is detached; attach() to mint"
             )),
         }
@@ -517,7 +515,7 @@ impl SequencerGenerator {
                 |c| c.next_ids(out),
                 || match self.seq.next_id() {
                     Err(e) => Err(e),
-                    Ok(_) => Err(crate::Error::lease_lost(
+                    Ok(_) => Err(Error::lease_lost(
                         "the generator was attached while minting; retry",
                     )),
                 },

@@ -20,10 +20,10 @@ fn open_pair_connects_the_global_store_on_first_use() {
     use std::sync::{atomic::AtomicBool, Mutex};
     let reachable = Arc::new(AtomicBool::new(false));
     let opened = Arc::new(Mutex::new(Vec::new()));
-    let memory: Arc<dyn Store> = Arc::new(crate::MemoryStore::new());
+    let memory: Arc<dyn Store> = Arc::new(crate::stores::memory::MemoryStore::new());
     let open: Arc<StoreOpener> = {
         let (reachable, opened) = (reachable.clone(), opened.clone());
-        Arc::new(move |url: &crate::StoreUrl| {
+        Arc::new(move |url: &crate::base::url::StoreUrl| {
             let global = url.to_string().ends_with("/global");
             if global && !reachable.load(Ordering::SeqCst) {
                 return Err(Error::unavailable("the global store is unreachable"));
