@@ -141,6 +141,7 @@ impl std::fmt::Display for StoreUrl {
     }
 }
 
+/// `INVALID_ARGUMENT` for the node source (or store URL) `source`, redacted, saying why.
 pub(crate) fn bad(source: &str, why: impl std::fmt::Display) -> Error {
     Error::invalid(format!("node source {:?}: {why}", redacted(source)))
 }
@@ -181,6 +182,8 @@ fn misspelt_parameter(k: &str) -> bool {
     !POSTGRES.contains(&k) && snowmint::suggest(k, &parameters("postgres")).is_some()
 }
 
+/// The store and lease parameters of the node source `source` whose text `s` is a URL of `scheme`
+/// (the parameters checked first, in their order, then the URL's body).
 pub(crate) fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
     let rest = &s[scheme.len() + 3..];
     let (body, query) = match rest.split_once('?') {
