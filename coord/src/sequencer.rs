@@ -1,4 +1,5 @@
-//! Named sequencers (SPEC §3.3, snowcast's lifecycle) and generators opened from a node source.
+//! Named sequencers (SPEC §3.3, snowcast's lifecycle): the [`Sequencer`] handle (the generators opened from a
+//! node source are in [`crate::generator`]).
 //!
 //! A [`Sequencer`] handle is **Attached** (holds a lease and mints), **Detached** (holds none: after
 //! [`Sequencer::detach`] or a lost lease; minting fails with `LEASE_LOST`; [`Sequencer::attach`] claims
@@ -25,25 +26,24 @@
 
 use std::sync::Arc;
 
-use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Order, SharedGenerator};
+use snowmint::{ErrorCode, Layout, Options};
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::base::store::{SequencerConfig, SequencerRecord, Store};
+use crate::base::store_errors::conflict;
+use crate::base::sync::RwLock;
+use crate::base::time::{SystemTime, Time};
 use crate::lease::{Lease, LeaseOptions, LeaseState};
-use crate::source::{open_store, NodeSource};
-use crate::store::{SequencerConfig, SequencerRecord, Store};
-use crate::sync::RwLock;
-use crate::time::{SystemTime, Time};
+use crate::source::NodeSource;
+use crate::stores::open::open_store;
 
-/// `SEQUENCER_CONFLICT`: `name` exists with `existing`, not `wanted`.
-pub(crate) fn conflict(name: &str, existing: &SequencerConfig, wanted: &SequencerConfig) -> Error {
-    Error::new(
-        ErrorCode::SequencerConflict,
-        format!(
-            "sequencer {name:?} exists with another configuration: {} nodes, layout {}; asked for {} nodes, layout {}",
-            existing.nodes, existing.layout, wanted.nodes, wanted.layout
-        ),
-    )
-}
+// The public paths of the names, value floors and layout text, and of the node-source generator, this
+// module used to hold.
+pub use crate::base::floor::{floor_position, floor_start};
+pub use crate::base::layout::layout_from_text;
+pub use crate::base::name::check_name;
+#[doc(hidden)]
+pub use crate::generator::NodeGenerator;
 
 /// The stored layout of a lease source's sequencer (`None` for a fixed node source, or a sequencer that
 /// does not exist): what a caller that names no layout adopts.
@@ -89,7 +89,7 @@ pub fn not_found(store: &dyn Store, name: &str, layout: Option<&Layout>) -> Erro
             } else {
                 ""
             },
-            crate::source::DEFAULT_SEQUENCER
+            crate::base::name::DEFAULT_SEQUENCER
         ),
     )
 }
@@ -133,10 +133,10 @@ pub fn create_command(store: &str, name: &str, layout: Option<&Layout>) -> Strin
 /// The `snowmint` layout options that give `layout`: `--layout PRESET` when it is a preset, else the
 /// fields that differ from twitter (the options' base).
 pub fn layout_options(layout: &Layout) -> Vec<String> {
-    let text = crate::layout_text(layout);
+    let text = crate::base::layout::layout_text(layout);
     if let Some(preset) = snowmint::PRESET_NAMES
         .iter()
-        .find(|n| Layout::preset(n).is_ok_and(|l| crate::layout_text(&l) == text))
+        .find(|n| Layout::preset(n).is_ok_and(|l| crate::base::layout::layout_text(&l) == text))
     {
         if *preset == "twitter" {
             return Vec::new();
@@ -232,7 +232,7 @@ fn create_record(
     options: &Options,
 ) -> Result<SequencerRecord> {
     let config = SequencerConfig {
-        layout: crate::layout_text(layout),
+        layout: crate::base::layout::layout_text(layout),
         nodes,
     };
     let now_ns = time.unix_ns();
@@ -246,102 +246,6 @@ fn create_record(
         return Err(e);
     }
     Ok(record)
-}
-
-/// The first position a holder of `record` may mint under `layout`: every ID from it on is at or above
-/// the record's floor. `SEQUENCER_CONFLICT` if the layout has no such tick.
-pub fn floor_position(record: &SequencerRecord, layout: &Layout) -> Result<u64> {
-    if record.floor == 0 {
-        return Ok(0);
-    }
-    crate::store::first_tick_at_or_above(layout, record.floor)
-        .map(|t| t << layout.sequence_bits())
-        .ok_or_else(|| {
-            Error::new(
-                ErrorCode::SequencerConflict,
-                format!(
-                    "sequencer {:?}: an earlier incarnation of this name may have minted IDs up to {}; layout {} mints no ID above that, so this sequencer would repeat them",
-                    record.name,
-                    record.floor,
-                    crate::layout_text(layout)
-                ),
-            )
-        })
-}
-
-/// [`floor_position`], checked: `SEQUENCER_CONFLICT` if its tick begins more than `max_ahead_ns` after
-/// `now_ns` (a holder would wait that long, or fail, before its first ID).
-pub fn floor_start(
-    record: &SequencerRecord,
-    layout: &Layout,
-    now_ns: u64,
-    max_ahead_ns: u64,
-) -> Result<u64> {
-    let position = floor_position(record, layout)?;
-    let start = position >> layout.sequence_bits();
-    let start_ns = layout
-        .epoch_ns()
-        .saturating_add(start.saturating_mul(layout.tick_ns()));
-    if start_ns > now_ns.saturating_add(max_ahead_ns) {
-        return Err(Error::new(
-            ErrorCode::SequencerConflict,
-            format!(
-                "sequencer {:?}: an earlier incarnation of this name may have minted IDs up to {}; under layout {} the first ID above that is minted at Unix ms {}, {} ms from now, beyond max_ahead ({} ms): it would repeat them. Use a later epoch (or wait), or another name",
-                record.name,
-                record.floor,
-                crate::layout_text(layout),
-                start_ns / 1_000_000,
-                (start_ns - now_ns) / 1_000_000,
-                max_ahead_ns / 1_000_000
-            ),
-        ));
-    }
-    Ok(position)
-}
-
-/// Checks a sequencer name: 1 to 64 characters of `A-Z a-z 0-9 _ . -`, not starting with `.` or `-`
-/// (every store uses it as part of a key, a file name or a row).
-pub fn check_name(name: &str) -> Result<()> {
-    let ok = (1..=64).contains(&name.len())
-        && !name.starts_with(['.', '-'])
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "sequencer name {name:?}: use 1 to 64 characters of A-Z a-z 0-9 _ . - (not starting with . or -)"
-        )))
-    }
-}
-
-/// The layout of a configuration's canonical text ([`crate::layout_text`]).
-pub fn layout_from_text(text: &str) -> Result<Layout> {
-    let bad = || Error::unavailable(format!("unreadable layout in a sequencer record: {text:?}"));
-    let mut parts = text.split(';');
-    if parts.next() != Some("v1") {
-        return Err(bad());
-    }
-    let mut cfg = LayoutConfig::default();
-    for p in parts {
-        let (k, v) = p.split_once('=').ok_or_else(bad)?;
-        let num = || v.parse::<u64>().map_err(|_| bad());
-        let bits = || v.parse::<u32>().map_err(|_| bad());
-        match k {
-            "ts" => cfg.timestamp_bits = bits()?,
-            "node" => cfg.node_bits = bits()?,
-            "seq" => cfg.sequence_bits = bits()?,
-            "order" => cfg.order = Order::from_name(v).map_err(|_| bad())?,
-            "tick_ns" => cfg.tick_ns = num()?,
-            "epoch_ms" => cfg.epoch_ms = num()?,
-            "offset" => cfg.node_id_offset = num()?,
-            "sign" => cfg.use_sign_bit = v == "true",
-            "split" => cfg.node_split_bits = bits()?,
-            _ => return Err(bad()),
-        }
-    }
-    Layout::new(cfg).map_err(|_| bad())
 }
 
 /// The state of a [`Sequencer`] handle.
@@ -498,7 +402,7 @@ impl Sequencer {
         lease_options: LeaseOptions,
     ) -> Result<Sequencer> {
         check_name(name)?;
-        let text = crate::layout_text(&layout);
+        let text = crate::base::layout::layout_text(&layout);
         let record = match store.sequencer(name)? {
             Some(r) if r.config.layout == text => r,
             Some(r) => {
@@ -508,7 +412,7 @@ impl Sequencer {
                 };
                 return Err(conflict(name, &r.config, &wanted).context(store.describe()));
             }
-            None if name == crate::source::DEFAULT_SEQUENCER
+            None if name == crate::base::name::DEFAULT_SEQUENCER
                 || planted!(lease_options, ImplicitCreation) =>
             {
                 create_record(
@@ -530,6 +434,18 @@ impl Sequencer {
             options,
             lease_options,
         ))
+    }
+
+    /// A lease on this sequencer, the handle given up for it ([`crate::NodeGenerator::lease_from`]).
+    pub(crate) fn into_lease(self) -> Result<Lease> {
+        Lease::acquire(
+            self.store,
+            self.time,
+            self.record,
+            self.layout,
+            self.options,
+            self.lease_options,
+        )
     }
 
     /// The generator options its generators mint with.
@@ -686,228 +602,6 @@ impl Sequencer {
                 "sequencer {:?} is detached; attach() to mint",
                 self.record.name
             ))),
-        }
-    }
-}
-
-/// A generator whose node ID comes from a node source: fixed (a number, `env`, `k8s`, `ip`) or held
-/// under a lease (`file://`, `etcd://`, `postgres://`), released when it is dropped.
-///
-/// ```
-/// let dir = std::env::temp_dir().join(format!("snowmint-doc-{}", std::process::id()));
-/// std::fs::create_dir_all(&dir).unwrap(); // a store path that does not exist is STORE_NOT_FOUND
-/// let url = format!("file://{}", dir.display()); // the sequencer `default`, created on first use
-/// let gen = snowmint_coord::NodeGenerator::open(&url, snowmint::Layout::twitter(), Default::default())?;
-/// let lease = gen.lease().expect("a lease source");
-/// println!("node {} (fencing token {}, expires {})", lease.node_id(), lease.fencing_token(), lease.expires_unix_ms());
-/// let (a, b) = (gen.next_id()?, gen.next_id()?);
-/// assert!(b > a);
-/// # drop(gen); std::fs::remove_dir_all(dir).unwrap();
-/// # Ok::<(), snowmint_coord::Error>(())
-/// ```
-#[derive(Debug)]
-pub struct NodeGenerator {
-    inner: Inner,
-}
-
-#[derive(Debug)]
-// Shuttle's locks (the concurrency model's feature, coord/src/sync.rs) make a lease much larger.
-#[cfg_attr(feature = "shuttle", allow(clippy::large_enum_variant))]
-enum Inner {
-    /// A fixed node ID, minting by the clock given (the system clock on its fast path).
-    Fixed(SharedGenerator, Arc<dyn Time>),
-    Leased(Lease),
-}
-
-impl NodeGenerator {
-    /// Opens `source` for `layout` with the system clock and default lease options.
-    pub fn open(source: &str, layout: Layout, options: Options) -> Result<NodeGenerator> {
-        NodeGenerator::open_with(
-            source,
-            layout,
-            options,
-            Arc::new(SystemTime),
-            LeaseOptions::default(),
-        )
-    }
-
-    /// Opens `source` with a state file: a lease source's lease is then one per host, shared by every
-    /// process that opens the same file ([`LeaseOptions::state_file`]); a fixed node ID opens as
-    /// [`NodeGenerator::open`] does. The system clock, default lease options otherwise.
-    pub fn open_shared(
-        source: &str,
-        layout: Layout,
-        options: Options,
-        state_file: impl Into<std::path::PathBuf>,
-    ) -> Result<NodeGenerator> {
-        NodeGenerator::open_with(
-            source,
-            layout,
-            options,
-            Arc::new(SystemTime),
-            LeaseOptions {
-                state_file: Some(state_file.into()),
-                ..LeaseOptions::default()
-            },
-        )
-    }
-
-    /// Opens `source` with a clock and lease options (the TTL comes from the source's `?ttl=`; its
-    /// `?wait=`, when given, sets [`LeaseOptions::wait_for_node`]).
-    pub fn open_with(
-        source: &str,
-        layout: Layout,
-        options: Options,
-        time: Arc<dyn Time>,
-        lease_options: LeaseOptions,
-    ) -> Result<NodeGenerator> {
-        let parsed = NodeSource::parse(source)?;
-        let NodeSource::Lease(l) = &parsed else {
-            let node = parsed.resolve(source, &layout)?;
-            return Ok(NodeGenerator {
-                inner: Inner::Fixed(SharedGenerator::new(layout, node, options)?, time),
-            });
-        };
-        let store = open_store(&l.store)
-            .map_err(|e| e.context(format!("node source {:?}", crate::source::redacted(source))))?;
-        NodeGenerator::lease_from(
-            store,
-            &l.sequencer,
-            layout,
-            options,
-            time,
-            LeaseOptions {
-                ttl: l.ttl,
-                wait_for_node: if l.wait.is_zero() {
-                    lease_options.wait_for_node
-                } else {
-                    l.wait
-                },
-                ..lease_options
-            },
-        )
-    }
-
-    /// A generator under a lease on `store`'s sequencer `name`: created with `layout` and all of its node
-    /// IDs if missing; if it exists, its layout must be `layout` (`SEQUENCER_CONFLICT` otherwise).
-    pub fn lease_from(
-        store: Arc<dyn Store>,
-        name: &str,
-        layout: Layout,
-        options: Options,
-        time: Arc<dyn Time>,
-        lease_options: LeaseOptions,
-    ) -> Result<NodeGenerator> {
-        let seq = Sequencer::for_layout(store, name, layout, options, time, lease_options)?;
-        let lease = Lease::acquire(
-            seq.store,
-            seq.time,
-            seq.record,
-            seq.layout,
-            seq.options,
-            seq.lease_options,
-        )?;
-        Ok(NodeGenerator {
-            inner: Inner::Leased(lease),
-        })
-    }
-
-    /// The node ID.
-    pub fn node_id(&self) -> u64 {
-        match &self.inner {
-            Inner::Fixed(g, _) => g.node_id(),
-            Inner::Leased(l) => l.node_id(),
-        }
-    }
-
-    /// The lease, for a lease source.
-    pub fn lease(&self) -> Option<&Lease> {
-        match &self.inner {
-            Inner::Fixed(..) => None,
-            Inner::Leased(l) => Some(l),
-        }
-    }
-
-    /// What this generator has done ([`snowmint::Stats`]; for a lease source, [`Lease::stats`]).
-    pub fn stats(&self) -> snowmint::Stats {
-        match &self.inner {
-            Inner::Fixed(g, _) => g.stats(),
-            Inner::Leased(l) => l.stats(),
-        }
-    }
-
-    /// The lease's state (`None` for a fixed node ID, which never changes).
-    pub fn state(&self) -> Option<LeaseState> {
-        self.lease().map(Lease::state)
-    }
-
-    /// The layout.
-    pub fn layout(&self) -> &Layout {
-        match &self.inner {
-            Inner::Fixed(g, _) => g.layout(),
-            Inner::Leased(l) => l.generator().layout(),
-        }
-    }
-
-    /// Mints one ID.
-    #[inline]
-    pub fn next_id(&self) -> Result<u64> {
-        match &self.inner {
-            Inner::Fixed(g, t) if t.is_system() => g.next_id().map_err(Error::from),
-            Inner::Fixed(g, t) => g.next_id_from(&|| Ok(t.unix_ns())).map_err(Error::from),
-            Inner::Leased(l) => l.next_id(),
-        }
-    }
-
-    /// Fills `out` with consecutive IDs from one clock reading.
-    pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
-        match &self.inner {
-            Inner::Fixed(g, t) if t.is_system() => g.next_ids(out).map_err(Error::from),
-            Inner::Fixed(g, t) => g
-                .next_ids_with(&|| Ok(t.unix_ns()), snowmint::sleep_ns, out)
-                .map_err(Error::from),
-            Inner::Leased(l) => l.next_ids(out),
-        }
-    }
-
-    /// Releases the lease now (also done on drop); nothing for a fixed node ID.
-    pub fn release(&self) -> Result<()> {
-        match &self.inner {
-            Inner::Fixed(..) => Ok(()),
-            Inner::Leased(l) => l.release(),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::time::OffsetTime;
-
-    /// A fixed node ID mints by the clock it is given (here a year behind), not the system clock.
-    #[test]
-    fn a_fixed_node_id_mints_by_the_clock_given() {
-        const YEAR_NS: i64 = 365 * 86_400 * 1_000_000_000;
-        let time: Arc<dyn Time> = Arc::new(OffsetTime::new(-YEAR_NS));
-        let g = NodeGenerator::open_with(
-            "3",
-            Layout::twitter(),
-            Options::default(),
-            time.clone(),
-            LeaseOptions::default(),
-        )
-        .unwrap();
-        let mut batch = [0u64; 4];
-        g.next_ids(&mut batch).unwrap();
-        for id in [g.next_id().unwrap(), batch[0]] {
-            let d = Layout::twitter().decode(id).unwrap();
-            let at_ms = time.unix_ns() / 1_000_000;
-            assert_eq!(d.node, 3);
-            assert!(
-                d.unix_ms <= at_ms && at_ms - d.unix_ms < 60_000,
-                "ID of {} ms, the clock given reads {at_ms} ms",
-                d.unix_ms
-            );
         }
     }
 }

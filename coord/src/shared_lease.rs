@@ -29,7 +29,7 @@ use std::time::Duration;
 use snowmint::state_file::StateFile;
 use snowmint::{ErrorCode, Layout};
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// Lock byte: joins and leaves, one at a time.
 pub const JOIN: u64 = 1 << 20;
@@ -68,7 +68,7 @@ pub(crate) struct SharedFile {
     locks: File,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
-    pub defect: crate::lease::Defect,
+    pub defect: crate::base::defect::Defect,
 }
 
 /// A fingerprint of a lease source: the store (as it describes itself, without a password) and the
@@ -119,7 +119,7 @@ impl SharedFile {
             file: Arc::new(file),
             locks,
             #[cfg(feature = "planted-defects")]
-            defect: crate::lease::Defect::None,
+            defect: crate::base::defect::Defect::None,
         })
     }
 
@@ -249,4 +249,4 @@ fn lock(file: &File, cmd: libc::c_int, kind: libc::c_int, byte: u64) -> std::io:
     }
 }
 
-pub(crate) use crate::lock_sections::let_go_in_child;
+pub(crate) use crate::base::lock_sections::let_go_in_child;

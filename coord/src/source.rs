@@ -35,20 +35,22 @@
 //! sources that cannot give a node ID. [`ip_node`] decides from a list of [`Interface`] records
 //! ([`interfaces`] reads the host's).
 
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
+use snowmint::Layout;
 
-use snowmint::{ErrorCode, Layout};
+use crate::base::error::{Error, Result};
+use crate::base::url::{bad, parse_lease};
 
-use crate::error::{Error, Result};
-use crate::lease::DEFAULT_TTL;
-use crate::store::Store;
+// The public paths of the store URLs, durations and store opening this module used to hold.
+pub use crate::base::duration::{parse_duration, parse_ttl, parse_wait};
+pub use crate::base::hostname::hostname;
+pub use crate::base::name::DEFAULT_SEQUENCER;
+pub use crate::base::url::{
+    redacted, Credentials, EtcdUrl, LeaseSource, PostgresUrl, StoreUrl, TlsFiles,
+};
+pub use crate::stores::open::{create_store, open_store, StoreOpener};
 
 /// The variable `env` reads.
 pub const DEFAULT_NODE_ENV: &str = "SNOWMINT_NODE_ID";
-/// The sequencer a lease source uses unless `?sequencer=` names one.
-pub const DEFAULT_SEQUENCER: &str = "default";
 
 /// A parsed node source.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,146 +74,6 @@ pub enum NodeSource {
     },
     /// A lease from a store.
     Lease(LeaseSource),
-}
-
-/// A lease source: where, which sequencer, how long a claim lives.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LeaseSource {
-    /// The store.
-    pub store: StoreUrl,
-    /// The sequencer's name.
-    pub sequencer: String,
-    /// Claim time-to-live.
-    pub ttl: Duration,
-    /// `?wait=30s`: how long a claim waits for a node ID to come free when all are held (default zero:
-    /// `NODE_IDS_EXHAUSTED` at once; [`crate::LeaseOptions::wait_for_node`]).
-    pub wait: Duration,
-}
-
-/// Where a store is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StoreUrl {
-    /// The embedded store in a directory.
-    File {
-        /// The directory (absolute).
-        dir: PathBuf,
-    },
-    /// An etcd cluster.
-    Etcd(EtcdUrl),
-    /// A PostgreSQL database.
-    Postgres(PostgresUrl),
-}
-
-/// `etcd[+https]://[USER:PASSWORD@]HOST:PORT[,HOST:PORT…]/PREFIX[?cacert=&cert=&key=]`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EtcdUrl {
-    /// `host:port` of every endpoint, in the order given (port 2379 where none was given).
-    pub endpoints: Vec<String>,
-    /// The key prefix every key of this store lives under (default `snowmint`), without slashes at
-    /// either end.
-    pub prefix: String,
-    /// `etcd+https://`: TLS with these files; `None`: plain HTTP (`etcd://`).
-    pub tls: Option<TlsFiles>,
-    /// `USER:PASSWORD@`: etcd's own authentication.
-    pub auth: Option<Credentials>,
-}
-
-/// The files of a TLS client (paths; the files are read when the store is opened).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TlsFiles {
-    /// PEM file of the certificate authorities trusted for the server (`None`: the Mozilla roots).
-    pub ca: Option<PathBuf>,
-    /// PEM file of the client certificate chain (for servers that ask for one).
-    pub cert: Option<PathBuf>,
-    /// PEM file of the client certificate's private key.
-    pub key: Option<PathBuf>,
-}
-
-/// A user name and password; `Debug` shows the name only.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Credentials {
-    /// The user.
-    pub user: String,
-    /// The password (percent-decoded).
-    pub password: String,
-}
-
-impl std::fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credentials")
-            .field("user", &self.user)
-            .field("password", &"***")
-            .finish()
-    }
-}
-
-/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?OPTIONS]`. `Debug` shows the URL without its password.
-#[derive(Clone, PartialEq, Eq)]
-pub struct PostgresUrl {
-    /// The connection URL as given, without the `sequencer` and `ttl` parameters (other parameters,
-    /// such as `sslmode` or `connect_timeout`, are kept for the driver).
-    pub url: String,
-    /// The user.
-    pub user: String,
-    /// The host.
-    pub host: String,
-    /// The port (5432 where none was given).
-    pub port: u16,
-    /// The database.
-    pub database: String,
-}
-
-impl std::fmt::Debug for PostgresUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PostgresUrl")
-            .field("url", &redacted(&self.url))
-            .field("user", &self.user)
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .field("database", &self.database)
-            .finish()
-    }
-}
-
-impl std::fmt::Display for StoreUrl {
-    /// The URL without any password.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StoreUrl::File { dir } => write!(f, "file://{}", dir.display()),
-            StoreUrl::Etcd(e) => write!(
-                f,
-                "{}://{}{}/{}",
-                if e.tls.is_some() {
-                    "etcd+https"
-                } else {
-                    "etcd"
-                },
-                e.auth
-                    .as_ref()
-                    .map_or(String::new(), |a| format!("{}@", a.user)),
-                e.endpoints.join(","),
-                e.prefix
-            ),
-            StoreUrl::Postgres(p) => {
-                write!(
-                    f,
-                    "postgres://{}@{}:{}/{}",
-                    p.user, p.host, p.port, p.database
-                )
-            }
-        }
-    }
-}
-
-fn bad(source: &str, why: impl std::fmt::Display) -> Error {
-    Error::invalid(format!("node source {:?}: {why}", redacted(source)))
-}
-
-/// A node source or store URL as errors and logs may show it: a password in its user part
-/// (`postgres://user:secret@host/db`) or a `password=` parameter is replaced by `***`
-/// ([`crate::error::redact_secrets`], which every [`Error`] message also passes through).
-pub fn redacted(source: &str) -> String {
-    crate::error::redact_secrets(source)
 }
 
 impl NodeSource {
@@ -340,341 +202,6 @@ impl NodeSource {
     }
 }
 
-/// The query parameters a lease source of `scheme` takes (PostgreSQL's own pass through).
-fn parameters(scheme: &str) -> Vec<&'static str> {
-    let mut known = vec!["sequencer", "ttl", "wait"];
-    if scheme == "etcd+https" {
-        known.extend(["cacert", "cert", "key"]);
-    }
-    known
-}
-
-/// Whether a PostgreSQL URL's parameter `k` is a typo of one of ours (`sequncer`, `tll`) rather than
-/// one of PostgreSQL's own (`sslmode`, `connect_timeout`, …, which pass through).
-fn misspelt_parameter(k: &str) -> bool {
-    const POSTGRES: [&str; 12] = [
-        "sslmode",
-        "sslrootcert",
-        "sslcert",
-        "sslkey",
-        "connect_timeout",
-        "application_name",
-        "options",
-        "keepalives",
-        "keepalives_idle",
-        "target_session_attrs",
-        "channel_binding",
-        "password",
-    ];
-    !POSTGRES.contains(&k) && snowmint::suggest(k, &parameters("postgres")).is_some()
-}
-
-fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
-    let rest = &s[scheme.len() + 3..];
-    let (body, query) = match rest.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (rest, None),
-    };
-    let mut sequencer = DEFAULT_SEQUENCER.to_string();
-    let mut ttl = DEFAULT_TTL;
-    let mut wait = Duration::ZERO;
-    let mut passthrough = Vec::new();
-    let mut tls = TlsFiles::default();
-    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').ok_or_else(|| {
-            bad(
-                source,
-                format!("parameter {pair:?} has no value (write NAME=VALUE)"),
-            )
-        })?;
-        match k {
-            "sequencer" => {
-                let name = percent_decode(v)
-                    .ok_or_else(|| bad(source, "bad %-escape in the sequencer name"))?;
-                crate::sequencer::check_name(&name)
-                    .map_err(|e| e.context(format!("node source {:?}", redacted(source))))?;
-                sequencer = name;
-            }
-            "ttl" => ttl = parse_ttl(v).map_err(|why| bad(source, why))?,
-            "wait" => wait = parse_wait(v).map_err(|why| bad(source, why))?,
-            // A misspelt parameter of ours is refused, not passed on to PostgreSQL.
-            _ if scheme.starts_with("postgres") && !misspelt_parameter(k) => passthrough.push(pair),
-            "cacert" | "cert" | "key" if scheme == "etcd+https" => {
-                let path = PathBuf::from(
-                    percent_decode(v).ok_or_else(|| bad(source, format!("bad %-escape in {k}")))?,
-                );
-                *match k {
-                    "cacert" => &mut tls.ca,
-                    "cert" => &mut tls.cert,
-                    _ => &mut tls.key,
-                } = Some(path);
-            }
-            "cacert" | "cert" | "key" => {
-                return Err(bad(
-                    source,
-                    format!("{k}= is a TLS parameter: write etcd+https://…"),
-                ))
-            }
-            _ => {
-                return Err(bad(
-                    source,
-                    format!(
-                        "unknown parameter {k:?}{} (known: sequencer, ttl, wait{})",
-                        snowmint::suggest(k, &parameters(scheme))
-                            .map(|p| format!("; did you mean {p}?"))
-                            .unwrap_or_default(),
-                        if scheme == "etcd+https" {
-                            ", cacert, cert, key"
-                        } else {
-                            ""
-                        }
-                    ),
-                ))
-            }
-        }
-    }
-    let store = match scheme {
-        "file" => {
-            let path = if let Some(p) = body.strip_prefix("localhost/") {
-                format!("/{p}")
-            } else {
-                body.to_string()
-            };
-            if !path.starts_with('/') {
-                return Err(bad(
-                    source,
-                    "a file URL names an absolute directory: file:///DIR (three slashes)",
-                ));
-            }
-            let path =
-                percent_decode(&path).ok_or_else(|| bad(source, "bad %-escape in the path"))?;
-            let trimmed = path.trim_end_matches('/');
-            StoreUrl::File {
-                dir: PathBuf::from(if trimmed.is_empty() { "/" } else { trimmed }),
-            }
-        }
-        "etcd" | "etcd+https" => {
-            let (hosts, prefix) = body.split_once('/').unwrap_or((body, ""));
-            let (auth, hosts) = match hosts.rsplit_once('@') {
-                None => (None, hosts),
-                Some((userinfo, hosts)) => {
-                    let (user, password) = userinfo.split_once(':').ok_or_else(|| {
-                        bad(
-                            source,
-                            "etcd authentication needs USER:PASSWORD@ (a password)",
-                        )
-                    })?;
-                    let decode = |s: &str| {
-                        percent_decode(s)
-                            .ok_or_else(|| bad(source, "bad %-escape in the user or password"))
-                    };
-                    let (user, password) = (decode(user)?, decode(password)?);
-                    if user.is_empty() {
-                        return Err(bad(source, "empty user name"));
-                    }
-                    (Some(Credentials { user, password }), hosts)
-                }
-            };
-            if hosts.is_empty() {
-                return Err(bad(
-                    source,
-                    "no endpoint; write etcd://HOST:PORT[,HOST:PORT…]/PREFIX",
-                ));
-            }
-            let mut endpoints = Vec::new();
-            for h in hosts.split(',') {
-                endpoints.push(host_port(h, 2379).map_err(|why| bad(source, why))?);
-            }
-            let prefix = prefix.trim_matches('/');
-            StoreUrl::Etcd(EtcdUrl {
-                endpoints,
-                prefix: if prefix.is_empty() {
-                    "snowmint".into()
-                } else {
-                    prefix.into()
-                },
-                tls: (scheme == "etcd+https").then_some(tls),
-                auth,
-            })
-        }
-        "postgres" | "postgresql" => {
-            let (auth_host, database) = body
-                .split_once('/')
-                .filter(|(_, db)| !db.is_empty())
-                .ok_or_else(|| bad(source, "no database; write postgres://USER@HOST:PORT/DB"))?;
-            let (user_info, hostport) = auth_host
-                .rsplit_once('@')
-                .ok_or_else(|| bad(source, "no user; write postgres://USER@HOST:PORT/DB"))?;
-            let user = user_info.split(':').next().unwrap_or("");
-            if user.is_empty() {
-                return Err(bad(source, "empty user name"));
-            }
-            let hp = host_port(hostport, 5432).map_err(|why| bad(source, why))?;
-            let (host, port) = hp.rsplit_once(':').unwrap_or((&hp, "5432"));
-            let mut url = format!("{scheme}://{body}");
-            if !passthrough.is_empty() {
-                url.push('?');
-                url.push_str(&passthrough.join("&"));
-            }
-            StoreUrl::Postgres(PostgresUrl {
-                url,
-                user: percent_decode(user).unwrap_or_else(|| user.into()),
-                host: host.trim_matches(|c| c == '[' || c == ']').into(),
-                port: port.parse().unwrap_or(5432),
-                database: database.into(),
-            })
-        }
-        other => {
-            return Err(bad(
-                source,
-                format!("unknown scheme {other:?} (file, etcd, etcd+https or postgres)"),
-            ))
-        }
-    };
-    Ok(LeaseSource {
-        store,
-        sequencer,
-        ttl,
-        wait,
-    })
-}
-
-/// `HOST[:PORT]` (or `[V6]:PORT`) with a port in 1..=65535, as `host:port`.
-fn host_port(s: &str, default_port: u16) -> std::result::Result<String, String> {
-    let (host, port) = if let Some(rest) = s.strip_prefix('[') {
-        let (h, after) = rest
-            .split_once(']')
-            .ok_or_else(|| format!("{s:?}: unclosed [ in an IPv6 address"))?;
-        (format!("[{h}]"), after.strip_prefix(':'))
-    } else {
-        match s.rsplit_once(':') {
-            Some((h, p)) => (h.to_string(), Some(p)),
-            None => (s.to_string(), None),
-        }
-    };
-    let valid_host = !host.is_empty()
-        && host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-._[]:".contains(&b));
-    if !valid_host {
-        return Err(format!("{s:?} is not a valid HOST[:PORT]"));
-    }
-    let port = match port {
-        None => default_port,
-        Some(p) => match p.parse::<u16>() {
-            Ok(p) if p > 0 => p,
-            _ => return Err(format!("port {p:?} of {s:?} is not in 1..=65535")),
-        },
-    };
-    Ok(format!("{host}:{port}"))
-}
-
-/// `?wait=`: `30s`, `500ms`, `2m`, or `0` (do not wait); at most 1 hour.
-pub fn parse_wait(v: &str) -> std::result::Result<Duration, String> {
-    if v.trim_end_matches(['m', 's']).chars().all(|c| c == '0') && v.starts_with('0') {
-        return Ok(Duration::ZERO);
-    }
-    parse_duration("wait", v, 3_600_000)
-}
-
-/// A duration with its unit, `10s`, `500ms` or `2m` (the one duration syntax of every snowmint
-/// option and parameter); at least 1 ms, at most 1 hour. A number without a unit is refused: `5`
-/// could be meant as seconds or milliseconds.
-pub fn parse_ttl(v: &str) -> std::result::Result<Duration, String> {
-    parse_duration("ttl", v, 3_600_000)
-}
-
-/// [`parse_ttl`]'s rule for any duration named `what`, at most `max_ms`.
-pub fn parse_duration(what: &str, v: &str, max_ms: u64) -> std::result::Result<Duration, String> {
-    let (num, unit_ms) = if let Some(n) = v.strip_suffix("ms") {
-        (n, 1)
-    } else if let Some(n) = v.strip_suffix('s') {
-        (n, 1000)
-    } else if let Some(n) = v.strip_suffix('m') {
-        (n, 60_000)
-    } else {
-        (v, 0)
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{what} {v:?} is not a duration (e.g. 10s, 500ms, 2m)"))?;
-    if n == 0 {
-        return Err(format!("{what} {v:?} is zero; it must be at least 1 ms"));
-    }
-    if unit_ms == 0 {
-        return Err(format!(
-            "{what} {v:?} has no unit: write {v}s, {v}ms or {v}m"
-        ));
-    }
-    let ms = n.saturating_mul(unit_ms);
-    if ms > max_ms {
-        return Err(format!("{what} {v:?} is over {}", human_ms(max_ms)));
-    }
-    Ok(Duration::from_millis(ms))
-}
-
-fn human_ms(ms: u64) -> String {
-    match ms {
-        3_600_000 => "one hour".into(),
-        m if m % 60_000 == 0 => format!("{} min", m / 60_000),
-        m if m % 1000 == 0 => format!("{} s", m / 1000),
-        m => format!("{m} ms"),
-    }
-}
-
-pub(crate) fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-/// What opens a store by its URL: [`open_store`] in production; the code paths that open stores by URL
-/// and keep connecting later (a range sequence's global store, [`crate::range::open_pair_through`];
-/// the ID service's lease source) take one, so that the deterministic simulation puts its simulated
-/// stores behind the same code.
-pub type StoreOpener = dyn Fn(&StoreUrl) -> Result<Arc<dyn Store>> + Send + Sync;
-
-/// Opens the store a URL names. **Dispatch point** for the server stores: `etcd://` goes to
-/// `crate::etcd::open` and `postgres://` to `crate::postgres::open` (in `etcd.rs` / `postgres.rs`,
-/// built with the features `etcd` / `postgres`).
-///
-/// An embedded store (`file:///DIR`) must exist: a missing directory is `STORE_NOT_FOUND`
-/// ([`create_store`] creates it).
-pub fn open_store(url: &StoreUrl) -> Result<Arc<dyn Store>> {
-    match url {
-        StoreUrl::File { dir } => Ok(Arc::new(crate::file::FileStore::open(dir)?)),
-        #[cfg(feature = "etcd")]
-        StoreUrl::Etcd(u) => crate::etcd::open(u),
-        #[cfg(feature = "postgres")]
-        StoreUrl::Postgres(u) => crate::postgres::open(u),
-        #[allow(unreachable_patterns)]
-        other => Err(Error::new(
-            ErrorCode::StoreUnavailable,
-            format!("{other}: this build of snowmint has no support for this store (not built)"),
-        )),
-    }
-}
-
-/// [`open_store`], creating an embedded store whose directory is missing: what creating a sequencer
-/// does (the one deliberate act that creates a store).
-pub fn create_store(url: &StoreUrl) -> Result<Arc<dyn Store>> {
-    match url {
-        StoreUrl::File { dir } => Ok(Arc::new(crate::file::FileStore::create(dir)?)),
-        other => open_store(other),
-    }
-}
-
 /// Parses a store URL (`file:///DIR`, `etcd://…`, `postgres://…`) as a lease source without a node
 /// part (the CLI's `--store`); parameters other than the driver's are rejected.
 pub fn parse_store_url(url: &str) -> Result<StoreUrl> {
@@ -685,15 +212,6 @@ pub fn parse_store_url(url: &str) -> Result<StoreUrl> {
             redacted(url)
         ))),
     }
-}
-
-/// This host's name (`/proc/sys/kernel/hostname`, else `HOSTNAME`).
-pub fn hostname() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok().filter(|s| !s.is_empty()))
 }
 
 /// One IPv4 address of a network interface, as the `ip` node source sees it.
@@ -746,7 +264,7 @@ pub fn ip_node_planted(
     interfaces: &[Interface],
     iface: Option<&str>,
     node_bits: u32,
-    defect: crate::lease::Defect,
+    defect: crate::base::defect::Defect,
 ) -> std::result::Result<u64, String> {
     choose_ip_node(interfaces, iface, node_bits, &Plant { defect })
 }
@@ -755,7 +273,7 @@ pub fn ip_node_planted(
 #[derive(Default)]
 struct Plant {
     #[cfg(feature = "planted-defects")]
-    defect: crate::lease::Defect,
+    defect: crate::base::defect::Defect,
 }
 
 fn choose_ip_node(

@@ -1,5 +1,5 @@
 //! Concurrency inside one process under shuttle's randomized schedulers (random and PCT), on the real
-//! lease, sequencer-handle and range code: coord/src/sync.rs gives them shuttle's locks, condition
+//! lease, sequencer-handle and range code: coord/src/base/sync.rs gives them shuttle's locks, condition
 //! variables, threads and atomics (feature `shuttle`), so shuttle chooses which thread runs next at
 //! every lock, wait, notify, spawn, sleep and access of those atomics. The lease generator's own words
 //! (its state, the ceiling) are std atomics shared with the core (whose lock-free generator has its

@@ -53,7 +53,7 @@ pub(crate) fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io
     Ok(())
 }
 
-/// The host registry's files of the embedded world's node files (`coord/src/file.rs`: one per node-file
+/// The host registry's files of the embedded world's node files (`coord/src/stores/file.rs`: one per node-file
 /// path, named by the FNV-1a hash of the path as the store names it, symbolic links unresolved).
 pub(crate) fn registry_files(dir: &std::path::Path, nodes: u64) -> Vec<std::path::PathBuf> {
     use std::os::unix::ffi::OsStrExt;

@@ -1,0 +1,42 @@
+//! Positions and reservations: the reservation record for a position, and where a new holder of a node ID
+//! starts after the stored one (SPEC §3.2).
+
+use snowmint::Layout;
+
+use crate::base::store::Reservation;
+
+/// The reservation record for "every position up to `position`" under `layout` (whose
+/// [`crate::layout_fingerprint`] is `fingerprint`): it also covers, in time, the end of `position`'s tick.
+pub fn reservation_for(layout: &Layout, fingerprint: u64, position: u64) -> Reservation {
+    let tick = position >> layout.sequence_bits();
+    let end_ns = layout
+        .epoch_ns()
+        .saturating_add((tick + 1).saturating_mul(layout.tick_ns()));
+    Reservation {
+        position,
+        layout_fingerprint: fingerprint,
+        until_unix_ms: end_ns.div_ceil(1_000_000),
+    }
+}
+
+/// The first position a new holder of a node ID may mint under `layout` (fingerprint `fingerprint`)
+/// after the stored reservation `r`: after its position under the same layout, and after every tick
+/// that starts before its `until_unix_ms` under any layout (SPEC §3.2).
+pub fn start_after(layout: &Layout, fingerprint: u64, r: &Reservation) -> u64 {
+    let mut start = 0;
+    if r.layout_fingerprint == fingerprint {
+        start = r.position.saturating_add(1);
+    }
+    // Every tick that starts before `until_unix_ms` is taken, under any layout.
+    start.max(start_after_ns(
+        layout,
+        r.until_unix_ms.saturating_mul(1_000_000),
+    ))
+}
+
+/// The first position of the first tick of `layout` that starts at or after `until_ns` (Unix ns).
+pub fn start_after_ns(layout: &Layout, until_ns: u64) -> u64 {
+    let since = until_ns.saturating_sub(layout.epoch_ns());
+    let tick = since.div_ceil(layout.tick_ns());
+    tick.saturating_mul(1u64 << layout.sequence_bits())
+}
