@@ -16,19 +16,6 @@
 //! only its own layer and those below. The public paths are this file's re-exports.
 #![warn(missing_docs)]
 
-/// Whether the planted defect `$d` ([`crate::lease::Defect`]) is on this store: always `false` without the
-/// feature `planted-defects`.
-#[allow(unused_macros)] // used by the server stores only
-macro_rules! planted {
-    ($store:expr, $d:ident) => {{
-        #[cfg(feature = "planted-defects")]
-        let on = $store.defect == crate::base::defect::Defect::$d;
-        #[cfg(not(feature = "planted-defects"))]
-        let on = false;
-        on
-    }};
-}
-
 // Layer 0: the base. Layer 1: the stores.
 mod base;
 mod stores;
@@ -42,6 +29,9 @@ pub mod shared_lease;
 pub mod source;
 
 // The public paths of the lower layers' modules.
+/// The planted defects' one seam (`base/defect.rs`): test machinery, hidden from the documentation.
+#[doc(hidden)]
+pub use base::defect;
 pub use base::{store, time};
 #[cfg(feature = "etcd")]
 pub use stores::etcd;

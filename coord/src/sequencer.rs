@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use snowmint::{ErrorCode, Layout, Options};
 
+use crate::base::defect::Defect;
 use crate::base::error::{Error, Result};
 use crate::base::store::{SequencerConfig, SequencerRecord, Store};
 use crate::base::store_errors::conflict;
@@ -413,7 +414,7 @@ impl Sequencer {
                 return Err(conflict(name, &r.config, &wanted).context(store.describe()));
             }
             None if name == crate::base::name::DEFAULT_SEQUENCER
-                || planted!(lease_options, ImplicitCreation) =>
+                || lease_options.defect.is(Defect::ImplicitCreation) =>
             {
                 create_record(
                     &*store,

@@ -29,6 +29,7 @@ use std::time::Duration;
 use snowmint::state_file::StateFile;
 use snowmint::{ErrorCode, Layout};
 
+use crate::base::defect::{Defect, Hook};
 use crate::base::error::{Error, Result};
 
 /// Lock byte: joins and leaves, one at a time.
@@ -67,8 +68,7 @@ pub(crate) struct SharedFile {
     /// A separate open of the file: the locks are this open file description's.
     locks: File,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
-    #[cfg(feature = "planted-defects")]
-    pub defect: crate::base::defect::Defect,
+    pub defect: Hook,
 }
 
 /// A fingerprint of a lease source: the store (as it describes itself, without a password) and the
@@ -118,8 +118,7 @@ impl SharedFile {
         Ok(SharedFile {
             file: Arc::new(file),
             locks,
-            #[cfg(feature = "planted-defects")]
-            defect: crate::base::defect::Defect::None,
+            defect: Hook::NONE,
         })
     }
 
@@ -183,7 +182,7 @@ impl SharedFile {
 
     /// Whether another process (open file description) is a member.
     pub fn others(&self) -> Result<bool> {
-        if planted!(self, SharedLeaseNoOthers) {
+        if self.defect.is(Defect::SharedLeaseNoOthers) {
             return Ok(false);
         }
         Ok(!self.lock(GETLK, libc::F_WRLCK, MEMBER)?)

@@ -37,6 +37,7 @@
 
 use snowmint::Layout;
 
+use crate::base::defect::{Defect, Hook};
 use crate::base::error::{Error, Result};
 use crate::base::url::{bad, parse_lease};
 
@@ -255,7 +256,7 @@ pub fn ip_node(
     iface: Option<&str>,
     node_bits: u32,
 ) -> std::result::Result<u64, String> {
-    choose_ip_node(interfaces, iface, node_bits, &Plant::default())
+    choose_ip_node(interfaces, iface, node_bits, Hook::NONE)
 }
 
 /// [`ip_node`] with a planted defect (feature `planted-defects`: the simulation's hosts world).
@@ -264,25 +265,17 @@ pub fn ip_node_planted(
     interfaces: &[Interface],
     iface: Option<&str>,
     node_bits: u32,
-    defect: crate::base::defect::Defect,
+    defect: Defect,
 ) -> std::result::Result<u64, String> {
-    choose_ip_node(interfaces, iface, node_bits, &Plant { defect })
-}
-
-/// The planted defect of [`ip_node_planted`] (none without the feature).
-#[derive(Default)]
-struct Plant {
-    #[cfg(feature = "planted-defects")]
-    defect: crate::base::defect::Defect,
+    choose_ip_node(interfaces, iface, node_bits, Hook::planted(defect))
 }
 
 fn choose_ip_node(
     interfaces: &[Interface],
     iface: Option<&str>,
     node_bits: u32,
-    plant: &Plant,
+    defect: Hook,
 ) -> std::result::Result<u64, String> {
-    let _ = plant; // read by `planted!` only with the feature
     let usable = |i: &&Interface| !i.loopback() && !i.addr.is_link_local();
     let chosen = match iface {
         Some(name) => {
@@ -300,7 +293,7 @@ fn choose_ip_node(
         None => interfaces
             .iter()
             .filter(|i| {
-                i.up() && (!i.bridge || planted!(plant, IpTakesBridge)) && i.addr.is_private()
+                i.up() && (!i.bridge || defect.is(Defect::IpTakesBridge)) && i.addr.is_private()
             })
             .find(usable)
             .ok_or_else(|| {
@@ -316,7 +309,7 @@ fn choose_ip_node(
     } else {
         (1u64 << node_bits) - 1
     };
-    if host > max && planted!(plant, IpHostTruncated) {
+    if host > max && defect.is(Defect::IpHostTruncated) {
         return Ok(host & max); // the defect: the host part's low bits
     }
     if host > max {

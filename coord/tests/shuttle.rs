@@ -33,7 +33,7 @@ use std::time::Duration;
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::{Config, FailurePersistence, Runner};
 use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
-use snowmint_coord::lease::Defect;
+use snowmint_coord::defect::{Defect, Hook};
 use snowmint_coord::{
     layout_text, Lease, LeaseOptions, MemoryStore, RangeOptions, RangeSequence, Sequencer,
     SequencerConfig, SequencerGenerator, Store, Time,
@@ -100,7 +100,7 @@ fn lease_options(defect: Defect) -> LeaseOptions {
         // 20 ticks ahead: the ceiling is about 42 positions past the clock's tick.
         reserve_ahead: Duration::from_millis(20),
         stepped: true,
-        defect,
+        defect: Hook::planted(defect),
         ..LeaseOptions::default()
     }
 }

@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout, Options, Policy};
+use snowmint_coord::defect::{Defect, Hook};
 use snowmint_coord::source::{open_store, StoreOpener};
 use snowmint_coord::{
     LeaseOptions, LeaseState, NodeGenerator, NodeSource, Store, SystemTime, Time,
@@ -352,19 +353,7 @@ impl Route {
 #[derive(Clone, Copy, Debug, Default)]
 struct Simulated {
     stepped: bool,
-    #[cfg(feature = "planted-defects")]
-    defect: snowmint_coord::lease::Defect,
-}
-
-#[cfg(feature = "planted-defects")]
-use snowmint_coord::lease::Defect;
-
-/// The planted defects of the service (a stand-in without the feature, where none is ever on).
-#[cfg(not(feature = "planted-defects"))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Defect {
-    ServiceFixedNodeUnclaimed,
-    ServiceOtherClientSequencer,
+    defect: Hook,
 }
 
 impl Simulated {
@@ -373,7 +362,6 @@ impl Simulated {
     fn lease_options(&self) -> LeaseOptions {
         LeaseOptions {
             stepped: self.stepped,
-            #[cfg(feature = "planted-defects")]
             defect: self.defect,
             ..LeaseOptions::default()
         }
@@ -388,17 +376,6 @@ impl Simulated {
                 "snowmint serve, {}",
                 snowmint_coord::lease::default_holder()
             ),
-        }
-    }
-
-    /// Whether the planted defect `d` is on: always `false` without the feature `planted-defects`.
-    fn planted(&self, d: Defect) -> bool {
-        #[cfg(feature = "planted-defects")]
-        return self.defect == d;
-        #[cfg(not(feature = "planted-defects"))]
-        {
-            let _ = d;
-            false
         }
     }
 }
@@ -484,21 +461,21 @@ impl Service {
         )
     }
 
-    /// [`Service::open_with`] as the deterministic simulation opens an instance (coord's
-    /// `tests/simulation/service.rs`): the stores its node source (a lease source) or `--store` names
+    /// [`Service::open_with`] as the deterministic simulation opens an instance
+    /// (`sim/src/worlds/service.rs`): the stores its node source (a lease source) or `--store` names
     /// opened by `open` (the simulated store behind the real code paths that open them by URL), the own
     /// lease [stepped](LeaseOptions::stepped) (no keeper thread: [`Service::keeper_round`] runs a
-    /// round), and with feature `planted-defects` a defect planted in the service.
+    /// round), and with `defect` (planted only with coord's feature `planted-defects`) in the service and
+    /// its leases.
     #[doc(hidden)]
     pub fn open_simulated(
         config: Config,
         time: Arc<dyn Time>,
         open: Arc<StoreOpener>,
-        #[cfg(feature = "planted-defects")] defect: snowmint_coord::lease::Defect,
+        defect: Hook,
     ) -> Result<Service, snowmint_coord::Error> {
         let sim = Simulated {
             stepped: true,
-            #[cfg(feature = "planted-defects")]
             defect,
         };
         Service::open_inner(config, time, None, false, sim, open)
@@ -556,7 +533,7 @@ impl Service {
                     ));
                 }
                 if let Some(c) = config.client_sequencer.as_ref().filter(|&c| {
-                    *c != l.sequencer && !sim.planted(Defect::ServiceOtherClientSequencer)
+                    *c != l.sequencer && !sim.defect.is(Defect::ServiceOtherClientSequencer)
                 }) {
                     return Err(snowmint_coord::Error::invalid(format!(
                         "--client-sequencer {c:?} is not the node source's sequencer {:?}: the service and its clients must draw node IDs from one sequencer, or a client could be leased the node ID the service mints with",
@@ -602,7 +579,7 @@ impl Service {
         let generator = match (&parsed, &store) {
             // (The planted defect is a fixed node ID's: a lease source always claims.)
             (_, Some(s))
-                if !sim.planted(Defect::ServiceFixedNodeUnclaimed)
+                if !sim.defect.is(Defect::ServiceFixedNodeUnclaimed)
                     || matches!(parsed, NodeSource::Lease(_)) =>
             {
                 // A lease on the store: a lease source's any free node ID, a fixed node ID exactly that
@@ -675,7 +652,7 @@ impl Service {
         };
         // The defect: client leases from `--client-sequencer`, the own lease from the node source's.
         let sequencer = match &config.client_sequencer {
-            Some(c) if sim.planted(Defect::ServiceOtherClientSequencer) => c.clone(),
+            Some(c) if sim.defect.is(Defect::ServiceOtherClientSequencer) => c.clone(),
             _ => sequencer,
         };
         let leases = match &store {

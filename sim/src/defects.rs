@@ -1,7 +1,7 @@
 //! The planted-defects table: every defect the proof must catch, the world that catches it, and whether
 //! it is planted in the product code, in the simulated store, or both (`--defect NAME` replays one).
 
-use snowmint_coord::lease::Defect;
+use snowmint_coord::defect::Defect;
 use snowmint_host::window::WindowDefect;
 
 use crate::runner::Sim;

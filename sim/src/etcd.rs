@@ -27,8 +27,8 @@ use base64::Engine;
 use serde_json::{json, Value};
 use snowmint_coord::etcd::transport::{Dial, Stream};
 
+use snowmint_coord::defect::Defect;
 use snowmint_coord::etcd::EtcdStore;
-use snowmint_coord::lease::Defect;
 use snowmint_coord::Store;
 
 use crate::link::Race;

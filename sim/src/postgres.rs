@@ -38,7 +38,7 @@ use snowmint_coord::postgres::backend::{
     Connect, Connection, Failure, Param, Row, Statement, Value,
 };
 
-use snowmint_coord::lease::Defect;
+use snowmint_coord::defect::Defect;
 use snowmint_coord::postgres::PostgresStore;
 use snowmint_coord::Store;
 

@@ -1,9 +1,17 @@
-//! The defects planted on purpose (feature `planted-defects`), for the simulation's proof that it
-//! catches each of them; the stores, the lease, the range sequences and the node sources test for
-//! them with `planted!` (coord/src/lib.rs) or a comparison under the feature.
+//! The one seam of the planted defects, the test machinery's only part in the product code: the
+//! [`Defect`] a proof plants (the simulation's, crate `snowmint-sim` in `sim/`; the shuttle model's,
+//! `coord/tests/shuttle.rs`) and the [`Hook`] the product code carries and asks, at every site the same
+//! way: `self.defect.is(Defect::RenewIgnoresExpiry)`. Without the feature `planted-defects` the hook is
+//! zero-sized and never on (each check a constant `false`, compiled away) and nothing can plant one:
+//! `Hook::planted` and every entry point that takes a defect (the stores' `plant`,
+//! `RangeSequence::open_planted`, `SteppedAllocator`, `source::ip_node_planted`) exist with the feature
+//! only. The service's two defects are here too (it asks the same hook); the bindings' windows, in the
+//! host layer below this crate, have a hook of the same form over their own two
+//! (`snowmint_host::window::WindowDefect`), and the simulated store's are the simulation's own.
 
-/// Defects the simulation must catch (feature `planted-defects`): each breaks one rule of SPEC §3.2.
-#[cfg(feature = "planted-defects")]
+/// Defects the proofs must catch, each one fix reverted (most break a rule of SPEC §3.2). Hidden from
+/// the documentation: the test machinery's vocabulary, not the crate's API.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Defect {
     /// The algorithm as it is.
@@ -28,12 +36,6 @@ pub enum Defect {
     /// The memory store writes a reservation before it re-checks the claim (a refused reservation is
     /// written anyway).
     ReserveBeforeRecheck,
-    /// The simulated store answers a re-sent row write that finds the row as it was asked to write it,
-    /// up to the nonce, as written (identity by value, not by the write's nonce).
-    ResendByValue,
-    /// The simulated store answers a re-sent row write whose first send was applied as not written (the
-    /// old re-send rule; together with [`Defect::RangeAddWithoutOverlap`], the pair the range fix closed).
-    ResendNotWritten,
     /// The memory store writes a reservation as it comes, without keeping the larger of it and the
     /// stored one (a delayed or duplicated older write moves the reservation back).
     ReservationLowered,
@@ -106,12 +108,37 @@ pub enum Defect {
     /// every process that leaves takes itself for the last one and releases the claim under the
     /// processes still minting, and a joiner claims anew beside them.
     SharedLeaseNoOthers,
-    /// A binding object's own window (`snowmint_host::window::OwnWindow`) hands out of a window taken
-    /// from another generator (an earlier lease's) without checking whose it is: positions of the old
-    /// generator's state word minted under the new generator's node ID.
-    WindowOfAnotherGenerator,
-    /// A binding object's own window put back after a wait leaves in place the window another call
-    /// of the object (let in by the wait) put in the cell meanwhile, closing its own: the object's
-    /// next ID comes from the window taken earlier, below the IDs minted after the wait.
-    WindowKeepsEarlier,
+}
+
+/// The planted defect a store, lease, shared lease, range sequence or node source carries: with the
+/// feature `planted-defects`, which one ([`Defect::None`]: none); without it, nothing (zero-sized) and
+/// never on.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Hook(#[cfg(feature = "planted-defects")] Defect);
+
+impl Hook {
+    /// No defect planted.
+    pub const NONE: Hook = Hook(
+        #[cfg(feature = "planted-defects")]
+        Defect::None,
+    );
+
+    /// The hook with `defect` planted (feature `planted-defects` only).
+    #[cfg(feature = "planted-defects")]
+    pub const fn planted(defect: Defect) -> Hook {
+        Hook(defect)
+    }
+
+    /// Whether `defect` is the one planted: always `false` without the feature `planted-defects`.
+    #[inline(always)]
+    pub fn is(self, defect: Defect) -> bool {
+        #[cfg(feature = "planted-defects")]
+        return self.0 == defect;
+        #[cfg(not(feature = "planted-defects"))]
+        {
+            let _ = defect;
+            false
+        }
+    }
 }

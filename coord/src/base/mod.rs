@@ -6,7 +6,6 @@
 //! error type, the planted defects' type, and the small process-level helpers (clock, locks, nonces,
 //! fork-time lock sections, the host's name).
 
-#[cfg(feature = "planted-defects")]
 pub mod defect;
 pub mod duration;
 pub mod error;

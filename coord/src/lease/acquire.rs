@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout, Options, Policy, SharedGenerator};
 
-#[cfg(feature = "planted-defects")]
 use crate::base::defect::Defect;
 use crate::base::error::{Error, Result};
 use crate::base::store::{SequencerRecord, Store};
@@ -130,12 +129,8 @@ impl Lease {
                 )))
             }
             Some(path) => {
-                #[allow(unused_mut)]
                 let mut f = SharedFile::open(path, &layout)?;
-                #[cfg(feature = "planted-defects")]
-                {
-                    f.defect = lease.defect;
-                }
+                f.defect = lease.defect;
                 Some(f)
             }
             None => None,
@@ -229,8 +224,7 @@ impl Lease {
                 options.max_ahead_ns,
             )
             .map_err(release_on_error)?;
-            #[cfg(feature = "planted-defects")]
-            let floor = if shared.options.defect == Defect::StartIgnoresFloor {
+            let floor = if shared.options.defect.is(Defect::StartIgnoresFloor) {
                 0
             } else {
                 floor
@@ -247,8 +241,7 @@ impl Lease {
                     .max(unknown),
                 Err(e) => return Err(release_on_error(e)),
             };
-            #[cfg(feature = "planted-defects")]
-            let start_at = if shared.options.defect == Defect::IgnoreReservation {
+            let start_at = if shared.options.defect.is(Defect::IgnoreReservation) {
                 0
             } else {
                 start_at

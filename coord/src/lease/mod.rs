@@ -68,7 +68,6 @@ pub use position::{reservation_for, start_after, start_after_ns};
 pub use state::LeaseState;
 pub use word::{CeiledGenerator, LeaseCeiling, Word};
 
-// The public paths of the default TTL and the planted defects this module used to hold.
-#[cfg(feature = "planted-defects")]
-pub use crate::base::defect::Defect;
+// The public path of the default TTL this module used to hold. (The planted defects' type, which it
+// held too, is `crate::defect::Defect`.)
 pub use crate::base::url::DEFAULT_TTL;

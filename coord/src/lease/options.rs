@@ -5,8 +5,7 @@ use std::time::Duration;
 
 #[cfg(doc)]
 use super::handle::Lease;
-#[cfg(feature = "planted-defects")]
-use crate::base::defect::Defect;
+use crate::base::defect::Hook;
 #[cfg(doc)]
 use crate::base::store::Store;
 use crate::base::url::DEFAULT_TTL;
@@ -45,10 +44,10 @@ pub struct LeaseOptions {
     /// at once. The claim is tried again every [`NODE_WAIT_POLL`] (sooner at the bound); the error after
     /// the bound says when the earliest held claim expires.
     pub wait_for_node: Duration,
-    /// A defect planted on purpose, so the simulator can prove it catches it (feature
-    /// `planted-defects`, for the simulation's own tests only).
-    #[cfg(feature = "planted-defects")]
-    pub defect: Defect,
+    /// A defect planted on purpose, so the simulator can prove it catches it (only with the feature
+    /// `planted-defects`, for the simulation's own tests; zero-sized and never on without it).
+    #[doc(hidden)]
+    pub defect: Hook,
 }
 
 impl Default for LeaseOptions {
@@ -62,8 +61,7 @@ impl Default for LeaseOptions {
             node: None,
             state_file: None,
             wait_for_node: Duration::ZERO,
-            #[cfg(feature = "planted-defects")]
-            defect: Defect::None,
+            defect: Hook::NONE,
         }
     }
 }

@@ -2,7 +2,6 @@
 
 use std::sync::atomic::Ordering;
 
-#[cfg(feature = "planted-defects")]
 use crate::base::defect::Defect;
 use crate::base::error::Result;
 
@@ -17,8 +16,11 @@ impl Lease {
     /// generator is sealed first, so nothing is minted after it is read), so that the next holder of the
     /// node ID starts right after it rather than `reserve_ahead` later.
     pub fn release(&self) -> Result<()> {
-        #[cfg(feature = "planted-defects")]
-        let read_early = (self.shared.options.defect == Defect::ReleaseReadsBeforeSeal)
+        let read_early = self
+            .shared
+            .options
+            .defect
+            .is(Defect::ReleaseReadsBeforeSeal)
             .then(|| self.state_word.load(Ordering::SeqCst));
         self.released.store(true, Ordering::SeqCst);
         if std::process::id() != self.pid {
@@ -53,7 +55,6 @@ impl Lease {
         // Any compare-and-swap of a mint that passed the old ceiling either landed before this swap
         // (and is counted in `next`) or fails against the changed word and then meets the new ceiling.
         let next = self.state_word.swap(u64::MAX, Ordering::SeqCst);
-        #[cfg(feature = "planted-defects")]
         let next = read_early.unwrap_or(next);
         if let Some(f) = &self.shared.file {
             // The state file's word stays the next free position for whoever opens the file next.

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use snowmint::Layout;
 
-#[cfg(feature = "planted-defects")]
 use crate::base::defect::Defect;
 use crate::base::error::{Error, Result};
 use crate::base::store::{Claim, Reservation, SequencerRecord, Store};
@@ -147,8 +146,7 @@ impl Shared {
     pub(super) fn extend_to(&self, position: u64) -> Result<()> {
         let claim = self.claim();
         let r = self.reservation_for(position);
-        #[cfg(feature = "planted-defects")]
-        if self.options.defect == Defect::CeilingBeforeAck {
+        if self.options.defect.is(Defect::CeilingBeforeAck) {
             self.ceiling
                 .fetch_max(position.saturating_add(1), Ordering::SeqCst);
         }
@@ -164,11 +162,9 @@ impl Shared {
     /// The keeper's reservation target: `reserve_ahead` past the later of the clock, the generator
     /// (`next_free`) and the end of a request that met the ceiling ([`Shared::wanted`]).
     pub(super) fn target(&self, next_free: u64) -> Result<u64> {
-        #[cfg(feature = "planted-defects")]
         let generator = next_free;
         let next_free = next_free.max(self.wanted.load(Ordering::SeqCst));
-        #[cfg(feature = "planted-defects")]
-        let next_free = if self.options.defect == Defect::KeeperIgnoresWanted {
+        let next_free = if self.options.defect.is(Defect::KeeperIgnoresWanted) {
             generator // the defect: the generator's position only, as before `wanted`
         } else {
             next_free

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use snowmint::ErrorCode;
 
+use crate::base::defect::{Defect, Hook};
 use crate::base::error::{Error, Result};
 use crate::base::store::Store;
 use crate::base::sync::thread::{self};
@@ -30,8 +31,7 @@ pub(super) struct Allocator {
     pub(super) process_ranges: AtomicU64,
     pub(super) dc_ranges: AtomicU64,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
-    #[cfg(feature = "planted-defects")]
-    pub(super) defect: crate::base::defect::Defect,
+    pub(super) defect: Hook,
 }
 
 /// What a compare-and-set came to.
@@ -61,8 +61,7 @@ impl Allocator {
             time,
             process_ranges: AtomicU64::new(0),
             dc_ranges: AtomicU64::new(0),
-            #[cfg(feature = "planted-defects")]
-            defect: crate::base::defect::Defect::None,
+            defect: Hook::NONE,
         })
     }
 
@@ -102,10 +101,8 @@ impl Allocator {
         old: Option<&str>,
         new: &str,
     ) -> Result<Swap> {
-        #[cfg(feature = "planted-defects")]
         let current;
-        #[cfg(feature = "planted-defects")]
-        let old = if self.defect == crate::base::defect::Defect::RangeWithoutCompare {
+        let old = if self.defect.is(Defect::RangeWithoutCompare) {
             // The defect: compare against whatever the row holds now, not what was read (a blind write).
             current = store.row(key)?;
             current.as_deref()
@@ -115,10 +112,9 @@ impl Allocator {
         match store.swap_row(key, old, new) {
             Ok(true) => Ok(Swap::Done),
             Ok(false) => Ok(Swap::Lost),
-            #[cfg(feature = "planted-defects")]
             Err(e)
                 if e.code() == ErrorCode::StoreUnavailable
-                    && self.defect == crate::base::defect::Defect::RangeTimeoutAsWritten =>
+                    && self.defect.is(Defect::RangeTimeoutAsWritten) =>
             {
                 Ok(Swap::Done) // the defect: an unknown outcome taken as applied, no read-back
             }
@@ -272,16 +268,13 @@ impl Allocator {
             }
             if let Some((s, e)) = range {
                 let s = s.max(dc.floor);
-                #[cfg(feature = "planted-defects")]
-                let s = if self.defect == crate::base::defect::Defect::RangeAddNotClipped {
+                let s = if self.defect.is(Defect::RangeAddNotClipped) {
                     range.map_or(s, |r| r.0)
                 } else {
                     s
                 };
                 let held = dc.ranges.iter().any(|&(a, b)| a < e && s < b);
-                #[cfg(feature = "planted-defects")]
-                let held =
-                    held && self.defect != crate::base::defect::Defect::RangeAddWithoutOverlap;
+                let held = held && !self.defect.is(Defect::RangeAddWithoutOverlap);
                 if s < e && !held {
                     dc.ranges.push((s, e));
                     dc.ranges.sort_unstable();

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::base::defect::{Defect, Hook};
 use crate::base::error::Result;
 use crate::base::store::Store;
 use crate::source::parse_store_url;
@@ -46,7 +47,7 @@ pub fn open_pair_through(
     local_url: &str,
     open: Arc<StoreOpener>,
 ) -> Result<(Arc<dyn Store>, Arc<dyn Store>)> {
-    connect_pair(global_url, local_url, open, false)
+    connect_pair(global_url, local_url, open, Hook::NONE)
 }
 
 /// The checks of a process opened by its stores' URLs, then its stores ([`RangeSequence::open_urls`],
@@ -57,27 +58,27 @@ pub(super) fn checked_pair(
     (global_url, local_url): (&str, &str),
     options: &RangeOptions,
     open: Arc<StoreOpener>,
-    eager_global: bool,
+    defect: Hook,
 ) -> Result<(Arc<dyn Store>, Arc<dyn Store>)> {
     options.check()?;
     check_names(name, dc)?;
-    connect_pair(global_url, local_url, open, eager_global)
+    connect_pair(global_url, local_url, open, defect)
 }
 
-/// [`open_pair_through`]; `eager_global` is the planted defect `RangeOpenConnectsGlobal` (`false` but
-/// in the simulation's proof, feature `planted-defects`): the global store connected now.
+/// [`open_pair_through`], with the planted defect `RangeOpenConnectsGlobal` (the simulation's proof):
+/// the global store connected now.
 pub(super) fn connect_pair(
     global_url: &str,
     local_url: &str,
     open: Arc<StoreOpener>,
-    eager_global: bool,
+    defect: Hook,
 ) -> Result<(Arc<dyn Store>, Arc<dyn Store>)> {
     let g = parse_store_url(global_url).map_err(|e| e.context("global store"))?;
     let l = parse_store_url(local_url).map_err(|e| e.context("local store"))?;
     let local = open(&l).map_err(|e| e.context("local store"))?;
     let global: Arc<dyn Store> = if g == l {
         local.clone()
-    } else if eager_global {
+    } else if defect.is(Defect::RangeOpenConnectsGlobal) {
         open(&g).map_err(|e| e.context("global store"))? // the defect: connected before it is needed
     } else {
         Arc::new(LazyStore::new(g, open))

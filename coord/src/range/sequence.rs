@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use snowmint::ErrorCode;
 
+use crate::base::defect::{Defect, Hook};
 use crate::base::error::{Error, Result};
 use crate::base::name::check_name;
 use crate::base::store::Store;
@@ -80,8 +81,7 @@ impl Shared {
     pub(super) fn install(&self, st: &mut State, range: (u64, u64)) {
         st.retired += st.current.1 - st.current.0;
         st.current = range;
-        #[cfg(feature = "planted-defects")]
-        if self.alloc.defect == crate::base::defect::Defect::RangeEndBeforeCursor {
+        if self.alloc.defect.is(Defect::RangeEndBeforeCursor) {
             self.hot.end.store(range.1, Ordering::Release); // the defect: the end first
         }
         self.hot
@@ -246,7 +246,7 @@ impl RangeSequence {
             // A missing embedded store is `STORE_NOT_FOUND` and nothing is written, as for a lease or a
             // sequencer: only the explicit create commands create a store (`source::create_store`).
             Arc::new(open_store),
-            false,
+            Hook::NONE,
         )?;
         Self::open(name, dc, global, local, options)
     }
@@ -273,10 +273,10 @@ impl RangeSequence {
         local: Arc<dyn Store>,
         options: RangeOptions,
         time: Arc<dyn Time>,
-        defect: crate::base::defect::Defect,
+        defect: Defect,
     ) -> Result<RangeSequence> {
         let mut alloc = Allocator::new(name, dc, global, local, options, time)?;
-        alloc.defect = defect;
+        alloc.defect = Hook::planted(defect);
         Self::start(alloc)
     }
 

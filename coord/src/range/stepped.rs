@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::base::defect::{Defect, Hook};
 use crate::base::error::Result;
 use crate::base::store::Store;
 use crate::base::time::Time;
@@ -28,10 +29,10 @@ impl SteppedAllocator {
         local: Arc<dyn Store>,
         options: RangeOptions,
         time: Arc<dyn Time>,
-        defect: crate::base::defect::Defect,
+        defect: Defect,
     ) -> Result<SteppedAllocator> {
         let mut alloc = Allocator::new(name, dc, global, local, options, time)?;
-        alloc.defect = defect;
+        alloc.defect = Hook::planted(defect);
         Ok(SteppedAllocator(alloc))
     }
 
@@ -48,11 +49,16 @@ impl SteppedAllocator {
         open: Arc<StoreOpener>,
         options: RangeOptions,
         time: Arc<dyn Time>,
-        defect: crate::base::defect::Defect,
+        defect: Defect,
     ) -> Result<(SteppedAllocator, (u64, u64), bool)> {
-        let eager = defect == crate::base::defect::Defect::RangeOpenConnectsGlobal;
-        let (global, local) =
-            checked_pair(name, dc, (global_url, local_url), &options, open, eager)?;
+        let (global, local) = checked_pair(
+            name,
+            dc,
+            (global_url, local_url),
+            &options,
+            open,
+            Hook::planted(defect),
+        )?;
         let a = SteppedAllocator::new(name, dc, global, local, options, time, defect)?;
         let (first, low) = a.take_process_range()?;
         Ok((a, first, low))

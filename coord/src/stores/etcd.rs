@@ -55,7 +55,7 @@
 //!
 //! Connections are opened through [`transport::Dial`] (std TCP by default); the deterministic
 //! simulation runs this client, its timeouts and re-sends included, over a simulated network and
-//! cluster through the same seam (`coord/tests/simulation/etcd.rs`).
+//! cluster through the same seam (`sim/src/etcd.rs`).
 //!
 //! Several endpoints may be named; a request that cannot connect, times out, or is answered
 //! "unavailable" (no leader, a member out of quorum) is tried on the next one, and a pass over every
@@ -67,6 +67,7 @@
 //! call blocks longer than `(2 + endpoints) × (connect + request)` timeouts.
 
 mod http;
+#[doc(hidden)] // the simulation's seam (sim/src/etcd.rs)
 pub mod transport;
 
 use std::collections::{HashMap, HashSet};
@@ -76,6 +77,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::base::defect::{Defect, Hook};
 use crate::base::error::{Error, Result};
 use crate::base::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
@@ -115,8 +117,7 @@ pub struct EtcdStore {
     /// The etcd lease of each claim this store made, by (sequencer, node ID, token).
     leases: Mutex<HashMap<(String, u64, u64), i64>>,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
-    #[cfg(feature = "planted-defects")]
-    defect: crate::base::defect::Defect,
+    defect: Hook,
 }
 
 /// etcd's own authentication: who signs in, and the token of the last sign-in.
@@ -234,6 +235,7 @@ impl EtcdStore {
 
     /// [`EtcdStore::connect_with_timeouts`] over the connections `dial` opens (a simulated network in
     /// the deterministic simulation).
+    #[doc(hidden)]
     pub fn connect_through(
         dial: std::sync::Arc<dyn transport::Dial>,
         endpoints: &[String],
@@ -285,8 +287,7 @@ impl EtcdStore {
             }),
             shortest_ttl_ms: AtomicU64::new(0),
             leases: Mutex::new(HashMap::new()),
-            #[cfg(feature = "planted-defects")]
-            defect: crate::base::defect::Defect::None,
+            defect: Hook::NONE,
         };
         store.range(&store.seq_prefix(), true, Some(1))?;
         Ok(store)
@@ -294,8 +295,11 @@ impl EtcdStore {
 
     /// This store with a defect planted (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
-    pub fn plant(self, defect: crate::base::defect::Defect) -> EtcdStore {
-        EtcdStore { defect, ..self }
+    pub fn plant(self, defect: Defect) -> EtcdStore {
+        EtcdStore {
+            defect: Hook::planted(defect),
+            ..self
+        }
     }
 
     fn seq_prefix(&self) -> Vec<u8> {
@@ -596,7 +600,7 @@ impl EtcdStore {
             let mut compare = vec![
                 json!({ "key": claim_key, "target": "CREATE", "result": "EQUAL", "create_revision": claim.token.to_string() }),
             ];
-            if !lower && !planted!(self, EtcdReserveWithoutModCompare) {
+            if !lower && !self.defect.is(Defect::EtcdReserveWithoutModCompare) {
                 // A lowering (a sealed generator's last position) is safe whenever it lands.
                 compare.push(json!({ "key": base64_encode(&resv_key), "target": "MOD", "result": "EQUAL", "mod_revision": mod_revision.to_string() }));
             }
@@ -623,7 +627,7 @@ impl EtcdStore {
                     claim.node_id, claim.sequencer, self.described, claim.token
                 )));
             }
-            if planted!(self, EtcdReserveFailedAsWritten) {
+            if self.defect.is(Defect::EtcdReserveFailedAsWritten) {
                 return Ok(());
             }
             let stored = self.kvs(&v["responses"][1]["response_range"]["kvs"])?;
@@ -1127,7 +1131,7 @@ impl Store for EtcdStore {
             return Ok(true);
         }
         let kvs = self.kvs(&v["responses"][0]["response_range"]["kvs"])?;
-        if planted!(self, EtcdRowResendByValue) {
+        if self.defect.is(Defect::EtcdRowResendByValue) {
             let text = |b: &[u8]| {
                 String::from_utf8_lossy(b)
                     .split(" by=")

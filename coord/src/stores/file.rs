@@ -73,6 +73,7 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::base::defect::{Defect, Hook};
 use crate::base::error::{io, Error, Result};
 use crate::base::lock_sections;
 use crate::base::store::{
@@ -100,8 +101,7 @@ pub struct FileStore {
     /// The claims this process holds, or held and must still vouch for (see [`Held`]).
     held: Mutex<HashMap<(String, u64), Held>>,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
-    #[cfg(feature = "planted-defects")]
-    defect: crate::base::defect::Defect,
+    defect: Hook,
 }
 
 /// A claim of this process: its open files carry its OS locks (closing them releases the locks).
@@ -379,8 +379,11 @@ fn read_opt(path: &Path) -> std::io::Result<Option<String>> {
 impl FileStore {
     /// This store with a defect planted (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
-    pub fn plant(self, defect: crate::base::defect::Defect) -> FileStore {
-        FileStore { defect, ..self }
+    pub fn plant(self, defect: Defect) -> FileStore {
+        FileStore {
+            defect: Hook::planted(defect),
+            ..self
+        }
     }
 
     /// Opens the store in `dir`, which must exist: a missing directory is `STORE_NOT_FOUND` (a mistyped
@@ -403,8 +406,7 @@ impl FileStore {
             given,
             dir,
             held: Mutex::new(HashMap::new()),
-            #[cfg(feature = "planted-defects")]
-            defect: crate::base::defect::Defect::None,
+            defect: Hook::NONE,
         };
         match fs::metadata(&store.dir) {
             Ok(m) if m.is_dir() => {}
@@ -622,7 +624,7 @@ impl FileStore {
     /// Closes the files of this process's claims that have ended by `now_unix_ms` (see [`Held`]), so a
     /// process holding many short claims (the ID service's client leases) keeps only the live ones open.
     fn forget_ended(&self, now_unix_ms: u64) {
-        let ignores_expiry = planted!(self, RenewIgnoresExpiry); // renewed and kept past expiry
+        let ignores_expiry = self.defect.is(Defect::RenewIgnoresExpiry); // renewed and kept past expiry
         self.held()
             .retain(|_, h| ignores_expiry || h.deadline() > now_unix_ms);
     }
@@ -771,15 +773,12 @@ impl FileStore {
             .map_err(|e| self.fail("cannot lock a claim", e))?;
         let _guard = lock_record(&file)
             .map_err(|e| self.fail(format!("cannot lock {}", path.display()), e))?;
-        #[cfg(feature = "planted-defects")]
-        let moved = self.defect != crate::base::defect::Defect::EmbeddedIgnoresPath;
-        #[cfg(not(feature = "planted-defects"))]
-        let moved = true;
+        let moved = !self.defect.is(Defect::EmbeddedIgnoresPath);
         if moved && !self.at_path(&path, h.id)? {
             return Err(lost(claim));
         }
         let (token, expires, holder) = self.read_holder(&file)?;
-        let ignores_expiry = planted!(self, RenewIgnoresExpiry);
+        let ignores_expiry = self.defect.is(Defect::RenewIgnoresExpiry);
         if token != claim.token || now_unix_ms.is_some_and(|now| expires <= now && !ignores_expiry)
         {
             return Err(lost(claim));
@@ -794,7 +793,7 @@ impl Store for FileStore {
     }
 
     fn max_ahead(&self) -> Option<std::time::Duration> {
-        if planted!(self, EmbeddedNoMaxAhead) {
+        if self.defect.is(Defect::EmbeddedNoMaxAhead) {
             return None;
         }
         Some(MAX_AHEAD)

@@ -2,7 +2,7 @@
 //! called (and again on a later call while connecting fails). A range sequence's global store is one
 //! (SPEC §4): a process opens and serves from its datacenter row without reaching the global store,
 //! which it needs only to move a new range. It connects through a [`StoreOpener`] ([`open_store`] in
-//! production, the simulation's stores in coord/tests/simulation.rs).
+//! production, the simulation's stores in `sim/src/worlds/ranges.rs`).
 
 use std::sync::{Arc, Mutex};
 

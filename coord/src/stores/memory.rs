@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
+use crate::base::defect::{Defect, Hook};
 use crate::base::error::{Error, Result};
 use crate::base::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
@@ -31,8 +32,7 @@ pub struct MemoryStore {
     state: Mutex<State>,
     available: AtomicBool,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
-    #[cfg(feature = "planted-defects")]
-    defect: Mutex<crate::base::defect::Defect>,
+    defect: Hook,
 }
 
 impl Default for MemoryStore {
@@ -47,15 +47,17 @@ impl MemoryStore {
         MemoryStore {
             state: Mutex::new(State::default()),
             available: AtomicBool::new(true),
-            #[cfg(feature = "planted-defects")]
-            defect: Mutex::new(crate::base::defect::Defect::None),
+            defect: Hook::NONE,
         }
     }
 
-    /// Plants a defect (feature `planted-defects`, the simulation's own tests).
+    /// This store with a defect planted (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
-    pub fn plant(&self, defect: crate::base::defect::Defect) {
-        *self.defect.lock().unwrap_or_else(|p| p.into_inner()) = defect;
+    pub fn plant(self, defect: Defect) -> MemoryStore {
+        MemoryStore {
+            defect: Hook::planted(defect),
+            ..self
+        }
     }
 
     /// `false`: every request fails with `STORE_UNAVAILABLE` until set back (an injected outage).
@@ -63,13 +65,9 @@ impl MemoryStore {
         self.available.store(available, Ordering::SeqCst);
     }
 
-    /// The planted defect `RenewIgnoresExpiry`: always `false` without the feature `planted-defects`.
+    /// The planted defect `RenewIgnoresExpiry`.
     fn renews_expired(&self) -> bool {
-        #[cfg(feature = "planted-defects")]
-        return *self.defect.lock().unwrap_or_else(|p| p.into_inner())
-            == crate::base::defect::Defect::RenewIgnoresExpiry;
-        #[cfg(not(feature = "planted-defects"))]
-        false
+        self.defect.is(Defect::RenewIgnoresExpiry)
     }
 
     fn state(&self) -> Result<std::sync::MutexGuard<'_, State>> {
@@ -90,20 +88,14 @@ impl MemoryStore {
     ) -> Result<()> {
         let mut s = self.state()?;
         let key = (claim.sequencer.clone(), claim.node_id);
-        #[cfg(feature = "planted-defects")]
-        if *self.defect.lock().unwrap_or_else(|p| p.into_inner())
-            == crate::base::defect::Defect::ReserveBeforeRecheck
-        {
+        if self.defect.is(Defect::ReserveBeforeRecheck) {
             s.reservations.insert(key.clone(), *reservation); // the defect: written before the check
         }
         // Held means: the current claim is this one. Expiry alone does not end it here (as in etcd, a
         // claim ends when the store removes it; a new claim then replaces it).
         if s.claims.get(&key).is_some_and(|h| h.token == claim.token) {
             let kept = reservation.kept(s.reservations.get(&key), lower);
-            #[cfg(feature = "planted-defects")]
-            let kept = if *self.defect.lock().unwrap_or_else(|p| p.into_inner())
-                == crate::base::defect::Defect::ReservationLowered
-            {
+            let kept = if self.defect.is(Defect::ReservationLowered) {
                 *reservation // the defect: the stored reservation is not consulted
             } else {
                 kept
@@ -166,12 +158,10 @@ impl Store for MemoryStore {
 
     fn destroy_sequencer(&self, name: &str, incarnation: u64) -> Result<bool> {
         let mut s = self.state()?;
-        #[cfg(feature = "planted-defects")]
-        let incarnation = match *self.defect.lock().unwrap_or_else(|p| p.into_inner()) {
-            crate::base::defect::Defect::DestroyWithoutCondition => {
-                s.sequencers.get(name).map_or(0, |r| r.incarnation)
-            }
-            _ => incarnation,
+        let incarnation = if self.defect.is(Defect::DestroyWithoutCondition) {
+            s.sequencers.get(name).map_or(0, |r| r.incarnation)
+        } else {
+            incarnation
         };
         let Some(record) = s
             .sequencers

@@ -97,8 +97,9 @@
 //! Statements go through [`backend::Connect`] ("run this store statement with these parameters on a
 //! connection"; tokio-postgres by default); the deterministic simulation runs this store — its re-send on
 //! a new connection, its timeouts, how it reads each answer, its error messages — over an in-memory
-//! database with the statements' semantics through the same seam (`coord/tests/simulation/postgres.rs`).
+//! database with the statements' semantics through the same seam (`sim/src/postgres.rs`).
 
+#[doc(hidden)] // the simulation's seam (sim/src/postgres.rs)
 pub mod backend;
 mod sql;
 
@@ -113,6 +114,7 @@ use backend::{Connect, Connection, Failure, Param, Row, Statement, Value};
 
 use crate::stores::tls::{client_config, Verify};
 
+use crate::base::defect::{Defect, Hook};
 use crate::base::error::{Error, Result};
 use crate::base::store::{
     Claim, ClaimRequest, HeldBy, NodeState, Reservation, SequencerConfig, SequencerRecord, Store,
@@ -145,8 +147,7 @@ pub struct PostgresStore {
     /// How connections are opened ([`backend::Driver`], or a simulated database).
     connect: Arc<dyn Connect>,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
-    #[cfg(feature = "planted-defects")]
-    defect: crate::base::defect::Defect,
+    defect: Hook,
 }
 
 /// One unit of work on a connection.
@@ -367,6 +368,7 @@ impl PostgresStore {
     /// [`PostgresStore::connect_with_timeouts`] over the connections `connect` opens (a simulated
     /// database in the deterministic simulation), on the schema `snowmint`; `described` is the store's
     /// name in messages.
+    #[doc(hidden)]
     pub fn connect_through(
         connect: Arc<dyn Connect>,
         described: &str,
@@ -401,8 +403,7 @@ impl PostgresStore {
             refilling: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             late: std::sync::atomic::AtomicBool::new(false),
             connect,
-            #[cfg(feature = "planted-defects")]
-            defect: crate::base::defect::Defect::None,
+            defect: Hook::NONE,
         };
         store.ensure_schema(schema)?;
         Ok(store)
@@ -410,8 +411,11 @@ impl PostgresStore {
 
     /// This store with a defect planted (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
-    pub fn plant(self, defect: crate::base::defect::Defect) -> PostgresStore {
-        PostgresStore { defect, ..self }
+    pub fn plant(self, defect: Defect) -> PostgresStore {
+        PostgresStore {
+            defect: Hook::planted(defect),
+            ..self
+        }
     }
 
     /// [`Store::reserve`] with `statement` ([`Statement::Reserve`] or [`Statement::LowerReservation`]).
@@ -942,12 +946,11 @@ impl Store for PostgresStore {
             request.holder,
             crate::base::nonce::fresh(request.now_unix_ms)
         );
-        #[allow(unused_mut)]
-        let mut statement = Statement::Claim;
-        #[cfg(feature = "planted-defects")]
-        if planted!(self, PgClaimResendTakesAnother) {
-            statement = Statement::ClaimWithoutMine;
-        }
+        let statement = if self.defect.is(Defect::PgClaimResendTakesAnother) {
+            Statement::ClaimWithoutMine
+        } else {
+            Statement::Claim
+        };
         for _ in 0..64 {
             let params = [
                 Param::Text(request.sequencer),
@@ -1036,7 +1039,7 @@ impl Store for PostgresStore {
     }
 
     fn reserve(&self, claim: &Claim, reservation: &Reservation) -> Result<()> {
-        let statement = if planted!(self, PgReserveWithoutKeepLarger) {
+        let statement = if self.defect.is(Defect::PgReserveWithoutKeepLarger) {
             Statement::LowerReservation
         } else {
             Statement::Reserve
@@ -1184,7 +1187,6 @@ mod tests {
     }
 
     /// The planted claim without `mine` is the claim with `mine`'s condition replaced: it must be there.
-    #[cfg(feature = "planted-defects")]
     #[test]
     fn the_planted_claim_defect_finds_mine_in_the_claim() {
         assert_eq!(sql::CLAIM.matches(sql::MINE).count(), 1);

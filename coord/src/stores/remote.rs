@@ -39,7 +39,7 @@ pub(crate) fn create_or_existing(
 }
 
 /// How many times one request is sent at most: the first send and one re-send. (Three sends took the
-/// simulation's range world (`coord/tests/simulation.rs`, PostgreSQL, seed 16) to a process that could
+/// simulation's range world (`sim/src/worlds/ranges.rs`, PostgreSQL, seed 16) to a process that could
 /// not open from its datacenter row, each failed call costing three timeouts; two measured the same
 /// liveness.)
 pub(crate) const SENDS: u32 = 2;

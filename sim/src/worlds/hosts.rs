@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use snowmint::{Layout, LayoutConfig, Options, Policy};
-use snowmint_coord::lease::Defect;
+use snowmint_coord::defect::Defect;
 
 use crate::clock::{trace_line, MS, START_UNIX_NS};
 use crate::rng::Rng;

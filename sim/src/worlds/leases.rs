@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
-use snowmint_coord::lease::{start_after, Defect};
+use snowmint_coord::defect::{Defect, Hook};
+use snowmint_coord::lease::start_after;
 use snowmint_coord::sequencer::layout_from_text;
 use snowmint_coord::{
     layout_fingerprint, layout_text, Error, FileStore, Lease, LeaseOptions, LeaseState,
@@ -193,9 +194,7 @@ impl World {
         } else if shape.postgres {
             pg_client(&db, &now, &Arc::default(), seed ^ 0x9057_0002, None, defect).0
         } else {
-            let m = Arc::new(MemoryStore::new());
-            m.plant(defect);
-            m
+            Arc::new(MemoryStore::new().plant(defect))
         };
         let expiries = Expiries::default();
         let link = |rng: &mut Rng, i: usize| {
@@ -303,7 +302,7 @@ impl World {
             reserve_ahead: Duration::from_millis(self.shape.ttl_ms * 2 / 3),
             holder: format!("simulated holder {i}"),
             stepped: true,
-            defect: self.defect,
+            defect: Hook::planted(self.defect),
             ..LeaseOptions::default()
         }
     }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use snowmint::ErrorCode;
-use snowmint_coord::lease::Defect;
+use snowmint_coord::defect::Defect;
 use snowmint_coord::range::{RangeSequence, SteppedAllocator};
 use snowmint_coord::{Error, MemoryStore, RangeOptions, Store};
 

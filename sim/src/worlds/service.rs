@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout, LayoutConfig};
-use snowmint_coord::lease::Defect;
+use snowmint_coord::defect::{Defect, Hook};
 use snowmint_coord::{layout_text, Error, LeaseState, MemoryStore, SequencerConfig, Store, Time};
 
 use crate::clock::{trace_line, SimClock, MS, START_UNIX_NS};
@@ -187,8 +187,7 @@ impl ServiceWorld {
         // service/tests/lease_caps.rs's).
         config.max_leases_per_network = Some(usize::MAX);
         config.max_unauthenticated_leases = Some(usize::MAX);
-        let store = Arc::new(MemoryStore::new());
-        store.plant(defect);
+        let store = Arc::new(MemoryStore::new().plant(defect));
         let incarnation = Some(create(&store, CLIENT_SEQUENCER, &layout, 0));
         let other = create(&store, OTHER_SEQUENCER, &layout, 0);
         let expiries = Expiries::default();
@@ -306,7 +305,8 @@ impl ServiceWorld {
             "--node {} --client-sequencer {:?}",
             config.node, config.client_sequencer
         );
-        let r = Service::open_simulated(config, inst.clock.clone(), open, self.defect);
+        let r =
+            Service::open_simulated(config, inst.clock.clone(), open, Hook::planted(self.defect));
         match r {
             Ok(s) => {
                 let node = s.node_id();

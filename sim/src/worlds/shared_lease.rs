@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use snowmint::{ErrorCode, Layout, LayoutConfig, Options, Policy};
-use snowmint_coord::lease::Defect;
+use snowmint_coord::defect::{Defect, Hook};
 use snowmint_coord::{
     layout_text, Claim, ClaimRequest, Lease, LeaseOptions, MemoryStore, NodeState, Reservation,
     Result, SequencerConfig, SequencerRecord, Store, Time,
@@ -214,7 +214,7 @@ fn run_in(
                                 holder: format!("host {h} process {p}"),
                                 state_file: Some(state_file.clone()),
                                 wait_for_node: Duration::from_millis(300),
-                                defect,
+                                defect: Hook::planted(defect),
                                 ..LeaseOptions::default()
                             },
                         );

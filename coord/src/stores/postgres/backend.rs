@@ -1,7 +1,7 @@
 //! How the PostgreSQL store reaches its database: the [`Connect`] seam, at the level of "run this store
 //! statement with these parameters on a connection". [`Driver`] (the default) is tokio-postgres over TCP
 //! or TLS; the deterministic simulation plugs in an in-memory database instead
-//! (`coord/tests/simulation/postgres.rs`: each [`Statement`]'s semantics over in-memory tables, judged
+//! (`sim/src/postgres.rs`: each [`Statement`]'s semantics over in-memory tables, judged
 //! by a simulated `now()`, faults drawn from a seed), so that the store's own code — its re-send on a
 //! new connection after a broken one, its timeouts, how it reads each statement's answer, its error
 //! messages — runs unchanged against it.
@@ -32,8 +32,9 @@ pub enum Statement {
     /// inserted.
     Claim,
     /// [`Statement::Claim`] as it was before a re-send found the claim it made (`mine` finds nothing:
-    /// its condition is `false`): the planted defect `PgClaimResendTakesAnother`.
-    #[cfg(feature = "planted-defects")]
+    /// its condition is `false`): the planted defect `PgClaimResendTakesAnother` (never sent without the
+    /// feature `planted-defects`).
+    #[doc(hidden)]
     ClaimWithoutMine,
     HeldCount,
     Renew,
@@ -66,7 +67,6 @@ impl Statement {
         match self {
             Statement::Claim => sql::CLAIM,
             // (`mine`'s condition replaced by `false` where it is sent.)
-            #[cfg(feature = "planted-defects")]
             Statement::ClaimWithoutMine => sql::CLAIM,
             Statement::HeldCount => sql::HELD_COUNT,
             Statement::Renew => sql::RENEW,
@@ -334,7 +334,6 @@ impl DriverConnection {
             Statement::CreateSchema => {
                 text.replace("SCHEMA_NAME", &self.schema.name.replace('\'', "''"))
             }
-            #[cfg(feature = "planted-defects")]
             Statement::ClaimWithoutMine => text.replace(sql::MINE, "false"),
             _ => text,
         }

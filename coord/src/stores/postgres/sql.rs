@@ -37,8 +37,8 @@ SELECT node_id, token, (extract(epoch FROM expires_at) * 1000)::bigint FROM take
 UNION ALL
 SELECT node_id, token, (extract(epoch FROM expires_at) * 1000)::bigint FROM fresh";
 
-/// The condition by which [`CLAIM`]'s `mine` finds the claim this holder string made.
-#[cfg(feature = "planted-defects")]
+/// The condition by which [`CLAIM`]'s `mine` finds the claim this holder string made (replaced by
+/// `false` in the planted `ClaimWithoutMine`).
 pub const MINE: &str = "holder = $4::text AND expires_at > now()";
 
 pub const HELD_COUNT: &str = "
