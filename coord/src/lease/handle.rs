@@ -38,7 +38,9 @@ pub struct Lease {
 impl Lease {
     /// Runs one keeper round now, on the calling thread (a [`LeaseOptions::stepped`] lease):
     /// checks the sequencer, renews the claim, extends the reservation. `false` once the lease has
-    /// ended (then it stays ended), or if the lease has a keeper thread of its own.
+    /// ended (then it stays ended), or if the lease has a keeper thread of its own. (The simulation's
+    /// and the tests' entry point: hidden from the documentation.)
+    #[doc(hidden)]
     pub fn keeper_round(&self) -> bool {
         let Some(one_at_a_time) = &self.stepped else {
             return false;

@@ -27,7 +27,9 @@ pub struct LeaseOptions {
     /// Who holds the claim, as [`Store::holders`] shows it (default `pid N on HOST`).
     pub holder: String,
     /// No keeper thread: the caller runs each keeper round with [`Lease::keeper_round`] (a deterministic
-    /// simulation decides when rounds happen). Default `false`.
+    /// simulation decides when rounds happen). Default `false`. (The simulation's and the tests' entry
+    /// point: hidden from the documentation.)
+    #[doc(hidden)]
     pub stepped: bool,
     /// Claim exactly this node ID (a process configured with a fixed node ID that takes part in a
     /// sequencer's node-ID space, such as `snowmint serve --node N --leases URL`): refused with
