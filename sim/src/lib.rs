@@ -112,9 +112,8 @@
 //! sequencer with `--client-sequencer` the client sequencer, which it must refuse: no ID twice across
 //! instances and clients, no sequencer record the operator did not create, and no start of the mistake
 //! (reported at the end of the run, so that what it leads to, an instance and a client on one node ID,
-//! meets the no-ID-twice check first). (This crate depends on `snowmint-service` with its
-//! `planted-defects` feature, so that its instances run in this binary and its planted defects sit in
-//! the same table.)
+//! meets the no-ID-twice check first). (This crate depends on `snowmint-service`, so that its
+//! instances run in this binary; its planted defects are coord's, in the same table.)
 //!
 //! One lease per host (`--world "shared lease"`, `--replay SEED --shared-lease`; module `worlds::shared_lease`):
 //! three hosts of three processes each, every process opening the lease source with its host's state
@@ -146,9 +145,10 @@
 //! refuses its renewal). An expired claim nobody took again mints no duplicate, so the rule is
 //! checked itself.
 //!
-//! The proof (planted defects: this crate turns on the feature `planted-defects` of coord, the service
-//! and the host layer): each one- or two-line mistake of the table in `defects::DEFECTS` must be caught within `--defect-seeds`; the run prints how many seeds each took
-//! and fails if one is not caught. A batch that meets the ceiling on a healthy holder must succeed
+//! The proof (planted defects: this crate turns on the feature `planted-defects` of coord and of the
+//! host layer; their one seam is `snowmint_coord::defect`, ARCHITECTURE.md): each one- or two-line
+//! mistake of the table in `defects::DEFECTS` must be caught within `--defect-seeds`; the run prints
+//! how many seeds each took and fails if one is not caught. A batch that meets the ceiling on a healthy holder must succeed
 //! after the keeper's round (a liveness check: what catches a keeper reserving less than the batch).
 //!
 //! The crate (`publish = false`; SPEC and ARCHITECTURE.md: the simulation beside the code it drives):
