@@ -22,6 +22,7 @@ use std::cell::{Cell, UnsafeCell};
 
 use snowmint::state_file::{SharedState, StateFile};
 use snowmint_coord as coord;
+use snowmint_host::state_file::Refused;
 use snowmint_host::window::OwnWindow;
 use snowmint_host::{ClockFault, JsNumbers};
 use std::sync::Arc;
@@ -310,45 +311,45 @@ fn get_u64(env: sys::napi_env, v: Raw, what: &str) -> Result<u64> {
 }
 
 /// [`get_u64`] whose whole-number values outside 0..2^64 (negative, too large a bigint) are `range`
-/// (the argument's own code, e.g. `NODE_ID_OUT_OF_RANGE`); other bad values are `INVALID_ARGUMENT`.
+/// (the argument's own code, e.g. `NODE_ID_OUT_OF_RANGE`); other bad values are `INVALID_ARGUMENT`:
+/// the host layer's rule and messages (`snowmint_host::js`), the WASM package's too.
 fn get_u64_as(env: sys::napi_env, v: Raw, what: &str, range: ErrorCode) -> Result<u64> {
+    snowmint_host::js::u64_arg(what, js_int(env, v), range).map_err(|e| js_refusal(env, e))
+}
+
+/// A value as the host layer's integer rule sees it.
+fn js_int(env: sys::napi_env, v: Raw) -> snowmint_host::js::JsInt<'static> {
+    use snowmint_host::js::JsInt;
     match type_of(env, v) {
-        sys::ValueType::napi_number => snowmint::whole_f64(get_double(env, v)).map_err(|e| {
-            let x = get_double(env, v);
-            let reason = match e {
-                snowmint::Error::InvalidClock { reason } => reason,
-                _ => "out of range",
-            };
-            let msg = format!(
-                "{what} must be a whole number in 0..=2^53-1 (got {}: {reason})",
-                fmt_num(x)
-            );
-            if x < 0.0 && x == x.trunc() && x.is_finite() {
-                code_err(env, &msg, range)
-            } else {
-                range_err(env, &msg)
-            }
-        }),
-        sys::ValueType::napi_bigint => get_bigint_u64(env, v).ok_or_else(|| {
-            code_err(
-                env,
-                &format!("{what} must be a bigint in 0..2^64 (negative or too large)"),
-                range,
-            )
-        }),
-        _ => Err(type_err(
-            env,
-            &format!("{what} must be a number or a bigint"),
-        )),
+        sys::ValueType::napi_number => JsInt::Number(get_double(env, v)),
+        sys::ValueType::napi_bigint => JsInt::BigInt(get_bigint_u64(env, v)),
+        t => JsInt::Other(type_name(t)),
     }
 }
 
-fn fmt_num(x: f64) -> String {
-    if x.is_finite() && x == x.trunc() && x.abs() < 1e21 {
-        format!("{x:.0}")
-    } else {
-        format!("{x}")
+/// JavaScript's `typeof` of a value of this type (`null` for null, as the WASM package says it).
+fn type_name(t: sys::napi_valuetype) -> &'static str {
+    match t {
+        sys::ValueType::napi_undefined => "undefined",
+        sys::ValueType::napi_null => "null",
+        sys::ValueType::napi_boolean => "boolean",
+        sys::ValueType::napi_number => "number",
+        sys::ValueType::napi_string => "string",
+        sys::ValueType::napi_symbol => "symbol",
+        sys::ValueType::napi_function => "function",
+        sys::ValueType::napi_bigint => "bigint",
+        _ => "object",
     }
+}
+
+/// A value the host layer's rule refused: a `TypeError` or a `SnowmintError`, with its code.
+fn js_refusal(env: sys::napi_env, e: snowmint_host::js::JsRefusal) -> napi::Error {
+    let kind = if e.type_error {
+        Kind::Type
+    } else {
+        Kind::Error
+    };
+    throw(env, kind, e.error.code.as_str(), &e.error.message, &[])
 }
 
 /// A whole number that must fit in `u32` (bit counts); larger values become `u32::MAX`, which the core
@@ -459,20 +460,9 @@ fn layout_arg(env: sys::napi_env, v: Option<Raw>) -> Result<snowmint::Layout> {
 /// An ID out of 0..2^64 (a negative number or bigint, a bigint ≥ 2^64) is `INVALID_ID`, as in every
 /// runtime (a string out of range is `PARSE`, the core's parse error).
 fn id_arg(env: sys::napi_env, v: Raw, strings: bool) -> Result<u64> {
-    let out_of_range = || {
-        throw(
-            env,
-            Kind::Error,
-            ErrorCode::InvalidId.as_str(),
-            "id is out of range: an ID is in 0..2^64 (a bigint 0n..2^64n-1n, or a number 0..2^53-1)",
-            &[],
-        )
-    };
     match type_of(env, v) {
         sys::ValueType::napi_string if strings => snowmint::parse_any(&get_string(env, v)?).js(env),
-        sys::ValueType::napi_bigint => get_bigint_u64(env, v).ok_or_else(out_of_range),
-        sys::ValueType::napi_number if get_double(env, v) < 0.0 => Err(out_of_range()),
-        _ => get_u64(env, v, "id"),
+        _ => snowmint_host::js::id_arg(js_int(env, v)).map_err(|e| js_refusal(env, e)),
     }
 }
 
@@ -951,26 +941,21 @@ impl Generator {
                 r
             }
         };
-        // Bad options are refused before the file system is touched.
-        let built = SharedGenerator::new(layout, node_id, options)
-            .map_err(|e| core_err(env, e))
-            .and_then(|_| {
-                let state = match &state_file {
-                    None => SharedState::memory(),
-                    Some(path) => {
-                        SharedState::file(StateFile::open(path, &layout, node_id).map_err(|e| {
-                            throw(
-                                env,
-                                Kind::Error,
-                                e.code().as_str(),
-                                &format!("{path}: {e}"),
-                                &[],
-                            )
-                        })?)
-                    }
-                };
-                SharedGenerator::with_state(layout, node_id, options, state)
-                    .map_err(|e| core_err(env, e))
+        // The options first, then the state file: the host layer's rule.
+        let built =
+            snowmint_host::state_file::shared_generator::<()>(layout, node_id, options, || {
+                Ok(state_file.as_ref().map(std::path::PathBuf::from))
+            })
+            .map_err(|e| match e {
+                Refused::Options(e) => core_err(env, e),
+                Refused::Path(()) => unreachable!("a path string is always a path"),
+                Refused::StateFile { path, error } => throw(
+                    env,
+                    Kind::Error,
+                    error.code().as_str(),
+                    &Refused::<()>::state_file_message(&path, &error),
+                    &[],
+                ),
             });
         let gen = match built {
             Ok(g) => g,
@@ -1342,11 +1327,7 @@ impl Generator {
 }
 
 fn state_name(s: coord::SequencerState) -> &'static str {
-    match s {
-        coord::SequencerState::Attached => "attached",
-        coord::SequencerState::Detached => "detached",
-        coord::SequencerState::Destroyed => "destroyed",
-    }
+    snowmint_host::sequencer_state_name!(coord::SequencerState, s)
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1432,21 +1413,21 @@ impl napi::Task for CoordTask {
                 wait_for_node,
                 state_file.clone(),
             ) {
-                Ok(coord::Opened::Fixed(n)) => (|| {
-                    // A fixed node ID with a state file: the file's state word, as new Generator.
-                    let state = match &state_file {
-                        Some(path) => {
-                            SharedGenerator::new(layout, n, options)?;
-                            SharedState::file(StateFile::open(path, &layout, n).map_err(|e| {
-                                coord::Error::from(e).context(path.display().to_string())
-                            })?)
+                Ok(coord::Opened::Fixed(n)) => {
+                    // A fixed node ID with a state file: the file's state word, as new Generator
+                    // (the host layer's rule: the options first, then the state file).
+                    snowmint_host::state_file::shared_generator::<()>(layout, n, options, || {
+                        Ok(state_file)
+                    })
+                    .map(Done::Fixed)
+                    .map_err(|e| match e {
+                        Refused::Options(e) => coord::Error::from(e),
+                        Refused::Path(()) => unreachable!("the path is given"),
+                        Refused::StateFile { path, error } => {
+                            coord::Error::from(error).context(path.display().to_string())
                         }
-                        None => SharedState::memory(),
-                    };
-                    Ok(Done::Fixed(SharedGenerator::with_state(
-                        layout, n, options, state,
-                    )?))
-                })(),
+                    })
+                }
                 Ok(coord::Opened::Leased(g)) => Ok(Done::Leased(g)),
                 Err(e) => Err(e),
             },

@@ -32,6 +32,7 @@ use snowmint as sm;
 use snowmint::state_file::{SharedState, StateFile};
 use snowmint::{Clock, ClockUnit, ErrorCode};
 use snowmint_coord as coord;
+use snowmint_host::state_file::Refused;
 use snowmint_host::window::OwnWindow;
 use snowmint_host::ClockFault;
 
@@ -1040,11 +1041,7 @@ fn thread_window_next_id<S: sm::StateWord, L: sm::Ceiling>(
 }
 
 fn state_name(s: coord::SequencerState) -> &'static str {
-    match s {
-        coord::SequencerState::Attached => "attached",
-        coord::SequencerState::Detached => "detached",
-        coord::SequencerState::Destroyed => "destroyed",
-    }
+    snowmint_host::sequencer_state_name!(coord::SequencerState, s)
 }
 
 /// A node-ID lease as seen at one moment.
@@ -1350,23 +1347,29 @@ impl PyGenerator {
             }
             (None, None) => unreachable!("either a number or a string"),
         };
-        // Bad options are refused before the file system is touched.
-        sm::SharedGenerator::new(layout, node_id, options).or_raise(py)?;
-        let state = match state_file {
-            Some(p) if !p.is_none() => {
-                let path = state_file_path(p)?;
-                let file = py
-                    .detach(|| StateFile::open(&path, &layout, node_id))
-                    .map_err(|e| raise(py, e.code(), format!("{}: {e}", path.display()), &[]))?;
-                SharedState::file(file)
-            }
-            _ => SharedState::memory(),
+        // The options first, then the path, then the state file: the host layer's rule (the file
+        // opened with the GIL released).
+        let path = match state_file {
+            Some(p) if !p.is_none() => state_file_path(p).map(Some),
+            _ => Ok(None),
         };
+        let plain = py
+            .detach(|| {
+                snowmint_host::state_file::shared_generator(layout, node_id, options, || path)
+            })
+            .map_err(|e| match e {
+                Refused::Options(e) => err(py, e),
+                Refused::Path(e) => e,
+                Refused::StateFile { path, error } => raise(
+                    py,
+                    error.code(),
+                    Refused::<PyErr>::state_file_message(&path, &error),
+                    &[],
+                ),
+            })?;
         let own = window::gil_guards_windows() && clock.is_none();
         Ok(PyGenerator {
-            kind: Kind::Plain(
-                sm::SharedGenerator::with_state(layout, node_id, options, state).or_raise(py)?,
-            ),
+            kind: Kind::Plain(plain),
             policy,
             clock,
             unit: layout.clock_reader(),
