@@ -1,5 +1,6 @@
-//! JavaScript values, read exactly (the host layer's integer rule, strings, booleans, options objects,
-//! layouts, IDs) and written exactly (a field as a Number or a bigint by the layout, `snowmint_host::JsNumbers`).
+//! JavaScript values, read exactly (the host layer's integer rule, strings, booleans, options
+//! objects, layouts, IDs) and written exactly (a field as a Number or a bigint by the layout:
+//! `snowmint_host::JsNumbers`).
 
 use super::*;
 
