@@ -101,20 +101,27 @@ fn u64_arg(v: &JsValue, name: &str) -> Result<u64, JsValue> {
 /// (the argument's own code, e.g. `NODE_ID_OUT_OF_RANGE`); other bad values are `INVALID_ARGUMENT`:
 /// the host layer's rule and messages (`snowmint_host::js`), the native package's too.
 fn u64_arg_as(v: &JsValue, name: &str, range: ErrorCode) -> Result<u64, JsValue> {
-    js_int(v, |int| snowmint_host::js::u64_arg(name, int, range)).map_err(js_refusal)
+    int_arg(v, Some((name, range)))
 }
 
-/// `rule` of the value as the host layer's integer rule sees it (its `typeof` read only when it is
-/// neither a Number nor a bigint).
-fn js_int<T>(v: &JsValue, rule: impl FnOnce(snowmint_host::js::JsInt<'_>) -> T) -> T {
-    use snowmint_host::js::JsInt;
-    if let Some(x) = v.as_f64() {
-        rule(JsInt::Number(x))
+/// A Number or a bigint by the host layer's integer rule: an argument (`Some((name, range))`) or an ID
+/// (`None`); the value's `typeof` is read only when it is neither.
+fn int_arg(v: &JsValue, arg: Option<(&str, ErrorCode)>) -> Result<u64, JsValue> {
+    use snowmint_host::js::{id_arg, u64_arg, JsInt};
+    let other;
+    let int = if let Some(x) = v.as_f64() {
+        JsInt::Number(x)
     } else if v.is_bigint() {
-        rule(JsInt::BigInt(u64::try_from_js_value_ref(v)))
+        JsInt::BigInt(u64::try_from_js_value_ref(v))
     } else {
-        rule(JsInt::Other(&type_name(v)))
+        other = type_name(v);
+        JsInt::Other(&other)
+    };
+    match arg {
+        Some((name, range)) => u64_arg(name, int, range),
+        None => id_arg(int),
     }
+    .map_err(js_refusal)
 }
 
 /// A value the host layer's rule refused: a `TypeError` or an `Error`, with its code.
@@ -695,7 +702,7 @@ fn id_arg(v: &JsValue) -> Result<u64, JsValue> {
 /// An ID as a bigint or Number; one out of 0..2^64 (negative, or a bigint ≥ 2^64) is `INVALID_ID`, as in
 /// every runtime (`snowmint_host::js::id_arg`).
 fn id_number_arg(v: &JsValue) -> Result<u64, JsValue> {
-    js_int(v, snowmint_host::js::id_arg).map_err(js_refusal)
+    int_arg(v, None)
 }
 
 /// `x` as a Number when the layout's field fits 2^53 - 1 ([`JsNumbers`]), else as a bigint: exact

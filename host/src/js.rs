@@ -42,47 +42,57 @@ pub const U64_RANGE: &str = "a whole number in 0..=2^53-1 or a bigint in 0n..2^6
 
 /// `name` as `u64` by the rule above; `range` is the code of a value outside `0..2^64` (negative, or a
 /// bigint from 2^64 on).
-#[inline(never)]
+#[inline]
 pub fn u64_arg(name: &str, v: JsInt<'_>, range: ErrorCode) -> Result<u64, JsRefusal> {
-    match v {
-        JsInt::Number(x) => snowmint::whole_f64(x).map_err(|e| {
-            if x < 0.0 && is_whole(x) {
-                out_of_range(name, range)
-            } else {
-                let reason = match e {
-                    snowmint::Error::InvalidClock { reason } => reason,
-                    _ => "out of range",
-                };
-                refused(
-                    false,
-                    ErrorCode::InvalidArgument,
-                    &[
-                        name,
-                        " must be ",
-                        U64_RANGE,
-                        ": the number given is ",
-                        reason,
-                    ],
-                )
-            }
-        }),
-        JsInt::BigInt(v) => v.ok_or_else(|| out_of_range(name, range)),
-        JsInt::Other(type_name) => Err(refused(
-            true,
-            ErrorCode::InvalidArgument,
-            &[name, " must be a number or a bigint, got ", type_name],
-        )),
-    }
+    rule(name, v, range, false)
 }
 
 /// An ID (`id`) as `u64`: [`u64_arg`], except that every negative Number is outside `0..2^64` too
 /// (`INVALID_ID`, as in every runtime: an ID is never negative, whole or not).
-#[inline(never)]
+#[inline]
 pub fn id_arg(v: JsInt<'_>) -> Result<u64, JsRefusal> {
-    match v {
-        JsInt::Number(x) if x < 0.0 => Err(out_of_range("id", ErrorCode::InvalidId)),
-        v => u64_arg("id", v, ErrorCode::InvalidId),
-    }
+    rule("id", v, ErrorCode::InvalidId, true)
+}
+
+/// The rule, one body for both (module size in WebAssembly): a negative Number is out of range when it
+/// is whole, or always (`every_negative`).
+fn rule(
+    name: &str,
+    v: JsInt<'_>,
+    range: ErrorCode,
+    every_negative: bool,
+) -> Result<u64, JsRefusal> {
+    const OUT: &str = ": the value given is negative or at least 2^64";
+    let (type_error, code, parts) = match v {
+        JsInt::Number(x) => match snowmint::whole_f64(x) {
+            Ok(n) => return Ok(n),
+            Err(_) if x < 0.0 && (every_negative || is_whole(x)) => {
+                (false, range, [" must be ", U64_RANGE, OUT, ""])
+            }
+            Err(e) => {
+                let reason = match e {
+                    snowmint::Error::InvalidClock { reason } => reason,
+                    _ => "out of range",
+                };
+                let parts = [" must be ", U64_RANGE, ": the number given is ", reason];
+                (false, ErrorCode::InvalidArgument, parts)
+            }
+        },
+        JsInt::BigInt(Some(n)) => return Ok(n),
+        JsInt::BigInt(None) => (false, range, [" must be ", U64_RANGE, OUT, ""]),
+        JsInt::Other(type_name) => (
+            true,
+            ErrorCode::InvalidArgument,
+            [" must be ", "a number or a bigint", ", got ", type_name],
+        ),
+    };
+    Err(JsRefusal {
+        type_error,
+        error: HostError {
+            code,
+            message: cat(&[name, parts[0], parts[1], parts[2], parts[3]]),
+        },
+    })
 }
 
 /// Whether a Number is a whole number (without `f64::trunc`, which `no_std` lacks): from 2^52 on every
@@ -91,29 +101,6 @@ pub fn id_arg(v: JsInt<'_>) -> Result<u64, JsRefusal> {
 fn is_whole(x: f64) -> bool {
     const BIG: f64 = 4_503_599_627_370_496.0; // 2^52
     x.is_finite() && (x >= BIG || x <= -BIG || x == (x as i64) as f64)
-}
-
-fn out_of_range(name: &str, code: ErrorCode) -> JsRefusal {
-    refused(
-        false,
-        code,
-        &[
-            name,
-            " must be ",
-            U64_RANGE,
-            ": the value given is negative or at least 2^64",
-        ],
-    )
-}
-
-fn refused(type_error: bool, code: ErrorCode, parts: &[&str]) -> JsRefusal {
-    JsRefusal {
-        type_error,
-        error: HostError {
-            code,
-            message: cat(parts),
-        },
-    }
 }
 
 #[cfg(test)]
