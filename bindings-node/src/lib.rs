@@ -12,6 +12,8 @@
 //! otherwise (`snowmint_host::JsNumbers`). The WASM package follows the same rules.
 #![deny(clippy::all)]
 
+// The imports the crate's files share: each file takes them, and its siblings' items, with
+// `use super::*`.
 use std::ffi::{c_char, CString};
 use std::ptr;
 

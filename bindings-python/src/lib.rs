@@ -21,6 +21,8 @@
 //!   child on first use (the coord crate: pre-fork servers such as gunicorn `--preload`), and one on a
 //!   state file (shared by construction).
 
+// The imports the crate's files share: each file takes them, and its siblings' items, with
+// `use super::*`.
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;

@@ -31,6 +31,8 @@ pub use route::*;
 pub use service::*;
 use simulated::*;
 
+// The imports the crate's files share: each file takes them, and its siblings' items, with
+// `use super::*`.
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
