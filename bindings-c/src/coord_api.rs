@@ -112,7 +112,7 @@ pub unsafe extern "C" fn snowmint_generator_open_shared(
             None,
             state_file.clone(),
         )? {
-            coord::Opened::Fixed(node) => {
+            coord::Opened::Plain(node) => {
                 // The options first, then the state file: the host layer's rule.
                 let g = shared_state_generator(l, node, opts, state_file)?;
                 Box::into_raw(Box::new(snowmint_shared_generator {

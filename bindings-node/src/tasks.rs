@@ -51,7 +51,7 @@ impl CoordTask {
 /// The result of a [`CoordTask`].
 pub enum Done {
     Nothing,
-    Fixed(SharedGenerator<SharedState>),
+    Plain(SharedGenerator<SharedState>),
     Leased(Box<coord::SequencerGenerator>),
     Sequencer(coord::Sequencer),
     Names(Vec<String>),
@@ -81,13 +81,13 @@ impl napi::Task for CoordTask {
                 wait_for_node,
                 state_file.clone(),
             ) {
-                Ok(coord::Opened::Fixed(n)) => {
+                Ok(coord::Opened::Plain(n)) => {
                     // A fixed node ID with a state file: the file's state word, as new Generator
                     // (the host layer's rule: the options first, then the state file).
                     snowmint_host::state_file::shared_generator::<()>(layout, n, options, || {
                         Ok(state_file)
                     })
-                    .map(Done::Fixed)
+                    .map(Done::Plain)
                     .map_err(|e| match e {
                         Refused::Options(e) => coord::Error::from(e),
                         Refused::Path(()) => unreachable!("the path is given"),
@@ -134,7 +134,7 @@ impl napi::Task for CoordTask {
                 unsafe { sys::napi_get_undefined(raw, &mut u) };
                 u
             }
-            Done::Fixed(g) => {
+            Done::Plain(g) => {
                 let gen = Generator {
                     unit: g.layout().clock_reader(),
                     gen: Gen::Plain(g),

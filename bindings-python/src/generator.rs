@@ -542,7 +542,7 @@ impl PyGenerator {
                         shared_path,
                     )
                 }) {
-                    Ok(coord::Opened::Fixed(n)) => n,
+                    Ok(coord::Opened::Plain(n)) => n,
                     Ok(coord::Opened::Leased(g)) => {
                         // Boxed, so it stays where it is: given back before a fork if it never minted
                         // (a pre-fork server's master that imports the application and never mints).
