@@ -3,7 +3,7 @@
 # evidence too slow for `make test`: the MSRV builds, the full Miri sweep, long fuzzing, CPython 3.10 and
 # 3.12); `make dist` builds the portable wheels and npm packages into target/dist/ (`make test` builds and
 # checks them too: its dist-build and dist stages). Each installs what a fresh machine lacks, and only that.
-.PHONY: demo test test-long bench bench-servers test-core test-msrv test-miri test-fuzz test-coord test-service test-c test-python test-node test-wasm test-chaos test-cross dist test-dist
+.PHONY: demo test test-long bench bench-servers test-core test-msrv test-miri test-fuzz test-coord test-service test-c test-python test-node test-wasm test-chaos test-cross test-pg dist test-dist
 
 demo:
 	bash scripts/demo.sh
@@ -34,6 +34,9 @@ test-coord:
 	bash scripts/test-all.sh coord:coord/test.sh
 test-c:
 	bash scripts/test-all.sh c:bindings-c/test.sh
+# The PostgreSQL extension (pg/) on a throw-away server: install, conformance, 64 backends, kills, restarts.
+test-pg:
+	bash scripts/test-all.sh pg:pg/test.sh
 test-python:
 	bash scripts/test-all.sh python:bindings-python/test.sh
 test-node:

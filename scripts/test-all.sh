@@ -34,8 +34,8 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
-# Every conformance runner records the cases it ran here; the last stage checks that all six runtimes
-# (rust, c, python, node, wasm-node, wasm-browser) ran and passed every case of tests/vectors/.
+# Every conformance runner records the cases it ran here; the last stage checks that all seven runtimes
+# (rust, c, python, node, wasm-node, wasm-browser, postgres) ran and passed every case of tests/vectors/.
 export SNOWMINT_CONFORMANCE_DIR="$ROOT/target/conformance"
 stages=(
   "setup:scripts/setup.sh"
@@ -46,6 +46,7 @@ stages=(
   "coord:coord/test.sh"
   "service&:service/test.sh"
   "c:bindings-c/test.sh"
+  "pg&:pg/test.sh"
   "cross&:scripts/cross.sh"
   "node&:bindings-node/test.sh"
   "python:bindings-python/test.sh"

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The PostgreSQL extension on a real server (`make test-pg`; the `pg` stage of `make test`, beside the
+# others): builds and installs it as pg/README.md says (`make -C pg install` into the server pg_config
+# names: run as root, as scripts/setup.sh installs packages), starts a throw-away PostgreSQL 15
+# (scripts/servers.sh: a fresh data directory on a free 127.0.0.1 port, stopped on every exit path), then
+#   1. CREATE EXTENSION without the preload: refused, saying exactly what to add;
+#   2. the README's set-up block, as written (as the server's owner, PGDATA the fresh data directory);
+#   3. the conformance vectors through the extension's SQL functions (pg/conformance.py; recorded as the
+#      runtime `postgres` in $SNOWMINT_CONFORMANCE_DIR when set);
+#   4. 64 backends minting at once (next_id and next_ids): 0 duplicates, each backend's IDs increasing;
+#   5. a backend SIGKILLed while it streams IDs (the server resets shared memory): no ID repeats after;
+#   6. an immediate stop while a backend mints, then a start with the clock 5 s back: no ID repeats
+#      (the state file); and the control: the same restart on a fresh state file repeats IDs (so the
+#      check can see a repeat).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+# shellcheck source=../scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
+need_cargo
+need_pg_dev
+# shellcheck source=../scripts/servers.sh
+source "$ROOT/scripts/servers.sh"
+cd "$ROOT"
+T0=$(date +%s)
+W="$(mktemp -d "${TMPDIR:-/tmp}/snowmint-pg.XXXXXX")"
+chmod 755 "$W"
+trap 'rm -rf "$W"' EXIT
+fail() { echo "pg/test.sh: FAIL: $*" >&2; exit 1; }
+# The README's shell block after the marker <!-- NAME -->.
+readme_block() { awk -v m="<!-- $1 -->" '$0 == m {f=1; next} f && /^```sh/ {g=1; next} g && /^```/ {exit} g' "$HERE/README.md"; }
+
+echo "== make -C pg install (pg/README.md, as written)"
+readme_block pg-install >"$W/install.sh"
+[ -s "$W/install.sh" ] || fail "no install block in pg/README.md"
+bash -euo pipefail "$W/install.sh" >"$W/install.log" 2>&1 || { cat "$W/install.log"; fail "make -C pg install"; }
+[ -f "$(pg_config --pkglibdir)/snowmint.so" ] || fail "snowmint.so not installed in $(pg_config --pkglibdir)"
+
+pg_start
+PORT="$(cat "$SERVERS_DIR/pg-port")"
+PGDATA_DIR="$SERVERS_DIR/pg/data"
+export PGHOST=127.0.0.1 PGPORT="$PORT" PGUSER=postgres PGDATABASE=postgres
+q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+echo "== 1. CREATE EXTENSION without shared_preload_libraries"
+if out="$(q -c 'CREATE EXTENSION snowmint' 2>&1)"; then fail "CREATE EXTENSION succeeded without the preload"; fi
+echo "$out"
+grep -q "add shared_preload_libraries = 'snowmint' to postgresql.conf" <<<"$out" || fail "the refusal does not say what to add"
+
+echo "== 2. the README's set-up, as written (as the server's owner)"
+readme_block pg-setup >"$W/setup.sh"
+[ -s "$W/setup.sh" ] || fail "no set-up block in pg/README.md"
+chmod 644 "$W/setup.sh"
+runuser -u postgres -- env PGDATA="$PGDATA_DIR" PGHOST=127.0.0.1 PGPORT="$PORT" PGUSER=postgres \
+  PATH="$SNOWMINT_PG_BIN:$PATH" bash -euo pipefail "$W/setup.sh" >"$W/setup.log" 2>&1 \
+  || { cat "$W/setup.log"; fail "the README's set-up block"; }
+grep -E '^ *[0-9]{15,} \|' "$W/setup.log" || { cat "$W/setup.log"; fail "the README's INSERT returned no ID"; }
+[ "$(q -c 'SELECT snowmint.node_id()')" = 5 ] || fail "node ID is not 5"
+
+echo "== 3. conformance vectors (runtime postgres)"
+python3 "$HERE/conformance.py" -h 127.0.0.1 -p "$PORT" -U postgres -d postgres
+
+echo "== 4. 64 backends minting at once"
+q -c 'CREATE TABLE mint64 (backend int, seq int, id bigint)'
+N=20000
+start=$(( $(date +%s) + 3 ))
+pids=()
+for b in $(seq 1 64); do
+  if [ "$b" -le 48 ]; then
+    ins="INSERT INTO mint64 SELECT $b, g, snowmint.next_id() FROM generate_series(1, $N) g"
+  else  # batches of 500 IDs (500 + 0 * k: one call per k, not one call rescanned), each in its order
+    ins="INSERT INTO mint64 SELECT $b, (k - 1) * 500 + i, id FROM generate_series(1, $((N / 500))) k,
+         LATERAL snowmint.next_ids(500 + 0 * k) WITH ORDINALITY AS t(id, i)"
+  fi
+  q -c "SELECT pg_sleep(greatest(0, $start - extract(epoch FROM clock_timestamp())))" -c "$ins" >/dev/null &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || fail "a minting backend failed"; done
+read -r total distinct <<<"$(q -F ' ' -c 'SELECT count(*), count(DISTINCT id) FROM mint64')"
+backwards="$(q -c 'SELECT count(*) FROM (SELECT id <= lag(id) OVER (PARTITION BY backend ORDER BY seq) AS b FROM mint64) x WHERE b')"
+overlapping="$(q -c 'WITH r AS (SELECT backend, min(id) lo, max(id) hi FROM mint64 GROUP BY backend)
+  SELECT count(*) FROM r a WHERE EXISTS (SELECT 1 FROM r o WHERE o.backend <> a.backend AND o.lo <= a.hi AND a.lo <= o.hi)')"
+echo "64 backends: $total IDs, $((total - distinct)) duplicates, $backwards out of order within a backend; $overlapping of 64 backends' ID ranges overlap another's (minted at the same time)"
+[ "$total" -eq $((64 * N)) ] && [ "$distinct" -eq "$total" ] && [ "$backwards" -eq 0 ] || fail "64 backends"
+[ "$overlapping" -ge 32 ] || fail "the backends did not mint at the same time ($overlapping overlapping)"
+q -c 'DROP TABLE mint64'
+
+# stream FILE APPNAME COUNT: a backend streams COUNT IDs to FILE (100 IDs, then a 1 ms sleep), in the
+# background; its psql's PID in STREAM_PID. stream_end: waits (10 s at most) until that psql has exited.
+stream() {
+  # generate_series in the select list streams (in FROM it would be materialized before the first row).
+  PGAPPNAME="$2" psql -X -q -At -c "COPY (SELECT snowmint.next_id() FROM (SELECT generate_series(1, $3) g) s
+    WHERE g % 100 <> 0 OR pg_sleep(0.001) IS NOT NULL) TO STDOUT" >"$1" 2>"$1.err" &
+  STREAM_PID=$!
+}
+stream_end() {
+  servers_wait 10 bash -c "! kill -0 $STREAM_PID" || kill -KILL "$STREAM_PID" 2>/dev/null
+  wait "$STREAM_PID" 2>/dev/null || true
+}
+# complete_lines FILE: its complete lines (a stream cut by a kill may end mid-line).
+complete_lines() { if [ -n "$(tail -c1 "$1")" ]; then sed '$d' "$1"; else cat "$1"; fi; }
+# check_after NAME BEFORE AFTER: no ID twice across both, every ID after above every ID before.
+check_after() {
+  local before after dups max_before min_after
+  complete_lines "$2" >"$W/b.ids"; complete_lines "$3" >"$W/a.ids"
+  before=$(wc -l <"$W/b.ids"); after=$(wc -l <"$W/a.ids")
+  dups=$(sort "$W/b.ids" "$W/a.ids" | uniq -d | wc -l)
+  max_before=$(sort -n "$W/b.ids" | tail -1); min_after=$(sort -n "$W/a.ids" | sed -n 1p)
+  echo "$1: $before IDs before, $after after, $dups duplicates; max before $max_before, min after $min_after"
+  [ "$before" -gt 1000 ] && [ "$after" -gt 1000 ] || fail "$1: too few IDs"
+  [ "$dups" -eq 0 ] && [ "$min_after" -gt "$max_before" ] || fail "$1: an ID repeated"
+}
+wait_ids() {  # wait_ids FILE N: until FILE holds N lines (10 s at most)
+  for _ in $(seq 100); do [ "$(wc -l <"$1")" -ge "$2" ] && return 0; sleep 0.1; done
+  fail "no IDs streamed into $1"
+}
+
+echo "== 5. a backend SIGKILLed while it mints (the server resets shared memory)"
+stream "$W/kill-before" smkill 100000000
+wait_ids "$W/kill-before" 20000
+bpid="$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'smkill'")"
+[ -n "$bpid" ] || fail "the streaming backend is not in pg_stat_activity"
+kill -KILL "$bpid"
+stream_end
+servers_wait 30 q -c 'SELECT 1' || fail "the server did not come back after the backend's SIGKILL"
+grep -q 'terminated by signal 9' "$SERVERS_DIR/pg/server.log" "$W/setup.log" 2>/dev/null \
+  && echo "server log: the postmaster reset shared memory after the SIGKILL"
+q -c "COPY (SELECT snowmint.next_id() FROM generate_series(1, 100000)) TO STDOUT" >"$W/kill-after"
+check_after "SIGKILL" "$W/kill-before" "$W/kill-after"
+
+pg_ctl_() { runuser -u postgres -- "$SNOWMINT_PG_BIN/pg_ctl" -D "$PGDATA_DIR" "$@"; }
+# restart_back CONF_LINES: an immediate stop while a backend has streamed IDs for 6 s, then a start
+# with CONF_LINES added (the clock set back); the IDs of 2 s after the start go to $W/after.
+restart_back() {
+  rm -f "$W/before" "$W/after"
+  stream "$W/before" smrestart 100000000
+  wait_ids "$W/before" 1000
+  sleep 6
+  pg_ctl_ -m immediate -w -t 30 stop >/dev/null
+  stream_end
+  printf '%s\n' "$@" >>"$PGDATA_DIR/postgresql.conf"
+  pg_ctl_ -l "$SERVERS_DIR/pg/server.log" -w -t 30 start >/dev/null || { tail -20 "$SERVERS_DIR/pg/server.log"; fail "start"; }
+  stream "$W/after" smafter 100000000
+  sleep 2
+  q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'smafter'" >/dev/null
+  stream_end
+}
+
+echo "== 6. an immediate stop while minting, then a start with the clock 5 s back"
+restart_back "snowmint.test_clock_offset_ms = -5000"
+check_after "immediate restart, clock 5 s back" "$W/before" "$W/after"
+
+echo "== 6b. control: the same without the high-water mark (a fresh state file after the restart) must repeat IDs"
+printf '%s\n' "snowmint.test_clock_offset_ms = 0" "snowmint.state_file = 'control-a.state'" >>"$PGDATA_DIR/postgresql.conf"
+pg_ctl_ -l "$SERVERS_DIR/pg/server.log" -m fast -w -t 30 restart >/dev/null || fail "restart"
+restart_back "snowmint.test_clock_offset_ms = -5000" "snowmint.state_file = 'control-b.state'"
+dups=$(sort <(complete_lines "$W/before") <(complete_lines "$W/after") | uniq -d | wc -l)
+echo "control without the state file: $dups IDs of the 2 s after the restart repeat IDs of the 6 s before"
+[ "$dups" -gt 0 ] || fail "the control repeated nothing: the restart checks could not see a repeat"
+
+echo "pg/test.sh: passed in $(( $(date +%s) - T0 )) s"
