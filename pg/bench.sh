@@ -63,6 +63,10 @@ run_insert() {
   out="$(pgbench -n -M prepared -c "$c" -j "$c" -T "$SECS" -f "$W/$s.sql" 2>&1)" || { echo "$out"; exit 1; }
   sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' <<<"$out" | cut -d. -f1
 }
+for s in "${schemes[@]}"; do   # warm-up, not counted (the first runs on a new server are slower)
+  echo "INSERT INTO t_$s (v) VALUES (1);" >"$W/$s.sql"
+  pgbench -n -M prepared -c 8 -j 8 -T 1 -f "$W/$s.sql" >/dev/null 2>&1
+done
 for round in 1 2; do
   for c in 1 8; do
     for s in "${schemes[@]}"; do

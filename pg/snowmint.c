@@ -11,6 +11,8 @@
 #include "postgres.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,6 +21,8 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/array.h"
@@ -43,6 +47,7 @@ static char *sequencer_guc = NULL;
 static int max_ahead_ms_guc = 15000;
 static int test_clock_offset_ms_guc = 0;
 static bool test_functions_guc = false;
+static char *store_guc = NULL;
 
 enum { POLICY_WAIT = 0, POLICY_FAIL = 1, POLICY_STRICT = 2 };
 static int policy_guc = POLICY_WAIT;
@@ -57,6 +62,14 @@ static snowmint_layout *server_layout = NULL;
 static uint32 server_status = SNOWMINT_RESULT_OK; /* why server_gen is NULL */
 static char server_message[1024] = "";
 static bool server_ms_clock = true; /* the layout's clock unit (for the test clock offset) */
+/* Leased node ID (snowmint.store): the lease source and state file every process of the server opens
+ * (snowmint_generator_open_shared: one lease per host, its record in the state file); the background
+ * worker claims it and keeps it, each backend joins it on its first mint (backend_gen). */
+static bool lease_mode = false;
+static char *lease_source = NULL;
+static char *state_path = NULL;
+static snowmint_options server_opt;
+static snowmint_shared_generator *backend_gen = NULL;
 
 #define SM_SQLSTATE(code) \
     MAKE_SQLSTATE('S', 'M', '0' + ((code) / 100) % 10, '0' + ((code) / 10) % 10, '0' + (code) % 10)
@@ -302,11 +315,18 @@ open_server_generator(void)
     char *path;
     uint32 r;
 
-    if (node_id_guc < 0) {
+    volatile bool leased = store_guc != NULL && store_guc[0] != '\0';
+    if (leased && node_id_guc >= 0) {
+        server_status = SNOWMINT_RESULT_INVALID_ARGUMENT;
+        strlcpy(server_message, "set either snowmint.node_id (a fixed node ID) or snowmint.store (a leased one), not both",
+                sizeof server_message);
+        return;
+    }
+    if (!leased && node_id_guc < 0) {
         server_status = SNOWMINT_RESULT_INVALID_ARGUMENT;
         strlcpy(server_message,
                 "no node ID: set snowmint.node_id = N in postgresql.conf (a node ID no other process of your "
-                "fleet mints under) and restart the server",
+                "fleet mints under), or snowmint.store = 'postgres://…' to lease one, and restart the server",
                 sizeof server_message);
         return;
     }
@@ -341,6 +361,33 @@ open_server_generator(void)
     path = state_file_guc != NULL && state_file_guc[0] != '\0' ? state_file_guc : "snowmint.state";
     if (path[0] != '/')
         path = psprintf("%s/%s", DataDir, path);
+    state_path = MemoryContextStrdup(TopMemoryContext, path);
+    server_opt = opt;
+    if (leased) {
+        BackgroundWorker worker;
+        const char *seq = sequencer_guc != NULL ? sequencer_guc : "default";
+        if (opt.clock != NULL) {
+            server_status = SNOWMINT_RESULT_INVALID_ARGUMENT;
+            strlcpy(server_message, "snowmint.test_clock_offset_ms cannot move a leased generator's clock",
+                    sizeof server_message);
+            return;
+        }
+        lease_source = MemoryContextStrdup(
+            TopMemoryContext, psprintf("%s%csequencer=%s", store_guc, strchr(store_guc, '?') ? '&' : '?', seq));
+        lease_mode = true;
+        memset(&worker, 0, sizeof worker);
+        worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+        worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+        worker.bgw_restart_time = 1;
+        strlcpy(worker.bgw_library_name, "snowmint", BGW_MAXLEN);
+        strlcpy(worker.bgw_function_name, "pgsm_lease_worker_main", BGW_MAXLEN);
+        strlcpy(worker.bgw_name, "snowmint lease keeper", BGW_MAXLEN);
+        strlcpy(worker.bgw_type, "snowmint lease keeper", BGW_MAXLEN);
+        RegisterBackgroundWorker(&worker);
+        ereport(LOG, (errmsg("snowmint: node ID leased from sequencer '%s' (snowmint.store), state file %s", seq,
+                             path)));
+        return;
+    }
     r = snowmint_shared_generator_open_file(path, server_layout, (uint64) node_id_guc, &opt, &server_gen);
     if (r != SNOWMINT_RESULT_OK) {
         char msg[900];
@@ -355,12 +402,52 @@ open_server_generator(void)
     ereport(LOG, (errmsg("snowmint: node ID %d, state file %s", node_id_guc, path)));
 }
 
+/* Opens this process's handle on the leased generator: joins the lease the state file records (the
+ * background worker's claim), or claims one when there is none. The library's threads (the keeper that
+ * renews the claim, the store's I/O) start with every signal blocked, so that the server's signals
+ * (SIGTERM, SIGINT, SIGUSR1, SIGALRM …) stay this process's main thread's. */
+static uint32
+open_leased(snowmint_shared_generator **out)
+{
+    sigset_t all, old;
+    uint32 r;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    r = snowmint_generator_open_shared(lease_source, state_path, server_layout, &server_opt, out);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return r;
+}
+
 static void
+close_leased(snowmint_shared_generator *g)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    snowmint_shared_generator_free(g);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* A mint failed with r: a lost lease drops this backend's handle (the next call joins the next lease
+ * the worker claims); then the error is raised. */
+static void pg_attribute_noreturn() mint_failed(uint32 r)
+{
+    if (lease_mode && backend_gen != NULL && (r == SNOWMINT_RESULT_LEASE_LOST || r == SNOWMINT_RESULT_SEQUENCER_DESTROYED)) {
+        char msg[1024];
+        snowmint_last_error_message(msg, sizeof msg, NULL);
+        close_leased(backend_gen);
+        backend_gen = NULL;
+        sm_raise_msg(r, msg);
+    }
+    sm_raise(r);
+}
+
+static snowmint_shared_generator *
 require_server(FunctionCallInfo fcinfo, int seq_arg)
 {
     if (!preloaded)
         ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("%s", preload_message)));
-    if (server_gen == NULL)
+    if (server_status != SNOWMINT_RESULT_OK)
         sm_raise_msg(server_status, server_message);
     if (seq_arg >= 0 && PG_NARGS() > seq_arg && !PG_ARGISNULL(seq_arg)) {
         char *name = text_to_cstring(PG_GETARG_TEXT_PP(seq_arg));
@@ -370,6 +457,16 @@ require_server(FunctionCallInfo fcinfo, int seq_arg)
                          psprintf("this server mints for sequencer '%s' only (snowmint.sequencer), not '%s'", mine,
                                   name));
     }
+    if (!lease_mode)
+        return server_gen;
+    if (backend_gen == NULL) {
+        uint32 r = open_leased(&backend_gen);
+        if (r != SNOWMINT_RESULT_OK) {
+            backend_gen = NULL;
+            sm_raise(r);
+        }
+    }
+    return backend_gen;
 }
 
 /* Waits (interruptibly) before a retry of a call that returned TOO_FAR_AHEAD under the wait policy. */
@@ -391,16 +488,16 @@ pgsm_next_id(PG_FUNCTION_ARGS)
 {
     uint64 id;
     uint32 r;
-    require_server(fcinfo, 0);
+    snowmint_shared_generator *g = require_server(fcinfo, 0);
     for (;;) {
-        r = snowmint_shared_next_id(server_gen, &id);
+        r = snowmint_shared_next_id(g, &id);
         if (likely(r == SNOWMINT_RESULT_OK))
             PG_RETURN_INT64((int64) id);
         if (r == SNOWMINT_RESULT_TOO_FAR_AHEAD && policy_guc == POLICY_WAIT) {
             wait_ahead();
             continue;
         }
-        sm_raise(r);
+        mint_failed(r);
     }
 }
 
@@ -412,7 +509,7 @@ pgsm_next_ids(PG_FUNCTION_ARGS)
     uint64 *buf;
     uint32 r;
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-    require_server(fcinfo, 1);
+    snowmint_shared_generator *g = require_server(fcinfo, 1);
     if (n < 0 || n > (1 << 24))
         sm_raise_msg(SNOWMINT_RESULT_INVALID_ARGUMENT,
                      psprintf("n is %d: a batch is 0 to 16777216 (2^24) IDs; ask in several calls", n));
@@ -421,14 +518,14 @@ pgsm_next_ids(PG_FUNCTION_ARGS)
         return (Datum) 0;
     buf = palloc_extended(sizeof(uint64) * (Size) n, MCXT_ALLOC_HUGE);
     for (;;) {
-        r = snowmint_shared_next_ids(server_gen, buf, (size_t) n);
+        r = snowmint_shared_next_ids(g, buf, (size_t) n);
         if (r == SNOWMINT_RESULT_OK)
             break;
         if (r == SNOWMINT_RESULT_TOO_FAR_AHEAD && policy_guc == POLICY_WAIT) {
             wait_ahead();
             continue;
         }
-        sm_raise(r);
+        mint_failed(r);
     }
     for (int32 i = 0; i < n; i++) {
         Datum d = Int64GetDatum((int64) buf[i]);
@@ -444,8 +541,12 @@ PG_FUNCTION_INFO_V1(pgsm_server_node_id);
 Datum
 pgsm_server_node_id(PG_FUNCTION_ARGS)
 {
-    require_server(fcinfo, -1);
-    PG_RETURN_INT64((int64) node_id_guc);
+    snowmint_shared_generator *g = require_server(fcinfo, -1);
+    uint64 node;
+    if (!lease_mode)
+        PG_RETURN_INT64((int64) node_id_guc);
+    SM_CHECK(snowmint_shared_generator_node_id(g, &node));
+    PG_RETURN_INT64((int64) node);
 }
 
 PG_FUNCTION_INFO_V1(pgsm_require_preload);
@@ -467,9 +568,9 @@ pgsm_stats_fn(PG_FUNCTION_ARGS)
     TupleDesc tupdesc;
     Datum values[7];
     bool nulls[7] = {false};
-    require_server(fcinfo, -1);
-    SM_CHECK(snowmint_shared_generator_stats(server_gen, &s));
-    SM_CHECK(snowmint_shared_generator_state(server_gen, &state));
+    snowmint_shared_generator *g = require_server(fcinfo, -1);
+    SM_CHECK(snowmint_shared_generator_stats(g, &s));
+    SM_CHECK(snowmint_shared_generator_state(g, &state));
     if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
         elog(ERROR, "return type must be a row type");
     values[0] = Int64GetDatum((int64) s.minted);
@@ -878,6 +979,48 @@ pgsm_test_node_source(PG_FUNCTION_ARGS)
     PG_RETURN_INT64((int64) node);
 }
 
+/* ---------------------------------------------------------------------------- the lease keeper */
+/* The background worker of a leased node ID: claims it (or joins the claim the state file records) and
+ * holds it while the server runs, so the lease lives while no backend mints; the library's keeper
+ * renews it. A lost lease (or a failed claim) ends the worker, which the postmaster starts again after
+ * 1 s: it claims again once the backends holding the lost lease have let go of it (each drops its
+ * handle at its next mint, which fails with LEASE_LOST). A clean shutdown releases the claim when the
+ * worker is the last process on it. */
+PGDLLEXPORT void pgsm_lease_worker_main(Datum arg);
+void
+pgsm_lease_worker_main(Datum arg)
+{
+    snowmint_shared_generator *g = NULL;
+    uint32 r;
+    uint64 node = 0;
+    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    BackgroundWorkerUnblockSignals();
+    r = open_leased(&g);
+    if (r != SNOWMINT_RESULT_OK) {
+        char msg[1024];
+        snowmint_last_error_message(msg, sizeof msg, NULL);
+        ereport(LOG, (errmsg("snowmint: no lease (%s): %s; trying again in 1 s", snowmint_result_name(r), msg)));
+        proc_exit(1);
+    }
+    snowmint_shared_generator_node_id(g, &node);
+    ereport(LOG, (errmsg("snowmint: node ID %llu leased (%s)", (unsigned long long) node, lease_source)));
+    while (!ShutdownRequestPending) {
+        snowmint_lease_state state = SNOWMINT_LEASE_STATE_ATTACHED;
+        (void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 200, PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        if (snowmint_generator_lease_state(g, &state) == SNOWMINT_RESULT_OK && state != SNOWMINT_LEASE_STATE_ATTACHED) {
+            ereport(LOG, (errmsg("snowmint: the lease of node ID %llu was lost (%s); claiming again",
+                                 (unsigned long long) node,
+                                 state == SNOWMINT_LEASE_STATE_DESTROYED ? "sequencer destroyed" : "LEASE_LOST")));
+            close_leased(g);
+            proc_exit(1);
+        }
+    }
+    close_leased(g);
+    proc_exit(0);
+}
+
 /* ------------------------------------------------------------------------------------------- init */
 void
 _PG_init(void)
@@ -907,6 +1050,9 @@ _PG_init(void)
     DefineCustomBoolVariable("snowmint.test_functions",
                              "Tests only: allows the test_* functions (a generator with a scripted clock).", NULL,
                              &test_functions_guc, false, PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+    DefineCustomStringVariable("snowmint.store",
+                               "Lease the node ID from this store's sequencer (postgres://…, etcd://…, file:///…).",
+                               NULL, &store_guc, "", PGC_POSTMASTER, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
     MarkGUCPrefixReserved("snowmint");
     preloaded = true;
     open_server_generator();

@@ -11,7 +11,11 @@
 #   5. a backend SIGKILLed while it streams IDs (the server resets shared memory): no ID repeats after;
 #   6. an immediate stop while a backend mints, then a start with the clock 5 s back: no ID repeats
 #      (the state file); and the control: the same restart on a fresh state file repeats IDs (so the
-#      check can see a repeat).
+#      check can see a repeat);
+#   7. a leased node ID (snowmint.store: the server's own database's sequencer tables, through the
+#      coord PostgreSQL store): application processes leasing from that sequencer (pg/tests/lease_holder.c,
+#      over the C ABI) while the database mints get other node IDs, no ID twice across all of them; the
+#      lease lost under a backend: its next mint fails with LEASE_LOST, later ones mint under the next lease.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -111,7 +115,7 @@ check_after() {
   [ "$dups" -eq 0 ] && [ "$min_after" -gt "$max_before" ] || fail "$1: an ID repeated"
 }
 wait_ids() {  # wait_ids FILE N: until FILE holds N lines (10 s at most)
-  for _ in $(seq 100); do [ "$(wc -l <"$1")" -ge "$2" ] && return 0; sleep 0.1; done
+  for _ in $(seq 100); do [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ] && return 0; sleep 0.1; done
   fail "no IDs streamed into $1"
 }
 
@@ -131,14 +135,18 @@ check_after "SIGKILL" "$W/kill-before" "$W/kill-after"
 pg_ctl_() { runuser -u postgres -- "$SNOWMINT_PG_BIN/pg_ctl" -D "$PGDATA_DIR" "$@"; }
 # restart_back CONF_LINES: an immediate stop while a backend has streamed IDs for 6 s, then a start
 # with CONF_LINES added (the clock set back); the IDs of 2 s after the start go to $W/after.
+# A line "snowmint.test_clock_offset_ms = START": the clock set back to 1 s after the first ID of the 6 s
+# (so that the 2 s after the start fall among them, however long the start takes, up to 5 s).
 restart_back() {
+  local t_first
   rm -f "$W/before" "$W/after"
   stream "$W/before" smrestart 100000000
   wait_ids "$W/before" 1000
+  t_first=$(date +%s%3N)
   sleep 6
   pg_ctl_ -m immediate -w -t 30 stop >/dev/null
   stream_end
-  printf '%s\n' "$@" >>"$PGDATA_DIR/postgresql.conf"
+  printf '%s\n' "$@" | sed "s/= START\$/= $(( t_first + 1000 - $(date +%s%3N) ))/" >>"$PGDATA_DIR/postgresql.conf"
   pg_ctl_ -l "$SERVERS_DIR/pg/server.log" -w -t 30 start >/dev/null || { tail -20 "$SERVERS_DIR/pg/server.log"; fail "start"; }
   stream "$W/after" smafter 100000000
   sleep 2
@@ -153,9 +161,63 @@ check_after "immediate restart, clock 5 s back" "$W/before" "$W/after"
 echo "== 6b. control: the same without the high-water mark (a fresh state file after the restart) must repeat IDs"
 printf '%s\n' "snowmint.test_clock_offset_ms = 0" "snowmint.state_file = 'control-a.state'" >>"$PGDATA_DIR/postgresql.conf"
 pg_ctl_ -l "$SERVERS_DIR/pg/server.log" -m fast -w -t 30 restart >/dev/null || fail "restart"
-restart_back "snowmint.test_clock_offset_ms = -5000" "snowmint.state_file = 'control-b.state'"
+restart_back "snowmint.test_clock_offset_ms = START" "snowmint.state_file = 'control-b.state'"
 dups=$(sort <(complete_lines "$W/before") <(complete_lines "$W/after") | uniq -d | wc -l)
+span() { q -c "SELECT min(t)::time || '..' || max(t)::time FROM (SELECT (snowmint.decode(id::bigint)).time t FROM
+  unnest(ARRAY[$(complete_lines "$1" | sed -n '1p;$p' | paste -sd,)]) id) x"; }
+echo "control: IDs before the restart minted at $(span "$W/before"), after it at $(span "$W/after") (the clock set back)"
 echo "control without the state file: $dups IDs of the 2 s after the restart repeat IDs of the 6 s before"
 [ "$dups" -gt 0 ] || fail "the control repeated nothing: the restart checks could not see a repeat"
+
+echo "== 7. a leased node ID (snowmint.store: the sequencer tables of the server's own database)"
+cc -O2 -I"$ROOT/bindings-c/include" "$HERE/tests/lease_holder.c" "${CARGO_TARGET_DIR:-$ROOT/target}/release/libsnowmint.a" \
+  -lutil -lrt -lpthread -lm -ldl -o "$W/lease_holder"
+STORE="postgres://postgres@127.0.0.1:$PORT/postgres"
+printf '%s\n' "snowmint.test_clock_offset_ms = 0" "snowmint.node_id = -1" "snowmint.store = '$STORE?ttl=2s'" \
+  "snowmint.state_file = 'lease.state'" >>"$PGDATA_DIR/postgresql.conf"
+pg_ctl_ -l "$SERVERS_DIR/pg/server.log" -m fast -w -t 30 restart >/dev/null || fail "restart with snowmint.store"
+servers_wait 30 q -c 'SELECT snowmint.node_id()' || fail "no leased node ID within 30 s"
+dbnode="$(q -c 'SELECT snowmint.node_id()')"
+held="$(q -c "SELECT count(*) FROM snowmint.nodes WHERE sequencer = 'default' AND node_id = $dbnode AND expires_at > now()")"
+echo "the database holds node ID $dbnode (its row in snowmint.nodes: $held)"
+[ "$held" = 1 ] || fail "the database's node ID is not held in the sequencer's table"
+# Three application processes lease from the same sequencer while a backend mints: other node IDs,
+# no ID twice across all of them.
+stream "$W/db-ids" smlease 100000000
+wait_ids "$W/db-ids" 1000
+hpids=()
+for h in 1 2 3; do
+  (sleep 3 | "$W/lease_holder" "$STORE" 200000 >"$W/holder-$h") &
+  hpids+=($!)
+done
+for p in "${hpids[@]}"; do wait "$p" || { cat "$W"/holder-*; fail "an application process could not lease"; }; done
+q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'smlease'" >/dev/null
+stream_end
+nodes="$(head -qn1 "$W"/holder-[123] | awk '{print $2}' | tr '\n' ' ')"
+echo "application processes leased node IDs: $nodes(the database: $dbnode)"
+for n in $nodes; do [ "$n" != "$dbnode" ] || fail "an application process got the database's node ID $dbnode"; done
+{ complete_lines "$W/db-ids"; tail -qn +2 "$W"/holder-[123]; } >"$W/all-ids"
+total=$(wc -l <"$W/all-ids"); dups=$(sort "$W/all-ids" | uniq -d | wc -l)
+echo "the database and 3 application processes on one sequencer: $total IDs, $dups duplicates"
+[ "$dups" -eq 0 ] && [ "$total" -gt 600000 ] || fail "IDs across the database and the application processes"
+# The lease lost under a backend (its claim taken: the row's fencing token moved on): its next mint
+# fails with LEASE_LOST (SQLSTATE SM008), never mints under the lost node ID; later mints take the
+# lease the worker claims again.
+q -v ON_ERROR_STOP=0 -v VERBOSITY=verbose >"$W/lost.out" 2>&1 <<SQL || true
+\set VERBOSITY verbose
+SELECT 'before ' || snowmint.next_id();
+\! psql -X -q -At -c "UPDATE snowmint.nodes SET token = token + 1 WHERE sequencer = 'default' AND node_id = $dbnode"
+SELECT pg_sleep(4);
+SELECT 'lost ' || snowmint.next_id();
+SELECT pg_sleep(3);
+SELECT 'again ' || snowmint.next_id() || ' node ' || snowmint.node_id();
+SQL
+cat "$W/lost.out"
+grep -q '^before [0-9]' "$W/lost.out" || fail "no ID before the lease was lost"
+grep -q 'SM008: LEASE_LOST' "$W/lost.out" && ! grep -q '^lost [0-9]' "$W/lost.out" \
+  || fail "a backend minted after its lease was lost, or failed otherwise"
+grep -q '^again [0-9]* node [0-9]' "$W/lost.out" || fail "the backend did not mint again under the next lease"
+grep -q "snowmint: the lease of node ID $dbnode was lost" "$SERVERS_DIR/pg/server.log" \
+  && echo "server log: the lease keeper saw the loss and claimed again"
 
 echo "pg/test.sh: passed in $(( $(date +%s) - T0 )) s"
