@@ -17,19 +17,19 @@ CREATE FUNCTION snowmint.stats(OUT minted bigint, OUT batches bigint, OUT borrow
   AS 'MODULE_PATHNAME', 'pgsm_stats_fn' LANGUAGE C VOLATILE PARALLEL SAFE;
 
 -- layout: a preset name ('twitter', 'discord', …) or the layout's JSON, as every runtime takes it;
--- NULL (the default): the server's layout, snowmint.layout.
-CREATE FUNCTION snowmint.decode(id bigint, layout text DEFAULT NULL,
+-- by default the server's, snowmint.layout. Every function is STRICT (NULL in, NULL out).
+CREATE FUNCTION snowmint.decode(id bigint, layout text DEFAULT current_setting('snowmint.layout'),
     OUT "time" timestamptz, OUT node bigint, OUT sequence bigint, OUT timestamp_ticks bigint,
     OUT unix_ms bigint, OUT sub_ms_ns integer, OUT iso text)
-  AS 'MODULE_PATHNAME', 'pgsm_decode_fn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-CREATE FUNCTION snowmint.compose(timestamp_ticks numeric, node numeric, sequence numeric, layout text DEFAULT NULL)
-  RETURNS bigint AS 'MODULE_PATHNAME', 'pgsm_compose_fn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-CREATE FUNCTION snowmint.min_id_at(t timestamptz, layout text DEFAULT NULL) RETURNS bigint
-  AS 'MODULE_PATHNAME', 'pgsm_min_id_at_fn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-CREATE FUNCTION snowmint.min_id_at_ms(unix_ms numeric, layout text DEFAULT NULL) RETURNS bigint
-  AS 'MODULE_PATHNAME', 'pgsm_min_id_at_ms_fn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-CREATE FUNCTION snowmint.layout_info(layout text DEFAULT NULL) RETURNS jsonb
-  AS 'MODULE_PATHNAME', 'pgsm_layout_info_fn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+  AS 'MODULE_PATHNAME', 'pgsm_decode_fn' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowmint.compose(timestamp_ticks numeric, node numeric, sequence numeric, layout text DEFAULT current_setting('snowmint.layout'))
+  RETURNS bigint AS 'MODULE_PATHNAME', 'pgsm_compose_fn' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowmint.min_id_at(t timestamptz, layout text DEFAULT current_setting('snowmint.layout')) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'pgsm_min_id_at_fn' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowmint.min_id_at_ms(unix_ms numeric, layout text DEFAULT current_setting('snowmint.layout')) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'pgsm_min_id_at_ms_fn' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowmint.layout_info(layout text DEFAULT current_setting('snowmint.layout')) RETURNS jsonb
+  AS 'MODULE_PATHNAME', 'pgsm_layout_info_fn' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 -- String forms: 'dec', 'hex', 'base32', 'base58' (parse also 'any': told apart by shape).
 CREATE FUNCTION snowmint.encode(id bigint, form text DEFAULT 'base58') RETURNS text
@@ -38,10 +38,10 @@ CREATE FUNCTION snowmint.parse(s text, form text DEFAULT 'any') RETURNS bigint
   AS 'MODULE_PATHNAME', 'pgsm_parse_fn' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 -- Opaque IDs (a keyed permutation of the layout's width; key: 16 bytes).
-CREATE FUNCTION snowmint.opaque_encode(id bigint, key bytea, layout text DEFAULT NULL) RETURNS bigint
-  AS 'MODULE_PATHNAME', 'pgsm_opaque_encode_fn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-CREATE FUNCTION snowmint.opaque_decode(token bigint, key bytea, layout text DEFAULT NULL) RETURNS bigint
-  AS 'MODULE_PATHNAME', 'pgsm_opaque_decode_fn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION snowmint.opaque_encode(id bigint, key bytea, layout text DEFAULT current_setting('snowmint.layout')) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'pgsm_opaque_encode_fn' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowmint.opaque_decode(token bigint, key bytea, layout text DEFAULT current_setting('snowmint.layout')) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'pgsm_opaque_decode_fn' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 -- Tests only (the conformance vectors): refused unless a superuser set snowmint.test_functions = on.
 CREATE FUNCTION snowmint.test_generator(layout text, node_id numeric, policy text, max_ahead_ms numeric,

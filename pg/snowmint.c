@@ -807,10 +807,14 @@ Datum
 pgsm_test_generator(PG_FUNCTION_ARGS)
 {
     const snowmint_layout *layout;
-    uint64 node = numeric_arg_u64(fcinfo, 1, "node_id");
-    char *policy = text_to_cstring(PG_GETARG_TEXT_PP(2));
+    uint64 node;
+    char *policy;
     snowmint_options opt;
     require_test();
+    if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+        elog(ERROR, "test_generator: node_id and policy are required");
+    node = numeric_arg_u64(fcinfo, 1, "node_id");
+    policy = text_to_cstring(PG_GETARG_TEXT_PP(2));
     layout = layout_arg(fcinfo, 0);
     if (test_gen != NULL) {
         snowmint_generator_free(test_gen);
@@ -933,7 +937,7 @@ PG_FUNCTION_INFO_V1(pgsm_test_node_source);
 Datum
 pgsm_test_node_source(PG_FUNCTION_ARGS)
 {
-    char *source = text_to_cstring(PG_GETARG_TEXT_PP(0));
+    char *source;
     const snowmint_layout *layout;
     snowmint_shared_generator *g = NULL;
     uint64 node = 0;
@@ -941,6 +945,9 @@ pgsm_test_node_source(PG_FUNCTION_ARGS)
     char *names[32], *saved[32];
     int nenv = 0;
     require_test();
+    if (PG_ARGISNULL(0))
+        PG_RETURN_NULL();
+    source = text_to_cstring(PG_GETARG_TEXT_PP(0));
     layout = layout_arg(fcinfo, 1);
     if (!PG_ARGISNULL(2)) {
         Jsonb *jb = PG_GETARG_JSONB_P(2);

@@ -14,7 +14,7 @@
 #      check can see a repeat);
 #   7. a leased node ID (snowmint.store: the server's own database's sequencer tables, through the
 #      coord PostgreSQL store): application processes leasing from that sequencer (pg/tests/lease_holder.c,
-#      over the C ABI) while the database mints get other node IDs, no ID twice across all of them; the
+#      over the C ABI, and the CLI when built) while the database mints get other node IDs, no ID twice across all of them; the
 #      lease lost under a backend: its next mint fails with LEASE_LOST, later ones mint under the next lease.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -60,6 +60,11 @@ runuser -u postgres -- env PGDATA="$PGDATA_DIR" PGHOST=127.0.0.1 PGPORT="$PORT" 
   || { cat "$W/setup.log"; fail "the README's set-up block"; }
 grep -E '^ *[0-9]{15,} \|' "$W/setup.log" || { cat "$W/setup.log"; fail "the README's INSERT returned no ID"; }
 [ "$(q -c 'SELECT snowmint.node_id()')" = 5 ] || fail "node ID is not 5"
+nulls="$(q -c "SELECT count(*) FROM (VALUES (snowmint.decode(NULL)::text), (snowmint.compose(NULL, 1, 1)::text),
+  (snowmint.encode(NULL)), (snowmint.opaque_encode(1, NULL)::text), (snowmint.min_id_at(NULL)::text)) v(x) WHERE x IS NULL")"
+[ "$nulls" = 5 ] || fail "a NULL argument did not give NULL ($nulls of 5)"
+[ "$(q -c "SELECT (snowmint.decode(snowmint.compose(5, 7, 9))).node || '/' || (snowmint.layout_info()->>'node_bits')")" = 7/10 ] \
+  || fail "decode and layout_info with the server's layout"
 
 echo "== 3. conformance vectors (runtime postgres)"
 python3 "$HERE/conformance.py" -h 127.0.0.1 -p "$PORT" -U postgres -d postgres
@@ -190,15 +195,24 @@ for h in 1 2 3; do
   (sleep 3 | "$W/lease_holder" "$STORE" 200000 >"$W/holder-$h") &
   hpids+=($!)
 done
+# The CLI (Rust) too, when built (`make demo` builds it before `make test`): its lease, its IDs.
+CLI="${CARGO_TARGET_DIR:-$ROOT/target}/release/snowmint"
+: >"$W/cli-ids"
+if [ -x "$CLI" ]; then
+  "$CLI" mint -n 200000 --node "$STORE" >"$W/cli-ids" 2>"$W/cli.err" || { cat "$W/cli.err"; fail "the CLI could not lease"; }
+else
+  echo "(the CLI is not built: $CLI; only the C processes lease beside the database)"
+fi
 for p in "${hpids[@]}"; do wait "$p" || { cat "$W"/holder-*; fail "an application process could not lease"; }; done
 q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'smlease'" >/dev/null
 stream_end
 nodes="$(head -qn1 "$W"/holder-[123] | awk '{print $2}' | tr '\n' ' ')"
+[ -s "$W/cli-ids" ] && nodes+="$(q -c "SELECT node FROM snowmint.decode($(head -1 "$W/cli-ids"))") (CLI) "
 echo "application processes leased node IDs: $nodes(the database: $dbnode)"
 for n in $nodes; do [ "$n" != "$dbnode" ] || fail "an application process got the database's node ID $dbnode"; done
-{ complete_lines "$W/db-ids"; tail -qn +2 "$W"/holder-[123]; } >"$W/all-ids"
+{ complete_lines "$W/db-ids"; tail -qn +2 "$W"/holder-[123]; cat "$W/cli-ids"; } >"$W/all-ids"
 total=$(wc -l <"$W/all-ids"); dups=$(sort "$W/all-ids" | uniq -d | wc -l)
-echo "the database and 3 application processes on one sequencer: $total IDs, $dups duplicates"
+echo "the database and $(( 3 + $([ -s "$W/cli-ids" ] && echo 1 || echo 0) )) application processes on one sequencer: $total IDs, $dups duplicates"
 [ "$dups" -eq 0 ] && [ "$total" -gt 600000 ] || fail "IDs across the database and the application processes"
 # The lease lost under a backend (its claim taken: the row's fencing token moved on): its next mint
 # fails with LEASE_LOST (SQLSTATE SM008), never mints under the lost node ID; later mints take the
