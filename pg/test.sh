@@ -140,10 +140,12 @@ check_after "SIGKILL" "$W/kill-before" "$W/kill-after"
 pg_ctl_() { runuser -u postgres -- "$SNOWMINT_PG_BIN/pg_ctl" -D "$PGDATA_DIR" "$@"; }
 # restart_back CONF_LINES: an immediate stop while a backend has streamed IDs for 6 s, then a start
 # with CONF_LINES added (the clock set back); the IDs of 2 s after the start go to $W/after.
-# A line "snowmint.test_clock_offset_ms = START": the clock set back to 1 s after the first ID of the 6 s
-# (so that the 2 s after the start fall among them, however long the start takes, up to 5 s).
+# A line "snowmint.test_clock_offset_ms = START": the clock set back to 8 s before the first ID of the
+# 6 s, and the IDs after the start streamed until their time passes 1 s after that first ID (15 s at
+# most), so that they fall among the IDs before however long the start takes (up to 13 s). Otherwise the
+# IDs of the 2 s after the start.
 restart_back() {
-  local t_first
+  local t_first last
   rm -f "$W/before" "$W/after"
   stream "$W/before" smrestart 100000000
   wait_ids "$W/before" 1000
@@ -151,10 +153,19 @@ restart_back() {
   sleep 6
   pg_ctl_ -m immediate -w -t 30 stop >/dev/null
   stream_end
-  printf '%s\n' "$@" | sed "s/= START\$/= $(( t_first + 1000 - $(date +%s%3N) ))/" >>"$PGDATA_DIR/postgresql.conf"
+  printf '%s\n' "$@" | sed "s/= START\$/= $(( t_first - 8000 - $(date +%s%3N) ))/" >>"$PGDATA_DIR/postgresql.conf"
   pg_ctl_ -l "$SERVERS_DIR/pg/server.log" -w -t 30 start >/dev/null || { tail -20 "$SERVERS_DIR/pg/server.log"; fail "start"; }
   stream "$W/after" smafter 100000000
-  sleep 2
+  if printf '%s\n' "$@" | grep -q '= START$'; then
+    for _ in $(seq 75); do
+      sleep 0.2
+      last="$(complete_lines "$W/after" | tail -1)"
+      # twitter: Unix ms = (ID >> 22) + its epoch
+      [ -n "$last" ] && [ $(( (last >> 22) + 1288834974657 )) -ge $(( t_first + 1000 )) ] && break
+    done
+  else
+    sleep 2
+  fi
   q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'smafter'" >/dev/null
   stream_end
 }
@@ -171,7 +182,7 @@ dups=$(sort <(complete_lines "$W/before") <(complete_lines "$W/after") | uniq -d
 span() { q -c "SELECT min(t)::time || '..' || max(t)::time FROM (SELECT (snowmint.decode(id::bigint)).time t FROM
   unnest(ARRAY[$(complete_lines "$1" | sed -n '1p;$p' | paste -sd,)]) id) x"; }
 echo "control: IDs before the restart minted at $(span "$W/before"), after it at $(span "$W/after") (the clock set back)"
-echo "control without the state file: $dups IDs of the 2 s after the restart repeat IDs of the 6 s before"
+echo "control without the state file: $dups IDs after the restart repeat IDs of the 6 s before"
 [ "$dups" -gt 0 ] || fail "the control repeated nothing: the restart checks could not see a repeat"
 
 echo "== 7. a leased node ID (snowmint.store: the sequencer tables of the server's own database)"
