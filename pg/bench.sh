@@ -4,8 +4,9 @@
 #   INSERT … DEFAULT at 1 and 8 clients into a table whose key is snowmint.next_id(), bigserial,
 #   gen_random_uuid() (a uuid key) or a PL/pgSQL Instagram-style function (nextval % 1024 and the clock);
 #   one SELECT of 1,000,000 calls: snowmint.next_id() vs nextval() (and the other two).
-# Prints a Markdown table with the ratios (pg/README.md shows one). PG_BENCH_SECONDS (default 5): the
-# length of each pgbench run; the INSERT runs take turns (each scheme once, then again), the best of two kept.
+# Prints a Markdown table with the ratios (pg/README.md shows one). PG_BENCH_SECONDS (default 3): the
+# length of each pgbench run; PG_BENCH_ROUNDS (default 5): the INSERT runs take turns (each scheme once,
+# then again), and the median of the rounds is kept (the machine's other jobs move single runs by ±20 %).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -15,7 +16,8 @@ need_cargo
 need_pg_dev
 # shellcheck source=../scripts/servers.sh
 source "$ROOT/scripts/servers.sh"
-SECS="${PG_BENCH_SECONDS:-5}"
+SECS="${PG_BENCH_SECONDS:-3}"
+ROUNDS="${PG_BENCH_ROUNDS:-5}"
 W="$(mktemp -d "${TMPDIR:-/tmp}/snowmint-pg-bench.XXXXXX")"
 chmod 755 "$W"
 trap 'rm -rf "$W"' EXIT
@@ -55,7 +57,7 @@ EOF
 schemes=(snowmint bigserial uuid plpgsql)
 declare -A name=([snowmint]='snowmint.next_id()' [bigserial]='bigserial' [uuid]='gen_random_uuid()' [plpgsql]='PL/pgSQL (Instagram)')
 declare -A call=([snowmint]='snowmint.next_id()' [bigserial]="nextval('plain_seq')" [uuid]='gen_random_uuid()' [plpgsql]='insta_next_id()')
-declare -A tps
+declare -A runs tps
 # tps_of FILE CLIENTS: pgbench's transactions per second (without the connection time).
 run_insert() {
   local s="$1" c="$2" out
@@ -67,14 +69,17 @@ for s in "${schemes[@]}"; do   # warm-up, not counted (the first runs on a new s
   echo "INSERT INTO t_$s (v) VALUES (1);" >"$W/$s.sql"
   pgbench -n -M prepared -c 8 -j 8 -T 1 -f "$W/$s.sql" >/dev/null 2>&1
 done
-for round in 1 2; do
+for round in $(seq "$ROUNDS"); do
   for c in 1 8; do
     for s in "${schemes[@]}"; do
       t="$(run_insert "$s" "$c")"
-      [ "${tps[$s,$c]:-0}" -lt "$t" ] && tps[$s,$c]="$t"
+      runs[$s,$c]+="$t "
       echo "round $round: INSERT … DEFAULT, $c client(s), ${name[$s]}: $t rows/s" >&2
     done
   done
+done
+for k in "${!runs[@]}"; do
+  tps[$k]="$(tr ' ' '\n' <<<"${runs[$k]}" | grep . | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')"
 done
 declare -A ms
 for s in "${schemes[@]}"; do
@@ -85,7 +90,7 @@ for s in "${schemes[@]}"; do
 done
 ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
 echo
-echo "PostgreSQL $("$SNOWMINT_PG_BIN/postgres" --version | awk '{print $3}'), $(nproc) cores, pgbench -M prepared, ${SECS} s per run (best of 2), synchronous_commit = off"
+echo "PostgreSQL $("$SNOWMINT_PG_BIN/postgres" --version | awk '{print $3}'), $(nproc) cores, pgbench -M prepared, ${SECS} s per run (median of $ROUNDS), synchronous_commit = off"
 echo
 echo "| workload | snowmint.next_id() | bigserial | gen_random_uuid() | PL/pgSQL (Instagram) | snowmint ÷ bigserial | snowmint ÷ PL/pgSQL |"
 echo "|---|---|---|---|---|---|---|"

@@ -5,6 +5,8 @@
 CREATE FUNCTION snowmint._require_preload() RETURNS void
   AS 'MODULE_PATHNAME', 'pgsm_require_preload' LANGUAGE C STRICT;
 SELECT snowmint._require_preload();
+-- Every role may call the functions (the schema is the extension's; the test_* ones are revoked below).
+GRANT USAGE ON SCHEMA snowmint TO PUBLIC;
 
 CREATE FUNCTION snowmint.next_id(sequencer text DEFAULT 'default') RETURNS bigint
   AS 'MODULE_PATHNAME', 'pgsm_next_id' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

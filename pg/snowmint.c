@@ -1011,7 +1011,9 @@ pgsm_lease_worker_main(Datum arg)
         proc_exit(1);
     }
     snowmint_shared_generator_node_id(g, &node);
-    ereport(LOG, (errmsg("snowmint: node ID %llu leased (%s)", (unsigned long long) node, lease_source)));
+    /* Not the source itself: it may hold a password (SPEC §3.1: never in a log). */
+    ereport(LOG, (errmsg("snowmint: node ID %llu leased from sequencer '%s' (snowmint.store)", (unsigned long long) node,
+                         sequencer_guc != NULL ? sequencer_guc : "default")));
     while (!ShutdownRequestPending) {
         snowmint_lease_state state = SNOWMINT_LEASE_STATE_ATTACHED;
         (void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 200, PG_WAIT_EXTENSION);

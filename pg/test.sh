@@ -60,6 +60,11 @@ runuser -u postgres -- env PGDATA="$PGDATA_DIR" PGHOST=127.0.0.1 PGPORT="$PORT" 
   || { cat "$W/setup.log"; fail "the README's set-up block"; }
 grep -E '^ *[0-9]{15,} \|' "$W/setup.log" || { cat "$W/setup.log"; fail "the README's INSERT returned no ID"; }
 [ "$(q -c 'SELECT snowmint.node_id()')" = 5 ] || fail "node ID is not 5"
+[ -n "$(PGPASSWORD="$SNOWMINT_PG_PASSWORD" q -U snowmint -c 'SELECT snowmint.next_id()')" ] \
+  || fail "a role other than the superuser cannot mint"
+if PGPASSWORD="$SNOWMINT_PG_PASSWORD" q -U snowmint -c "SELECT snowmint.test_state()" >/dev/null 2>&1; then
+  fail "a role other than the superuser may call the test functions"
+fi
 nulls="$(q -c "SELECT count(*) FROM (VALUES (snowmint.decode(NULL)::text), (snowmint.compose(NULL, 1, 1)::text),
   (snowmint.encode(NULL)), (snowmint.opaque_encode(1, NULL)::text), (snowmint.min_id_at(NULL)::text)) v(x) WHERE x IS NULL")"
 [ "$nulls" = 5 ] || fail "a NULL argument did not give NULL ($nulls of 5)"
@@ -188,11 +193,15 @@ echo "control without the state file: $dups IDs after the restart repeat IDs of 
 echo "== 7. a leased node ID (snowmint.store: the sequencer tables of the server's own database)"
 cc -O2 -I"$ROOT/bindings-c/include" "$HERE/tests/lease_holder.c" "${CARGO_TARGET_DIR:-$ROOT/target}/release/libsnowmint.a" \
   -lutil -lrt -lpthread -lm -ldl -o "$W/lease_holder"
-STORE="postgres://postgres@127.0.0.1:$PORT/postgres"
+# The store's user: the role `snowmint` (a password; scripts/servers.sh made it), given CREATE on the
+# database and on the extension's schema, where the store makes its tables the first time (pg/README.md).
+q -c 'GRANT CREATE ON DATABASE postgres TO snowmint' -c 'GRANT CREATE ON SCHEMA snowmint TO snowmint'
+STORE="postgres://snowmint:$SNOWMINT_PG_PASSWORD@127.0.0.1:$PORT/postgres"
 printf '%s\n' "snowmint.test_clock_offset_ms = 0" "snowmint.node_id = -1" "snowmint.store = '$STORE?ttl=2s'" \
   "snowmint.state_file = 'lease.state'" >>"$PGDATA_DIR/postgresql.conf"
 pg_ctl_ -l "$SERVERS_DIR/pg/server.log" -m fast -w -t 30 restart >/dev/null || fail "restart with snowmint.store"
-servers_wait 30 q -c 'SELECT snowmint.node_id()' || fail "no leased node ID within 30 s"
+servers_wait 30 q -c 'SELECT snowmint.node_id()' || { q -c 'SELECT snowmint.node_id()' || true
+  grep snowmint "$SERVERS_DIR/pg/server.log" | tail -5; fail "no leased node ID within 30 s"; }
 dbnode="$(q -c 'SELECT snowmint.node_id()')"
 held="$(q -c "SELECT count(*) FROM snowmint.nodes WHERE sequencer = 'default' AND node_id = $dbnode AND expires_at > now()")"
 echo "the database holds node ID $dbnode (its row in snowmint.nodes: $held)"
@@ -244,5 +253,6 @@ grep -q 'SM008: LEASE_LOST' "$W/lost.out" && ! grep -q '^lost [0-9]' "$W/lost.ou
 grep -q '^again [0-9]* node [0-9]' "$W/lost.out" || fail "the backend did not mint again under the next lease"
 grep -q "snowmint: the lease of node ID $dbnode was lost" "$SERVERS_DIR/pg/server.log" \
   && echo "server log: the lease keeper saw the loss and claimed again"
+! grep -q "$SNOWMINT_PG_PASSWORD" "$SERVERS_DIR/pg/server.log" "$W/lost.out" || fail "the store's password is in the server's log"
 
 echo "pg/test.sh: passed in $(( $(date +%s) - T0 )) s"
