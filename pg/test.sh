@@ -14,7 +14,7 @@
 #      check can see a repeat);
 #   7. a leased node ID (snowmint.store: the server's own database's sequencer tables, through the
 #      coord PostgreSQL store): application processes leasing from that sequencer (pg/tests/lease_holder.c,
-#      over the C ABI, and the CLI when built) while the database mints get other node IDs, no ID twice across all of them; the
+#      over the C ABI; the CLI, Python and Node where built) while the database mints get other node IDs, no ID twice across all of them; the
 #      lease lost under a backend: its next mint fails with LEASE_LOST, later ones mint under the next lease.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -215,24 +215,46 @@ for h in 1 2 3; do
   (sleep 3 | "$W/lease_holder" "$STORE" 200000 >"$W/holder-$h") &
   hpids+=($!)
 done
-# The CLI (Rust) too, when built (`make demo` builds it before `make test`): its lease, its IDs.
-CLI="${CARGO_TARGET_DIR:-$ROOT/target}/release/snowmint"
-: >"$W/cli-ids"
+# The other runtimes too, where `make demo` built them (before `make test`): the CLI (Rust), the Python
+# wheel in its demo venv, the Node addon. Each writes "node N", then its IDs.
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+CLI="${SNOWMINT_PG_TEST_CLI:-$TARGET/release/snowmint}"
+PY="${SNOWMINT_PG_TEST_PYTHON:-$TARGET/python/demo-venv/bin/python}"
+NODE_MODULE="${SNOWMINT_PG_TEST_NODE_MODULE:-$ROOT/bindings-node}"
+others=()
 if [ -x "$CLI" ]; then
-  "$CLI" mint -n 200000 --node "$STORE" >"$W/cli-ids" 2>"$W/cli.err" || { cat "$W/cli.err"; fail "the CLI could not lease"; }
-else
-  echo "(the CLI is not built: $CLI; only the C processes lease beside the database)"
+  ("$CLI" mint -n 200000 --node "$STORE" >"$W/cli.ids" && { echo "node $(q -c "SELECT node FROM snowmint.decode($(head -1 "$W/cli.ids"))")"
+   cat "$W/cli.ids"; } >"$W/holder-rust-cli") &
+  hpids+=($!); others+=(rust-cli)
 fi
-for p in "${hpids[@]}"; do wait "$p" || { cat "$W"/holder-*; fail "an application process could not lease"; }; done
+if [ -x "$PY" ] && "$PY" -c 'import snowmint' 2>/dev/null; then
+  "$PY" -c 'import sys, snowmint
+g = snowmint.Generator(node_id=sys.argv[1])
+print("node", g.node_id)
+print("\n".join(map(str, g.next_ids(200000))))' "$STORE" >"$W/holder-python" &
+  hpids+=($!); others+=(python)
+fi
+if compgen -G "$NODE_MODULE/*.node" >/dev/null && command -v node >/dev/null; then
+  node -e '(async () => {
+  const { Generator } = require(process.argv[1]);
+  const g = await Generator.open({ nodeId: process.argv[2] });
+  console.log("node " + g.nodeId);
+  console.log(Array.from(g.nextIds(200000), String).join("\n"));
+  g.close();
+})().catch((e) => { console.log("error " + e.code + ": " + e.message); process.exit(1); });' "$NODE_MODULE" "$STORE" >"$W/holder-node" &
+  hpids+=($!); others+=(node)
+fi
+[ ${#others[@]} -eq 3 ] || echo "(not built, so not leasing beside the database: CLI $CLI, Python $PY, Node $NODE_MODULE; ${others[*]:-none} built)"
+for p in "${hpids[@]}"; do wait "$p" || { tail -n 3 "$W"/holder-*; fail "an application process could not lease"; }; done
 q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'smlease'" >/dev/null
 stream_end
-nodes="$(head -qn1 "$W"/holder-[123] | awk '{print $2}' | tr '\n' ' ')"
-[ -s "$W/cli-ids" ] && nodes+="$(q -c "SELECT node FROM snowmint.decode($(head -1 "$W/cli-ids"))") (CLI) "
+nodes=""
+for f in "$W"/holder-*; do nodes+="$(head -n1 "$f" | awk '{print $2}') ($(basename "$f" | sed 's/^holder-//; s/^[123]$/C/')) "; done
 echo "application processes leased node IDs: $nodes(the database: $dbnode)"
-for n in $nodes; do [ "$n" != "$dbnode" ] || fail "an application process got the database's node ID $dbnode"; done
-{ complete_lines "$W/db-ids"; tail -qn +2 "$W"/holder-[123]; cat "$W/cli-ids"; } >"$W/all-ids"
+for f in "$W"/holder-*; do [ "$(head -n1 "$f" | awk '{print $2}')" != "$dbnode" ] || fail "$f got the database's node ID $dbnode"; done
+{ complete_lines "$W/db-ids"; tail -qn +2 "$W"/holder-*; } >"$W/all-ids"
 total=$(wc -l <"$W/all-ids"); dups=$(sort "$W/all-ids" | uniq -d | wc -l)
-echo "the database and $(( 3 + $([ -s "$W/cli-ids" ] && echo 1 || echo 0) )) application processes on one sequencer: $total IDs, $dups duplicates"
+echo "the database and $(ls "$W"/holder-* | wc -l) application processes on one sequencer: $total IDs, $dups duplicates"
 [ "$dups" -eq 0 ] && [ "$total" -gt 600000 ] || fail "IDs across the database and the application processes"
 # The lease lost under a backend (its claim taken: the row's fencing token moved on): its next mint
 # fails with LEASE_LOST (SQLSTATE SM008), never mints under the lost node ID; later mints take the
