@@ -10,7 +10,7 @@
 #   4. 64 backends minting at once (next_id and next_ids): 0 duplicates, each backend's IDs increasing;
 #   5. a backend SIGKILLed while it streams IDs (the server resets shared memory): no ID repeats after;
 #   6. an immediate stop while a backend mints, then a start with the clock 5 s back: no ID repeats
-#      (the state file); and the control: the same restart on a fresh state file repeats IDs (so the
+#      (the state file); the same after a crash (every server process SIGKILLed), the clock 8 s back; and the control: the same restart on a fresh state file repeats IDs (so the
 #      check can see a repeat);
 #   7. a leased node ID (snowmint.store: the server's own database's sequencer tables, through the
 #      coord PostgreSQL store): application processes leasing from that sequencer (pg/tests/lease_holder.c,
@@ -149,17 +149,21 @@ pg_ctl_() { runuser -u postgres -- "$SNOWMINT_PG_BIN/pg_ctl" -D "$PGDATA_DIR" "$
 # 6 s, and the IDs after the start streamed until their time passes 1 s after that first ID (15 s at
 # most), so that they fall among the IDs before however long the start takes (up to 13 s). Otherwise the
 # IDs of the 2 s after the start.
+# STOP (first argument): `immediate` (pg_ctl stop -m immediate) or `crash` (the postmaster and every
+# backend SIGKILLed: scripts/servers.sh's pg_kill).
 restart_back() {
-  local t_first last
+  local t_first last how="$1"
+  shift
   rm -f "$W/before" "$W/after"
   stream "$W/before" smrestart 100000000
   wait_ids "$W/before" 1000
   t_first=$(date +%s%3N)
   sleep 6
-  pg_ctl_ -m immediate -w -t 30 stop >/dev/null
+  if [ "$how" = crash ]; then pg_kill; else pg_ctl_ -m immediate -w -t 30 stop >/dev/null; fi
   stream_end
   printf '%s\n' "$@" | sed "s/= START\$/= $(( t_first - 8000 - $(date +%s%3N) ))/" >>"$PGDATA_DIR/postgresql.conf"
   pg_ctl_ -l "$SERVERS_DIR/pg/server.log" -w -t 30 start >/dev/null || { tail -20 "$SERVERS_DIR/pg/server.log"; fail "start"; }
+  touch "$SERVERS_DIR/pg-running"   # scripts/servers.sh stops it on exit
   stream "$W/after" smafter 100000000
   if printf '%s\n' "$@" | grep -q '= START$'; then
     for _ in $(seq 75); do
@@ -176,13 +180,16 @@ restart_back() {
 }
 
 echo "== 6. an immediate stop while minting, then a start with the clock 5 s back"
-restart_back "snowmint.test_clock_offset_ms = -5000"
+restart_back immediate "snowmint.test_clock_offset_ms = -5000"
 check_after "immediate restart, clock 5 s back" "$W/before" "$W/after"
+echo "== 6a. a crash (the postmaster and every backend SIGKILLed) while minting, then a start with the clock 8 s back"
+restart_back crash "snowmint.test_clock_offset_ms = -8000"
+check_after "crash, clock 8 s back" "$W/before" "$W/after"
 
 echo "== 6b. control: the same without the high-water mark (a fresh state file after the restart) must repeat IDs"
 printf '%s\n' "snowmint.test_clock_offset_ms = 0" "snowmint.state_file = 'control-a.state'" >>"$PGDATA_DIR/postgresql.conf"
 pg_ctl_ -l "$SERVERS_DIR/pg/server.log" -m fast -w -t 30 restart >/dev/null || fail "restart"
-restart_back "snowmint.test_clock_offset_ms = START" "snowmint.state_file = 'control-b.state'"
+restart_back immediate "snowmint.test_clock_offset_ms = START" "snowmint.state_file = 'control-b.state'"
 dups=$(sort <(complete_lines "$W/before") <(complete_lines "$W/after") | uniq -d | wc -l)
 span() { q -c "SELECT min(t)::time || '..' || max(t)::time FROM (SELECT (snowmint.decode(id::bigint)).time t FROM
   unnest(ARRAY[$(complete_lines "$1" | sed -n '1p;$p' | paste -sd,)]) id) x"; }
