@@ -15,7 +15,9 @@
 #   7. a leased node ID (snowmint.store: the server's own database's sequencer tables, through the
 #      coord PostgreSQL store): application processes leasing from that sequencer (pg/tests/lease_holder.c,
 #      over the C ABI; the CLI, Python and Node where built) while the database mints get other node IDs, no ID twice across all of them; the
-#      lease lost under a backend: its next mint fails with LEASE_LOST, later ones mint under the next lease.
+#      lease lost under a backend: its next mint fails with LEASE_LOST, later ones mint under the next lease;
+#   8. logical time past max_ahead: the wait policy's wait ends at statement_timeout, policy fail gives
+#      TOO_FAR_AHEAD (SM005); 9. the server restarted without the preload: next_id says what to add.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -283,5 +285,27 @@ grep -q '^again [0-9]* node [0-9]' "$W/lost.out" || fail "the backend did not mi
 grep -q "snowmint: the lease of node ID $dbnode was lost" "$SERVERS_DIR/pg/server.log" \
   && echo "server log: the lease keeper saw the loss and claimed again"
 ! grep -q "$SNOWMINT_PG_PASSWORD" "$SERVERS_DIR/pg/server.log" "$W/lost.out" || fail "the store's password is in the server's log"
+
+echo "== 8. logical time past max_ahead (the clock 2 min back): the wait is interruptible; policy fail: TOO_FAR_AHEAD"
+printf '%s\n' "snowmint.store = ''" "snowmint.node_id = 5" "snowmint.state_file = 'snowmint.state'" \
+  "snowmint.test_clock_offset_ms = -120000" >>"$PGDATA_DIR/postgresql.conf"
+pg_ctl_ -l "$SERVERS_DIR/pg/server.log" -m fast -w -t 30 restart >/dev/null || fail "restart"
+t=$(date +%s%3N)
+out="$(q -c "SET statement_timeout = '1s'" -c 'SELECT snowmint.next_id()' 2>&1)" && fail "next_id did not wait: $out"
+echo "wait policy, statement_timeout 1 s: '$out' after $(( $(date +%s%3N) - t )) ms"
+grep -q 'canceling statement due to statement timeout' <<<"$out" || fail "the wait did not end with the statement timeout"
+[ $(( $(date +%s%3N) - t )) -lt 5000 ] || fail "the wait was not interrupted within 5 s"
+printf '%s\n' "snowmint.policy = fail" >>"$PGDATA_DIR/postgresql.conf"
+pg_ctl_ -l "$SERVERS_DIR/pg/server.log" -m fast -w -t 30 restart >/dev/null || fail "restart"
+out="$(q -v VERBOSITY=verbose -c '\set VERBOSITY verbose' -c 'SELECT snowmint.next_id()' 2>&1)" && fail "next_id did not fail: $out"
+echo "$out" | head -2
+grep -q 'SM005: TOO_FAR_AHEAD' <<<"$out" && grep -q 'DETAIL:  retry after [0-9]* ms' <<<"$out" || fail "not TOO_FAR_AHEAD (SM005) with its retry time"
+
+echo "== 9. the extension created, then the server started without the preload: next_id says what to add"
+printf '%s\n' "shared_preload_libraries = ''" >>"$PGDATA_DIR/postgresql.conf"
+pg_ctl_ -l "$SERVERS_DIR/pg/server.log" -m fast -w -t 30 restart >/dev/null || fail "restart"
+out="$(q -c 'SELECT snowmint.next_id()' 2>&1)" && fail "next_id minted without the preload"
+echo "$out"
+grep -q "add shared_preload_libraries = 'snowmint' to postgresql.conf" <<<"$out" || fail "next_id does not say what to add"
 
 echo "pg/test.sh: passed in $(( $(date +%s) - T0 )) s"
