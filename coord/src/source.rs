@@ -21,7 +21,9 @@
 //!
 //! Lease sources take `?sequencer=NAME` (default `default`), `?ttl=10s` (`ms`, `s` or `m`; default
 //! 10 s) and `?wait=30s` (how long a claim waits for a node ID to come free when all are held; default
-//! 0: `NODE_IDS_EXHAUSTED` at once). Every error names the source and says why.
+//! 0: `NODE_IDS_EXHAUSTED` at once); the embedded store `?max_ahead=30s` too (what any holder mints
+//! ahead of the clock, [`crate::file::MAX_AHEAD`] by default; refused on the server stores). Every
+//! error names the source and says why.
 //!
 //! **`ip`**: the node ID is the **host part** of an IPv4 address: the address bits below its
 //! interface's prefix length (`10.0.4.5/16` → `0.0.4.5` = 1029; `10.0.0.5/24` → 5). `ip` takes the
@@ -95,6 +97,9 @@ pub enum StoreUrl {
     File {
         /// The directory (absolute).
         dir: PathBuf,
+        /// `?max_ahead=30s`: what any holder of this store may mint ahead of the clock (`None`: the
+        /// default, [`crate::file::MAX_AHEAD`]; [`crate::file::FileStore::with_max_ahead`]).
+        max_ahead: Option<Duration>,
     },
     /// An etcd cluster.
     Etcd(EtcdUrl),
@@ -177,7 +182,13 @@ impl std::fmt::Display for StoreUrl {
     /// The URL without any password.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            StoreUrl::File { dir } => write!(f, "file://{}", dir.display()),
+            StoreUrl::File { dir, max_ahead } => {
+                write!(f, "file://{}", dir.display())?;
+                match max_ahead {
+                    Some(d) => write!(f, "?max_ahead={}ms", d.as_millis()),
+                    None => Ok(()),
+                }
+            }
             StoreUrl::Etcd(e) => write!(
                 f,
                 "{}://{}{}/{}",
@@ -223,7 +234,7 @@ impl NodeSource {
     /// let NodeSource::Lease(l) = NodeSource::parse("file:///tmp/ids?sequencer=orders&ttl=5s").unwrap() else { panic!() };
     /// assert_eq!(l.sequencer, "orders");
     /// assert_eq!(l.ttl, std::time::Duration::from_secs(5));
-    /// assert_eq!(l.store, StoreUrl::File { dir: "/tmp/ids".into() });
+    /// assert_eq!(l.store, StoreUrl::File { dir: "/tmp/ids".into(), max_ahead: None });
     /// let err = NodeSource::parse("zookeeper://h:2181").unwrap_err();
     /// assert!(err.to_string().contains("unknown scheme"));
     /// ```
@@ -343,6 +354,9 @@ impl NodeSource {
 /// The query parameters a lease source of `scheme` takes (PostgreSQL's own pass through).
 fn parameters(scheme: &str) -> Vec<&'static str> {
     let mut known = vec!["sequencer", "ttl", "wait"];
+    if scheme == "file" {
+        known.push("max_ahead");
+    }
     if scheme == "etcd+https" {
         known.extend(["cacert", "cert", "key"]);
     }
@@ -378,6 +392,7 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
     let mut sequencer = DEFAULT_SEQUENCER.to_string();
     let mut ttl = DEFAULT_TTL;
     let mut wait = Duration::ZERO;
+    let mut max_ahead = None;
     let mut passthrough = Vec::new();
     let mut tls = TlsFiles::default();
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
@@ -397,6 +412,17 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
             }
             "ttl" => ttl = parse_ttl(v).map_err(|why| bad(source, why))?,
             "wait" => wait = parse_wait(v).map_err(|why| bad(source, why))?,
+            "max_ahead" if scheme == "file" => {
+                max_ahead = Some(parse_max_ahead(v).map_err(|why| bad(source, why))?)
+            }
+            "max_ahead" => {
+                return Err(bad(
+                    source,
+                    "max_ahead= is the embedded store's (file:///DIR?max_ahead=30s): etcd and \
+                     PostgreSQL keep their history, and a holder there mints ahead of the clock as \
+                     far as its reservation",
+                ))
+            }
             // A misspelt parameter of ours is refused, not passed on to PostgreSQL.
             _ if scheme.starts_with("postgres") && !misspelt_parameter(k) => passthrough.push(pair),
             "cacert" | "cert" | "key" if scheme == "etcd+https" => {
@@ -423,10 +449,10 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
                         snowmint::suggest(k, &parameters(scheme))
                             .map(|p| format!("; did you mean {p}?"))
                             .unwrap_or_default(),
-                        if scheme == "etcd+https" {
-                            ", cacert, cert, key"
-                        } else {
-                            ""
+                        match scheme {
+                            "etcd+https" => ", cacert, cert, key",
+                            "file" => ", max_ahead",
+                            _ => "",
                         }
                     ),
                 ))
@@ -451,6 +477,7 @@ fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSource> {
             let trimmed = path.trim_end_matches('/');
             StoreUrl::File {
                 dir: PathBuf::from(if trimmed.is_empty() { "/" } else { trimmed }),
+                max_ahead,
             }
         }
         "etcd" | "etcd+https" => {
@@ -569,6 +596,16 @@ fn host_port(s: &str, default_port: u16) -> std::result::Result<String, String> 
     Ok(format!("{host}:{port}"))
 }
 
+/// `file:///DIR?max_ahead=`: `30s`, `500ms`, `2m`; at least 1 ms, at most 1 hour
+/// ([`crate::file::MAX_AHEAD_LIMIT`]).
+pub fn parse_max_ahead(v: &str) -> std::result::Result<Duration, String> {
+    parse_duration(
+        "max_ahead",
+        v,
+        crate::file::MAX_AHEAD_LIMIT.as_millis() as u64,
+    )
+}
+
 /// `?wait=`: `30s`, `500ms`, `2m`, or `0` (do not wait); at most 1 hour.
 pub fn parse_wait(v: &str) -> std::result::Result<Duration, String> {
     if v.trim_end_matches(['m', 's']).chars().all(|c| c == '0') && v.starts_with('0') {
@@ -653,7 +690,10 @@ pub type StoreOpener = dyn Fn(&StoreUrl) -> Result<Arc<dyn Store>> + Send + Sync
 /// ([`create_store`] creates it).
 pub fn open_store(url: &StoreUrl) -> Result<Arc<dyn Store>> {
     match url {
-        StoreUrl::File { dir } => Ok(Arc::new(crate::file::FileStore::open(dir)?)),
+        StoreUrl::File { dir, max_ahead } => Ok(Arc::new(
+            crate::file::FileStore::open(dir)?
+                .with_max_ahead(max_ahead.unwrap_or(crate::file::MAX_AHEAD)),
+        )),
         #[cfg(feature = "etcd")]
         StoreUrl::Etcd(u) => crate::etcd::open(u),
         #[cfg(feature = "postgres")]
@@ -670,7 +710,10 @@ pub fn open_store(url: &StoreUrl) -> Result<Arc<dyn Store>> {
 /// does (the one deliberate act that creates a store).
 pub fn create_store(url: &StoreUrl) -> Result<Arc<dyn Store>> {
     match url {
-        StoreUrl::File { dir } => Ok(Arc::new(crate::file::FileStore::create(dir)?)),
+        StoreUrl::File { dir, max_ahead } => Ok(Arc::new(
+            crate::file::FileStore::create(dir)?
+                .with_max_ahead(max_ahead.unwrap_or(crate::file::MAX_AHEAD)),
+        )),
         other => open_store(other),
     }
 }
