@@ -64,15 +64,22 @@
 //! passed: `Resend` in `coord/src/remote.rs`; after a timeout on a second connection — the store keeps
 //! two once a statement has timed out, the one whose answer is late draining beside the other, so a
 //! re-send never waits behind a late answer — else on a new connection), though an earlier send may
-//! have been committed (or still be, later, on the connection given up on). Each statement is one
+//! have been committed (or still be, later, on the connection given up on). A connection whose
+//! answer was late is known to be draining until an empty query sent after the late statement is
+//! answered (answers come in order): no statement is sent behind it while it drains (the second
+//! connection is used, or a new one when that one drains too). Each statement is one
 //! round trip (`query_typed`: parse, bind and execute sent at once), on a new connection too. A
 //! statement's first send waits a quarter of the answer timeout (`crate::remote::first_answer_timeout`),
 //! its re-send the whole. A login is several answers: a call makes up to three connection attempts
-//! (apart from its two sends, within the same budget), each, on a real database, a login on a thread
-//! of its own and a second beside it when the first is slow (the first to complete used, the other
-//! kept as the second connection); and once an answer was late, a missing second connection is opened
-//! in the background after an answer. So answers that are held back or lost now and
-//! then cost a re-send, not the claim or the keeper round. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
+//! (apart from its two sends, within the same budget), each, on a real database, logins on threads of
+//! their own, one more every quarter of the answer timeout while none has completed and at once after
+//! one failed unanswered, six at most (the first to complete used, the next kept as the second
+//! connection); under `sslmode=prefer` a server that said no to TLS once is not asked again by this
+//! process (one answer fewer per login); once a login or an answer was late, a missing second
+//! connection is opened in the background after an answer; and a store dropped leaves its logged-in
+//! connections for 10 s to the next store of the same database opened in the process (`idle`: an
+//! application opening its generator again after a failed open keeps what its logins cost). So
+//! answers that are held back or lost now and then cost a re-send, not the claim or the keeper round. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
 //! releases and reservations are conditional on the fencing token and write the same values again (a
 //! reservation never below the stored one);
 //! a row's re-send finds its own text; a sequencer record's re-send finds the record it created (same
@@ -100,6 +107,7 @@
 //! database with the statements' semantics through the same seam (`coord/tests/simulation/postgres.rs`).
 
 pub mod backend;
+mod idle;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -143,9 +151,29 @@ pub struct PostgresStore {
     answered_at: Mutex<Option<std::time::Instant>>,
     /// How connections are opened ([`backend::Driver`], or a simulated database).
     connect: Arc<dyn Connect>,
+    /// On a real database: what other stores of this process share logged-in connections under
+    /// ([`idle`]: this store's are kept for the next one when it is dropped).
+    idle_key: Option<idle::Key>,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
     defect: crate::lease::Defect,
+}
+
+impl Drop for PostgresStore {
+    /// On a real database, the store's logged-in connections are kept for the next store of the same
+    /// database opened in this process ([`idle`]).
+    fn drop(&mut self) {
+        let Some(key) = &self.idle_key else { return };
+        let mut conns = Vec::new();
+        if let Some(conn) = self.conn.get() {
+            conns.extend(conn.lock().unwrap_or_else(|p| p.into_inner()).take());
+        }
+        if let Some(spare) = self.spare.get() {
+            conns.extend(spare.lock().unwrap_or_else(|p| p.into_inner()).take());
+        }
+        let late = self.late.load(std::sync::atomic::Ordering::Relaxed);
+        idle::keep(key, conns, late);
+    }
 }
 
 /// One unit of work on a connection.
@@ -154,6 +182,9 @@ type Slot = Arc<Mutex<Option<Box<dyn Connection>>>>;
 
 /// Connection attempts of one call at most ([`PostgresStore::with_client`]).
 const CONNECT_TRIES: u32 = 3;
+
+/// Logins of one connection attempt at most ([`PostgresStore::connect_hedged`]).
+const LOGINS: u32 = 6;
 
 /// One piece of work on a connection, given how long to wait for each answer.
 trait Operation<T>:
@@ -542,9 +573,14 @@ impl PostgresStore {
             config.application_name("snowmint");
         }
         config.connect_timeout(connect_timeout);
-        let driver = backend::Driver::new(config, tls, &schema).map_err(|e| {
-            Error::unavailable(format!("{described}: cannot start an I/O runtime: {e}"))
-        })?;
+        let key = idle::Key(format!(
+            "{libpq_url}\n{sslmode}\n{}\n{schema}",
+            tls_params.join("&")
+        ));
+        let driver =
+            backend::Driver::new(config, tls, &schema, idle::plain(&key)).map_err(|e| {
+                Error::unavailable(format!("{described}: cannot start an I/O runtime: {e}"))
+            })?;
         let described = match (schema.as_str(), described.contains('?')) {
             ("snowmint", _) => described,
             (_, false) => format!("{described}?schema={schema}"),
@@ -556,6 +592,7 @@ impl PostgresStore {
             &schema,
             connect_timeout,
             request_timeout,
+            Some(key),
         )
     }
 
@@ -574,6 +611,7 @@ impl PostgresStore {
             "snowmint",
             connect_timeout,
             request_timeout,
+            None,
         )
     }
 
@@ -583,6 +621,7 @@ impl PostgresStore {
         schema: &str,
         connect_timeout: Duration,
         request_timeout: Duration,
+        idle_key: Option<idle::Key>,
     ) -> Result<PostgresStore> {
         let store = PostgresStore {
             schema: quoted(schema),
@@ -596,6 +635,7 @@ impl PostgresStore {
             refilling: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             late: std::sync::atomic::AtomicBool::new(false),
             connect,
+            idle_key,
             #[cfg(feature = "planted-defects")]
             defect: crate::lease::Defect::None,
         };
@@ -606,7 +646,9 @@ impl PostgresStore {
     /// This store with a defect planted (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
     pub fn plant(self, defect: crate::lease::Defect) -> PostgresStore {
-        PostgresStore { defect, ..self }
+        let mut store = self;
+        store.defect = defect;
+        store
     }
 
     /// [`Store::reserve`] with `statement` ([`Statement::Reserve`] or [`Statement::LowerReservation`]).
@@ -768,6 +810,19 @@ impl PostgresStore {
                     }
                 }
             }
+            if !fresh && resend && conn.as_ref().is_some_and(|c| c.draining()) {
+                // This connection is still behind a late answer: the statement goes on the second
+                // connection when that one is not (the drained one becomes the second).
+                if let Some(spare) = self.spare.get() {
+                    let mut spare = spare.lock().unwrap_or_else(|p| p.into_inner());
+                    if spare
+                        .as_ref()
+                        .is_some_and(|s| !s.is_closed() && !s.draining())
+                    {
+                        std::mem::swap(&mut *conn, &mut *spare);
+                    }
+                }
+            }
             let c = conn.as_mut().expect("connected above");
             if fresh {
                 *self.answered_at.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -795,6 +850,11 @@ impl PostgresStore {
                     let broken = closed || c.is_closed() || code.is_none();
                     let error = self.db_error(what, code.as_ref(), &detail);
                     if !broken {
+                        if !resend {
+                            // Work that is not one statement (a transaction) may have left its
+                            // connection inside it: never used again (nor kept for another store).
+                            *conn = None;
+                        }
                         return Err(error);
                     }
                     *conn = None;
@@ -833,9 +893,19 @@ impl PostgresStore {
                             }
                         }
                     } else if let Some(spare) = spare.as_mut() {
-                        let other = spare.take().filter(|s| !s.is_closed());
-                        let late = std::mem::replace(&mut *conn, other);
-                        **spare = late;
+                        // The second connection, unless it is itself still behind a late answer
+                        // (then a new connection: its login costs less than waiting out the hold);
+                        // the second connection kept is the one behind a late answer for longer.
+                        match spare.take().filter(|s| !s.is_closed()) {
+                            Some(other) if !other.draining() => {
+                                **spare = conn.replace(other);
+                            }
+                            Some(older) => {
+                                **spare = Some(older);
+                                *conn = None;
+                            }
+                            None => **spare = conn.take(),
+                        }
                     }
                     Error::unavailable(format!(
                         "{}: {what}: no answer within {} ms",
@@ -890,11 +960,16 @@ impl PostgresStore {
         }
     }
 
-    /// A new connection within `timeout`: on a real database ([`Connect::in_background`]) a login on
-    /// a thread of its own, and a second one beside it when the first has not completed within a
-    /// quarter of the timeout, the first to complete used and the other kept as the
-    /// spare (a login is several answers: with a share `p` of them late, both logins are late with
-    /// about the square of one's chance); else one login on this thread.
+    /// A new connection within `timeout`: on a real database ([`Connect::in_background`]) logins on
+    /// threads of their own, the first to complete used: one, then another each quarter of the
+    /// timeout while none has completed, and another at once when one failed without an answer of the
+    /// server (no answer, refused, reset), [`LOGINS`] at most. A login is several answers: with a share
+    /// `p` of them late, each login is late with about `1 - (1 - p)^answers` (at 30 %, three in four
+    /// with four answers), so logins begun one after another find one whose answers all come in time
+    /// far sooner than the connect timeout a late one costs. The first login that completes after
+    /// another was used is kept as the spare; the others are closed. A healthy server's logins are one
+    /// each (no more connections than before, which a fleet starting at once needs under
+    /// `max_connections`). Elsewhere one login on this thread.
     fn connect_hedged(
         &self,
         timeout: Duration,
@@ -903,46 +978,58 @@ impl PostgresStore {
             return self.connect.connect(timeout);
         };
         let (tx, rx) = std::sync::mpsc::channel();
-        let deadline = std::time::Instant::now() + timeout + Duration::from_millis(100);
-        // The second login begins only when the first has not completed within a quarter of the
-        // timeout: a healthy server's logins are one each (no more connections than before, which a
-        // fleet starting at once would need under `max_connections`).
-        let hedge = crate::remote::first_answer_timeout(timeout);
-        for login in 0..2 {
-            if login == 1 {
-                match rx.recv_timeout(hedge) {
-                    Ok(first) => return first,
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                        return Err(Failure::TimedOut)
-                    }
-                }
-            }
-            let (tx, connect, spare) = (tx.clone(), self.connect.clone(), spare.clone());
-            let spawned = std::thread::Builder::new()
-                .name("snowmint-pg-login".into())
-                .spawn(move || {
-                    let c = connect.connect(timeout);
-                    if let Err(std::sync::mpsc::SendError(Ok(c))) = tx.send(c) {
-                        // The other login was used: this one becomes the spare when there is none.
-                        let mut spare = spare.lock().unwrap_or_else(|p| p.into_inner());
-                        if spare.as_ref().is_none_or(|s| s.is_closed()) {
-                            *spare = Some(c);
-                        }
-                    }
-                });
-            if spawned.is_err() && login == 0 {
-                return self.connect.connect(timeout);
-            }
-        }
-        drop(tx);
+        let start = std::time::Instant::now();
+        let deadline = start + timeout + Duration::from_millis(100);
+        let hedge = crate::remote::first_answer_timeout(self.answer_timeout());
+        let (mut begun, mut failed, mut next_at) = (0u32, 0u32, start);
         let mut last = Failure::TimedOut;
         loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match rx.recv_timeout(left) {
+            let now = std::time::Instant::now();
+            if begun == 1 && now >= next_at {
+                // A login late or failed: this store keeps a spare connection from now on
+                // ([`PostgresStore::refill_spare`]), as after a late answer.
+                self.late.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            if begun < LOGINS && now >= next_at && now < start + timeout {
+                let (tx, connect, spare) = (tx.clone(), self.connect.clone(), spare.clone());
+                let spawned = std::thread::Builder::new()
+                    .name("snowmint-pg-login".into())
+                    .spawn(move || {
+                        let c = connect.connect(timeout);
+                        if let Err(std::sync::mpsc::SendError(Ok(c))) = tx.send(c) {
+                            // Another login was used: this one becomes the spare when there is none.
+                            let mut spare = spare.lock().unwrap_or_else(|p| p.into_inner());
+                            if spare.as_ref().is_none_or(|s| s.is_closed()) {
+                                *spare = Some(c);
+                            }
+                        }
+                    });
+                match spawned {
+                    Ok(_) => begun += 1,
+                    Err(_) if begun == 0 => return self.connect.connect(timeout),
+                    Err(_) => begun = LOGINS,
+                }
+                next_at = now + hedge;
+            }
+            if failed >= begun && (begun >= LOGINS || now >= start + timeout) {
+                return Err(last);
+            }
+            let until = if begun < LOGINS && failed < begun {
+                next_at.min(deadline)
+            } else {
+                deadline
+            };
+            match rx.recv_timeout(until.saturating_duration_since(now)) {
                 Ok(Ok(c)) => return Ok(c),
-                Ok(Err(e)) => last = e,
-                Err(_) => return Err(last),
+                // The server answered with an error (authentication, a missing database): final.
+                Ok(Err(e @ Failure::Error { code: Some(_), .. })) => return Err(e),
+                Ok(Err(e)) => {
+                    last = e;
+                    failed += 1;
+                    next_at = std::time::Instant::now();
+                }
+                Err(_) if std::time::Instant::now() >= deadline => return Err(last),
+                Err(_) => {}
             }
         }
     }
@@ -950,6 +1037,19 @@ impl PostgresStore {
     /// A new connection; on failure, the error and whether the server was not reached (no answer in
     /// time, or no SQLSTATE: refused, reset), which a re-send may get past.
     fn open(&self, timeout: Duration) -> std::result::Result<Box<dyn Connection>, (Error, bool)> {
+        if let Some((c, late)) = self.idle_key.as_ref().and_then(idle::take) {
+            if late {
+                self.late.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            // A second kept one becomes the spare when there is none.
+            if let Some(spare) = self.spare.get() {
+                let mut spare = spare.lock().unwrap_or_else(|p| p.into_inner());
+                if spare.as_ref().is_none_or(|s| s.is_closed()) {
+                    *spare = self.idle_key.as_ref().and_then(idle::take).map(|(c, _)| c);
+                }
+            }
+            return Ok(c);
+        }
         match self.connect_hedged(timeout) {
             Ok(c) => Ok(c),
             Err(Failure::Error { code, detail, .. }) => Err((
