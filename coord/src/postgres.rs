@@ -76,9 +76,7 @@
 //! one failed unanswered, six at most (the first to complete used, the next kept as the second
 //! connection); under `sslmode=prefer` a server that said no to TLS once is not asked again by this
 //! process (one answer fewer per login); once a login or an answer was late, a missing second
-//! connection is opened in the background after an answer; and a store dropped leaves its logged-in
-//! connections for 10 s to the next store of the same database opened in the process (`idle`: an
-//! application opening its generator again after a failed open keeps what its logins cost). So
+//! connection is opened in the background after an answer. So
 //! answers that are held back or lost now and then cost a re-send, not the claim or the keeper round. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
 //! releases and reservations are conditional on the fencing token and write the same values again (a
 //! reservation never below the stored one);
@@ -107,7 +105,6 @@
 //! database with the statements' semantics through the same seam (`coord/tests/simulation/postgres.rs`).
 
 pub mod backend;
-mod idle;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -151,29 +148,26 @@ pub struct PostgresStore {
     answered_at: Mutex<Option<std::time::Instant>>,
     /// How connections are opened ([`backend::Driver`], or a simulated database).
     connect: Arc<dyn Connect>,
-    /// On a real database: what other stores of this process share logged-in connections under
-    /// ([`idle`]: this store's are kept for the next one when it is dropped).
-    idle_key: Option<idle::Key>,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
     defect: crate::lease::Defect,
 }
 
-impl Drop for PostgresStore {
-    /// On a real database, the store's logged-in connections are kept for the next store of the same
-    /// database opened in this process ([`idle`]).
-    fn drop(&mut self) {
-        let Some(key) = &self.idle_key else { return };
-        let mut conns = Vec::new();
-        if let Some(conn) = self.conn.get() {
-            conns.extend(conn.lock().unwrap_or_else(|p| p.into_inner()).take());
-        }
-        if let Some(spare) = self.spare.get() {
-            conns.extend(spare.lock().unwrap_or_else(|p| p.into_inner()).take());
-        }
-        let late = self.late.load(std::sync::atomic::Ordering::Relaxed);
-        idle::keep(key, conns, late);
+/// Whether the server of the driver URL `key` (password and TLS parameters included) answered a TLS
+/// request of `sslmode=prefer` with "no", shared by the stores of `key` in this process
+/// ([`backend::Driver`]: later logins do not ask again). At most 64 keys are remembered (others get a
+/// flag of their own); the keys never leave this table.
+fn plain_flag(key: &str) -> Arc<std::sync::atomic::AtomicBool> {
+    static PLAIN: Mutex<Vec<(String, Arc<std::sync::atomic::AtomicBool>)>> = Mutex::new(Vec::new());
+    let mut flags = PLAIN.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, f)) = flags.iter().find(|(k, _)| k == key) {
+        return f.clone();
     }
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if flags.len() < 64 {
+        flags.push((key.to_string(), flag.clone()));
+    }
+    flag
 }
 
 /// One unit of work on a connection.
@@ -573,14 +567,10 @@ impl PostgresStore {
             config.application_name("snowmint");
         }
         config.connect_timeout(connect_timeout);
-        let key = idle::Key(format!(
-            "{libpq_url}\n{sslmode}\n{}\n{schema}",
-            tls_params.join("&")
-        ));
-        let driver =
-            backend::Driver::new(config, tls, &schema, idle::plain(&key)).map_err(|e| {
-                Error::unavailable(format!("{described}: cannot start an I/O runtime: {e}"))
-            })?;
+        let plain = plain_flag(&format!("{libpq_url}\n{sslmode}\n{}", tls_params.join("&")));
+        let driver = backend::Driver::new(config, tls, &schema, plain).map_err(|e| {
+            Error::unavailable(format!("{described}: cannot start an I/O runtime: {e}"))
+        })?;
         let described = match (schema.as_str(), described.contains('?')) {
             ("snowmint", _) => described,
             (_, false) => format!("{described}?schema={schema}"),
@@ -592,7 +582,6 @@ impl PostgresStore {
             &schema,
             connect_timeout,
             request_timeout,
-            Some(key),
         )
     }
 
@@ -611,7 +600,6 @@ impl PostgresStore {
             "snowmint",
             connect_timeout,
             request_timeout,
-            None,
         )
     }
 
@@ -621,7 +609,6 @@ impl PostgresStore {
         schema: &str,
         connect_timeout: Duration,
         request_timeout: Duration,
-        idle_key: Option<idle::Key>,
     ) -> Result<PostgresStore> {
         let store = PostgresStore {
             schema: quoted(schema),
@@ -635,7 +622,6 @@ impl PostgresStore {
             refilling: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             late: std::sync::atomic::AtomicBool::new(false),
             connect,
-            idle_key,
             #[cfg(feature = "planted-defects")]
             defect: crate::lease::Defect::None,
         };
@@ -646,9 +632,7 @@ impl PostgresStore {
     /// This store with a defect planted (feature `planted-defects`, the simulation's own tests).
     #[cfg(feature = "planted-defects")]
     pub fn plant(self, defect: crate::lease::Defect) -> PostgresStore {
-        let mut store = self;
-        store.defect = defect;
-        store
+        PostgresStore { defect, ..self }
     }
 
     /// [`Store::reserve`] with `statement` ([`Statement::Reserve`] or [`Statement::LowerReservation`]).
@@ -850,11 +834,6 @@ impl PostgresStore {
                     let broken = closed || c.is_closed() || code.is_none();
                     let error = self.db_error(what, code.as_ref(), &detail);
                     if !broken {
-                        if !resend {
-                            // Work that is not one statement (a transaction) may have left its
-                            // connection inside it: never used again (nor kept for another store).
-                            *conn = None;
-                        }
                         return Err(error);
                     }
                     *conn = None;
@@ -961,15 +940,18 @@ impl PostgresStore {
     }
 
     /// A new connection within `timeout`: on a real database ([`Connect::in_background`]) logins on
-    /// threads of their own, the first to complete used: one, then another each quarter of the
-    /// timeout while none has completed, and another at once when one failed without an answer of the
-    /// server (no answer, refused, reset), [`LOGINS`] at most. A login is several answers: with a share
-    /// `p` of them late, each login is late with about `1 - (1 - p)^answers` (at 30 %, three in four
-    /// with four answers), so logins begun one after another find one whose answers all come in time
-    /// far sooner than the connect timeout a late one costs. The first login that completes after
-    /// another was used is kept as the spare; the others are closed. A healthy server's logins are one
-    /// each (no more connections than before, which a fleet starting at once needs under
-    /// `max_connections`). Elsewhere one login on this thread.
+    /// threads of their own, the first to complete used: one, then another each quarter of the answer
+    /// timeout (0.5 s) while none has completed, and another at once when one failed without an
+    /// answer of the server (no answer, refused, reset), [`LOGINS`] at most. A login is several
+    /// answers (three with SCRAM once the TLS request is not sent again): with a share `p` of them
+    /// late, a login is late with `1 - (1 - p)^3` (two in three at 30 %), so logins begun one after
+    /// another find one whose answers all come in time far sooner than the connect timeout a late one
+    /// costs (measured, `coord/tests/liveness.rs`: 20/25/30 % held back, a second login only after
+    /// 1 s: 53–67/46–57/42–44 % of the time minting; logins every 0.5 s, six at most, with the
+    /// changes beside them: 88–89/50–76/73–74 %). The first login that completes after another was
+    /// used is kept as the spare; the others are closed. A healthy server's logins are one each; one
+    /// slower than 0.5 s to log in (a loaded server, a fleet starting at once) gets up to six per
+    /// attempt, each closed as soon as another was used. Elsewhere one login on this thread.
     fn connect_hedged(
         &self,
         timeout: Duration,
@@ -1037,19 +1019,6 @@ impl PostgresStore {
     /// A new connection; on failure, the error and whether the server was not reached (no answer in
     /// time, or no SQLSTATE: refused, reset), which a re-send may get past.
     fn open(&self, timeout: Duration) -> std::result::Result<Box<dyn Connection>, (Error, bool)> {
-        if let Some((c, late)) = self.idle_key.as_ref().and_then(idle::take) {
-            if late {
-                self.late.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-            // A second kept one becomes the spare when there is none.
-            if let Some(spare) = self.spare.get() {
-                let mut spare = spare.lock().unwrap_or_else(|p| p.into_inner());
-                if spare.as_ref().is_none_or(|s| s.is_closed()) {
-                    *spare = self.idle_key.as_ref().and_then(idle::take).map(|(c, _)| c);
-                }
-            }
-            return Ok(c);
-        }
         match self.connect_hedged(timeout) {
             Ok(c) => Ok(c),
             Err(Failure::Error { code, detail, .. }) => Err((
