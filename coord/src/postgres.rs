@@ -947,8 +947,8 @@ impl PostgresStore {
     /// late, a login is late with `1 - (1 - p)^3` (two in three at 30 %), so logins begun one after
     /// another find one whose answers all come in time far sooner than the connect timeout a late one
     /// costs (measured, `coord/tests/liveness.rs`: 20/25/30 % held back, a second login only after
-    /// 1 s: 53–67/46–57/42–44 % of the time minting; logins every 0.5 s, six at most, with the
-    /// changes beside them: 88–89/50–76/73–74 %). The first login that completes after another was
+    /// 1 s: 53–67/46–52/42–44 % of the time minting; logins every 0.5 s, six at most, with the
+    /// changes beside them: 86–89/50–76/73–74 %). The first login that completes after another was
     /// used is kept as the spare; the others are closed. A healthy server's logins are one each; one
     /// slower than 0.5 s to log in (a loaded server, a fleet starting at once) gets up to six per
     /// attempt, each closed as soon as another was used. Elsewhere one login on this thread.
