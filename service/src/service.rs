@@ -51,6 +51,9 @@ pub struct Service {
     pub(crate) store_calls: Arc<tokio::sync::Semaphore>,
     /// Why the lease routes answer `404 INVALID_ARGUMENT` when there is no store.
     pub(crate) no_store: String,
+    /// Said once at start (`snowmint serve` writes it to stderr): the client leases' reservation
+    /// clipped to the store's bound ([`Service::notice`]).
+    notice: Option<String>,
     pub(crate) metrics: metrics::Metrics,
     shutting_down: AtomicBool,
 }
@@ -288,7 +291,22 @@ impl Service {
             )?),
             None => None,
         };
+        let notice = leases
+            .as_ref()
+            .map(|l| l.reservation())
+            .filter(|&r| r < config.lease_reservation)
+            .map(|r| {
+                format!(
+                    "client leases reserve {} ms ahead of the clock, not --lease-reservation's {} ms: the store {} bounds what any holder mints ahead of the clock (max_ahead {} ms), so that a holder that finds no history for its node ID starts above anything a client could have minted; give the store a larger bound for longer offline minting (every process of the store the same: file:///DIR?max_ahead={}s)",
+                    r.as_millis(),
+                    config.lease_reservation.as_millis(),
+                    store.as_ref().map_or(String::new(), |s| s.describe()),
+                    r.as_millis(),
+                    config.lease_reservation.as_secs().max(1)
+                )
+            });
         let service = Service {
+            notice,
             no_store: "this service serves no client leases (started without a store of them): start it with a lease source as --node (file:///DIR, etcd://…, postgres://…) or give --store URL".into(),
             config,
             generator: RwLock::new(Arc::new(generator)),
@@ -304,6 +322,14 @@ impl Service {
         };
         service.refresh_gauges();
         Ok(service)
+    }
+
+    /// What the service says once at start, if anything: on a store that bounds what any holder mints
+    /// ahead of the clock (the embedded store's `max_ahead`, 1 s by default) below
+    /// `--lease-reservation`, the client leases' reservation is clipped to that bound, and this says
+    /// so (and how to give the store a larger bound).
+    pub fn notice(&self) -> Option<&str> {
+        self.notice.as_deref()
     }
 
     /// The configuration.
