@@ -663,7 +663,8 @@ def celery_checked(name: str, kind: str, run: int, c: "CeleryRun", nodes: set[in
         assert set().union(*node_of.values()) <= nodes, node_of
     assert c.forked_s >= 0 and c.replaced_s >= 0, (
         f"{where}: the replacement answered (forked {c.forked_s:.2f} s after the kill; {len(c.answers)} tasks "
-        f"answered, {len(c.lost)} lost, {c.sent} sent)"
+        f"answered, {len(c.lost)} lost, {c.sent} sent; the killed one waited in {c.victim[1]}; the pool waits in "
+        f"{c.waits})"
     )
     assert 0 <= c.replaced_s - c.forked_s < 1.0, f"{where}: the replacement answered {c.replaced_s - c.forked_s:.2f} s after its fork"
     assert c.replaced_node in nodes and c.restarted_node in nodes
@@ -741,6 +742,8 @@ class CeleryRun:
     restarted_answers: int = 0
     # The pool process killed, and what it was waiting on ([`pool_victim`]).
     victim: tuple[int, str] = (0, "")
+    # When the replacement did not answer: each pool process's threads' wait channels.
+    waits: dict[int, list[str]] = field(default_factory=dict)
     # The killed worker's main and pool processes (the restarted one's are all others).
     first_pids: set[int] = field(default_factory=set)
     log: str = ""
@@ -749,22 +752,53 @@ class CeleryRun:
         return [i for ids, _ in self.answers for i in ids]
 
 
+def pool_waits(pid: int) -> list[str]:
+    """The wait channel of each thread of `pid` (Linux), by thread name."""
+    out = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task")) if os.path.isdir(f"/proc/{pid}/task") else []:
+        try:
+            comm = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+            out.append(f"{comm}:{open(f'/proc/{pid}/task/{tid}/wchan').read().strip()}")
+        except OSError:
+            continue
+    return out
+
+
+# The number of the futex system call (Linux), as /proc/PID/syscall shows it.
+FUTEX = {"x86_64": "202", "aarch64": "98"}.get(__import__("platform").machine(), "202")
+
+
 def pool_victim(pool: set[int]) -> tuple[int, str]:
-    """The pool process to kill, and its main thread's wait channel: one waiting for the lock of the pool's
-    job queue (a futex), not the one holding it (reading the queue's pipe), if one is seen within 2 s."""
+    """The pool process to kill, stopped (SIGSTOP) and ready for SIGKILL, and what it waited on: one waiting for
+    the lock of the pool's job queue (a futex), not the one holding it (reading the queue's pipe: killing it
+    stalls Celery's blocking pool for good). It is stopped first, then checked to be still in the futex call
+    (it did not take the lock in between); else let go on (SIGCONT) and another tried, for 2 s, then the
+    first pool process whatever it does."""
     deadline = time.monotonic() + 2
-    while True:
-        waits = {}
+    while time.monotonic() < deadline:
         for pid in sorted(pool):
             try:
-                waits[pid] = open(f"/proc/{pid}/wchan").read().strip()
-            except OSError:
+                if "futex" not in open(f"/proc/{pid}/wchan").read():
+                    continue
+                os.kill(pid, signal.SIGSTOP)
+                chosen = False
+                try:
+                    for _ in range(1000):
+                        stat = open(f"/proc/{pid}/stat").read()
+                        if stat[stat.rindex(")") + 2] in "Tt":
+                            break
+                        time.sleep(0.0005)
+                    chosen = open(f"/proc/{pid}/syscall").read().split()[0] == FUTEX
+                finally:
+                    if not chosen:
+                        os.kill(pid, signal.SIGCONT)
+                if chosen:
+                    return pid, "a futex (stopped in it)"
+            except (OSError, IndexError):
                 continue
-        futex = [pid for pid, w in waits.items() if "futex" in w]
-        if futex or time.monotonic() > deadline:
-            pid = futex[0] if futex else min(waits)
-            return pid, waits.get(pid, "")
         time.sleep(0.001)
+    pid = min(pool)
+    return pid, open(f"/proc/{pid}/wchan").read().strip()
 
 
 def run_celery_killed(command: str, cwd: Path, env: dict[str, str], tasks: int, batch: int = 5) -> CeleryRun:
@@ -796,7 +830,7 @@ def run_celery_killed(command: str, cwd: Path, env: dict[str, str], tasks: int, 
             procs.append(subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT))
         return procs[-1]
 
-    # Every wait ends by `until[0]` (moved to 20 s after the restart once the worker is started again).
+    # Every wait ends by `until[0]` (moved to 10 s after the restart once the worker is started again).
     until = [time.monotonic() + 60]
 
     def ask(_: int) -> None:
@@ -850,6 +884,9 @@ def run_celery_killed(command: str, cwd: Path, env: dict[str, str], tasks: int, 
                 out.replaced_s, out.replaced_node = got[0] - killed, snowmint.decode(got[1]).node_id
                 break
             time.sleep(0.005)
+        if out.replaced_s < 0:
+            # What each pool process's threads wait on (a stalled pool: all on the job queue's lock).
+            out.waits = {pid: pool_waits(pid) for pid in sorted(workers_of(first.pid))}
         # A second more of load, then the main process killed (its pool processes exit when it is gone).
         replaced = time.monotonic()
         time.sleep(1.0)
@@ -866,7 +903,7 @@ def run_celery_killed(command: str, cwd: Path, env: dict[str, str], tasks: int, 
             assert time.monotonic() < deadline, "the killed worker's pool processes exit"
             time.sleep(0.02)
         restarted = time.monotonic()
-        until[0] = restarted + 20
+        until[0] = restarted + 10
         again = start("restarted")
         # 8 tasks more: the restarted worker has tasks to answer even if the load's were all answered.
         futures += [pool.submit(ask, i) for i in range(8)]
