@@ -830,18 +830,24 @@ def run_celery_killed(command: str, cwd: Path, env: dict[str, str], tasks: int, 
             procs.append(subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT))
         return procs[-1]
 
-    # Every wait ends by `until[0]` (moved to 10 s after the restart once the worker is started again).
+    # Every wait ends by `until[0]`: 60 s, then 5 s after the restarted worker's first answer (a task unanswered
+    # then was lost with the killed worker).
     until = [time.monotonic() + 60]
 
     def ask(_: int) -> None:
-        wait = min(15, until[0] - time.monotonic())
-        if wait <= 0:
+        sent = time.monotonic()
+        if sent >= until[0]:
             return
         with lock:
             out.sent += 1
+        result = client.send_task("tasks.mint", args=(batch,))  # type: ignore[attr-defined]
         try:
-            ids, pid = client.send_task("tasks.mint", args=(batch,)).get(timeout=wait, interval=0.02)  # type: ignore[attr-defined]
-        except Exception as e:  # the task's error, re-raised by the result (or the client's TimeoutError)
+            while not result.ready():
+                if time.monotonic() > min(until[0], sent + 15):
+                    raise TimeoutError("never answered")
+                time.sleep(0.02)
+            ids, pid = result.get(timeout=5)
+        except Exception as e:  # the task's error, re-raised by the result (or never answered)
             lost = type(e).__name__ in ("WorkerLostError", "TimeoutError")
             with lock:
                 (out.lost if lost else out.errors).append(f"{type(e).__name__}: {e}"[:200])
@@ -903,7 +909,6 @@ def run_celery_killed(command: str, cwd: Path, env: dict[str, str], tasks: int, 
             assert time.monotonic() < deadline, "the killed worker's pool processes exit"
             time.sleep(0.02)
         restarted = time.monotonic()
-        until[0] = restarted + 10
         again = start("restarted")
         # 8 tasks more: the restarted worker has tasks to answer even if the load's were all answered.
         futures += [pool.submit(ask, i) for i in range(8)]
@@ -911,6 +916,7 @@ def run_celery_killed(command: str, cwd: Path, env: dict[str, str], tasks: int, 
             got = first_answer(restarted, pids)
             if got:
                 out.restarted_s, out.restarted_node = got[0] - restarted, snowmint.decode(got[1]).node_id
+                until[0] = time.monotonic() + 5
                 break
             assert again.poll() is None, logs[-1].read_text(errors="replace")[-3000:]
             time.sleep(0.01)
