@@ -813,7 +813,10 @@ def run_celery_killed(command: str, cwd: Path, env: dict[str, str], tasks: int, 
     out = CeleryRun()
     queue = cwd / f"queue-{uuid.uuid4().hex[:8]}"
     (queue / "results").mkdir(parents=True)
-    env = {**env, "CELERY_QUEUE_DIR": str(queue)}
+    (queue / "tmp").mkdir()
+    # TMPDIR: kombu moves a message to the temporary folder to read it, and a worker killed in between leaves
+    # it there (here: in the broker's folder, removed with it).
+    env = {**env, "CELERY_QUEUE_DIR": str(queue), "TMPDIR": str(queue / "tmp")}
     argv = command.split()
     assert argv[0] == "celery", argv
     argv = [str(Path(sys.executable).parent / "celery"), *argv[1:], *CELERY_FLAGS]
