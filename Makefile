@@ -18,7 +18,7 @@ dist:
 	bash scripts/dist.sh
 
 bench:
-	bash scripts/bench-all.sh; rc=$$?; bash service/bench.sh || rc=1; exit $$rc
+	bash scripts/bench-all.sh; rc=$$?; bash service/bench.sh || rc=1; bash pg/bench.sh || rc=1; exit $$rc
 
 # Claim latency and 64 attaching processes on the embedded store, etcd and PostgreSQL (starts the servers).
 bench-servers:

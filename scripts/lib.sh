@@ -211,3 +211,12 @@ stage_needs() {
   done
   return "$rc"
 }
+# The PostgreSQL server's development files (PGXS and the server headers; pg/, the extension): Debian's
+# postgresql-server-dev-15, at the installed server's version when the archive still has it (so that
+# nothing else is upgraded), else the newest.
+need_pg_dev() {
+  dpkg -s postgresql-server-dev-15 >/dev/null 2>&1 && return 0
+  local v; v="$(dpkg-query -W -f='${Version}' postgresql-15 2>/dev/null || true)"
+  if [ -n "$v" ] && apt_install "postgresql-server-dev-15=$v"; then return 0; fi
+  apt_install postgresql-server-dev-15
+}

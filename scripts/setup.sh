@@ -24,6 +24,7 @@ apt_install gcc g++ make valgrind pkg-config libcjson-dev uuid-dev \
   chromium \
   etcd-server postgresql-15 procps curl
 need_node   # Node.js may come from elsewhere than Debian (its npm is then no Debian package)
+need_pg_dev # the PostgreSQL extension (pg/): PGXS and the server headers
 "$(dirname "${BASH_SOURCE[0]}")/setup-rust.sh"
 # The Miri and fuzz stages' nightly toolchain (Miri, its sources), and cargo-fuzz: the same checks and
 # versions as scripts/test-miri.sh and scripts/test-fuzz.sh.

@@ -20,7 +20,9 @@
 # Why these overlap (2 cores): Miri interprets on one core while the server stages mostly wait on leases,
 # TTLs and servers; the fuzzing (its sanitizer build in fuzz/target, then 5 s per target) takes the CPU
 # the cross builds would otherwise have; the service stage (its own servers, mostly waiting on
-# connections, deadlines and a browser: about a fifth of a core) beside the C stage's builds; the Node
+# connections, deadlines and a browser: about a fifth of a core) beside the C stage's builds; the
+# PostgreSQL extension's stage (after the C stage built libsnowmint, which it links: a throw-away server,
+# mostly waiting on backends and restarts) beside the stages after it; the Node
 # stage (mostly waiting on servers, child processes and timers: about half a core) and the cross stage's
 # builds and emulated runs beside the Python stage (about one core: the three together about two); the
 # chaos run (real processes paused, killed and resumed on a schedule: mostly waiting) beside the WASM
@@ -40,13 +42,14 @@ fuzz             test        yes     -           -                              
 coord            test        -       -           -                                       coord/test.sh
 service          test        yes     -           -                                       service/test.sh
 c                test        -       -           -                                       bindings-c/test.sh
+pg               test        yes     -           -                                       pg/test.sh
 cross            test        yes     -           -                                       scripts/cross.sh
 node             test        yes     -           -                                       bindings-node/test.sh
 python           test        -       -           -                                       bindings-python/test.sh
 chaos            test        yes     -           python-venv,node-package                scripts/chaos.sh
 wasm             test        -       -           -                                       bindings-wasm/test.sh
 dist             test        -       dist-build  -                                       scripts/test-dist.sh
-conformance      test        -       all         records-rust,records-c,records-python,records-node,records-wasm-node,records-wasm-browser scripts/check-conformance.py
+conformance      test        -       all         records-rust,records-c,records-postgres,records-python,records-node,records-wasm-node,records-wasm-browser scripts/check-conformance.py
 msrv             long        -       -           -                                       scripts/test-msrv.sh
 miri-full        long        -       -           -                                       scripts/test-miri.sh --full
 fuzz-long        long        -       -           -                                       scripts/test-fuzz.sh --long
@@ -68,6 +71,7 @@ python-venv             python   $TARGET/python/test-venv/lib/python3*/site-pack
 node-package            node     target/node-test/project/node_modules/snowmint/index.js           the npm tarballs installed into a fresh project
 records-rust            core     target/conformance/rust.txt                                       the cases the Rust conformance runner ran
 records-c               c        target/conformance/c.txt                                          the cases the C conformance runner ran
+records-postgres        pg       target/conformance/postgres.txt                                   the cases the PostgreSQL extension ran (pg/conformance.py)
 records-python          python   target/conformance/python.txt                                     the cases the Python conformance runner ran
 records-node            node     target/conformance/node.txt                                       the cases the Node conformance runner ran
 records-wasm-node       wasm     target/conformance/wasm-node.txt                                  the cases the WASM package ran in Node

@@ -28,8 +28,8 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
-# Every conformance runner records the cases it ran here; the last stage checks that all six runtimes
-# (rust, c, python, node, wasm-node, wasm-browser) ran and passed every case of tests/vectors/.
+# Every conformance runner records the cases it ran here; the last stage checks that all seven runtimes
+# (rust, c, postgres, python, node, wasm-node, wasm-browser) ran and passed every case of tests/vectors/.
 export SNOWMINT_CONFORMANCE_DIR="$ROOT/target/conformance"
 # CPython versions of the wheel suite besides test.sh's own 3.11 (the cp310-abi3 wheel): in `make test`
 # its version-sensitive part with the cp39-abi3 wheel on 3.9 and on the newest CPython; the whole suite

@@ -112,17 +112,11 @@ pub unsafe extern "C" fn snowmint_generator_open_shared(
             None,
             state_file.clone(),
         )? {
-            coord::Opened::Fixed(node) => {
-                let state = match &state_file {
-                    Some(path) => {
-                        // Bad options are refused before the file system is touched.
-                        SharedGenerator::new(l, node, opts)?;
-                        SharedState::file(StateFile::open(path, &l, node)?)
-                    }
-                    None => SharedState::memory(),
-                };
+            coord::Opened::Plain(node) => {
+                // The options first, then the state file: the host layer's rule.
+                let g = shared_state_generator(l, node, opts, state_file)?;
                 Box::into_raw(Box::new(snowmint_shared_generator {
-                    inner: SharedInner::Plain(SharedGenerator::with_state(l, node, opts, state)?),
+                    inner: SharedInner::Plain(g),
                     clock,
                     forks: fork_count(),
                 }))

@@ -369,10 +369,8 @@ pub unsafe extern "C" fn snowmint_shared_generator_open_file(
     // SAFETY: forwarded caller contract.
     unsafe {
         new_handle(layout, options, generator_out, |l, opts, clock| {
-            // Bad options are refused before the file system is touched.
-            SharedGenerator::new(l, node_id, opts)?;
-            let file = StateFile::open(path, &l, node_id)?;
-            let g = SharedGenerator::with_state(l, node_id, opts, SharedState::file(file))?;
+            // The options first, then the state file: the host layer's rule.
+            let g = shared_state_generator(l, node_id, opts, Some(path.to_path_buf()))?;
             Ok(snowmint_shared_generator::new_plain(g, clock))
         })
     }
@@ -720,4 +718,21 @@ pub unsafe extern "C" fn snowmint_shared_generator_stats(
         unsafe { put(stats_out, stats.into()) };
         Ok(())
     })
+}
+
+/// A generator on a fixed node ID, its state in the state file at `path` (or in memory): the host
+/// layer's rule (`snowmint_host::state_file`: the options are checked before the file system is touched).
+pub(crate) fn shared_state_generator(
+    layout: snowmint_core::Layout,
+    node_id: u64,
+    options: snowmint_core::Options,
+    path: Option<std::path::PathBuf>,
+) -> Result<SharedGenerator<SharedState>, Fail> {
+    use snowmint_host::state_file::{shared_generator, Refused};
+    shared_generator::<core::convert::Infallible>(layout, node_id, options, || Ok(path)).map_err(
+        |e| match e {
+            Refused::Options(e) | Refused::StateFile { error: e, .. } => Fail::Core(e),
+            Refused::Path(never) => match never {},
+        },
+    )
 }

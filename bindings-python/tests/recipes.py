@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -123,16 +124,23 @@ def run_gunicorn(
                 if side:
                     side.result()
         finally:
-            server.terminate()
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait(10)
+            stop_process(server)
     served.log = log_path.read_text(errors="replace")
     crashed = [w for w in CRASH_WORDS if w in served.log]
     assert not crashed, f"gunicorn: {crashed}\n{served.log[-4000:]}"
     return served
+
+
+def stop_process(proc: "subprocess.Popen[bytes]") -> None:
+    """SIGTERM, 30 s to exit, then SIGKILL (a process already gone: nothing)."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
 
 
 def server_argv(command: str, port: int) -> list[str]:
@@ -316,6 +324,9 @@ class Recipe:
     # The replacement's 1 s counts from its fork, not from the kill: uWSGI's master reaps a dead worker
     # in its loop, which wakes at least once a second, and forks the replacement then (up to ~1 s later).
     bound_from_fork: bool = False
+    # How the recipe is asked for IDs: "http" (gunicorn, uWSGI, the CLI: `?n=K`), or "celery" (the command is
+    # a Celery worker, the app its tasks module, each request a task `mint(K)` sent through its broker).
+    front: str = "http"
 
 
 RECIPES = {
@@ -341,6 +352,11 @@ RECIPES = {
         per_worker=10,
         quick_store="file",
         bound_from_fork=True,
+    ),
+    # Celery's prefork pool (tasks.py, `celery -A tasks worker --pool=prefork --concurrency=4`): a pool
+    # process and then the worker's main process SIGKILLed mid-load ([`run_celery_killed`]).
+    "prefork-celery": Recipe(
+        "celery", "tasks.py", "", None, BINDING_README, per_worker=10, bound_from_fork=True, front="celery"
     ),
 }
 
@@ -554,6 +570,12 @@ def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
     lines, all_ids = [], []
     for run in range(runs):
         t0 = time.monotonic()
+        if recipe.front == "celery":
+            line = celery_checked(name, kind, run, run_celery_killed(command, tmp_path, env, 200), nodes)
+            all_ids += line[1]
+            lines.append(f"{line[0]} ({time.monotonic() - t0:.1f} s)")
+            print(lines[-1])
+            continue
         if recipe.app is None:
             cli = run_cli(command, tmp_path, 40, env)
             answers, errors, dropped = cli.answers, cli.errors, cli.dropped
@@ -613,3 +635,307 @@ def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
         print(lines[-1])
     assert len(set(all_ids)) == len(all_ids), f"{name} {kind}: an ID minted twice"
     return lines
+
+
+def celery_checked(name: str, kind: str, run: int, c: "CeleryRun", nodes: set[int]) -> tuple[str, list[int]]:
+    """[`run_killed`]'s checks for a run of the Celery recipe ([`run_celery_killed`]): no error raised by a task
+    but TOO_FAR_AHEAD, only the tasks of the killed processes lost, every batch whole, a node ID of its own per
+    pool process, the replacement minting within 1 s of its fork, the restarted worker minting. Returns the
+    run's line and its IDs."""
+    import snowmint
+
+    where = f"{name} {kind} run {run}"
+    assert retry_only(c.errors), f"{where}: {c.errors[:5]}"
+    # Lost: only tasks outstanding when the main process was killed (the killed pool process's among them).
+    assert len(c.lost) <= c.outstanding_at_kill, (c.lost, c.outstanding_at_kill)
+    assert len(c.answers) == c.sent - len(c.lost) - len(c.errors), (len(c.answers), c.sent)
+    assert all(len(a) == 5 for a, _ in c.answers)
+    # A node ID of its own per live pool process of a worker (the killed worker's pool processes let theirs go
+    # when they exit, and the restarted worker's may take them; on the embedded store a killed process's node
+    # ID is free at once, SPEC §3.2, and its replacement may take it).
+    for restarted in (False, True):
+        node_of: dict[int, set[int]] = {}
+        for a, pid in c.answers:
+            if (pid in c.first_pids) != restarted and pid != c.victim[0]:
+                node_of.setdefault(pid, set()).update(snowmint.decode(i).node_id for i in a)
+        assert all(len(n) == 1 for n in node_of.values()), node_of
+        assert len({min(n) for n in node_of.values()}) == len(node_of), f"pool processes share a node ID: {node_of}"
+        assert set().union(*node_of.values()) <= nodes, node_of
+    assert c.forked_s >= 0 and c.replaced_s >= 0, (
+        f"{where}: the replacement answered (forked {c.forked_s:.2f} s after the kill; {len(c.answers)} tasks "
+        f"answered, {len(c.lost)} lost, {c.sent} sent; the killed one waited in {c.victim[1]}; the pool waits in "
+        f"{c.waits})"
+    )
+    assert 0 <= c.replaced_s - c.forked_s < 1.0, f"{where}: the replacement answered {c.replaced_s - c.forked_s:.2f} s after its fork"
+    assert c.replaced_node in nodes and c.restarted_node in nodes
+    assert c.outstanding_at_kill > 0, f"{where}: the main process was killed mid-load"
+    assert c.restarted_s >= 0 and c.restarted_answers >= 8, f"{where}: the restarted worker answered"
+    ids = c.ids()
+    assert len(set(ids)) == len(ids), f"{where}: an ID minted twice"
+    line = (
+        f"{where}: {len(ids)} IDs, {len(c.errors)} errors answered, {len(c.lost)} tasks lost "
+        f"({sum('WorkerLostError' in x for x in c.lost)} WorkerLostError); a pool process killed (waiting in "
+        f"{c.victim[1]}): the replacement "
+        f"answered in {(c.replaced_s - c.forked_s) * 1000:.0f} ms of its fork ({c.replaced_s * 1000:.0f} ms after "
+        f"the kill), {c.answered_after_replacement} tasks answered in the next second; the main process killed "
+        f"with {c.outstanding_at_kill} tasks outstanding, started again and answered in {c.restarted_s * 1000:.0f} ms "
+        f"({c.restarted_answers} tasks)"
+    )
+    return line, ids
+
+
+# ---- the binding README's Celery recipe (tasks.py and its `celery … worker` command) -------------------
+
+# Added to the README's command: only the worker's warnings logged, and none of the broadcasts a lone worker
+# has no use for (each would be a message on the filesystem broker).
+CELERY_FLAGS = ["--loglevel=warning", "--without-heartbeat", "--without-gossip", "--without-mingle"]
+
+
+def celery_client(queue: Path) -> object:
+    """A Celery client of its own on the recipe's broker and result folder (importing tasks.py here would open a
+    generator in this process too), as tests/test_prefork.py asks the recipe."""
+    import celery
+    from kombu.transport import filesystem
+
+    # kombu's filesystem transport writes a message in place (open, then write) and a worker reads without
+    # the writer's lock, so a worker can take a message still empty and die of it ("Unrecoverable error:
+    # JSONDecodeError", celery/kombu#1551): this client (the test's, not the recipe's) writes each message
+    # under another name and renames it into the queue folder.
+    def put(channel: object, queue: str, payload: object, **kwargs: object) -> None:
+        name = f"{int(round(time.monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
+        path = os.path.join(channel.data_folder_out, name)  # type: ignore[attr-defined]
+        with open(f"{path}.part", "wb") as f:
+            f.write(filesystem.str_to_bytes(filesystem.dumps(payload)))
+        os.replace(f"{path}.part", path)
+
+    filesystem.Channel._put = put  # type: ignore[method-assign]
+    client = celery.Celery("client", broker="filesystem://", backend=f"file://{queue}/results")
+    client.conf.broker_transport_options = {
+        "data_folder_in": str(queue),
+        "data_folder_out": str(queue),
+        "control_folder": str(queue / "control"),  # not ./control in the test's working directory
+    }
+    return client
+
+
+@dataclass
+class CeleryRun:
+    """What a run of the Celery recipe gave: each task's IDs and the pool process that minted them, the errors
+    tasks raised, the tasks lost (a pool process's task when it was killed: WorkerLostError; those the killed
+    worker had taken from the broker: never answered), and the recovery times."""
+
+    answers: list[tuple[list[int], int]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    sent: int = 0
+    # The pool process killed: when the worker forked its replacement (s after the kill), when the replacement
+    # answered (s after the kill) and under which node ID; the tasks the worker answered in the second after.
+    forked_s: float = -1.0
+    replaced_s: float = -1.0
+    replaced_node: int = -1
+    answered_after_replacement: int = 0
+    # The main process killed: how many tasks were outstanding then, and the worker started again: when its pool
+    # answered (s after its start), under which node ID, and how many tasks it answered.
+    outstanding_at_kill: int = 0
+    restarted_s: float = -1.0
+    restarted_node: int = -1
+    restarted_answers: int = 0
+    # The pool process killed, and what it was waiting on ([`pool_victim`]).
+    victim: tuple[int, str] = (0, "")
+    # When the replacement did not answer: each pool process's threads' wait channels.
+    waits: dict[int, list[str]] = field(default_factory=dict)
+    # The killed worker's main and pool processes (the restarted one's are all others).
+    first_pids: set[int] = field(default_factory=set)
+    log: str = ""
+
+    def ids(self) -> list[int]:
+        return [i for ids, _ in self.answers for i in ids]
+
+
+def pool_waits(pid: int) -> list[str]:
+    """The wait channel of each thread of `pid` (Linux), by thread name."""
+    out = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task")) if os.path.isdir(f"/proc/{pid}/task") else []:
+        try:
+            comm = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+            out.append(f"{comm}:{open(f'/proc/{pid}/task/{tid}/wchan').read().strip()}")
+        except OSError:
+            continue
+    return out
+
+
+# The number of the futex system call (Linux), as /proc/PID/syscall shows it.
+FUTEX = {"x86_64": "202", "aarch64": "98"}.get(__import__("platform").machine(), "202")
+
+
+def pool_victim(pool: set[int]) -> tuple[int, str]:
+    """The pool process to kill, stopped (SIGSTOP) and ready for SIGKILL, and what it waited on: one waiting for
+    the lock of the pool's job queue (a futex), not the one holding it (reading the queue's pipe: killing it
+    stalls Celery's blocking pool for good). It is stopped first, then checked to be still in the futex call
+    (it did not take the lock in between); else let go on (SIGCONT) and another tried, for 2 s, then the
+    first pool process whatever it does."""
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        for pid in sorted(pool):
+            try:
+                if "futex" not in open(f"/proc/{pid}/wchan").read():
+                    continue
+                os.kill(pid, signal.SIGSTOP)
+                chosen = False
+                try:
+                    for _ in range(1000):
+                        stat = open(f"/proc/{pid}/stat").read()
+                        if stat[stat.rindex(")") + 2] in "Tt":
+                            break
+                        time.sleep(0.0005)
+                    chosen = open(f"/proc/{pid}/syscall").read().split()[0] == FUTEX
+                finally:
+                    if not chosen:
+                        os.kill(pid, signal.SIGCONT)
+                if chosen:
+                    return pid, "a futex (stopped in it)"
+            except (OSError, IndexError):
+                continue
+        time.sleep(0.001)
+    pid = min(pool)
+    return pid, open(f"/proc/{pid}/wchan").read().strip()
+
+
+def run_celery_killed(command: str, cwd: Path, env: dict[str, str], tasks: int, batch: int = 5) -> CeleryRun:
+    """Runs the README's Celery worker (`command`, on a broker folder of its own in `cwd`) and sends it `tasks`
+    tasks `mint(batch)`, 8 at a time (each waited for 15 s at most); once it answers, SIGKILLs a pool process
+    (the worker forks a replacement, which must mint under a node ID of its own), a second later SIGKILLs the
+    worker's main process, waits until its pool processes have exited and starts the same command again (as a
+    supervisor would), which must answer the tasks still queued and 8 more. Stops it; fails on a worker
+    that crashed (SIGSEGV, a traceback other than the killed pool process's WorkerLostError)."""
+    import snowmint
+
+    out = CeleryRun()
+    queue = cwd / f"queue-{uuid.uuid4().hex[:8]}"
+    (queue / "results").mkdir(parents=True)
+    (queue / "tmp").mkdir()
+    # TMPDIR: kombu moves a message to the temporary folder to read it, and a worker killed in between leaves
+    # it there (here: in the broker's folder, removed with it).
+    env = {**env, "CELERY_QUEUE_DIR": str(queue), "TMPDIR": str(queue / "tmp")}
+    argv = command.split()
+    assert argv[0] == "celery", argv
+    argv = [str(Path(sys.executable).parent / "celery"), *argv[1:], *CELERY_FLAGS]
+    client = celery_client(queue)
+    lock = threading.Lock()
+    timed: list[tuple[float, int, int]] = []  # each answer: when, the pool process, its first ID
+    logs: list[Path] = []
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(tag: str) -> "subprocess.Popen[bytes]":
+        path = cwd / f"celery-{tag}-{queue.name}.log"
+        logs.append(path)
+        with open(path, "wb") as log:
+            procs.append(subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT))
+        return procs[-1]
+
+    # Every wait ends by `until[0]`: 60 s, then 5 s after the restarted worker's first answer (a task unanswered
+    # then was lost with the killed worker).
+    until = [time.monotonic() + 60]
+
+    def ask(_: int) -> None:
+        sent = time.monotonic()
+        if sent >= until[0]:
+            return
+        with lock:
+            out.sent += 1
+        result = client.send_task("tasks.mint", args=(batch,))  # type: ignore[attr-defined]
+        try:
+            while not result.ready():
+                if time.monotonic() > min(until[0], sent + 15):
+                    raise TimeoutError("never answered")
+                time.sleep(0.02)
+            ids, pid = result.get(timeout=5)
+        except Exception as e:  # the task's error, re-raised by the result (or never answered)
+            lost = type(e).__name__ in ("WorkerLostError", "TimeoutError")
+            with lock:
+                (out.lost if lost else out.errors).append(f"{type(e).__name__}: {e}"[:200])
+            return
+        with lock:
+            out.answers.append((list(ids), int(pid)))
+            timed.append((time.monotonic(), int(pid), int(ids[0])))
+
+    def first_answer(since: float, old: set[int]) -> tuple[float, int] | None:
+        with lock:
+            new = sorted((t, first) for t, pid, first in timed if t > since and pid not in old)
+        return new[0] if new else None
+
+    first = start("first")
+    pool = ThreadPoolExecutor(8)
+    try:
+        deadline = time.monotonic() + 30
+        while len(workers_of(first.pid)) < 4:
+            assert first.poll() is None and time.monotonic() < deadline, logs[0].read_text(errors="replace")[-3000:]
+            time.sleep(0.02)
+        futures = [pool.submit(ask, i) for i in range(tasks)]
+        while not timed:
+            assert time.monotonic() < deadline, logs[0].read_text(errors="replace")[-3000:]
+            time.sleep(0.01)
+        # A pool process killed mid-load (the lowest PID: the first forked), and its replacement timed.
+        time.sleep(0.1)
+        before = workers_of(first.pid)
+        out.victim = pool_victim(before)
+        os.kill(out.victim[0], signal.SIGKILL)
+        killed = time.monotonic()
+        unforked = 0.0
+        while time.monotonic() - killed < 10:
+            if out.forked_s < 0:
+                if workers_of(first.pid) - before:
+                    out.forked_s = unforked
+                else:
+                    unforked = time.monotonic() - killed
+            got = first_answer(killed, before)
+            if got:
+                out.replaced_s, out.replaced_node = got[0] - killed, snowmint.decode(got[1]).node_id
+                break
+            time.sleep(0.005)
+        if out.replaced_s < 0:
+            # What each pool process's threads wait on (a stalled pool: all on the job queue's lock).
+            out.waits = {pid: pool_waits(pid) for pid in sorted(workers_of(first.pid))}
+        # A second more of load, then the main process killed (its pool processes exit when it is gone).
+        replaced = time.monotonic()
+        time.sleep(1.0)
+        pids = out.first_pids = before | workers_of(first.pid)
+        with lock:
+            out.answered_after_replacement = sum(1 for t, _, _ in timed if t > replaced)
+        with lock:
+            # Sent and not answered yet (8 at a time).
+            out.outstanding_at_kill = out.sent - len(out.answers) - len(out.lost) - len(out.errors)
+        first.kill()
+        first.wait(10)
+        deadline = time.monotonic() + 30
+        while any(_alive(p) for p in pids):
+            assert time.monotonic() < deadline, "the killed worker's pool processes exit"
+            time.sleep(0.02)
+        restarted = time.monotonic()
+        again = start("restarted")
+        # 8 tasks more: the restarted worker has tasks to answer even if the load's were all answered.
+        futures += [pool.submit(ask, i) for i in range(8)]
+        while time.monotonic() - restarted < 30:
+            got = first_answer(restarted, pids)
+            if got:
+                out.restarted_s, out.restarted_node = got[0] - restarted, snowmint.decode(got[1]).node_id
+                until[0] = time.monotonic() + 5
+                break
+            assert again.poll() is None, logs[-1].read_text(errors="replace")[-3000:]
+            time.sleep(0.01)
+        for f in futures:
+            f.result()
+        with lock:
+            out.restarted_answers = sum(1 for t, pid, _ in timed if t > restarted and pid not in pids)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        for p in procs:
+            stop_process(p)
+        out.log = "".join(path.read_text(errors="replace") for path in logs)
+        shutil.rmtree(queue, ignore_errors=True)
+    crashed = [w for w in CRASH_WORDS if w != "Traceback" and w in out.log]
+    # A traceback is the killed pool process's task failing with WorkerLostError, and nothing else.
+    tracebacks = out.log.split("Traceback (most recent call last)")[1:]
+    crashed += [t[:400] for t in tracebacks if "WorkerLostError" not in t.split("\n[20")[0]]
+    assert not crashed, f"celery: {crashed}\n{out.log[-4000:]}"
+    return out

@@ -9,7 +9,9 @@ SNOWMINT_RECIPE_RUNS=3 (`make test-long`) runs each 3 times in a row.
 
 bindings-python/README.md's pre-fork recipes (prefork_app.py under gunicorn with and without --preload and
 under uWSGI: a lease of its own per worker) run on one store each in `make test` (etcd, PostgreSQL, the
-embedded store) and on all three with SNOWMINT_RECIPE_RUNS > 1."""
+embedded store) and on all three with SNOWMINT_RECIPE_RUNS > 1. Its Celery recipe (tasks.py, `celery -A tasks
+worker --pool=prefork --concurrency=4`, every task `mint(5)`) runs on all three in both: a pool process and then
+the worker's main process SIGKILLed mid-load, the worker started again (recipes.py's run_celery_killed)."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ RUNS = int(os.environ.get("SNOWMINT_RECIPE_RUNS", "1"))
 )
 def test_readme_recipe_survives_a_killed_worker_and_primary(name: str, kind: str, tmp_path: Path) -> None:
     if RECIPES[name].app is not None:
-        pytest.importorskip("gunicorn")
+        pytest.importorskip("celery" if RECIPES[name].front == "celery" else "gunicorn")
     claimers, stop = [], tmp_path / "stop-claimers"
     if kind != "none":
         claimers = start_claimers(kind, tmp_path, 2, stop)

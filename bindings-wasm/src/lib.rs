@@ -92,49 +92,46 @@ fn arg_err(msg: &str) -> JsValue {
 // ---------------------------------------------------------------------------------------------------
 // Argument conversion (lossless or an error)
 
-const U64_RANGE: &str = "a whole number in 0..=2^53-1 or a bigint in 0n..2^64n";
-
 /// A Number or bigint as `u64`, never wrapped or rounded.
 fn u64_arg(v: &JsValue, name: &str) -> Result<u64, JsValue> {
     u64_arg_as(v, name, ErrorCode::InvalidArgument)
 }
 
 /// [`u64_arg`] whose whole-number values outside 0..2^64 (negative, too large a bigint) are `range`
-/// (the argument's own code, e.g. `NODE_ID_OUT_OF_RANGE`); other bad values are `INVALID_ARGUMENT`.
+/// (the argument's own code, e.g. `NODE_ID_OUT_OF_RANGE`); other bad values are `INVALID_ARGUMENT`:
+/// the host layer's rule and messages (`snowmint_host::js`), the native package's too.
 fn u64_arg_as(v: &JsValue, name: &str, range: ErrorCode) -> Result<u64, JsValue> {
-    if let Some(x) = v.as_f64() {
-        return snowmint::whole_f64(x).map_err(|e| match e {
-            snowmint::Error::InvalidClock { reason } => {
-                let err = arg_err(&cat(&[
-                    name,
-                    " must be ",
-                    U64_RANGE,
-                    ": the number given is ",
-                    reason,
-                ]));
-                if x < 0.0 && x == x.trunc() && x.is_finite() {
-                    coded(err, range)
-                } else {
-                    err
-                }
-            }
-            other => js_err(other),
-        });
+    int_arg(v, Some((name, range)))
+}
+
+/// A Number or a bigint by the host layer's integer rule: an argument (`Some((name, range))`) or an ID
+/// (`None`); the value's `typeof` is read only when it is neither.
+fn int_arg(v: &JsValue, arg: Option<(&str, ErrorCode)>) -> Result<u64, JsValue> {
+    use snowmint_host::js::{id_arg, u64_arg, JsInt};
+    let other;
+    let int = if let Some(x) = v.as_f64() {
+        JsInt::Number(x)
+    } else if v.is_bigint() {
+        JsInt::BigInt(u64::try_from_js_value_ref(v))
+    } else {
+        other = type_name(v);
+        JsInt::Other(&other)
+    };
+    match arg {
+        Some((name, range)) => u64_arg(name, int, range),
+        None => id_arg(int),
     }
-    if v.is_bigint() {
-        return u64::try_from_js_value_ref(v).ok_or_else(|| {
-            coded(
-                arg_err(&cat(&[
-                    name,
-                    " must be ",
-                    U64_RANGE,
-                    ": the bigint given is not",
-                ])),
-                range,
-            )
-        });
-    }
-    Err(wrong_type(name, "a number or a bigint", v))
+    .map_err(js_refusal)
+}
+
+/// A value the host layer's rule refused: a `TypeError` or an `Error`, with its code.
+fn js_refusal(e: snowmint_host::js::JsRefusal) -> JsValue {
+    let err: JsValue = if e.type_error {
+        js_sys::TypeError::new(&e.error.message).into()
+    } else {
+        js_sys::Error::new(&e.error.message).into()
+    };
+    coded(err, e.error.code)
 }
 
 /// A bit count: any u64 (the core rejects counts out of range by name); past u32 it cannot be one.
@@ -703,14 +700,9 @@ fn id_arg(v: &JsValue) -> Result<u64, JsValue> {
 }
 
 /// An ID as a bigint or Number; one out of 0..2^64 (negative, or a bigint ≥ 2^64) is `INVALID_ID`, as in
-/// every runtime.
+/// every runtime (`snowmint_host::js::id_arg`).
 fn id_number_arg(v: &JsValue) -> Result<u64, JsValue> {
-    u64_arg(v, "id").inspect_err(|e| {
-        // A bigint that failed is outside 0n..2^64n; a Number, negative or not whole or past 2^53.
-        if v.is_bigint() || v.as_f64().is_some_and(|x| x < 0.0) {
-            set(e, "code", &JsValue::from_str(ErrorCode::InvalidId.as_str()));
-        }
-    })
+    int_arg(v, None)
 }
 
 /// `x` as a Number when the layout's field fits 2^53 - 1 ([`JsNumbers`]), else as a bigint: exact

@@ -21,7 +21,9 @@
 //!
 //! Lease sources take `?sequencer=NAME` (default `default`), `?ttl=10s` (`ms`, `s` or `m`; default
 //! 10 s) and `?wait=30s` (how long a claim waits for a node ID to come free when all are held; default
-//! 0: `NODE_IDS_EXHAUSTED` at once). Every error names the source and says why.
+//! 0: `NODE_IDS_EXHAUSTED` at once); the embedded store `?max_ahead=30s` too (what any holder mints
+//! ahead of the clock, [`crate::file::MAX_AHEAD`] by default; refused on the server stores). Every
+//! error names the source and says why.
 //!
 //! **`ip`**: the node ID is the **host part** of an IPv4 address: the address bits below its
 //! interface's prefix length (`10.0.4.5/16` → `0.0.4.5` = 1029; `10.0.0.5/24` → 5). `ip` takes the
@@ -42,7 +44,7 @@ use crate::base::error::{Error, Result};
 use crate::base::url::{bad, parse_lease};
 
 // The public paths of the store URLs, durations and store opening this module used to hold.
-pub use crate::base::duration::{parse_duration, parse_ttl, parse_wait};
+pub use crate::base::duration::{parse_duration, parse_max_ahead, parse_ttl, parse_wait};
 pub use crate::base::hostname::hostname;
 pub use crate::base::name::DEFAULT_SEQUENCER;
 pub use crate::base::url::{
@@ -86,7 +88,7 @@ impl NodeSource {
     /// let NodeSource::Lease(l) = NodeSource::parse("file:///tmp/ids?sequencer=orders&ttl=5s").unwrap() else { panic!() };
     /// assert_eq!(l.sequencer, "orders");
     /// assert_eq!(l.ttl, std::time::Duration::from_secs(5));
-    /// assert_eq!(l.store, StoreUrl::File { dir: "/tmp/ids".into() });
+    /// assert_eq!(l.store, StoreUrl::File { dir: "/tmp/ids".into(), max_ahead: None });
     /// let err = NodeSource::parse("zookeeper://h:2181").unwrap_err();
     /// assert!(err.to_string().contains("unknown scheme"));
     /// ```

@@ -17,7 +17,7 @@ fn fixed_sources_resolve_and_lease_sources_attach() {
     let twitter = Layout::twitter();
     assert!(matches!(
         SequencerGenerator::open("7", twitter, Options::default()).unwrap(),
-        Opened::Fixed(7)
+        Opened::Plain(7)
     ));
     let e = SequencerGenerator::open("4096", twitter, Options::default()).unwrap_err();
     assert_eq!(e.code(), ErrorCode::NodeIdOutOfRange);

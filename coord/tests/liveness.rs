@@ -101,7 +101,7 @@ fn run(kind: Kind, fraction: f64, fault: Fault, seed: u64, window: Duration) -> 
             None => {
                 match SequencerGenerator::open(&source, Layout::twitter(), Options::default()) {
                     Ok(Opened::Leased(g)) => generator = Some(g),
-                    Ok(Opened::Fixed(_)) => unreachable!("a lease source"),
+                    Ok(Opened::Plain(_)) => unreachable!("a lease source"),
                     Err(e) => note(&e, &mut last_error),
                 }
                 false

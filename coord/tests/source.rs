@@ -69,7 +69,8 @@ fn every_form() {
     assert_eq!(
         l.store,
         StoreUrl::File {
-            dir: "/var/lib/ids".into()
+            dir: "/var/lib/ids".into(),
+            max_ahead: None
         }
     );
     assert_eq!(
@@ -79,7 +80,8 @@ fn every_form() {
     assert_eq!(
         lease("file://localhost/tmp/a%20b/").store,
         StoreUrl::File {
-            dir: "/tmp/a b".into()
+            dir: "/tmp/a b".into(),
+            max_ahead: None
         }
     );
 
@@ -169,6 +171,43 @@ fn every_form() {
     assert!(matches!(lease("postgresql://u@h/db").store, StoreUrl::Postgres(p) if p.port == 5432));
 }
 
+/// `file:///DIR?max_ahead=`: the embedded store's bound on what any holder mints ahead of the clock
+/// (issue 39), kept in the URL's text, given to the store it opens; refused on the server stores.
+#[test]
+fn the_embedded_stores_bound_is_a_url_parameter() {
+    let l = lease("file:///var/lib/ids?max_ahead=30s&sequencer=orders");
+    assert_eq!(
+        l.store,
+        StoreUrl::File {
+            dir: "/var/lib/ids".into(),
+            max_ahead: Some(Duration::from_secs(30))
+        }
+    );
+    assert_eq!(l.store.to_string(), "file:///var/lib/ids?max_ahead=30000ms");
+    let again = snowmint_coord::source::parse_store_url(&l.store.to_string()).unwrap();
+    assert_eq!(again, l.store);
+    let dir = std::env::temp_dir().join(format!("snowmint-max-ahead-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (query, bound) in [
+        ("", 1_000),
+        ("?max_ahead=2m", 120_000),
+        ("?max_ahead=250ms", 250),
+    ] {
+        let url = format!("file://{}{query}", dir.display());
+        let store = snowmint_coord::source::open_store(
+            &snowmint_coord::source::parse_store_url(&url).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            store.max_ahead(),
+            Some(Duration::from_millis(bound)),
+            "{url}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    // Its errors: `errors_name_the_source`.
+}
+
 #[test]
 fn errors_name_the_source() {
     for (s, why) in [
@@ -194,6 +233,11 @@ fn errors_name_the_source() {
             "postgres://u@h/db?sequncer=orders",
             "did you mean sequencer?",
         ),
+        ("file:///x?max_ahead=0s", "zero"),
+        ("file:///x?max_ahead=61m", "over one hour"),
+        ("file:///x?max_ahead=5", "has no unit"),
+        ("etcd://h:1/p?max_ahead=5s", "embedded store's"),
+        ("postgres://u@h/db?max_ahead=5s", "embedded store's"),
         ("file:///x?ttl", "no value"),
         ("etcd:///p", "no endpoint"),
         ("etcd://h:0/p", "not in 1..=65535"),

@@ -49,7 +49,7 @@ fn mint(url: &str) -> Result<u64, snowmint_coord::Error> {
             generator.detach()?;
             Ok(id)
         }
-        Opened::Fixed(n) => panic!("a lease source opened as the fixed node {n}"),
+        Opened::Plain(n) => panic!("a lease source opened as the fixed node {n}"),
     }
 }
 

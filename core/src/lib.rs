@@ -96,12 +96,12 @@ pub use error::{Error, ErrorCode, ParseErrorKind, Result};
 pub use error::{LayoutRecord, StateFileProblem};
 #[cfg(feature = "std")]
 pub use fast_clock::FastClock;
+#[cfg(target_has_atomic = "64")]
+pub use generator::shared::{Ceiling, SharedGenerator, StateWord, Unbounded};
 pub use generator::{
     check_batch, mix64, Generator, Ids, Mint, Options, Policy, Window, DEFAULT_MAX_AHEAD_NS,
     MAX_BATCH, MAX_WINDOW,
 };
-#[cfg(target_has_atomic = "64")]
-pub use generator::{Ceiling, SharedGenerator, StateWord, Unbounded};
 pub use layout::{
     whole_f64, ClockReader, ClockUnit, Family, Layout, LayoutConfig, Order, MAX_EPOCH_MS,
     PRESET_NAMES,

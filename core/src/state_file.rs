@@ -75,7 +75,8 @@ use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
 use crate::error::{Error, LayoutRecord, Result, StateFileProblem};
-use crate::generator::{mix64, Options, SharedGenerator, StateWord};
+use crate::generator::shared::{SharedGenerator, StateWord};
+use crate::generator::{mix64, Options};
 use crate::layout::Layout;
 
 /// A state file's size in bytes.

@@ -12,6 +12,10 @@
 //! - [`LayoutFields`]: a custom layout's constructor, the same fields and defaults in every binding;
 //! - [`JsNumbers`]: which of a layout's fields JavaScript gets as Numbers and which as bigints;
 //! - [`window::OwnWindow`]: a binding object's own window (Python's generators under the GIL, Node's);
+//! - [`js`]: the JavaScript integer rule (a `number` or a `bigint` as `u64`), one for Node and WASM;
+//! - [`state_file::shared_generator`]: check the options, then open the state file (every binding's
+//!   `state_file` / `stateFile`);
+//! - [`sequencer_state_name!`]: a sequencer handle's state as every binding names it;
 //! - the batch limit is the core's ([`snowmint::check_batch`], [`snowmint::MAX_BATCH`]).
 //!
 //! `no_std` with `alloc`, messages built without `core::fmt` (for hosts without an operating system);
@@ -357,6 +361,30 @@ pub fn with_host_clock<T, R: HostRead>(
     })
 }
 
+pub mod js;
+
+#[cfg(all(feature = "std", unix, target_has_atomic = "64"))]
+pub mod state_file;
+
+/// The names of a sequencer handle's states, as every binding gives them (Python's and Node's `state`
+/// getters; C's `snowmint_lease_state` has the same three): attached, detached, destroyed.
+pub const SEQUENCER_STATE_NAMES: [&str; 3] = ["attached", "detached", "destroyed"];
+
+/// The name of a sequencer handle's state (`snowmint_coord::SequencerState`, which this crate does not
+/// depend on: the binding names the type), one of [`SEQUENCER_STATE_NAMES`]:
+/// `sequencer_state_name!(coord::SequencerState, s)`.
+#[macro_export]
+macro_rules! sequencer_state_name {
+    ($state:ty, $s:expr) => {{
+        type State = $state;
+        match $s {
+            State::Attached => $crate::SEQUENCER_STATE_NAMES[0],
+            State::Detached => $crate::SEQUENCER_STATE_NAMES[1],
+            State::Destroyed => $crate::SEQUENCER_STATE_NAMES[2],
+        }
+    }};
+}
+
 /// The fork guard (SPEC §2: forked children must not repeat the parent's IDs). A process-wide counter is
 /// bumped in every forked child (a `pthread_atfork` child handler, plus [`fork::note_child`] for hosts
 /// with their own fork hook, such as Python's `os.register_at_fork`); a generator remembers
@@ -556,6 +584,23 @@ mod tests {
         assert!(
             matches!(early, Err(ClockFault::Core(e)) if e.code() == ErrorCode::ClockBeforeEpoch)
         );
+    }
+
+    #[test]
+    fn the_state_names() {
+        #[allow(dead_code)]
+        enum SequencerState {
+            Attached,
+            Detached,
+            Destroyed,
+        }
+        let names = [
+            SequencerState::Attached,
+            SequencerState::Detached,
+            SequencerState::Destroyed,
+        ]
+        .map(|s| crate::sequencer_state_name!(SequencerState, s));
+        assert_eq!(names, ["attached", "detached", "destroyed"]);
     }
 
     #[test]

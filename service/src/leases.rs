@@ -238,7 +238,11 @@ pub struct Leases {
     layout_name: String,
     fingerprint: u64,
     ttl: Duration,
+    /// How far past the clock a client lease's reservation reaches: `--lease-reservation`, clipped to
+    /// the store's bound ([`Store::max_ahead`], the embedded store's `?max_ahead=`).
     reservation: Duration,
+    /// The store's bound on what any holder mints ahead of the clock (ns; `None`: etcd, PostgreSQL).
+    bound_ns: Option<u64>,
     /// Tags the lease tokens.
     key: TokenKey,
     /// `--max-leases-per-client`.
@@ -274,6 +278,7 @@ impl Leases {
         lease_options: LeaseOptions,
     ) -> Result<Leases, snowmint_coord::Error> {
         let store = pool[0].clone();
+        let bound = store.max_ahead();
         let seq = client_sequencer(&store, &time, sequencer, config, lease_options)?;
         Ok(Leases {
             record: seq.record().clone(),
@@ -287,7 +292,10 @@ impl Leases {
             layout_name: config.layout_name.clone(),
             fingerprint: snowmint_coord::layout_fingerprint(&config.layout),
             ttl: config.lease_ttl,
-            reservation: config.lease_reservation,
+            reservation: bound.map_or(config.lease_reservation, |b| {
+                config.lease_reservation.min(b)
+            }),
+            bound_ns: bound.map(|b| b.as_nanos().min(u64::MAX as u128) as u64),
             cap: config.max_leases_per_client,
             network_cap: config
                 .max_leases_per_network
@@ -304,6 +312,12 @@ impl Leases {
         let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let pool = self.pool.read().unwrap_or_else(|p| p.into_inner());
         pool[i % pool.len()].clone()
+    }
+
+    /// How far past the clock a client lease's reservation reaches (`--lease-reservation`, clipped to
+    /// the store's bound).
+    pub fn reservation(&self) -> Duration {
+        self.reservation
     }
 
     /// The client sequencer's name.
@@ -336,18 +350,34 @@ impl Leases {
     }
 
     /// The last position to reserve: the end of the tick `reservation` past the clock, and at least
-    /// `reservation` of ticks past `from` (a holder ahead of the clock).
+    /// `reservation` of ticks past `from` (a holder ahead of the clock); on a store with a bound
+    /// ([`Store::max_ahead`]), never past the end of the tick `bound` past the clock (a holder that
+    /// finds no history for the node ID starts above that).
     fn target(&self, from: u64) -> Result<u64, ApiError> {
         let ahead_ns = self.reservation.as_nanos() as u64;
-        let tick = self
-            .layout
-            .tick_at_ns(self.time.unix_ns().saturating_add(ahead_ns))
-            .map_err(|e| ApiError::new(500, e.code(), e.to_string()))?;
+        let now_ns = self.time.unix_ns();
+        let end_of_tick_at = |ns: u64| -> Result<u64, ApiError> {
+            let tick = self
+                .layout
+                .tick_at_ns(ns)
+                .map_err(|e| ApiError::new(500, e.code(), e.to_string()))?;
+            Ok((tick << self.seq_bits()) | ((1u64 << self.seq_bits()) - 1))
+        };
         let mask = (1u64 << self.seq_bits()) - 1;
-        let by_clock = (tick << self.seq_bits()) | mask;
+        let by_clock = end_of_tick_at(now_ns.saturating_add(ahead_ns))?;
         let span = ahead_ns / self.layout.tick_ns();
         let by_start = ((from >> self.seq_bits()).saturating_add(span) << self.seq_bits()) | mask;
-        let last = by_clock.max(by_start).min(self.max_position());
+        let mut last = by_clock.max(by_start).min(self.max_position());
+        if let Some(b) = self.bound_ns {
+            last = last.min(end_of_tick_at(now_ns.saturating_add(b))?);
+            if last < from {
+                return Err(ApiError::new(
+                    503,
+                    ErrorCode::StoreUnavailable,
+                    "this node ID's reservation already reaches as far ahead of the clock as the store's max_ahead allows: retry shortly",
+                ));
+            }
+        }
         if last < from {
             return Err(ApiError::new(
                 503,

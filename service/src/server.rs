@@ -428,6 +428,9 @@ pub fn run(service: Service, listen: SocketAddr) -> Result<(), snowmint_coord::E
         let addr = listener.local_addr().map_err(|e| {
             snowmint_coord::Error::invalid(format!("cannot listen on {listen}: {e}"))
         })?;
+        if let Some(notice) = service.notice() {
+            eprintln!("snowmint serve: {notice}");
+        }
         {
             use std::io::Write;
             let mut out = std::io::stdout().lock();

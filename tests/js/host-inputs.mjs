@@ -100,6 +100,8 @@ export function hostInputTests(api, { test, assert, flavour }) {
         if (e instanceof TypeError && !(e instanceof api.SnowmintError)) result = 'TYPE'
         else if (e instanceof api.SnowmintError) result = e.code
         else result = `${e?.constructor?.name}: ${e?.message}`
+        // One rule, one message: both packages say it in the host layer's words (snowmint_host::js).
+        if (c.js_message !== undefined) assert.equal(e?.message, c.js_message, `${c.name}: the message`)
       }
       assert.equal(result, expect, `${c.name}: ${JSON.stringify(c.value)} as ${c.arg}`)
       // What the result must be, field by field (a layout's defaults), as decimal text.

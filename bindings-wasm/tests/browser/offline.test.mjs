@@ -31,9 +31,14 @@ let context;
 let tmp;
 const pageErrors = [];
 
-/** Starts `snowmint serve` on a free port; resolves to its base URL once it says where it listens. */
+/**
+ * Starts `snowmint serve` on a free port; resolves to its base URL once it says where it listens. The
+ * embedded store bounds what any holder mints ahead of the clock (1 s unless its URL says): client
+ * leases reach no further, so the store is given the bound of the default 60 s reservation.
+ */
 function startService(store) {
-  service = spawn(cli, ['serve', '--listen', '127.0.0.1:0', '--node', '1', '--leases', `file://${store}`], {
+  const url = `file://${store}?max_ahead=60s`;
+  service = spawn(cli, ['serve', '--listen', '127.0.0.1:0', '--node', '1', '--leases', url], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {

@@ -10,6 +10,12 @@ pub fn parse_wait(v: &str) -> std::result::Result<Duration, String> {
     parse_duration("wait", v, 3_600_000)
 }
 
+/// `file:///DIR?max_ahead=`: `30s`, `500ms`, `2m`; at least 1 ms, at most 1 hour (the embedded store's
+/// `MAX_AHEAD_LIMIT`).
+pub fn parse_max_ahead(v: &str) -> std::result::Result<Duration, String> {
+    parse_duration("max_ahead", v, 3_600_000)
+}
+
 /// A duration with its unit, `10s`, `500ms` or `2m` (the one duration syntax of every snowmint
 /// option and parameter); at least 1 ms, at most 1 hour. A number without a unit is refused: `5`
 /// could be meant as seconds or milliseconds.

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::base::duration::{parse_ttl, parse_wait};
+use crate::base::duration::{parse_max_ahead, parse_ttl, parse_wait};
 use crate::base::error::{Error, Result};
 use crate::base::name::{check_name, DEFAULT_SEQUENCER};
 
@@ -33,6 +33,9 @@ pub enum StoreUrl {
     File {
         /// The directory (absolute).
         dir: PathBuf,
+        /// `?max_ahead=30s`: what any holder of this store may mint ahead of the clock (`None`: the
+        /// default, the embedded store's `MAX_AHEAD`; `FileStore::with_max_ahead`).
+        max_ahead: Option<Duration>,
     },
     /// An etcd cluster.
     Etcd(EtcdUrl),
@@ -115,7 +118,13 @@ impl std::fmt::Display for StoreUrl {
     /// The URL without any password.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            StoreUrl::File { dir } => write!(f, "file://{}", dir.display()),
+            StoreUrl::File { dir, max_ahead } => {
+                write!(f, "file://{}", dir.display())?;
+                match max_ahead {
+                    Some(d) => write!(f, "?max_ahead={}ms", d.as_millis()),
+                    None => Ok(()),
+                }
+            }
             StoreUrl::Etcd(e) => write!(
                 f,
                 "{}://{}{}/{}",
@@ -156,6 +165,9 @@ pub fn redacted(source: &str) -> String {
 /// The query parameters a lease source of `scheme` takes (PostgreSQL's own pass through).
 fn parameters(scheme: &str) -> Vec<&'static str> {
     let mut known = vec!["sequencer", "ttl", "wait"];
+    if scheme == "file" {
+        known.push("max_ahead");
+    }
     if scheme == "etcd+https" {
         known.extend(["cacert", "cert", "key"]);
     }
@@ -193,6 +205,7 @@ pub(crate) fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSo
     let mut sequencer = DEFAULT_SEQUENCER.to_string();
     let mut ttl = DEFAULT_TTL;
     let mut wait = Duration::ZERO;
+    let mut max_ahead = None;
     let mut passthrough = Vec::new();
     let mut tls = TlsFiles::default();
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
@@ -212,6 +225,17 @@ pub(crate) fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSo
             }
             "ttl" => ttl = parse_ttl(v).map_err(|why| bad(source, why))?,
             "wait" => wait = parse_wait(v).map_err(|why| bad(source, why))?,
+            "max_ahead" if scheme == "file" => {
+                max_ahead = Some(parse_max_ahead(v).map_err(|why| bad(source, why))?)
+            }
+            "max_ahead" => {
+                return Err(bad(
+                    source,
+                    "max_ahead= is the embedded store's (file:///DIR?max_ahead=30s): etcd and \
+                     PostgreSQL keep their history, and a holder there mints ahead of the clock as \
+                     far as its reservation",
+                ))
+            }
             // A misspelt parameter of ours is refused, not passed on to PostgreSQL.
             _ if scheme.starts_with("postgres") && !misspelt_parameter(k) => passthrough.push(pair),
             "cacert" | "cert" | "key" if scheme == "etcd+https" => {
@@ -238,10 +262,10 @@ pub(crate) fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSo
                         snowmint::suggest(k, &parameters(scheme))
                             .map(|p| format!("; did you mean {p}?"))
                             .unwrap_or_default(),
-                        if scheme == "etcd+https" {
-                            ", cacert, cert, key"
-                        } else {
-                            ""
+                        match scheme {
+                            "etcd+https" => ", cacert, cert, key",
+                            "file" => ", max_ahead",
+                            _ => "",
                         }
                     ),
                 ))
@@ -266,6 +290,7 @@ pub(crate) fn parse_lease(source: &str, scheme: &str, s: &str) -> Result<LeaseSo
             let trimmed = path.trim_end_matches('/');
             StoreUrl::File {
                 dir: PathBuf::from(if trimmed.is_empty() { "/" } else { trimmed }),
+                max_ahead,
             }
         }
         "etcd" | "etcd+https" => {

@@ -24,8 +24,8 @@ use super::prefork;
 /// against the layout) or a generator under a lease (`file://`, `etcd://`, `postgres://`).
 #[derive(Debug)]
 pub enum Opened {
-    /// A fixed node ID: the binding makes its plain generator.
-    Fixed(u64),
+    /// A fixed node ID: the binding makes its plain generator (the bindings' `Plain` case).
+    Plain(u64),
     /// A generator holding a lease.
     Leased(Box<SequencerGenerator>),
 }
@@ -109,7 +109,7 @@ impl SequencerGenerator {
     ) -> Result<Opened> {
         let parsed = NodeSource::parse(source)?;
         let NodeSource::Lease(l) = &parsed else {
-            return parsed.resolve(source, &layout).map(Opened::Fixed);
+            return parsed.resolve(source, &layout).map(Opened::Plain);
         };
         // A step that fails with `STORE_UNAVAILABLE` (its sends timed out or their connections broke:
         // answers held back or lost now and then, or a server not reached) is tried again, once the

@@ -30,7 +30,7 @@ pub(super) fn embedded_stores_exist(global_url: &str, local_url: &str) -> Result
         return Ok(());
     };
     for (what, url) in [("global store", g), ("local store", l)] {
-        if let crate::base::url::StoreUrl::File { dir } = url {
+        if let crate::base::url::StoreUrl::File { dir, .. } = url {
             if !dir.is_dir() {
                 // The store's own refusal (its message says how to create one); writes nothing.
                 crate::stores::file::FileStore::open(dir).map_err(|e| e.context(what))?;

@@ -50,9 +50,10 @@
 //! **A history that is lost** (SPEC §3.2): the registry covers live holders on this host's `/dev/shm`
 //! only (not a process in a container with its own, not after a reboot or a deletion of the registry,
 //! not a holder that has exited). The rest is the lease's: this store's [`Store::max_ahead`]
-//! ([`MAX_AHEAD`], 1 s) caps every reservation at `now + MAX_AHEAD`, every new claim starts above
-//! `now + MAX_AHEAD` whatever the directory holds, and a release waits out what was minted ahead of
-//! the clock ([`crate::lease`]). A directory that does not exist is `STORE_NOT_FOUND`
+//! ([`MAX_AHEAD`], 1 s, unless the URL says `?max_ahead=`: [`FileStore::with_max_ahead`]) caps every
+//! reservation at `now + max_ahead`, every new claim starts above `now + max_ahead` whatever the
+//! directory holds, and a release waits out what was minted ahead of the clock ([`crate::lease`]); the
+//! ID service's client leases reach no further ahead (`service/src/leases.rs`). A directory that does not exist is `STORE_NOT_FOUND`
 //! ([`FileStore::open`]); [`FileStore::create`] (creating a sequencer) makes it.
 //!
 //! The embedded store is for one host's local disk: the locks and the registry are this host's, and on
@@ -81,12 +82,18 @@ use crate::base::store::{
 };
 use crate::base::store_errors::lost;
 
-/// What any holder of an embedded store may mint ahead of the clock ([`Store::max_ahead`]): 1 s.
+/// What any holder of an embedded store may mint ahead of the clock ([`Store::max_ahead`]) unless
+/// the store URL says otherwise: 1 s.
 ///
-/// Fixed, not configurable: a holder that finds no history for its node ID (a new, emptied, replaced or
-/// restored directory, or one seen from another mount namespace) starts above `now + MAX_AHEAD`, which
-/// is safe only if no earlier holder, whatever it was configured with, could have reached further.
+/// A holder that finds no history for its node ID (a new, emptied, replaced or restored directory, or
+/// one seen from another mount namespace) starts above `now + max_ahead`, which is safe only if no
+/// earlier holder could have reached further: every process of one store must be given the same bound
+/// (`file:///DIR?max_ahead=30s`, [`FileStore::with_max_ahead`]; a larger one is safe, a smaller one is
+/// not). The ID service's client leases reserve no further ahead than it either (SPEC §3.2).
 pub const MAX_AHEAD: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The largest `max_ahead` an embedded store takes (`?max_ahead=`): one hour.
+pub const MAX_AHEAD_LIMIT: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// The embedded store in one directory.
 #[derive(Debug)]
@@ -100,6 +107,8 @@ pub struct FileStore {
     dir: PathBuf,
     /// The claims this process holds, or held and must still vouch for (see [`Held`]).
     held: Mutex<HashMap<(String, u64), Held>>,
+    /// What any holder may mint ahead of the clock ([`MAX_AHEAD`] unless `?max_ahead=` says).
+    max_ahead: std::time::Duration,
     /// A defect planted on purpose (feature `planted-defects`, the simulation's own tests).
     defect: Hook,
 }
@@ -386,6 +395,17 @@ impl FileStore {
         }
     }
 
+    /// This store with another bound on what any holder mints ahead of the clock ([`MAX_AHEAD`] by
+    /// default; `file:///DIR?max_ahead=30s`), 1 ms to [`MAX_AHEAD_LIMIT`]. Every process of the store
+    /// must be given the same bound (or a larger one): a holder with no history for its node ID starts
+    /// above `now + max_ahead` of its own.
+    pub fn with_max_ahead(self, max_ahead: std::time::Duration) -> FileStore {
+        FileStore {
+            max_ahead: max_ahead.clamp(std::time::Duration::from_millis(1), MAX_AHEAD_LIMIT),
+            ..self
+        }
+    }
+
     /// Opens the store in `dir`, which must exist: a missing directory is `STORE_NOT_FOUND` (a mistyped
     /// path must not start a new history), and nothing is written anywhere. An existing empty directory
     /// becomes a store. [`FileStore::create`] is the one call that creates a missing directory.
@@ -406,6 +426,7 @@ impl FileStore {
             given,
             dir,
             held: Mutex::new(HashMap::new()),
+            max_ahead: MAX_AHEAD,
             defect: Hook::NONE,
         };
         match fs::metadata(&store.dir) {
@@ -796,7 +817,7 @@ impl Store for FileStore {
         if self.defect.is(Defect::EmbeddedNoMaxAhead) {
             return None;
         }
-        Some(MAX_AHEAD)
+        Some(self.max_ahead)
     }
 
     fn create_sequencer(

@@ -22,7 +22,10 @@ pub type StoreOpener = dyn Fn(&StoreUrl) -> Result<Arc<dyn Store>> + Send + Sync
 /// ([`create_store`] creates it).
 pub fn open_store(url: &StoreUrl) -> Result<Arc<dyn Store>> {
     match url {
-        StoreUrl::File { dir } => Ok(Arc::new(crate::stores::file::FileStore::open(dir)?)),
+        StoreUrl::File { dir, max_ahead } => Ok(Arc::new(
+            crate::stores::file::FileStore::open(dir)?
+                .with_max_ahead(max_ahead.unwrap_or(crate::stores::file::MAX_AHEAD)),
+        )),
         #[cfg(feature = "etcd")]
         StoreUrl::Etcd(u) => crate::stores::etcd::open(u),
         #[cfg(feature = "postgres")]
@@ -39,7 +42,10 @@ pub fn open_store(url: &StoreUrl) -> Result<Arc<dyn Store>> {
 /// does (the one deliberate act that creates a store).
 pub fn create_store(url: &StoreUrl) -> Result<Arc<dyn Store>> {
     match url {
-        StoreUrl::File { dir } => Ok(Arc::new(crate::stores::file::FileStore::create(dir)?)),
+        StoreUrl::File { dir, max_ahead } => Ok(Arc::new(
+            crate::stores::file::FileStore::create(dir)?
+                .with_max_ahead(max_ahead.unwrap_or(crate::stores::file::MAX_AHEAD)),
+        )),
         other => open_store(other),
     }
 }

@@ -64,15 +64,20 @@
 //! passed: `Resend` in `coord/src/stores/remote.rs`; after a timeout on a second connection — the store keeps
 //! two once a statement has timed out, the one whose answer is late draining beside the other, so a
 //! re-send never waits behind a late answer — else on a new connection), though an earlier send may
-//! have been committed (or still be, later, on the connection given up on). Each statement is one
+//! have been committed (or still be, later, on the connection given up on). A connection whose
+//! answer was late is known to be draining until an empty query sent after the late statement is
+//! answered (answers come in order): no statement is sent behind it while it drains (the second
+//! connection is used, or a new one when that one drains too). Each statement is one
 //! round trip (`query_typed`: parse, bind and execute sent at once), on a new connection too. A
-//! statement's first send waits a quarter of the answer timeout (`crate::remote::first_answer_timeout`),
+//! statement's first send waits a quarter of the answer timeout (`crate::stores::remote::first_answer_timeout`),
 //! its re-send the whole. A login is several answers: a call makes up to three connection attempts
-//! (apart from its two sends, within the same budget), each, on a real database, a login on a thread
-//! of its own and a second beside it when the first is slow (the first to complete used, the other
-//! kept as the second connection); and once an answer was late, a missing second connection is opened
-//! in the background after an answer. So answers that are held back or lost now and
-//! then cost a re-send, not the claim or the keeper round. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
+//! (apart from its two sends, within the same budget), each, on a real database, logins on threads of
+//! their own, one more every quarter of the answer timeout while none has completed and at once after
+//! one failed unanswered, six at most (the first to complete used, the next kept as the second
+//! connection); under `sslmode=prefer` a server that said no to TLS once is not asked again by this
+//! process (one answer fewer per login); once a login or an answer was late, a missing second
+//! connection is opened in the background after an answer. So
+//! answers that are held back or lost now and then cost a re-send, not the claim or the keeper round. Every write is safe so (the re-send rule of [`crate::store`]): renewals,
 //! releases and reservations are conditional on the fencing token and write the same values again (a
 //! reservation never below the stored one);
 //! a row's re-send finds its own text; a sequencer record's re-send finds the record it created (same
@@ -150,12 +155,32 @@ pub struct PostgresStore {
     defect: Hook,
 }
 
+/// Whether the server of the driver URL `key` (password and TLS parameters included) answered a TLS
+/// request of `sslmode=prefer` with "no", shared by the stores of `key` in this process
+/// ([`backend::Driver`]: later logins do not ask again). At most 64 keys are remembered (others get a
+/// flag of their own); the keys never leave this table.
+fn plain_flag(key: &str) -> Arc<std::sync::atomic::AtomicBool> {
+    static PLAIN: Mutex<Vec<(String, Arc<std::sync::atomic::AtomicBool>)>> = Mutex::new(Vec::new());
+    let mut flags = PLAIN.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, f)) = flags.iter().find(|(k, _)| k == key) {
+        return f.clone();
+    }
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if flags.len() < 64 {
+        flags.push((key.to_string(), flag.clone()));
+    }
+    flag
+}
+
 /// One unit of work on a connection.
 /// A connection slot shared with the threads that open connections ahead of need.
 type Slot = Arc<Mutex<Option<Box<dyn Connection>>>>;
 
 /// Connection attempts of one call at most ([`PostgresStore::with_client`]).
 const CONNECT_TRIES: u32 = 3;
+
+/// Logins of one connection attempt at most ([`PostgresStore::connect_hedged`]).
+const LOGINS: u32 = 6;
 
 /// One piece of work on a connection, given how long to wait for each answer.
 trait Operation<T>:
@@ -348,7 +373,8 @@ impl PostgresStore {
             config.application_name("snowmint");
         }
         config.connect_timeout(connect_timeout);
-        let driver = backend::Driver::new(config, tls, &schema).map_err(|e| {
+        let plain = plain_flag(&format!("{libpq_url}\n{sslmode}\n{}", tls_params.join("&")));
+        let driver = backend::Driver::new(config, tls, &schema, plain).map_err(|e| {
             Error::unavailable(format!("{described}: cannot start an I/O runtime: {e}"))
         })?;
         let described = match (schema.as_str(), described.contains('?')) {
@@ -577,6 +603,19 @@ impl PostgresStore {
                     }
                 }
             }
+            if !fresh && resend && conn.as_ref().is_some_and(|c| c.draining()) {
+                // This connection is still behind a late answer: the statement goes on the second
+                // connection when that one is not (the drained one becomes the second).
+                if let Some(spare) = self.spare.get() {
+                    let mut spare = spare.lock().unwrap_or_else(|p| p.into_inner());
+                    if spare
+                        .as_ref()
+                        .is_some_and(|s| !s.is_closed() && !s.draining())
+                    {
+                        std::mem::swap(&mut *conn, &mut *spare);
+                    }
+                }
+            }
             let c = conn.as_mut().expect("connected above");
             if fresh {
                 *self.answered_at.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -642,9 +681,19 @@ impl PostgresStore {
                             }
                         }
                     } else if let Some(spare) = spare.as_mut() {
-                        let other = spare.take().filter(|s| !s.is_closed());
-                        let late = std::mem::replace(&mut *conn, other);
-                        **spare = late;
+                        // The second connection, unless it is itself still behind a late answer
+                        // (then a new connection: its login costs less than waiting out the hold);
+                        // the second connection kept is the one behind a late answer for longer.
+                        match spare.take().filter(|s| !s.is_closed()) {
+                            Some(other) if !other.draining() => {
+                                **spare = conn.replace(other);
+                            }
+                            Some(older) => {
+                                **spare = Some(older);
+                                *conn = None;
+                            }
+                            None => **spare = conn.take(),
+                        }
                     }
                     Error::unavailable(format!(
                         "{}: {what}: no answer within {} ms",
@@ -699,11 +748,19 @@ impl PostgresStore {
         }
     }
 
-    /// A new connection within `timeout`: on a real database ([`Connect::in_background`]) a login on
-    /// a thread of its own, and a second one beside it when the first has not completed within a
-    /// quarter of the timeout, the first to complete used and the other kept as the
-    /// spare (a login is several answers: with a share `p` of them late, both logins are late with
-    /// about the square of one's chance); else one login on this thread.
+    /// A new connection within `timeout`: on a real database ([`Connect::in_background`]) logins on
+    /// threads of their own, the first to complete used: one, then another each quarter of the answer
+    /// timeout (0.5 s) while none has completed, and another at once when one failed without an
+    /// answer of the server (no answer, refused, reset), [`LOGINS`] at most. A login is several
+    /// answers (three with SCRAM once the TLS request is not sent again): with a share `p` of them
+    /// late, a login is late with `1 - (1 - p)^3` (two in three at 30 %), so logins begun one after
+    /// another find one whose answers all come in time far sooner than the connect timeout a late one
+    /// costs (measured, `coord/tests/liveness.rs`: 20/25/30 % held back, a second login only after
+    /// 1 s: 53–67/46–52/42–44 % of the time minting; logins every 0.5 s, six at most, with the
+    /// changes beside them: 86–89/50–76/73–74 %). The first login that completes after another was
+    /// used is kept as the spare; the others are closed. A healthy server's logins are one each; one
+    /// slower than 0.5 s to log in (a loaded server, a fleet starting at once) gets up to six per
+    /// attempt, each closed as soon as another was used. Elsewhere one login on this thread.
     fn connect_hedged(
         &self,
         timeout: Duration,
@@ -712,46 +769,58 @@ impl PostgresStore {
             return self.connect.connect(timeout);
         };
         let (tx, rx) = std::sync::mpsc::channel();
-        let deadline = std::time::Instant::now() + timeout + Duration::from_millis(100);
-        // The second login begins only when the first has not completed within a quarter of the
-        // timeout: a healthy server's logins are one each (no more connections than before, which a
-        // fleet starting at once would need under `max_connections`).
-        let hedge = crate::stores::remote::first_answer_timeout(timeout);
-        for login in 0..2 {
-            if login == 1 {
-                match rx.recv_timeout(hedge) {
-                    Ok(first) => return first,
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                        return Err(Failure::TimedOut)
-                    }
-                }
-            }
-            let (tx, connect, spare) = (tx.clone(), self.connect.clone(), spare.clone());
-            let spawned = std::thread::Builder::new()
-                .name("snowmint-pg-login".into())
-                .spawn(move || {
-                    let c = connect.connect(timeout);
-                    if let Err(std::sync::mpsc::SendError(Ok(c))) = tx.send(c) {
-                        // The other login was used: this one becomes the spare when there is none.
-                        let mut spare = spare.lock().unwrap_or_else(|p| p.into_inner());
-                        if spare.as_ref().is_none_or(|s| s.is_closed()) {
-                            *spare = Some(c);
-                        }
-                    }
-                });
-            if spawned.is_err() && login == 0 {
-                return self.connect.connect(timeout);
-            }
-        }
-        drop(tx);
+        let start = std::time::Instant::now();
+        let deadline = start + timeout + Duration::from_millis(100);
+        let hedge = crate::stores::remote::first_answer_timeout(self.answer_timeout());
+        let (mut begun, mut failed, mut next_at) = (0u32, 0u32, start);
         let mut last = Failure::TimedOut;
         loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match rx.recv_timeout(left) {
+            let now = std::time::Instant::now();
+            if begun == 1 && now >= next_at {
+                // A login late or failed: this store keeps a spare connection from now on
+                // ([`PostgresStore::refill_spare`]), as after a late answer.
+                self.late.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            if begun < LOGINS && now >= next_at && now < start + timeout {
+                let (tx, connect, spare) = (tx.clone(), self.connect.clone(), spare.clone());
+                let spawned = std::thread::Builder::new()
+                    .name("snowmint-pg-login".into())
+                    .spawn(move || {
+                        let c = connect.connect(timeout);
+                        if let Err(std::sync::mpsc::SendError(Ok(c))) = tx.send(c) {
+                            // Another login was used: this one becomes the spare when there is none.
+                            let mut spare = spare.lock().unwrap_or_else(|p| p.into_inner());
+                            if spare.as_ref().is_none_or(|s| s.is_closed()) {
+                                *spare = Some(c);
+                            }
+                        }
+                    });
+                match spawned {
+                    Ok(_) => begun += 1,
+                    Err(_) if begun == 0 => return self.connect.connect(timeout),
+                    Err(_) => begun = LOGINS,
+                }
+                next_at = now + hedge;
+            }
+            if failed >= begun && (begun >= LOGINS || now >= start + timeout) {
+                return Err(last);
+            }
+            let until = if begun < LOGINS && failed < begun {
+                next_at.min(deadline)
+            } else {
+                deadline
+            };
+            match rx.recv_timeout(until.saturating_duration_since(now)) {
                 Ok(Ok(c)) => return Ok(c),
-                Ok(Err(e)) => last = e,
-                Err(_) => return Err(last),
+                // The server answered with an error (authentication, a missing database): final.
+                Ok(Err(e @ Failure::Error { code: Some(_), .. })) => return Err(e),
+                Ok(Err(e)) => {
+                    last = e;
+                    failed += 1;
+                    next_at = std::time::Instant::now();
+                }
+                Err(_) if std::time::Instant::now() >= deadline => return Err(last),
+                Err(_) => {}
             }
         }
     }

@@ -162,6 +162,12 @@ pub trait Connection: Send + Debug {
     ) -> Result<u64, Failure>;
     /// The connection is known to be closed.
     fn is_closed(&self) -> bool;
+    /// A statement's answer did not come within its timeout and has not come since: a statement sent
+    /// on this connection now would be answered only after it ([`Driver`]'s connections watch for it;
+    /// `false` by default).
+    fn draining(&self) -> bool {
+        false
+    }
 }
 
 /// Opens connections to the database.
@@ -239,15 +245,54 @@ pub struct Driver {
     tls: Arc<rustls::ClientConfig>,
     schema: Arc<Schema>,
     runtime: Arc<Runtime>,
+    /// Under `sslmode=prefer`, the server answered a login's TLS request with "no" (shared by the
+    /// stores of this database in the process): later logins do not ask again ([`Connect::connect`]).
+    plain: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// A TLS connector that notes whether the server agreed to TLS (its handshake began).
+struct Noting<T> {
+    inner: T,
+    used: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl<S, T: tokio_postgres::tls::MakeTlsConnect<S>> tokio_postgres::tls::MakeTlsConnect<S>
+    for Noting<T>
+{
+    type Stream = T::Stream;
+    type TlsConnect = Noting<T::TlsConnect>;
+    type Error = T::Error;
+
+    fn make_tls_connect(&mut self, domain: &str) -> Result<Self::TlsConnect, Self::Error> {
+        Ok(Noting {
+            inner: self.inner.make_tls_connect(domain)?,
+            used: self.used.clone(),
+        })
+    }
+}
+
+impl<S, T: tokio_postgres::tls::TlsConnect<S>> tokio_postgres::tls::TlsConnect<S> for Noting<T> {
+    type Stream = T::Stream;
+    type Error = T::Error;
+    type Future = T::Future;
+
+    fn connect(self, stream: S) -> Self::Future {
+        self.used.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.inner.connect(stream)
+    }
 }
 
 impl Driver {
     /// A driver for `config` with the TLS configuration `tls` (used unless `sslmode=disable`), on the
     /// tables of `schema` (its name; quoted here).
+    ///
+    /// `plain`: whether the server answered a TLS request of `sslmode=prefer` with "no" (shared by the
+    /// drivers of one database in the process).
     pub(super) fn new(
         config: tokio_postgres::Config,
         tls: Arc<rustls::ClientConfig>,
         schema: &str,
+        plain: Arc<std::sync::atomic::AtomicBool>,
     ) -> std::io::Result<Driver> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -260,6 +305,7 @@ impl Driver {
                 name: schema.to_string(),
             }),
             runtime: Arc::new(Runtime(ProcessLocal::new(Some(runtime)))),
+            plain,
         })
     }
 }
@@ -291,24 +337,42 @@ impl Connect for Driver {
     }
 
     fn connect(&self, timeout: Duration) -> Result<Box<dyn Connection>, Failure> {
+        use std::sync::atomic::Ordering;
         let runtime = self.runtime.get()?;
+        // `sslmode=prefer` asks the server for TLS at every login, one more answer each (which may
+        // come late). Once the server has said no, later logins go without asking: what `prefer`
+        // would end with anyway (it offers no protection against a server, or a link, that says no).
+        let prefer = self.config.get_ssl_mode() == tokio_postgres::config::SslMode::Prefer;
+        let plain_config;
+        let config = if prefer && self.plain.load(Ordering::Relaxed) {
+            plain_config = {
+                let mut c = self.config.clone();
+                c.ssl_mode(tokio_postgres::config::SslMode::Disable);
+                c
+            };
+            &plain_config
+        } else {
+            &self.config
+        };
+        let used = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let tls = Noting {
+            inner: tokio_postgres_rustls::MakeRustlsConnect::new((*self.tls).clone()),
+            used: used.clone(),
+        };
         let connected = block_on(runtime, async {
-            tokio::time::timeout(
-                timeout,
-                self.config
-                    .connect(tokio_postgres_rustls::MakeRustlsConnect::new(
-                        (*self.tls).clone(),
-                    )),
-            )
-            .await
+            tokio::time::timeout(timeout, config.connect(tls)).await
         })?;
         match connected {
             Ok(Ok((client, connection))) => {
+                if prefer && !used.load(Ordering::Relaxed) {
+                    self.plain.store(true, Ordering::Relaxed);
+                }
                 runtime.spawn(async move {
                     let _ = connection.await;
                 });
                 Ok(Box::new(DriverConnection {
-                    client,
+                    client: Arc::new(client),
+                    draining: Arc::new(std::sync::atomic::AtomicBool::new(false)),
                     schema: self.schema.clone(),
                     runtime: self.runtime.clone(),
                 }))
@@ -322,7 +386,10 @@ impl Connect for Driver {
 /// One tokio-postgres connection.
 #[derive(Debug)]
 struct DriverConnection {
-    client: tokio_postgres::Client,
+    client: Arc<tokio_postgres::Client>,
+    /// A statement timed out, and the empty query sent after it has not been answered yet
+    /// ([`DriverConnection::watch`]).
+    draining: Arc<std::sync::atomic::AtomicBool>,
     schema: Arc<Schema>,
     runtime: Arc<Runtime>,
 }
@@ -367,7 +434,32 @@ fn typed<'a>(params: &'a [Param<'a>]) -> [(&'a (dyn ToSql + Sync), Type); 8] {
     })
 }
 
+impl DriverConnection {
+    /// After a statement timed out: answers come in order, so an empty query sent now is answered
+    /// only after the late answer; until it is, the connection is [`Connection::draining`] (the store
+    /// sends elsewhere rather than wait behind it). Driven by this store's runtime, as its statements
+    /// and logins are.
+    fn watch<T>(&self, result: &Result<T, Failure>) {
+        use std::sync::atomic::Ordering;
+        if !matches!(result, Err(Failure::TimedOut)) || self.draining.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Ok(runtime) = self.runtime.get() else {
+            return;
+        };
+        let (client, draining) = (self.client.clone(), self.draining.clone());
+        runtime.spawn(async move {
+            let _ = client.simple_query("").await;
+            draining.store(false, Ordering::Release);
+        });
+    }
+}
+
 impl Connection for DriverConnection {
+    fn draining(&self) -> bool {
+        self.draining.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     fn query(
         &mut self,
         statement: Statement,
@@ -380,8 +472,9 @@ impl Connection for DriverConnection {
             &self.runtime,
             timeout,
             self.client.query_typed(&text, &typed[..args.len()]),
-        )?;
-        rows.iter().map(row).collect()
+        );
+        self.watch(&rows);
+        rows?.iter().map(row).collect()
     }
 
     fn execute(
@@ -392,12 +485,14 @@ impl Connection for DriverConnection {
     ) -> Result<u64, Failure> {
         if statement.batch() {
             let text = self.text(statement);
-            return run(&self.runtime, timeout, self.client.batch_execute(&text)).map(|()| 0);
+            let done = run(&self.runtime, timeout, self.client.batch_execute(&text));
+            self.watch(&done);
+            return done.map(|()| 0);
         }
         let text = self.text(statement);
         let typed = typed(args);
         let typed = &typed[..args.len()];
-        run(&self.runtime, timeout, async {
+        let done = run(&self.runtime, timeout, async {
             let mut rows = std::pin::pin!(
                 self.client
                     .query_typed_raw(&text, typed.iter().map(|(v, t)| (*v, t.clone())))
@@ -409,7 +504,9 @@ impl Connection for DriverConnection {
                 .is_some()
             {}
             Ok(rows.rows_affected().unwrap_or(0))
-        })
+        });
+        self.watch(&done);
+        done
     }
 
     fn is_closed(&self) -> bool {
