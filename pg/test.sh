@@ -346,6 +346,9 @@ conns="$(q -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'snowmint'"
 threads="$(for p in $bpids; do awk '/^Threads:/ {print $2}' "/proc/$p/status" 2>/dev/null; done | sort -n | uniq -c | awk '{printf "%s backends with %s threads; ", $1, $2}')"
 kpid="$(pgrep -f '^postgres: snowmint lease keeper' | head -1)" || true
 echo "leased mode, 64 backends joined: ${threads}the lease keeper: $(awk '/^Threads:/ {print $2}' "/proc/$kpid/status" 2>/dev/null) threads; the store's connections (pg_stat_activity, user snowmint): $conns0 before the backends joined, $conns with them"
+# The backends mint from the state file under the ceiling the keeper raises: none holds a store
+# connection of its own once joined (each opens one to join, then closes it).
+[ "$conns" -le $((conns0 + 4)) ] || fail "the joined backends hold store connections ($conns0 before, $conns after)"
 bump="$(q -c "UPDATE snowmint.nodes SET token = token + 1 WHERE sequencer = 'default' AND node_id = $node1 RETURNING clock_timestamp()")"
 for p in "${pids[@]}"; do wait "$p" || fail "a minting backend failed (leased)"; done
 node2="$(q -c 'SELECT snowmint.node_id()')"
@@ -360,8 +363,14 @@ read -r late resumed after_node before_max after_min <<<"$(q -F ' ' -c "WITH e A
   SELECT (SELECT count(*) FROM b WHERE at > '$bump'::timestamptz + interval '2.5 s'), (SELECT count(DISTINCT backend) FROM a WHERE id IS NOT NULL),
     (SELECT count(*) FROM a WHERE (snowmint.decode(id)).node <> $node2), (SELECT max(id) FROM b), (SELECT min(id) FROM a)")"
 other="$(q -c "SELECT err FROM lease64 WHERE err NOT LIKE 'SM008 LEASE_LOST%' LIMIT 3")"
+noticed="$(q -c "WITH e AS (SELECT backend, min(at) t FROM lease64 WHERE err IS NOT NULL GROUP BY backend),
+  o AS (SELECT l.backend, max(l.at) t FROM lease64 l JOIN e USING (backend) WHERE l.at < e.t AND l.id IS NOT NULL GROUP BY l.backend)
+  SELECT 'each backend'' first LEASE_LOST ' || round(extract(epoch FROM min(e.t) - '$bump')::numeric, 2) || '..' ||
+    round(extract(epoch FROM max(e.t) - '$bump')::numeric, 2) || ' s after the token moved on, its last ID under the lost lease ' ||
+    round(extract(epoch FROM min(o.t) - '$bump')::numeric, 2) || '..' || round(extract(epoch FROM max(o.t) - '$bump')::numeric, 2) || ' s after'
+  FROM e JOIN o USING (backend)")"
 echo "leased, 64 backends: $total IDs, $((total - distinct)) duplicates, $backwards out of order within a backend; first mint (the join) median ${first_med} ms, max ${first_max} ms"
-echo "lease lost (node ID $node1's token moved on) while they minted: $lost_backends of 64 backends failed with LEASE_LOST, $other_errors other errors${other:+ ($other)}; $late IDs minted under the lost lease more than its TTL + 0.5 s after; $resumed of 64 minted again under node ID $node2 ($after_node under another node ID); max ID before $before_max, min after $after_min"
+echo "lease lost (node ID $node1's token moved on) while they minted: $lost_backends of 64 backends failed with LEASE_LOST, $other_errors other errors${other:+ ($other)}; $late IDs minted under the lost lease more than its TTL + 0.5 s after; $resumed of 64 minted again under node ID $node2 ($after_node under another node ID); max ID before $before_max, min after $after_min; $noticed"
 [ "$total" -gt 64 ] && [ "$distinct" -eq "$total" ] && [ "$backwards" -eq 0 ] || fail "leased, 64 backends: duplicates or out of order"
 [ "$lost_backends" -eq 64 ] && [ "$other_errors" -eq 0 ] || fail "not every backend failed with LEASE_LOST alone"
 [ "$late" -eq 0 ] || fail "IDs minted under the lost lease after its TTL"

@@ -162,6 +162,9 @@ pub trait Connection: Send + Debug {
     ) -> Result<u64, Failure>;
     /// The connection is known to be closed.
     fn is_closed(&self) -> bool;
+    /// Closes the connection now (dropping it only may leave its socket open until its I/O runs
+    /// again). Dropped by default.
+    fn close(self: Box<Self>) {}
 }
 
 /// Opens connections to the database.
@@ -304,13 +307,14 @@ impl Connect for Driver {
         })?;
         match connected {
             Ok(Ok((client, connection))) => {
-                runtime.spawn(async move {
+                let io = runtime.spawn(async move {
                     let _ = connection.await;
                 });
                 Ok(Box::new(DriverConnection {
                     client,
                     schema: self.schema.clone(),
                     runtime: self.runtime.clone(),
+                    io,
                 }))
             }
             Ok(Err(e)) => Err(failure(&e)),
@@ -325,6 +329,8 @@ struct DriverConnection {
     client: tokio_postgres::Client,
     schema: Arc<Schema>,
     runtime: Arc<Runtime>,
+    /// The task that runs the connection's I/O on the (current-thread) runtime.
+    io: tokio::task::JoinHandle<()>,
 }
 
 impl DriverConnection {
@@ -369,6 +375,27 @@ fn typed<'a>(params: &'a [Param<'a>]) -> [(&'a (dyn ToSql + Sync), Type); 8] {
 }
 
 impl Connection for DriverConnection {
+    fn close(self: Box<Self>) {
+        // The I/O task cancelled, then run until it has ended (its socket closed): the runtime is
+        // current-thread, so only a call that enters it runs the task. Not from inside a runtime
+        // (entering this one there would panic): then the task ends when this runtime runs next.
+        let DriverConnection {
+            client,
+            runtime,
+            io,
+            ..
+        } = *self;
+        drop(client);
+        io.abort();
+        if tokio::runtime::Handle::try_current().is_err() {
+            if let Ok(r) = runtime.get() {
+                let _ = block_on(r, async {
+                    let _ = tokio::time::timeout(Duration::from_millis(200), io).await;
+                });
+            }
+        }
+    }
+
     fn query(
         &mut self,
         statement: Statement,
