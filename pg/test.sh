@@ -8,6 +8,7 @@
 #   3. the conformance vectors through the extension's SQL functions (pg/conformance.py; recorded as the
 #      runtime `postgres` in $SNOWMINT_CONFORMANCE_DIR when set);
 #   4. 64 backends minting at once (next_id and next_ids): 0 duplicates, each backend's IDs increasing;
+#   4a. the state file flushed (snowmint.flushed(), strace: msync) within snowmint.flush_interval + 1 s;
 #   5. a backend SIGKILLed while it streams IDs (the server resets shared memory): no ID repeats after;
 #   6. an immediate stop while a backend mints, then a start with the clock 5 s back: no ID repeats
 #      (the state file); the same after a crash (every server process SIGKILLed), the clock 8 s back; and the control: the same restart on a fresh state file repeats IDs (so the
@@ -16,6 +17,10 @@
 #      coord PostgreSQL store): application processes leasing from that sequencer (pg/tests/lease_holder.c,
 #      over the C ABI; the CLI, Python and Node where built) while the database mints get other node IDs, no ID twice across all of them; the
 #      lease lost under a backend: its next mint fails with LEASE_LOST, later ones mint under the next lease;
+#   7a. 64 backends minting under the leased node ID, the lease lost under them: each fails with
+#      LEASE_LOST only, none mints under the lost lease past its TTL, each mints again under the next
+#      lease, 0 duplicates, each in order; their threads, store connections (none held once joined) and
+#      first-mint (join) time printed;
 #   8. logical time past max_ahead: the wait policy's wait ends at statement_timeout, policy fail gives
 #      TOO_FAR_AHEAD (SM005); 9. the server restarted without the preload: next_id says what to add.
 set -euo pipefail
