@@ -18,8 +18,8 @@
 #      over the C ABI; the CLI, Python and Node where built) while the database mints get other node IDs, no ID twice across all of them; the
 #      lease lost under a backend: its next mint fails with LEASE_LOST, later ones mint under the next lease;
 #   7a. 64 backends minting under the leased node ID, the lease lost under them: each fails with
-#      LEASE_LOST only, then mints again under the next (its IDs above the lost one's),
-#      lease, 0 duplicates, each in order; their threads, store connections (none held once joined) and
+#      LEASE_LOST only, then mints again under the next lease (its IDs above the lost one's),
+#      0 duplicates, each in order; their threads, store connections (none held once joined) and
 #      first-mint (join) time printed;
 #   8. logical time past max_ahead: the wait policy's wait ends at statement_timeout, policy fail gives
 #      TOO_FAR_AHEAD (SM005); 9. the server restarted without the preload: next_id says what to add.
