@@ -17,6 +17,10 @@ CREATE FUNCTION snowmint.node_id() RETURNS bigint
 CREATE FUNCTION snowmint.stats(OUT minted bigint, OUT batches bigint, OUT borrowed_ticks bigint,
     OUT waits bigint, OUT wait_ns bigint, OUT regressions bigint, OUT state bigint)
   AS 'MODULE_PATHNAME', 'pgsm_stats_fn' LANGUAGE C VOLATILE PARALLEL SAFE;
+-- The last flush of the state file to the storage device (every snowmint.flush_interval): the state
+-- word read before it (every ID at or below it is durable), its time, how many flushes since start.
+CREATE FUNCTION snowmint.flushed(OUT state bigint, OUT flushed_at timestamptz, OUT flushes bigint)
+  AS 'MODULE_PATHNAME', 'pgsm_flushed_fn' LANGUAGE C VOLATILE PARALLEL SAFE;
 
 -- layout: a preset name ('twitter', 'discord', …) or the layout's JSON, as every runtime takes it;
 -- by default the server's, snowmint.layout. Every function is STRICT (NULL in, NULL out).

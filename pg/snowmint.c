@@ -15,13 +15,17 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
+#include "port/atomics.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -48,6 +52,7 @@ static int max_ahead_ms_guc = 15000;
 static int test_clock_offset_ms_guc = 0;
 static bool test_functions_guc = false;
 static char *store_guc = NULL;
+static int flush_interval_ms_guc = 1000;
 
 enum { POLICY_WAIT = 0, POLICY_FAIL = 1, POLICY_STRICT = 2 };
 static int policy_guc = POLICY_WAIT;
@@ -70,6 +75,18 @@ static char *lease_source = NULL;
 static char *state_path = NULL;
 static snowmint_options server_opt;
 static snowmint_shared_generator *backend_gen = NULL;
+
+/* The last flush of the state file (snowmint.flushed()): a page the postmaster maps (MAP_SHARED,
+ * anonymous) before it forks, so every process of the server sees it, across crash resets too. The
+ * background worker (the state flusher, or the lease keeper) writes it after each flush that
+ * succeeded: `state`, the state word read before the flush (every ID at or below it is on the storage
+ * device), `at` its time (a TimestampTz), `flushes` how many. */
+typedef struct flush_record {
+    pg_atomic_uint64 flushes;
+    pg_atomic_uint64 state;
+    pg_atomic_uint64 at;
+} flush_record;
+static flush_record *flushed = NULL;
 
 #define SM_SQLSTATE(code) \
     MAKE_SQLSTATE('S', 'M', '0' + ((code) / 100) % 10, '0' + ((code) / 10) % 10, '0' + (code) % 10)
@@ -307,6 +324,60 @@ server_flush(int code, Datum arg)
         snowmint_shared_generator_flush(server_gen);
 }
 
+/* Writes the state file to the storage device and records it in `flushed`: the state word read first,
+ * so every ID at or below it is durable once the flush returns. A fixed node ID's generator through the
+ * C ABI's flush (msync MS_SYNC); a leased one's file (the C ABI flushes file-backed fixed generators
+ * only) through fdatasync on its path, which on Linux writes back the pages every process dirtied
+ * through its mapping, as msync(MS_SYNC) does. A failure is logged (once until a flush succeeds). */
+static void
+flush_state(snowmint_shared_generator *g)
+{
+    static bool failing = false;
+    uint64 state = 0;
+    uint32 r = snowmint_shared_generator_state(g, &state);
+    char msg[900] = "";
+    if (r == SNOWMINT_RESULT_OK && !lease_mode) {
+        r = snowmint_shared_generator_flush(g);
+        if (r != SNOWMINT_RESULT_OK)
+            snowmint_last_error_message(msg, sizeof msg, NULL);
+    } else if (r == SNOWMINT_RESULT_OK) {
+        int fd = open(state_path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || fdatasync(fd) != 0) {
+            r = SNOWMINT_RESULT_STATE_FILE_MISMATCH;
+            snprintf(msg, sizeof msg, "fdatasync: %m");
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    if (r != SNOWMINT_RESULT_OK) {
+        if (!failing)
+            ereport(LOG, (errmsg("snowmint: cannot flush the state file %s (%s): %s", state_path,
+                                 snowmint_result_name(r), msg)));
+        failing = true;
+        return;
+    }
+    failing = false;
+    pg_atomic_write_u64(&flushed->state, state);
+    pg_atomic_write_u64(&flushed->at, (uint64) GetCurrentTimestamp());
+    pg_atomic_fetch_add_u64(&flushed->flushes, 1);
+}
+
+/* Registers the server's background worker (restarted 1 s after it exits). */
+static void
+register_worker(const char *function, const char *name, BgWorkerStartTime start)
+{
+    BackgroundWorker worker;
+    memset(&worker, 0, sizeof worker);
+    worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+    worker.bgw_start_time = start;
+    worker.bgw_restart_time = 1;
+    strlcpy(worker.bgw_library_name, "snowmint", BGW_MAXLEN);
+    strlcpy(worker.bgw_function_name, function, BGW_MAXLEN);
+    strlcpy(worker.bgw_name, name, BGW_MAXLEN);
+    strlcpy(worker.bgw_type, name, BGW_MAXLEN);
+    RegisterBackgroundWorker(&worker);
+}
+
 static void
 open_server_generator(void)
 {
@@ -364,7 +435,6 @@ open_server_generator(void)
     state_path = MemoryContextStrdup(TopMemoryContext, path);
     server_opt = opt;
     if (leased) {
-        BackgroundWorker worker;
         const char *seq = sequencer_guc != NULL ? sequencer_guc : "default";
         if (opt.clock != NULL) {
             server_status = SNOWMINT_RESULT_INVALID_ARGUMENT;
@@ -375,15 +445,7 @@ open_server_generator(void)
         lease_source = MemoryContextStrdup(
             TopMemoryContext, psprintf("%s%csequencer=%s", store_guc, strchr(store_guc, '?') ? '&' : '?', seq));
         lease_mode = true;
-        memset(&worker, 0, sizeof worker);
-        worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-        worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-        worker.bgw_restart_time = 1;
-        strlcpy(worker.bgw_library_name, "snowmint", BGW_MAXLEN);
-        strlcpy(worker.bgw_function_name, "pgsm_lease_worker_main", BGW_MAXLEN);
-        strlcpy(worker.bgw_name, "snowmint lease keeper", BGW_MAXLEN);
-        strlcpy(worker.bgw_type, "snowmint lease keeper", BGW_MAXLEN);
-        RegisterBackgroundWorker(&worker);
+        register_worker("pgsm_lease_worker_main", "snowmint lease keeper", BgWorkerStart_RecoveryFinished);
         ereport(LOG, (errmsg("snowmint: node ID leased from sequencer '%s' (snowmint.store), state file %s", seq,
                              path)));
         return;
@@ -399,7 +461,9 @@ open_server_generator(void)
         return;
     }
     on_proc_exit(server_flush, (Datum) 0);
-    ereport(LOG, (errmsg("snowmint: node ID %d, state file %s", node_id_guc, path)));
+    register_worker("pgsm_flush_worker_main", "snowmint state flusher", BgWorkerStart_PostmasterStart);
+    ereport(LOG, (errmsg("snowmint: node ID %d, state file %s (flushed every %d ms)", node_id_guc, path,
+                         flush_interval_ms_guc)));
 }
 
 /* Opens this process's handle on the leased generator: joins the lease the state file records (the
@@ -1000,6 +1064,7 @@ pgsm_lease_worker_main(Datum arg)
     snowmint_shared_generator *g = NULL;
     uint32 r;
     uint64 node = 0;
+    TimestampTz last_flush;
     pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
     BackgroundWorkerUnblockSignals();
@@ -1014,11 +1079,18 @@ pgsm_lease_worker_main(Datum arg)
     /* Not the source itself: it may hold a password (SPEC §3.1: never in a log). */
     ereport(LOG, (errmsg("snowmint: node ID %llu leased from sequencer '%s' (snowmint.store)", (unsigned long long) node,
                          sequencer_guc != NULL ? sequencer_guc : "default")));
+    last_flush = GetCurrentTimestamp();
     while (!ShutdownRequestPending) {
         snowmint_lease_state state = SNOWMINT_LEASE_STATE_ATTACHED;
-        (void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 200, PG_WAIT_EXTENSION);
+        (void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, Min(200, flush_interval_ms_guc),
+                         PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);
+        if (TimestampDifferenceExceeds(last_flush, GetCurrentTimestamp(), flush_interval_ms_guc)) {
+            last_flush = GetCurrentTimestamp();
+            flush_state(g);
+        }
         if (snowmint_generator_lease_state(g, &state) == SNOWMINT_RESULT_OK && state != SNOWMINT_LEASE_STATE_ATTACHED) {
+            flush_state(g);
             ereport(LOG, (errmsg("snowmint: the lease of node ID %llu was lost (%s); claiming again",
                                  (unsigned long long) node,
                                  state == SNOWMINT_LEASE_STATE_DESTROYED ? "sequencer destroyed" : "LEASE_LOST")));
@@ -1026,8 +1098,50 @@ pgsm_lease_worker_main(Datum arg)
             proc_exit(1);
         }
     }
+    flush_state(g);
     close_leased(g);
     proc_exit(0);
+}
+
+/* The background worker of a fixed node ID: flushes the state file every snowmint.flush_interval, so
+ * an operating-system crash or a power loss takes the high-water mark back by at most that (plus the
+ * flush's own time), never to before an ID minted earlier. (The postmaster flushes it when it exits.) */
+PGDLLEXPORT void pgsm_flush_worker_main(Datum arg);
+void
+pgsm_flush_worker_main(Datum arg)
+{
+    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    BackgroundWorkerUnblockSignals();
+    while (!ShutdownRequestPending) {
+        (void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, flush_interval_ms_guc,
+                         PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        if (server_gen != NULL)
+            flush_state(server_gen);
+    }
+    proc_exit(0);
+}
+
+/* snowmint.flushed(): the last flush of the state file by the server's background worker. */
+PG_FUNCTION_INFO_V1(pgsm_flushed_fn);
+Datum
+pgsm_flushed_fn(PG_FUNCTION_ARGS)
+{
+    TupleDesc tupdesc;
+    Datum values[3];
+    bool nulls[3] = {false};
+    uint64 n;
+    if (!preloaded)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("%s", preload_message)));
+    if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+        elog(ERROR, "return type must be a row type");
+    n = pg_atomic_read_u64(&flushed->flushes);
+    values[0] = Int64GetDatum((int64) pg_atomic_read_u64(&flushed->state));
+    values[1] = TimestampTzGetDatum((TimestampTz) pg_atomic_read_u64(&flushed->at));
+    values[2] = Int64GetDatum((int64) n);
+    nulls[0] = nulls[1] = n == 0;
+    PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
 /* ------------------------------------------------------------------------------------------- init */
@@ -1062,7 +1176,16 @@ _PG_init(void)
     DefineCustomStringVariable("snowmint.store",
                                "Lease the node ID from this store's sequencer (postgres://…, etcd://…, file:///…).",
                                NULL, &store_guc, "", PGC_POSTMASTER, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
+    DefineCustomIntVariable("snowmint.flush_interval",
+                            "How often the background worker writes the state file to the storage device.", NULL,
+                            &flush_interval_ms_guc, 1000, 10, 3600000, PGC_POSTMASTER, GUC_UNIT_MS, NULL, NULL, NULL);
     MarkGUCPrefixReserved("snowmint");
+    flushed = mmap(NULL, sizeof *flushed, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (flushed == MAP_FAILED)
+        ereport(FATAL, (errmsg("snowmint: cannot map the flush record: %m")));
+    pg_atomic_init_u64(&flushed->flushes, 0);
+    pg_atomic_init_u64(&flushed->state, 0);
+    pg_atomic_init_u64(&flushed->at, 0);
     preloaded = true;
     open_server_generator();
 }

@@ -8,6 +8,7 @@
 #   3. the conformance vectors through the extension's SQL functions (pg/conformance.py; recorded as the
 #      runtime `postgres` in $SNOWMINT_CONFORMANCE_DIR when set);
 #   4. 64 backends minting at once (next_id and next_ids): 0 duplicates, each backend's IDs increasing;
+#   4a. the state file flushed (snowmint.flushed(), strace: msync) within snowmint.flush_interval + 1 s;
 #   5. a backend SIGKILLed while it streams IDs (the server resets shared memory): no ID repeats after;
 #   6. an immediate stop while a backend mints, then a start with the clock 5 s back: no ID repeats
 #      (the state file); the same after a crash (every server process SIGKILLed), the clock 8 s back; and the control: the same restart on a fresh state file repeats IDs (so the
@@ -16,6 +17,10 @@
 #      coord PostgreSQL store): application processes leasing from that sequencer (pg/tests/lease_holder.c,
 #      over the C ABI; the CLI, Python and Node where built) while the database mints get other node IDs, no ID twice across all of them; the
 #      lease lost under a backend: its next mint fails with LEASE_LOST, later ones mint under the next lease;
+#   7a. 64 backends minting under the leased node ID, the lease lost under them: each fails with
+#      LEASE_LOST only, then mints again under the next lease (its IDs above the lost one's),
+#      0 duplicates, each in order; their threads, store connections (none held once joined) and
+#      first-mint (join) time printed;
 #   8. logical time past max_ahead: the wait policy's wait ends at statement_timeout, policy fail gives
 #      TOO_FAR_AHEAD (SM005); 9. the server restarted without the preload: next_id says what to add.
 set -euo pipefail
@@ -100,6 +105,27 @@ echo "64 backends: $total IDs, $((total - distinct)) duplicates, $backwards out 
 [ "$total" -eq $((64 * N)) ] && [ "$distinct" -eq "$total" ] && [ "$backwards" -eq 0 ] || fail "64 backends"
 [ "$overlapping" -ge 32 ] || fail "the backends did not mint at the same time ($overlapping overlapping)"
 q -c 'DROP TABLE mint64'
+
+echo "== 4a. the state file written to the storage device every snowmint.flush_interval (1 s here, the default)"
+# The background worker (the state flusher) flushes the file (msync MS_SYNC) every interval and records
+# the state word it read before (snowmint.flushed()): after a backend mints, the durable mark reaches
+# that backend's state word within the interval (+1 s for this loaded machine).
+read -r f0 s0 t0 <<<"$(q -F ' ' -c 'SELECT count(*) FROM snowmint.next_ids(10000)' \
+  -c 'SELECT (snowmint.flushed()).flushes, (snowmint.stats()).state, (extract(epoch FROM clock_timestamp()) * 1000)::bigint' | tail -1)"
+reached=""
+for _ in $(seq 40); do
+  read -r fs fn <<<"$(q -F ' ' -c 'SELECT coalesce(state, 0), flushes FROM snowmint.flushed()')"
+  if [ "$fs" -ge "$s0" ]; then reached=$(( $(date +%s%3N) - t0 )); break; fi
+  sleep 0.1
+done
+echo "flush: a backend's state word $s0 durable after ${reached:-(not within 4 s)} ms (flushes ${f0} -> ${fn})"
+[ -n "$reached" ] && [ "$reached" -le 2000 ] || fail "the state file was not flushed within snowmint.flush_interval + 1 s"
+fpid="$(pgrep -f '^postgres: snowmint state flusher' | head -1)" || true
+if [ -n "$fpid" ] && command -v strace >/dev/null; then  # the flush itself: msync(MS_SYNC) on the file
+  msyncs=$(timeout 2.5 strace -qq -e trace=msync -p "$fpid" 2>&1 | grep -c 'MS_SYNC') || true
+  echo "strace: the state flusher (pid $fpid) called msync(MS_SYNC) $msyncs times in 2.5 s"
+  [ "$msyncs" -ge 1 ] || fail "the state flusher did not call msync in 2.5 s"
+fi
 
 # stream FILE APPNAME COUNT: a backend streams COUNT IDs to FILE (100 IDs, then a 1 ms sleep), in the
 # background; its psql's PID in STREAM_PID. stream_end: waits (10 s at most) until that psql has exited.
@@ -285,6 +311,86 @@ grep -q '^again [0-9]* node [0-9]' "$W/lost.out" || fail "the backend did not mi
 grep -q "snowmint: the lease of node ID $dbnode was lost" "$SERVERS_DIR/pg/server.log" \
   && echo "server log: the lease keeper saw the loss and claimed again"
 ! grep -q "$SNOWMINT_PG_PASSWORD" "$SERVERS_DIR/pg/server.log" "$W/lost.out" || fail "the store's password is in the server's log"
+
+echo "== 7a. 64 backends minting in leased mode; the lease lost while they mint"
+# Each backend mints an ID every 10 ms for up to 45 s (its first mint joins the lease: timed), recording
+# every ID and every error; once all have joined, the lease is taken (its fencing token moved on). Each backend must
+# fail with LEASE_LOST (and nothing else), then mint again under the lease the worker claims next (50
+# IDs), with 0 duplicates across all, each backend's IDs increasing, and (the same node ID claimed
+# again) every ID after above every ID before. Under the lost lease the backends mint on until the keeper
+# sees the loss, below the ceiling of the reservation the store holds for it (a next claim of the node
+# starts above it, SPEC §3.2), also past the claim's TTL: printed, not asserted. Meanwhile: what each backend costs (its threads, the store's
+# connections in pg_stat_activity).
+node1="$(q -c 'SELECT snowmint.node_id()')"
+q -c 'CREATE TABLE lease64 (backend int, seq int, id bigint, err text, first_ms float8, at timestamptz)'
+conns0="$(q -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'snowmint'")"
+start=$(( $(date +%s) + 2 ))
+pids=()
+for b in $(seq 1 64); do
+  PGAPPNAME=sm64lease q -c "SELECT pg_sleep(greatest(0, $start - extract(epoch FROM clock_timestamp())))" -c "DO \$\$
+DECLARE t0 timestamptz := clock_timestamp(); i int := 0; lost bool := false; after int := 0; v bigint;
+BEGIN
+  v := snowmint.next_id();
+  INSERT INTO lease64 VALUES ($b, 0, v, NULL, extract(epoch FROM clock_timestamp() - t0) * 1000, clock_timestamp());
+  WHILE clock_timestamp() < t0 + interval '45 s' AND after < 50 LOOP
+    i := i + 1;
+    BEGIN
+      v := snowmint.next_id();
+      INSERT INTO lease64 VALUES ($b, i, v, NULL, NULL, clock_timestamp());
+      IF lost THEN after := after + 1; END IF;
+    EXCEPTION WHEN OTHERS THEN
+      INSERT INTO lease64 VALUES ($b, i, NULL, SQLSTATE || ' ' || SQLERRM, NULL, clock_timestamp());
+      lost := true;
+    END;
+    PERFORM pg_sleep(0.01);
+  END LOOP;
+END \$\$" >/dev/null &
+  pids+=($!)
+done
+# Until the 64 have joined (each has started the library's thread; 30 s at most, the joins go one at a
+# time), then 0.5 s for the last ones to close their join's connection.
+sleep $(( start - $(date +%s) + 1 ))
+for _ in $(seq 150); do
+  bpids="$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'sm64lease'")"
+  joined=$(for p in $bpids; do awk '/^Threads:/ {print $2}' "/proc/$p/status" 2>/dev/null; done | awk '$1 >= 2' | wc -l)
+  [ "$joined" -ge 64 ] && break
+  sleep 0.2
+done
+sleep 0.5
+conns="$(q -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'snowmint'")"
+threads="$(for p in $bpids; do awk '/^Threads:/ {print $2}' "/proc/$p/status" 2>/dev/null; done | sort -n | uniq -c | awk '{printf "%s backends with %s threads; ", $1, $2}')"
+kpid="$(pgrep -f '^postgres: snowmint lease keeper' | head -1)" || true
+echo "leased mode, 64 backends joined: ${threads}the lease keeper: $(awk '/^Threads:/ {print $2}' "/proc/$kpid/status" 2>/dev/null) threads; the store's connections (pg_stat_activity, user snowmint): $conns0 before the backends joined, $conns with them"
+# The backends mint from the state file under the ceiling the keeper raises: none holds a store
+# connection of its own once joined (each opens one to join, then closes it).
+[ "$conns" -le $((conns0 + 4)) ] || fail "the joined backends hold store connections ($conns0 before, $conns after)"
+bump="$(q -c "UPDATE snowmint.nodes SET token = token + 1 WHERE sequencer = 'default' AND node_id = $node1 RETURNING clock_timestamp()")"
+for p in "${pids[@]}"; do wait "$p" || fail "a minting backend failed (leased)"; done
+node2="$(q -c 'SELECT snowmint.node_id()')"
+read -r total distinct first_med first_max <<<"$(q -F ' ' -c "SELECT count(id), count(DISTINCT id),
+  round((percentile_cont(0.5) WITHIN GROUP (ORDER BY first_ms))::numeric, 1), round(max(first_ms)::numeric, 1) FROM lease64")"
+backwards="$(q -c 'SELECT count(*) FROM (SELECT id <= lag(id) OVER (PARTITION BY backend ORDER BY seq) AS b FROM lease64 WHERE id IS NOT NULL) x WHERE b')"
+read -r lost_backends other_errors <<<"$(q -F ' ' -c "SELECT count(DISTINCT backend) FILTER (WHERE err LIKE 'SM008 LEASE_LOST%'),
+  count(*) FILTER (WHERE err IS NOT NULL AND err NOT LIKE 'SM008 LEASE_LOST%') FROM lease64")"
+# Per backend: its IDs before its first error (the lost lease) and after it (the next one).
+read -r late resumed after_node before_max after_min <<<"$(q -F ' ' -c "WITH e AS (SELECT backend, min(seq) s FROM lease64 WHERE err IS NOT NULL GROUP BY backend),
+  b AS (SELECT l.* FROM lease64 l JOIN e USING (backend) WHERE l.seq < e.s), a AS (SELECT l.* FROM lease64 l JOIN e USING (backend) WHERE l.seq > e.s AND l.id IS NOT NULL)
+  SELECT (SELECT count(*) FROM b WHERE at > '$bump'::timestamptz + interval '2.5 s'), (SELECT count(DISTINCT backend) FROM a WHERE id IS NOT NULL),
+    (SELECT count(*) FROM a WHERE (snowmint.decode(id)).node <> $node2), (SELECT max(id) FROM b), (SELECT min(id) FROM a)")"
+other="$(q -c "SELECT err FROM lease64 WHERE err NOT LIKE 'SM008 LEASE_LOST%' LIMIT 3")"
+noticed="$(q -c "WITH e AS (SELECT backend, min(at) t FROM lease64 WHERE err IS NOT NULL GROUP BY backend),
+  o AS (SELECT l.backend, max(l.at) t FROM lease64 l JOIN e USING (backend) WHERE l.at < e.t AND l.id IS NOT NULL GROUP BY l.backend)
+  SELECT 'each backend'' first LEASE_LOST ' || round(extract(epoch FROM min(e.t) - '$bump')::numeric, 2) || '..' ||
+    round(extract(epoch FROM max(e.t) - '$bump')::numeric, 2) || ' s after the token moved on, its last ID under the lost lease ' ||
+    round(extract(epoch FROM min(o.t) - '$bump')::numeric, 2) || '..' || round(extract(epoch FROM max(o.t) - '$bump')::numeric, 2) || ' s after'
+  FROM e JOIN o USING (backend)")"
+echo "leased, 64 backends: $total IDs, $((total - distinct)) duplicates, $backwards out of order within a backend; first mint (the join) median ${first_med} ms, max ${first_max} ms"
+echo "lease lost (node ID $node1's token moved on) while they minted: $lost_backends of 64 backends failed with LEASE_LOST, $other_errors other errors${other:+ ($other)}; $late IDs minted under the lost lease more than its TTL + 0.5 s after (below the ceiling its reservation in the store fences: a next claim of the node starts above it); $resumed of 64 minted again under node ID $node2 ($after_node under another node ID); max ID before $before_max, min after $after_min; $noticed"
+[ "$total" -gt 64 ] && [ "$distinct" -eq "$total" ] && [ "$backwards" -eq 0 ] || fail "leased, 64 backends: duplicates or out of order"
+[ "$lost_backends" -eq 64 ] && [ "$other_errors" -eq 0 ] || fail "not every backend failed with LEASE_LOST alone"
+[ "$resumed" -eq 64 ] && [ "$after_node" -eq 0 ] || fail "not every backend minted again under the next lease"
+[ "$node2" != "$node1" ] || [ "$after_min" -gt "$before_max" ] || fail "IDs after the lost lease (the same node ID) not above those before"
+q -c 'DROP TABLE lease64'
 
 echo "== 8. logical time past max_ahead (the clock 2 min back): the wait is interruptible; policy fail: TOO_FAR_AHEAD"
 printf '%s\n' "snowmint.store = ''" "snowmint.node_id = 5" "snowmint.state_file = 'snowmint.state'" \

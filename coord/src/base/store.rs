@@ -208,6 +208,12 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The store as people should see it in messages: its URL without any password.
     fn describe(&self) -> String;
 
+    /// Closes the store's connections until its next call, which opens them again: a process of a
+    /// shared lease that is not its keeper makes no store call while it waits to take over
+    /// ([`crate::lease`]'s shared mode), so it holds no connection meanwhile. Nothing by default (the
+    /// stores without connections of their own, and etcd's).
+    fn idle(&self) {}
+
     /// What any holder may mint ahead of the clock, when the store's history can be lost without its
     /// holders knowing (the embedded store: a directory deleted, replaced, restored from a backup, seen
     /// from another mount namespace; [`crate::file::MAX_AHEAD`]). A lease on such a store never reserves

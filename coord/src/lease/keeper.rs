@@ -88,6 +88,7 @@ pub(super) fn become_keeper(shared: &Shared) -> bool {
         return true;
     };
     let ttl_ms = duration_ms(shared.options.ttl);
+    let mut idle = false;
     loop {
         {
             let w = shared.wake.lock().unwrap_or_else(|p| p.into_inner());
@@ -95,6 +96,12 @@ pub(super) fn become_keeper(shared: &Shared) -> bool {
                 return false;
             }
             if !file.try_keeper().unwrap_or(false) {
+                if !idle {
+                    // Another process keeps the lease: this one holds no store connection while it
+                    // waits (its next store call, the adoption when it takes over, opens one again).
+                    shared.store.idle();
+                    idle = true;
+                }
                 let _ = shared.wake_cv.wait_timeout(w, shared_lease::POLL);
                 continue;
             }

@@ -53,6 +53,12 @@ impl LazyStore {
 }
 
 impl Store for LazyStore {
+    fn idle(&self) {
+        if let Some(store) = &*self.opened.lock().unwrap_or_else(|p| p.into_inner()) {
+            store.idle();
+        }
+    }
+
     fn describe(&self) -> String {
         match &*self.opened.lock().unwrap_or_else(|p| p.into_inner()) {
             Some(store) => store.describe(),

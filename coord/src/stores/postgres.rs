@@ -911,6 +911,21 @@ impl Store for PostgresStore {
         self.described.clone()
     }
 
+    fn idle(&self) {
+        // The spare is locked inside `conn`; both are opened again by the next call (`with_client`).
+        if let Some(conn) = self.conn.get() {
+            let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(spare) = self.spare.get() {
+                if let Some(c) = spare.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                    c.close();
+                }
+            }
+            if let Some(c) = conn.take() {
+                c.close();
+            }
+        }
+    }
+
     fn create_sequencer(
         &self,
         name: &str,

@@ -168,6 +168,9 @@ pub trait Connection: Send + Debug {
     fn draining(&self) -> bool {
         false
     }
+    /// Closes the connection now (dropping it only may leave its socket open until its I/O runs
+    /// again). Dropped by default.
+    fn close(self: Box<Self>) {}
 }
 
 /// Opens connections to the database.
@@ -367,7 +370,7 @@ impl Connect for Driver {
                 if prefer && !used.load(Ordering::Relaxed) {
                     self.plain.store(true, Ordering::Relaxed);
                 }
-                runtime.spawn(async move {
+                let io = runtime.spawn(async move {
                     let _ = connection.await;
                 });
                 Ok(Box::new(DriverConnection {
@@ -375,6 +378,7 @@ impl Connect for Driver {
                     draining: Arc::new(std::sync::atomic::AtomicBool::new(false)),
                     schema: self.schema.clone(),
                     runtime: self.runtime.clone(),
+                    io,
                 }))
             }
             Ok(Err(e)) => Err(failure(&e)),
@@ -392,6 +396,8 @@ struct DriverConnection {
     draining: Arc<std::sync::atomic::AtomicBool>,
     schema: Arc<Schema>,
     runtime: Arc<Runtime>,
+    /// The task that runs the connection's I/O on the (current-thread) runtime.
+    io: tokio::task::JoinHandle<()>,
 }
 
 impl DriverConnection {
@@ -458,6 +464,27 @@ impl DriverConnection {
 impl Connection for DriverConnection {
     fn draining(&self) -> bool {
         self.draining.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn close(self: Box<Self>) {
+        // The I/O task cancelled, then run until it has ended (its socket closed): the runtime is
+        // current-thread, so only a call that enters it runs the task. Not from inside a runtime
+        // (entering this one there would panic): then the task ends when this runtime runs next.
+        let DriverConnection {
+            client,
+            runtime,
+            io,
+            ..
+        } = *self;
+        drop(client);
+        io.abort();
+        if tokio::runtime::Handle::try_current().is_err() {
+            if let Ok(r) = runtime.get() {
+                let _ = block_on(r, async {
+                    let _ = tokio::time::timeout(Duration::from_millis(200), io).await;
+                });
+            }
+        }
     }
 
     fn query(
