@@ -1202,6 +1202,84 @@ impl Store for PostgresStore {
 mod tests {
     use super::*;
 
+    /// A row write re-sent while its first send is still uncommitted (a commit slowed by a loaded disk
+    /// outlasting the first send's wait: the re-send goes out on another connection and waits on the
+    /// first's row lock) answers what the row holds once the first committed, not what the
+    /// statement's older snapshot saw: `swap_row` is `true` for a write that was applied, as the row
+    /// contract says. Two sessions on the real server play the two sends. Skipped without a server
+    /// (coord/test.sh gives one).
+    fn refs(p: &[String]) -> Vec<&(dyn tokio_postgres::types::ToSql + Sync)> {
+        p.iter().map(|s| s as _).collect()
+    }
+
+    #[test]
+    fn a_resend_behind_its_uncommitted_first_send_answers_the_write() {
+        let Some(base) = std::env::var("SNOWMINT_TEST_POSTGRES_URL")
+            .ok()
+            .filter(|v| !v.is_empty())
+        else {
+            eprintln!("no PostgreSQL (SNOWMINT_TEST_POSTGRES_URL): skipped");
+            return;
+        };
+        let schema = format!("resend_{}", std::process::id());
+        // Creates the schema and its tables.
+        let store = PostgresStore::connect(&format!("{base}?schema={schema}")).unwrap();
+        assert_eq!(store.row("warm").unwrap(), None);
+        let quoted = sql::quoted(&schema);
+        let insert = sql::INSERT_ROW.replace("{S}", &quoted);
+        let update = sql::UPDATE_ROW.replace("{S}", &quoted);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let session = || async {
+                let (c, conn) = tokio_postgres::connect(&base, tokio_postgres::NoTls)
+                    .await
+                    .unwrap();
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+                std::sync::Arc::new(c)
+            };
+            let (first, resend) = (session().await, session().await);
+            // (statement, its parameters, what the row holds before) for a creation and a
+            // compare-and-set.
+            let cases: [(&str, [&str; 3], Option<&str>); 2] = [
+                (&insert, ["k1", "v n=1", ""], None),
+                (&update, ["k2", "v n=1", "w n=2"], Some("v n=1")),
+            ];
+            for (text, [key, a, b], before) in cases {
+                if let Some(v) = before {
+                    first.execute(&insert, &[&key, &v]).await.unwrap();
+                }
+                let (params, new): (Vec<String>, &str) = match before {
+                    None => (vec![key.into(), a.into()], a),
+                    Some(_) => (vec![key.into(), a.into(), b.into()], b),
+                };
+                first.batch_execute("BEGIN").await.unwrap();
+                let rows = first.query(text, &refs(&params)).await.unwrap();
+                assert_eq!(rows[0].get::<_, String>(0), new, "{key}: the first send");
+                let (resend, text) = (resend.clone(), text.to_string());
+                let second =
+                    tokio::spawn(async move { resend.query(&text, &refs(&params)).await.unwrap() });
+                // The re-send now waits on the first send's row.
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                first.batch_execute("COMMIT").await.unwrap();
+                let held: Vec<String> = second.await.unwrap().iter().map(|r| r.get(0)).collect();
+                assert_eq!(
+                    held,
+                    vec![new.to_string()],
+                    "{key}: the re-send of a write its first send applied must answer the row's value {new:?}"
+                );
+            }
+            first
+                .batch_execute(&format!("DROP SCHEMA {quoted} CASCADE"))
+                .await
+                .unwrap();
+        });
+    }
+
     #[test]
     fn passwords_never_reach_messages() {
         assert_eq!(

@@ -174,19 +174,23 @@ COMMIT;";
 
 pub const ROW: &str = "SELECT value FROM {S}.rows WHERE key = $1::text";
 
-/// Creates a row; answers the value it holds after the statement (the new one if written).
+/// Creates a row; answers the value it holds after the statement (the new one if written). On a
+/// conflict the row is locked and its newest value answered (`DO UPDATE` to the same value): a re-send
+/// that waited on its own first send, still uncommitted, answers that send's value, where a `SELECT`
+/// beside a `DO NOTHING` would read the statement's snapshot, older than the first send's commit
+/// (`stores::postgres`'s test `a_resend_behind_its_uncommitted_first_send_answers_the_write`).
 pub const INSERT_ROW: &str = "
-WITH w AS (
-    INSERT INTO {S}.rows (key, value) VALUES ($1::text, $2::text) ON CONFLICT (key) DO NOTHING RETURNING value
-)
-SELECT value FROM w UNION ALL SELECT value FROM {S}.rows WHERE key = $1::text AND NOT EXISTS (SELECT 1 FROM w)";
+INSERT INTO {S}.rows AS r (key, value) VALUES ($1::text, $2::text)
+ON CONFLICT (key) DO UPDATE SET value = r.value RETURNING r.value";
 
-/// Compare-and-set of a row; answers the value it holds after the statement (the new one if written).
+/// Compare-and-set of a row; answers the value it holds after the statement (the new one if written,
+/// nothing if there is no row). The comparison is made on the row's newest version, locked (an
+/// `UPDATE` that waited on another writer compares what that one committed), so a re-send that waited
+/// on its own first send answers that send's value; a `SELECT` beside the `UPDATE` would read the
+/// statement's older snapshot ([`INSERT_ROW`]).
 pub const UPDATE_ROW: &str = "
-WITH w AS (
-    UPDATE {S}.rows SET value = $3::text WHERE key = $1::text AND value = $2::text RETURNING value
-)
-SELECT value FROM w UNION ALL SELECT value FROM {S}.rows WHERE key = $1::text AND NOT EXISTS (SELECT 1 FROM w)";
+UPDATE {S}.rows SET value = CASE WHEN value = $2::text THEN $3::text ELSE value END
+WHERE key = $1::text RETURNING value";
 
 /// A schema name quoted for SQL.
 pub(super) fn quoted(schema: &str) -> String {
