@@ -195,7 +195,8 @@ for name in "${run_order[@]}"; do
   fi
   echo; echo "==================== stage $name (${argv[*]}) ===================="
   cpu_seconds c0
-  "${run[@]}"; rc=$?
+  # Its output to the terminal and to its log (which the failure digest at the end reads).
+  "${run[@]}" 2>&1 | tee "$LOGS/$name.log"; rc=${PIPESTATUS[0]}
   cpu_seconds c1
   status[$name]=$rc
   record "$name" "$rc" "$t0" "" "" "$((c1 - c0))"
@@ -211,4 +212,15 @@ echo "disk             ${disk_start} GiB free at the start, ${disk_end} GiB at t
 [ "$failed" -gt 0 ] && [ "$disk_least" -lt 2 ] \
   && echo "test-all: the disk is (nearly) full: a stage that failed may have failed for that alone (ENOSPC)"
 echo "stages: $passed passed, $failed failed"
+# The failure digest: for each stage that failed, the lines of its log that name a failure, and its last
+# lines, so the end of a long run's output (all a CI page may show) says what failed, not only where.
+for name in "${run_order[@]}"; do
+  [ "${status[$name]:-0}" -eq 0 ] && continue
+  echo; echo "==================== what failed in stage $name (target/stage-logs/$name.log) ===================="
+  [ -f "$LOGS/$name.log" ] || { echo "(no log: the stage did not run)"; continue; }
+  grep -n -i -E '(fail|error|panicked|not ok|assert|traceback|timed out|duplicate)' "$LOGS/$name.log" \
+    | grep -v -E '(^|[^0-9])0 (failed|errors?|duplicates)|failed: 0' | tail -n 40
+  echo "-- its last lines:"
+  tail -n 15 "$LOGS/$name.log"
+done
 [ "$failed" -eq 0 ]
