@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout, Options};
+use snowmint_coord::defect::Defect;
 use snowmint_coord::{Claim, ClaimRequest, LeaseOptions, Reservation, Sequencer, Store, Time};
 
 use crate::json::{push_dec, push_str, push_u64};
@@ -253,6 +254,8 @@ pub struct Leases {
     unauthenticated_cap: usize,
     /// The takes of this instance in flight (their claims are not in the store yet), by client.
     pending: Mutex<Vec<ClientKey>>,
+    /// A planted defect (the simulation's; never on without the feature `planted-defects`).
+    defect: snowmint_coord::defect::Hook,
 }
 
 #[derive(Debug)]
@@ -279,6 +282,7 @@ impl Leases {
     ) -> Result<Leases, snowmint_coord::Error> {
         let store = pool[0].clone();
         let bound = store.max_ahead();
+        let defect = lease_options.defect;
         let seq = client_sequencer(&store, &time, sequencer, config, lease_options)?;
         Ok(Leases {
             record: seq.record().clone(),
@@ -304,6 +308,7 @@ impl Leases {
                 .max_unauthenticated_leases
                 .unwrap_or_else(|| default_unauthenticated_share(seq.record().config.nodes)),
             pending: Mutex::new(Vec::new()),
+            defect,
         })
     }
 
@@ -352,8 +357,33 @@ impl Leases {
     /// The last position to reserve: the end of the tick `reservation` past the clock, and at least
     /// `reservation` of ticks past `from` (a holder ahead of the clock); on a store with a bound
     /// ([`Store::max_ahead`]), never past the end of the tick `bound` past the clock (a holder that
-    /// finds no history for the node ID starts above that).
+    /// finds no history for the node ID starts above that). A lease that starts there (every new one
+    /// on such a store, [`Leases::reserve_new`]) waits until the clock lets the bound reach its
+    /// start: a tick at most, as the coord lease does (three tries, then `503`).
     fn target(&self, from: u64) -> Result<u64, ApiError> {
+        let mut tries = 0;
+        loop {
+            match self.target_now(from) {
+                Err(e) if e.status == 503 && e.code == ErrorCode::StoreUnavailable && tries < 3 => {
+                    tries += 1;
+                    // The clock must reach the start of `from`'s tick less the bound.
+                    let tick_start = self.layout.epoch_ns().saturating_add(
+                        (from >> self.seq_bits()).saturating_mul(self.layout.tick_ns()),
+                    );
+                    let left = tick_start
+                        .saturating_sub(self.bound_ns.unwrap_or(0))
+                        .saturating_sub(self.time.unix_ns());
+                    self.time.sleep(Duration::from_nanos(
+                        left.min(self.layout.tick_ns()).saturating_add(100_000),
+                    ));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// [`Leases::target`] at this instant: `503` if the bound does not reach `from` yet.
+    fn target_now(&self, from: u64) -> Result<u64, ApiError> {
         let ahead_ns = self.reservation.as_nanos() as u64;
         let now_ns = self.time.unix_ns();
         let end_of_tick_at = |ns: u64| -> Result<u64, ApiError> {
@@ -563,7 +593,24 @@ impl Leases {
             Options::default().max_ahead_ns,
         )
         .map_err(unavailable)?;
-        let start = stored.map_or(0, |r| self.start_after(&r)).max(floor);
+        // And, on a store whose history can be lost (the embedded one), above `now + max_ahead`:
+        // past anything a client of a lost history minted offline (SPEC §3.2). The lease's first IDs
+        // are then up to the bound ahead of the clock; `target` waits the tick that lets the bound
+        // reach them.
+        let unknown = snowmint_coord::lease::unknown_history_start(
+            &self.layout,
+            self.bound_ns,
+            self.time.unix_ns(),
+        );
+        let unknown = if self.defect.is(Defect::ClientLeaseIgnoresUnknownHistory) {
+            0 // the defect: the stored reservation and the clock alone, as before the fix
+        } else {
+            unknown
+        };
+        let start = stored
+            .map_or(0, |r| self.start_after(&r))
+            .max(floor)
+            .max(unknown);
         let last = self.target(start)?;
         self.store()
             .reserve(claim, &self.reservation_for(last))

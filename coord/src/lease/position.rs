@@ -40,3 +40,15 @@ pub fn start_after_ns(layout: &Layout, until_ns: u64) -> u64 {
     let tick = since.div_ceil(layout.tick_ns());
     tick.saturating_mul(1u64 << layout.sequence_bits())
 }
+
+/// On a store whose history can be lost (its bound `bound_ns`, [`crate::Store::max_ahead`]), the first
+/// position under `layout` a new holder of a node ID may mint whatever the store holds, the clock
+/// reading `now_ns`: past every tick that starts before `now + bound`, the furthest any earlier holder
+/// of the node ID could have reserved (its last write was before now; SPEC §3.2). `0` without a bound.
+/// The coord leases and the ID service's client leases both start at or above it.
+pub fn unknown_history_start(layout: &Layout, bound_ns: Option<u64>, now_ns: u64) -> u64 {
+    match bound_ns {
+        Some(b) => start_after_ns(layout, now_ns.saturating_add(b)),
+        None => 0,
+    }
+}
