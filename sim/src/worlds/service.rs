@@ -540,11 +540,8 @@ impl ServiceWorld {
             }
             // The embedded store's processes share their host's clock (a clock stepped back then repeats
             // IDs whatever the product does, SPEC §8): its history is lost instead.
-            75..=76 if self.bound.is_some() => {
-                if self.rng.chance(50) {
-                    self.lose_history()?;
-                }
-            }
+            75 if self.bound.is_some() => self.lose_history()?,
+            76 if self.bound.is_some() => {}
             75..=76 => {
                 let by = self.rng.below(2_000) as i64 - 1_000;
                 let clock = match self.rng.chance(50) {
