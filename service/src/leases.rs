@@ -366,15 +366,13 @@ impl Leases {
             match self.target_now(from) {
                 Err(e) if e.status == 503 && e.code == ErrorCode::StoreUnavailable && tries < 3 => {
                     tries += 1;
-                    // The clock must reach the start of `from`'s tick less the bound.
-                    let tick_start = self.layout.epoch_ns().saturating_add(
-                        (from >> self.seq_bits()).saturating_mul(self.layout.tick_ns()),
-                    );
-                    let left = tick_start
-                        .saturating_sub(self.bound_ns.unwrap_or(0))
-                        .saturating_sub(self.time.unix_ns());
                     self.time.sleep(Duration::from_nanos(
-                        left.min(self.layout.tick_ns()).saturating_add(100_000),
+                        snowmint_coord::lease::bound_reaches_in_ns(
+                            &self.layout,
+                            self.bound_ns.unwrap_or(0),
+                            from,
+                            self.time.unix_ns(),
+                        ),
                     ));
                 }
                 other => return other,

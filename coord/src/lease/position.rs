@@ -52,3 +52,14 @@ pub fn unknown_history_start(layout: &Layout, bound_ns: Option<u64>, now_ns: u64
         None => 0,
     }
 }
+
+/// How long (ns) a holder that starts at `start` (at or above [`unknown_history_start`]) waits, the
+/// clock reading `now_ns`, before the store's bound `bound_ns` past the clock reaches `start`'s tick and
+/// a reservation can cover it: at most a tick, and a tenth of a millisecond more.
+pub fn bound_reaches_in_ns(layout: &Layout, bound_ns: u64, start: u64, now_ns: u64) -> u64 {
+    let tick_start = layout
+        .epoch_ns()
+        .saturating_add((start >> layout.sequence_bits()).saturating_mul(layout.tick_ns()));
+    let left = tick_start.saturating_sub(bound_ns).saturating_sub(now_ns);
+    left.min(layout.tick_ns()).saturating_add(100_000)
+}
