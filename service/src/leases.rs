@@ -726,10 +726,7 @@ impl Leases {
         out.extend_from_slice(b",\"expires_unix_ms\":");
         push_u64(&mut out, expires);
         out.extend_from_slice(b",\"renew_after_ms\":");
-        push_u64(
-            &mut out,
-            (self.ttl.min(self.reservation).as_millis() as u64 / 3).max(1),
-        );
+        push_u64(&mut out, self.renew_after_ms(t.start, last));
         out.extend_from_slice(b",\"fencing_token\":");
         push_dec(&mut out, t.fencing_token);
         out.push(b'}');
@@ -739,6 +736,26 @@ impl Leases {
             headers: Vec::new(),
             body: out,
         }
+    }
+
+    /// When the client should renew: after a third of the TTL or the reservation, whichever is shorter;
+    /// sooner while the lease's room is smaller than that. A new lease on a store with a bound starts
+    /// up to the bound ahead of the clock, so at first its room is only what the clock has moved since
+    /// the take (a tick): it renews after as long as its room lasts at the clock's rate, 100 ms at
+    /// least, so the room doubles with each renewal until the normal interval.
+    fn renew_after_ms(&self, start: u64, last: u64) -> u64 {
+        let normal = (self.ttl.min(self.reservation).as_millis() as u64 / 3).max(1);
+        if self.bound_ns.is_none() {
+            return normal;
+        }
+        let sb = self.seq_bits();
+        let now_tick = self.layout.tick_at_ns(self.time.unix_ns()).unwrap_or(0);
+        let from = (start >> sb).max(now_tick);
+        let room_ms = (last >> sb)
+            .saturating_sub(from)
+            .saturating_mul(self.layout.tick_ns())
+            / 1_000_000;
+        normal.min(room_ms.max(100))
     }
 
     /// Live claims, from the store (for `/metrics`).
