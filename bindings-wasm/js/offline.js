@@ -18,6 +18,7 @@
 const DB_NAME = 'snowmint-offline';
 const STORE = 'leases';
 const AHEAD_MS = 10000; // how far past the clock the persisted mark reaches
+const MAX_AHEAD_MS = 15000; // the Generator's default maxAheadMs (index.d.ts)
 const MAX_SLOTS = 64; // tabs (generators of one url and name) at once
 const TIMEOUT_MS = 10000; // one request to the service
 const MAX_ANSWER_BYTES = 65536; // a lease answer is about 500 bytes; more is not the protocol
@@ -315,6 +316,12 @@ export function makeOfflineGenerator({ Generator, SnowmintError }) {
     #use(lease, mark) {
       const old = this.#gen;
       const opts = { nodeId: lease.nodeId, layout: lease.layout };
+      // A lease may start ahead of the clock (on the embedded store, up to its max_ahead past it: SPEC
+      // §3.2) and a reload may restore a mark up to its limit: the generator runs as far ahead as the
+      // lease reaches, and a second more, never less than its default (nor more than a day: a limit
+      // answered far off is the service's mistake, which the limit check meets first).
+      const reach = Math.ceil(Number(lease.limitUnixMs) - this.#now()) + 1000;
+      if (reach > MAX_AHEAD_MS) opts.maxAheadMs = Math.min(reach, 86400000);
       if (this.#clock) opts.clock = this.#clock;
       const gen = new Generator(opts);
       if (this.#clock && gen.layout.clockUnit !== 'ms') {

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use snowmint::{ErrorCode, Layout, Options};
+use snowmint_coord::defect::Defect;
 use snowmint_coord::{Claim, ClaimRequest, LeaseOptions, Reservation, Sequencer, Store, Time};
 
 use crate::json::{push_dec, push_str, push_u64};
@@ -253,6 +254,8 @@ pub struct Leases {
     unauthenticated_cap: usize,
     /// The takes of this instance in flight (their claims are not in the store yet), by client.
     pending: Mutex<Vec<ClientKey>>,
+    /// A planted defect (the simulation's; never on without the feature `planted-defects`).
+    defect: snowmint_coord::defect::Hook,
 }
 
 #[derive(Debug)]
@@ -279,6 +282,7 @@ impl Leases {
     ) -> Result<Leases, snowmint_coord::Error> {
         let store = pool[0].clone();
         let bound = store.max_ahead();
+        let defect = lease_options.defect;
         let seq = client_sequencer(&store, &time, sequencer, config, lease_options)?;
         Ok(Leases {
             record: seq.record().clone(),
@@ -304,6 +308,7 @@ impl Leases {
                 .max_unauthenticated_leases
                 .unwrap_or_else(|| default_unauthenticated_share(seq.record().config.nodes)),
             pending: Mutex::new(Vec::new()),
+            defect,
         })
     }
 
@@ -352,8 +357,31 @@ impl Leases {
     /// The last position to reserve: the end of the tick `reservation` past the clock, and at least
     /// `reservation` of ticks past `from` (a holder ahead of the clock); on a store with a bound
     /// ([`Store::max_ahead`]), never past the end of the tick `bound` past the clock (a holder that
-    /// finds no history for the node ID starts above that).
+    /// finds no history for the node ID starts above that). A lease that starts there (every new one
+    /// on such a store, [`Leases::reserve_new`]) waits until the clock lets the bound reach its
+    /// start: a tick at most, as the coord lease does (three tries, then `503`).
     fn target(&self, from: u64) -> Result<u64, ApiError> {
+        let mut tries = 0;
+        loop {
+            match self.target_now(from) {
+                Err(e) if e.status == 503 && e.code == ErrorCode::StoreUnavailable && tries < 3 => {
+                    tries += 1;
+                    self.time.sleep(Duration::from_nanos(
+                        snowmint_coord::lease::bound_reaches_in_ns(
+                            &self.layout,
+                            self.bound_ns.unwrap_or(0),
+                            from,
+                            self.time.unix_ns(),
+                        ),
+                    ));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// [`Leases::target`] at this instant: `503` if the bound does not reach `from` yet.
+    fn target_now(&self, from: u64) -> Result<u64, ApiError> {
         let ahead_ns = self.reservation.as_nanos() as u64;
         let now_ns = self.time.unix_ns();
         let end_of_tick_at = |ns: u64| -> Result<u64, ApiError> {
@@ -563,7 +591,24 @@ impl Leases {
             Options::default().max_ahead_ns,
         )
         .map_err(unavailable)?;
-        let start = stored.map_or(0, |r| self.start_after(&r)).max(floor);
+        // And, on a store whose history can be lost (the embedded one), above `now + max_ahead`:
+        // past anything a client of a lost history minted offline (SPEC §3.2). The lease's first IDs
+        // are then up to the bound ahead of the clock; `target` waits the tick that lets the bound
+        // reach them.
+        let unknown = snowmint_coord::lease::unknown_history_start(
+            &self.layout,
+            self.bound_ns,
+            self.time.unix_ns(),
+        );
+        let unknown = if self.defect.is(Defect::ClientLeaseIgnoresUnknownHistory) {
+            0 // the defect: the stored reservation and the clock alone, as before the fix
+        } else {
+            unknown
+        };
+        let start = stored
+            .map_or(0, |r| self.start_after(&r))
+            .max(floor)
+            .max(unknown);
         let last = self.target(start)?;
         self.store()
             .reserve(claim, &self.reservation_for(last))
@@ -681,10 +726,7 @@ impl Leases {
         out.extend_from_slice(b",\"expires_unix_ms\":");
         push_u64(&mut out, expires);
         out.extend_from_slice(b",\"renew_after_ms\":");
-        push_u64(
-            &mut out,
-            (self.ttl.min(self.reservation).as_millis() as u64 / 3).max(1),
-        );
+        push_u64(&mut out, self.renew_after_ms(t.start, last));
         out.extend_from_slice(b",\"fencing_token\":");
         push_dec(&mut out, t.fencing_token);
         out.push(b'}');
@@ -694,6 +736,26 @@ impl Leases {
             headers: Vec::new(),
             body: out,
         }
+    }
+
+    /// When the client should renew: after a third of the TTL or the reservation, whichever is shorter;
+    /// sooner while the lease's room is smaller than that. A new lease on a store with a bound starts
+    /// up to the bound ahead of the clock, so at first its room is only what the clock has moved since
+    /// the take (a tick): it renews after as long as its room lasts at the clock's rate, 100 ms at
+    /// least, so the room doubles with each renewal until the normal interval.
+    fn renew_after_ms(&self, start: u64, last: u64) -> u64 {
+        let normal = (self.ttl.min(self.reservation).as_millis() as u64 / 3).max(1);
+        if self.bound_ns.is_none() {
+            return normal;
+        }
+        let sb = self.seq_bits();
+        let now_tick = self.layout.tick_at_ns(self.time.unix_ns()).unwrap_or(0);
+        let from = (start >> sb).max(now_tick);
+        let room_ms = (last >> sb)
+            .saturating_sub(from)
+            .saturating_mul(self.layout.tick_ns())
+            / 1_000_000;
+        normal.min(room_ms.max(100))
     }
 
     /// Live claims, from the store (for `/metrics`).

@@ -43,6 +43,11 @@ impl Time for SimClock {
     fn monotonic_ns(&self) -> u64 {
         self.now.load(Ordering::SeqCst)
     }
+    // The simulated time moves on by the wait (one world's steps run on one thread).
+    fn sleep(&self, d: std::time::Duration) {
+        self.now
+            .fetch_add(d.as_nanos().min(u64::MAX as u128) as u64, Ordering::SeqCst);
+    }
 }
 
 impl SimClock {

@@ -52,7 +52,7 @@ pub(crate) enum StoreDefect {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-pub(crate) const DEFECTS: [Planted; 32] = [
+pub(crate) const DEFECTS: [Planted; 33] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -202,6 +202,14 @@ pub(crate) const DEFECTS: [Planted; 32] = [
         "shared-lease-no-others",
         Defect::SharedLeaseNoOthers,
         Sim::SharedLease,
+    ),
+    // The service's client lease on the embedded store starts from the stored reservation and the
+    // clock alone, not above `now + max_ahead`: after the store's history was lost, a client mints
+    // what a client of the lost history minted offline ahead of the clock.
+    Planted::code(
+        "client-lease-ignores-unknown-history",
+        Defect::ClientLeaseIgnoresUnknownHistory,
+        Sim::Service,
     ),
     // The bindings' windows: a window of an earlier lease's generator handed out under the new one.
     Planted::window("window-of-another-generator", WindowDefect::IgnoresOwner),

@@ -112,7 +112,12 @@
 //! sequencer with `--client-sequencer` the client sequencer, which it must refuse: no ID twice across
 //! instances and clients, no sequencer record the operator did not create, and no start of the mistake
 //! (reported at the end of the run, so that what it leads to, an instance and a client on one node ID,
-//! meets the no-ID-twice check first). (This crate depends on `snowmint-service`, so that its
+//! meets the no-ID-twice check first). One seed in three, the store declares the embedded store's bound
+//! (`max_ahead`, 1 s) and its history is lost now and then (deleted and made again, the service
+//! restarted on it; no clock steps then): every client lease taken after it must start at or above the
+//! limit of every lease of the lost history on its node ID (planted:
+//! `client-lease-ignores-unknown-history`, the client lease started from the stored reservation and the
+//! clock alone). (This crate depends on `snowmint-service`, so that its
 //! instances run in this binary; its planted defects are coord's, in the same table.)
 //!
 //! One lease per host (`--world "shared lease"`, `--replay SEED --shared-lease`; module `worlds::shared_lease`):

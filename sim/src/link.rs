@@ -57,6 +57,9 @@ pub(crate) struct Link {
     /// Each claim's expiry as the store last answered it (claims and renewals of every link of the
     /// world): a renewal answered after it is a violation.
     pub(crate) expiries: Expiries,
+    /// A bound on a lost history ([`Store::max_ahead`]) this link declares for a store that has none
+    /// of its own (the service world's stand-in for the embedded store): `None`, the store's own.
+    pub(crate) bound: Option<Duration>,
 }
 
 /// Per claim (sequencer, node ID, fencing token), its expiry (Unix ms) as the store last set it.
@@ -90,6 +93,7 @@ impl Link {
             pg: None,
             violation: Mutex::new(None),
             expiries: Expiries::default(),
+            bound: None,
         }
     }
     pub(crate) fn true_ms(&self) -> u64 {
@@ -210,7 +214,7 @@ impl Store for Link {
     }
     // The embedded store's bound on a lost history (what its holders apply): the store's own.
     fn max_ahead(&self) -> Option<Duration> {
-        self.store.max_ahead()
+        self.bound.or_else(|| self.store.max_ahead())
     }
     fn create_sequencer(
         &self,

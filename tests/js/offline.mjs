@@ -80,6 +80,35 @@ export async function offlineTests(api, { test, assert, flavour }) {
     }
   })
 
+  t('a lease that starts further ahead of the clock than the default maxAheadMs mints', async () => {
+    // An embedded store's `?max_ahead=60s`: a client lease starts up to 60 s past the clock (SPEC §3.2).
+    const s = await startService()
+    let g
+    try {
+      await s.control('/_test/misbehave?mode=lease_ahead')
+      g = await OfflineGenerator.open({ url: s.url, name: `ahead-${n++}` })
+      // At once: not after the clock came within the default 15 s of the start (45 s of TOO_FAR_AHEAD).
+      const seen = new Set()
+      const t0 = Date.now()
+      while (seen.size < 5000 && Date.now() - t0 < 5000) {
+        try {
+          for (const id of g.nextIds(1000)) seen.add(id)
+        } catch (e) {
+          if (e.code !== 'TOO_FAR_AHEAD') throw e
+          await g.flush()
+        }
+      }
+      assert.equal(seen.size, 5000, `${seen.size} IDs in 5 s`)
+      const start = BigInt(g.lease.start)
+      const first = [...seen].reduce((a, b) => (a < b ? a : b))
+      // twitter: the timestamp above 22 bits, the position's tick above 12.
+      assert.ok(first >> 22n >= start >> 12n, `ID ${first} below the lease's start ${start}`)
+    } finally {
+      g?.close()
+      s.kill()
+    }
+  })
+
   t('a lease answer larger than 64 KiB is refused, not read', async () => {
     const s = await startService()
     try {

@@ -14,6 +14,7 @@ must keep unique), not Snowflakes. On top of the protocol it has test controls:
        `interval_ms` (default 1500), `huge` pads a correct answer with `bytes` spaces (default 300 MB),
        `valid_for` answers `valid_for_ms` as given (an integer of any size);
        the lease routes: `lease_start_above_limit` answers leases whose start is above their limit,
+       `lease_ahead` leases that start 60 s past the clock (an embedded store's `?max_ahead=60s`),
        `renew_new_token` renews with another token than the lease's, `lease_huge` pads a correct lease
        answer with `bytes` spaces, `same_node_lost` answers every renewal 409 LEASE_LOST and every new
        lease with node ID 0 from the same start (a service restored from a backup);
@@ -109,9 +110,14 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "lease_start_above_limit":
             start, limit = limit + 1, limit
         now = int(time.time() * 1000)
+        limit_ms = now + 60_000
+        if mode == "lease_ahead":
+            # The twitter layout's positions (ms ticks, 12 sequence bits), starting 60 s past the clock.
+            start = (now + 60_000 - 1288834974657) << 12
+            limit, limit_ms = start + (1_000 << 12), now + 61_000
         self.send(status, {
             "token": token, "node_id": node, "layout": "twitter", "sequencer": "clients",
-            "start": str(start), "limit": str(limit), "limit_unix_ms": now + 60_000,
+            "start": str(start), "limit": str(limit), "limit_unix_ms": limit_ms,
             "expires_unix_ms": now + 70_000, "renew_after_ms": 20_000, "fencing_token": str(node + 1),
         }, pad=bad["bytes"] if mode == "lease_huge" else 0)
 

@@ -150,6 +150,11 @@ test('two tabs, offline, reload: every ID unique, each tab increasing after its 
   // Web Locks: the second tab holds the second slot, under its own lease (its own node ID).
   assert.deepEqual([la.slot, lb.slot], [0, 1]);
   assert.notEqual(la.nodeId, lb.nodeId);
+  // A new lease on the embedded store starts max_ahead (here 60 s) past the clock, so its room is what
+  // the clock has moved since the take (SPEC §3.2): renewed 1.5 s later, it has room to go offline (and
+  // for the reload's mark, which lies 10/16 s of positions past the last ID).
+  await a.waitForTimeout(1500);
+  for (const p of [a, b]) await p.evaluate(() => window.g.renew());
   const idsA = await mint(a, 2000);
   const idsB = await mint(b, 2000);
 
@@ -238,6 +243,9 @@ test('past the reservation while offline: LEASE_LOST; back online the online eve
   await context.setOffline(true);
   const r = await page.evaluate(() => {
     const l = window.g.lease;
+    // A new lease on the embedded store renews early (its room grows with the clock, SPEC §3.2): the
+    // renewal awaited below is the one after this.
+    window.g.lastEvent = 'offline';
     window.skew = l.limitUnixMs - Date.now() + 50; // the injected clock: just past the reservation
     try {
       window.g.nextId();

@@ -108,6 +108,11 @@ pub enum Defect {
     /// every process that leaves takes itself for the last one and releases the claim under the
     /// processes still minting, and a joiner claims anew beside them.
     SharedLeaseNoOthers,
+    /// The ID service's client lease starts from the node ID's stored reservation and the clock alone,
+    /// not also above `now + max_ahead` on a store whose history can be lost (the fix reverted): a
+    /// client that takes a node ID after the embedded store's directory was lost mints what a client of
+    /// the lost history minted ahead of the clock.
+    ClientLeaseIgnoresUnknownHistory,
 }
 
 /// The planted defect a store, lease, shared lease, range sequence or node source carries: with the

@@ -17,6 +17,12 @@ pub trait Time: Send + Sync + std::fmt::Debug + 'static {
     fn is_system(&self) -> bool {
         false
     }
+
+    /// Waits `d` on this clock: the thread sleeps (a simulated clock may move its time on instead). The
+    /// ID service's client lease waits through it for a start above `now + max_ahead` (SPEC §3.2).
+    fn sleep(&self, d: std::time::Duration) {
+        std::thread::sleep(d);
+    }
 }
 
 /// The operating system's clocks.

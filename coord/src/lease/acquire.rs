@@ -272,15 +272,12 @@ impl Lease {
                     if shared.ceiling.load(Ordering::SeqCst) > start_at {
                         break;
                     }
-                    let tick_start = shared.layout.epoch_ns().saturating_add(
-                        (start_at >> shared.seq_bits()).saturating_mul(shared.layout.tick_ns()),
-                    );
-                    let left = tick_start
-                        .saturating_sub(b)
-                        .saturating_sub(shared.time.unix_ns());
-                    std::thread::sleep(Duration::from_nanos(
-                        left.min(shared.layout.tick_ns()).saturating_add(100_000),
-                    ));
+                    std::thread::sleep(Duration::from_nanos(super::position::bound_reaches_in_ns(
+                        &shared.layout,
+                        b,
+                        start_at,
+                        shared.time.unix_ns(),
+                    )));
                     let target = shared.target(start_at).map_err(release_on_error)?;
                     shared.extend_to(target).map_err(release_on_error)?;
                 }

@@ -64,7 +64,9 @@ use crate::base::time::Time;
 
 pub use handle::Lease;
 pub use options::{default_holder, LeaseOptions, NODE_WAIT_POLL};
-pub use position::{reservation_for, start_after, start_after_ns};
+pub use position::{
+    bound_reaches_in_ns, reservation_for, start_after, start_after_ns, unknown_history_start,
+};
 pub use state::LeaseState;
 pub use word::{CeiledGenerator, LeaseCeiling, Word};
 

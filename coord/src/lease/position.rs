@@ -40,3 +40,26 @@ pub fn start_after_ns(layout: &Layout, until_ns: u64) -> u64 {
     let tick = since.div_ceil(layout.tick_ns());
     tick.saturating_mul(1u64 << layout.sequence_bits())
 }
+
+/// On a store whose history can be lost (its bound `bound_ns`, [`crate::Store::max_ahead`]), the first
+/// position under `layout` a new holder of a node ID may mint whatever the store holds, the clock
+/// reading `now_ns`: past every tick that starts before `now + bound`, the furthest any earlier holder
+/// of the node ID could have reserved (its last write was before now; SPEC §3.2). `0` without a bound.
+/// The coord leases and the ID service's client leases both start at or above it.
+pub fn unknown_history_start(layout: &Layout, bound_ns: Option<u64>, now_ns: u64) -> u64 {
+    match bound_ns {
+        Some(b) => start_after_ns(layout, now_ns.saturating_add(b)),
+        None => 0,
+    }
+}
+
+/// How long (ns) a holder that starts at `start` (at or above [`unknown_history_start`]) waits, the
+/// clock reading `now_ns`, before the store's bound `bound_ns` past the clock reaches `start`'s tick and
+/// a reservation can cover it: at most a tick, and a tenth of a millisecond more.
+pub fn bound_reaches_in_ns(layout: &Layout, bound_ns: u64, start: u64, now_ns: u64) -> u64 {
+    let tick_start = layout
+        .epoch_ns()
+        .saturating_add((start >> layout.sequence_bits()).saturating_mul(layout.tick_ns()));
+    let left = tick_start.saturating_sub(bound_ns).saturating_sub(now_ns);
+    left.min(layout.tick_ns()).saturating_add(100_000)
+}

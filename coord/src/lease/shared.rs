@@ -15,7 +15,7 @@ use crate::base::time::Time;
 use crate::shared_lease::{self, SharedFile};
 
 use super::options::LeaseOptions;
-use super::position::{reservation_for, start_after, start_after_ns};
+use super::position::{reservation_for, start_after, unknown_history_start};
 use super::state::{LeaseState, DESTROYED, HELD, LOST};
 use super::word::Word;
 
@@ -190,10 +190,7 @@ impl Shared {
     /// mint whatever the store holds: past every tick that starts before `now + bound`, the furthest any
     /// earlier holder of the node ID could have reserved (its last write was before now). `0` elsewhere.
     pub(super) fn unknown_history_start(&self) -> u64 {
-        match self.bound_ns {
-            Some(b) => start_after_ns(&self.layout, self.time.unix_ns().saturating_add(b)),
-            None => 0,
-        }
+        unknown_history_start(&self.layout, self.bound_ns, self.time.unix_ns())
     }
 
     /// Sleeps (bounded by the store's bound and a tick) until the clock has left the tick of position

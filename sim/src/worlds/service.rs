@@ -19,7 +19,12 @@
 //! every step: no ID minted twice across instances and clients, each minter's IDs strictly increasing,
 //! and no sequencer in the store that the operator did not create (only `default` is ever created
 //! implicitly); at the end of the run, no start of the operator's mistake (after the no-ID-twice check
-//! had its chance to catch what it leads to). What it holds the service to (SPEC §6a): every instance's
+//! had its chance to catch what it leads to). One seed in three, the store has the embedded store's
+//! bound on a lost history (`max_ahead`, 1 s, declared by the links) and its history is lost now and
+//! then, the service restarted on it (the directory deleted and made again, the operator creating the
+//! sequencers in it again; no clock steps then, SPEC §8): the clients of the lost history mint on
+//! offline up to their limits, and every client lease taken after it must start at or above the
+//! limit of every one of them on its node ID (SPEC §3.2, "a store whose history is lost"). What it holds the service to (SPEC §6a): every instance's
 //! own node ID is a claim on the sequencer client leases come from, so the store never leases a client
 //! the node ID an instance mints with.
 
@@ -79,6 +84,12 @@ struct Client {
 
 struct ServiceWorld {
     rng: Rng,
+    /// The embedded store's bound on a lost history (one seed in three), whose history is then lost
+    /// now and then ([`ServiceWorld::lose_history`]); `None`: the in-memory store's own (none).
+    bound: Option<Duration>,
+    /// The leases of the clients when a history was lost, `(node ID, limit)`: what they may still
+    /// mint offline, which no lease taken after it may reach.
+    lost: Vec<(u64, u64)>,
     defect: Defect,
     trace: bool,
     now: Arc<AtomicU64>,
@@ -177,11 +188,16 @@ impl ServiceWorld {
             ..LayoutConfig::default()
         })
         .expect("the simulation's layout");
+        // Every third seed: the embedded store's bound (no draw of `rng`: the other seeds as before).
+        let bound = (seed % 3 == 2).then(|| Duration::from_millis(1_000));
         let mut config = Config::new("0", "twitter").expect("a configuration");
         config.layout = layout;
         config.layout_name = layout_text(&layout);
         config.lease_ttl = Duration::from_millis(3_000);
-        config.lease_reservation = Duration::from_millis(2_000);
+        // Clipped to the bound, as the service clips it (which it says on stderr otherwise).
+        config.lease_reservation = bound.map_or(Duration::from_millis(2_000), |b| {
+            b.min(Duration::from_millis(2_000))
+        });
         config.client_sequencer = Some(CLIENT_SEQUENCER.into());
         // The store protocol under faults, every node ID within every client's reach (the caps are
         // service/tests/lease_caps.rs's).
@@ -210,6 +226,7 @@ impl ServiceWorld {
                     clock: clock(),
                     link: Arc::new(Link {
                         expiries: expiries.clone(),
+                        bound,
                         ..Link::new(store.clone(), &now, link_seed, None, StoreDefect::None)
                     }),
                     service: None,
@@ -229,6 +246,8 @@ impl ServiceWorld {
             .collect();
         ServiceWorld {
             rng,
+            bound,
+            lost: Vec::new(),
             defect,
             trace,
             now,
@@ -411,6 +430,17 @@ impl ServiceWorld {
                     next: field_u64(&v, "start")?,
                     next_renew_ns: now + field_u64(&v, "renew_after_ms")? * MS,
                 };
+                // Above everything a client of a lost history may still mint offline.
+                if let Some((_, limit)) = self
+                    .lost
+                    .iter()
+                    .find(|&&(node, limit)| node == lease.node && lease.next < limit)
+                {
+                    return Err(format!(
+                        "client {c}: a lease of node {} taken after the store's history was lost starts at {}, below the limit {limit} of a lease of the lost history",
+                        lease.node, lease.next
+                    ));
+                }
                 self.log(|| {
                     format!(
                         "client {c} leases node {} from instance {i}: [{}, {})",
@@ -479,7 +509,9 @@ impl ServiceWorld {
                 inst.link.heal();
             }
             if let Some(s) = inst.service.as_ref().filter(|_| now >= inst.next_round_ns) {
-                inst.next_round_ns = now + 1_000 * MS;
+                // Under the bound, a third of it: the reservation reaches no further ahead than it.
+                inst.next_round_ns =
+                    now + self.bound.map_or(1_000 * MS, |b| b.as_nanos() as u64 / 3);
                 s.keeper_round();
             }
             // An instance whose own lease ended (lost, its sequencer destroyed) is restarted (what
@@ -506,6 +538,10 @@ impl ServiceWorld {
                 self.log(|| format!("{} ms pass", d / MS));
                 self.advance(d);
             }
+            // The embedded store's processes share their host's clock (a clock stepped back then repeats
+            // IDs whatever the product does, SPEC §8): its history is lost instead.
+            75 if self.bound.is_some() => self.lose_history()?,
+            76 if self.bound.is_some() => {}
             75..=76 => {
                 let by = self.rng.below(2_000) as i64 - 1_000;
                 let clock = match self.rng.chance(50) {
@@ -596,6 +632,45 @@ impl ServiceWorld {
                 "the store holds the sequencers {live:?}, the operator created {created:?}"
             ));
         }
+        Ok(())
+    }
+
+    /// The store's history is lost (the embedded store's directory deleted and made again, the
+    /// service restarted on it): every instance stops (its lease, and its token key, with the old
+    /// history), the operator creates the sequencers again in the new store, and the clients keep
+    /// their leases, minting offline up to their limits until a renewal is refused (another token
+    /// key). Their limits are noted ([`ServiceWorld::lost`]); the restart takes a millisecond.
+    fn lose_history(&mut self) -> std::result::Result<(), String> {
+        for inst in &mut self.instances {
+            if let Some(s) = inst.service.take() {
+                inst.link.faults.cut.store(true, Ordering::SeqCst);
+                drop(s);
+            }
+        }
+        self.lost.extend(
+            self.clients
+                .iter()
+                .filter_map(|c| c.lease.as_ref().map(|l| (l.node, l.limit))),
+        );
+        let store = Arc::new(MemoryStore::new().plant(self.defect));
+        self.incarnation = Some(create(&store, CLIENT_SEQUENCER, &self.layout, self.step));
+        self.other = create(&store, OTHER_SEQUENCER, &self.layout, self.step);
+        let expiries = Expiries::default();
+        for inst in &mut self.instances {
+            let link_seed = self.rng.next();
+            inst.link = Arc::new(Link {
+                expiries: expiries.clone(),
+                bound: self.bound,
+                ..Link::new(store.clone(), &self.now, link_seed, None, StoreDefect::None)
+            });
+            inst.heal_at_ns = 0;
+        }
+        self.store = store;
+        self.advance(MS);
+        self.log(|| {
+            "the store's history is lost (its directory deleted and made again): the service restarts"
+                .to_string()
+        });
         Ok(())
     }
 
