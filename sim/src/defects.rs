@@ -52,7 +52,7 @@ pub(crate) enum StoreDefect {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-pub(crate) const DEFECTS: [Planted; 32] = [
+pub(crate) const DEFECTS: [Planted; 33] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
@@ -195,6 +195,13 @@ pub(crate) const DEFECTS: [Planted; 32] = [
     Planted::code(
         "embedded-no-max-ahead",
         Defect::EmbeddedNoMaxAhead,
+        Sim::FileLeases,
+    ),
+    // The embedded store's fencing tokens from the directory's history only: a lost history gives
+    // a node ID's tokens again.
+    Planted::code(
+        "embedded-token-from-history",
+        Defect::EmbeddedTokenFromHistory,
         Sim::FileLeases,
     ),
     // One lease per host: the state file never sees the other sharers (issue 40).

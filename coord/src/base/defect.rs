@@ -108,6 +108,10 @@ pub enum Defect {
     /// every process that leaves takes itself for the last one and releases the claim under the
     /// processes still minting, and a joiner claims anew beside them.
     SharedLeaseNoOthers,
+    /// The embedded store's fencing tokens come from the directory's history only (the last token of
+    /// the node ID and its reservation's, plus one), without the clock's floor: a directory whose
+    /// history is lost gives its tokens again (1 in a new directory).
+    EmbeddedTokenFromHistory,
 }
 
 /// The planted defect a store, lease, shared lease, range sequence or node source carries: with the

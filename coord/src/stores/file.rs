@@ -19,7 +19,8 @@
 //! there are none), held for microseconds and waited for at most 2 s (then `STORE_UNAVAILABLE`).
 //! - A claim takes N when the record names no claim, or one whose expiry (`now + ttl` of its last claim
 //!   or renewal, by the callers' clock) has passed, or one whose process has died; it writes the next
-//!   fencing token (above the record's and the reservation's) and the new expiry.
+//!   fencing token (above the record's and the reservation's, and at least `now_unix_ms * 1000`:
+//!   `token_floor`) and the new expiry.
 //! - A renewal succeeds only while the record still names its token and has not expired; a reservation
 //!   is written only while the record names its token (so the old holder of a claim taken after its
 //!   expiry gets `LEASE_LOST`, and its keeper stops the generator at its ceiling), and never below the
@@ -53,7 +54,10 @@
 //! ([`MAX_AHEAD`], 1 s, unless the URL says `?max_ahead=`: [`FileStore::with_max_ahead`]) caps every
 //! reservation at `now + max_ahead`, every new claim starts above `now + max_ahead` whatever the
 //! directory holds, and a release waits out what was minted ahead of the clock ([`crate::lease`]); the
-//! ID service's client leases reach no further ahead (`service/src/leases.rs`). A directory that does not exist is `STORE_NOT_FOUND`
+//! ID service's client leases reach no further ahead (`service/src/leases.rs`). Nor does a lost history
+//! give a fencing token again: a claim's token is at least its clock's `now_unix_ms * 1000`
+//! (`token_floor`), above every token given before the loss (a lease token of the ID service from
+//! before a restore is `LEASE_LOST`, not the new claim's). A directory that does not exist is `STORE_NOT_FOUND`
 //! ([`FileStore::open`]); [`FileStore::create`] (creating a sequencer) makes it.
 //!
 //! The embedded store is for one host's local disk: the locks and the registry are this host's, and on
@@ -238,10 +242,11 @@ impl Drop for RecordGuard<'_> {
 /// never repeat on one host even when the directory's history (the last token of each node ID) is lost
 /// (SPEC §3.2). Room for 1,000 claims of one node ID per millisecond before the chain of tokens runs
 /// above the clock's floor; a claim takes a lock and file writes, so it never comes near that (and were
-/// it to, the tokens would still rise by one a claim). `1.8e15` today: an `off_t` for the liveness lock
-/// on byte `token`, and below 2^53 (a JSON number JavaScript reads exactly) until the year 2255.
+/// it to, the tokens would still rise by one a claim). About 1.8e15 today: an `off_t` for the liveness
+/// lock on byte `token`, and below 2^53 (a JSON number JavaScript reads exactly: `snowmint lease list
+/// --json`; the ID service sends it as a string) until the year 2255, where the floor stops rising.
 fn token_floor(now_unix_ms: u64) -> u64 {
-    now_unix_ms.saturating_mul(1000)
+    now_unix_ms.saturating_mul(1000).min(1 << 53)
 }
 
 /// Takes the liveness lock of the claim with fencing token `token` (byte `token` of the node file), a
@@ -687,8 +692,11 @@ impl FileStore {
         // (deleted, replaced, restored from a backup) holds no record of the tokens already given, and
         // without the floor would give them again (a lease token of the ID service naming the node ID
         // and token of an earlier claim would renew the new one).
-        let token = (last.max(self.reservation_token(r.sequencer, node_id)?) + 1)
-            .max(token_floor(r.now_unix_ms));
+        let floor = match self.defect.is(Defect::EmbeddedTokenFromHistory) {
+            true => 0,
+            false => token_floor(r.now_unix_ms),
+        };
+        let token = (last.max(self.reservation_token(r.sequencer, node_id)?) + 1).max(floor);
         if !hold_token(&file, token).map_err(|e| self.fail("cannot lock a claim", e))? {
             return Ok(None);
         }
