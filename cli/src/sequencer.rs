@@ -81,8 +81,9 @@ fn node_table(
     with_sequencer: bool,
 ) -> std::io::Result<()> {
     let seq_width = nodes.iter().map(|(s, _)| s.len()).max().unwrap_or(0).max(9);
+    // (The token: 16 digits on the embedded store, whose tokens start from the clock.)
     let head = format!(
-        "{:>7}  {:<28} {:>8}  {:<24}  {:>20}  reserved until",
+        "{:>7}  {:<28} {:>16}  {:<24}  {:>20}  reserved until",
         "node", "holder", "token", "expires", "reservation"
     );
     if with_sequencer {
@@ -107,7 +108,7 @@ fn node_table(
             None => ("-".into(), "-".into()),
         };
         let row = format!(
-            "{:>7}  {:<28} {:>8}  {:<24}  {:>20}  {}",
+            "{:>7}  {:<28} {:>16}  {:<24}  {:>20}  {}",
             n.node_id, holder, token, expires, position, until
         );
         if with_sequencer {

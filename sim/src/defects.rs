@@ -197,6 +197,13 @@ pub(crate) const DEFECTS: [Planted; 33] = [
         Defect::EmbeddedNoMaxAhead,
         Sim::FileLeases,
     ),
+    // The embedded store's fencing tokens from the directory's history only: a lost history gives
+    // a node ID's tokens again.
+    Planted::code(
+        "embedded-token-from-history",
+        Defect::EmbeddedTokenFromHistory,
+        Sim::FileLeases,
+    ),
     // One lease per host: the state file never sees the other sharers (issue 40).
     Planted::code(
         "shared-lease-no-others",

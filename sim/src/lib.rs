@@ -96,7 +96,10 @@
 //! store's bound keeps the old directory's holders, minting on up to their reservations, apart from
 //! the new claims (`Store::max_ahead`: reservations at most `now + 1 s`, every new claim above it): the
 //! planted `embedded-no-max-ahead` reverts it (before these faults it passed 200 seeds of this world;
-//! now caught at seed 1). The sequencer is re-created there with its own layout only, and there are
+//! now caught at seed 1). Every world of leases checks that no node ID's fencing token is given twice:
+//! the embedded store's, across its lost histories, from the clock's floor (planted
+//! `embedded-token-from-history`: tokens from the directory's history only, 1 again in a new one).
+//! The sequencer is re-created there with its own layout only, and there are
 //! no clock faults: a deleted directory takes its reservations and value floor with it, after which
 //! only the clock keeps the old IDs apart (SPEC §8) — with per-holder clock steps, or a host clock
 //! stepped back, or an epoch changed after a floor put IDs ahead of the clock, this world does mint IDs

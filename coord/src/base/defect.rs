@@ -113,6 +113,10 @@ pub enum Defect {
     /// client that takes a node ID after the embedded store's directory was lost mints what a client of
     /// the lost history minted ahead of the clock.
     ClientLeaseIgnoresUnknownHistory,
+    /// The embedded store's fencing tokens come from the directory's history only (the last token of
+    /// the node ID and its reservation's, plus one), without the clock's floor: a directory whose
+    /// history is lost gives its tokens again (1 in a new directory).
+    EmbeddedTokenFromHistory,
 }
 
 /// The planted defect a store, lease, shared lease, range sequence or node source carries: with the

@@ -19,7 +19,8 @@
 //! there are none), held for microseconds and waited for at most 2 s (then `STORE_UNAVAILABLE`).
 //! - A claim takes N when the record names no claim, or one whose expiry (`now + ttl` of its last claim
 //!   or renewal, by the callers' clock) has passed, or one whose process has died; it writes the next
-//!   fencing token (above the record's and the reservation's) and the new expiry.
+//!   fencing token (above the record's and the reservation's, and at least `now_unix_ms * 1000`:
+//!   `token_floor`) and the new expiry.
 //! - A renewal succeeds only while the record still names its token and has not expired; a reservation
 //!   is written only while the record names its token (so the old holder of a claim taken after its
 //!   expiry gets `LEASE_LOST`, and its keeper stops the generator at its ceiling), and never below the
@@ -53,7 +54,10 @@
 //! ([`MAX_AHEAD`], 1 s, unless the URL says `?max_ahead=`: [`FileStore::with_max_ahead`]) caps every
 //! reservation at `now + max_ahead`, every new claim starts above `now + max_ahead` whatever the
 //! directory holds, and a release waits out what was minted ahead of the clock ([`crate::lease`]); the
-//! ID service's client leases reach no further ahead (`service/src/leases.rs`). A directory that does not exist is `STORE_NOT_FOUND`
+//! ID service's client leases reach no further ahead (`service/src/leases.rs`). Nor does a lost history
+//! give a fencing token again: a claim's token is at least its clock's `now_unix_ms * 1000`
+//! (`token_floor`), above every token given before the loss (a lease token of the ID service from
+//! before a restore is `LEASE_LOST`, not the new claim's). A directory that does not exist is `STORE_NOT_FOUND`
 //! ([`FileStore::open`]); [`FileStore::create`] (creating a sequencer) makes it.
 //!
 //! The embedded store is for one host's local disk: the locks and the registry are this host's, and on
@@ -232,6 +236,17 @@ impl Drop for RecordGuard<'_> {
         }
         self.1.leave();
     }
+}
+
+/// The least fencing token a claim made at `now_unix_ms` is given: `now_unix_ms * 1000`, so tokens
+/// never repeat on one host even when the directory's history (the last token of each node ID) is lost
+/// (SPEC §3.2). Room for 1,000 claims of one node ID per millisecond before the chain of tokens runs
+/// above the clock's floor; a claim takes a lock and file writes, so it never comes near that (and were
+/// it to, the tokens would still rise by one a claim). About 1.8e15 today: an `off_t` for the liveness
+/// lock on byte `token`, and below 2^53 (a JSON number JavaScript reads exactly: `snowmint lease list
+/// --json`; the ID service sends it as a string) until the year 2255, where the floor stops rising.
+fn token_floor(now_unix_ms: u64) -> u64 {
+    now_unix_ms.saturating_mul(1000).min(1 << 53)
 }
 
 /// Takes the liveness lock of the claim with fencing token `token` (byte `token` of the node file), a
@@ -672,8 +687,16 @@ impl FileStore {
         // The node file keeps the last token of the node ID (each holder writes its own there, under
         // the record's lock, without fsync: a claim costs well under a millisecond). The reservation,
         // written durably before anything is minted, records its token too, so even after a power
-        // loss the next token exceeds that of every holder that minted.
-        let token = last.max(self.reservation_token(r.sequencer, node_id)?) + 1;
+        // loss the next token exceeds that of every holder that minted. And at least the floor of
+        // the claim's clock ([`token_floor`]): a directory whose history is lost
+        // (deleted, replaced, restored from a backup) holds no record of the tokens already given, and
+        // without the floor would give them again (a lease token of the ID service naming the node ID
+        // and token of an earlier claim would renew the new one).
+        let floor = match self.defect.is(Defect::EmbeddedTokenFromHistory) {
+            true => 0,
+            false => token_floor(r.now_unix_ms),
+        };
+        let token = (last.max(self.reservation_token(r.sequencer, node_id)?) + 1).max(floor);
         if !hold_token(&file, token).map_err(|e| self.fail("cannot lock a claim", e))? {
             return Ok(None);
         }
@@ -1282,5 +1305,79 @@ mod tests {
         store.renew(&fresh, 1000, 1600).unwrap();
         assert_eq!(store.held().len(), 1);
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// A directory whose history is lost (here: a backup taken before a claim, restored after it) does
+    /// not give a fencing token again: a claim made after the lost one gets a larger token, from the
+    /// clock's floor ([`token_floor`]), though the restored directory records no earlier claim. Before:
+    /// both claims got token 1, and a holder of the lost claim (the ID service's lease token naming
+    /// node 0 and token 1) passed for the holder of the new one. The liveness lock on byte `token`
+    /// (about 1.8e15) works at that offset.
+    #[test]
+    fn a_restored_directory_does_not_give_a_fencing_token_again() {
+        let base =
+            std::env::temp_dir().join(format!("snowmint-file-restored-{}", std::process::id()));
+        let (dir, backup) = (base.join("store"), base.join("backup"));
+        struct Removed(PathBuf);
+        impl Drop for Removed {
+            fn drop(&mut self) {
+                let _ = fs::remove_dir_all(&self.0);
+            }
+        }
+        let _ = fs::remove_dir_all(&base);
+        let _removed = Removed(base.clone());
+        let config = SequencerConfig {
+            layout: crate::base::layout::layout_text(&snowmint::Layout::preset("twitter").unwrap()),
+            nodes: 1,
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let claim_at = |store: &FileStore, now_unix_ms: u64| {
+            let incarnation = store.sequencer("s").unwrap().unwrap().incarnation;
+            store
+                .claim(&ClaimRequest {
+                    sequencer: "s",
+                    nodes: 1,
+                    start: 0,
+                    ttl_ms: 1000,
+                    holder: "test",
+                    now_unix_ms,
+                    incarnation,
+                })
+                .unwrap()
+                .expect("node 0 is free")
+        };
+        let store = FileStore::create(&dir).unwrap();
+        store.create_sequencer("s", &config, now).unwrap();
+        let copied = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(&dir)
+            .arg(&backup)
+            .status()
+            .unwrap();
+        assert!(copied.success());
+        let first = claim_at(&store, now);
+        // Another open file sees the claim's liveness lock on byte `token`.
+        let node_file = File::open(store.node_path("s", 0, "lock")).unwrap();
+        assert!(
+            token_alive(&node_file, first.token).unwrap(),
+            "no liveness lock seen on byte {}",
+            first.token
+        );
+        store.release(&first).unwrap();
+        drop((store, node_file));
+        // The backup restored: node 0's file is gone with the history.
+        fs::remove_dir_all(&dir).unwrap();
+        fs::rename(&backup, &dir).unwrap();
+        let store = FileStore::open(&dir).unwrap();
+        let second = claim_at(&store, now + 1);
+        assert!(
+            second.token > first.token,
+            "the claim after the restore got fencing token {} again (the lost claim's: {})",
+            second.token,
+            first.token
+        );
     }
 }

@@ -144,6 +144,8 @@ pub(crate) struct World {
     spans: BTreeMap<u64, Span>,
     next_uid: u64,
     seen: HashSet<u64>,
+    /// Every claim's (node ID, fencing token): never one twice, even across a lost history.
+    tokens: HashSet<(u64, u64)>,
     /// Per incarnation of the sequencer and node ID, the highest logical position minted on it.
     top: BTreeMap<(u64, u64), u64>,
     /// The live incarnation of the sequencer (its layout is `layout`), and which of the sequencers
@@ -281,6 +283,7 @@ impl World {
             spans: BTreeMap::new(),
             next_uid: 0,
             seen: HashSet::new(),
+            tokens: HashSet::new(),
             top: BTreeMap::new(),
             incarnation,
             generation: 0,
@@ -353,6 +356,12 @@ impl World {
                 let uid = self.next_uid;
                 self.log(|| format!("holder {i} acquires node {} (lease {uid})", l.node_id()));
                 let node = l.node_id();
+                if !self.tokens.insert((node, l.fencing_token())) {
+                    return Err(format!(
+                        "holder {i} was given fencing token {} of node {node} again",
+                        l.fencing_token()
+                    ));
+                }
                 let h = &mut self.holders[i];
                 h.lease = Some(l);
                 h.uid = uid;
