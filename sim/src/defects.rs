@@ -52,7 +52,7 @@ pub(crate) enum StoreDefect {
 }
 
 /// Every planted defect the proof must catch (`--defect NAME` replays one).
-pub(crate) const DEFECTS: [Planted; 33] = [
+pub(crate) const DEFECTS: [Planted; 34] = [
     Planted::code("ignore-reservation", Defect::IgnoreReservation, Sim::Leases),
     Planted::code("ceiling-before-ack", Defect::CeilingBeforeAck, Sim::Leases),
     Planted::code(
