@@ -1035,52 +1035,54 @@ impl Store for PostgresStore {
         } else {
             Statement::Claim
         };
-        for _ in 0..64 {
-            let params = [
-                Param::Text(request.sequencer),
-                Param::Int(nodes),
-                Param::Int(start),
-                Param::Text(&holder),
-                Param::Int(ttl),
-                Param::Int(incarnation),
-            ];
-            if let Some(row) = self
-                .query("claiming a node ID", statement, &params)?
-                .first()
-            {
-                return Ok(Some(Claim {
-                    sequencer: request.sequencer.to_string(),
-                    node_id: int(row, 0) as u64,
-                    token: int(row, 1) as u64,
-                    expires_unix_ms: int(row, 2) as u64,
-                }));
-            }
-            if self.sequencer(request.sequencer)?.map(|r| r.incarnation)
-                != Some(request.incarnation)
-            {
-                return Err(crate::base::store_errors::not_live(
-                    &self.described,
-                    request.sequencer,
-                    request.incarnation,
-                ));
-            }
-            let held = self
-                .query(
-                    "counting held node IDs",
-                    Statement::HeldCount,
-                    &[Param::Text(request.sequencer), Param::Int(nodes)],
-                )?
-                .first()
-                .map(|r| int(r, 0))
-                .unwrap_or(0);
-            if held >= nodes {
-                return Ok(None);
-            }
-        }
-        Err(Error::unavailable(format!(
-            "{}: claiming a node ID of {}: lost 64 races in a row to concurrent claimers",
-            self.described, request.sequencer
-        )))
+        let params = [
+            Param::Text(request.sequencer),
+            Param::Int(nodes),
+            Param::Int(start),
+            Param::Text(&holder),
+            Param::Int(ttl),
+            Param::Int(incarnation),
+        ];
+        let claimed = claim_until_known(
+            || {
+                Ok(self
+                    .query("claiming a node ID", statement, &params)?
+                    .first()
+                    .map(|row| Claim {
+                        sequencer: request.sequencer.to_string(),
+                        node_id: int(row, 0) as u64,
+                        token: int(row, 1) as u64,
+                        expires_unix_ms: int(row, 2) as u64,
+                    }))
+            },
+            || {
+                if self.sequencer(request.sequencer)?.map(|r| r.incarnation)
+                    != Some(request.incarnation)
+                {
+                    return Err(crate::base::store_errors::not_live(
+                        &self.described,
+                        request.sequencer,
+                        request.incarnation,
+                    ));
+                }
+                let held = self
+                    .query(
+                        "counting held node IDs",
+                        Statement::HeldCount,
+                        &[Param::Text(request.sequencer), Param::Int(nodes)],
+                    )?
+                    .first()
+                    .map(|r| int(r, 0))
+                    .unwrap_or(0);
+                Ok(held >= nodes)
+            },
+        );
+        claimed.unwrap_or_else(|| {
+            Err(Error::unavailable(format!(
+                "{}: claiming a node ID of {}: lost 64 races in a row to concurrent claimers",
+                self.described, request.sequencer
+            )))
+        })
     }
 
     fn renew(&self, claim: &Claim, ttl_ms: u64, _now_unix_ms: u64) -> Result<Claim> {
@@ -1198,6 +1200,36 @@ impl Store for PostgresStore {
     }
 }
 
+/// The claim's loop (bounded: 64 rounds, `None` when every round lost a race): `claim` sends the claim
+/// statement (`Some` claim, or `None`: nothing taken), `full` counts the held node IDs (whether every one
+/// is held). An empty claim is either "every node ID is held" or "a concurrent claimer inserted the row
+/// this one picked first" (then it tries again, after that other process's successful claim). One full
+/// count is not enough to answer `NODE_IDS_EXHAUSTED`: a first send of this very claim that timed out
+/// (answers held back; re-sent on another connection) may still have been uncommitted when the re-send's
+/// statement took its snapshot, so the re-send found neither that claim (`mine`) nor a free row (the
+/// first send's row locked, skipped), and committed before the count's. The count then counts this
+/// claim's own node ID as held by another; a claim statement sent after it sees the commit, so only a
+/// claim that follows a full count and still takes nothing means every node ID is another's.
+fn claim_until_known<T>(
+    mut claim: impl FnMut() -> Result<Option<T>>,
+    mut full: impl FnMut() -> Result<bool>,
+) -> Option<Result<Option<T>>> {
+    let mut counted_full = false;
+    for _ in 0..64 {
+        match claim() {
+            Ok(Some(c)) => return Some(Ok(Some(c))),
+            Ok(None) if counted_full => return Some(Ok(None)),
+            Ok(None) => {}
+            Err(e) => return Some(Err(e)),
+        }
+        match full() {
+            Ok(f) => counted_full = f,
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1278,6 +1310,41 @@ mod tests {
                 .await
                 .unwrap();
         });
+    }
+
+    #[test]
+    fn a_claim_its_resend_did_not_see_is_found_after_a_full_count() {
+        // One node ID. The re-send's statement took its snapshot before the first send (its own claim)
+        // committed: it takes nothing; the count, after the commit, finds the node ID held; the next
+        // claim statement's `mine` finds the claim.
+        let mut sends = 0;
+        let got = claim_until_known(
+            || {
+                sends += 1;
+                Ok((sends > 1).then_some(7u64))
+            },
+            || Ok(true),
+        );
+        assert_eq!(
+            got.unwrap().unwrap(),
+            Some(7),
+            "the claim's own node ID, not NODE_IDS_EXHAUSTED"
+        );
+        assert_eq!(sends, 2);
+        // Every node ID another's: a claim after the full count takes nothing either.
+        let mut sends = 0;
+        let got = claim_until_known(
+            || {
+                sends += 1;
+                Ok(None::<u64>)
+            },
+            || Ok(true),
+        );
+        assert_eq!(got.unwrap().unwrap(), None);
+        assert_eq!(sends, 2);
+        // Lost races (the count finds a free node ID): bounded.
+        let got = claim_until_known(|| Ok(None::<u64>), || Ok(false));
+        assert!(got.is_none(), "64 rounds at most");
     }
 
     #[test]
