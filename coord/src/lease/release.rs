@@ -5,7 +5,9 @@ use std::sync::atomic::Ordering;
 use crate::base::defect::Defect;
 use crate::base::error::Result;
 
+use super::acquire::Resume;
 use super::handle::Lease;
+use super::shared::deadline_after;
 use super::state::{LeaseState, LOST};
 
 impl Lease {
@@ -69,7 +71,17 @@ impl Lease {
                 .store
                 .lower_reservation(&claim, &self.shared.reservation_for(next - 1));
         }
-        let released = self.shared.store.release(&claim);
+        // A release whose answer comes late (each send waits a quarter of the TTL, as the keeper's do)
+        // is tried again while the claim may still be live, its TTL: given up, it would leave the node
+        // ID held until then, where the store was only slow. Not in a stepped lease (a simulation
+        // replays its store's answers exactly).
+        let released = match self.stepped {
+            None => Resume {
+                until: deadline_after(&*self.shared.time, self.shared.options.ttl),
+            }
+            .retry(&*self.shared.time, || self.shared.store.release(&claim)),
+            Some(_) => self.shared.store.release(&claim),
+        };
         drop(leaving); // the other processes of a shared lease need not wait for this one's wait below
                        // On a store whose history can be lost, what was minted ahead of the clock is waited out before
                        // the process may go on to exit (bounded by the store's bound).
