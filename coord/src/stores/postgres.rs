@@ -862,6 +862,20 @@ impl PostgresStore {
         self.with_client(what, |c, timeout| c.query(statement, params, timeout))
     }
 
+    /// [`PostgresStore::query`] under the advisory lock `key` ([`Connection::query_serialized`]): a
+    /// re-send waits for its first send's transaction to end, and sees what it committed.
+    fn query_serialized(
+        &self,
+        what: &str,
+        key: i64,
+        statement: Statement,
+        params: &[Param<'_>],
+    ) -> Result<Vec<Row>> {
+        self.with_client(what, |c, timeout| {
+            c.query_serialized(key, statement, params, timeout)
+        })
+    }
+
     /// The answer timeout: [`PostgresStore::REQUEST_TIMEOUT`], or a quarter of the shortest TTL this
     /// store has claimed or renewed with (at least 200 ms), as etcd's: a statement re-sent after a late
     /// answer ([`crate::stores::remote::Resend`]) still lands well inside the claim's TTL.
@@ -1035,6 +1049,10 @@ impl Store for PostgresStore {
         } else {
             Statement::Claim
         };
+        // The claim's lock: its sends, first and re-sent, one after another (sql::CLAIM_LOCK).
+        let key = holder
+            .bytes()
+            .fold(0u64, |h, b| snowmint::mix64(h ^ u64::from(b))) as i64;
         let params = [
             Param::Text(request.sequencer),
             Param::Int(nodes),
@@ -1046,7 +1064,7 @@ impl Store for PostgresStore {
         let claimed = claim_until_known(
             || {
                 Ok(self
-                    .query("claiming a node ID", statement, &params)?
+                    .query_serialized("claiming a node ID", key, statement, &params)?
                     .first()
                     .map(|row| Claim {
                         sequencer: request.sequencer.to_string(),
@@ -1303,6 +1321,125 @@ mod tests {
                     held,
                     vec![new.to_string()],
                     "{key}: the re-send of a write its first send applied must answer the row's value {new:?}"
+                );
+            }
+            first
+                .batch_execute(&format!("DROP SCHEMA {quoted} CASCADE"))
+                .await
+                .unwrap();
+        });
+    }
+
+    /// A claim re-sent while its first send is still uncommitted (a commit slowed by a loaded disk
+    /// past the first send's wait) answers the first send's claim once it commits, and takes no second
+    /// node ID: the re-send waits on the claim's lock ([`backend::serialized`]), and its statement's
+    /// snapshot, taken after, sees the first send's commit. Sent without the lock, the re-send took
+    /// node ID 1 at once (the first send's row locked and skipped, its claim not yet visible), held by
+    /// nobody until its TTL. Two sessions on the real server play the two sends. Skipped without a
+    /// server (coord/test.sh gives one).
+    #[test]
+    fn a_claim_resent_behind_its_uncommitted_first_send_takes_no_second_node_id() {
+        let Some(base) = std::env::var("SNOWMINT_TEST_POSTGRES_URL")
+            .ok()
+            .filter(|v| !v.is_empty())
+        else {
+            eprintln!("no PostgreSQL (SNOWMINT_TEST_POSTGRES_URL): skipped");
+            return;
+        };
+        let schema = format!("claim_resend_{}", std::process::id());
+        let store = PostgresStore::connect(&format!("{base}?schema={schema}")).unwrap();
+        let config = crate::base::store::SequencerConfig {
+            layout: crate::layout_text(&snowmint::Layout::twitter()),
+            nodes: 4,
+        };
+        let quoted = sql::quoted(&schema);
+        let claim = sql::CLAIM.replace("{S}", &quoted);
+        let lock = sql::CLAIM_LOCK.replace("{S}", &quoted);
+        let key = 42i64;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let session = || async {
+                let (c, conn) = tokio_postgres::connect(&base, tokio_postgres::NoTls)
+                    .await
+                    .unwrap();
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+                std::sync::Arc::new(c)
+            };
+            let (first, resend) = (session().await, session().await);
+            let (nodes, start, ttl) = (4i64, 0i64, 60_000i64);
+            let rows_of = format!(
+                "INSERT INTO {quoted}.nodes (sequencer, node_id, token) \
+                 SELECT $1::text, g, 1 FROM generate_series(0, 3) g"
+            );
+            let node_of = |rows: &[tokio_postgres::Row]| -> Vec<i64> {
+                rows.iter().map(|r| r.get::<_, i64>(0)).collect()
+            };
+            // A sequencer's first claim (no rows yet: the re-send's insert waits on the first's, then
+            // takes nothing), and one whose node IDs were all held before (free rows: the re-send,
+            // unlocked, skips the first send's locked row and takes the next).
+            for (round, earlier) in [(1, false), (2, true)] {
+                let holder = format!("h{CLAIM_MARK}n{round}");
+                let name = format!("s{round}");
+                let record = store.create_sequencer(&name, &config, 0).unwrap();
+                let inc = record.incarnation as i64;
+                if earlier {
+                    first.execute(&rows_of, &[&name]).await.unwrap();
+                }
+                // The first send: its lock and its claim of node ID 0, not yet committed.
+                first.batch_execute("BEGIN").await.unwrap();
+                first.execute(&lock, &[&key]).await.unwrap();
+                let rows = first
+                    .query(&claim, &[&name, &nodes, &start, &holder, &ttl, &inc])
+                    .await
+                    .unwrap();
+                assert_eq!(node_of(&rows), vec![0], "the first send claims node ID 0");
+                let second = {
+                    let (resend, lock, claim, holder, name) = (
+                        resend.clone(),
+                        lock.clone(),
+                        claim.clone(),
+                        holder.clone(),
+                        name.clone(),
+                    );
+                    tokio::spawn(async move {
+                        let params: [(&(dyn tokio_postgres::types::ToSql + Sync), _); 6] = [
+                            (&name, tokio_postgres::types::Type::TEXT),
+                            (&nodes, tokio_postgres::types::Type::INT8),
+                            (&start, tokio_postgres::types::Type::INT8),
+                            (&holder, tokio_postgres::types::Type::TEXT),
+                            (&ttl, tokio_postgres::types::Type::INT8),
+                            (&inc, tokio_postgres::types::Type::INT8),
+                        ];
+                        backend::serialized(&resend, &lock, key, &claim, &params)
+                            .await
+                            .unwrap()
+                    })
+                };
+                // The re-send now waits on the claim's lock.
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                first.batch_execute("COMMIT").await.unwrap();
+                let answered = second.await.unwrap();
+                assert_eq!(
+                    node_of(&answered),
+                    vec![0],
+                    "round {round}: the re-send answers the claim its first send made"
+                );
+                let held: i64 = first
+                    .query_one(
+                        &format!("SELECT count(*) FROM {quoted}.nodes WHERE holder = $1"),
+                        &[&holder],
+                    )
+                    .await
+                    .unwrap()
+                    .get(0);
+                assert_eq!(
+                    held, 1,
+                    "round {round}: one node ID held by the claim, not two"
                 );
             }
             first

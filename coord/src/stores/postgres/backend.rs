@@ -36,6 +36,8 @@ pub enum Statement {
     /// feature `planted-defects`).
     #[doc(hidden)]
     ClaimWithoutMine,
+    /// `$1` the lock's key ([`Connection::query_serialized`]).
+    ClaimLock,
     HeldCount,
     Renew,
     Release,
@@ -68,6 +70,7 @@ impl Statement {
             Statement::Claim => sql::CLAIM,
             // (`mine`'s condition replaced by `false` where it is sent.)
             Statement::ClaimWithoutMine => sql::CLAIM,
+            Statement::ClaimLock => sql::CLAIM_LOCK,
             Statement::HeldCount => sql::HELD_COUNT,
             Statement::Renew => sql::RENEW,
             Statement::Release => sql::RELEASE,
@@ -160,6 +163,21 @@ pub trait Connection: Send + Debug {
         params: &[Param<'_>],
         timeout: Duration,
     ) -> Result<u64, Failure>;
+    /// Runs `statement` as [`Connection::query`] does, in a transaction of its own that first takes
+    /// the advisory lock `key` ([`Statement::ClaimLock`]): a send of a statement under the same key
+    /// waits until an earlier send's transaction has ended (committed, or rolled back once its
+    /// connection closed), and sees what it committed. By default the statement alone: a database
+    /// whose statements apply whole, one at a time (the simulated one), needs no lock.
+    fn query_serialized(
+        &mut self,
+        key: i64,
+        statement: Statement,
+        params: &[Param<'_>],
+        timeout: Duration,
+    ) -> Result<Vec<Row>, Failure> {
+        let _ = key;
+        self.query(statement, params, timeout)
+    }
     /// The connection is known to be closed.
     fn is_closed(&self) -> bool;
     /// A statement's answer did not come within its timeout and has not come since: a statement sent
@@ -440,6 +458,29 @@ fn typed<'a>(params: &'a [Param<'a>]) -> [(&'a (dyn ToSql + Sync), Type); 8] {
     })
 }
 
+/// `BEGIN`, the advisory lock `key` (`lock`, [`Statement::ClaimLock`]'s text), the statement `text`,
+/// `COMMIT`: sent at once, one round trip, as [`typed`] makes one statement one. Whatever the client
+/// then does (a timeout, a closed connection), the server has the whole transaction and ends it:
+/// committed, or rolled back on an error or a connection closed before it was all read; the lock goes
+/// with it.
+pub(crate) async fn serialized(
+    client: &tokio_postgres::Client,
+    lock: &str,
+    key: i64,
+    text: &str,
+    params: &[(&(dyn ToSql + Sync), Type)],
+) -> Result<Vec<tokio_postgres::Row>, tokio_postgres::Error> {
+    // Each future sends its messages when first polled; `try_join4` polls all four in order at once.
+    let (_, _, rows, _) = futures_util::future::try_join4(
+        client.batch_execute("BEGIN"),
+        client.query_typed(lock, &[(&key, Type::INT8)]),
+        client.query_typed(text, params),
+        client.batch_execute("COMMIT"),
+    )
+    .await?;
+    Ok(rows)
+}
+
 impl DriverConnection {
     /// After a statement timed out: answers come in order, so an empty query sent now is answered
     /// only after the late answer; until it is, the connection is [`Connection::draining`] (the store
@@ -499,6 +540,25 @@ impl Connection for DriverConnection {
             &self.runtime,
             timeout,
             self.client.query_typed(&text, &typed[..args.len()]),
+        );
+        self.watch(&rows);
+        rows?.iter().map(row).collect()
+    }
+
+    fn query_serialized(
+        &mut self,
+        key: i64,
+        statement: Statement,
+        args: &[Param<'_>],
+        timeout: Duration,
+    ) -> Result<Vec<Row>, Failure> {
+        let lock = self.text(Statement::ClaimLock);
+        let text = self.text(statement);
+        let typed = typed(args);
+        let rows = run(
+            &self.runtime,
+            timeout,
+            serialized(&self.client, &lock, key, &text, &typed[..args.len()]),
         );
         self.watch(&rows);
         rows?.iter().map(row).collect()

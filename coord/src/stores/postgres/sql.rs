@@ -37,6 +37,14 @@ SELECT node_id, token, (extract(epoch FROM expires_at) * 1000)::bigint FROM take
 UNION ALL
 SELECT node_id, token, (extract(epoch FROM expires_at) * 1000)::bigint FROM fresh";
 
+/// The transaction-level advisory lock a claim's statement is sent under (`$1`: a hash of the claim's
+/// nonce), in a transaction of its own ([`super::backend::serialized`]): a re-send of the claim waits
+/// until its first send's transaction has ended, so the claim statement's snapshot, taken after the
+/// lock, sees what that send committed, and `mine` finds it. Without it, a re-send sent while its first
+/// send was still uncommitted (a commit slowed by a loaded disk past the first send's wait) saw neither
+/// that claim nor its row (locked, skipped) and took a second node ID, held by nobody until its TTL.
+pub const CLAIM_LOCK: &str = "SELECT 1 FROM (SELECT pg_advisory_xact_lock($1::bigint)) AS l";
+
 /// The condition by which [`CLAIM`]'s `mine` finds the claim this holder string made (replaced by
 /// `false` in the planted `ClaimWithoutMine`).
 pub const MINE: &str = "holder = $4::text AND expires_at > now()";
