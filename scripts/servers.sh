@@ -447,6 +447,7 @@ tls_servers() {
 servers_stop() {
   [ -n "${SERVERS_DIR:-}" ] || return 0
   set +e  # the exit path: every step runs, whatever failed before
+  { set +x; } 2>/dev/null  # a caller's trace (set -x) would bury the failure above under its polling
   [ "$(_etcd_count)" -gt 0 ] && etcd_stop
   pg_stop
   local solo pid

@@ -176,9 +176,24 @@ def workers_of(pid: int) -> set[int]:
     return kids
 
 
+def wait_serving(url: str) -> None:
+    """Until the server answers a request (bounded: 20 s): the host's lease exists, the load is on. The
+    kills below come `after` s later, mid-load; a process killed during the host's first claim, before
+    its lease was recorded, is a fault of its own (cli/tests/orphan_claim.rs)."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"{url}?n=1", timeout=5).read()
+            return
+        except (OSError, http.client.HTTPException):
+            time.sleep(0.01)
+    raise AssertionError(f"{url} answered no request within 20 s")
+
+
 class KillAWorker:
-    """A `while_serving` for [`run_gunicorn`]: after `after` s of load, SIGKILLs one worker and measures
-    how long until a worker that was not there before answers (a batch of one), and under which node ID."""
+    """A `while_serving` for [`run_gunicorn`]: `after` s into the load (from its first answer), SIGKILLs one
+    worker and measures how long until a worker that was not there before answers (a batch of one), and
+    under which node ID."""
 
     def __init__(self, after: float = 0.3) -> None:
         self.after = after
@@ -191,6 +206,7 @@ class KillAWorker:
     def __call__(self, server: "subprocess.Popen[bytes]", url: str) -> None:
         import snowmint
 
+        wait_serving(url)
         time.sleep(self.after)
         before = workers_of(server.pid)
         assert len(before) >= 2, before
@@ -220,8 +236,8 @@ class KillAWorker:
 
 
 class KillThePrimary:
-    """A `while_serving` for [`run_gunicorn`]: after `after` s of load, SIGKILLs the primary (the gunicorn
-    master), waits until its orphaned workers have exited, and starts the same recipe again (as a
+    """A `while_serving` for [`run_gunicorn`]: `after` s into the load (from its first answer), SIGKILLs the
+    primary (the gunicorn master), waits until its orphaned workers have exited, and starts the same recipe again (as a
     supervisor would: `argv`, `cwd`, `env`), measuring how long until it answers a batch, and under which
     node ID; then stops it."""
 
@@ -235,6 +251,7 @@ class KillThePrimary:
     def __call__(self, server: "subprocess.Popen[bytes]", url: str) -> None:
         import snowmint
 
+        wait_serving(url)
         time.sleep(self.after)
         workers = workers_of(server.pid)
         server.kill()

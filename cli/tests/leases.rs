@@ -21,8 +21,8 @@ use snowmint_coord::{LeaseOptions, NodeGenerator, OffsetTime, Sequencer, SystemT
 const CLI: &str = env!("CARGO_BIN_EXE_snowmint");
 
 /// The stores under test.
-fn stores() -> Vec<String> {
-    match std::env::var("SNOWMINT_TEST_STORES") {
+fn stores() -> impl Iterator<Item = String> {
+    let stores: Vec<String> = match std::env::var("SNOWMINT_TEST_STORES") {
         Ok(v) if !v.trim().is_empty() => v.split_whitespace().map(str::to_string).collect(),
         _ => {
             let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -30,7 +30,9 @@ fn stores() -> Vec<String> {
             std::fs::create_dir_all(&dir).unwrap();
             vec![format!("file://{}", dir.display())]
         }
-    }
+    };
+    // Printed as each store's turn begins: a failure's output then names the store it failed on.
+    stores.into_iter().inspect(|s| println!("-- store {s}"))
 }
 
 fn embedded(store: &str) -> bool {
@@ -802,7 +804,7 @@ fn mint_attaches_only_to_an_existing_sequencer_and_adopts_its_configuration() {
 /// Bad input: every error names the source and says why, with a stable code.
 #[test]
 fn bad_input() {
-    let store = stores().remove(0);
+    let store = stores().next().unwrap();
     for (src, code, why) in [
         (
             "file://relative/dir",

@@ -140,16 +140,34 @@ impl Lease {
         let source = shared_lease::source_fingerprint(&store.describe(), &record.name);
         let joined = match &file {
             Some(f) => join(f, &*store, &*time, &record, &lease, source)?,
-            None => Joined::Claim { last_node: None },
+            None => Joined::Claim {
+                last_node: None,
+                orphan: false,
+            },
         };
         let fresh = !matches!(joined, Joined::Adopted(_));
         let claim = match joined {
             Joined::Adopted(c) => c,
             // The host claims again the node ID its processes last held, when it is free: processes
             // that did not overlap (one exits before the next has joined) stay on one node ID.
-            Joined::Claim { last_node } => {
+            Joined::Claim { last_node, orphan } => {
                 let start = lease.node.or(last_node).unwrap_or(start);
-                claim_waiting(&*store, &*time, &record, &lease, start, ttl_ms)?
+                let mut waiting = lease.clone();
+                if orphan {
+                    // A process of the host died mid-claim: its claim ends within its TTL (the store
+                    // may round it up: twice the TTL covers etcd's whole seconds).
+                    waiting.wait_for_node = waiting.wait_for_node.max(lease.ttl.saturating_mul(2));
+                }
+                claim_waiting(&*store, &*time, &record, &waiting, start, ttl_ms).inspect_err(
+                    |e| {
+                        // Nothing claimed: no claim of this process's can outlive it. But a claim whose
+                        // answer never came (STORE_UNAVAILABLE) may yet be applied: the state stays
+                        // CLAIMING for the next process.
+                        if let (Some(f), false) = (&file, e.code() == ErrorCode::StoreUnavailable) {
+                            f.word(shared_lease::STATE).store(HELD, Ordering::SeqCst);
+                        }
+                    },
+                )?
             }
         };
         let word = |index: usize, value: u64| match &file {
@@ -260,6 +278,8 @@ impl Lease {
                     incarnation: shared.record.incarnation,
                     source,
                 });
+                // Complete: no longer a claim that a death could leave behind unrecorded.
+                f.word(shared_lease::STATE).store(HELD, Ordering::SeqCst);
             }
             shared.started_at.store(start_at, Ordering::SeqCst);
             let target = shared.target(start_at).map_err(release_on_error)?;

@@ -11,15 +11,21 @@ use crate::shared_lease::{self, SharedFile};
 
 use super::options::LeaseOptions;
 use super::shared::{duration_ms, ms};
-use super::state::{HELD, LOST};
+use super::state::{CLAIMING, HELD, LOST};
 
 /// What joining the processes of a shared state file gave.
 pub(super) enum Joined {
     /// The claim of the record the other processes mint under.
     Adopted(Claim),
-    /// None to adopt and no other member: this process claims a node ID (the record cleared),
-    /// preferably the one the file's last record of this source and incarnation named.
-    Claim { last_node: Option<u64> },
+    /// None to adopt and no other member: this process claims a node ID (the record cleared, the
+    /// state [`CLAIMING`] until the record is written), preferably the one the file's last record of
+    /// this source and incarnation named. `orphan`: the last process to claim through the file died
+    /// mid-claim (the state was still [`CLAIMING`]), so its claim may hold a node ID until its TTL:
+    /// this claim waits for one to come free that long.
+    Claim {
+        last_node: Option<u64>,
+        orphan: bool,
+    },
 }
 
 /// Joins the processes of the host that share the lease of state file `f` (under its join lock): as a
@@ -53,8 +59,11 @@ pub(super) fn join(
         }
     } else if r.token != 0
         && r.incarnation == record.incarnation
-        && state.load(Ordering::SeqCst) == HELD
+        && matches!(state.load(Ordering::SeqCst), HELD | CLAIMING)
     {
+        // A record written by a claimer that died before its state went HELD is as complete as one
+        // after (the state word was past the claim's reservation before the record named it).
+        let _ = state.compare_exchange(CLAIMING, HELD, Ordering::SeqCst, Ordering::SeqCst);
         let claim = Claim {
             sequencer: record.name.clone(),
             node_id: r.node_id,
@@ -95,6 +104,8 @@ pub(super) fn join(
         && r.incarnation == record.incarnation
         && r.node_id < record.config.nodes)
         .then_some(r.node_id);
+    let orphan = r.token == 0 && state.load(Ordering::SeqCst) == CLAIMING;
     f.clear_record();
-    Ok(Joined::Claim { last_node })
+    state.store(CLAIMING, Ordering::SeqCst);
+    Ok(Joined::Claim { last_node, orphan })
 }

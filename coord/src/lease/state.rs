@@ -16,3 +16,10 @@ pub(super) const HELD: u64 = 0;
 pub(super) const LOST: u64 = 1;
 
 pub(super) const DESTROYED: u64 = 2;
+
+/// The state word of a shared state file while a process claims under its join lock (no lease is live
+/// under the file then: its token is 0, or the record was written a moment before the state goes
+/// [`HELD`]). Found by the next process to take the join lock, it says that the claimer died
+/// mid-claim: its claim may be live at the store until its TTL runs out
+/// ([`super::join::Joined::Claim`]'s `orphan`).
+pub(super) const CLAIMING: u64 = 3;
