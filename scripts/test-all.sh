@@ -223,4 +223,9 @@ for name in "${run_order[@]}"; do
   echo "-- its last lines:"
   tail -n 15 "$LOGS/$name.log"
 done
+# After a digest, the stages' times again: the very end is what a CI page shows.
+if [ "$failed" -gt 0 ]; then
+  echo; echo "==================== summary (again, after the digest) ===================="
+  printf '%s\n' "${summary[@]}"
+fi
 [ "$failed" -eq 0 ]
