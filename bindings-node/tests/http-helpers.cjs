@@ -85,24 +85,7 @@ function startedAt(pid) {
 }
 
 /**
- * Until the server on `port` answers a request (bounded: 20 s): the host's lease exists, the load is on.
- * The kills below come `after` ms later, mid-load; a process killed during the host's first claim, before
- * its lease was recorded, is a fault of its own (cli/tests/orphan_claim.rs).
- */
-async function serving(port) {
-  const t0 = Date.now()
-  while (Date.now() - t0 < 20_000) {
-    try {
-      return await get(port, '/?n=1')
-    } catch {
-      await new Promise((r) => setTimeout(r, 10))
-    }
-  }
-  throw new Error(`port ${port} answered no request within 20 s`)
-}
-
-/**
- * A `during` of `serveRecipe`: `after` ms into the load (from its first answer), SIGKILLs one worker of the primary and measures
+ * A `during` of `serveRecipe`: after `after` ms of load, SIGKILLs one worker of the primary and measures
  * how long until a worker that was not there before answers (`?n=1`): `{ recoveredMs, body, forkedMs,
  * startedMs, codeMs, killedAt, before }`: `recoveredMs` from the kill, `forkedMs` from the kill to the
  * replacement's process start, `startedMs` from that start to its answer (the process start times are the
@@ -111,7 +94,6 @@ async function serving(port) {
  * The load's own answers may come from the replacement first: serveRecipe's `firstNew` tells.
  */
 async function killAWorker(server, port, after = 300) {
-  await serving(port)
   await new Promise((r) => setTimeout(r, after))
   const before = new Set(childrenOf(server.pid))
   assert.ok(before.size >= 2, `the primary's workers: ${[...before]}`)
@@ -167,15 +149,14 @@ function startRecipe(dir, argv, env, port, log) {
 }
 
 /**
- * A `during` of `serveRecipe` for the recipe `argv` in `dir` with `env`: `after` ms into the load (from its
- * first answer), SIGKILLs the primary, waits until its workers have exited (a cluster worker exits when its primary is gone), then
+ * A `during` of `serveRecipe` for the recipe `argv` in `dir` with `env`: after `after` ms of load, SIGKILLs
+ * the primary, waits until its workers have exited (a cluster worker exits when its primary is gone), then
  * starts the recipe again (as a supervisor would, on another port) and measures how long until it answers a
  * batch (`?n=5`): `{ recoveredMs, body, killedAt }` (killedAt: Date.now() at the kill); then stops it
  * (SIGTERM to its group).
  */
 function killThePrimary(argv, dir, env, after = 300) {
-  return async (server, port) => {
-    await serving(port)
+  return async (server) => {
     await new Promise((r) => setTimeout(r, after))
     process.kill(server.pid, 'SIGKILL')
     const killedAt = Date.now()

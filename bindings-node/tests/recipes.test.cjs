@@ -37,8 +37,11 @@ async function fourNodeSource(dir) {
 // leader outlived its workers, and that every node ID is free again.
 async function runRecipe(dir, argv, signal, env = {}) {
   const source = await fourNodeSource(dir)
+  // TOO_FAR_AHEAD is the recipe's "retry shortly" (the SPEC allows it between the keeper's rounds, a
+  // lease's first second on a loaded host among them): counted, as in recipes-killed.test.cjs.
   const {
     bodies,
+    errors,
     log: logText,
     outlived,
   } = await serveRecipe(
@@ -46,11 +49,11 @@ async function runRecipe(dir, argv, signal, env = {}) {
     argv,
     { ...env, SNOWMINT_NODE_SOURCE: source, PM2_HOME: path.join(dir, 'pm2') },
     signal,
-    { leaderOnly: true },
+    { leaderOnly: true, answers: /^TOO_FAR_AHEAD$/ },
   )
   assert.deepEqual(outlived, [], `the leader stops after its workers\n${logText}`)
   const ids = bodies.map((b) => BigInt(b.split(' ')[0]))
-  assert.equal(ids.length, 400)
+  assert.equal(ids.length + errors.length, 400)
   assert.equal(new Set(ids).size, ids.length, 'the workers minted a duplicate')
   const nodeOfPid = new Map()
   for (const b of bodies) {
