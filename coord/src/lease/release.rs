@@ -82,9 +82,10 @@ impl Lease {
             .retry(&*self.shared.time, || self.shared.store.release(&claim)),
             Some(_) => self.shared.store.release(&claim),
         };
-        drop(leaving); // the other processes of a shared lease need not wait for this one's wait below
-                       // On a store whose history can be lost, what was minted ahead of the clock is waited out before
-                       // the process may go on to exit (bounded by the store's bound).
+        // The other processes of a shared lease need not wait for this one's wait below.
+        drop(leaving);
+        // On a store whose history can be lost, what was minted ahead of the clock is waited out before
+        // the process may go on to exit (bounded by the store's bound).
         if self.stepped.is_none()
             && next != u64::MAX
             && next > self.shared.started_at.load(Ordering::SeqCst)
