@@ -7,7 +7,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 # The CLI's test files (cli/tests/NAME.rs) that run against every store: coord/test.sh runs them with
 # the servers up (SNOWMINT_TEST_STORES); the core stage runs every other file of cli/tests/ (cli_core_tests),
 # so each file runs once in `make test`, and a new file runs in the core stage unless named here.
-CLI_STORE_TESTS="leases hints history range"
+CLI_STORE_TESTS="leases hints history range orphan_claim"
 cli_core_tests() {   # prints `--test NAME` for each file of cli/tests/ not in CLI_STORE_TESTS
   local f n
   for f in "$ROOT"/cli/tests/*.rs; do

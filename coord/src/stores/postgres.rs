@@ -1349,7 +1349,7 @@ mod tests {
         let schema = format!("claim_resend_{}", std::process::id());
         let store = PostgresStore::connect(&format!("{base}?schema={schema}")).unwrap();
         let config = crate::base::store::SequencerConfig {
-            layout: crate::layout_text(&snowmint::Layout::twitter()),
+            layout: crate::base::layout::layout_text(&snowmint::Layout::twitter()),
             nodes: 4,
         };
         let quoted = sql::quoted(&schema);
