@@ -5,11 +5,12 @@
 # state-file tests are native only: Miri runs no file-backed shared mappings, fsync or child processes.
 #
 #   scripts/test-miri.sh          `make test`: the atomic and unsafe paths, within a hard budget of
-#                                 SNOWMINT_MIRI_BUDGET seconds of interpretation (default 480: about
+#                                 SNOWMINT_MIRI_BUDGET seconds of interpretation (default 900: about
 #                                 65 s on a quiet machine, 102-136 s in a clean-clone `make test` beside the
-#                                 other stages; twice the 240 s it was, since a CI machine ran the whole
-#                                 `make test` about twice as slowly as those runs (3,268 s against 1,664 s)
-#                                 and a loaded run here took 446 s; the stage fails past it):
+#                                 other stages; but machines of this kind differ from day to day: a CI run
+#                                 took the whole `make test` twice as long as those (3,268 s against
+#                                 1,664 s), and in a clean-clone run here on such a day the bounded set
+#                                 passed 480 s (the stats tests alone 216 s); the stage fails past it):
 #                                 the fast clock's gate (unit tests, synthetic counters), the shared
 #                                 generator and its state word (two-thread stress, the shared-generator
 #                                 tests of generation.rs), the ceiling, the statistics counters (threads
@@ -36,7 +37,7 @@ if [ "${1:-}" = "--full" ]; then
   set -x
   SNOWMINT_MIRI_FULL=1 exec cargo +nightly miri test -p snowmint -- --skip state_file
 fi
-budget="${SNOWMINT_MIRI_BUDGET:-480}"
+budget="${SNOWMINT_MIRI_BUDGET:-900}"
 # Each run gets what is left of the budget; running out fails the stage (the full sweep is `make test-long`).
 bounded() {
   local left=$((deadline - SECONDS)) rc=0
