@@ -111,9 +111,19 @@ fn create(dir: &Path) {
     );
 }
 
-/// Replaces the store at `dir` with a new, empty one (`rm -rf` and a new `sequencer create`).
+/// Replaces the store at `dir` with a new, empty one (`rm -rf` and a new `sequencer create`). A live
+/// holder may write a file into it while it is being removed (`Directory not empty`, as `rm -rf` says
+/// then too): removed again, as one would (bounded: 20 tries).
 fn replace(dir: &Path) {
-    std::fs::remove_dir_all(dir).unwrap();
+    for attempt in 1.. {
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::DirectoryNotEmpty && attempt < 20 => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            Err(e) => panic!("removing {}: {e}", dir.display()),
+        }
+    }
     create(dir);
 }
 
