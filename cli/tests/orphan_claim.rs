@@ -111,8 +111,10 @@ fn a_claimer_killed_mid_claim_leaves_its_hosts_next_process_waiting_not_refused(
          WHERE a.application_name = '{schema}' AND l.granted AND l.mode = 'ExclusiveLock'"
         ),
     );
+    // One ID through the host's lease: the first process, then the host's next one.
+    let mint = ["mint", "-n", "1", "--node", &source, "--state-file", &state];
     let mut first = Command::new(CLI)
-        .args(["mint", "-n", "1", "--node", &source, "--state-file", &state])
+        .args(mint)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -144,7 +146,7 @@ fn a_claimer_killed_mid_claim_leaves_its_hosts_next_process_waiting_not_refused(
         std::thread::sleep(Duration::from_millis(50));
     }
     let began = Instant::now();
-    let next = cli(&["mint", "-n", "1", "--node", &source, "--state-file", &state]);
+    let next = cli(&mint);
     let waited = began.elapsed();
     assert!(
         next.status.success(),

@@ -1262,6 +1262,25 @@ mod tests {
         p.iter().map(|s| s as _).collect()
     }
 
+    /// A current-thread runtime for two raw sessions playing a statement's two sends.
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// A raw session on the server (its connection driven on the runtime).
+    async fn session(base: &str) -> std::sync::Arc<tokio_postgres::Client> {
+        let (c, conn) = tokio_postgres::connect(base, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        std::sync::Arc::new(c)
+    }
+
     #[test]
     fn a_resend_behind_its_uncommitted_first_send_answers_the_write() {
         let Some(base) = std::env::var("SNOWMINT_TEST_POSTGRES_URL")
@@ -1278,21 +1297,8 @@ mod tests {
         let quoted = sql::quoted(&schema);
         let insert = sql::INSERT_ROW.replace("{S}", &quoted);
         let update = sql::UPDATE_ROW.replace("{S}", &quoted);
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let session = || async {
-                let (c, conn) = tokio_postgres::connect(&base, tokio_postgres::NoTls)
-                    .await
-                    .unwrap();
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                });
-                std::sync::Arc::new(c)
-            };
-            let (first, resend) = (session().await, session().await);
+        runtime().block_on(async {
+            let (first, resend) = (session(&base).await, session(&base).await);
             // (statement, its parameters, what the row holds before) for a creation and a
             // compare-and-set.
             let cases: [(&str, [&str; 3], Option<&str>); 2] = [
@@ -1356,21 +1362,8 @@ mod tests {
         let claim = sql::CLAIM.replace("{S}", &quoted);
         let lock = sql::CLAIM_LOCK.replace("{S}", &quoted);
         let key = 42i64;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let session = || async {
-                let (c, conn) = tokio_postgres::connect(&base, tokio_postgres::NoTls)
-                    .await
-                    .unwrap();
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                });
-                std::sync::Arc::new(c)
-            };
-            let (first, resend) = (session().await, session().await);
+        runtime().block_on(async {
+            let (first, resend) = (session(&base).await, session(&base).await);
             let (nodes, start, ttl) = (4i64, 0i64, 60_000i64);
             let rows_of = format!(
                 "INSERT INTO {quoted}.nodes (sequencer, node_id, token) \
