@@ -544,6 +544,17 @@ def run_cli(command: str, cwd: Path, invocations: int, env: dict[str, str], kill
     return out
 
 
+def replacement_bound() -> tuple[float, str]:
+    """The bound on a replacement's first answer, taken as it answered: 1 s (issue 40) on a host with a CPU to
+    spare; on a busier one (`make test` runs its stages side by side on 2 cores, and a starved process runs
+    several times slower) 1 s per CPU's worth of runnable work, the 1-minute load average over the CPUs. Its
+    CPU time stretches by that factor; a defect's wait (a lease's TTL, a lock held by the dead) does not, and
+    on a quiet host the bound is 1 s. Returns the bound in seconds and its text for the run's line."""
+    load, cpus = os.getloadavg()[0], os.cpu_count() or 1
+    bound = max(1.0, load / cpus)
+    return bound, f"bound {bound:.1f} s at load {load:.1f} on {cpus} CPUs"
+
+
 def retry_only(errors: list[str]) -> bool:
     """The only error a recipe may answer: TOO_FAR_AHEAD (past the reservation the keeper has written; on the
     embedded store at most 1 s ahead of the clock, and a new claim starts 1 s ahead: SPEC §3.2), which the
@@ -554,7 +565,7 @@ def retry_only(errors: list[str]) -> bool:
 def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
     """Runs the README's recipe `name` as written on store `kind`, every request a batch (a worker's first
     call is a batch: `?n=5`, the CLI's `-n 3`), `runs` times in a row; each run SIGKILLs a worker
-    mid-load (the replacement must answer within 1 s under the host's node ID) and, for gunicorn, then the
+    mid-load (the replacement must answer within 1 s under the host's node ID: [`replacement_bound`]) and, for gunicorn, then the
     primary (the recipe started again, as a supervisor would, must answer under it). Checks: no error
     answered but TOO_FAR_AHEAD ([`retry_only`]), no worker hung or crashed, only the killed worker's requests unanswered, one node ID, no ID
     twice. Returns a line per run: IDs, errors answered, time to recover."""
@@ -628,12 +639,14 @@ def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
                 node_of.setdefault(pid, set()).update(snowmint.decode(i).node_id for i in a)
             assert all(len(n) == 1 for n in node_of.values()), node_of
             assert len({min(n) for n in node_of.values()}) == len(node_of), f"workers share a node ID: {node_of}"
-        assert 0 <= recovered < 1.0, f"{name} {kind} run {run}: the replacement answered after {recovered:.2f} s"
+        bound, bound_text = replacement_bound()
+        assert 0 <= recovered < bound, f"{name} {kind} run {run}: the replacement answered after {recovered:.2f} s ({bound_text})"
         assert rnode in nodes, "the replacement mints under the host's node ID (a lease per worker: one of them)"
         all_ids += ids
         line = (
             f"{name} {kind} run {run}: a worker killed: {len(ids)} IDs, {len(errors)} errors answered, "
-            f"{dropped} dropped by the killed worker, the replacement answered in {recovered * 1000:.0f} ms{since_kill}"
+            f"{dropped} dropped by the killed worker, the replacement answered in {recovered * 1000:.0f} ms{since_kill} "
+            f"({bound_text})"
         )
         if recipe.app is not None:
             kill_primary = KillThePrimary(command, tmp_path, env, after=0.1)
@@ -657,7 +670,7 @@ def run_killed(name: str, kind: str, tmp_path: Path, runs: int) -> list[str]:
 def celery_checked(name: str, kind: str, run: int, c: "CeleryRun", nodes: set[int]) -> tuple[str, list[int]]:
     """[`run_killed`]'s checks for a run of the Celery recipe ([`run_celery_killed`]): no error raised by a task
     but TOO_FAR_AHEAD, only the tasks of the killed processes lost, every batch whole, a node ID of its own per
-    pool process, the replacement minting within 1 s of its fork, the restarted worker minting. Returns the
+    pool process, the replacement minting within 1 s of its fork (`replacement_bound`), the restarted worker minting. Returns the
     run's line and its IDs."""
     import snowmint
 
@@ -683,7 +696,10 @@ def celery_checked(name: str, kind: str, run: int, c: "CeleryRun", nodes: set[in
         f"answered, {len(c.lost)} lost, {c.sent} sent; the killed one waited in {c.victim[1]}; the pool waits in "
         f"{c.waits})"
     )
-    assert 0 <= c.replaced_s - c.forked_s < 1.0, f"{where}: the replacement answered {c.replaced_s - c.forked_s:.2f} s after its fork"
+    bound, bound_text = replacement_bound()
+    assert 0 <= c.replaced_s - c.forked_s < bound, (
+        f"{where}: the replacement answered {c.replaced_s - c.forked_s:.2f} s after its fork ({bound_text})"
+    )
     assert c.replaced_node in nodes and c.restarted_node in nodes
     assert c.outstanding_at_kill > 0, f"{where}: the main process was killed mid-load"
     assert c.restarted_s >= 0 and c.restarted_answers >= 8, f"{where}: the restarted worker answered"
@@ -694,7 +710,7 @@ def celery_checked(name: str, kind: str, run: int, c: "CeleryRun", nodes: set[in
         f"({sum('WorkerLostError' in x for x in c.lost)} WorkerLostError); a pool process killed (waiting in "
         f"{c.victim[1]}): the replacement "
         f"answered in {(c.replaced_s - c.forked_s) * 1000:.0f} ms of its fork ({c.replaced_s * 1000:.0f} ms after "
-        f"the kill), {c.answered_after_replacement} tasks answered in the next second; the main process killed "
+        f"the kill; {bound_text}), {c.answered_after_replacement} tasks answered in the next second; the main process killed "
         f"with {c.outstanding_at_kill} tasks outstanding, started again and answered in {c.restarted_s * 1000:.0f} ms "
         f"({c.restarted_answers} tasks)"
     )

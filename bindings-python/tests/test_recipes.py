@@ -4,7 +4,8 @@ embedded store, etcd and PostgreSQL), every worker's first call a batch, a worke
 for gunicorn, the primary too; while 2 other processes claim and release node IDs on the same store. No
 ID twice, no error answered but TOO_FAR_AHEAD (retry shortly; counted), no worker hung or crashed (issue
 40: with PostgreSQL, forked workers used the master's connection and runtime, and hung or died by
-SIGSEGV), the replacement answers within 1 s under the host's node ID. One run per case in `make test`;
+SIGSEGV), the replacement answers within 1 s under the host's node ID (on a host busier than its CPUs,
+1 s per CPU's worth of load: recipes.py's `replacement_bound`). One run per case in `make test`;
 SNOWMINT_RECIPE_RUNS=3 (`make test-long`) runs each 3 times in a row.
 
 bindings-python/README.md's pre-fork recipes (prefork_app.py under gunicorn with and without --preload and
