@@ -107,6 +107,8 @@ struct Shared {
     /// Held requests the server answered after they were forwarded.
     delivered: AtomicUsize,
     stopped: AtomicBool,
+    /// Connections forwarded whose client has not closed its side yet.
+    open: AtomicUsize,
     /// Every connection's two sockets, to close them on [`Proxy::stop`].
     live: Mutex<Vec<TcpStream>>,
 }
@@ -151,6 +153,7 @@ impl Proxy {
             released: AtomicBool::new(false),
             delivered: AtomicUsize::new(0),
             stopped: AtomicBool::new(false),
+            open: AtomicUsize::new(0),
             live: Mutex::new(Vec::new()),
         });
         let s = shared.clone();
@@ -194,6 +197,11 @@ impl Proxy {
         self.shared.delivered.load(Ordering::Acquire)
     }
 
+    /// How many forwarded connections their client still holds open (it has not closed its side).
+    pub fn open(&self) -> usize {
+        self.shared.open.load(Ordering::Acquire)
+    }
+
     /// Closes the port and every connection: the server is unreachable through the proxy from now on.
     pub fn stop(&self) {
         self.shared.stopped.store(true, Ordering::Release);
@@ -223,6 +231,7 @@ fn connection(shared: &Arc<Shared>, client: TcpStream) {
         live.push(client.try_clone().unwrap());
         live.push(server.try_clone().unwrap());
     }
+    shared.open.fetch_add(1, Ordering::AcqRel);
     // The request bytes since the server last answered on this connection.
     let request = Arc::new(Mutex::new(Pending::default()));
     // A held request of this connection was forwarded: its answer is the next the server sends.
@@ -252,6 +261,7 @@ fn connection(shared: &Arc<Shared>, client: TcpStream) {
                     break;
                 }
             }
+            shared.open.fetch_sub(1, Ordering::AcqRel);
             if forwarded_held.load(Ordering::Acquire) {
                 // The client may be long gone: the server still runs the request to its end.
                 let deadline = std::time::Instant::now() + Duration::from_secs(10);
