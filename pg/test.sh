@@ -349,13 +349,19 @@ BEGIN
 END \$\$" >/dev/null &
   pids+=($!)
 done
-# Until the 64 have joined (each has started the library's thread; 30 s at most, the joins go one at a
-# time).
+# Until the 64 have joined: each runs the lease's thread (`snowmint-lease-N`), started once its join is
+# done (a thread count alone also counts a backend still logging in: its login thread). 60 s at most,
+# the joins go one at a time.
 sleep $(( start - $(date +%s) + 1 ))
-for _ in $(seq 150); do
+deadline=$(( $(date +%s) + 60 ))
+while :; do
   bpids="$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'sm64lease'")"
-  joined=$(for p in $bpids; do awk '/^Threads:/ {print $2}' "/proc/$p/status" 2>/dev/null; done | awk '$1 >= 2' | wc -l)
+  joined=0
+  for p in $bpids; do
+    if grep -qs '^snowmint-lease' /proc/"$p"/task/*/comm; then joined=$((joined + 1)); fi
+  done
   [ "$joined" -ge 64 ] && break
+  [ "$(date +%s)" -lt "$deadline" ] || fail "$joined of 64 backends joined the lease within 60 s"
   sleep 0.2
 done
 # Then until their joins' connections are closed (each backend closes its own once joined: 0.5 s on a
