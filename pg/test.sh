@@ -380,9 +380,9 @@ if [ "$conns" -gt $((conns0 + 4)) ]; then
   # Whose they are: each store connection's client process (by its socket) and what the server sees of it.
   q -F ' ' -c "SELECT pid, client_port, backend_start, state, left(query, 80) FROM pg_stat_activity WHERE usename = 'snowmint'" |
     while read -r spid port rest; do
-      owner="$(ss -tnpH "sport = :$port" 2>/dev/null | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)"
-      echo "  store connection (server pid $spid, port $port): $rest; its client: pid ${owner:-?} $(tr '\0' ' ' < "/proc/${owner:-0}/cmdline" 2>/dev/null | cut -c1-80)$(echo " $bpids " | tr '\n' ' ' | grep -q " ${owner:-x} " && echo ' (one of the 64 minting backends)')"
-    done >&2
+      owner="$(ss -tnpH "sport = :$port" 2>/dev/null | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)" || true
+      echo "  store connection (server pid $spid, port $port): $rest; its client: pid ${owner:-?} $( { tr '\0' ' ' < "/proc/${owner:-0}/cmdline"; } 2>/dev/null | cut -c1-80)$(echo " $bpids " | tr '\n' ' ' | grep -q " ${owner:-x} " && echo ' (one of the 64 minting backends)')"
+    done >&2 || true   # a diagnostic: the failure below is reported whatever it finds
   fail "the joined backends hold store connections ($conns0 before, $conns after)"
 fi
 bump="$(q -c "UPDATE snowmint.nodes SET token = token + 1 WHERE sequencer = 'default' AND node_id = $node1 RETURNING clock_timestamp()")"
